@@ -1,0 +1,590 @@
+import type { Expr, Loc, Term } from './ast.js';
+import type { BuiltinDef } from './builtins/types.js';
+import { BuiltinError } from './builtins/types.js';
+import { BUILTINS } from './builtins/index.js';
+import type { Node, Rule } from './compiler.js';
+import { RegoError } from './errors.js';
+import { RObject, RSet, equal, isInt, keyOf, toRegoString, typeName, type Value } from './value.js';
+
+type K = () => boolean;
+type KV = (v: Value) => boolean;
+type Frame = (Value | undefined)[];
+
+const COMPUTING = Symbol('computing');
+
+export interface Mock { kind: 'value'; v: Value } 
+export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: BuiltinDef } | { kind: 'user'; path: string[] };
+
+export class EvalCtx {
+  cache = new Map<unknown, Value | undefined | typeof COMPUTING>();
+  overrides?: Map<string, Value>;
+  mocks?: Map<string, MockT>;
+  builtinCache = new Map<string, unknown>();
+  constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {}
+  derive(): EvalCtx {
+    const c = new EvalCtx(this.root, this.input, this.data, this.nowNs, this.strict);
+    c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache;
+    return c;
+  }
+}
+
+function conflict(msg: string, loc?: Loc): RegoError { return new RegoError('eval_conflict_error', msg, loc); }
+
+function lookupIn(v: Value, key: Value): Value | undefined {
+  if (v === null || typeof v !== 'object') return undefined;
+  if (Array.isArray(v)) {
+    if (typeof key === 'number' && Number.isInteger(key) && key >= 0 && key < v.length) return v[key];
+    return undefined;
+  }
+  if (v instanceof RObject) return typeof key === 'string' ? v.getStr(key) : v.get(key);
+  return v.has(key) ? key : undefined;
+}
+
+function iterate(v: Value, f: (k: Value, x: Value) => boolean): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) { for (let i = 0; i < v.length; i++) if (f(i, v[i])) return true; return false; }
+  if (v instanceof RObject) { for (const [k, x] of [...v.m.values()]) if (f(k, x)) return true; return false; }
+  for (const x of [...v.m.values()]) if (f(x, x)) return true;
+  return false;
+}
+
+function isGroundTerm(t: Term, f: Frame): boolean {
+  switch (t.t) {
+    case 'scalar': return true;
+    case 'var': return t.slot !== undefined && t.slot >= 0 && f[t.slot] !== undefined;
+    case 'array': case 'set': for (const x of t.items) if (!isGroundTerm(x, f)) return false; return true;
+    case 'object': for (const [k, v] of t.entries) if (!isGroundTerm(k, f) || !isGroundTerm(v, f)) return false; return true;
+    default: return true; // refs, calls, comprehensions: evaluable
+  }
+}
+
+export class Evaluator {
+  constructor(public ctx: EvalCtx) {}
+
+  // ------------------------------------------------------------------ bodies
+  evalBody(body: Expr[], i: number, f: Frame, ctx: EvalCtx, k: K): boolean {
+    if (i === body.length) return k();
+    return this.evalExpr(body[i], f, ctx, () => this.evalBody(body, i + 1, f, ctx, k));
+  }
+
+  evalExpr(e: Expr, f: Frame, ctx: EvalCtx, k: K): boolean {
+    if (e.withs) {
+      const c2 = this.applyWith(e, f, ctx);
+      if (c2 === undefined) return false;
+      if (e.negated) { const found = this.evalExprInner(e, f, c2, () => true); return found ? false : k(); }
+      return this.evalExprInner(e, f, c2, k);
+    }
+    if (e.negated) {
+      const found = this.evalExprInner(e, f, ctx, () => true);
+      return found ? false : k();
+    }
+    return this.evalExprInner(e, f, ctx, k);
+  }
+
+  private applyWith(e: Expr, f: Frame, ctx: EvalCtx): EvalCtx | undefined {
+    const c2 = ctx.derive();
+    for (const w of e.withs!) {
+      let val: Value | undefined;
+      let fnTarget: Term | undefined;
+      if (w.value.t === 'ref' && w.value.root === 'data' || w.value.t === 'var' && w.value.slot === undefined) fnTarget = w.value;
+      const tg = w.target;
+      if (tg.t === 'var' && tg.slot === -1) {
+        // builtin mock
+        c2.mocks = new Map(c2.mocks ?? []);
+        c2.mocks.set(tg.name, this.mockFor(w.value, f, ctx));
+        continue;
+      }
+      if (tg.t !== 'ref') continue;
+      const path = tg.dataPath!;
+      if (tg.root === 'data') {
+        // function mock?
+        let n: Node | undefined = ctx.root;
+        for (const p of path) n = n?.children.get(p);
+        if (n && n.isFunc) { c2.mocks = new Map(c2.mocks ?? []); c2.mocks.set('data.' + path.join('.'), this.mockFor(w.value, f, ctx)); continue; }
+      }
+      void fnTarget;
+      this.evalTerm(w.value, f, ctx, (v) => { val = v; return true; });
+      if (val === undefined) return undefined;
+      if (tg.root === 'input') {
+        c2.input = path.length === 0 ? val : setPath(c2.input ?? new RObject(), path, val);
+      } else {
+        c2.overrides = new Map(c2.overrides ?? []);
+        c2.overrides.set(path.join('\u0000'), val);
+        c2.data = path.length === 0 ? val : setPath(c2.data, path, val);
+      }
+    }
+    return c2;
+  }
+
+  private mockFor(t: Term, f: Frame, ctx: EvalCtx): MockT {
+    if (t.t === 'var' && t.slot === undefined) {
+      const bi = BUILTINS.get(t.name); if (bi) return { kind: 'builtin', def: bi };
+    }
+    if (t.t === 'ref' && t.head.t === 'var' && !t.root) {
+      const name = [(t.head as { name: string }).name, ...t.path.map((p) => String((p as { v: Value }).v))].join('.');
+      const bi = BUILTINS.get(name); if (bi) return { kind: 'builtin', def: bi };
+    }
+    if (t.t === 'ref' && t.root === 'data') {
+      const path = t.path.map((p) => (p.t === 'scalar' ? String(p.v) : ''));
+      let n: Node | undefined = ctx.root; for (const p of path) n = n?.children.get(p);
+      if (n && n.isFunc) return { kind: 'user', path };
+    }
+    let val: Value | undefined;
+    this.evalTerm(t, f, ctx, (v) => { val = v; return true; });
+    return { kind: 'value', v: val === undefined ? null : val };
+  }
+
+  private evalExprInner(e: Expr, f: Frame, ctx: EvalCtx, k: K): boolean {
+    switch (e.k) {
+      case 'term': return this.evalTerm(e.term, f, ctx, (v) => (v !== false ? k() : false));
+      case 'unify': case 'assign': return this.unify(e.a, e.b, f, ctx, k);
+      case 'some': return k();
+      case 'somein': return this.evalTerm(e.coll, f, ctx, (c) => iterate(c, (key, val) => {
+        if (e.key) return this.unifyTV(e.key, key, f, ctx, () => this.unifyTV(e.val, val, f, ctx, k));
+        return this.unifyTV(e.val, val, f, ctx, k);
+      }));
+      case 'every': return this.evalTerm(e.coll, f, ctx, (c) => {
+        const failed = iterate(c, (key, val) => {
+          const ok = (e.key ? this.unifyTV(e.key, key, f, ctx, () => this.unifyTV(e.val, val, f, ctx, () => this.evalBody(e.body, 0, f, ctx, () => true)))
+            : this.unifyTV(e.val, val, f, ctx, () => this.evalBody(e.body, 0, f, ctx, () => true)));
+          return !ok;
+        });
+        return failed ? false : k();
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ unification
+  unify(a: Term, b: Term, f: Frame, ctx: EvalCtx, k: K): boolean {
+    if (a.t === 'var' && f[a.slot!] === undefined && a.slot !== undefined && a.slot >= 0) return this.evalTerm(b, f, ctx, (v) => this.unifyTV(a, v, f, ctx, k));
+    if (b.t === 'var' && f[b.slot!] === undefined && b.slot !== undefined && b.slot >= 0) return this.evalTerm(a, f, ctx, (v) => this.unifyTV(b, v, f, ctx, k));
+    if (a.t === 'array' && b.t === 'array') {
+      if (a.items.length !== b.items.length) return false;
+      const step = (i: number): boolean => (i === a.items.length ? k() : this.unify(a.items[i], b.items[i], f, ctx, () => step(i + 1)));
+      return step(0);
+    }
+    if (a.t === 'object' && b.t === 'object' && !isGroundTerm(a, f) && !isGroundTerm(b, f)) {
+      if (a.entries.length !== b.entries.length) return false;
+      // match keys (keys must be ground)
+      const step = (i: number): boolean => {
+        if (i === a.entries.length) return k();
+        const [ka, va] = a.entries[i];
+        return this.evalTerm(ka, f, ctx, (kv) => {
+          const m = b.entries.find(([kb]) => { let r = false; this.evalTerm(kb, f, ctx, (x) => { r = equal(x, kv); return true; }); return r; });
+          if (!m) return false;
+          return this.unify(va, m[1], f, ctx, () => step(i + 1));
+        });
+      };
+      return step(0);
+    }
+    if (!isGroundTerm(a, f)) return this.evalTerm(b, f, ctx, (v) => this.unifyTV(a, v, f, ctx, k));
+    return this.evalTerm(a, f, ctx, (v) => this.unifyTV(b, v, f, ctx, k));
+  }
+
+  unifyTV(t: Term, v: Value, f: Frame, ctx: EvalCtx, k: K): boolean {
+    switch (t.t) {
+      case 'var': {
+        const s = t.slot!;
+        const cur = f[s];
+        if (cur !== undefined) return equal(cur, v) ? k() : false;
+        f[s] = v;
+        const r = k();
+        f[s] = undefined;
+        return r;
+      }
+      case 'scalar': return equal(t.v, v) ? k() : false;
+      case 'array': {
+        if (!Array.isArray(v) || v.length !== t.items.length) return false;
+        const step = (i: number): boolean => (i === v.length ? k() : this.unifyTV(t.items[i], v[i], f, ctx, () => step(i + 1)));
+        return step(0);
+      }
+      case 'object': {
+        if (!(v instanceof RObject) || v.size !== t.entries.length) return false;
+        if (isGroundTerm(t, f)) break;
+        const step = (i: number): boolean => {
+          if (i === t.entries.length) return k();
+          return this.evalTerm(t.entries[i][0], f, ctx, (kv) => {
+            const x = v.get(kv);
+            if (x === undefined) return false;
+            return this.unifyTV(t.entries[i][1], x, f, ctx, () => step(i + 1));
+          });
+        };
+        return step(0);
+      }
+    }
+    return this.evalTerm(t, f, ctx, (x) => (equal(x, v) ? k() : false));
+  }
+
+  // ------------------------------------------------------------------ terms
+  evalTerm(t: Term, f: Frame, ctx: EvalCtx, k: KV): boolean {
+    switch (t.t) {
+      case 'scalar': return k(t.v);
+      case 'var': {
+        const v = f[t.slot!];
+        if (v === undefined) throw new RegoError('rego_unsafe_var_error', `var ${t.name} is unsafe`, t.loc);
+        return k(v);
+      }
+      case 'ref': return this.evalRef(t, f, ctx, k);
+      case 'array': {
+        const n = t.items.length;
+        const out: Value[] = new Array(n);
+        const step = (i: number): boolean => {
+          if (i === n) return k(out.slice());
+          return this.evalTerm(t.items[i], f, ctx, (v) => { out[i] = v; return step(i + 1); });
+        };
+        return step(0);
+      }
+      case 'set': {
+        const n = t.items.length;
+        const out: Value[] = new Array(n);
+        const step = (i: number): boolean => {
+          if (i === n) return k(new RSet(out));
+          return this.evalTerm(t.items[i], f, ctx, (v) => { out[i] = v; return step(i + 1); });
+        };
+        return step(0);
+      }
+      case 'object': {
+        const n = t.entries.length;
+        const ks: Value[] = new Array(n), vs: Value[] = new Array(n);
+        const step = (i: number): boolean => {
+          if (i === n) { const o = new RObject(); for (let j = 0; j < n; j++) o.set(ks[j], vs[j]); return k(o); }
+          return this.evalTerm(t.entries[i][0], f, ctx, (kv) => { ks[i] = kv; return this.evalTerm(t.entries[i][1], f, ctx, (vv) => { vs[i] = vv; return step(i + 1); }); });
+        };
+        return step(0);
+      }
+      case 'arraycomp': {
+        const out: Value[] = [];
+        this.evalBody(t.body, 0, f, ctx, () => this.evalTerm(t.head, f, ctx, (v) => { out.push(v); return false; }));
+        return k(out);
+      }
+      case 'setcomp': {
+        const out = new RSet();
+        this.evalBody(t.body, 0, f, ctx, () => this.evalTerm(t.head, f, ctx, (v) => { out.add(v); return false; }));
+        return k(out);
+      }
+      case 'objcomp': {
+        const out = new RObject();
+        this.evalBody(t.body, 0, f, ctx, () => this.evalTerm(t.key, f, ctx, (kv) => this.evalTerm(t.value, f, ctx, (vv) => {
+          const ex = out.get(kv);
+          if (ex !== undefined && !equal(ex, vv)) throw conflict('object keys must be unique', t.loc);
+          out.set(kv, vv); return false;
+        })));
+        return k(out);
+      }
+      case 'call': return this.evalCall(t, f, ctx, k);
+      case 'template': {
+        let s = '';
+        for (const p of t.parts) {
+          if (typeof p === 'string') { s += p; continue; }
+          let got: Value | undefined;
+          let multi = false;
+          this.evalTerm(p, f, ctx, (v) => { if (got !== undefined && !equal(got, v)) multi = true; got = v; return false; });
+          if (multi) throw new RegoError('eval_conflict_error', 'template-strings must not produce multiple outputs', p.loc);
+          s += got === undefined ? '<undefined>' : typeof got === 'string' ? got : toRegoString(got);
+        }
+        return k(s);
+      }
+    }
+  }
+
+  private evalRef(t: Extract<Term, { t: 'ref' }>, f: Frame, ctx: EvalCtx, k: KV): boolean {
+    if (t.root === 'input') {
+      if (ctx.input === undefined) return false;
+      return this.walk(ctx.input, t.path, 0, f, ctx, k);
+    }
+    if (t.root === 'data') return this.resolveData(ctx.root, ctx.data, t.path, 0, f, ctx, k);
+    const head = t.head;
+    if (head.t === 'var') {
+      const v = f[head.slot!];
+      if (v === undefined) throw new RegoError('rego_unsafe_var_error', `var ${head.name} is unsafe`, head.loc);
+      return this.walk(v, t.path, 0, f, ctx, k);
+    }
+    return this.evalTerm(head, f, ctx, (v) => this.walk(v, t.path, 0, f, ctx, k));
+  }
+
+  walk(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, k: KV): boolean {
+    for (; i < path.length; i++) {
+      const p = path[i];
+      let key: Value | undefined;
+      if (p.t === 'scalar') key = p.v;
+      else if (p.t === 'var') {
+        key = f[p.slot!];
+        if (key === undefined) {
+          const slot = p.slot!;
+          const rest = i + 1;
+          return iterate(v, (kk, x) => { f[slot] = kk; const r = this.walk(x, path, rest, f, ctx, k); f[slot] = undefined; return r; });
+        }
+      } else if (isGroundTerm(p, f)) {
+        const rest = i + 1;
+        return this.evalTerm(p, f, ctx, (kk) => { const x = lookupIn(v, kk); return x === undefined ? false : this.walk(x, path, rest, f, ctx, k); });
+      } else {
+        const rest = i + 1;
+        return iterate(v, (kk, x) => this.unifyTV(p, kk, f, ctx, () => this.walk(x, path, rest, f, ctx, k)));
+      }
+      const x = lookupIn(v, key);
+      if (x === undefined) return false;
+      v = x;
+    }
+    return k(v);
+  }
+
+  // ------------------------------------------------------------------ data / rules
+  resolveData(node: Node, base: Value | undefined, path: Term[], i: number, f: Frame, ctx: EvalCtx, k: KV): boolean {
+    for (;;) {
+      if (ctx.overrides && node.path.length) {
+        const ov = ctx.overrides.get(node.key);
+        if (ov !== undefined) return this.walk(ov, path, i, f, ctx, k);
+      }
+      if (node.rules.length || node.defaultRule || node.funcs.length) {
+        const v = this.nodeValue(node, base, ctx);
+        if (v === undefined) return false;
+        return this.walk(v, path, i, f, ctx, k);
+      }
+      if (i === path.length) {
+        const v = this.nodeValue(node, base, ctx);
+        return v === undefined ? false : k(v);
+      }
+      const p = path[i];
+      let key: Value | undefined;
+      if (p.t === 'scalar') key = p.v;
+      else if (p.t === 'var' && f[p.slot!] !== undefined) key = f[p.slot!];
+      else if (p.t === 'var') {
+        const slot = p.slot!;
+        const keys = new Set<string>(node.children.keys());
+        if (base instanceof RObject) for (const kk of base.keys()) if (typeof kk === 'string') keys.add(kk);
+        for (const kk of keys) {
+          f[slot] = kk;
+          const child = node.children.get(kk);
+          const b2 = base instanceof RObject ? base.getStr(kk) : undefined;
+          const r = child ? this.resolveData(child, b2, path, i + 1, f, ctx, k) : b2 === undefined ? false : this.walk(b2, path, i + 1, f, ctx, k);
+          f[slot] = undefined;
+          if (r) return true;
+        }
+        return false;
+      } else {
+        return this.evalTerm(p, f, ctx, (kk) => {
+          const v = this.nodeValue(node, base, ctx);
+          if (v === undefined) return false;
+          const x = lookupIn(v, kk);
+          return x === undefined ? false : this.walk(x, path, i + 1, f, ctx, k);
+        });
+      }
+      if (typeof key !== 'string') return false;
+      const child = node.children.get(key);
+      const b2 = base instanceof RObject ? base.getStr(key) : undefined;
+      if (!child) return b2 === undefined ? false : this.walk(b2, path, i + 1, f, ctx, k);
+      node = child; base = b2; i++;
+    }
+  }
+
+  nodeValue(node: Node, base: Value | undefined, ctx: EvalCtx): Value | undefined {
+    if (ctx.overrides && node.path.length) { const ov = ctx.overrides.get(node.key); if (ov !== undefined) return ov; }
+    const cached = ctx.cache.get(node);
+    if (cached === COMPUTING) throw new RegoError('rego_recursion_error', `rule data.${node.path.join('.')} is recursive`);
+    if (cached !== undefined || ctx.cache.has(node)) return cached as Value | undefined;
+    ctx.cache.set(node, COMPUTING);
+    let v: Value | undefined;
+    try {
+      if (node.funcs.length) v = undefined;
+      else if (node.rules.length || node.defaultRule) v = this.ruleValue(node, ctx);
+      if (node.children.size && !(node.rules.length && node.rules[0].kind === 'single' && !node.rules[0].dyn.length)) {
+        const o = v instanceof RObject ? v.clone() : base instanceof RObject && v === undefined ? base.clone() : v === undefined ? new RObject() : undefined;
+        if (o) {
+          for (const [ck, child] of node.children) {
+            const cv = this.nodeValue(child, base instanceof RObject ? base.getStr(ck) : undefined, ctx);
+            if (cv !== undefined) {
+              const ex = o.getStr(ck);
+              o.set(ck, ex instanceof RObject && cv instanceof RObject ? mergeObj(ex, cv) : cv);
+            }
+          }
+          v = o;
+        }
+      } else if (!node.rules.length && !node.defaultRule && !node.funcs.length) {
+        v = base;
+        if (v === undefined && node.children.size === 0) v = new RObject();
+      }
+    } catch (e) { ctx.cache.delete(node); throw e; }
+    ctx.cache.set(node, v);
+    return v;
+  }
+
+  ruleValue(node: Node, ctx: EvalCtx): Value | undefined {
+    const rules = node.rules;
+    const kind = rules.length ? (rules[0].dyn.length ? 'obj' : rules[0].kind) : 'single';
+    if (kind === 'single') {
+      let result: Value | undefined;
+      let rloc: Loc | undefined;
+      for (const r of rules) {
+        for (let cur: Rule | undefined = r; cur; cur = cur.elseRule) {
+          const f: Frame = new Array(cur.nslots);
+          let found = false;
+          const rr = cur;
+          this.evalBody(cur.body, 0, f, ctx, () => {
+            found = true;
+            if (rr.value) return this.evalTerm(rr.value, f, ctx, (v) => { setResult(v, rr); return false; });
+            setResult(true, rr);
+            return false;
+          });
+          if (found) break;
+        }
+      }
+      function setResult(v: Value, r: Rule) {
+        if (result !== undefined && !equal(result, v)) throw conflict('complete rules must not produce multiple outputs', rloc ?? r.loc);
+        result = v; rloc = r.loc;
+      }
+      if (result === undefined && node.defaultRule?.value) this.evalTerm(node.defaultRule.value, [], ctx, (v) => { result = v; return true; });
+      return result;
+    }
+    if (kind === 'multi') {
+      const out = new RSet();
+      for (const r of rules) {
+        const f: Frame = new Array(r.nslots);
+        this.evalBody(r.body, 0, f, ctx, () => this.evalTerm(r.key!, f, ctx, (v) => { out.add(v); return false; }));
+      }
+      return out;
+    }
+    // object with dynamic keys (possibly nested)
+    const out = new RObject();
+    for (const r of rules) {
+      for (let cur: Rule | undefined = r; cur; cur = cur.elseRule) {
+        const f: Frame = new Array(cur.nslots);
+        const rr = cur;
+        let found = false;
+        this.evalBody(cur.body, 0, f, ctx, () => {
+          found = true;
+          const keys: Value[] = [];
+          const step = (i: number): boolean => {
+            if (i === rr.dyn.length) {
+              if (rr.kind === 'multi') return this.evalTerm(rr.key!, f, ctx, (v) => { insertMulti(out, keys, v, rr); return false; });
+              if (rr.value) return this.evalTerm(rr.value, f, ctx, (v) => { insert(out, keys, v, rr); return false; });
+              insert(out, keys, true, rr); return false;
+            }
+            return this.evalTerm(rr.dyn[i], f, ctx, (kv) => { keys[i] = kv; return step(i + 1); });
+          };
+          return step(0);
+        });
+        if (found) break;
+      }
+    }
+    if (out.size === 0 && node.defaultRule?.value) { let d: Value | undefined; this.evalTerm(node.defaultRule.value, [], ctx, (v) => { d = v; return true; }); return d; }
+    return out;
+    function insert(o: RObject, keys: Value[], v: Value, r: Rule) {
+      let cur = o;
+      for (let i = 0; i < keys.length - 1; i++) {
+        let nx = cur.get(keys[i]);
+        if (nx === undefined) { nx = new RObject(); cur.set(keys[i], nx); }
+        else if (!(nx instanceof RObject)) throw conflict('object keys must be unique', r.loc);
+        cur = nx;
+      }
+      const last = keys[keys.length - 1];
+      const ex = cur.get(last);
+      if (ex !== undefined && !equal(ex, v)) throw conflict('object keys must be unique', r.loc);
+      cur.set(last, v);
+    }
+    function insertMulti(o: RObject, keys: Value[], v: Value, r: Rule) {
+      let cur = o;
+      for (let i = 0; i < keys.length - 1; i++) {
+        let nx = cur.get(keys[i]);
+        if (nx === undefined) { nx = new RObject(); cur.set(keys[i], nx); }
+        else if (!(nx instanceof RObject)) throw conflict('object keys must be unique', r.loc);
+        cur = nx;
+      }
+      const last = keys[keys.length - 1];
+      let s = cur.get(last);
+      if (s === undefined) { s = new RSet(); cur.set(last, s); }
+      if (!(s instanceof RSet)) throw conflict('object keys must be unique', r.loc);
+      s.add(v);
+    }
+  }
+
+  // ------------------------------------------------------------------ calls
+  evalCall(t: Extract<Term, { t: 'call' }>, f: Frame, ctx: EvalCtx, k: KV): boolean {
+    const args = t.args;
+    const n = args.length;
+    const vals: Value[] = new Array(n);
+    const target = t.target as (BuiltinDef & { kind?: undefined }) | { kind: 'user'; path: string[]; arity: number } | undefined;
+    if (!target) throw new RegoError('rego_type_error', `undefined function ${t.name}`, t.loc);
+    const step = (i: number): boolean => {
+      if (i === n) return this.invoke(t, target, vals.slice(), ctx, k);
+      return this.evalTerm(args[i], f, ctx, (v) => { vals[i] = v; return step(i + 1); });
+    };
+    return step(0);
+  }
+
+  private invoke(t: Extract<Term, { t: 'call' }>, target: BuiltinDef | { kind: 'user'; path: string[]; arity: number }, vals: Value[], ctx: EvalCtx, k: KV): boolean {
+    if (ctx.mocks) {
+      const m = ctx.mocks.get(t.name!);
+      if (m) {
+        if (m.kind === 'value') return k(m.v);
+        if (m.kind === 'builtin') target = m.def;
+        else target = { kind: 'user', path: m.path, arity: vals.length };
+      }
+    }
+    if ('kind' in target && target.kind === 'user') return this.callUser(target.path, vals, ctx, k, t.loc);
+    const bi = target as BuiltinDef;
+    let r: Value | Value[] | undefined;
+    try {
+      r = bi.fn(vals, ctx);
+    } catch (e) {
+      if (e instanceof BuiltinError) {
+        if (ctx.strict || e.always) throw new RegoError(e.code, e.message, t.loc);
+        return false;
+      }
+      if (e instanceof RegoError) throw e;
+      if (e instanceof RangeError || e instanceof TypeError || e instanceof SyntaxError) {
+        if (ctx.strict) throw new RegoError('eval_builtin_error', `${bi.name}: ${(e as Error).message}`, t.loc);
+        return false;
+      }
+      throw e;
+    }
+    if (r === undefined) return false;
+    if (bi.multi) { for (const x of r as Value[]) if (k(x)) return true; return false; }
+    return k(r as Value);
+  }
+
+  callUser(path: string[], vals: Value[], ctx: EvalCtx, k: KV, loc?: Loc): boolean {
+    let node: Node | undefined = ctx.root;
+    for (const p of path) node = node?.children.get(p);
+    if (!node || (!node.funcs.length && !node.defaultRule)) return false;
+    let result: Value | undefined;
+    for (const r of node.funcs) {
+      for (let cur: Rule | undefined = r; cur; cur = cur.elseRule) {
+        const f: Frame = new Array(cur.nslots);
+        const rr = cur;
+        let found = false;
+        const args = rr.args!;
+        const bindArgs = (i: number): boolean => {
+          if (i === args.length) return this.evalBody(rr.body, 0, f, ctx, () => {
+            found = true;
+            const yieldV = (v: Value) => { if (result !== undefined && !equal(result, v)) throw conflict('functions must not produce multiple outputs for same inputs', rr.loc); result = v; return false; };
+            if (rr.value) return this.evalTerm(rr.value, f, ctx, yieldV);
+            return yieldV(true);
+          });
+          return this.unifyTV(args[i], vals[i], f, ctx, () => bindArgs(i + 1));
+        };
+        bindArgs(0);
+        if (found) break;
+      }
+    }
+    if (result === undefined && node.defaultRule?.value) this.evalTerm(node.defaultRule.value, [], ctx, (v) => { result = v; return true; });
+    void loc;
+    if (result === undefined) return false;
+    return k(result);
+  }
+}
+
+function mergeObj(a: RObject, b: RObject): RObject {
+  const o = a.clone();
+  for (const [k, v] of b.entries()) { const ex = o.get(k); o.set(k, ex instanceof RObject && v instanceof RObject ? mergeObj(ex, v) : v); }
+  return o;
+}
+
+export function setPath(root: Value, path: string[], v: Value): Value {
+  if (path.length === 0) return v;
+  const o = root instanceof RObject ? root.clone() : new RObject();
+  const ex = o.getStr(path[0]);
+  o.set(path[0], setPath(ex === undefined ? new RObject() : ex, path.slice(1), v));
+  return o;
+}
+
+export { isInt, keyOf, typeName };

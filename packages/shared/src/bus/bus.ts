@@ -1,0 +1,133 @@
+/**
+ * NATS JetStream helpers: connect, make sure the fleet's streams exist, publish with deduplication,
+ * and consume through durable pull consumers (at-least-once; handlers must be idempotent).
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JsMsg,
+  type NatsConnection,
+  RetentionPolicy,
+  connect,
+} from 'nats';
+import type { z } from 'zod';
+import type { Logger } from '../logger';
+import { type StreamDef, streams } from './events';
+
+export interface Bus {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  prefix: string;
+  close(): Promise<void>;
+}
+
+export async function connectBus(url: string, prefix: string, name: string): Promise<Bus> {
+  const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+  const jsm = await nc.jetstreamManager();
+  for (const def of Object.values(streams(prefix))) await ensureStream(jsm, def);
+  return {
+    nc,
+    js: nc.jetstream(),
+    prefix,
+    close: async () => {
+      await nc.drain().catch(() => undefined);
+    },
+  };
+}
+
+async function ensureStream(jsm: Awaited<ReturnType<NatsConnection['jetstreamManager']>>, def: StreamDef): Promise<void> {
+  try {
+    await jsm.streams.info(def.name);
+  } catch {
+    try {
+      await jsm.streams.add({ name: def.name, subjects: def.subjects, retention: RetentionPolicy.Limits, max_age: 7 * 24 * 3600 * 1e9, duplicate_window: 120 * 1e9 });
+    } catch (e) {
+      // created concurrently by another service
+      await jsm.streams.info(def.name).catch(() => {
+        throw e;
+      });
+    }
+  }
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Publish one event; `msgId` deduplicates retries inside the stream's duplicate window. */
+export async function publishEvent(bus: Bus, subject: string, event: { event_id: string }): Promise<void> {
+  await bus.js.publish(subject, enc.encode(JSON.stringify(event)), { msgID: event.event_id });
+}
+
+export interface DurableConsumerOptions<T> {
+  stream: string;
+  durable: string;
+  filterSubject: string;
+  schema: z.ZodType<T>;
+  /** resolve to ack; throw to nak (redelivered after `retryDelayMs`) */
+  handle: (event: T, msg: JsMsg) => Promise<void>;
+  logger: Logger;
+  retryDelayMs?: number;
+  /** ack_wait: how long a message may be in a handler before it is redelivered */
+  ackWaitMs?: number;
+  maxAckPending?: number;
+}
+
+export interface RunningConsumer {
+  stop(): Promise<void>;
+}
+
+/** Attach a durable pull consumer; several replicas with the same durable share the work. */
+export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>): Promise<RunningConsumer> {
+  const jsm = await bus.nc.jetstreamManager();
+  const config = {
+    durable_name: o.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: o.filterSubject,
+    ack_wait: (o.ackWaitMs ?? 60_000) * 1e6,
+    max_ack_pending: o.maxAckPending ?? 256,
+  };
+  try {
+    await jsm.consumers.info(o.stream, o.durable);
+  } catch {
+    await jsm.consumers.add(o.stream, config).catch(async (e) => {
+      await jsm.consumers.info(o.stream, o.durable).catch(() => {
+        throw e;
+      });
+    });
+  }
+  const consumer = await bus.js.consumers.get(o.stream, o.durable);
+  const messages = await consumer.consume({ max_messages: 64 });
+  let inFlight: Promise<void> = Promise.resolve();
+  const loop = (async () => {
+    for await (const m of messages) {
+      const work = (async () => {
+        let event: T;
+        try {
+          event = o.schema.parse(JSON.parse(dec.decode(m.data)));
+        } catch (e) {
+          o.logger.error({ err: e, subject: m.subject, seq: m.seq }, 'dropping malformed event');
+          m.term();
+          return;
+        }
+        try {
+          await o.handle(event, m);
+          m.ack();
+        } catch (e) {
+          o.logger.warn({ err: e, subject: m.subject, seq: m.seq }, 'event handler failed; will be redelivered');
+          m.nak(o.retryDelayMs ?? 1000);
+        }
+      })();
+      inFlight = work;
+      await work;
+    }
+  })();
+  return {
+    stop: async () => {
+      await messages.close().catch(() => undefined);
+      await inFlight.catch(() => undefined);
+      await loop.catch(() => undefined);
+    },
+  };
+}

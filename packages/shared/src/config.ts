@@ -1,0 +1,76 @@
+/**
+ * One way to read configuration: every service declares a schema of settings, each tied to one
+ * environment variable with a doc line and a default that works on a developer machine. The schema is
+ * parsed once at start; a bad value fails fast with a readable message naming the variable.
+ * `process.env` is read nowhere else in the fleet.
+ */
+import { z } from 'zod';
+
+export interface Setting<T extends z.ZodType> {
+  env: string;
+  schema: T;
+  doc: string;
+}
+
+/** Declare one setting: its environment variable, its schema (with default) and what it is for. */
+export function setting<T extends z.ZodType>(env: string, schema: T, doc: string): Setting<T> {
+  return { env, schema, doc };
+}
+
+export type ConfigOf<S extends Record<string, Setting<z.ZodType>>> = { [K in keyof S]: z.output<S[K]['schema']> };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse `settings` from `env` (defaults to the process environment). Empty strings count as unset. */
+export function loadConfig<S extends Record<string, Setting<z.ZodType>>>(
+  settings: S,
+  env: Record<string, string | undefined> = process.env,
+): ConfigOf<S> {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, s] of Object.entries(settings)) {
+    const raw = env[s.env];
+    const r = s.schema.safeParse(raw === '' ? undefined : raw);
+    if (r.success) out[key] = r.data;
+    else problems.push(`${s.env}: ${r.error.issues.map((i) => i.message).join('; ')} (${s.doc})`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out as ConfigOf<S>;
+}
+
+/** Boolean from env text: true/1/yes/on and false/0/no/off. */
+export const envBool = (def: boolean) =>
+  z
+    .union([z.boolean(), z.string()])
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return def;
+      if (typeof v === 'boolean') return v;
+      const s = v.toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(s)) return true;
+      if (['false', '0', 'no', 'off'].includes(s)) return false;
+      ctx.addIssue({ code: 'custom', message: `expected a boolean, got "${v}"` });
+      return z.NEVER;
+    });
+
+/** Integer from env text with a default. */
+export const envInt = (def: number) => z.coerce.number().int().default(def);
+
+/** Settings every service has: its name, log level, ops (health/metrics) port, profile. */
+export const commonSettings = {
+  logLevel: setting('LOG_LEVEL', z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'pino log level'),
+  profile: setting('AGW_PROFILE', z.enum(['local', 'production']).default('local'), 'local enables demo endpoints and loopback targets; production hardens them'),
+};
+
+/** Connection settings of the shared stores, with the local machine's defaults. */
+export const storeSettings = {
+  databaseUrl: setting('DATABASE_URL', z.string().default('postgres://postgres@127.0.0.1:5432/agw'), 'Postgres connection URL'),
+  redisUrl: setting('REDIS_URL', z.string().default('redis://127.0.0.1:6379/0'), 'Redis connection URL'),
+  natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),
+  streamPrefix: setting('AGW_STREAM_PREFIX', z.string().regex(/^[A-Za-z0-9_]*$/).default(''), 'prefix for JetStream stream and subject names (isolates test fleets)'),
+};

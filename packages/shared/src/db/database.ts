@@ -1,0 +1,21 @@
+/**
+ * Postgres through kysely + pg: one pool per process, one `Database` type for the whole schema.
+ * Tables are owned by the service named in their file under `tables/`; every repository method takes the
+ * tenant id first and filters on it.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import { Pool, types } from 'pg';
+import type { Database } from './schema';
+
+export type { Database };
+export type Db = Kysely<Database>;
+
+// BIGINT / BIGSERIAL columns come back as JS numbers (ids stay far below 2^53); NUMERIC stays a string.
+types.setTypeParser(20, (v) => Number(v));
+
+export function createDb(url: string, options: { max?: number } = {}): Db {
+  const pool = new Pool({ connectionString: url, max: options.max ?? 10 });
+  // An idle client's error (server restart) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

@@ -1,0 +1,72 @@
+/** Tables owned by the gateway (control plane): tenants, users, API keys, settings, approvals. */
+import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface TenantsTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  /** scrypt$N$r$p$salt$hash, never the password */
+  password_hash: string | null;
+  email_verified: boolean;
+  github_id: string | null;
+  is_admin: boolean;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  /** SHA-256 hex of the key; the key itself is shown once and never stored */
+  key_hash: string;
+  /** first characters of the key, to tell keys apart in a listing */
+  key_prefix: string;
+  created_at: Timestamp;
+  revoked_at: Date | null;
+}
+
+export interface TenantSettingsTable {
+  tenant_id: string;
+  settings: JSONColumnType<Record<string, unknown>>;
+  updated_at: Timestamp;
+}
+
+export interface ApprovalsTable {
+  action_id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_type: string;
+  agent_version: string;
+  tool: string;
+  method: string;
+  /** params as stored (PII already encrypted per subject) */
+  params: JSONColumnType<Record<string, unknown>>;
+  opa_result: JSONColumnType<{ requires_human: boolean; violations: string[]; severity: string }>;
+  /** why it was queued: 'policy' or 'fail_to_queue' */
+  queue_reason: string;
+  status: 'pending' | 'approved' | 'rejected';
+  queued_at: Timestamp;
+  decided_at: Date | null;
+  decided_by: string | null;
+  note: string | null;
+  execution: JSONColumnType<Record<string, unknown>> | null;
+  session_id: string | null;
+}
+
+export interface CoreTables {
+  tenants: TenantsTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  tenant_settings: TenantSettingsTable;
+  approvals: ApprovalsTable;
+}
+
+export type { Generated };

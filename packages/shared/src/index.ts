@@ -1,0 +1,26 @@
+/**
+ * @module @agw/shared
+ * What every service of the fleet needs: configuration, logging, metrics, the error taxonomy, the
+ * database, Redis, the NATS bus and its event contracts, gRPC plumbing, the ops server and the service
+ * runner.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig({ ...commonSettings, ...storeSettings, port: setting('X_PORT', envInt(7000), 'port') });
+ * const logger = createLogger('x', config.logLevel);
+ * ```
+ */
+export * from './config';
+export * from './logger';
+export * from './metrics';
+export * from './errors';
+export * from './canonical';
+export * from './redis';
+export * from './grpc';
+export * from './ops-server';
+export * from './service';
+export * from './bus/events';
+export * from './bus/bus';
+export * from './db/database';
+export * from './db/migrate';
+export * from './stores';

@@ -1,0 +1,36 @@
+/** Redis through ioredis: hot counters (rate limits, caps, behavioral history, key cache). */
+import Redis from 'ioredis';
+
+export type { Redis };
+
+export function createRedis(url: string): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  // Connection errors surface on the commands that fail; the client keeps reconnecting.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/** Resolves when the client is ready, or rejects after `timeoutMs`. */
+export async function waitForRedis(redis: Redis, timeoutMs = 5000): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => {
+      cleanup();
+      reject(new Error('redis not ready'));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(t);
+      redis.off('ready', onReady);
+    };
+    redis.on('ready', onReady);
+  });
+}

@@ -1,0 +1,75 @@
+/** The per-tenant hash chain: append, read, verify, and the tamper demo. Transport-free. */
+import { ForbiddenError, InputError, NotFoundError } from '@agw/shared';
+import type { AuditRecordRepository, StoredRecord } from './audit-record.repository';
+import { type ChainEntry, GENESIS, recordHash } from './record-hash';
+
+export interface VerifyResult {
+  valid: boolean;
+  record_count: number;
+  failed_at_action_id?: string;
+  failed_at_record_id?: number;
+  reason?: 'hash_mismatch';
+}
+
+export class AuditChain {
+  constructor(
+    private readonly records: AuditRecordRepository,
+    private readonly options: { tamperDemo: boolean },
+  ) {}
+
+  append(tenantId: string, entry: ChainEntry): Promise<StoredRecord> {
+    if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+    return this.records.append(tenantId, entry, (prev) => recordHash(entry, prev));
+  }
+
+  list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {
+    return this.records.list(tenantId, o);
+  }
+
+  byAction(tenantId: string, actionId: string): Promise<StoredRecord[]> {
+    return this.records.byAction(tenantId, actionId);
+  }
+
+  /** Walk the chain in order: each prev_hash must be the previous record_hash, each hash must recompute. */
+  async verify(tenantId: string): Promise<VerifyResult> {
+    let prev = GENESIS;
+    let count = 0;
+    let after = -1;
+    for (;;) {
+      const page = await this.records.page(tenantId, after, 1000);
+      for (const r of page) {
+        if (r.prev_hash !== prev || recordHash(r, prev) !== r.record_hash) {
+          return { valid: false, record_count: count, failed_at_action_id: r.action_id, failed_at_record_id: r.id, reason: 'hash_mismatch' };
+        }
+        prev = r.record_hash;
+        count++;
+        after = r.tenant_seq;
+      }
+      if (page.length < 1000) return { valid: true, record_count: count };
+    }
+  }
+
+  async tamperSimulate(tenantId: string, req: { actionId?: string; field?: string; value?: unknown }): Promise<{ action_id: string }> {
+    this.assertDemo();
+    const target = req.actionId ? (await this.records.byAction(tenantId, req.actionId))[0] : await this.records.latest(tenantId);
+    if (!target) throw new NotFoundError(req.actionId ? 'Action not found' : 'The audit log is empty: nothing to tamper with');
+    const field = req.field ?? 'decision';
+    let patch: Parameters<AuditRecordRepository['tamper']>[2];
+    if (field === 'params') patch = { params: JSON.stringify(req.value ?? { tampered: true }) };
+    else if (field === 'decision' || field === 'tool' || field === 'method') {
+      const fallback = field === 'decision' ? (target.decision === 'allow' ? 'deny' : 'allow') : `${target[field]}_tampered`;
+      patch = { [field]: typeof req.value === 'string' ? req.value : fallback };
+    } else throw InputError.at(['body', 'field'], 'field must be one of decision, tool, method, params', 'enum');
+    await this.records.tamper(tenantId, target.id, patch);
+    return { action_id: target.action_id };
+  }
+
+  async tamperRestore(tenantId: string): Promise<number> {
+    this.assertDemo();
+    return this.records.restore(tenantId);
+  }
+
+  private assertDemo(): void {
+    if (!this.options.tamperDemo) throw new ForbiddenError('The tamper demo is disabled in this deployment');
+  }
+}

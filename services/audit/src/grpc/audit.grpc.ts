@@ -1,0 +1,106 @@
+/** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
+import { audit as pb } from '@agw/proto';
+import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import type { StoredRecord } from '../chain/audit-record.repository';
+import type { AuditChain } from '../chain/audit-chain';
+import type { ChainEntry } from '../chain/record-hash';
+
+function parseJson<T>(text: string, field: string, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw InputError.at([field], 'must be JSON', 'json_invalid');
+  }
+}
+
+export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
+  if (!e) throw InputError.at(['entry'], 'entry is required', 'missing');
+  return {
+    action_id: e.actionId,
+    agent_id: e.agentId,
+    agent_type: e.agentType,
+    agent_version: e.agentVersion,
+    tool: e.tool,
+    method: e.method,
+    params: parseJson(e.paramsJson, 'params_json', {}),
+    decision: e.decision,
+    violations: e.violations,
+    severity: e.severity,
+    alert_tier: e.alertTier || null,
+    requires_human: e.requiresHuman,
+    execution_mode: e.executionMode || null,
+    source: e.source,
+    session_id: e.sessionId || null,
+    bundle_revision: e.bundleRevision,
+    details: parseJson(e.detailsJson, 'details_json', {}),
+    requested_at: e.requestedAt ? new Date(e.requestedAt).toISOString() : new Date().toISOString(),
+  };
+}
+
+export function toMessage(r: StoredRecord): pb.AuditRecord {
+  return {
+    id: r.id,
+    tenantSeq: r.tenant_seq,
+    prevHash: r.prev_hash,
+    recordHash: r.record_hash,
+    entry: {
+      actionId: r.action_id,
+      agentId: r.agent_id,
+      agentType: r.agent_type,
+      agentVersion: r.agent_version,
+      tool: r.tool,
+      method: r.method,
+      paramsJson: JSON.stringify(r.params),
+      decision: r.decision,
+      violations: r.violations,
+      severity: r.severity,
+      alertTier: r.alert_tier ?? '',
+      requiresHuman: r.requires_human,
+      executionMode: r.execution_mode ?? '',
+      source: r.source,
+      sessionId: r.session_id ?? '',
+      bundleRevision: r.bundle_revision,
+      detailsJson: JSON.stringify(r.details),
+      requestedAt: r.requested_at,
+    },
+  };
+}
+
+export function auditGrpcService(chain: AuditChain, logger: Logger): GrpcServiceBinding {
+  return {
+    definition: pb.AuditServiceService,
+    implementation: implement(
+      pb.AuditServiceService,
+      {
+        append: async (req) => toMessage(await chain.append(req.tenantId, toEntry(req.entry))),
+        listRecords: async (req) => ({
+          records: (
+            await chain.list(req.tenantId, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.sessionId || undefined, chronological: req.chronological })
+          ).map(toMessage),
+        }),
+        getByAction: async (req) => ({ records: (await chain.byAction(req.tenantId, req.actionId)).map(toMessage) }),
+        verify: async (req) => {
+          const v = await chain.verify(req.tenantId);
+          return {
+            valid: v.valid,
+            recordCount: v.record_count,
+            failedAtActionId: v.failed_at_action_id ?? '',
+            failedAtRecordId: v.failed_at_record_id ?? 0,
+            reason: v.reason ?? '',
+          };
+        },
+        tamperSimulate: async (req) => {
+          const r = await chain.tamperSimulate(req.tenantId, {
+            actionId: req.actionId || undefined,
+            field: req.field || undefined,
+            value: req.valueJson ? parseJson(req.valueJson, 'value_json', undefined) : undefined,
+          });
+          return { status: 'tampered', records: 1, actionId: r.action_id };
+        },
+        tamperRestore: async (req) => ({ status: 'restored', records: await chain.tamperRestore(req.tenantId), actionId: '' }),
+      },
+      logger,
+    ),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The express application: everything under /api. Public routes first, then authentication and the
+ * tenant rate limit (pipeline step 1) for every tenant route. Errors are mapped once (http/error-handler).
+ */
+import express, { type Express, Router } from 'express';
+import type { GatewayDeps } from './deps';
+import { authenticate } from './http/auth.middleware';
+import { errorHandler } from './http/error-handler';
+import { ipRateLimit, tenantRateLimit } from './http/rate-limit.middleware';
+import { requestId } from './http/request-context';
+import { approvalRoutes } from './http/routes/approvals.routes';
+import { auditRoutes } from './http/routes/audit.routes';
+import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
+import { credentialRoutes } from './http/routes/credentials.routes';
+import { policyRoutes } from './http/routes/policy.routes';
+import { provenanceRoutes } from './http/routes/provenance.routes';
+import { settingsRoutes } from './http/routes/settings.routes';
+import { systemRoutes } from './http/routes/system.routes';
+import { tenantRoutes } from './http/routes/tenants.routes';
+import { toolCallRoutes } from './http/routes/tool-calls.routes';
+import { webhookRoutes } from './http/routes/webhooks.routes';
+
+/** Routers contributed by features wired in main.ts (public ones are mounted before authentication). */
+export interface ExtraRouters {
+  public?: Router[];
+  authenticated?: Router[];
+}
+
+export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', d.config.trustProxy);
+  app.use(requestId);
+  app.use((req, res, next) => {
+    const end = d.metrics.httpDuration.startTimer({ method: req.method });
+    res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      end({ route });
+      d.metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  });
+
+  const api = Router();
+  // JSON bodies up to 1 MB (params alone are limited to 64 KB by the tool-call schema).
+  api.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+
+  api.use(systemRoutes(d));
+  const authLimit = ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'auth' });
+  api.use(['/auth/signup', '/auth/login'], authLimit);
+  api.use(publicAuthRoutes(d));
+  for (const r of extra.public ?? []) api.use(r);
+
+  api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));
+  api.use(tenantRateLimit(d));
+  api.use(authRoutes(d));
+  api.use(toolCallRoutes(d));
+  api.use(approvalRoutes(d));
+  api.use(auditRoutes(d));
+  api.use(settingsRoutes(d));
+  api.use(tenantRoutes(d));
+  api.use(policyRoutes(d));
+  api.use(credentialRoutes(d));
+  api.use(provenanceRoutes(d));
+  api.use(webhookRoutes(d));
+  for (const r of extra.authenticated ?? []) api.use(r);
+  api.use((_req, res) => {
+    res.status(404).json({ detail: 'Not found' });
+  });
+
+  app.use('/api', api);
+  app.use((_req, res) => {
+    res.status(404).json({ detail: 'Not found: every endpoint is under /api/' });
+  });
+  app.use(errorHandler(d.logger));
+  return app;
+}

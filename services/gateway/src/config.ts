@@ -1,0 +1,29 @@
+/** Gateway settings (env validated once at start; defaults work on a developer machine). */
+import { commonSettings, envBool, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { z } from 'zod';
+
+export const gatewaySettings = {
+  ...commonSettings,
+  ...storeSettings,
+  host: setting('GATEWAY_HOST', z.string().default('127.0.0.1'), 'public HTTP listen address'),
+  port: setting('GATEWAY_PORT', envInt(8080), 'public HTTP port'),
+  opsHost: setting('GATEWAY_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
+  opsPort: setting('GATEWAY_OPS_PORT', envInt(9080), 'health/metrics port'),
+  publicBaseUrl: setting('PUBLIC_BASE_URL', z.string().default('http://127.0.0.1:8080/api'), 'base URL clients use (printed, used in MCP server URLs)'),
+  policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address'),
+  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address'),
+  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address'),
+  webhookGrpcUrl: setting('WEBHOOK_GRPC_URL', z.string().default('127.0.0.1:50054'), 'webhook service gRPC address'),
+  anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address'),
+  policyDeadlineMs: setting('POLICY_DEADLINE_MS', envInt(2000), 'deadline of one policy evaluation before the failure mode applies'),
+  jwtSecret: setting('JWT_SECRET', z.string().min(32).optional(), 'HS256 key of session tokens (required in production; a random one per process otherwise)'),
+  jwtTtlSeconds: setting('JWT_TTL_SECONDS', envInt(3600), 'session token lifetime'),
+  adminEmails: setting('ADMIN_EMAILS', z.string().default(''), 'comma-separated e-mails of administrators (POST/GET /tenants)'),
+  defaultRateLimitRps: setting('DEFAULT_RATE_LIMIT_RPS', envInt(50), 'default sustained requests per second per tenant'),
+  defaultRateLimitBurst: setting('DEFAULT_RATE_LIMIT_BURST', envInt(100), 'default burst per tenant (requests allowed in a burst/rps window)'),
+  authRateLimitPerMinute: setting('AUTH_RATE_LIMIT_PER_MINUTE', envInt(30), 'signup/login attempts per client IP per minute'),
+  trustProxy: setting('TRUST_PROXY', envBool(false), 'honour X-Forwarded-For (behind an ingress)'),
+};
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
+export const loadGatewayConfig = (env?: Record<string, string | undefined>) => loadConfig(gatewaySettings, env);

@@ -1,0 +1,36 @@
+/** Everything the HTTP layer needs, built once by main.ts and passed as one typed object. */
+import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
+import type { ApprovalQueue } from './approvals/approval-queue';
+import type { AuditClient, PolicyClient } from './clients/grpc-clients';
+import type { GatewayConfig } from './config';
+import type { HealthService } from './health';
+import type { GatewayMetrics } from './metrics';
+import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
+import type { RateLimiter } from './pipeline/rate-limiter';
+import type { Accounts } from './tenants/accounts';
+import type { ApiKeyService } from './tenants/api-keys';
+import type { SessionTokens } from './tenants/session-tokens';
+import type { SettingsService } from './tenants/settings.service';
+import type { TenantRepository } from './tenants/tenant.repository';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  registry: Registry;
+  metrics: GatewayMetrics;
+  db: Db;
+  redis: Redis;
+  bus: Bus;
+  policy: PolicyClient;
+  audit: AuditClient;
+  apiKeys: ApiKeyService;
+  sessions: SessionTokens;
+  tenants: TenantRepository;
+  accounts: Accounts;
+  settings: SettingsService;
+  rateLimiter: RateLimiter;
+  pipeline: ToolCallPipeline;
+  approvals: ApprovalQueue;
+  health: HealthService;
+  adminEmails: Set<string>;
+}

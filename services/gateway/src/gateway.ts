@@ -1,0 +1,129 @@
+/**
+ * Builds the gateway from its config: stores, gRPC clients, domain services, the express app.
+ * main.ts runs it as a service; integration tests build it in-process against the real stores.
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { type Logger, type Registry, connectBus, createDb, createRedis } from '@agw/shared';
+import { sql } from 'kysely';
+import { type ExtraRouters, createApp } from './app';
+import { ApprovalQueue } from './approvals/approval-queue';
+import { ApprovalRepository } from './approvals/approval.repository';
+import { createAuditClient, createPolicyClient } from './clients/grpc-clients';
+import type { GatewayConfig } from './config';
+import type { GatewayDeps } from './deps';
+import { DecisionPublisher } from './events/decision-publisher';
+import { HealthService } from './health';
+import { createGatewayMetrics } from './metrics';
+import { DecisionRecorder } from './pipeline/decision-recorder';
+import { type GatewayConstraints, type PiiGuard, type ToolBroker, noBroker, noConstraints, noPiiGuard } from './pipeline/hooks';
+import { RateLimiter } from './pipeline/rate-limiter';
+import { ToolCallPipeline } from './pipeline/tool-call.pipeline';
+import { Accounts } from './tenants/accounts';
+import { ApiKeyRepository } from './tenants/api-key.repository';
+import { ApiKeyService } from './tenants/api-keys';
+import { SessionTokens } from './tenants/session-tokens';
+import { SettingsRepository } from './tenants/settings.repository';
+import { SettingsService } from './tenants/settings.service';
+import { TenantRepository } from './tenants/tenant.repository';
+
+export interface Gateway {
+  deps: GatewayDeps;
+  app: ReturnType<typeof createApp>;
+  listen(): Promise<{ port: number; close(): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+/** Feature hooks wired here as the features land (constraints, PII, brokered execution). */
+export interface GatewayFeatures {
+  constraints?: GatewayConstraints;
+  pii?: PiiGuard;
+  broker?: ToolBroker;
+  routers?: ExtraRouters;
+}
+
+export async function buildGateway(config: GatewayConfig, logger: Logger, registry: Registry, features: GatewayFeatures = {}): Promise<Gateway> {
+  const metrics = createGatewayMetrics(registry);
+  const db = createDb(config.databaseUrl);
+  await sql`SELECT 1`.execute(db);
+  const redis = createRedis(config.redisUrl);
+  const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
+  const policy = createPolicyClient(config);
+  const audit = createAuditClient(config);
+  const adminEmails = new Set(
+    config.adminEmails
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  if (config.profile === 'production' && !config.jwtSecret) throw new Error('JWT_SECRET is required in the production profile');
+  const sessions = new SessionTokens(config.jwtSecret, config.jwtTtlSeconds);
+  const tenants = new TenantRepository(db);
+  const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis);
+  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst });
+  const recorder = new DecisionRecorder(audit, new DecisionPublisher(bus, logger));
+  const approvalRepo = new ApprovalRepository(db);
+  const broker = features.broker ?? noBroker;
+  const pipeline = new ToolCallPipeline({
+    policy,
+    recorder,
+    approvals: approvalRepo,
+    constraints: features.constraints ?? noConstraints,
+    pii: features.pii ?? noPiiGuard,
+    broker,
+    metrics,
+    logger,
+  });
+  const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);
+  const deps: GatewayDeps = {
+    config,
+    logger,
+    registry,
+    metrics,
+    db,
+    redis,
+    bus,
+    policy,
+    audit,
+    apiKeys,
+    sessions,
+    tenants,
+    accounts: new Accounts(tenants, sessions, { publicBaseUrl: config.publicBaseUrl, adminEmails, logger, verifySecret }),
+    settings,
+    rateLimiter: new RateLimiter(redis),
+    pipeline,
+    approvals: new ApprovalQueue(approvalRepo, recorder, broker),
+    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw } }),
+    adminEmails,
+  };
+  const app = createApp(deps, features.routers);
+  const close = async () => {
+    policy.close();
+    audit.close();
+    await bus.close();
+    redis.disconnect();
+    await db.destroy();
+  };
+  return {
+    deps,
+    app,
+    close,
+    listen: async () => {
+      const server = http.createServer(app);
+      server.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => resolve());
+      });
+      const addr = server.address();
+      return {
+        port: typeof addr === 'object' && addr ? addr.port : config.port,
+        close: () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          }),
+      };
+    },
+  };
+}

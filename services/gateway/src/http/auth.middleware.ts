@@ -1,0 +1,46 @@
+/**
+ * Authentication of tenant requests: `X-API-Key: <key>`, or `Authorization: Bearer <token>` where the
+ * token is a session JWT or (as external agent platforms send it to the MCP server) the API key itself.
+ * Anything else is 401 `{"detail": "Invalid API key"}`.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { AuthenticationError } from '@agw/shared';
+import type { ApiKeyService } from '../tenants/api-keys';
+import type { SessionTokens } from '../tenants/session-tokens';
+import type { TenantRepository } from '../tenants/tenant.repository';
+
+export interface AuthDeps {
+  apiKeys: ApiKeyService;
+  sessions: SessionTokens;
+  tenants: TenantRepository;
+  adminEmails: Set<string>;
+}
+
+export function authenticate(d: AuthDeps) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const apiKey = req.header('x-api-key');
+    const authz = req.header('authorization');
+    const bearer = authz?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+    if (apiKey !== undefined || bearer?.startsWith('agw_')) {
+      const tenantId = await d.apiKeys.resolve((apiKey ?? bearer) as string);
+      if (!tenantId) throw new AuthenticationError('Invalid API key');
+      req.auth = { tenantId, method: 'api_key', isAdmin: false };
+      return next();
+    }
+    if (bearer) {
+      const claims = await d.sessions.verify(bearer);
+      if (!claims) throw new AuthenticationError('Invalid or expired session token');
+      const user = await d.tenants.getUser(claims.tenantId, claims.userId);
+      if (!user) throw new AuthenticationError('Invalid or expired session token');
+      req.auth = {
+        tenantId: claims.tenantId,
+        method: 'jwt',
+        userId: user.id,
+        email: user.email,
+        isAdmin: user.is_admin || d.adminEmails.has(user.email.toLowerCase()),
+      };
+      return next();
+    }
+    throw new AuthenticationError('Invalid API key');
+  };
+}

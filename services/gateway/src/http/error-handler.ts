@@ -1,0 +1,46 @@
+/** The one place where the error taxonomy becomes HTTP: status + `{detail}`. Never a stack trace. */
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, type ErrorCode, type Logger } from '@agw/shared';
+
+export const httpStatus: Record<ErrorCode, number> = {
+  invalid_input: 422,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  payload_too_large: 413,
+  dependency_unavailable: 502,
+  internal: 500,
+};
+
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    // body-parser failures: malformed JSON and oversized bodies are the client's fault
+    const bp = err as { type?: string; status?: number; message?: string };
+    if (bp?.type === 'entity.parse.failed') {
+      res.status(422).json({ detail: [{ loc: ['body'], msg: `Malformed JSON: ${bp.message ?? 'parse error'}`, type: 'json_invalid' }] });
+      return;
+    }
+    if (bp?.type === 'entity.too.large') {
+      res.status(413).json({ detail: 'Request body too large' });
+      return;
+    }
+    if (bp?.type && bp.status && bp.status < 500) {
+      res.status(bp.status === 415 ? 415 : 422).json({ detail: [{ loc: ['body'], msg: bp.message ?? 'invalid body', type: bp.type }] });
+      return;
+    }
+    if (err instanceof AppError) {
+      const status = httpStatus[err.code];
+      if (status >= 500) logger.warn({ err, reqId: req.id, path: req.path }, 'request failed');
+      if (err.code === 'rate_limited' && typeof err.detail === 'object' && err.detail && 'error' in err.detail) {
+        res.status(status).json(err.detail);
+        return;
+      }
+      res.status(status).json({ detail: status === 500 ? 'Internal server error' : err.detail });
+      return;
+    }
+    logger.error({ err, reqId: req.id, path: req.path }, 'unhandled error');
+    res.status(500).json({ detail: 'Internal server error' });
+  };
+}

@@ -1,0 +1,35 @@
+/** What the gateway attaches to a request: its id and, once authenticated, who is calling. */
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+
+export interface AuthContext {
+  tenantId: string;
+  /** 'api_key' or 'jwt' */
+  method: 'api_key' | 'jwt';
+  userId?: string;
+  email?: string;
+  isAdmin: boolean;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      id: string;
+      auth?: AuthContext;
+    }
+  }
+}
+
+export function requestId(req: Request, res: Response, next: NextFunction): void {
+  const given = req.header('x-request-id');
+  req.id = given && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
+  res.setHeader('x-request-id', req.id);
+  next();
+}
+
+/** The authenticated caller; throws if a route forgot its auth middleware. */
+export function authOf(req: Request): AuthContext {
+  if (!req.auth) throw new Error('route is missing authentication middleware');
+  return req.auth;
+}

@@ -1,0 +1,47 @@
+/** Tenant reads; POST/GET /tenants are for administrators (ADMIN_EMAILS or users.is_admin, with a session token). */
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { z } from 'zod';
+import { ForbiddenError, NotFoundError } from '@agw/shared';
+import type { GatewayDeps } from '../../deps';
+import { slugify } from '../../tenants/accounts';
+import { newApiKey } from '../../tenants/api-keys';
+import { isUuid } from '../params';
+import { authOf } from '../request-context';
+import { parseWith } from '../validation';
+
+const createBody = z.object({ name: z.string().trim().min(1).max(256), slug: z.string().regex(/^[a-z0-9-]{1,64}$/).optional() }).strict();
+
+const present = (t: { id: string; slug: string; name: string; created_at: Date }) => ({ tenant_id: t.id, slug: t.slug, name: t.name, created_at: t.created_at.toISOString() });
+
+export function tenantRoutes(d: GatewayDeps): Router {
+  const r = Router();
+  const admin = (req: import('express').Request) => {
+    if (!authOf(req).isAdmin) throw new ForbiddenError('Administrator access required');
+  };
+  r.post('/tenants', async (req, res) => {
+    admin(req);
+    const body = parseWith(createBody, req.body, 'body');
+    const id = randomUUID();
+    let slug = body.slug ?? slugify(body.name);
+    if (await d.tenants.slugExists(slug)) slug = `${slug}-${id.slice(0, 8)}`;
+    const key = newApiKey();
+    await d.tenants.createTenant({ id, slug, name: body.name }, key, {});
+    res.status(201).json({ tenant_id: id, slug, name: body.name, api_key: key.key });
+  });
+  r.get('/tenants', async (req, res) => {
+    admin(req);
+    const tenants = await d.tenants.listTenants();
+    res.json({ tenants: tenants.map(present), count: tenants.length });
+  });
+  r.get('/tenants/:id', async (req, res) => {
+    const auth = authOf(req);
+    const id = req.params.id;
+    // another tenant's id is reported as not found (admins may read any tenant)
+    if (!isUuid(id) || (id.toLowerCase() !== auth.tenantId && !auth.isAdmin)) throw new NotFoundError('Tenant not found');
+    const t = await d.tenants.getTenant(id.toLowerCase());
+    if (!t) throw new NotFoundError('Tenant not found');
+    res.json(present(t));
+  });
+  return r;
+}

@@ -1,0 +1,28 @@
+/** The gateway's own Prometheus metrics (served on /api/metrics and the ops port). */
+import { Counter, Histogram, type Registry, Summary } from '@agw/shared';
+
+export function createGatewayMetrics(registry: Registry) {
+  return {
+    httpRequests: new Counter({ name: 'agw_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    httpDuration: new Histogram({
+      name: 'agw_http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    decisions: new Counter({ name: 'agw_decisions_total', help: 'Governance decisions by outcome and stage', labelNames: ['decision', 'stage'], registers: [registry] }),
+    policyEvalMs: new Summary({
+      name: 'agw_policy_eval_ms',
+      help: 'Policy service evaluation time (ms, as measured inside the policy service); quantile 0.5 is the median',
+      percentiles: [0.5, 0.9, 0.99],
+      maxAgeSeconds: 600,
+      ageBuckets: 5,
+      registers: [registry],
+    }),
+    policyUnavailable: new Counter({ name: 'agw_policy_unavailable_total', help: 'Calls decided by a failure mode', labelNames: ['mode'], registers: [registry] }),
+    rateLimited: new Counter({ name: 'agw_rate_limited_total', help: 'Requests refused by the tenant rate limit', registers: [registry] }),
+  };
+}
+
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;

@@ -1,0 +1,82 @@
+/**
+ * Steps 8 and 9 of every decision: append it to the tenant's hash chain (the answer waits for the
+ * commit) and then publish it on the bus for webhooks, anchoring and sessions.
+ */
+import type { audit } from '@agw/proto';
+import type { DecisionKind } from '@agw/shared';
+import type { AuditClient } from '../clients/grpc-clients';
+import type { DecisionPublisher } from '../events/decision-publisher';
+
+export interface DecisionRecord {
+  action_id: string;
+  agent_id: string;
+  agent_type: string;
+  agent_version: string;
+  tool: string;
+  method: string;
+  params: Record<string, unknown>;
+  decision: 'allow' | 'deny' | 'requires_human' | 'observed';
+  violations: string[];
+  severity: string;
+  alert_tier: string | null;
+  requires_human: boolean;
+  execution_mode: string | null;
+  source: 'mcp_governed' | 'mcp_observed' | 'control_plane';
+  session_id: string | null;
+  bundle_revision: string;
+  details: Record<string, unknown>;
+  requested_at: string;
+}
+
+export class DecisionRecorder {
+  constructor(
+    private readonly audit: AuditClient,
+    private readonly publisher: DecisionPublisher,
+  ) {}
+
+  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind): Promise<audit.AuditRecord> {
+    const stored = await this.audit.append({
+      tenantId,
+      entry: {
+        actionId: r.action_id,
+        agentId: r.agent_id,
+        agentType: r.agent_type,
+        agentVersion: r.agent_version,
+        tool: r.tool,
+        method: r.method,
+        paramsJson: JSON.stringify(r.params),
+        decision: r.decision,
+        violations: r.violations,
+        severity: r.severity,
+        alertTier: r.alert_tier ?? '',
+        requiresHuman: r.requires_human,
+        executionMode: r.execution_mode ?? '',
+        source: r.source,
+        sessionId: r.session_id ?? '',
+        bundleRevision: r.bundle_revision,
+        detailsJson: JSON.stringify(r.details),
+        requestedAt: r.requested_at,
+      },
+    });
+    await this.publisher.publish({
+      kind,
+      tenant_id: tenantId,
+      action_id: r.action_id,
+      agent_id: r.agent_id,
+      agent_type: r.agent_type,
+      tool: r.tool,
+      method: r.method,
+      decision: r.decision,
+      violations: r.violations,
+      severity: r.severity,
+      alert_tier: r.alert_tier,
+      requires_human: r.requires_human,
+      source: r.source,
+      session_id: r.session_id,
+      record_id: stored.id,
+      record_hash: stored.recordHash,
+      requested_at: r.requested_at,
+    });
+    return stored;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The pipeline's pluggable steps. Each has a default that does nothing, so the pipeline runs before the
+ * owning feature lands; main.ts wires the real implementation.
+ */
+import type { ToolCallRequest } from './tool-call.schema';
+
+/** Step 2: hard safety blocks evaluated before any policy. */
+export interface GatewayConstraints {
+  /** The violation that blocks the call, or null. */
+  check(tenantId: string, call: ToolCallRequest, settings: Record<string, unknown>): Promise<ConstraintHit | null>;
+  /** Called after every decision (to count violations for cooldowns and actions for daily caps). */
+  record(tenantId: string, call: ToolCallRequest, outcome: { decision: string; violations: string[] }): Promise<void>;
+}
+
+export interface ConstraintHit {
+  violation: string;
+  severity: 'high' | 'critical';
+  message: string;
+}
+
+/** PII detection and per-subject encryption of params before they are stored. */
+export interface PiiGuard {
+  protect(tenantId: string, actionId: string, params: Record<string, unknown>): Promise<ProtectedParams>;
+}
+
+export interface ProtectedParams {
+  piiDetected: boolean;
+  /** what audit records and the approval queue store (PII replaced by ciphertext envelopes) */
+  storedParams: Record<string, unknown>;
+  subjectIds: string[];
+}
+
+/** Step 7: agent-blind execution when a credential is registered for the tool. */
+export interface ToolBroker {
+  /** null when no credential is registered for the tool (the agent executes). */
+  execute(tenantId: string, actionId: string, call: ToolCallRequest & { storedParams?: Record<string, unknown> }): Promise<BrokeredExecution | null>;
+}
+
+export interface BrokeredExecution {
+  status_code: number;
+  body: unknown;
+  hsm_fetch_ms: number;
+  execution_ms: number;
+  credential_name: string;
+}
+
+export const noConstraints: GatewayConstraints = {
+  check: async () => null,
+  record: async () => undefined,
+};
+
+export const noPiiGuard: PiiGuard = {
+  protect: async (_t, _a, params) => ({ piiDetected: false, storedParams: params, subjectIds: [] }),
+};
+
+export const noBroker: ToolBroker = { execute: async () => null };

@@ -1,0 +1,293 @@
+/**
+ * The governed tool call, in the spec's fixed order:
+ *  1. rate limit (http/rate-limit.middleware.ts, before this runs)   2. gateway constraints
+ *  3-5. policy pass 1, behavioral enrichment, pass 2 (one call to the policy service)
+ *  6. decision   7. brokered execution   8. audit (committed before we answer)   9. event for webhooks.
+ * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError, DependencyUnavailableError, type Logger } from '@agw/shared';
+import type { ApprovalRepository } from '../approvals/approval.repository';
+import type { PolicyClient } from '../clients/grpc-clients';
+import type { GatewayMetrics } from '../metrics';
+import { DEFAULT_FAILURE_CONFIG, type StoredSettings } from '../tenants/settings.schema';
+import type { DecisionRecorder } from './decision-recorder';
+import type { GatewayConstraints, PiiGuard, ToolBroker } from './hooks';
+import type { ToolCallRequest } from './tool-call.schema';
+
+export type ToolCallOutcome =
+  | {
+      kind: 'allowed';
+      action_id: string;
+      execution_mode: 'agent_direct' | 'gateway_brokered';
+      execution_result?: { status_code: number; body: unknown };
+      latency?: { opa_eval_ms: number; hsm_fetch_ms: number; execution_ms: number; total_ms: number };
+      violations: string[];
+      severity: string;
+    }
+  | { kind: 'pending'; action_id: string; message: string; violations: string[]; severity: string }
+  | { kind: 'denied'; action_id: string; violations: string[]; severity: string; alert_tier: string };
+
+export interface CallContext {
+  tenantId: string;
+  settings: StoredSettings & Record<string, unknown>;
+  sessionId?: string | null;
+}
+
+export interface PipelineDeps {
+  policy: PolicyClient;
+  recorder: DecisionRecorder;
+  approvals: ApprovalRepository;
+  constraints: GatewayConstraints;
+  pii: PiiGuard;
+  broker: ToolBroker;
+  metrics: GatewayMetrics;
+  logger: Logger;
+}
+
+/** The violation ids the failure modes record (docs/policy.md). */
+export const FAILURE_VIOLATIONS = {
+  closed: 'policy_engine_unavailable',
+  open: 'policy_engine_unavailable_fail_open',
+  queue: 'policy_engine_unavailable_queued',
+} as const;
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+export class ToolCallPipeline {
+  constructor(private readonly d: PipelineDeps) {}
+
+  async run(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
+    const started = performance.now();
+    const actionId = randomUUID();
+    const requestedAt = new Date().toISOString();
+    const { tenantId } = ctx;
+    const sessionId = ctx.sessionId ?? null;
+    const base = {
+      action_id: actionId,
+      agent_id: call.agent_id,
+      agent_type: call.agent_type,
+      agent_version: call.agent_version,
+      tool: call.tool,
+      method: call.method,
+      source: 'mcp_governed' as const,
+      session_id: sessionId,
+      requested_at: requestedAt,
+    };
+
+    const isPolicyDown = (e: unknown) => e instanceof DependencyUnavailableError || (e instanceof AppError && e.code === 'dependency_unavailable');
+
+    // PII is found and encrypted first: the policy sees pii_detected, the stores only ever see ciphertext.
+    const protectedParams = await this.d.pii.protect(tenantId, actionId, call.params);
+    const stored = protectedParams.storedParams;
+
+    // 2. gateway constraints
+    const hit = await this.d.constraints.check(tenantId, call, ctx.settings);
+    if (hit) {
+      await this.d.recorder.record(
+        tenantId,
+        {
+          ...base,
+          params: stored,
+          decision: 'deny',
+          violations: [hit.violation],
+          severity: hit.severity,
+          alert_tier: 'escalate',
+          requires_human: false,
+          execution_mode: null,
+          bundle_revision: 'gateway-constraints',
+          details: { stage: 'gateway_constraints', message: hit.message },
+        },
+        'denied',
+      );
+      await this.d.constraints.record(tenantId, call, { decision: 'deny', violations: [hit.violation] }).catch(() => undefined);
+      this.d.metrics.decisions.inc({ decision: 'deny', stage: 'constraints' });
+      return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate' };
+    }
+
+    // 3-5. policy (pass 1, enrichment, pass 2 inside the policy service)
+    let evaluation;
+    const t0 = performance.now();
+    try {
+      evaluation = await this.d.policy.evaluate({
+        tenantId,
+        actionId,
+        call: {
+          agentId: call.agent_id,
+          agentType: call.agent_type,
+          agentVersion: call.agent_version,
+          tool: call.tool,
+          method: call.method,
+          paramsJson: JSON.stringify(call.params),
+          piiDetected: protectedParams.piiDetected,
+          sessionId: sessionId ?? '',
+        },
+      });
+      this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
+    } catch (e) {
+      if (!isPolicyDown(e)) throw e;
+      return this.onPolicyUnavailable(ctx, call, base, stored, e as AppError);
+    }
+    const opaEvalMs = performance.now() - t0;
+
+    const violations = evaluation.violations;
+    const severity = evaluation.severity || 'none';
+    const alertTier = evaluation.alertTier || null;
+    const common = { ...base, params: stored, violations, severity, bundle_revision: evaluation.bundleRevision, requires_human: evaluation.requiresHuman };
+    const details = { stage: 'policy', passes: evaluation.passes, pii_detected: protectedParams.piiDetected, pii_subjects: protectedParams.subjectIds };
+
+    // 6. decision
+    if (evaluation.decision === 'deny') {
+      await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied');
+      await this.d.constraints.record(tenantId, call, { decision: 'deny', violations }).catch(() => undefined);
+      this.d.metrics.decisions.inc({ decision: 'deny', stage: 'policy' });
+      return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: alertTier ?? 'escalate' };
+    }
+    if (evaluation.decision === 'requires_human') {
+      await this.queue(ctx, call, common, details, 'policy', alertTier);
+      this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'policy' });
+      return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
+    }
+
+    // 7. brokered execution
+    const brokered = await this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored });
+    const executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
+    await this.d.recorder.record(
+      tenantId,
+      {
+        ...common,
+        decision: 'allow',
+        alert_tier: alertTier,
+        execution_mode: executionMode,
+        details: brokered ? { ...details, execution: { status_code: brokered.status_code, credential: brokered.credential_name } } : details,
+      },
+      'allowed',
+    );
+    await this.d.constraints.record(tenantId, call, { decision: 'allow', violations }).catch(() => undefined);
+    this.d.metrics.decisions.inc({ decision: 'allow', stage: 'policy' });
+    if (!brokered) return { kind: 'allowed', action_id: actionId, execution_mode: 'agent_direct', violations, severity };
+    return {
+      kind: 'allowed',
+      action_id: actionId,
+      execution_mode: 'gateway_brokered',
+      execution_result: { status_code: brokered.status_code, body: brokered.body },
+      latency: {
+        opa_eval_ms: round(opaEvalMs),
+        hsm_fetch_ms: round(brokered.hsm_fetch_ms),
+        execution_ms: round(brokered.execution_ms),
+        total_ms: round(performance.now() - started),
+      },
+      violations,
+      severity,
+    };
+  }
+
+  private async queue(
+    ctx: CallContext,
+    call: ToolCallRequest,
+    common: {
+      action_id: string;
+      agent_id: string;
+      agent_type: string;
+      agent_version: string;
+      tool: string;
+      method: string;
+      source: 'mcp_governed';
+      session_id: string | null;
+      requested_at: string;
+      params: Record<string, unknown>;
+      violations: string[];
+      severity: string;
+      bundle_revision: string;
+    },
+    details: Record<string, unknown>,
+    reason: 'policy' | 'fail_to_queue',
+    alertTier: string | null,
+  ): Promise<void> {
+    await this.d.recorder.record(
+      ctx.tenantId,
+      { ...common, decision: 'requires_human', requires_human: true, alert_tier: alertTier, execution_mode: null, details: { ...details, queue_reason: reason } },
+      'pending',
+    );
+    await this.d.approvals.enqueue(ctx.tenantId, {
+      action_id: common.action_id,
+      agent_id: call.agent_id,
+      agent_type: call.agent_type,
+      agent_version: call.agent_version,
+      tool: call.tool,
+      method: call.method,
+      params: common.params,
+      opa_result: { requires_human: true, violations: common.violations, severity: common.severity },
+      queue_reason: reason,
+      queued_at: new Date(common.requested_at),
+      session_id: common.session_id,
+    });
+    await this.d.constraints.record(ctx.tenantId, call, { decision: 'requires_human', violations: common.violations }).catch(() => undefined);
+  }
+
+  /** The tenant's failure mode decides when the policy engine cannot answer. */
+  private async onPolicyUnavailable(
+    ctx: CallContext,
+    call: ToolCallRequest,
+    base: {
+      action_id: string;
+      agent_id: string;
+      agent_type: string;
+      agent_version: string;
+      tool: string;
+      method: string;
+      source: 'mcp_governed';
+      session_id: string | null;
+      requested_at: string;
+    },
+    stored: Record<string, unknown>,
+    cause: AppError,
+  ): Promise<ToolCallOutcome> {
+    const mode = ctx.settings.failure_config?.mode ?? DEFAULT_FAILURE_CONFIG.mode;
+    this.d.metrics.policyUnavailable.inc({ mode });
+    this.d.logger.warn({ err: cause, tenantId: ctx.tenantId, mode }, 'policy engine unreachable');
+    const details = { stage: 'failure_mode', failure_mode: mode, cause: cause.message };
+    const bundle = 'unavailable';
+    if (mode === 'fail-open') {
+      const violations = [FAILURE_VIOLATIONS.open];
+      await this.d.recorder.record(
+        ctx.tenantId,
+        { ...base, params: stored, decision: 'allow', violations, severity: 'low', alert_tier: null, requires_human: false, execution_mode: 'agent_direct', bundle_revision: bundle, details },
+        'allowed',
+      );
+      this.d.metrics.decisions.inc({ decision: 'allow', stage: 'fail_open' });
+      return { kind: 'allowed', action_id: base.action_id, execution_mode: 'agent_direct', violations, severity: 'low' };
+    }
+    if (mode === 'fail_to_queue') {
+      const violations = [FAILURE_VIOLATIONS.queue];
+      await this.queue(ctx, call, { ...base, params: stored, violations, severity: 'none', bundle_revision: bundle }, details, 'fail_to_queue', null);
+      this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'fail_to_queue' });
+      return { kind: 'pending', action_id: base.action_id, message: pendingMessage(base.action_id), violations, severity: 'none' };
+    }
+    // fail-closed: nothing is allowed; the refusal is still audited when the audit service can take it.
+    await this.d.recorder
+      .record(
+        ctx.tenantId,
+        {
+          ...base,
+          params: stored,
+          decision: 'deny',
+          violations: [FAILURE_VIOLATIONS.closed],
+          severity: 'high',
+          alert_tier: 'escalate',
+          requires_human: false,
+          execution_mode: null,
+          bundle_revision: bundle,
+          details,
+        },
+        'denied',
+      )
+      .catch((e) => this.d.logger.error({ err: e }, 'could not audit a fail-closed refusal'));
+    this.d.metrics.decisions.inc({ decision: 'deny', stage: 'fail_closed' });
+    throw new DependencyUnavailableError(`Policy engine unreachable: the request was refused (fail-closed). action_id=${base.action_id}`, { cause });
+  }
+}
+
+export function pendingMessage(actionId: string): string {
+  return `Action ${actionId} requires human approval and is queued; it will not run until approved.`;
+}

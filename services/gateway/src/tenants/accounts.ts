@@ -1,0 +1,91 @@
+/**
+ * Sign-up and log-in. Sign-up creates the tenant, its owner (password hashed with scrypt) and the
+ * tenant's API key, returned once. New tenants get the `general` policy template (the policy service's
+ * default for a tenant without a policy). E-mail verification: no mail server is configured locally, so
+ * the verification link is logged at info level (docs/auth.md); the API key is returned at sign-up.
+ */
+import { randomUUID } from 'node:crypto';
+import { AuthenticationError, ConflictError, type Logger } from '@agw/shared';
+import { SignJWT, jwtVerify } from 'jose';
+import { newApiKey } from './api-keys';
+import { hashPassword, verifyPassword } from './passwords';
+import type { SessionTokens } from './session-tokens';
+import type { TenantRepository } from './tenant.repository';
+
+export function slugify(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
+  return s || 'tenant';
+}
+
+export class Accounts {
+  private readonly verifyKey: Uint8Array;
+  constructor(
+    private readonly tenants: TenantRepository,
+    private readonly sessions: SessionTokens,
+    private readonly o: { publicBaseUrl: string; adminEmails: Set<string>; logger: Logger; verifySecret: Uint8Array },
+  ) {
+    this.verifyKey = o.verifySecret;
+  }
+
+  async signup(input: { email: string; password: string; tenant_name: string }) {
+    const email = input.email.trim().toLowerCase();
+    if (await this.tenants.findUserByEmail(email)) throw new ConflictError('An account with this e-mail already exists');
+    const tenantId = randomUUID();
+    const userId = randomUUID();
+    let slug = slugify(input.tenant_name);
+    if (await this.tenants.slugExists(slug)) slug = `${slug}-${tenantId.slice(0, 8)}`;
+    const key = newApiKey();
+    try {
+      await this.tenants.createTenantWithOwner(
+        { id: tenantId, slug, name: input.tenant_name },
+        { id: userId, email, passwordHash: await hashPassword(input.password), isAdmin: this.o.adminEmails.has(email) },
+        key,
+        {},
+      );
+    } catch (e) {
+      if ((e as { code?: string }).code === '23505') throw new ConflictError('An account with this e-mail already exists');
+      throw e;
+    }
+    const token = await new SignJWT({ tid: tenantId, purpose: 'verify-email' }).setProtectedHeader({ alg: 'HS256' }).setSubject(userId).setExpirationTime('2d').sign(this.verifyKey);
+    // The link is the "e-mail": logged for the operator (no SMTP locally); it carries no API key or password.
+    this.o.logger.info({ tenantId, userId, verify_url: `${this.o.publicBaseUrl}/auth/verify-email?token=${token}` }, 'verification e-mail');
+    return {
+      tenant_id: tenantId,
+      slug,
+      user_id: userId,
+      email,
+      api_key: key.key,
+      email_verification: 'sent',
+      message: 'Store the API key now: it is shown only once. Send it as the X-API-Key header.',
+    };
+  }
+
+  async verifyEmail(token: string): Promise<{ verified: true; email: string }> {
+    try {
+      const { payload } = await jwtVerify(token, this.verifyKey, { algorithms: ['HS256'] });
+      if (payload.purpose !== 'verify-email' || typeof payload.sub !== 'string' || typeof payload.tid !== 'string') throw new Error('bad token');
+      const user = await this.tenants.getUser(payload.tid, payload.sub);
+      if (!user) throw new Error('no user');
+      await this.tenants.markEmailVerified(payload.tid, payload.sub);
+      return { verified: true, email: user.email };
+    } catch {
+      throw new AuthenticationError('Invalid or expired verification link');
+    }
+  }
+
+  async login(input: { email: string; password: string }) {
+    const user = await this.tenants.findUserByEmail(input.email.trim().toLowerCase());
+    // verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist
+    const ok = await verifyPassword(input.password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw new AuthenticationError('Invalid e-mail or password');
+    return this.sessions.issue({ userId: user.id, tenantId: user.tenant_id, email: user.email });
+  }
+}
+
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

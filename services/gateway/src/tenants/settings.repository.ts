@@ -1,0 +1,29 @@
+/** Queries on tenant_settings (the gateway-owned keys; policy keys live in the policy service). */
+import type { Db } from '@agw/shared';
+
+export class SettingsRepository {
+  constructor(private readonly db: Db) {}
+
+  async get(tenantId: string): Promise<Record<string, unknown>> {
+    const row = await this.db.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();
+    return (row?.settings as Record<string, unknown>) ?? {};
+  }
+
+  /** Shallow-merge `patch` into the stored settings; keys set to undefined are removed. */
+  async merge(tenantId: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+      const next: Record<string, unknown> = { ...((row?.settings as Record<string, unknown>) ?? {}) };
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === undefined) delete next[k];
+        else next[k] = v;
+      }
+      await trx
+        .insertInto('tenant_settings')
+        .values({ tenant_id: tenantId, settings: JSON.stringify(next) })
+        .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ settings: JSON.stringify(next), updated_at: new Date() }))
+        .execute();
+      return next;
+    });
+  }
+}

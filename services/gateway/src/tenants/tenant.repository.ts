@@ -1,0 +1,106 @@
+/** Queries on tenants, users and API keys. Tenant id first wherever a tenant owns the row. */
+import type { Db } from '@agw/shared';
+
+export interface TenantRow {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface UserRow {
+  id: string;
+  tenant_id: string;
+  email: string;
+  password_hash: string | null;
+  email_verified: boolean;
+  is_admin: boolean;
+  github_id: string | null;
+}
+
+export class TenantRepository {
+  constructor(private readonly db: Db) {}
+
+  async createTenantWithOwner(
+    tenant: { id: string; slug: string; name: string },
+    user: { id: string; email: string; passwordHash: string | null; githubId?: string | null; isAdmin: boolean },
+    apiKey: { id: string; keyHash: string; keyPrefix: string },
+    settings: Record<string, unknown>,
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('tenants').values(tenant).execute();
+      await trx
+        .insertInto('users')
+        .values({
+          id: user.id,
+          tenant_id: tenant.id,
+          email: user.email,
+          password_hash: user.passwordHash,
+          github_id: user.githubId ?? null,
+          is_admin: user.isAdmin,
+          email_verified: false,
+        })
+        .execute();
+      await trx.insertInto('api_keys').values({ id: apiKey.id, tenant_id: tenant.id, key_hash: apiKey.keyHash, key_prefix: apiKey.keyPrefix }).execute();
+      await trx.insertInto('tenant_settings').values({ tenant_id: tenant.id, settings: JSON.stringify(settings) }).execute();
+    });
+  }
+
+  async createTenant(tenant: { id: string; slug: string; name: string }, apiKey: { id: string; keyHash: string; keyPrefix: string }, settings: Record<string, unknown>): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('tenants').values(tenant).execute();
+      await trx.insertInto('api_keys').values({ id: apiKey.id, tenant_id: tenant.id, key_hash: apiKey.keyHash, key_prefix: apiKey.keyPrefix }).execute();
+      await trx.insertInto('tenant_settings').values({ tenant_id: tenant.id, settings: JSON.stringify(settings) }).execute();
+    });
+  }
+
+  slugExists(slug: string): Promise<boolean> {
+    return this.db.selectFrom('tenants').select('id').where('slug', '=', slug).executeTakeFirst().then(Boolean);
+  }
+
+  getTenant(tenantId: string): Promise<TenantRow | undefined> {
+    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']).where('id', '=', tenantId).executeTakeFirst();
+  }
+
+  getTenantBySlug(slug: string): Promise<TenantRow | undefined> {
+    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']).where('slug', '=', slug).executeTakeFirst();
+  }
+
+  listTenants(): Promise<TenantRow[]> {
+    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']).orderBy('created_at').execute();
+  }
+
+  findUserByEmail(email: string): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id'])
+      .where('email', '=', email)
+      .executeTakeFirst();
+  }
+
+  findUserByGithubId(githubId: string): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id'])
+      .where('github_id', '=', githubId)
+      .executeTakeFirst();
+  }
+
+  getUser(tenantId: string, userId: string): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  /** The tenant's first user (its owner). */
+  owner(tenantId: string): Promise<{ id: string; email: string } | undefined> {
+    return this.db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenantId).orderBy('created_at').executeTakeFirst();
+  }
+
+  async markEmailVerified(tenantId: string, userId: string): Promise<void> {
+    await this.db.updateTable('users').set({ email_verified: true }).where('tenant_id', '=', tenantId).where('id', '=', userId).execute();
+  }
+}

@@ -62,7 +62,7 @@ export class Compiler {
 
   compileModules(mods: ModuleAST[]): void {
     for (const m of mods) {
-      const pk = m.pkg.join('.');
+      const pk = ['data', ...m.pkg].join('.');
       if (!this.packages.includes(pk)) this.packages.push(pk);
       let set = this.pkgRules.get(pk);
       if (!set) { set = new Set(); this.pkgRules.set(pk, set); }
@@ -71,7 +71,7 @@ export class Compiler {
     for (const m of mods) {
       const imports = new Map<string, Term>();
       for (const im of m.imports) this.addImport(im, imports);
-      const pkgPath = m.pkg.slice(1); // drop 'data'
+      const pkgPath = m.pkg;
       for (const r of m.rules) {
         try { this.compileRule(r, pkgPath, imports, m.file); } catch (e) {
           if (e instanceof RegoError) this.err(e.code, e.message, e.location); else throw e;
@@ -486,7 +486,7 @@ export class Compiler {
   /** pre-pass so funcArity works before all rules are compiled */
   collectArities(mods: ModuleAST[]): void {
     for (const m of mods) for (const r of m.rules) if (r.kind === 'func') {
-      const path = [...m.pkg.slice(1), (r.head[0] as { name: string }).name];
+      const path = [...m.pkg, (r.head[0] as { name: string }).name];
       for (const h of r.head.slice(1)) if (h.t === 'scalar') path.push(String(h.v));
       this.pendingArity.set(path.join('.'), r.args!.length);
     }

@@ -168,7 +168,7 @@ export class Parser {
     while (this.tok.type !== 'eof') {
       body.push(this.parseLiteral());
       if (this.isP(';')) { this.p++; continue; }
-      if (this.tok.type === 'eof') break;
+      if ((this.tok.type as string) === 'eof') break;
       if (!this.tok.nl) this.err(`unexpected ${this.describe()} token`);
     }
     if (body.length === 0) this.err('empty query');

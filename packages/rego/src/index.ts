@@ -1,0 +1,195 @@
+import type { Expr, ModuleAST, Term } from './ast.js';
+import { Compiler, type CompiledQuery } from './compiler.js';
+import { RegoCompileError, RegoError, type RegoLocation } from './errors.js';
+import { EvalCtx, Evaluator } from './evaluator.js';
+import { parseModule, parseQuery, parseTerm } from './parser.js';
+import { fromJS, toJS, type Value } from './value.js';
+
+export { RegoError, RegoCompileError } from './errors.js';
+export type { RegoLocation } from './errors.js';
+export { fromJS, toJS } from './value.js';
+export type { Value } from './value.js';
+
+export interface RegoModule { name: string; source: string }
+
+export interface EvalOptions {
+  input?: unknown;
+  data?: unknown;
+  /** fixed clock for time.now_ns() (nanoseconds since the epoch) */
+  nowNs?: bigint;
+  strictBuiltinErrors?: boolean;
+}
+
+export interface PreparedPolicy {
+  readonly packages: string[];
+  evaluate(path: string, options?: EvalOptions): unknown;
+  query(query: string, options?: EvalOptions): Array<Record<string, unknown>>;
+  inputPaths(): string[];
+  readsInput(prefix: string): boolean;
+}
+
+const dataCache = new WeakMap<object, Value>();
+function convertData(d: unknown): Value {
+  if (d === undefined || d === null) return fromJS({});
+  if (typeof d === 'object') {
+    const c = dataCache.get(d as object);
+    if (c !== undefined) return c;
+    const v = fromJS(d);
+    dataCache.set(d as object, v);
+    return v;
+  }
+  return fromJS(d);
+}
+
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1000000n;
+}
+
+class Prepared implements PreparedPolicy {
+  readonly packages: string[];
+  private queryCache = new Map<string, CompiledQuery>();
+  private pathCache = new Map<string, Term[]>();
+  private _inputPaths?: string[];
+
+  constructor(private compiler: Compiler) {
+    this.packages = compiler.packages.map((p) => p.replace(/^data\./, ''));
+  }
+
+  private ctx(options: EvalOptions | undefined, inputValue?: Value): EvalCtx {
+    const input = inputValue !== undefined ? inputValue : options?.input === undefined ? undefined : fromJS(options.input);
+    return new EvalCtx(this.compiler.root, input, convertData(options?.data), options?.nowNs ?? nowNs(), !!options?.strictBuiltinErrors);
+  }
+
+  evaluate(path: string, options?: EvalOptions): unknown {
+    const v = this.evaluateValue(path, options);
+    return v === undefined ? undefined : toJS(v);
+  }
+
+  /** like evaluate, but returns the Rego value (RSet/RObject) without conversion */
+  evaluateValue(path: string, options?: EvalOptions): Value | undefined {
+    let terms = this.pathCache.get(path);
+    if (!terms) {
+      const segs = path.split('.');
+      if (segs[0] === 'data') segs.shift();
+      const loc = { file: 'path', row: 1, col: 1 };
+      terms = segs.filter((s) => s !== '').map((s) => ({ t: 'scalar', v: s, loc }) as Term);
+      this.pathCache.set(path, terms);
+    }
+    const ctx = this.ctx(options);
+    const ev = new Evaluator(ctx);
+    let out: Value | undefined;
+    ev.resolveData(ctx.root, ctx.data, terms, 0, [], ctx, (v) => { out = v; return true; });
+    return out;
+  }
+
+  query(q: string, options?: EvalOptions, inputValue?: Value): Array<Record<string, unknown>> {
+    let cq = this.queryCache.get(q);
+    if (!cq) {
+      let body: Expr[];
+      try { body = parseQuery(q, 'query'); } catch (e) { if (e instanceof RegoError) throw new RegoCompileError([{ code: e.code, message: e.message, location: e.location }]); throw e; }
+      const c = this.compiler;
+      const before = c.errors.length;
+      cq = c.compileQuery(body);
+      if (c.errors.length > before) { const errs = c.errors.splice(before); throw new RegoCompileError(errs.map((e) => ({ code: e.code, message: e.message, location: e.location }))); }
+      this.queryCache.set(q, cq);
+    }
+    const ctx = this.ctx(options, inputValue);
+    const ev = new Evaluator(ctx);
+    const frame: (Value | undefined)[] = new Array(cq.nslots);
+    const rows: Array<Record<string, unknown>> = [];
+    const vars = cq.vars;
+    ev.evalBody(cq.body, 0, frame, ctx, () => {
+      const row: Record<string, unknown> = {};
+      for (const [name, slot] of vars) { const v = frame[slot]; if (v !== undefined) row[name] = toJS(v); }
+      rows.push(row);
+      return false;
+    });
+    return rows;
+  }
+
+  inputPaths(): string[] {
+    if (!this._inputPaths) {
+      const out = new Set<string>();
+      const visitTerm = (t: Term | undefined): void => {
+        if (!t) return;
+        switch (t.t) {
+          case 'ref': {
+            if (t.root === 'input') {
+              const segs: string[] = [];
+              for (const p of t.path) { if (p.t === 'scalar' && (typeof p.v === 'string' || typeof p.v === 'number')) segs.push(String(p.v)); else break; }
+              out.add(segs.join('.'));
+            }
+            if (!t.root) visitTerm(t.head);
+            t.path.forEach(visitTerm);
+            return;
+          }
+          case 'array': case 'set': t.items.forEach(visitTerm); return;
+          case 'object': t.entries.forEach(([k, v]) => { visitTerm(k); visitTerm(v); }); return;
+          case 'arraycomp': case 'setcomp': visitTerm(t.head); visitBody(t.body); return;
+          case 'objcomp': visitTerm(t.key); visitTerm(t.value); visitBody(t.body); return;
+          case 'call': t.args.forEach(visitTerm); return;
+          case 'template': t.parts.forEach((p) => typeof p !== 'string' && visitTerm(p)); return;
+          default: return;
+        }
+      };
+      const visitBody = (b: Expr[]): void => {
+        for (const e of b) {
+          switch (e.k) {
+            case 'term': visitTerm(e.term); break;
+            case 'unify': case 'assign': visitTerm(e.a); visitTerm(e.b); break;
+            case 'some': break;
+            case 'somein': visitTerm(e.key); visitTerm(e.val); visitTerm(e.coll); break;
+            case 'every': visitTerm(e.key); visitTerm(e.val); visitTerm(e.coll); visitBody(e.body); break;
+          }
+          if (e.withs) for (const w of e.withs) visitTerm(w.value);
+        }
+      };
+      for (const r of this.compiler.rules) {
+        for (let cur: typeof r | undefined = r; cur; cur = cur.elseRule) {
+          visitBody(cur.body); visitTerm(cur.value); visitTerm(cur.key); cur.dyn.forEach(visitTerm); cur.args?.forEach(visitTerm);
+        }
+      }
+      this._inputPaths = [...out].sort();
+    }
+    return this._inputPaths.slice();
+  }
+
+  readsInput(prefix: string): boolean {
+    const p = prefix.replace(/^input\.?/, '');
+    for (const x of this.inputPaths()) {
+      if (x === '' || p === '' || x === p || x.startsWith(p + '.') || p.startsWith(x + '.')) return true;
+    }
+    return false;
+  }
+}
+
+/** Parse and compile a set of Rego modules into a prepared policy. Throws RegoCompileError. */
+export function compile(modules: RegoModule[]): PreparedPolicy & { evaluateValue(path: string, options?: EvalOptions): Value | undefined; query(q: string, options?: EvalOptions, inputValue?: Value): Array<Record<string, unknown>> } {
+  const errors: Array<{ code: string; message: string; location?: RegoLocation }> = [];
+  const asts: ModuleAST[] = [];
+  for (const m of modules) {
+    try { asts.push(parseModule(m.source, m.name)); } catch (e) {
+      if (e instanceof RegoError) errors.push({ code: e.code, message: e.message, location: e.location }); else throw e;
+    }
+  }
+  if (errors.length) throw new RegoCompileError(errors);
+  const c = new Compiler();
+  c.collectArities(asts);
+  c.compileModules(asts);
+  if (c.errors.length) throw new RegoCompileError(c.errors.map((e) => ({ code: e.code, message: e.message, location: e.location })));
+  return new Prepared(c);
+}
+
+/** Parse a Rego term (e.g. an input given as Rego text with sets) into a value */
+export function parseValue(text: string): Value {
+  const t = parseTerm(text, 'input');
+  const c = new Compiler();
+  const q = c.compileQuery([{ k: 'term', term: t, loc: t.loc }]);
+  const ctx = new EvalCtx(c.root, undefined, fromJS({}), 0n, true);
+  const ev = new Evaluator(ctx);
+  let out: Value | undefined;
+  const e = q.body[0];
+  if (e.k === 'term') ev.evalTerm(e.term, new Array(q.nslots), ctx, (v) => { out = v; return true; });
+  if (out === undefined) throw new RegoError('rego_parse_error', 'invalid term');
+  return out;
+}

@@ -24,6 +24,7 @@ export type Expr = (
   | { k: 'some'; vars: Term[] }
   | { k: 'somein'; key?: Term; val: Term; coll: Term }
   | { k: 'every'; key?: Term; val: Term; coll: Term; body: Expr[] }
+  | { k: 'block'; body: Expr[] }
 ) & { negated?: boolean; withs?: With[]; loc: Loc };
 
 export interface RuleAST {

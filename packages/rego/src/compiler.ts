@@ -245,7 +245,7 @@ export class Compiler {
   }
 
   private compileExpr(e: Expr, scope: Scope, ctx: Ctx): Expr {
-    const withs = e.withs?.map((w) => ({ target: this.compileWithTarget(w.target, ctx), value: this.compileTerm(w.value, scope, ctx, false), loc: w.loc }));
+    const withs = e.withs?.map((w) => ({ target: this.compileWithTarget(w.target, ctx), value: this.compileWithValue(w.value, scope, ctx), loc: w.loc }));
     const base = { negated: e.negated, withs, loc: e.loc };
     switch (e.k) {
       case 'term': {
@@ -267,13 +267,19 @@ export class Compiler {
       }
       case 'some': return { k: 'some', vars: e.vars.map((v) => this.compileTerm(v, scope, ctx, false)), ...base };
       case 'somein': return { k: 'somein', key: e.key && this.compileTerm(e.key, scope, ctx, false), val: this.compileTerm(e.val, scope, ctx, false), coll: this.compileTerm(e.coll, scope, ctx, false), ...base };
+      case 'block': {
+        const inner: Scope = { vars: new Map(), parent: scope };
+        const body = this.compileBody(e.body, inner, ctx, this.allSlots(scope), false, true);
+        return { k: 'block', body, ...base };
+      }
       case 'every': {
         const coll = this.compileTerm(e.coll, scope, ctx, false);
         const inner: Scope = { vars: new Map(), parent: scope };
         const b: number[] = [];
         const key = e.key ? this.declarePattern(e.key, inner, ctx, b) : undefined;
         const val = this.declarePattern(e.val, inner, ctx, b);
-        const body = this.compileBody(e.body, inner, ctx, [...b, ...this.allSlots(scope)]);
+        const body = this.compileBody(e.body, inner, ctx, [...b, ...this.allSlots(scope)], false, true);
+        void 0;
         return { k: 'every', key, val, coll, body, ...base };
       }
     }
@@ -283,6 +289,18 @@ export class Compiler {
     const out: number[] = [];
     for (let c = s; c; c = c.parent) for (const v of c.vars.values()) out.push(v);
     return out;
+  }
+
+  private compileWithValue(t: Term, scope: Scope, ctx: Ctx): Term {
+    const head = t.t === 'ref' ? t.head : t;
+    if (head.t === 'var' && lookup(scope, head.name) === undefined && !this.isGlobal(head.name, ctx)) {
+      const segs = t.t === 'ref' ? t.path : [];
+      if (segs.every((p) => p.t === 'scalar' && typeof p.v === 'string')) {
+        const dotted = [head.name, ...segs.map((p) => String((p as { v: Value }).v))].join('.');
+        if (BUILTINS.has(dotted)) return { t: 'var', name: dotted, loc: t.loc };
+      }
+    }
+    return this.compileTerm(t, scope, ctx, false);
   }
 
   private compileWithTarget(t: Term, ctx: Ctx): Term {
@@ -346,13 +364,13 @@ export class Compiler {
       case 'template': return { ...t, parts: t.parts.map((p) => (typeof p === 'string' ? p : this.compileTerm(p, scope, ctx, headMode))) };
       case 'arraycomp': case 'setcomp': {
         const inner: Scope = { vars: new Map(), parent: scope };
-        const body = this.compileBody(t.body, inner, ctx, this.allSlots(scope));
+        const body = this.compileBody(t.body, inner, ctx, this.allSlots(scope), false, true);
         const head = this.compileTerm(t.head, inner, ctx, true);
         return { ...t, head, body };
       }
       case 'objcomp': {
         const inner: Scope = { vars: new Map(), parent: scope };
-        const body = this.compileBody(t.body, inner, ctx, this.allSlots(scope));
+        const body = this.compileBody(t.body, inner, ctx, this.allSlots(scope), false, true);
         return { ...t, key: this.compileTerm(t.key, inner, ctx, true), value: this.compileTerm(t.value, inner, ctx, true), body };
       }
       case 'call': {
@@ -421,6 +439,13 @@ export class Compiler {
       case 'unify': case 'assign': this.termVars(e.a, n2, p2, true); this.termVars(e.b, n2, p2, true); break;
       case 'some': break;
       case 'somein': if (e.key) this.termVars(e.key, n2, p2, true); this.termVars(e.val, n2, p2, true); this.termVars(e.coll, n2, p2, false); break;
+      case 'block': {
+        const inner = new Set<number>(), ip = new Set<number>();
+        for (const x of e.body) this.exprVars(x, inner, ip);
+        for (const v of inner) if (!ip.has(v)) n2.add(v);
+        for (const v of ip) n2.add(v);
+        break;
+      }
       case 'every': {
         this.termVars(e.coll, n2, p2, false);
         const inner = new Set<number>(), ip = new Set<number>();

@@ -143,7 +143,9 @@ export class Evaluator {
         if (e.key) return this.unifyTV(e.key, key, f, ctx, () => this.unifyTV(e.val, val, f, ctx, k));
         return this.unifyTV(e.val, val, f, ctx, k);
       }));
+      case 'block': return this.evalBody(e.body, 0, f, ctx, k);
       case 'every': return this.evalTerm(e.coll, f, ctx, (c) => {
+        if (c === null || typeof c !== 'object') return false;
         const failed = iterate(c, (key, val) => {
           const ok = (e.key ? this.unifyTV(e.key, key, f, ctx, () => this.unifyTV(e.val, val, f, ctx, () => this.evalBody(e.body, 0, f, ctx, () => true)))
             : this.unifyTV(e.val, val, f, ctx, () => this.evalBody(e.body, 0, f, ctx, () => true)));
@@ -517,7 +519,7 @@ export class Evaluator {
       if (m) {
         if (m.kind === 'value') return k(m.v);
         if (m.kind === 'builtin') target = m.def;
-        else target = { kind: 'user', path: m.path, arity: vals.length };
+        else { const c2 = ctx.derive(); c2.mocks = undefined; return this.callUser(m.path, vals, c2, k, t.loc); }
       }
     }
     if ('kind' in target && target.kind === 'user') return this.callUser(target.path, vals, ctx, k, t.loc);

@@ -132,8 +132,12 @@ export class Parser {
   private parseRuleBody(rule: RuleAST, first: boolean): void {
     if (this.isKw('if')) {
       this.p++;
-      if (this.isP('{')) rule.body = this.parseBraceBody();
-      else { this.nlStack.push(true); rule.body = [this.parseLiteral()]; this.nlStack.pop(); }
+      let done = false;
+      if (this.isP('{')) {
+        const save = this.p; const depth = this.nlStack.length;
+        try { rule.body = this.parseBraceBody(); done = true; } catch { this.p = save; this.nlStack.length = depth; }
+      }
+      if (!done) { this.nlStack.push(true); rule.body = [this.parseLiteral()]; this.nlStack.pop(); }
     } else if (this.isP('{') && first && !this.tok.nl) {
       this.err('`if` keyword is required before rule body');
     } else if (this.isP('{') && !first) {
@@ -210,13 +214,21 @@ export class Parser {
       e = { k: 'every', key, val, coll, body, loc };
     } else if (this.isKw('not')) {
       this.p++;
+      if (this.isP('{')) {
+        const save = this.p;
+        try { const body = this.parseBraceBody(); e = { k: 'block', body, loc, negated: true }; return this.parseWiths(e); } catch { this.p = save; }
+      }
       const inner = this.parseLiteralExpr(loc);
       inner.negated = true;
       e = inner;
     } else {
       e = this.parseLiteralExpr(loc);
     }
-    while (this.isKw('with') && !this.atLineBreak()) {
+    return this.parseWiths(e);
+  }
+
+  private parseWiths(e: Expr): Expr {
+    while (this.isKw('with')) {
       const wt = this.tok; this.p++;
       const target = this.parseRefTerm();
       if (!this.isKw('as')) this.err('expected as');

@@ -193,6 +193,7 @@ export function register(reg: Reg): void {
 
   // misc
   reg('print', -1, () => true);
+  reg('http.send', 1, () => { throw new BuiltinError('eval_builtin_error', 'http.send: not supported by this evaluator'); });
   reg('trace', 1, () => true);
   reg('opa.runtime', 0, () => new RObject());
   reg('rand.intn', 2, (a) => { str('rand.intn', a, 0); const n = int('rand.intn', a, 1); return n === 0 ? 0 : Math.floor(Math.random() * Math.abs(n)); });

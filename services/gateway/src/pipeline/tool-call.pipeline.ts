@@ -122,6 +122,7 @@ export class ToolCallPipeline {
           piiDetected: protectedParams.piiDetected,
           sessionId: sessionId ?? '',
         },
+        storedParamsJson: JSON.stringify(stored),
       });
       this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
     } catch (e) {

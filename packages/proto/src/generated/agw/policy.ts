@@ -34,7 +34,14 @@ export interface ToolCall {
 export interface EvaluateRequest {
   tenantId: string;
   actionId: string;
-  call: ToolCall | undefined;
+  call:
+    | ToolCall
+    | undefined;
+  /**
+   * params as the stores keep them (PII replaced by per-subject ciphertext envelopes): what replay may
+   * keep; the plaintext in call.params_json is evaluated and never stored
+   */
+  storedParamsJson: string;
 }
 
 export interface EvaluateResponse {
@@ -365,7 +372,7 @@ export const ToolCall: MessageFns<ToolCall> = {
 };
 
 function createBaseEvaluateRequest(): EvaluateRequest {
-  return { tenantId: "", actionId: "", call: undefined };
+  return { tenantId: "", actionId: "", call: undefined, storedParamsJson: "" };
 }
 
 export const EvaluateRequest: MessageFns<EvaluateRequest> = {
@@ -378,6 +385,9 @@ export const EvaluateRequest: MessageFns<EvaluateRequest> = {
     }
     if (message.call !== undefined) {
       ToolCall.encode(message.call, writer.uint32(26).fork()).join();
+    }
+    if (message.storedParamsJson !== "") {
+      writer.uint32(34).string(message.storedParamsJson);
     }
     return writer;
   },
@@ -419,6 +429,14 @@ export const EvaluateRequest: MessageFns<EvaluateRequest> = {
             message.call = ToolCall.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.storedParamsJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -444,6 +462,11 @@ export const EvaluateRequest: MessageFns<EvaluateRequest> = {
         ? globalThis.String(object.action_id)
         : "",
       call: isSet(object.call) ? ToolCall.fromJSON(object.call) : undefined,
+      storedParamsJson: isSet(object.storedParamsJson)
+        ? globalThis.String(object.storedParamsJson)
+        : isSet(object.stored_params_json)
+        ? globalThis.String(object.stored_params_json)
+        : "",
     };
   },
 
@@ -458,6 +481,9 @@ export const EvaluateRequest: MessageFns<EvaluateRequest> = {
     if (message.call !== undefined) {
       obj.call = ToolCall.toJSON(message.call);
     }
+    if (message.storedParamsJson !== "") {
+      obj.storedParamsJson = message.storedParamsJson;
+    }
     return obj;
   },
 
@@ -469,6 +495,7 @@ export const EvaluateRequest: MessageFns<EvaluateRequest> = {
     message.tenantId = object.tenantId ?? "";
     message.actionId = object.actionId ?? "";
     message.call = (object.call !== undefined && object.call !== null) ? ToolCall.fromPartial(object.call) : undefined;
+    message.storedParamsJson = object.storedParamsJson ?? "";
     return message;
   },
 };

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Shared steps of `npm start` and `npm test`: install what is missing, build, check the stores.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export npm_config_nodedir="${npm_config_nodedir:-/usr}"   # native addons (pkcs11js) build against the local Node headers
+export TURBO_TELEMETRY_DISABLED=1
+export DO_NOT_TRACK=1
+
+say() { printf '\033[1;34m[agw]\033[0m %s\n' "$*"; }
+die() { printf '\033[1;31m[agw] %s\033[0m\n' "$*" >&2; exit 1; }
+
+ensure_node() {
+  command -v node >/dev/null || die "Node.js 20.19+ is required (https://nodejs.org)."
+  local major; major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" -ge 20 ] || die "Node.js 20.19+ is required, found $(node --version)."
+}
+
+ensure_pnpm() {
+  if ! command -v pnpm >/dev/null 2>&1; then
+    say "installing pnpm 12"
+    npm install -g pnpm@12 >/dev/null 2>&1 || { corepack enable && corepack prepare pnpm@12 --activate; } || die "could not install pnpm"
+  fi
+}
+
+# System packages the fleet needs (Debian): SoftHSM2 for the vault's local HSM.
+ensure_system_packages() {
+  local missing=()
+  command -v softhsm2-util >/dev/null 2>&1 || missing+=(softhsm2)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+      say "installing system packages: ${missing[*]}"
+      local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+      $sudo apt-get update -qq >/dev/null 2>&1 || true
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+    else
+      die "please install: ${missing[*]} (Debian/Ubuntu: apt-get install ${missing[*]})"
+    fi
+  fi
+}
+
+install_deps() {
+  cd "$ROOT"
+  local stamp="node_modules/.agw-install-stamp"
+  if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+    say "installing workspace dependencies (pnpm install)"
+    pnpm install --frozen-lockfile --reporter=append-only 2>&1 | grep -Ev '^\s*$|Progress|gyp info' | tail -5
+    touch "$stamp"
+  fi
+}
+
+build_all() {
+  cd "$ROOT"
+  say "building (turbo run build)"
+  pnpm exec turbo run build --output-logs=errors-only >/tmp/agw-build.log 2>&1 || { cat /tmp/agw-build.log; die "build failed"; }
+}
+
+# store_check NAME HOST PORT HINT
+store_check() {
+  if ! (exec 3<>"/dev/tcp/$2/$3") 2>/dev/null; then
+    printf '\033[1;31m[agw] %s is not reachable at %s:%s.\033[0m\n    Start it with:  %s\n' "$1" "$2" "$3" "$4" >&2
+    return 1
+  fi
+}
+
+check_stores() {
+  local ok=0
+  store_check PostgreSQL 127.0.0.1 5432 "pg_ctlcluster --skip-systemctl-redirect \$(ls /etc/postgresql) main start" || ok=1
+  store_check Redis 127.0.0.1 6379 'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no' || ok=1
+  store_check NATS 127.0.0.1 4222 'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server' || ok=1
+  [ $ok -eq 0 ] || die "a store the fleet needs is down (see above)."
+}
+
+prepare() {
+  ensure_node
+  ensure_pnpm
+  ensure_system_packages
+  install_deps
+  build_all
+}

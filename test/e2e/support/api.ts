@@ -1,0 +1,78 @@
+/** A small client for the public API, used by every e2e test (fetch, no generated code). */
+import { randomUUID } from 'node:crypto';
+import { E2E_BASE_URL, E2E_CONTROL_URL } from './e2e-env';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function api<T = any>(
+  method: string,
+  path: string,
+  o: { key?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...(o.headers ?? {}) };
+  if (o.key) headers['x-api-key'] = o.key;
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.body !== undefined || o.rawBody !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(`${E2E_BASE_URL}${path}`, { method, headers, body: o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body)) });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+export interface Tenant {
+  tenantId: string;
+  apiKey: string;
+  email: string;
+  password: string;
+  slug: string;
+}
+
+/** Sign up a fresh tenant (unique e-mail) and return its API key. */
+export async function newTenant(name = 'E2E Tenant'): Promise<Tenant> {
+  const email = `e2e-${randomUUID()}@e2e.test`;
+  const password = 'correct-horse-battery-staple';
+  const r = await api('POST', '/auth/signup', { body: { email, password, tenant_name: name } });
+  if (r.status !== 201) throw new Error(`signup failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return { tenantId: r.body.tenant_id, apiKey: r.body.api_key, email, password, slug: r.body.slug };
+}
+
+export function toolCall(over: Record<string, unknown> = {}) {
+  return { agent_id: 'agent-1', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'hello' }, ...over };
+}
+
+export function call(key: string, over: Record<string, unknown> = {}) {
+  return api('POST', '/mcp/tools/call', { key, body: toolCall(over) });
+}
+
+/** Stop/start/kill a service of the e2e fleet for real (scripts/fleet.mjs control endpoint). */
+export async function fleet(action: 'stop' | 'start' | 'kill', service: string): Promise<void> {
+  const res = await fetch(`${E2E_CONTROL_URL}/${action}/${service}`, { method: 'POST' });
+  if (!res.ok) throw new Error(`fleet ${action} ${service} failed: ${res.status} ${await res.text()}`);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Poll `fn` until it returns a truthy value or `timeoutMs` passes. */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, everyMs = 200): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < until) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}

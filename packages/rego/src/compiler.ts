@@ -68,6 +68,7 @@ export class Compiler {
       if (!set) { set = new Set(); this.pkgRules.set(pk, set); }
       for (const r of m.rules) set.add((r.head[0] as { name: string }).name);
     }
+    for (const m of mods) { let n = this.root; for (const k of m.pkg) n = n.child(k); }
     for (const m of mods) {
       const imports = new Map<string, Term>();
       for (const im of m.imports) this.addImport(im, imports);
@@ -171,6 +172,7 @@ export class Compiler {
     switch (t.t) {
       case 'var': return true;
       case 'ref': return true;
+      case 'arraycomp': case 'setcomp': case 'objcomp': return false;
       case 'array': case 'set': return t.items.some((x) => this.hasVars(x));
       case 'object': return t.entries.some(([k, v]) => this.hasVars(k) || this.hasVars(v));
       case 'scalar': return false;
@@ -227,7 +229,7 @@ export class Compiler {
       if (e.k === 'term') visit(e.term);
       else if (e.k === 'unify' || e.k === 'assign') { visit(e.a); visit(e.b); }
       else if (e.k === 'somein' || e.k === 'every') visit(e.coll);
-      if (e.withs) for (const w of e.withs) visit(w.value);
+      if (e.withs) for (const w of e.withs) if (!this.isBuiltinRef(w.value, scope, ctx)) visit(w.value);
     }
   }
 
@@ -289,6 +291,14 @@ export class Compiler {
     const out: number[] = [];
     for (let c = s; c; c = c.parent) for (const v of c.vars.values()) out.push(v);
     return out;
+  }
+
+  private isBuiltinRef(t: Term, scope: Scope, ctx: Ctx): boolean {
+    const head = t.t === 'ref' ? t.head : t;
+    if (head.t !== 'var' || lookup(scope, head.name) !== undefined || this.isGlobal(head.name, ctx)) return false;
+    const segs = t.t === 'ref' ? t.path : [];
+    if (!segs.every((p) => p.t === 'scalar' && typeof p.v === 'string')) return false;
+    return BUILTINS.has([head.name, ...segs.map((p) => String((p as { v: Value }).v))].join('.'));
   }
 
   private compileWithValue(t: Term, scope: Scope, ctx: Ctx): Term {

@@ -304,7 +304,7 @@ export class Evaluator {
     return this.evalTerm(head, f, ctx, (v) => this.walk(v, t.path, 0, f, ctx, k));
   }
 
-  walk(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, k: KV): boolean {
+  walk(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, k: KV, dataDoc = false): boolean {
     for (; i < path.length; i++) {
       const p = path[i];
       let key: Value | undefined;
@@ -323,7 +323,8 @@ export class Evaluator {
         const rest = i + 1;
         return iterate(v, (kk, x) => this.unifyTV(p, kk, f, ctx, () => this.walk(x, path, rest, f, ctx, k)));
       }
-      const x = lookupIn(v, key);
+      let x = lookupIn(v, key);
+      if (x === undefined && dataDoc && typeof key === 'number' && v instanceof RObject) x = v.getStr(String(key));
       if (x === undefined) return false;
       v = x;
     }
@@ -338,6 +339,7 @@ export class Evaluator {
         if (ov !== undefined) return this.walk(ov, path, i, f, ctx, k);
       }
       if (node.rules.length || node.defaultRule || node.funcs.length) {
+        if (node.funcs.length || node.defaultRule?.kind === 'func') return false;
         const v = this.nodeValue(node, base, ctx);
         if (v === undefined) return false;
         return this.walk(v, path, i, f, ctx, k);
@@ -371,10 +373,11 @@ export class Evaluator {
           return x === undefined ? false : this.walk(x, path, i + 1, f, ctx, k);
         });
       }
+      if (typeof key === 'number' && Number.isInteger(key)) key = String(key);
       if (typeof key !== 'string') return false;
       const child = node.children.get(key);
       const b2 = base instanceof RObject ? base.getStr(key) : undefined;
-      if (!child) return b2 === undefined ? false : this.walk(b2, path, i + 1, f, ctx, k);
+      if (!child) return b2 === undefined ? false : this.walk(b2, path, i + 1, f, ctx, k, true);
       node = child; base = b2; i++;
     }
   }
@@ -387,7 +390,7 @@ export class Evaluator {
     ctx.cache.set(node, COMPUTING);
     let v: Value | undefined;
     try {
-      if (node.funcs.length) v = undefined;
+      if (node.funcs.length || node.defaultRule?.kind === 'func') v = undefined;
       else if (node.rules.length || node.defaultRule) v = this.ruleValue(node, ctx);
       if (node.children.size && !(node.rules.length && node.rules[0].kind === 'single' && !node.rules[0].dyn.length)) {
         const o = v instanceof RObject ? v.clone() : base instanceof RObject && v === undefined ? base.clone() : v === undefined ? new RObject() : undefined;
@@ -396,7 +399,7 @@ export class Evaluator {
             const cv = this.nodeValue(child, base instanceof RObject ? base.getStr(ck) : undefined, ctx);
             if (cv !== undefined) {
               const ex = o.getStr(ck);
-              o.set(ck, ex instanceof RObject && cv instanceof RObject ? mergeObj(ex, cv) : cv);
+              o.set(ck, ex instanceof RObject && cv instanceof RObject ? mergeObj(ex, cv) : ex instanceof RSet && cv instanceof RSet ? new RSet([...ex, ...cv]) : cv);
             }
           }
           v = o;

@@ -350,7 +350,7 @@ export class Parser {
         if (!t.dotAfter) {
           if (t.text === 'true' || t.text === 'false') { this.p++; return { t: 'scalar', v: t.text === 'true', loc }; }
           if (t.text === 'null') { this.p++; return { t: 'scalar', v: null, loc }; }
-          if (KEYWORDS.has(t.text) && t.text !== 'set' ) this.err(`unexpected ${t.text} keyword`);
+          if (KEYWORDS.has(t.text) && !(t.text === 'contains' && this.isP('(', this.peek()) && !this.peek().ws)) this.err(`unexpected ${t.text} keyword`);
         }
         this.p++;
         if (t.text === 'set' && this.isP('(') && !this.tok.ws && this.peek().type === 'punct' && this.peek().text === ')') { this.p += 2; return { t: 'set', items: [], loc }; }
@@ -358,7 +358,14 @@ export class Parser {
       }
       case 'punct': {
         if (t.text === '(') {
-          this.p++; this.nlStack.push(false); const e = this.parseTermIn(); this.nlStack.pop(); this.expectP(')'); return e;
+          this.p++; this.nlStack.push(false); let e = this.parseTermIn();
+          if (this.isP(',')) {
+            this.p++; const v = this.parseTermRel();
+            if (!this.isKw('in')) this.err(`unexpected ${this.describe()} token: expected in`);
+            this.p++; const coll = this.parseTermRel();
+            e = { t: 'call', fn: { t: 'var', name: 'internal.member_3', loc }, args: [e, v, coll], loc, op: 'in' };
+          }
+          this.nlStack.pop(); this.expectP(')'); return e;
         }
         if (t.text === '[') return this.parseArray();
         if (t.text === '{') return this.parseBrace();

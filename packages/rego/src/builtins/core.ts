@@ -166,6 +166,7 @@ export function register(reg: Reg): void {
         if (/^[+-]?\d+$/.test(t)) return normBig(BigInt(t));
         return parseFloat(t);
       }
+      if (/^[+-]?(nan|inf|infinity)$/i.test(t)) throw new BuiltinError('eval_type_error', `to_number: operand 1 must be a finite number but got ${JSON.stringify(t)}`);
       if (/^[+-]?(0x[0-9a-fA-F]+)$/.test(t)) throw builtinErr('to_number', `strconv.ParseFloat: parsing ${JSON.stringify(t)}: invalid syntax`);
       throw new BuiltinError('eval_builtin_error', `to_number: strconv.ParseFloat: parsing ${JSON.stringify(t)}: invalid syntax`);
     }

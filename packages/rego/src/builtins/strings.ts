@@ -163,8 +163,8 @@ export function register(reg: Reg): void {
     const s = str('strings.split_n', a, 0), d = str('strings.split_n', a, 1); const n = int('strings.split_n', a, 2);
     if (n === 0) return [];
     const parts = d === '' ? cps(s) : s.split(d);
-    if (n < 0 || parts.length <= n) return parts;
-    return [...parts.slice(0, n - 1), parts.slice(n - 1).join(d)].slice(0, n);
+    if (n < 0) return parts.slice(Math.max(0, parts.length + n));
+    return parts.slice(0, n);
   });
   reg('sprintf', 2, (a) => sprintf(str('sprintf', a, 0), arr('sprintf', a, 1)));
   reg('substring', 3, (a) => {

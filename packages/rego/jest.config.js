@@ -1,1 +1,2 @@
-module.exports = { ...require('../../jest.preset.js') };
+const preset = require('../../jest.preset.js');
+module.exports = { ...preset, moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' } };

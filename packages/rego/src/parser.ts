@@ -135,7 +135,10 @@ export class Parser {
       let done = false;
       if (this.isP('{')) {
         const save = this.p; const depth = this.nlStack.length;
-        try { rule.body = this.parseBraceBody(); done = true; } catch { this.p = save; this.nlStack.length = depth; }
+        try { rule.body = this.parseBraceBody(); done = true; } catch (e1) {
+          this.p = save; this.nlStack.length = depth;
+          try { this.nlStack.push(true); rule.body = [this.parseLiteral()]; this.nlStack.pop(); done = true; } catch { throw e1; }
+        }
       }
       if (!done) { this.nlStack.push(true); rule.body = [this.parseLiteral()]; this.nlStack.pop(); }
     } else if (this.isP('{') && first && !this.tok.nl) {

@@ -32,7 +32,9 @@ export function errorHandler(logger: Logger) {
     }
     if (err instanceof AppError) {
       const status = httpStatus[err.code];
-      if (status >= 500) logger.warn({ err, reqId: req.id, path: req.path }, 'request failed');
+      // expected dependency failures are logged once where they are decided; only internal errors carry a stack
+      if (status === 500) logger.error({ err, reqId: req.id, path: req.path }, 'request failed');
+      else if (status >= 500) logger.debug({ reqId: req.id, path: req.path, detail: err.message }, 'dependency unavailable');
       if (err.code === 'rate_limited' && typeof err.detail === 'object' && err.detail && 'error' in err.detail) {
         res.status(status).json(err.detail);
         return;

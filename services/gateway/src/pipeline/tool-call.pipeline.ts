@@ -246,7 +246,7 @@ export class ToolCallPipeline {
   ): Promise<ToolCallOutcome> {
     const mode = ctx.settings.failure_config?.mode ?? DEFAULT_FAILURE_CONFIG.mode;
     this.d.metrics.policyUnavailable.inc({ mode });
-    this.d.logger.warn({ err: cause, tenantId: ctx.tenantId, mode }, 'policy engine unreachable');
+    this.d.logger.warn({ tenantId: ctx.tenantId, mode, cause: cause.message, action_id: base.action_id }, 'policy engine unreachable: failure mode applied');
     const details = { stage: 'failure_mode', failure_mode: mode, cause: cause.message };
     const bundle = 'unavailable';
     if (mode === 'fail-open') {

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { type ChainEntry, GENESIS, hashedContent, recordHash } from './record-hash';
+
+const entry: ChainEntry = {
+  action_id: '00000000-0000-4000-8000-000000000001',
+  agent_id: 'agent-1',
+  agent_type: 'assistant',
+  agent_version: '1.0.0',
+  tool: 'svc_web_search',
+  method: 'search',
+  params: { z: 1, a: 'é', n: 1.5 },
+  decision: 'allow',
+  violations: [],
+  severity: 'none',
+  alert_tier: null,
+  requires_human: false,
+  execution_mode: 'agent_direct',
+  source: 'mcp_governed',
+  session_id: null,
+  bundle_revision: 'rev-1',
+  details: {},
+  requested_at: '2026-11-21T00:00:00.000Z',
+};
+
+describe('record hash', () => {
+  it('is SHA-256 of the RFC 8785 canonical JSON followed by the previous hash', () => {
+    // Keys sorted, no whitespace, UTF-8: what any JCS implementation produces.
+    const canonical =
+      '{"action_id":"00000000-0000-4000-8000-000000000001","agent_id":"agent-1","agent_type":"assistant","agent_version":"1.0.0",' +
+      '"alert_tier":null,"bundle_revision":"rev-1","decision":"allow","details":{},"execution_mode":"agent_direct","method":"search",' +
+      '"params":{"a":"é","n":1.5,"z":1},"requested_at":"2026-11-21T00:00:00.000Z","requires_human":false,"session_id":null,' +
+      '"severity":"none","source":"mcp_governed","tool":"svc_web_search","violations":[]}';
+    const expected = createHash('sha256').update(Buffer.from(canonical + GENESIS, 'utf8')).digest('hex');
+    expect(recordHash(entry, GENESIS)).toBe(expected);
+  });
+
+  it('changes when any hashed field or the previous hash changes', () => {
+    const h = recordHash(entry, GENESIS);
+    expect(recordHash({ ...entry, decision: 'deny' }, GENESIS)).not.toBe(h);
+    expect(recordHash({ ...entry, params: { ...entry.params, z: 2 } }, GENESIS)).not.toBe(h);
+    expect(recordHash(entry, 'a'.repeat(64))).not.toBe(h);
+  });
+
+  it('does not depend on key order', () => {
+    const reordered = { ...entry, params: { n: 1.5, z: 1, a: 'é' } };
+    expect(recordHash(reordered, GENESIS)).toBe(recordHash(entry, GENESIS));
+    expect(Object.keys(hashedContent(entry))).toHaveLength(18);
+  });
+});

@@ -20,10 +20,11 @@ export class EvalCtx {
   overrides?: Map<string, Value>;
   mocks?: Map<string, MockT>;
   builtinCache = new Map<string, unknown>();
+  errs: RegoError[] = [];
   constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {}
   derive(): EvalCtx {
     const c = new EvalCtx(this.root, this.input, this.data, this.nowNs, this.strict);
-    c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache;
+    c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache; c.errs = this.errs;
     return c;
   }
 }
@@ -393,13 +394,17 @@ export class Evaluator {
       if (node.funcs.length || node.defaultRule?.kind === 'func') v = undefined;
       else if (node.rules.length || node.defaultRule) v = this.ruleValue(node, ctx);
       if (node.children.size && !(node.rules.length && node.rules[0].kind === 'single' && !node.rules[0].dyn.length)) {
-        const o = v instanceof RObject ? v.clone() : base instanceof RObject && v === undefined ? base.clone() : v === undefined ? new RObject() : undefined;
+        const fromBase = !(v instanceof RObject) && base instanceof RObject && v === undefined;
+        const o = v instanceof RObject ? v.clone() : fromBase ? (base as RObject).clone() : v === undefined ? new RObject() : undefined;
         if (o) {
           for (const [ck, child] of node.children) {
             const cv = this.nodeValue(child, base instanceof RObject ? base.getStr(ck) : undefined, ctx);
             if (cv !== undefined) {
               const ex = o.getStr(ck);
-              o.set(ck, ex instanceof RObject && cv instanceof RObject ? mergeObj(ex, cv) : ex instanceof RSet && cv instanceof RSet ? new RSet([...ex, ...cv]) : cv);
+              if (ex === undefined) o.set(ck, cv);
+              else if (ex instanceof RObject && cv instanceof RObject) o.set(ck, mergeObj(ex, cv, !fromBase));
+              else if (ex instanceof RSet && cv instanceof RSet) o.set(ck, new RSet([...ex, ...cv]));
+              else if (!fromBase && !equal(ex, cv)) throw conflict('object keys must be unique', child.rules[0]?.loc);
             }
           }
           v = o;
@@ -509,6 +514,19 @@ export class Evaluator {
     const vals: Value[] = new Array(n);
     const target = t.target as (BuiltinDef & { kind?: undefined }) | { kind: 'user'; path: string[]; arity: number } | undefined;
     if (!target) throw new RegoError('rego_type_error', `undefined function ${t.name}`, t.loc);
+    let order: number[] | undefined;
+    for (let i = 0; i < n; i++) { const a = args[i]; if (a.t === 'var' && f[a.slot!] === undefined) { order = []; break; } }
+    if (order) {
+      for (let i = 0; i < n; i++) { const a = args[i]; if (!(a.t === 'var' && f[a.slot!] === undefined)) order.push(i); }
+      for (let i = 0; i < n; i++) { const a = args[i]; if (a.t === 'var' && f[a.slot!] === undefined) order.push(i); }
+      const ord = order;
+      const step2 = (j: number): boolean => {
+        if (j === n) return this.invoke(t, target, vals.slice(), ctx, k);
+        const i = ord[j];
+        return this.evalTerm(args[i], f, ctx, (v) => { vals[i] = v; return step2(j + 1); });
+      };
+      return step2(0);
+    }
     const step = (i: number): boolean => {
       if (i === n) return this.invoke(t, target, vals.slice(), ctx, k);
       return this.evalTerm(args[i], f, ctx, (v) => { vals[i] = v; return step(i + 1); });
@@ -532,12 +550,13 @@ export class Evaluator {
       r = bi.fn(vals, ctx);
     } catch (e) {
       if (e instanceof BuiltinError) {
-        if (ctx.strict || e.always) throw new RegoError(e.code, e.message, t.loc);
+        if (e.always) throw new RegoError(e.code, e.message, t.loc);
+        if (ctx.strict) ctx.errs.push(new RegoError(e.code, e.message, t.loc));
         return false;
       }
       if (e instanceof RegoError) throw e;
       if (e instanceof RangeError || e instanceof TypeError || e instanceof SyntaxError) {
-        if (ctx.strict) throw new RegoError('eval_builtin_error', `${bi.name}: ${(e as Error).message}`, t.loc);
+        if (ctx.strict) ctx.errs.push(new RegoError('eval_builtin_error', `${bi.name}: ${(e as Error).message}`, t.loc));
         return false;
       }
       throw e;
@@ -578,9 +597,16 @@ export class Evaluator {
   }
 }
 
-function mergeObj(a: RObject, b: RObject): RObject {
+function mergeObj(a: RObject, b: RObject, strict = false): RObject {
   const o = a.clone();
-  for (const [k, v] of b.entries()) { const ex = o.get(k); o.set(k, ex instanceof RObject && v instanceof RObject ? mergeObj(ex, v) : v); }
+  for (const [k, v] of b.entries()) {
+    const ex = o.get(k);
+    if (ex === undefined) o.set(k, v);
+    else if (ex instanceof RObject && v instanceof RObject) o.set(k, mergeObj(ex, v, strict));
+    else if (ex instanceof RSet && v instanceof RSet) o.set(k, new RSet([...ex, ...v]));
+    else if (strict && !equal(ex, v)) throw conflict('object keys must be unique');
+    else if (!strict) o.set(k, v);
+  }
   return o;
 }
 

@@ -79,6 +79,7 @@ class Prepared implements PreparedPolicy {
     const ev = new Evaluator(ctx);
     let out: Value | undefined;
     ev.resolveData(ctx.root, ctx.data, terms, 0, [], ctx, (v) => { out = v; return true; });
+    if (ctx.errs.length) throw ctx.errs[0];
     return out;
   }
 
@@ -104,6 +105,7 @@ class Prepared implements PreparedPolicy {
       rows.push(row);
       return false;
     });
+    if (ctx.errs.length) { const e = ctx.errs[0]; e.results = rows; throw e; }
     return rows;
   }
 

@@ -87,7 +87,7 @@ function run(tc: Case): string | null {
     let input: unknown = tc.input ?? undefined;
     if (tc.input_term != null) { try { input = fix(YAML.parse(tc.input_term, { schema: 'json', intAsBigInt: true })); JSON.parse(tc.input_term); } catch { input = undefined; } }
     rows = evalQuerySync({ modules: (tc.modules ?? []).map(String), query: String(tc.query), data: tc.data ?? undefined, input, inputTerm: tc.input_term ?? undefined, strictBuiltinErrors: !!tc.strict_error });
-  } catch (e) { err = e as typeof err; }
+  } catch (e) { err = e as typeof err; rows = ((e as { results?: Record<string, unknown>[] }).results) ?? []; }
   const has = (k: keyof Case) => tc[k] !== undefined && tc[k] !== null;
   if (has('want_error')) {
     if (!err) return 'expected error';

@@ -80,8 +80,8 @@ export function register(reg: Reg): void {
   reg('floor', 1, (a) => { const x = num('floor', a, 0); return typeof x === 'bigint' ? x : Math.floor(x); });
   const range = (name: string, a: Value[], stepV?: Value) => {
     const x = num(name, a, 0), y = num(name, a, 1);
-    if (!isInt(x)) throw builtinErr(name, 'operand 1 must be integer number but got floating-point number');
-    if (!isInt(y)) throw builtinErr(name, 'operand 2 must be integer number but got floating-point number');
+    if (!isInt(x)) throw new BuiltinError('eval_type_error', `${name}: operand 1 must be integer number but got floating-point number`);
+    if (!isInt(y)) throw new BuiltinError('eval_type_error', `${name}: operand 2 must be integer number but got floating-point number`);
     let step = 1n;
     if (stepV !== undefined) {
       const s = num(name, a, 2);
@@ -144,7 +144,7 @@ export function register(reg: Reg): void {
     return xs.slice(s, e);
   });
   reg('array.reverse', 1, (a) => arr('array.reverse', a, 0).slice().reverse());
-  reg('array.flatten', 1, (a) => { const out: Value[] = []; const fl = (xs: Value[]) => { for (const x of xs) if (Array.isArray(x)) fl(x); else out.push(x); }; fl(arr('array.flatten', a, 0)); return out; });
+  reg('array.flatten', 1, (a) => { const out: Value[] = []; for (const x of arr('array.flatten', a, 0)) if (Array.isArray(x)) out.push(...x); else out.push(x); return out; });
 
   // types
   reg('is_number', 1, ([v]) => (typeof v === 'number' || typeof v === 'bigint' ? true : false));
@@ -189,11 +189,12 @@ export function register(reg: Reg): void {
   reg('bits.or', 2, (a) => normBig(bi('bits.or', a, 0) | bi('bits.or', a, 1)));
   reg('bits.xor', 2, (a) => normBig(bi('bits.xor', a, 0) ^ bi('bits.xor', a, 1)));
   reg('bits.negate', 1, (a) => normBig(~bi('bits.negate', a, 0)));
-  reg('bits.lsh', 2, (a) => { const x = bi('bits.lsh', a, 0), s = bi('bits.lsh', a, 1); if (s < 0n) throw builtinErr('bits.lsh', 'negative shift'); return normBig(x << s); });
-  reg('bits.rsh', 2, (a) => { const x = bi('bits.rsh', a, 0), s = bi('bits.rsh', a, 1); if (s < 0n) throw builtinErr('bits.rsh', 'negative shift'); return normBig(x >> s); });
+  reg('bits.lsh', 2, (a) => { const x = bi('bits.lsh', a, 0), s = bi('bits.lsh', a, 1); if (s < 0n) throw new BuiltinError('eval_type_error', 'bits.lsh: operand 2 must be an unsigned integer number but got a negative integer'); return normBig(x << s); });
+  reg('bits.rsh', 2, (a) => { const x = bi('bits.rsh', a, 0), s = bi('bits.rsh', a, 1); if (s < 0n) throw new BuiltinError('eval_type_error', 'bits.rsh: operand 2 must be an unsigned integer number but got a negative integer'); return normBig(x >> s); });
 
   // misc
   reg('print', -1, () => true);
+  reg('io.jwt.decode_verify', 2, () => { throw new BuiltinError('eval_builtin_error', 'io.jwt.decode_verify: not supported by this evaluator'); });
   reg('http.send', 1, () => { throw new BuiltinError('eval_builtin_error', 'http.send: not supported by this evaluator'); });
   reg('trace', 1, () => true);
   reg('opa.runtime', 0, () => new RObject());

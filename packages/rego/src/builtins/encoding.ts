@@ -75,7 +75,7 @@ export function register(reg: Reg): void {
       if (k === 'pretty') { if (typeof v !== 'boolean') throw builtinErr('json.marshal_with_options', '"pretty" option must be a boolean'); pretty = v; }
       else if (k === 'prefix') { if (typeof v !== 'string') throw builtinErr('json.marshal_with_options', '"prefix" option must be a string'); prefix = v; pretty = pretty || o.getStr('pretty') === undefined; }
       else if (k === 'indent') { if (typeof v !== 'string') throw builtinErr('json.marshal_with_options', '"indent" option must be a string'); indent = v; pretty = pretty || o.getStr('pretty') === undefined; }
-      else throw builtinErr('json.marshal_with_options', `object contained unknown key ${typeof k === 'string' ? JSON.stringify(k) : String(k)}`);
+      else throw new BuiltinError('eval_type_error', `json.marshal_with_options: object contained unknown key ${typeof k === 'string' ? JSON.stringify(k) : String(k)}`);
     }
     if (o.getStr('pretty') === false) pretty = false;
     if (!pretty) return toJSONText(a[0]);

@@ -26,7 +26,7 @@ function keysOf(name: string, v: Value, i: number): Value[] {
 
 /** parse json.filter/json.remove paths into segment arrays */
 function parsePaths(name: string, v: Value): Value[][] {
-  if (!(v instanceof RSet) && !Array.isArray(v)) throw new BuiltinError('eval_type_error', `${name}: operand 2 must be one of {set, array} containing string paths or array of path segments but got ${typeName(v)}`);
+  if (!(v instanceof RSet) && !Array.isArray(v)) throw new BuiltinError('eval_type_error', `${name}: operand 2 must be one of {set, array} but got ${typeName(v)}`);
   const out: Value[][] = [];
   for (const p of elems(v)) {
     if (typeof p === 'string') { out.push(p.replace(/^\//, '').split('/').filter((_, i, a) => !(a.length === 1 && a[0] === '')).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))); }

@@ -315,14 +315,17 @@ function parseUnits(s0: string, bytes: boolean): Value {
   const name = bytes ? 'units.parse_bytes' : 'units.parse';
   if (/\s/.test(s0)) throw builtinErr(name, 'spaces not allowed in resource strings');
   let s = s0.replace(/"/g, '');
-  const m = /^([0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)(.*)$/.exec(s)!;
+  const m = /^([+-]?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)(.*)$/.exec(s)!;
   let numStr = m[1]; const unitRaw = m[2];
+  if (/^[.0-9]/.test(unitRaw)) throw builtinErr(name, bytes ? 'could not parse byte amount to a number' : 'could not parse amount to a number');
+  let neg = false;
+  if (numStr.startsWith('-') || numStr.startsWith('+')) { neg = numStr[0] === '-'; numStr = numStr.slice(1); }
   if (numStr === '' || numStr === '.') throw builtinErr(name, bytes ? 'no byte amount provided' : 'no amount provided');
   if (/[eE]/.test(numStr)) {
     const ex = parseInt(numStr.split(/[eE]/)[1], 10);
     if (Math.abs(ex) > 1000) throw builtinErr(name, 'exponent too large');
   }
-  const unit = bytes ? unitRaw.toLowerCase() : unitRaw;
+  const unit = bytes || unitRaw.length > 1 ? unitRaw.toLowerCase() : unitRaw;
   let mult: bigint | number | undefined;
   let div = 1n;
   if (bytes) {
@@ -342,12 +345,11 @@ function parseUnits(s0: string, bytes: boolean): Value {
   let [ip, fp = ''] = mant.split('.');
   if (!/^[0-9]+$/.test(ip) || !/^[0-9]*$/.test(fp)) throw builtinErr(name, bytes ? 'could not parse byte amount to a number' : 'could not parse amount to a number');
   let digits = BigInt(ip + fp); let scale = fp.length - exp; // value = digits * 10^-scale
-  let numer = digits * (mult as bigint); let denom = div;
+  let numer = digits * (mult as bigint) * (neg ? -1n : 1n); let denom = div;
   if (scale > 0) denom *= 10n ** BigInt(scale); else if (scale < 0) numer *= 10n ** BigInt(-scale);
   if (bytes) {
-    // bytes are rounded to integers? OPA returns float for fractional
     if (numer % denom === 0n) return normBig(numer / denom);
-    return Number(numer) / Number(denom);
+    return Math.round(Number(numer) / Number(denom));
   }
   if (numer % denom === 0n) return normBig(numer / denom);
   return Number(numer) / Number(denom);

@@ -29,6 +29,7 @@ function nsArg(name: string, v: Value): { ns: bigint; tz: string; layout?: strin
 
 /** civil fields in zone */
 function fields(ns: bigint, tz: string) {
+  if (ns < MIN_NS || ns > MAX_NS) throw new BuiltinError('eval_builtin_error', 'timestamp too big');
   const sec = ns >= 0n ? ns / NS : -((-ns + NS - 1n) / NS);
   const nanos = Number(ns - sec * NS);
   const ms = Number(sec) * 1000;

@@ -25,6 +25,8 @@ export class Node {
   defaultRule?: Rule;
   funcs: Rule[] = [];
   key: string;
+  /** value may depend on input, the clock or other per-evaluation state (not cacheable across evaluations) */
+  volatile = true;
   constructor(public path: string[]) { this.key = path.join('\u0000'); }
   child(k: string): Node {
     let c = this.children.get(k);
@@ -80,6 +82,76 @@ export class Compiler {
       }
     }
     this.checkConflicts(this.root);
+    this.computeVolatility();
+  }
+
+  /** mark rule nodes whose value depends only on data (and constants): those can be cached per data document */
+  private computeVolatility(): void {
+    const VOLATILE_BUILTINS = /^(time\.now_ns|rand\.|http\.send|uuid\.|opa\.runtime|print|trace|io\.jwt|crypto\.x509|net\.lookup)/;
+    const info = new Map<Node, { direct: boolean; refs: string[][] }>();
+    const all: Node[] = [];
+    const visitNodes = (n: Node) => { if (n.rules.length || n.defaultRule || n.funcs.length) all.push(n); for (const c of n.children.values()) visitNodes(c); };
+    visitNodes(this.root);
+    for (const n of all) {
+      const st = { direct: false, refs: [] as string[][] };
+      const term = (t: Term | undefined): void => {
+        if (!t) return;
+        switch (t.t) {
+          case 'ref': {
+            if (t.root === 'input') { st.direct = true; return; }
+            if (t.root === 'data') {
+              const segs: string[] = [];
+              for (const p of t.path) { if (p.t === 'scalar' && typeof p.v === 'string') segs.push(p.v); else break; }
+              st.refs.push(segs);
+            } else term(t.head);
+            t.path.forEach(term);
+            return;
+          }
+          case 'array': case 'set': t.items.forEach(term); return;
+          case 'object': t.entries.forEach(([k, v]) => { term(k); term(v); }); return;
+          case 'arraycomp': case 'setcomp': term(t.head); body(t.body); return;
+          case 'objcomp': term(t.key); term(t.value); body(t.body); return;
+          case 'call': {
+            const tg = t.target as { kind?: string; path?: string[]; name?: string } | undefined;
+            if (tg?.kind === 'user' && tg.path) st.refs.push(tg.path);
+            else if (t.name && VOLATILE_BUILTINS.test(t.name)) st.direct = true;
+            t.args.forEach(term); return;
+          }
+          case 'template': t.parts.forEach((p) => typeof p !== 'string' && term(p)); return;
+          default: return;
+        }
+      };
+      const body = (b: Expr[]): void => {
+        for (const e of b) {
+          if (e.withs) st.direct = true;
+          switch (e.k) {
+            case 'term': term(e.term); break;
+            case 'unify': case 'assign': term(e.a); term(e.b); break;
+            case 'somein': term(e.key); term(e.val); term(e.coll); break;
+            case 'every': term(e.key); term(e.val); term(e.coll); body(e.body); break;
+            case 'block': body(e.body); break;
+            default: break;
+          }
+        }
+      };
+      const rules = [...n.rules, ...n.funcs, ...(n.defaultRule ? [n.defaultRule] : [])];
+      for (const r of rules) for (let cur: Rule | undefined = r; cur; cur = cur.elseRule) {
+        body(cur.body); term(cur.value); term(cur.key); cur.dyn.forEach(term); cur.args?.forEach(term);
+      }
+      info.set(n, st);
+    }
+    const vol = new Set<Node>(all.filter((n) => info.get(n)!.direct));
+    const overlaps = (a: string[], b: string[]) => { const m = Math.min(a.length, b.length); for (let i = 0; i < m; i++) if (a[i] !== b[i]) return false; return true; };
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (const n of all) {
+        if (vol.has(n)) continue;
+        const st = info.get(n)!;
+        if (st.refs.some((r) => r.length === 0 || [...vol].some((m) => overlaps(r, m.path)))) { vol.add(n); changed = true; }
+      }
+    }
+    for (const n of all) n.volatile = vol.has(n);
   }
 
   private checkConflicts(n: Node): void {

@@ -11,17 +11,29 @@ type KV = (v: Value) => boolean;
 type Frame = (Value | undefined)[];
 
 const COMPUTING = Symbol('computing');
+const NOPE = Symbol('nope');
 
 export interface Mock { kind: 'value'; v: Value } 
 export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: BuiltinDef } | { kind: 'user'; path: string[] };
 
+const sharedCaches = new WeakMap<object, Map<unknown, Value | undefined>>();
+
 export class EvalCtx {
   cache = new Map<unknown, Value | undefined | typeof COMPUTING>();
+  /** cache of non-volatile rule values, shared by evaluations over the same data document */
+  shared?: Map<unknown, Value | undefined>;
   overrides?: Map<string, Value>;
   mocks?: Map<string, MockT>;
   builtinCache = new Map<string, unknown>();
   errs: RegoError[] = [];
   constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {}
+  useSharedCache(): void {
+    const d = this.data as object;
+    if (d === null || typeof d !== 'object') return;
+    let m = sharedCaches.get(d);
+    if (!m) { m = new Map(); sharedCaches.set(d, m); }
+    this.shared = m;
+  }
   derive(): EvalCtx {
     const c = new EvalCtx(this.root, this.input, this.data, this.nowNs, this.strict);
     c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache; c.errs = this.errs;
@@ -137,8 +149,22 @@ export class Evaluator {
 
   private evalExprInner(e: Expr, f: Frame, ctx: EvalCtx, k: K): boolean {
     switch (e.k) {
-      case 'term': return this.evalTerm(e.term, f, ctx, (v) => (v !== false ? k() : false));
-      case 'unify': case 'assign': return this.unify(e.a, e.b, f, ctx, k);
+      case 'term': {
+        const d = this.direct(e.term, f, ctx);
+        if (d !== NOPE) return d === undefined || d === false ? false : k();
+        return this.evalTerm(e.term, f, ctx, (v) => (v !== false ? k() : false));
+      }
+      case 'unify': case 'assign': {
+        const a = e.a;
+        if (a.t === 'var' && a.slot !== undefined && a.slot >= 0 && f[a.slot] === undefined) {
+          const d = this.direct(e.b, f, ctx);
+          if (d !== NOPE) {
+            if (d === undefined) return false;
+            f[a.slot] = d; const r = k(); f[a.slot] = undefined; return r;
+          }
+        }
+        return this.unify(e.a, e.b, f, ctx, k);
+      }
       case 'some': return k();
       case 'somein': return this.evalTerm(e.coll, f, ctx, (c) => iterate(c, (key, val) => {
         if (e.key) return this.unifyTV(e.key, key, f, ctx, () => this.unifyTV(e.val, val, f, ctx, k));
@@ -219,7 +245,124 @@ export class Evaluator {
   }
 
   // ------------------------------------------------------------------ terms
+  /**
+   * Evaluate a term that yields at most one value without continuations.
+   * Returns NOPE when the term may enumerate (unbound var in a ref, multi-valued builtin, ...).
+   */
+  direct(t: Term, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+    switch (t.t) {
+      case 'scalar': return t.v;
+      case 'var': { const v = f[t.slot!]; return v === undefined ? NOPE : v; }
+      case 'ref': {
+        let v: Value | undefined;
+        const path = t.path;
+        let i = 0;
+        if (t.root === 'input') { v = ctx.input; if (v === undefined) return undefined; }
+        else if (t.root === 'data') {
+          // descend the rule tree while keys are known
+          let node: Node = ctx.root; let base: Value | undefined = ctx.data;
+          for (;;) {
+            if (ctx.overrides && node.path.length && ctx.overrides.has(node.key)) { v = ctx.overrides.get(node.key); break; }
+            if (node.rules.length || node.defaultRule || node.funcs.length) {
+              if (node.funcs.length || node.defaultRule?.kind === 'func') return undefined;
+              v = this.nodeValue(node, base, ctx); if (v === undefined) return undefined; break;
+            }
+            if (i === path.length) { v = this.nodeValue(node, base, ctx); return v; }
+            const p = path[i];
+            let key: Value | undefined | typeof NOPE;
+            if (p.t === 'scalar') key = p.v; else if (p.t === 'var') { key = f[p.slot!]; if (key === undefined) return NOPE; } else return NOPE;
+            if (typeof key === 'number' && Number.isInteger(key)) key = String(key);
+            if (typeof key !== 'string') return undefined;
+            const child = node.children.get(key);
+            const b2: Value | undefined = base instanceof RObject ? base.getStr(key) : undefined;
+            i++;
+            if (!child) { if (b2 === undefined) return undefined; return this.walkDirect(b2, path, i, f, ctx, true); }
+            node = child; base = b2;
+          }
+        } else {
+          const h = t.head;
+          if (h.t === 'var') { v = f[h.slot!]; if (v === undefined) return NOPE; }
+          else { const hv = this.direct(h, f, ctx); if (hv === NOPE || hv === undefined) return hv; v = hv; }
+        }
+        if (v === undefined) return undefined;
+        return this.walkDirect(v, path, i, f, ctx, false);
+      }
+      case 'call': {
+        const target = t.target as BuiltinDef | { kind: 'user'; path: string[] } | undefined;
+        if (!target || ctx.mocks) return NOPE;
+        const n = t.args.length;
+        const vals: Value[] = new Array(n);
+        for (let i = 0; i < n; i++) { const x = this.direct(t.args[i], f, ctx); if (x === NOPE) return NOPE; if (x === undefined) return undefined; vals[i] = x; }
+        if ('kind' in target && target.kind === 'user') {
+          let out: Value | undefined;
+          this.callUser(target.path, vals, ctx, (v) => { out = v; return true; }, t.loc);
+          return out;
+        }
+        const bi = target as BuiltinDef;
+        if (bi.multi) return NOPE;
+        try {
+          return bi.fn(vals, ctx) as Value | undefined;
+        } catch (e) {
+          if (e instanceof BuiltinError) {
+            if (e.always) throw new RegoError(e.code, e.message, t.loc);
+            if (ctx.strict) ctx.errs.push(new RegoError(e.code, e.message, t.loc));
+            return undefined;
+          }
+          if (e instanceof RangeError || e instanceof TypeError || e instanceof SyntaxError) {
+            if (ctx.strict) ctx.errs.push(new RegoError('eval_builtin_error', `${bi.name}: ${(e as Error).message}`, t.loc));
+            return undefined;
+          }
+          throw e;
+        }
+      }
+      case 'array': {
+        const n = t.items.length; const out: Value[] = new Array(n);
+        for (let i = 0; i < n; i++) { const x = this.direct(t.items[i], f, ctx); if (x === NOPE || x === undefined) return x; out[i] = x; }
+        return out;
+      }
+      case 'object': {
+        const o = new RObject();
+        for (const [kt, vt] of t.entries) {
+          const kv = this.direct(kt, f, ctx); if (kv === NOPE || kv === undefined) return kv;
+          const vv = this.direct(vt, f, ctx); if (vv === NOPE || vv === undefined) return vv;
+          o.set(kv, vv);
+        }
+        return o;
+      }
+      case 'set': {
+        const o = new RSet();
+        for (const it of t.items) { const x = this.direct(it, f, ctx); if (x === NOPE || x === undefined) return x; o.add(x); }
+        return o;
+      }
+      case 'arraycomp': case 'setcomp': case 'objcomp': {
+        let out: Value | undefined;
+        this.evalTerm(t, f, ctx, (v) => { out = v; return true; });
+        return out;
+      }
+      default: return NOPE;
+    }
+  }
+
+  private walkDirect(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, dataDoc: boolean): Value | undefined | typeof NOPE {
+    for (; i < path.length; i++) {
+      const p = path[i];
+      let key: Value | undefined | typeof NOPE;
+      if (p.t === 'scalar') key = p.v;
+      else if (p.t === 'var') { key = f[p.slot!]; if (key === undefined) return NOPE; }
+      else { key = this.direct(p, f, ctx); if (key === NOPE || key === undefined) return key; }
+      let x = lookupIn(v, key);
+      if (x === undefined && dataDoc && typeof key === 'number' && v instanceof RObject) x = v.getStr(String(key));
+      if (x === undefined) return undefined;
+      v = x;
+    }
+    return v;
+  }
+
   evalTerm(t: Term, f: Frame, ctx: EvalCtx, k: KV): boolean {
+    if (t.t === 'ref' || t.t === 'call' || t.t === 'array' || t.t === 'object' || t.t === 'set') {
+      const d = this.direct(t, f, ctx);
+      if (d !== NOPE) return d === undefined ? false : k(d);
+    }
     switch (t.t) {
       case 'scalar': return k(t.v);
       case 'var': {
@@ -385,6 +528,8 @@ export class Evaluator {
 
   nodeValue(node: Node, base: Value | undefined, ctx: EvalCtx): Value | undefined {
     if (ctx.overrides && node.path.length) { const ov = ctx.overrides.get(node.key); if (ov !== undefined) return ov; }
+    const shared = ctx.shared !== undefined && !node.volatile && !ctx.overrides && !ctx.mocks ? ctx.shared : undefined;
+    if (shared !== undefined) { const sv = shared.get(node); if (sv !== undefined || shared.has(node)) return sv; }
     const cached = ctx.cache.get(node);
     if (cached === COMPUTING) throw new RegoError('rego_recursion_error', `rule data.${node.path.join('.')} is recursive`);
     if (cached !== undefined || ctx.cache.has(node)) return cached as Value | undefined;
@@ -415,6 +560,7 @@ export class Evaluator {
       }
     } catch (e) { ctx.cache.delete(node); throw e; }
     ctx.cache.set(node, v);
+    if (shared !== undefined && ctx.errs.length === 0) shared.set(node, v);
     return v;
   }
 

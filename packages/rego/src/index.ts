@@ -57,7 +57,9 @@ class Prepared implements PreparedPolicy {
 
   private ctx(options: EvalOptions | undefined, inputValue?: Value): EvalCtx {
     const input = inputValue !== undefined ? inputValue : options?.input === undefined ? undefined : fromJS(options.input);
-    return new EvalCtx(this.compiler.root, input, convertData(options?.data), options?.nowNs ?? nowNs(), !!options?.strictBuiltinErrors);
+    const c = new EvalCtx(this.compiler.root, input, convertData(options?.data), options?.nowNs ?? nowNs(), !!options?.strictBuiltinErrors);
+    if (options?.data !== null && typeof options?.data === 'object') c.useSharedCache();
+    return c;
   }
 
   evaluate(path: string, options?: EvalOptions): unknown {

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { handwritten, scenarios } from './rego-templates/handwritten.mjs';
+import { factories } from './rego-templates/handwritten-services.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -44,7 +45,9 @@ for (const name of Object.keys(scenarios)) {
   const data = { config };
   const opts = { input, data, nowNs };
   const rego = () => policy.evaluate(`data.${pkg}.decision`, opts);
-  const js = () => handwritten[name](input, config, nowMs);
+  // baseline: hand-written JS of the same rules (services templates: factories in handwritten-services.mjs)
+  const jsFn = file === real ? factories[name](config) : (i, n) => handwritten[name](i, config, n);
+  const js = () => jsFn(input, nowMs);
   const regoOut = rego();
   const jsOut = js();
   const same = isDeepStrictEqual(regoOut, jsOut);

@@ -75,7 +75,7 @@ export const handwritten = {
   },
 };
 
-const behavioral = { action_count_1h: 12, anomaly_score: 0.35, last_action_seconds_ago: 40, session_total_amount: 1200, violations_24h: 1 };
+const behavioral = { action_count_1h: 12, action_count_24h: 140, tool_count_24h: 35, violation_count_24h: 1, anomaly_score: 0.35, last_action_seconds_ago: 40, session_total_amount: 1200, violations_24h: 1 };
 const base = { agent_id: 'agent-7f3c', agent_type: 'autonomous', pii_detected: false, behavioral };
 
 /** typical input and template defaults (interface spec) per template */

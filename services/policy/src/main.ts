@@ -1,1 +1,54 @@
-// placeholder: built by its issue
+/** Composition root of the policy service: config, stores, templates, gRPC server, shutdown. No logic here. */
+import { vault } from '@agw/proto';
+import { Histogram, createClient, createDb, createLogger, createMetricsRegistry, createRedis, runService, startGrpcServer } from '@agw/shared';
+import { sql } from 'kysely';
+import { BehaviorStore } from './behavior/behavior-store';
+import { TenantPolicies } from './bundles/tenant-policies';
+import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
+import { loadPolicyConfig } from './config';
+import { DecisionRepository } from './decisions/decision.repository';
+import { PolicyEvaluation } from './decisions/policy-evaluation';
+import { policyGrpcService } from './grpc/policy.grpc';
+import { ReplayService } from './replay/replay.service';
+import { vaultRevealer } from './replay/vault-revealer';
+import { TemplateCatalog } from './templates/template-catalog';
+
+const config = loadPolicyConfig();
+const logger = createLogger('policy', config.logLevel);
+const registry = createMetricsRegistry('policy');
+
+runService({
+  name: 'policy',
+  logger,
+  registry,
+  opsHost: config.opsHost,
+  opsPort: config.opsPort,
+  start: async () => {
+    const catalog = await TemplateCatalog.load(config.templatesDir);
+    const db = createDb(config.databaseUrl);
+    await sql`SELECT 1`.execute(db);
+    const redis = createRedis(config.redisUrl);
+    const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 5000 });
+    const evalMs = new Histogram({
+      name: 'agw_policy_evaluation_ms',
+      help: 'Rego evaluation time of one call (both passes and enrichment), ms',
+      labelNames: ['passes'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50],
+      registers: [registry],
+    });
+    const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: config.policyCacheMs });
+    const decisions = new DecisionRepository(db);
+    const behavior = new BehaviorStore(redis);
+    const evaluation = new PolicyEvaluation(policies, behavior, decisions, (ms, passes) => evalMs.observe({ passes: String(passes) }, ms));
+    const replay = new ReplayService(policies, decisions, vaultRevealer(vaultClient));
+    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)]);
+    logger.info({ port: grpc.port, templates: catalog.list().map((t) => t.name) }, 'policy gRPC listening');
+    return {
+      closers: [() => db.destroy(), () => redis.disconnect(), () => vaultClient.close(), () => grpc.close()],
+      checks: {
+        postgres: async () => void (await sql`SELECT 1`.execute(db)),
+        redis: async () => void (await redis.ping()),
+      },
+    };
+  },
+});

@@ -1,3 +1,57 @@
-/** Tables owned by the policy service (filled in with its migrations). */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface PolicyTables {}
+/** Tables owned by the policy service (migration 20261121_0003_policy). */
+import type { ColumnType, JSONColumnType } from 'kysely';
+
+/** The effective policy of a tenant (a tenant without a row has the `general` template with defaults). */
+export interface PolicyTenantPoliciesTable {
+  tenant_id: string;
+  policy_template: string;
+  /** the tenant's policy_config overrides (merged over the template defaults at evaluation) */
+  policy_overrides: JSONColumnType<Record<string, unknown>>;
+  custom_policy: string | null;
+  /** short content hash of the bundle (template source or custom source + effective config) */
+  revision: string;
+  bundle_hash: string;
+  activated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** Every bundle revision a tenant had, so an audit record's bundle_revision can be looked up. */
+export interface PolicyBundleRevisionsTable {
+  tenant_id: string;
+  revision: string;
+  bundle_hash: string;
+  policy_template: string;
+  /** the effective (merged) config */
+  policy_config: JSONColumnType<Record<string, unknown>>;
+  custom_policy: string | null;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+/** One policy decision with what replay needs to re-evaluate it exactly. */
+export interface PolicyDecisionsTable {
+  tenant_id: string;
+  action_id: string;
+  agent_id: string;
+  agent_type: string;
+  agent_version: string;
+  tool: string;
+  method: string;
+  session_id: string | null;
+  /** params as the gateway stores them: PII replaced by per-subject ciphertext envelopes */
+  stored_params: JSONColumnType<Record<string, unknown>>;
+  pii_detected: boolean;
+  /** the behavioral data of the decision (pass 2's, or the counters at decision time) */
+  behavioral: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
+  decision: string;
+  violations: JSONColumnType<string[]>;
+  severity: string;
+  bundle_revision: string;
+  passes: number;
+  /** the decision time; time.now_ns() of the evaluation (business hours) */
+  evaluated_at: ColumnType<Date, Date | string, never>;
+}
+
+export interface PolicyTables {
+  policy_tenant_policies: PolicyTenantPoliciesTable;
+  policy_bundle_revisions: PolicyBundleRevisionsTable;
+  policy_decisions: PolicyDecisionsTable;
+}

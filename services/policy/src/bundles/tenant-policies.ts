@@ -1,0 +1,105 @@
+/**
+ * Each tenant's effective policy: which template (or custom Rego), its overrides, and the compiled
+ * bundle. A tenant without a stored policy has the `general` template with its defaults. Changing the
+ * template, the overrides or the custom source makes a new bundle revision (content hash); a custom
+ * policy that does not compile is refused (422 with file:line:col) and the old policy stays in force.
+ */
+import type { PreparedPolicy } from '@agw/rego';
+import { InputError, type Logger, canonicalJson, sha256Hex } from '@agw/shared';
+import type { TemplateCatalog } from '../templates/template-catalog';
+import { type PolicyBundle, compileCustom, customBundle, templateBundle } from './policy-bundle';
+import { applyConfigPatch, effectiveConfig, parseConfigPatch } from './policy-config';
+import type { StoredTenantPolicy, TenantPolicyRepository } from './tenant-policy.repository';
+
+export const DEFAULT_TEMPLATE = 'general';
+
+export interface ActiveBundle extends PolicyBundle {
+  tenantId: string;
+  /** ISO time the tenant activated it; "" for the built-in default */
+  activatedAt: string;
+}
+
+export interface PolicyChange {
+  template?: string;
+  /** JSON object of overrides to merge (null values reset a key) */
+  configJson?: string;
+  customPolicy?: string;
+}
+
+export class TenantPolicies {
+  private readonly cache = new Map<string, { at: number; value: Promise<ActiveBundle> }>();
+  private readonly compiled = new Map<string, PreparedPolicy>();
+
+  constructor(
+    private readonly repo: TenantPolicyRepository,
+    private readonly catalog: TemplateCatalog,
+    private readonly logger: Logger,
+    private readonly opts: { cacheMs: number },
+  ) {}
+
+  /** The bundle in force for the tenant (cached for `cacheMs`; a change on this replica is seen at once). */
+  active(tenantId: string): Promise<ActiveBundle> {
+    const hit = this.cache.get(tenantId);
+    if (hit && Date.now() - hit.at < this.opts.cacheMs) return hit.value;
+    const value = this.repo.get(tenantId).then((row) => this.build(tenantId, row));
+    value.catch(() => this.cache.delete(tenantId));
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(tenantId, { at: Date.now(), value });
+    return value;
+  }
+
+  async set(tenantId: string, change: PolicyChange): Promise<ActiveBundle> {
+    const current = await this.repo.get(tenantId);
+    const curTemplate = current?.policy_template ?? DEFAULT_TEMPLATE;
+    const template = change.template || curTemplate;
+    const tpl = this.catalog.get(template);
+    if (!tpl && template !== 'custom') {
+      throw InputError.at(['body', 'policy_template'], `unknown template (known: ${this.catalog.list().map((t) => t.name).join(', ')}, custom)`, 'enum');
+    }
+    const customPolicy = change.customPolicy !== undefined ? change.customPolicy || null : (current?.custom_policy ?? null);
+    if (change.customPolicy) this.compileCached(change.customPolicy); // 422 when it does not compile, whatever the template
+    if (template === 'custom' && !customPolicy) throw InputError.at(['body', 'custom_policy'], 'custom_policy (Rego source) is required with policy_template custom', 'missing');
+    // overrides belong to a template: switching templates starts from its defaults
+    const baseOverrides = template === curTemplate ? (current?.policy_overrides ?? {}) : {};
+    const overrides = change.configJson !== undefined ? applyConfigPatch(tpl, baseOverrides, parseConfigPatch(change.configJson)) : baseOverrides;
+    const candidate = this.bundleFor(tenantId, { policy_template: template, policy_overrides: overrides, custom_policy: customPolicy });
+    const unchanged =
+      current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
+    if (unchanged) return this.build(tenantId, current);
+    const row = await this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash });
+    this.cache.delete(tenantId);
+    this.logger.info({ tenantId, template, revision: candidate.revision }, 'tenant policy activated');
+    return this.build(tenantId, row);
+  }
+
+  private build(tenantId: string, row: StoredTenantPolicy | undefined): ActiveBundle {
+    const bundle = this.bundleFor(tenantId, row ?? { policy_template: DEFAULT_TEMPLATE, policy_overrides: {}, custom_policy: null });
+    return { ...bundle, tenantId, activatedAt: row ? row.activated_at.toISOString() : '' };
+  }
+
+  private bundleFor(tenantId: string, row: Pick<StoredTenantPolicy, 'policy_template' | 'policy_overrides' | 'custom_policy'>): PolicyBundle {
+    const onError = (e: unknown) => this.logger.warn({ tenantId, err: e }, 'policy evaluation failed; denying (policy_evaluation_error)');
+    if (row.policy_template === 'custom') {
+      const source = row.custom_policy ?? '';
+      return customBundle(this.compileCached(source), source, row.policy_overrides ?? {}, onError);
+    }
+    const tpl = this.catalog.get(row.policy_template) ?? this.catalog.get(DEFAULT_TEMPLATE)!;
+    const overrides = row.policy_overrides ?? {};
+    return templateBundle(tpl, overrides, effectiveConfig(tpl.defaults, overrides), row.custom_policy, onError);
+  }
+
+  private compileCached(source: string): PreparedPolicy {
+    const key = sha256Hex(source);
+    let p = this.compiled.get(key);
+    if (!p) {
+      p = compileCustom(source);
+      if (this.compiled.size > 500) this.compiled.delete(this.compiled.keys().next().value as string);
+      this.compiled.set(key, p);
+    }
+    return p;
+  }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
+}

@@ -1,0 +1,23 @@
+/** Policy service settings (env validated once at start). */
+import path from 'node:path';
+import { commonSettings, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { z } from 'zod';
+
+export const policySettings = {
+  ...commonSettings,
+  ...storeSettings,
+  grpcHost: setting('POLICY_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
+  grpcPort: setting('POLICY_GRPC_PORT', envInt(50051), 'gRPC port'),
+  opsHost: setting('POLICY_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
+  opsPort: setting('POLICY_OPS_PORT', envInt(9081), 'health/metrics port'),
+  templatesDir: setting(
+    'POLICY_TEMPLATES_DIR',
+    z.string().default(path.resolve(__dirname, '..', 'templates')),
+    'folder of the template Rego modules (general.rego, financial.rego, email.rego, crm.rego, data_access.rego)',
+  ),
+  policyCacheMs: setting('POLICY_CACHE_MS', envInt(1000), 'how long a replica caches a tenant policy row (other replicas see a change within this time)'),
+  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
+};
+
+export type PolicyConfig = ReturnType<typeof loadPolicyConfig>;
+export const loadPolicyConfig = (env?: Record<string, string | undefined>) => loadConfig(policySettings, env);

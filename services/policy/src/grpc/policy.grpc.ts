@@ -1,0 +1,130 @@
+/** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
+import { policy as pb } from '@agw/proto';
+import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import type { BehaviorStore } from '../behavior/behavior-store';
+import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
+import type { PolicyEvaluation } from '../decisions/policy-evaluation';
+import type { ReplayService } from '../replay/replay.service';
+import type { TemplateCatalog } from '../templates/template-catalog';
+
+export interface PolicyDomain {
+  catalog: TemplateCatalog;
+  policies: TenantPolicies;
+  evaluation: PolicyEvaluation;
+  replay: ReplayService;
+  behavior: BehaviorStore;
+}
+
+function parseObject(text: string, field: string): Record<string, unknown> {
+  if (!text) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw InputError.at([field], 'must be JSON', 'json_invalid');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw InputError.at([field], 'must be a JSON object', 'object_type');
+  return v as Record<string, unknown>;
+}
+
+function required(value: string, field: string): string {
+  if (!value) throw InputError.at([field], `${field} is required`, 'missing');
+  return value;
+}
+
+export function bundleStatus(b: ActiveBundle): pb.BundleStatus {
+  return { tenantId: b.tenantId, revision: b.revision, hash: b.hash, policyTemplate: b.template, activatedAt: b.activatedAt };
+}
+
+export function tenantPolicy(b: ActiveBundle): pb.TenantPolicy {
+  return {
+    tenantId: b.tenantId,
+    policyTemplate: b.template,
+    policyConfigJson: JSON.stringify(b.config),
+    customPolicy: b.customPolicy ?? '',
+    bundle: bundleStatus(b),
+  };
+}
+
+export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceBinding {
+  return {
+    definition: pb.PolicyServiceService,
+    implementation: implement(
+      pb.PolicyServiceService,
+      {
+        evaluate: async (req) => {
+          const c = req.call;
+          if (!c) throw InputError.at(['call'], 'call is required', 'missing');
+          const params = parseObject(c.paramsJson, 'call.params_json');
+          const stored = req.storedParamsJson ? parseObject(req.storedParamsJson, 'stored_params_json') : params;
+          const r = await d.evaluation.evaluate(
+            required(req.tenantId, 'tenant_id'),
+            required(req.actionId, 'action_id'),
+            { agentId: c.agentId, agentType: c.agentType, agentVersion: c.agentVersion, tool: c.tool, method: c.method, params, piiDetected: c.piiDetected, sessionId: c.sessionId },
+            stored,
+          );
+          return {
+            decision: r.decision,
+            violations: r.violations,
+            severity: r.severity,
+            alertTier: r.alertTier,
+            requiresHuman: r.requiresHuman,
+            bundleRevision: r.bundleRevision,
+            evalMs: r.evalMs,
+            passes: r.passes,
+            behavioralJson: r.behavioral ? JSON.stringify(r.behavioral) : '',
+          };
+        },
+        getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenantId, 'tenant_id'))),
+        setTenantPolicy: async (req) =>
+          tenantPolicy(
+            await d.policies.set(required(req.tenantId, 'tenant_id'), {
+              template: req.policyTemplate || undefined,
+              configJson: req.hasPolicyConfig ? req.policyConfigJson || '{}' : undefined,
+              customPolicy: req.hasCustomPolicy ? req.customPolicy : undefined,
+            }),
+          ),
+        getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(required(req.tenantId, 'tenant_id'))),
+        listTemplates: async () => ({
+          templates: d.catalog.list().map((t) => ({
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, defaultJson: JSON.stringify(p.default), description: p.description })),
+          })),
+        }),
+        listRules: async (req) => {
+          const b = await d.policies.active(required(req.tenantId, 'tenant_id'));
+          return { policyTemplate: b.template, bundleRevision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
+        },
+        replay: async (req) => ({
+          results: (await d.replay.replay(required(req.tenantId, 'tenant_id'), req.actionIds)).map((r) => ({
+            actionId: r.action_id,
+            found: r.found,
+            originalDecision: r.original_decision,
+            replayDecision: r.replay_decision,
+            consistent: r.consistent,
+            originalViolations: r.original_violations,
+            replayViolations: r.replay_violations,
+            originalBundleRevision: r.original_bundle_revision,
+            replayBundleRevision: r.replay_bundle_revision,
+            tool: r.tool,
+            erasedSubjects: r.erased_subjects,
+          })),
+        }),
+        getAnomalyScore: async (req) => {
+          const a = await d.behavior.anomaly(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'));
+          return { agentId: req.agentId, anomalyScore: a.score, factorsJson: JSON.stringify(a.factors), updatedAt: a.updatedAt };
+        },
+        clearAgentHistory: async (req) => {
+          const n = await d.behavior.clear(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'), false);
+          return { agentId: req.agentId, cleared: true, keysRemoved: n };
+        },
+        clearAgentCounters: async (req) => {
+          const n = await d.behavior.clear(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'), true);
+          return { agentId: req.agentId, cleared: true, keysRemoved: n };
+        },
+      },
+      logger,
+    ),
+  };
+}

@@ -10,6 +10,13 @@ export const auditSettings = {
   opsHost: setting('AUDIT_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
   opsPort: setting('AUDIT_OPS_PORT', envInt(9082), 'health/metrics port'),
   tamperDemo: setting('AUDIT_TAMPER_DEMO', envBool(true), 'enable the tamper-simulate/restore demo endpoints (set false in production)'),
+  merkleScheduleEnabled: setting('MERKLE_SCHEDULE_ENABLED', envBool(true), 'run the hourly Merkle tree build in this replica (an advisory lock lets one replica build)'),
+  merkleTickSeconds: setting('MERKLE_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly tree heads are due'),
+  merkleMaxLeavesPerBuild: setting('MERKLE_MAX_LEAVES_PER_BUILD', envInt(1_000_000), 'most records one tree head adds (the rest go into the next build)'),
+  anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address (anchor references of the compliance export)'),
+  policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (policy snapshot of the compliance export)'),
+  exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),
+  exportSampleProofs: setting('EXPORT_SAMPLE_PROOFS', envInt(5), 'inclusion proofs sampled into a compliance export'),
 };
 
 export type AuditConfig = ReturnType<typeof loadAuditConfig>;

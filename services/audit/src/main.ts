@@ -1,10 +1,19 @@
 /** Composition root of the audit service: config, stores, gRPC server, shutdown. No logic here. */
-import { createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
+import { connectBus, createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
+import { ComplianceExporter } from './export/compliance-exporter';
+import { ExportRepository } from './export/export.repository';
+import { GrpcAnchorReferences, GrpcPolicySnapshot, createAnchorClient, createPolicyClient } from './export/peer-sources';
+import { complianceGrpcService, merkleGrpcService } from './grpc/merkle.grpc';
+import { MerkleProofs } from './merkle/merkle-proofs';
+import { MerkleRepository } from './merkle/merkle.repository';
+import { MerkleScheduler } from './merkle/merkle.scheduler';
+import { TreeBuilder } from './merkle/tree-builder';
+import { TreeBuiltPublisher } from './merkle/tree-built.publisher';
 
 const config = loadAuditConfig();
 const logger = createLogger('audit', config.logLevel);
@@ -20,10 +29,32 @@ runService({
     const db = createDb(config.databaseUrl);
     await sql`SELECT 1`.execute(db);
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo });
-    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [auditGrpcService(chain, logger)]);
+    const bus = await connectBus(config.natsUrl, config.streamPrefix, 'audit');
+    const merkleRepo = new MerkleRepository(db);
+    const builder = new TreeBuilder(db, merkleRepo, new TreeBuiltPublisher(bus), logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild });
+    const proofs = new MerkleProofs(merkleRepo);
+    const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
+    if (config.merkleScheduleEnabled) scheduler.start();
+    const anchorClient = createAnchorClient(config.anchorGrpcUrl);
+    const policyClient = createPolicyClient(config.policyGrpcUrl);
+    const exporter = new ComplianceExporter({
+      chain,
+      records: new ExportRepository(db),
+      proofs,
+      anchors: new GrpcAnchorReferences(anchorClient),
+      policy: new GrpcPolicySnapshot(policyClient),
+      maxRecords: config.exportMaxRecords,
+      sampleProofs: config.exportSampleProofs,
+    });
+    const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
+    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [
+      auditGrpcService(chain, logger),
+      merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule }, logger),
+      complianceGrpcService(exporter, logger),
+    ]);
     logger.info({ port: grpc.port }, 'audit gRPC listening');
     return {
-      closers: [() => db.destroy(), () => grpc.close()],
+      closers: [() => db.destroy(), () => bus.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop(), () => grpc.close()],
       checks: { postgres: async () => void (await sql`SELECT 1`.execute(db)) },
     };
   },

@@ -1,0 +1,159 @@
+/**
+ * The compliance export against the real Postgres: the JSON package, and the PDF rendered to PNG with
+ * pdftoppm (poppler-utils) to check its pages really carry text. Peer services (anchor, policy) are
+ * given through their ports: one answering, one down.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type Db, DependencyUnavailableError, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { AuditChain } from '../chain/audit-chain';
+import { AuditRecordRepository } from '../chain/audit-record.repository';
+import { MerkleProofs } from '../merkle/merkle-proofs';
+import { MerkleRepository } from '../merkle/merkle.repository';
+import { hashLeaf, recordLeafBytes, verifyInclusion } from '../merkle/rfc9162';
+import { TreeBuilder } from '../merkle/tree-builder';
+import { type AnchorReference, ComplianceExporter, parseBound } from './compliance-exporter';
+import { ExportRepository } from './export.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+let db: Db;
+let chain: AuditChain;
+let builder: TreeBuilder;
+let proofs: MerkleProofs;
+const tenant = randomUUID();
+const anchorRef: AnchorReference = {
+  tree_index: 0,
+  tree_size: 12,
+  tenant_root: 'aa'.repeat(32),
+  aggregate_root: 'bb'.repeat(32),
+  leaf_index: 0,
+  leaf_count: 1,
+  aggregate_proof: [],
+  tx_hash: `0x${'cc'.repeat(32)}`,
+  block_number: 7,
+  anchored_at: new Date().toISOString(),
+  network: 'polygon-amoy',
+  chain_id: 80002,
+  contract_address: `0x${'dd'.repeat(20)}`,
+  explorer_tx_url: `https://amoy.polygonscan.com/tx/0x${'cc'.repeat(32)}`,
+};
+
+function exporter(policyUp: boolean) {
+  return new ComplianceExporter({
+    chain,
+    records: new ExportRepository(db),
+    proofs,
+    anchors: { listAnchors: async (t) => (t === tenant ? [anchorRef] : []) },
+    policy: {
+      snapshot: async () => {
+        if (!policyUp) throw new DependencyUnavailableError('policy engine is unreachable');
+        return { status: 'ok', policy_template: 'financial', policy_config: { transaction_limit: 100 }, bundle_revision: 'rev-9' };
+      },
+    },
+    maxRecords: 10_000,
+    sampleProofs: 3,
+  });
+}
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
+  const repo = new MerkleRepository(db);
+  builder = new TreeBuilder(db, repo, { treeBuilt: async () => undefined }, createLogger('test', 'silent'));
+  proofs = new MerkleProofs(repo);
+  for (let i = 0; i < 12; i++) {
+    await chain.append(tenant, {
+      action_id: randomUUID(),
+      agent_id: `agent-${i % 3}`,
+      agent_type: 'assistant',
+      agent_version: '1.0.0',
+      tool: i % 2 ? 'svc_send_email' : 'svc_web_search',
+      method: 'run',
+      params: { i },
+      decision: i % 4 === 0 ? 'deny' : 'allow',
+      violations: i % 4 === 0 ? ['consumer_email_blocked'] : [],
+      severity: i % 4 === 0 ? 'high' : 'none',
+      alert_tier: null,
+      requires_human: false,
+      execution_mode: null,
+      source: 'mcp_governed',
+      session_id: null,
+      bundle_revision: 'rev-9',
+      details: {},
+      requested_at: new Date().toISOString(),
+    });
+  }
+  await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+});
+
+afterAll(async () => {
+  await db.destroy();
+});
+
+describe('compliance export', () => {
+  it('packages records, chain verification, Merkle summary, anchors, verifiable sample proofs and the policy', async () => {
+    const out = await exporter(true).export(tenant, { format: 'json' });
+    expect(out.contentType).toBe('application/json');
+    const pkg = JSON.parse(out.content.toString());
+    expect(pkg.package.tenant_id).toBe(tenant);
+    expect(pkg.audit_records).toHaveLength(12);
+    expect(pkg.summary).toMatchObject({ total: 12, by_decision: { deny: 3, allow: 9 }, distinct_agents: 3, distinct_tools: 2, truncated: false });
+    expect(pkg.chain_verification).toMatchObject({ valid: true, record_count: 12 });
+    expect(pkg.merkle.latest_tree).toMatchObject({ tree_index: 0, record_count: 12 });
+    expect(pkg.anchors.references[0].explorer_tx_url).toContain('polygonscan');
+    expect(pkg.policy_snapshot).toMatchObject({ status: 'ok', policy_template: 'financial', bundle_revision: 'rev-9' });
+    expect(pkg.sample_inclusion_proofs).toHaveLength(3);
+    for (const p of pkg.sample_inclusion_proofs) {
+      const ok = verifyInclusion(hashLeaf(recordLeafBytes(p.record_hash)), p.leaf_index, p.tree_size, p.proof.map((x: string) => Buffer.from(x, 'hex')), Buffer.from(p.merkle_root, 'hex'));
+      expect(ok).toBe(true);
+    }
+  });
+
+  it('keeps exporting when the policy service is down, and honours the date range', async () => {
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    const pkg = await exporter(false).build(tenant, { from: '2020-01-01', to: twoDaysAgo });
+    expect(pkg.audit_records).toHaveLength(0);
+    expect(pkg.policy_snapshot).toMatchObject({ status: 'unavailable' });
+    expect(pkg.chain_verification).toMatchObject({ valid: true });
+  });
+
+  it('rejects bad dates with a 422 naming the parameter', () => {
+    expect(() => parseBound('yesterday', 'from')).toThrow(expect.objectContaining({ code: 'invalid_input', detail: [expect.objectContaining({ loc: ['query', 'from'] })] }));
+    expect(() => parseBound('2026-13-45', 'to')).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(parseBound('2026-11-21', 'to')?.toISOString()).toBe('2026-11-22T00:00:00.000Z');
+  });
+
+  it('renders a PDF whose pages carry text (rendered to PNG with pdftoppm)', async () => {
+    const out = await exporter(true).export(tenant, { format: 'pdf' });
+    expect(out.contentType).toBe('application/pdf');
+    expect(out.content.subarray(0, 5).toString()).toBe('%PDF-');
+    const dir = mkdtempSync(path.join(tmpdir(), 'agw-pdf-'));
+    try {
+      const file = path.join(dir, 'export.pdf');
+      writeFileSync(file, out.content);
+      execFileSync('pdftoppm', ['-png', '-r', '40', file, path.join(dir, 'page')]);
+      const pngs = readdirSync(dir).filter((f) => f.endsWith('.png'));
+      expect(pngs.length).toBeGreaterThanOrEqual(2);
+      expect(readFileSync(path.join(dir, pngs[0])).subarray(1, 4).toString()).toBe('PNG');
+      // the same pages as greyscale pixels: the summary page must have ink (text), not only white
+      execFileSync('pdftoppm', ['-gray', '-r', '40', '-f', '2', '-l', '2', file, path.join(dir, 'gray')]);
+      const pgm = readFileSync(path.join(dir, readdirSync(dir).find((f) => f.startsWith('gray'))!));
+      const header = pgm.subarray(0, 20).toString('latin1').split(/\s+/);
+      const [w, h] = [Number(header[1]), Number(header[2])];
+      const pixels = pgm.subarray(pgm.length - w * h);
+      const dark = pixels.filter((v) => v < 128).length;
+      expect(dark).toBeGreaterThan(200);
+      const text = execFileSync('pdftotext', ['-layout', file, '-']).toString();
+      expect(text).toContain('Compliance Export');
+      expect(text).toContain('Summary statistics');
+      expect(text).toContain(tenant);
+      expect(text).toContain('Sample inclusion proofs');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

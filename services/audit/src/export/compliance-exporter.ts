@@ -1,0 +1,202 @@
+/**
+ * The compliance export package of one tenant: audit records in the range, hash chain verification,
+ * Merkle summary, anchor references with explorer links, sample inclusion proofs and the policy
+ * snapshot (docs/compliance-export.md). JSON is the package itself; the PDF renders the same package.
+ * Anchor references and the policy snapshot come from peer services through ports; when a peer is
+ * down the section says `unavailable` instead of failing the whole export.
+ */
+import { InputError } from '@agw/shared';
+import type { AuditChain } from '../chain/audit-chain';
+import type { StoredRecord } from '../chain/audit-record.repository';
+import type { MerkleProofs } from '../merkle/merkle-proofs';
+import type { TreeHead } from '../merkle/merkle.repository';
+import { renderCompliancePdf } from './compliance-pdf.renderer';
+import type { ExportRepository, RangeStats } from './export.repository';
+
+export interface AnchorReference {
+  tree_index: number;
+  tree_size: number;
+  tenant_root: string;
+  aggregate_root: string;
+  leaf_index: number;
+  leaf_count: number;
+  aggregate_proof: string[];
+  tx_hash: string;
+  block_number: number;
+  anchored_at: string;
+  network: string;
+  chain_id: number;
+  contract_address: string;
+  explorer_tx_url: string;
+}
+
+export interface AnchorReferenceSource {
+  listAnchors(tenantId: string): Promise<AnchorReference[]>;
+}
+
+export interface PolicySnapshotSource {
+  snapshot(tenantId: string): Promise<Record<string, unknown>>;
+}
+
+export interface ExportPackage {
+  package: { format_version: string; standard: string; generated_at: string; tenant_id: string; range: { from: string; to: string } };
+  summary: RangeStats & { records_exported: number; truncated: boolean };
+  audit_records: Array<Record<string, unknown>>;
+  chain_verification: Record<string, unknown>;
+  merkle: {
+    algorithm: string;
+    leaf: string;
+    tree_heads_total: number;
+    latest_tree: Record<string, unknown> | null;
+    trees_in_range: Array<Record<string, unknown>>;
+  };
+  anchors: { status: string; references: AnchorReference[]; error?: string };
+  sample_inclusion_proofs: Array<Record<string, unknown>>;
+  policy_snapshot: Record<string, unknown>;
+}
+
+export interface ExportResult {
+  content: Buffer;
+  contentType: string;
+  filename: string;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A `from`/`to` query value: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp. `to` as a date includes that day. */
+export function parseBound(value: string | undefined, field: 'from' | 'to'): Date | undefined {
+  if (value === undefined || value === '') return undefined;
+  const ok = DATE.test(value) || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value);
+  const d = new Date(DATE.test(value) ? `${value}T00:00:00.000Z` : value);
+  if (!ok || Number.isNaN(d.getTime())) throw InputError.at(['query', field], `${field} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with time zone`, 'datetime_parsing');
+  if (field === 'to' && DATE.test(value)) return new Date(d.getTime() + 86_400_000);
+  return d;
+}
+
+const presentHead = (h: TreeHead) => ({
+  tree_index: h.tree_index,
+  merkle_root: h.merkle_root,
+  record_count: h.tree_size,
+  records_added: h.records_added,
+  from_record_id: h.from_record_id,
+  to_record_id: h.to_record_id,
+  period_start: h.period_start,
+  period_end: h.period_end,
+});
+
+const presentRecord = (r: StoredRecord) => ({
+  id: r.id,
+  leaf_index: r.tenant_seq,
+  action_id: r.action_id,
+  agent_id: r.agent_id,
+  agent_type: r.agent_type,
+  agent_version: r.agent_version,
+  tool: r.tool,
+  method: r.method,
+  params: r.params,
+  decision: r.decision,
+  violations: r.violations,
+  severity: r.severity,
+  alert_tier: r.alert_tier,
+  requires_human: r.requires_human,
+  execution_mode: r.execution_mode,
+  source: r.source,
+  session_id: r.session_id,
+  bundle_revision: r.bundle_revision,
+  details: r.details,
+  requested_at: r.requested_at,
+  prev_hash: r.prev_hash,
+  record_hash: r.record_hash,
+});
+
+export class ComplianceExporter {
+  constructor(
+    private readonly d: {
+      chain: AuditChain;
+      records: ExportRepository;
+      proofs: MerkleProofs;
+      anchors: AnchorReferenceSource;
+      policy: PolicySnapshotSource;
+      maxRecords: number;
+      sampleProofs: number;
+    },
+  ) {}
+
+  async export(tenantId: string, q: { from?: string; to?: string; format: 'json' | 'pdf' }): Promise<ExportResult> {
+    const pkg = await this.build(tenantId, q);
+    const day = pkg.package.generated_at.slice(0, 10);
+    if (q.format === 'pdf') {
+      return { content: await renderCompliancePdf(pkg), contentType: 'application/pdf', filename: `compliance-export-${tenantId}-${day}.pdf` };
+    }
+    return { content: Buffer.from(JSON.stringify(pkg, null, 2)), contentType: 'application/json', filename: `compliance-export-${tenantId}-${day}.json` };
+  }
+
+  async build(tenantId: string, q: { from?: string; to?: string }): Promise<ExportPackage> {
+    const now = new Date();
+    const from = parseBound(q.from, 'from') ?? new Date(0);
+    const to = parseBound(q.to, 'to') ?? new Date(now.getTime() + 1);
+    if (from.getTime() > to.getTime()) throw InputError.at(['query', 'from'], 'from must not be after to', 'value_error');
+
+    const [records, stats, verification, heads, anchors, policy] = await Promise.all([
+      this.d.records.records(tenantId, from, to, this.d.maxRecords),
+      this.d.records.stats(tenantId, from, to),
+      this.d.chain.verify(tenantId),
+      this.d.proofs.listHeads(tenantId),
+      this.d.anchors.listAnchors(tenantId).then(
+        (references) => ({ status: 'ok', references }),
+        (e: unknown) => ({ status: 'unavailable', references: [] as AnchorReference[], error: e instanceof Error ? e.message : String(e) }),
+      ),
+      this.d.policy.snapshot(tenantId).catch((e: unknown) => ({ status: 'unavailable', error: e instanceof Error ? e.message : String(e) })),
+    ]);
+    const latest = heads[heads.length - 1];
+    const inRange = heads.filter((h) => Date.parse(h.period_end) >= from.getTime() && Date.parse(h.period_start) < to.getTime());
+    const samples: Array<Record<string, unknown>> = [];
+    if (latest) {
+      const covered = records.filter((r) => r.tenant_seq < latest.tree_size);
+      const picks = new Set<number>();
+      const k = Math.min(this.d.sampleProofs, covered.length);
+      for (let i = 0; i < k; i++) picks.add(k === 1 ? 0 : Math.round((i * (covered.length - 1)) / (k - 1)));
+      for (const i of picks) {
+        const p = await this.d.proofs.inclusionAt(tenantId, covered[i], latest);
+        samples.push({
+          record_id: p.record_id,
+          record_hash: p.record_hash,
+          leaf_index: p.leaf_index,
+          leaf_hash: p.leaf_hash,
+          tree_index: p.tree.tree_index,
+          tree_size: p.tree.tree_size,
+          merkle_root: p.tree.merkle_root,
+          proof: p.proof,
+          verified: p.verified,
+        });
+      }
+    }
+    return {
+      package: {
+        format_version: '1.0',
+        standard: 'AGCS v0.9',
+        generated_at: now.toISOString(),
+        tenant_id: tenantId,
+        range: { from: from.toISOString(), to: to.toISOString() },
+      },
+      summary: { ...stats, records_exported: records.length, truncated: stats.total > records.length },
+      audit_records: records.map(presentRecord),
+      chain_verification: {
+        ...verification,
+        verified_at: now.toISOString(),
+        scope: 'the whole chain of the tenant (GENESIS to the latest record)',
+        algorithm: 'record_hash = SHA-256(UTF-8(JCS(content)) || UTF-8(prev_hash)); first prev_hash = "GENESIS"',
+      },
+      merkle: {
+        algorithm: 'RFC 9162 (SHA-256): leaf = SHA-256(0x00 || leaf), node = SHA-256(0x01 || left || right)',
+        leaf: 'the 32 raw bytes of record_hash; leaf index = the record\'s 0-based position in the tenant chain',
+        tree_heads_total: heads.length,
+        latest_tree: latest ? presentHead(latest) : null,
+        trees_in_range: inRange.map(presentHead),
+      },
+      anchors,
+      sample_inclusion_proofs: samples,
+      policy_snapshot: policy,
+    };
+  }
+}

@@ -1,0 +1,54 @@
+/** gRPC adapters of the export's ports: anchor references (anchor service) and the policy snapshot (policy service). */
+import { anchor, policy } from '@agw/proto';
+import { type PromiseClient, createClient } from '@agw/shared';
+import type { AnchorReference, AnchorReferenceSource, PolicySnapshotSource } from './compliance-exporter';
+
+export type AnchorClient = PromiseClient<typeof anchor.AnchorServiceService>;
+export type PolicyClient = PromiseClient<typeof policy.PolicyServiceService>;
+
+export const createAnchorClient = (url: string): AnchorClient => createClient(anchor.AnchorServiceClient, url, 'anchor service', { deadlineMs: 10_000 });
+export const createPolicyClient = (url: string): PolicyClient => createClient(policy.PolicyServiceClient, url, 'policy engine', { deadlineMs: 5_000 });
+
+export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
+  return {
+    tree_index: a.treeIndex,
+    tree_size: a.treeSize,
+    tenant_root: a.tenantRoot,
+    aggregate_root: a.aggregateRoot,
+    leaf_index: a.leafIndex,
+    leaf_count: a.leafCount,
+    aggregate_proof: a.aggregateProof,
+    tx_hash: a.txHash,
+    block_number: a.blockNumber,
+    anchored_at: a.anchoredAt,
+    network: a.network,
+    chain_id: a.chainId,
+    contract_address: a.contractAddress,
+    explorer_tx_url: a.explorerTxUrl,
+  };
+}
+
+export class GrpcAnchorReferences implements AnchorReferenceSource {
+  constructor(private readonly client: AnchorClient) {}
+
+  async listAnchors(tenantId: string): Promise<AnchorReference[]> {
+    const r = await this.client.listAnchors({ tenantId, requestedChain: '' });
+    return r.anchors.map(toAnchorReference);
+  }
+}
+
+export class GrpcPolicySnapshot implements PolicySnapshotSource {
+  constructor(private readonly client: PolicyClient) {}
+
+  async snapshot(tenantId: string): Promise<Record<string, unknown>> {
+    const p = await this.client.getTenantPolicy({ tenantId });
+    return {
+      status: 'ok',
+      policy_template: p.policyTemplate || 'general',
+      policy_config: p.policyConfigJson ? JSON.parse(p.policyConfigJson) : {},
+      custom_policy: p.customPolicy || null,
+      bundle_revision: p.bundle?.revision ?? null,
+      captured_at: new Date().toISOString(),
+    };
+  }
+}

@@ -1,0 +1,78 @@
+/** gRPC adapter of the Merkle side and the compliance export: translate messages, call the domain. */
+import { merkle as pb } from '@agw/proto';
+import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import type { ComplianceExporter } from '../export/compliance-exporter';
+import type { MerkleProofs } from '../merkle/merkle-proofs';
+import type { MerkleRepository, TreeHead } from '../merkle/merkle.repository';
+import type { MerkleScheduler } from '../merkle/merkle.scheduler';
+import type { TreeBuilder } from '../merkle/tree-builder';
+
+export function toTreeHead(h: TreeHead): pb.TreeHead {
+  return {
+    tenantId: h.tenant_id,
+    treeIndex: h.tree_index,
+    treeSize: h.tree_size,
+    merkleRoot: h.merkle_root,
+    recordsAdded: h.records_added,
+    fromRecordId: h.from_record_id ?? 0,
+    toRecordId: h.to_record_id ?? 0,
+    periodStart: h.period_start,
+    periodEnd: h.period_end,
+    builtBy: h.built_by,
+    builtAt: h.built_at,
+  };
+}
+
+const required = (tenantId: string) => {
+  if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+  return tenantId;
+};
+
+export function merkleGrpcService(
+  d: { builder: TreeBuilder; proofs: MerkleProofs; repo: MerkleRepository; scheduler?: MerkleScheduler; schedule: string },
+  logger: Logger,
+): GrpcServiceBinding {
+  return {
+    definition: pb.MerkleServiceService,
+    implementation: implement(
+      pb.MerkleServiceService,
+      {
+        buildPending: async (req) => {
+          const r = await d.builder.buildPending({ tenantId: req.tenantId || undefined, builtBy: req.builtBy === 'schedule' ? 'schedule' : 'trigger', wait: true });
+          const latest = req.tenantId ? await d.proofs.latestHead(req.tenantId) : undefined;
+          return { built: r.built.map(toTreeHead), latest: latest ? toTreeHead(latest) : undefined };
+        },
+        listTreeHeads: async (req) => ({ trees: (await d.proofs.listHeads(required(req.tenantId))).map(toTreeHead) }),
+        inclusionProof: async (req) => {
+          const p = await d.proofs.inclusion(required(req.tenantId), req.recordHash);
+          return { recordHash: p.record_hash, recordId: p.record_id, leafIndex: p.leaf_index, leafHash: p.leaf_hash, tree: toTreeHead(p.tree), proof: p.proof, verified: p.verified };
+        },
+        consistencyProof: async (req) => {
+          const p = await d.proofs.consistency(required(req.tenantId), req.treeN, req.treeM);
+          return { first: toTreeHead(p.first), second: toTreeHead(p.second), proof: p.proof, verified: p.verified };
+        },
+        health: async () => {
+          const s = await d.repo.statsAcrossTenants();
+          return { status: 'ok', treeHeads: s.tree_heads, tenants: s.tenants, lastBuildAt: s.last_build_at ?? '', pendingRecords: s.pending_records, schedule: d.schedule };
+        },
+      },
+      logger,
+    ),
+  };
+}
+
+export function complianceGrpcService(exporter: ComplianceExporter, logger: Logger): GrpcServiceBinding {
+  return {
+    definition: pb.ComplianceServiceService,
+    implementation: implement(
+      pb.ComplianceServiceService,
+      {
+        export: async (req) => {
+          const out = await exporter.export(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, format: req.format === 'pdf' ? 'pdf' : 'json' });
+          return { content: out.content, contentType: out.contentType, filename: out.filename };
+        },
+      },
+      logger,
+    ),
+  };
+}

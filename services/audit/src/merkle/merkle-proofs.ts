@@ -1,0 +1,101 @@
+/**
+ * Tree heads and proofs as the API serves them. A proof needs O(log n) stored nodes, read in one query;
+ * every proof is verified with the RFC 9162 verifier before it is returned (`verified`).
+ */
+import { ConflictError, InputError, NotFoundError } from '@agw/shared';
+import { type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
+import { type LeafRange, type NodeKey, consistencyRanges, hashLeaf, hashRange, inclusionRanges, nodesOfRanges, recordLeafBytes, verifyConsistency, verifyInclusion } from './rfc9162';
+
+export interface InclusionProof {
+  record_hash: string;
+  record_id: number;
+  leaf_index: number;
+  leaf_hash: string;
+  tree: TreeHead;
+  proof: string[];
+  verified: boolean;
+}
+
+export interface ConsistencyProof {
+  first: TreeHead;
+  second: TreeHead;
+  proof: string[];
+  verified: boolean;
+}
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+
+export class MerkleProofs {
+  constructor(private readonly repo: MerkleRepository) {}
+
+  listHeads(tenantId: string): Promise<TreeHead[]> {
+    return this.repo.listHeads(tenantId);
+  }
+
+  latestHead(tenantId: string): Promise<TreeHead | undefined> {
+    return this.repo.latestHead(tenantId);
+  }
+
+  /** Inclusion of a record (by record_hash) in the latest tree head, which includes it when any head does. */
+  async inclusion(tenantId: string, recordHashInput: string): Promise<InclusionProof> {
+    if (!HEX64.test(recordHashInput)) throw InputError.at(['path', 'record_hash'], 'record_hash must be 64 hexadecimal characters (SHA-256)', 'pattern');
+    const recordHash = recordHashInput.toLowerCase();
+    const record = await this.repo.recordByHash(tenantId, recordHash);
+    if (!record) throw new NotFoundError('No audit record with this record_hash');
+    const tree = await this.repo.latestHead(tenantId);
+    if (!tree || tree.tree_size <= record.tenant_seq) {
+      throw new ConflictError(
+        'The record is not in a Merkle tree yet: the hourly build (or POST /api/anchor/trigger) will include it',
+        'The record is not in a Merkle tree yet: the hourly build (or POST /api/anchor/trigger) will include it',
+      );
+    }
+    return this.inclusionAt(tenantId, record, tree);
+  }
+
+  /** Inclusion proof of leaf `record.tenant_seq` in `tree` (also used by the compliance export). */
+  async inclusionAt(tenantId: string, record: { id: number; tenant_seq: number; record_hash: string }, tree: TreeHead): Promise<InclusionProof> {
+    const ranges = inclusionRanges(record.tenant_seq, tree.tree_size);
+    const leafKey: NodeKey = { level: 0, index: record.tenant_seq };
+    const nodes = await this.repo.nodes(tenantId, [leafKey, ...nodesOfRanges(ranges)]);
+    const proof = this.fold(ranges, nodes);
+    const leafHash = hashLeaf(recordLeafBytes(record.record_hash));
+    const stored = nodes.get(nodeKey(leafKey));
+    const verified = Boolean(stored?.equals(leafHash)) && verifyInclusion(leafHash, record.tenant_seq, tree.tree_size, proof, Buffer.from(tree.merkle_root, 'hex'));
+    return {
+      record_hash: record.record_hash,
+      record_id: record.id,
+      leaf_index: record.tenant_seq,
+      leaf_hash: leafHash.toString('hex'),
+      tree,
+      proof: proof.map((p) => p.toString('hex')),
+      verified,
+    };
+  }
+
+  /** RFC 9162 consistency proof: tree head `n` (earlier) is a prefix of tree head `m`. */
+  async consistency(tenantId: string, n: number, m: number): Promise<ConsistencyProof> {
+    const issues = [];
+    if (!Number.isSafeInteger(n) || n < 0) issues.push({ loc: ['path', 'tree_n'], msg: 'tree_n must be a non-negative integer (a tree_index)', type: 'int_parsing' });
+    if (!Number.isSafeInteger(m) || m < 0) issues.push({ loc: ['path', 'tree_m'], msg: 'tree_m must be a non-negative integer (a tree_index)', type: 'int_parsing' });
+    if (issues.length) throw new InputError(issues);
+    if (n > m) throw InputError.at(['path', 'tree_n'], 'tree_n must not be greater than tree_m (the earlier tree comes first)', 'value_error');
+    const [first, second] = await Promise.all([this.repo.headByIndex(tenantId, n), this.repo.headByIndex(tenantId, m)]);
+    if (!first) throw new NotFoundError(`Tree head ${n} not found`);
+    if (!second) throw new NotFoundError(`Tree head ${m} not found`);
+    const ranges = consistencyRanges(first.tree_size, second.tree_size);
+    const nodes = await this.repo.nodes(tenantId, nodesOfRanges(ranges));
+    const proof = this.fold(ranges, nodes);
+    const verified = verifyConsistency(first.tree_size, second.tree_size, Buffer.from(first.merkle_root, 'hex'), Buffer.from(second.merkle_root, 'hex'), proof);
+    return { first, second, proof: proof.map((p) => p.toString('hex')), verified };
+  }
+
+  private fold(ranges: LeafRange[], nodes: Map<string, Buffer>): Buffer[] {
+    return ranges.map((r) =>
+      hashRange(r, (k) => {
+        const h = nodes.get(nodeKey(k));
+        if (!h) throw new Error(`Merkle node ${nodeKey(k)} is missing`);
+        return h;
+      }),
+    );
+  }
+}

@@ -1,0 +1,153 @@
+/** Tree heads, stored nodes and proofs against the real local Postgres. */
+import { randomUUID } from 'node:crypto';
+import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { sql } from 'kysely';
+import { AuditChain } from '../chain/audit-chain';
+import { AuditRecordRepository } from '../chain/audit-record.repository';
+import type { ChainEntry } from '../chain/record-hash';
+import { MerkleProofs } from './merkle-proofs';
+import { MerkleRepository, type TreeHead } from './merkle.repository';
+import { hashLeaf, recordLeafBytes, rootOfLeafHashes, verifyConsistency, verifyInclusion } from './rfc9162';
+import { MERKLE_BUILD_LOCK, TreeBuilder } from './tree-builder';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+let db: Db;
+let chain: AuditChain;
+let repo: MerkleRepository;
+let builder: TreeBuilder;
+let proofs: MerkleProofs;
+const published: TreeHead[] = [];
+
+const entry = (i: number): ChainEntry => ({
+  action_id: randomUUID(),
+  agent_id: 'agent-1',
+  agent_type: 'assistant',
+  agent_version: '1.0.0',
+  tool: 'svc_web_search',
+  method: 'search',
+  params: { q: `query ${i}` },
+  decision: 'allow',
+  violations: [],
+  severity: 'none',
+  alert_tier: null,
+  requires_human: false,
+  execution_mode: 'agent_direct',
+  source: 'mcp_governed',
+  session_id: null,
+  bundle_revision: 'rev-1',
+  details: {},
+  requested_at: new Date().toISOString(),
+});
+
+async function append(tenantId: string, n: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push((await chain.append(tenantId, entry(i))).record_hash);
+  return out;
+}
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
+  repo = new MerkleRepository(db);
+  builder = new TreeBuilder(db, repo, { treeBuilt: async (h) => void published.push(h) }, createLogger('test', 'silent'));
+  proofs = new MerkleProofs(repo);
+});
+
+afterAll(async () => {
+  await db.destroy();
+});
+
+describe('Merkle tree heads', () => {
+  it('builds cumulative heads whose roots are the RFC 9162 MTH of the record hashes', async () => {
+    const tenant = randomUUID();
+    const hashes = await append(tenant, 13);
+    const r1 = await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+    expect(r1.built).toHaveLength(1);
+    const h0 = r1.built[0];
+    const leaves = hashes.map((h) => hashLeaf(recordLeafBytes(h)));
+    expect(h0).toMatchObject({ tenant_id: tenant, tree_index: 0, tree_size: 13, records_added: 13, built_by: 'trigger' });
+    expect(h0.merkle_root).toBe(rootOfLeafHashes(leaves).toString('hex'));
+    expect(published.some((p) => p.tenant_id === tenant && p.tree_index === 0)).toBe(true);
+
+    // nothing pending: no new head
+    expect((await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true })).built).toHaveLength(0);
+
+    const more = await append(tenant, 20);
+    const h1 = (await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true })).built[0];
+    const all = [...hashes, ...more].map((h) => hashLeaf(recordLeafBytes(h)));
+    expect(h1).toMatchObject({ tree_index: 1, tree_size: 33, records_added: 20, period_start: h0.period_end });
+    expect(h1.from_record_id).toBeGreaterThan(h0.to_record_id!);
+    expect(h1.merkle_root).toBe(rootOfLeafHashes(all).toString('hex'));
+
+    // every record has a valid inclusion proof against the latest head, checked independently
+    for (const [i, h] of [...hashes, ...more].entries()) {
+      const p = await proofs.inclusion(tenant, h);
+      expect(p.verified).toBe(true);
+      expect(p.leaf_index).toBe(i);
+      expect(p.tree.tree_index).toBe(1);
+      expect(verifyInclusion(all[i], i, 33, p.proof.map((x) => Buffer.from(x, 'hex')), Buffer.from(h1.merkle_root, 'hex'))).toBe(true);
+    }
+
+    const c = await proofs.consistency(tenant, 0, 1);
+    expect(c.verified).toBe(true);
+    expect(verifyConsistency(13, 33, Buffer.from(h0.merkle_root, 'hex'), Buffer.from(h1.merkle_root, 'hex'), c.proof.map((x) => Buffer.from(x, 'hex')))).toBe(true);
+    expect((await proofs.consistency(tenant, 1, 1)).proof).toEqual([]);
+  });
+
+  it('grows one leaf at a time with every intermediate root correct', async () => {
+    const tenant = randomUUID();
+    const leaves: Buffer[] = [];
+    for (let i = 0; i < 18; i++) {
+      const [h] = await append(tenant, 1);
+      leaves.push(hashLeaf(recordLeafBytes(h)));
+      const head = (await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true })).built[0];
+      expect(head.merkle_root).toBe(rootOfLeafHashes(leaves).toString('hex'));
+    }
+    for (let m = 0; m < 18; m++) expect((await proofs.consistency(tenant, m, 17)).verified).toBe(true);
+  });
+
+  it('answers 409 before a tree includes a record, 404 for unknown hashes or other tenants, 422 for bad input', async () => {
+    const tenant = randomUUID();
+    const [h] = await append(tenant, 1);
+    await expect(proofs.inclusion(tenant, h)).rejects.toMatchObject({ code: 'conflict' });
+    await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+    const [later] = await append(tenant, 1);
+    await expect(proofs.inclusion(tenant, later)).rejects.toMatchObject({ code: 'conflict' });
+    expect((await proofs.inclusion(tenant, h)).verified).toBe(true);
+    await expect(proofs.inclusion(randomUUID(), h)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(proofs.inclusion(tenant, 'f'.repeat(64))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(proofs.inclusion(tenant, 'not-a-hash')).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(proofs.consistency(tenant, 0, 5)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(proofs.consistency(tenant, 1, 0)).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(proofs.consistency(randomUUID(), 0, 0)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('lets exactly one replica build: the schedule skips while another holds the advisory lock', async () => {
+    const tenant = randomUUID();
+    await append(tenant, 3);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${MERKLE_BUILD_LOCK})`.execute(trx);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const skipped = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true });
+    expect(skipped).toEqual({ skipped: true, built: [] });
+    release();
+    await holder;
+    const ran = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true });
+    expect(ran.skipped).toBe(false);
+    expect(ran.built.some((h) => h.tenant_id === tenant && h.tree_size === 3 && h.built_by === 'schedule')).toBe(true);
+    // once per clock hour: more records in the same hour wait for the next hour's build
+    await append(tenant, 1);
+    const again = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true });
+    expect(again.built.some((h) => h.tenant_id === tenant)).toBe(false);
+    const nextHour = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true, now: new Date(Date.now() + 3_600_000) });
+    expect(nextHour.built.find((h) => h.tenant_id === tenant)?.tree_size).toBe(4);
+  });
+});

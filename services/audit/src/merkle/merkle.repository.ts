@@ -1,0 +1,184 @@
+/**
+ * The only queries on merkle_nodes / merkle_tree_heads (and the leaf reads on audit_records). Tenant id
+ * first, always; the two cross-tenant reads the hourly build needs say so in their name.
+ */
+import type { Db } from '@agw/shared';
+import { type Transaction, sql } from 'kysely';
+import type { Database } from '@agw/shared';
+import type { NodeKey } from './rfc9162';
+
+type Conn = Db | Transaction<Database>;
+
+export interface TreeHead {
+  tenant_id: string;
+  tree_index: number;
+  tree_size: number;
+  merkle_root: string;
+  records_added: number;
+  from_record_id: number | null;
+  to_record_id: number | null;
+  period_start: string;
+  period_end: string;
+  built_by: string;
+  built_at: string;
+}
+
+export interface LeafRecord {
+  id: number;
+  tenant_seq: number;
+  record_hash: string;
+  requested_at: string;
+}
+
+const headColumns = [
+  'tenant_id',
+  'tree_index',
+  'tree_size',
+  'merkle_root',
+  'records_added',
+  'from_record_id',
+  'to_record_id',
+  'period_start',
+  'period_end',
+  'built_by',
+  'built_at',
+] as const;
+
+function toHead(r: Record<(typeof headColumns)[number], unknown>): TreeHead {
+  return {
+    tenant_id: r.tenant_id as string,
+    tree_index: Number(r.tree_index),
+    tree_size: Number(r.tree_size),
+    merkle_root: r.merkle_root as string,
+    records_added: Number(r.records_added),
+    from_record_id: r.from_record_id === null ? null : Number(r.from_record_id),
+    to_record_id: r.to_record_id === null ? null : Number(r.to_record_id),
+    period_start: (r.period_start as Date).toISOString(),
+    period_end: (r.period_end as Date).toISOString(),
+    built_by: r.built_by as string,
+    built_at: (r.built_at as Date).toISOString(),
+  };
+}
+
+const nodeKey = (k: NodeKey) => `${k.level}:${k.index}`;
+
+export class MerkleRepository {
+  constructor(readonly db: Db) {}
+
+  async latestHead(tenantId: string, conn: Conn = this.db): Promise<TreeHead | undefined> {
+    const r = await conn.selectFrom('merkle_tree_heads').select(headColumns).where('tenant_id', '=', tenantId).orderBy('tree_index', 'desc').limit(1).executeTakeFirst();
+    return r ? toHead(r) : undefined;
+  }
+
+  async headByIndex(tenantId: string, treeIndex: number): Promise<TreeHead | undefined> {
+    const r = await this.db.selectFrom('merkle_tree_heads').select(headColumns).where('tenant_id', '=', tenantId).where('tree_index', '=', treeIndex).executeTakeFirst();
+    return r ? toHead(r) : undefined;
+  }
+
+  /** Tree heads, oldest first (at most `limit`, the newest ones when there are more). */
+  async listHeads(tenantId: string, limit = 10_000): Promise<TreeHead[]> {
+    const rows = await this.db.selectFrom('merkle_tree_heads').select(headColumns).where('tenant_id', '=', tenantId).orderBy('tree_index', 'desc').limit(limit).execute();
+    return rows.map(toHead).reverse();
+  }
+
+  /** Stored perfect-subtree hashes, one query whatever the number of keys. Missing keys are absent. */
+  async nodes(tenantId: string, keys: NodeKey[], conn: Conn = this.db): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    if (keys.length === 0) return out;
+    const rows = await sql<{ level: number; idx: number; hash: Buffer }>`
+      SELECT n.level, n.idx, n.hash FROM merkle_nodes n
+      JOIN unnest(${keys.map((k) => k.level)}::smallint[], ${keys.map((k) => k.index)}::bigint[]) AS k(level, idx)
+        ON n.level = k.level AND n.idx = k.idx
+      WHERE n.tenant_id = ${tenantId}`.execute(conn);
+    for (const r of rows.rows) out.set(nodeKey({ level: Number(r.level), index: Number(r.idx) }), r.hash);
+    return out;
+  }
+
+  async insertNodes(tenantId: string, nodes: Array<NodeKey & { hash: Buffer }>, conn: Conn): Promise<void> {
+    for (let i = 0; i < nodes.length; i += 5000) {
+      const chunk = nodes.slice(i, i + 5000);
+      await sql`
+        INSERT INTO merkle_nodes (tenant_id, level, idx, hash)
+        SELECT ${tenantId}::uuid, k.level, k.idx, k.hash
+        FROM unnest(${chunk.map((n) => n.level)}::smallint[], ${chunk.map((n) => n.index)}::bigint[], ${chunk.map((n) => n.hash)}::bytea[]) AS k(level, idx, hash)`.execute(conn);
+    }
+  }
+
+  async insertHead(tenantId: string, h: Omit<TreeHead, 'tenant_id' | 'built_at'>, conn: Conn): Promise<TreeHead> {
+    const row = await conn
+      .insertInto('merkle_tree_heads')
+      .values({
+        tenant_id: tenantId,
+        tree_index: h.tree_index,
+        tree_size: h.tree_size,
+        merkle_root: h.merkle_root,
+        records_added: h.records_added,
+        from_record_id: h.from_record_id,
+        to_record_id: h.to_record_id,
+        period_start: h.period_start,
+        period_end: h.period_end,
+        built_by: h.built_by,
+      })
+      .returning(headColumns)
+      .executeTakeFirstOrThrow();
+    return toHead(row);
+  }
+
+  /** The tenant's records from leaf `fromSeq` on, in chain order. */
+  async leaves(tenantId: string, fromSeq: number, limit: number, conn: Conn = this.db): Promise<LeafRecord[]> {
+    const rows = await conn
+      .selectFrom('audit_records')
+      .select(['id', 'tenant_seq', 'record_hash', 'requested_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('tenant_seq', '>=', fromSeq)
+      .orderBy('tenant_seq', 'asc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: Number(r.id), tenant_seq: Number(r.tenant_seq), record_hash: r.record_hash, requested_at: r.requested_at.toISOString() }));
+  }
+
+  async recordByHash(tenantId: string, recordHash: string): Promise<LeafRecord | undefined> {
+    const r = await this.db
+      .selectFrom('audit_records')
+      .select(['id', 'tenant_seq', 'record_hash', 'requested_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('record_hash', '=', recordHash)
+      .orderBy('tenant_seq', 'asc')
+      .limit(1)
+      .executeTakeFirst();
+    return r ? { id: Number(r.id), tenant_seq: Number(r.tenant_seq), record_hash: r.record_hash, requested_at: r.requested_at.toISOString() } : undefined;
+  }
+
+  /** Leaves of a tenant not yet covered by its latest tree head. */
+  async pendingCount(tenantId: string, conn: Conn = this.db): Promise<number> {
+    const r = await sql<{ pending: number }>`
+      SELECT coalesce(h.record_count, 0) - coalesce((SELECT max(tree_size) FROM merkle_tree_heads WHERE tenant_id = ${tenantId}), 0) AS pending
+      FROM (SELECT ${tenantId}::uuid AS tenant_id) t LEFT JOIN audit_chain_heads h ON h.tenant_id = t.tenant_id`.execute(conn);
+    return Number(r.rows[0]?.pending ?? 0);
+  }
+
+  /** Cross-tenant (hourly build): tenants whose chain has records beyond their latest tree head. */
+  async tenantsWithPendingAcrossTenants(conn: Conn): Promise<Array<{ tenant_id: string; last_period_end: Date | null }>> {
+    const r = await sql<{ tenant_id: string; last_period_end: Date | null }>`
+      SELECT h.tenant_id, t.last_period_end
+      FROM audit_chain_heads h
+      LEFT JOIN (SELECT tenant_id, max(tree_size) AS size, max(period_end) AS last_period_end FROM merkle_tree_heads GROUP BY tenant_id) t ON t.tenant_id = h.tenant_id
+      WHERE h.record_count > coalesce(t.size, 0)
+      ORDER BY h.tenant_id`.execute(conn);
+    return r.rows;
+  }
+
+  /** Cross-tenant (health): totals over every tenant. */
+  async statsAcrossTenants(): Promise<{ tree_heads: number; tenants: number; last_build_at: string | null; pending_records: number }> {
+    const r = await sql<{ tree_heads: number; tenants: number; last_build_at: Date | null; pending_records: number }>`
+      SELECT (SELECT count(*) FROM merkle_tree_heads)::bigint AS tree_heads,
+             (SELECT count(DISTINCT tenant_id) FROM merkle_tree_heads)::bigint AS tenants,
+             (SELECT max(built_at) FROM merkle_tree_heads) AS last_build_at,
+             (SELECT coalesce(sum(h.record_count - coalesce(t.size, 0)), 0) FROM audit_chain_heads h
+                LEFT JOIN (SELECT tenant_id, max(tree_size) AS size FROM merkle_tree_heads GROUP BY tenant_id) t ON t.tenant_id = h.tenant_id)::bigint AS pending_records`.execute(this.db);
+    const s = r.rows[0];
+    return { tree_heads: Number(s.tree_heads), tenants: Number(s.tenants), last_build_at: s.last_build_at ? s.last_build_at.toISOString() : null, pending_records: Number(s.pending_records) };
+  }
+}
+
+export { nodeKey };

@@ -1,0 +1,41 @@
+/** Webhook service settings (env validated once at start; defaults work on a developer machine). */
+import { commonSettings, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { z } from 'zod';
+
+const cidrList = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
+  .refine((list) => list.every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
+
+export const webhookSettings = {
+  ...commonSettings,
+  ...storeSettings,
+  grpcHost: setting('WEBHOOK_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
+  grpcPort: setting('WEBHOOK_GRPC_PORT', envInt(50054), 'gRPC port'),
+  opsHost: setting('WEBHOOK_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
+  opsPort: setting('WEBHOOK_OPS_PORT', envInt(9084), 'health/metrics port'),
+  allowCidrs: setting(
+    'WEBHOOK_ALLOW_CIDRS',
+    cidrList,
+    'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); the local profile adds loopback',
+  ),
+  caFile: setting('WEBHOOK_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for webhook targets (re-read when it changes)'),
+  timeoutMs: setting('WEBHOOK_TIMEOUT_MS', envInt(10_000), 'limit of one attempt, from DNS lookup to the end of the response'),
+  connectTimeoutMs: setting('WEBHOOK_CONNECT_TIMEOUT_MS', envInt(5_000), 'limit of DNS lookup + TCP/TLS connect of one attempt'),
+  concurrency: setting('WEBHOOK_CONCURRENCY', envInt(32), 'attempts in flight per replica'),
+  pollMs: setting('WEBHOOK_POLL_MS', envInt(500), 'how often a replica looks for due deliveries (new events and own retries wake it at once)'),
+};
+
+export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
+export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(webhookSettings, env);
+
+/** The addresses allowed despite being internal: the configured CIDRs, plus loopback in the local profile. */
+export function allowedInternalCidrs(config: Pick<WebhookConfig, 'allowCidrs' | 'profile'>): string[] {
+  return config.profile === 'local' ? [...config.allowCidrs, '127.0.0.0/8', '::1/128'] : config.allowCidrs;
+}

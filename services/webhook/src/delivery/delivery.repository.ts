@@ -1,0 +1,207 @@
+/**
+ * The only queries on webhook_deliveries / webhook_attempts. Tenant id first, always; the one exception is
+ * `claimDue`, the worker's query over every tenant's due rows, which hands each row back with its tenant.
+ */
+import type { Db } from '@agw/shared';
+import { sql } from 'kysely';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface NewDelivery {
+  id: string;
+  eventId: string;
+  event: string;
+  actionId: string | null;
+  url: string;
+  body: string;
+  isTest: boolean;
+  /** first attempt due in this many ms (a lease when the caller attempts at once itself) */
+  dueInMs: number;
+}
+
+export interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  event_id: string;
+  event: string;
+  action_id: string | null;
+  url: string;
+  body: string;
+  is_test: boolean;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+export interface AttemptRow {
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: string;
+  error: string | null;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  outcome: string;
+  error: string | null;
+}
+
+export interface ListFilter {
+  limit: number;
+  status?: DeliveryStatus;
+  actionId?: string;
+  event?: string;
+}
+
+const columns = [
+  'id',
+  'tenant_id',
+  'event_id',
+  'event',
+  'action_id',
+  'url',
+  'body',
+  'is_test',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'last_status_code',
+  'last_error',
+  'created_at',
+  'completed_at',
+] as const;
+
+const interval = (ms: number) => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
+
+export class DeliveryRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Insert unless this tenant already has a delivery for the event (a redelivered message); true when inserted. */
+  async insert(tenantId: string, d: NewDelivery): Promise<boolean> {
+    const r = await this.db
+      .insertInto('webhook_deliveries')
+      .values({
+        id: d.id,
+        tenant_id: tenantId,
+        event_id: d.eventId,
+        event: d.event,
+        action_id: d.actionId,
+        url: d.url,
+        body: d.body,
+        is_test: d.isTest,
+        next_attempt_at: interval(d.dueInMs),
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'event_id']).doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  /**
+   * Claim up to `limit` due deliveries of any tenant: their next_attempt_at moves `leaseMs` ahead, so
+   * another replica (SKIP LOCKED now, the time check later) leaves them alone until this one records the
+   * attempt; if this replica dies, the row is due again when the lease ends.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<DeliveryRow[]> {
+    const rows = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: interval(leaseMs) })
+      .where(
+        'id',
+        'in',
+        this.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', sql<Date>`now()`)
+          .orderBy('next_attempt_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .where('status', '=', 'pending')
+      .returning(columns)
+      .execute();
+    return rows as DeliveryRow[];
+  }
+
+  /** Log one attempt and move the delivery on: delivered, failed, or pending again after `delayMs`. */
+  async recordAttempt(
+    tenantId: string,
+    deliveryId: string,
+    a: AttemptRecord,
+    next: { status: 'delivered' | 'failed' } | { status: 'pending'; delayMs: number },
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('webhook_attempts')
+        .values({
+          delivery_id: deliveryId,
+          tenant_id: tenantId,
+          attempt: a.attempt,
+          started_at: a.startedAt,
+          duration_ms: a.durationMs,
+          status_code: a.statusCode,
+          outcome: a.outcome,
+          error: a.error,
+        })
+        .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
+        .execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: next.status,
+          attempts: a.attempt,
+          last_status_code: a.statusCode,
+          last_error: a.error,
+          next_attempt_at: next.status === 'pending' ? interval(next.delayMs) : null,
+          completed_at: next.status === 'pending' ? null : sql<Date>`now()`,
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', deliveryId)
+        .execute();
+    });
+  }
+
+  async list(tenantId: string, f: ListFilter): Promise<DeliveryRow[]> {
+    let q = this.db.selectFrom('webhook_deliveries').select(columns).where('tenant_id', '=', tenantId);
+    if (f.status) q = q.where('status', '=', f.status);
+    if (f.actionId) q = q.where('action_id', '=', f.actionId);
+    if (f.event) q = q.where('event', '=', f.event);
+    return (await q.orderBy('created_at', 'desc').orderBy('id').limit(f.limit).execute()) as DeliveryRow[];
+  }
+
+  async get(tenantId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+    return (await this.db.selectFrom('webhook_deliveries').select(columns).where('tenant_id', '=', tenantId).where('id', '=', deliveryId).executeTakeFirst()) as
+      | DeliveryRow
+      | undefined;
+  }
+
+  /** The attempts of the given deliveries, oldest first, keyed by delivery id. */
+  async attempts(tenantId: string, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+    const out = new Map<string, AttemptRow[]>();
+    if (!deliveryIds.length) return out;
+    const rows = await this.db
+      .selectFrom('webhook_attempts')
+      .select(['delivery_id', 'attempt', 'started_at', 'duration_ms', 'status_code', 'outcome', 'error'])
+      .where('tenant_id', '=', tenantId)
+      .where('delivery_id', 'in', deliveryIds)
+      .orderBy('delivery_id')
+      .orderBy('attempt')
+      .execute();
+    for (const { delivery_id, ...a } of rows) {
+      const list = out.get(delivery_id) ?? [];
+      list.push(a as AttemptRow);
+      out.set(delivery_id, list);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,65 @@
+import type { DecisionEvent } from '@agw/shared';
+import { payloadFromDecision, testPayload, webhookEventFor } from './webhook-event';
+
+const decision: DecisionEvent = {
+  event_id: 'e1',
+  kind: 'denied',
+  tenant_id: 't1',
+  action_id: 'a1',
+  agent_id: 'agent-1',
+  agent_type: 'assistant',
+  tool: 'svc_payments',
+  method: 'transfer',
+  decision: 'deny',
+  violations: ['high_value_transaction_unapproved'],
+  severity: 'high',
+  alert_tier: 'escalate',
+  requires_human: false,
+  source: 'mcp_governed',
+  session_id: null,
+  record_id: 7,
+  record_hash: 'abc',
+  requested_at: '2026-11-21T10:00:00.000Z',
+};
+
+describe('webhook events', () => {
+  it('maps decision kinds to the spec events for subscribed tenants', () => {
+    expect(webhookEventFor('allowed', ['action.allowed'])).toBe('action.allowed');
+    expect(webhookEventFor('denied', ['action.allowed'])).toBeNull();
+    expect(webhookEventFor('denied', undefined)).toBe('action.denied');
+    expect(webhookEventFor('pending', undefined)).toBe('action.pending');
+    expect(webhookEventFor('observed', undefined)).toBeNull();
+    expect(webhookEventFor('approved', ['action.allowed', 'action.denied', 'action.pending'])).toBeNull();
+    expect(webhookEventFor('allowed', [])).toBeNull();
+  });
+
+  it('delivers pending actions under the alias action.pending_approval when that is what the tenant chose', () => {
+    expect(webhookEventFor('pending', ['action.pending_approval'])).toBe('action.pending_approval');
+    expect(webhookEventFor('pending', ['action.pending'])).toBe('action.pending');
+    expect(webhookEventFor('pending', ['action.pending_approval', 'action.pending'])).toBe('action.pending');
+  });
+
+  it('builds exactly the spec payload', () => {
+    const p = payloadFromDecision('action.denied', decision);
+    expect(p).toEqual({
+      event: 'action.denied',
+      timestamp: '2026-11-21T10:00:00.000Z',
+      data: {
+        action_id: 'a1',
+        agent_id: 'agent-1',
+        tool: 'svc_payments',
+        method: 'transfer',
+        decision: 'deny',
+        violations: ['high_value_transaction_unapproved'],
+        severity: 'high',
+        requires_human: false,
+      },
+    });
+  });
+
+  it('test payloads have the same shape', () => {
+    const p = testPayload('action.pending_approval');
+    expect(Object.keys(p.data).sort()).toEqual(['action_id', 'agent_id', 'decision', 'method', 'requires_human', 'severity', 'tool', 'violations']);
+    expect(p).toMatchObject({ event: 'action.pending_approval', data: { requires_human: true, agent_id: 'webhook-test' } });
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * Which decision becomes which webhook event, who is subscribed to it, and the payload of the spec:
+ * `{event, timestamp, data: {action_id, agent_id, tool, method, decision, violations, severity, requires_human}}`.
+ *
+ * - allowed -> `action.allowed`, denied -> `action.denied`, pending -> `action.pending`.
+ * - A tenant subscribed to `action.pending_approval` (the alias one guide uses) gets pending actions too;
+ *   the payload then carries the name it subscribed with. Subscribed to both, it gets `action.pending` once.
+ * - Other decision kinds (observed, approved, rejected) are not webhook events.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DecisionEvent } from '@agw/shared';
+
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'] as const;
+/** What a tenant gets when its settings name no events (the gateway shows the same default). */
+export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
+export const TEST_EVENT = 'webhook.test';
+export const TEST_EVENTS = [TEST_EVENT, 'action.allowed', 'action.denied', 'action.pending', 'action.pending_approval'] as const;
+export type TestEvent = (typeof TEST_EVENTS)[number];
+
+export interface WebhookPayload {
+  event: string;
+  timestamp: string;
+  data: {
+    action_id: string;
+    agent_id: string;
+    tool: string;
+    method: string;
+    decision: string;
+    violations: string[];
+    severity: string;
+    requires_human: boolean;
+  };
+}
+
+const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
+  allowed: 'action.allowed',
+  denied: 'action.denied',
+  pending: 'action.pending',
+};
+
+/** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */
+export function webhookEventFor(kind: DecisionEvent['kind'], subscribed: readonly string[] | undefined): string | null {
+  const event = KIND_TO_EVENT[kind];
+  if (!event) return null;
+  const events = subscribed ?? DEFAULT_EVENTS;
+  if (events.includes(event)) return event;
+  if (event === 'action.pending' && events.includes('action.pending_approval')) return 'action.pending_approval';
+  return null;
+}
+
+export function payloadFromDecision(event: string, e: DecisionEvent): WebhookPayload {
+  return {
+    event,
+    timestamp: new Date(e.requested_at).toISOString(),
+    data: {
+      action_id: e.action_id,
+      agent_id: e.agent_id,
+      tool: e.tool,
+      method: e.method,
+      decision: e.decision,
+      violations: e.violations,
+      severity: e.severity,
+      requires_human: e.requires_human,
+    },
+  };
+}
+
+/** A sample payload for the test-delivery endpoint (recognizable by agent `webhook-test`). */
+export function testPayload(event: TestEvent, now = new Date()): WebhookPayload {
+  const denied = event === 'action.denied';
+  const pending = event === 'action.pending' || event === 'action.pending_approval';
+  return {
+    event,
+    timestamp: now.toISOString(),
+    data: {
+      action_id: randomUUID(),
+      agent_id: 'webhook-test',
+      tool: 'svc_webhook_test',
+      method: 'ping',
+      decision: denied ? 'deny' : pending ? 'requires_human' : 'allow',
+      violations: denied ? ['webhook_test_violation'] : [],
+      severity: denied ? 'high' : 'none',
+      requires_human: pending,
+    },
+  };
+}

@@ -1,0 +1,39 @@
+/** The webhook service's Prometheus metrics (on its ops port). */
+import { Counter, Histogram, type Registry } from '@agw/shared';
+
+export interface WebhookMetrics {
+  eventsConsumed: Counter<'result'>;
+  attempts: Counter<'outcome'>;
+  deliveries: Counter<'status'>;
+  attemptDuration: Histogram<'outcome'>;
+}
+
+export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  return {
+    eventsConsumed: new Counter({
+      name: 'webhook_events_consumed_total',
+      help: 'Decision events read from JetStream: enqueued (a delivery was created), duplicate (already enqueued), skipped (no webhook or not subscribed)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    attempts: new Counter({
+      name: 'webhook_attempts_total',
+      help: 'HTTP delivery attempts by outcome (success, http_error, timeout, network_error, tls_error, refused, error)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    deliveries: new Counter({
+      name: 'webhook_deliveries_completed_total',
+      help: 'Deliveries that reached a final status (delivered, failed)',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    attemptDuration: new Histogram({
+      name: 'webhook_attempt_duration_seconds',
+      help: 'Duration of one delivery attempt, from DNS lookup to the end of the response',
+      labelNames: ['outcome'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Builds the webhook service from its config: Postgres, NATS, the target guard and HTTPS sender, the
+ * delivery worker, the JetStream consumer and the gRPC server. main.ts runs it; integration tests build
+ * it in-process against the real stores.
+ */
+import { type Logger, type Registry, type StartedService, connectBus, createDb, startGrpcServer } from '@agw/shared';
+import { sql } from 'kysely';
+import { type WebhookConfig, allowedInternalCidrs } from './config';
+import { DeliveryRepository } from './delivery/delivery.repository';
+import { DeliveryWorker } from './delivery/delivery-worker';
+import { TenantWebhookRepository } from './delivery/tenant-webhook.repository';
+import { WebhookDeliveries } from './delivery/webhook-deliveries';
+import { webhookGrpcService } from './grpc/webhook.grpc';
+import { createWebhookMetrics } from './metrics';
+import { consumeDecisions } from './nats/decision.consumer';
+import { HttpsSender } from './target/https-sender';
+import { type LookupAll, TargetGuard } from './target/target-guard';
+
+export interface WebhookService extends StartedService {
+  deliveries: WebhookDeliveries;
+  grpcPort: number;
+  close(): Promise<void>;
+}
+
+export async function startWebhookService(config: WebhookConfig, logger: Logger, registry: Registry, o: { lookup?: LookupAll } = {}): Promise<WebhookService> {
+  const db = createDb(config.databaseUrl);
+  await sql`SELECT 1`.execute(db);
+  const bus = await connectBus(config.natsUrl, config.streamPrefix, 'webhook');
+  const metrics = createWebhookMetrics(registry);
+  const sender = new HttpsSender({
+    guard: new TargetGuard(allowedInternalCidrs(config), o.lookup),
+    timeoutMs: config.timeoutMs,
+    connectTimeoutMs: config.connectTimeoutMs,
+    caFile: config.caFile,
+  });
+  const repo = new DeliveryRepository(db);
+  const tenants = new TenantWebhookRepository(db);
+  const leaseMs = config.timeoutMs + config.connectTimeoutMs + 5_000;
+  const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, pollMs: config.pollMs, leaseMs });
+  const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });
+  const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [webhookGrpcService(deliveries, logger)]);
+  const consumer = await consumeDecisions(bus, deliveries, logger);
+  worker.start();
+  logger.info({ grpcPort: grpc.port }, 'webhook gRPC listening; consuming decision events');
+  // closed in reverse: stop taking events, finish attempts in flight, then the servers and stores
+  const closers = [() => db.destroy(), () => bus.close(), () => grpc.close(), () => worker.stop(), () => consumer.stop()];
+  return {
+    deliveries,
+    grpcPort: grpc.port,
+    closers,
+    checks: {
+      postgres: async () => void (await sql`SELECT 1`.execute(db)),
+      nats: async () => {
+        if (bus.nc.isClosed()) throw new Error('closed');
+        await bus.nc.flush();
+      },
+    },
+    close: async () => {
+      for (const c of [...closers].reverse()) await c();
+    },
+  };
+}

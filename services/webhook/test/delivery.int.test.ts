@@ -1,0 +1,270 @@
+/**
+ * Webhook delivery against the real Postgres, the real NATS JetStream and a real local HTTPS receiver
+ * (self-signed certificate trusted through WEBHOOK_CA_FILE). Retry delays are the spec's real ones.
+ */
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { type Bus, type Db, Registry, createDb, migrateToLatest } from '@agw/shared';
+import { verifySignature } from '../src/delivery/webhook.signer';
+import { TargetGuard } from '../src/target/target-guard';
+import { HttpsSender } from '../src/target/https-sender';
+import { type WebhookService, startWebhookService } from '../src/webhook-service';
+import {
+  DATABASE_URL,
+  capturingLogger,
+  createTenant,
+  decisionEvent,
+  deleteStreams,
+  publishDecision,
+  publisherBus,
+  testConfig,
+  uniquePrefix,
+  writeCaFile,
+} from './support/harness';
+import { type Receiver, type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
+
+jest.setTimeout(60_000);
+
+const prefix = uniquePrefix('delivery');
+const logs = capturingLogger();
+let db: Db;
+let bus: Bus;
+let cert: SelfSignedCert;
+let caFile: string;
+let service: WebhookService;
+const receivers: Receiver[] = [];
+
+/** hook.test resolves to 127.0.0.1 here: a host name that goes through the guard's lookup and pinning. */
+const lookup = async (host: string) => (host === 'hook.test' ? [{ address: '127.0.0.1', family: 4 }] : host === 'internal.test' ? [{ address: '10.9.8.7', family: 4 }] : []);
+
+async function receiver(respond?: Parameters<typeof startReceiver>[1]): Promise<Receiver> {
+  const r = await startReceiver(cert, respond);
+  receivers.push(r);
+  return r;
+}
+
+beforeAll(async () => {
+  await migrateToLatest(DATABASE_URL);
+  db = createDb(DATABASE_URL);
+  cert = selfSignedCert();
+  caFile = writeCaFile(cert.cert);
+  bus = await publisherBus(prefix);
+  service = await startWebhookService(testConfig(prefix, caFile, { WEBHOOK_TIMEOUT_MS: '3000' }), logs, new Registry(), { lookup });
+});
+
+afterAll(async () => {
+  await service?.close();
+  for (const r of receivers) await r.close();
+  await deleteStreams(bus);
+  await bus.close();
+  await db.destroy();
+  rmSync(caFile, { force: true });
+});
+
+/** Wait until the delivery of `actionId` reached a final status in the tenant's log. */
+async function finalDelivery(tenantId: string, actionId: string, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const [d] = await service.deliveries.list(tenantId, { limit: 10, actionId });
+    if (d && d.status !== 'pending') return d;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`delivery of ${actionId} not final in ${timeoutMs} ms`);
+}
+
+describe('signed delivery of decision events', () => {
+  it('posts the spec payload signed with X-Service-Signature; the receiver verifies it in constant time', async () => {
+    const rx = await receiver();
+    const t = await createTenant(db, { url: rx.url() });
+    const e = decisionEvent(t.id, { kind: 'denied', decision: 'deny', violations: ['blocked_domain'], severity: 'high' });
+    await publishDecision(bus, e);
+    const [req] = await rx.waitFor(1);
+    expect(req.path).toBe('/hook');
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['x-service-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(verifySignature(t.secret, req.rawBody, req.headers['x-service-signature'] as string)).toBe(true);
+    expect(verifySignature('whsec_not-the-secret-at-all', req.rawBody, req.headers['x-service-signature'] as string)).toBe(false);
+    expect(req.json).toEqual({
+      event: 'action.denied',
+      timestamp: e.requested_at,
+      data: {
+        action_id: e.action_id,
+        agent_id: 'agent-1',
+        tool: 'svc_web_search',
+        method: 'search',
+        decision: 'deny',
+        violations: ['blocked_domain'],
+        severity: 'high',
+        requires_human: false,
+      },
+    });
+    const d = await finalDelivery(t.id, e.action_id);
+    expect(d).toMatchObject({ status: 'delivered', attempts: 1, event: 'action.denied', last_status_code: 200 });
+    expect(req.headers['x-service-delivery']).toBe(d.delivery_id);
+    expect(d.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 200, outcome: 'success' })]);
+  });
+
+  it('delivers only subscribed events; action.pending reaches a tenant subscribed to the alias action.pending_approval', async () => {
+    const rx = await receiver();
+    const t = await createTenant(db, { url: rx.url(), events: ['action.pending_approval'] });
+    const allowed = decisionEvent(t.id, { kind: 'allowed' });
+    const observed = decisionEvent(t.id, { kind: 'observed', decision: 'observed' });
+    const pending = decisionEvent(t.id, { kind: 'pending', decision: 'requires_human', requires_human: true });
+    for (const e of [allowed, observed, pending]) await publishDecision(bus, e);
+    const [req] = await rx.waitFor(1);
+    expect(req.json).toMatchObject({ event: 'action.pending_approval', data: { action_id: pending.action_id, requires_human: true } });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(rx.requests).toHaveLength(1);
+    expect(await service.deliveries.list(t.id, { limit: 10 })).toHaveLength(1);
+  });
+
+  it('a redelivered event (same event id) is delivered once', async () => {
+    const rx = await receiver();
+    const t = await createTenant(db, { url: rx.url() });
+    const e = decisionEvent(t.id);
+    expect(await service.deliveries.enqueueDecision(e)).toBe('enqueued');
+    expect(await service.deliveries.enqueueDecision(e)).toBe('duplicate');
+    await rx.waitFor(1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(rx.requests).toHaveLength(1);
+  });
+
+  it('a tenant never sees another tenant’s deliveries', async () => {
+    const rx = await receiver();
+    const a = await createTenant(db, { url: rx.url() });
+    const b = await createTenant(db, { url: rx.url() });
+    const e = decisionEvent(a.id);
+    await publishDecision(bus, e);
+    const d = await finalDelivery(a.id, e.action_id);
+    expect(await service.deliveries.list(b.id, { limit: 100 })).toEqual([]);
+    await expect(service.deliveries.get(b.id, d.delivery_id)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.deliveries.get(a.id, d.delivery_id)).resolves.toMatchObject({ delivery_id: d.delivery_id });
+  });
+});
+
+describe('retries at the spec delays (0, 2, 4, 8 s)', () => {
+  it('a receiver that fails three times and then succeeds gets the event on the fourth attempt', async () => {
+    const rx = await receiver((n) => (n <= 3 ? 503 : 200));
+    const t = await createTenant(db, { url: rx.url() });
+    const e = decisionEvent(t.id);
+    await publishDecision(bus, e);
+    const reqs = await rx.waitFor(4, 30_000);
+    const gaps = reqs.slice(1).map((r, i) => (r.at - reqs[i].at) / 1000);
+    expect(gaps[0]).toBeGreaterThanOrEqual(1.8);
+    expect(gaps[0]).toBeLessThan(3.5);
+    expect(gaps[1]).toBeGreaterThanOrEqual(3.8);
+    expect(gaps[1]).toBeLessThan(5.5);
+    expect(gaps[2]).toBeGreaterThanOrEqual(7.8);
+    expect(gaps[2]).toBeLessThan(9.5);
+    // the same signed bytes each time
+    expect(new Set(reqs.map((r) => r.rawBody.toString())).size).toBe(1);
+    expect(reqs.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3', '4']);
+    for (const r of reqs) expect(verifySignature(t.secret, r.rawBody, r.headers['x-service-signature'] as string)).toBe(true);
+    const d = await finalDelivery(t.id, e.action_id);
+    expect(d).toMatchObject({ status: 'delivered', attempts: 4, last_status_code: 200 });
+    expect(d.attempt_log.map((a) => [a.attempt, a.status_code, a.outcome])).toEqual([
+      [1, 503, 'http_error'],
+      [2, 503, 'http_error'],
+      [3, 503, 'http_error'],
+      [4, 200, 'success'],
+    ]);
+  });
+
+  it('a receiver that always fails ends as failed after four attempts', async () => {
+    const rx = await receiver(() => 500);
+    const t = await createTenant(db, { url: rx.url() });
+    const e = decisionEvent(t.id);
+    await publishDecision(bus, e);
+    const reqs = await rx.waitFor(4, 30_000);
+    const gaps = reqs.slice(1).map((r, i) => (r.at - reqs[i].at) / 1000);
+    expect(gaps.map((g) => Math.round(g))).toEqual([2, 4, 8]);
+    const d = await finalDelivery(t.id, e.action_id);
+    expect(d).toMatchObject({ status: 'failed', attempts: 4, last_status_code: 500, next_attempt_at: null });
+    expect(d.completed_at).not.toBeNull();
+    expect(d.attempt_log).toHaveLength(4);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(rx.requests).toHaveLength(4);
+  });
+});
+
+describe('target guard', () => {
+  it('refuses a private address without connecting, and logs the refusal as an attempt', async () => {
+    const t = await createTenant(db, { url: 'https://10.1.2.3/hook' });
+    const d = await service.deliveries.test(t.id);
+    expect(d.attempt_log[0]).toMatchObject({ attempt: 1, outcome: 'refused', status_code: null });
+    expect(d.attempt_log[0].error).toMatch(/10\.1\.2\.3 is private/);
+    expect(d.attempt_log[0].duration_ms).toBeLessThan(500);
+  });
+
+  it('refuses a host name that resolves to a private address, and pins the checked address for a good one', async () => {
+    const bad = await createTenant(db, { url: 'https://internal.test/hook' });
+    const refused = await service.deliveries.test(bad.id);
+    expect(refused.attempt_log[0]).toMatchObject({ outcome: 'refused' });
+    expect(refused.attempt_log[0].error).toMatch(/internal\.test refused: address 10\.9\.8\.7 is private/);
+
+    const rx = await receiver();
+    const good = await createTenant(db, { url: `https://hook.test:${rx.port}/named` });
+    const ok = await service.deliveries.test(good.id);
+    expect(ok).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(rx.requests[0].headers.host).toBe(`hook.test:${rx.port}`);
+    expect(rx.requests[0].path).toBe('/named');
+  });
+
+  it('refuses loopback unless configured, http:// targets, and untrusted certificates', async () => {
+    const rx = await receiver();
+    const strict = new HttpsSender({ guard: new TargetGuard([]), timeoutMs: 2000, connectTimeoutMs: 1000, caFile });
+    const body = '{}';
+    expect(await strict.send({ url: rx.url(), body, headers: {} })).toMatchObject({ outcome: 'refused', error: expect.stringMatching(/loopback/) });
+    const open = new HttpsSender({ guard: new TargetGuard(['127.0.0.0/8']), timeoutMs: 2000, connectTimeoutMs: 1000, caFile });
+    expect(await open.send({ url: `http://127.0.0.1:${rx.port}/hook`, body, headers: {} })).toMatchObject({ outcome: 'refused' });
+    const untrusting = new HttpsSender({ guard: new TargetGuard(['127.0.0.0/8']), timeoutMs: 2000, connectTimeoutMs: 1000 });
+    expect(await untrusting.send({ url: rx.url(), body, headers: {} })).toMatchObject({ outcome: 'tls_error' });
+    expect(await open.send({ url: rx.url(), body, headers: {} })).toMatchObject({ outcome: 'success', statusCode: 200 });
+    expect(rx.requests).toHaveLength(1);
+  });
+
+  it('does not follow redirects and bounds a receiver that never answers', async () => {
+    const redirecting = await receiver(() => 302);
+    const hanging = await receiver(() => 'hang');
+    const sender = new HttpsSender({ guard: new TargetGuard(['127.0.0.0/8']), timeoutMs: 1000, connectTimeoutMs: 500, caFile });
+    expect(await sender.send({ url: redirecting.url(), body: '{}', headers: {} })).toMatchObject({ outcome: 'http_error', statusCode: 302 });
+    const t0 = Date.now();
+    const r = await sender.send({ url: hanging.url(), body: '{}', headers: {} });
+    expect(r).toMatchObject({ outcome: 'timeout', statusCode: null });
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+});
+
+describe('test delivery', () => {
+  it('sends a signed sample event at once and records it in the log', async () => {
+    const rx = await receiver();
+    const t = await createTenant(db, { url: rx.url(), events: ['action.denied'] });
+    const d = await service.deliveries.test(t.id);
+    expect(d).toMatchObject({ status: 'delivered', event: 'webhook.test', test: true, attempts: 1 });
+    expect(rx.requests).toHaveLength(1);
+    expect(rx.requests[0].json).toMatchObject({ event: 'webhook.test', data: { agent_id: 'webhook-test' } });
+    expect(verifySignature(t.secret, rx.requests[0].rawBody, rx.requests[0].headers['x-service-signature'] as string)).toBe(true);
+    expect((await service.deliveries.list(t.id, { limit: 5 })).map((x) => x.delivery_id)).toEqual([d.delivery_id]);
+  });
+
+  it('without a webhook URL is a conflict, and an unknown event is invalid input', async () => {
+    const t = await createTenant(db, { url: null });
+    await expect(service.deliveries.test(t.id)).rejects.toMatchObject({ code: 'conflict' });
+    const u = await createTenant(db, { url: 'https://example.invalid/' });
+    await expect(service.deliveries.test(u.id, 'action.exploded')).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.deliveries.list(u.id, { limit: 5, status: 'weird' as never })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.deliveries.get(u.id, 'not-a-uuid')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.deliveries.get(u.id, randomUUID())).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('logs', () => {
+  it('never contain a webhook secret or a payload', async () => {
+    const tenants = await db.selectFrom('tenant_settings').select('settings').execute();
+    const secrets = tenants.map((r) => (r.settings as { webhook_secret?: string }).webhook_secret).filter((s): s is string => !!s && s.startsWith('whsec_'));
+    expect(logs.lines.length).toBeGreaterThan(5);
+    const all = logs.lines.join('\n');
+    for (const s of secrets) expect(all).not.toContain(s);
+    expect(all).not.toContain('"violations"');
+  });
+});

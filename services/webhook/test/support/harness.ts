@@ -1,0 +1,116 @@
+/** Test support: the real stores, a tenant with webhook settings, decision events on a private stream prefix. */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type Bus, type DecisionEvent, type Db, type Logger, connectBus, publishEvent, streams, subjects } from '@agw/shared';
+import { type WebhookConfig, loadWebhookConfig } from '../../src/config';
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** A stream prefix no other test file uses. */
+export const uniquePrefix = (name: string) => `WHT_${name}_${randomBytes(3).toString('hex')}`;
+
+/** The environment of a webhook service for tests: loopback allowed explicitly (production profile). */
+export function testEnv(prefix: string, caFile: string, over: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL,
+    NATS_URL,
+    AGW_STREAM_PREFIX: prefix,
+    AGW_PROFILE: 'production',
+    LOG_LEVEL: 'silent',
+    WEBHOOK_GRPC_PORT: '0',
+    WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+    WEBHOOK_CA_FILE: caFile,
+    WEBHOOK_POLL_MS: '200',
+    ...over,
+  };
+}
+
+export function testConfig(prefix: string, caFile: string, over: Record<string, string> = {}): WebhookConfig {
+  return loadWebhookConfig(testEnv(prefix, caFile, over));
+}
+
+export function writeCaFile(pem: string): string {
+  const file = path.join(tmpdir(), `agw-webhook-ca-${randomUUID()}.pem`);
+  writeFileSync(file, pem);
+  return file;
+}
+
+export interface TestTenant {
+  id: string;
+  secret: string;
+}
+
+/** A tenant row plus its settings as the gateway stores them. */
+export async function createTenant(db: Db, webhook: { url: string | null; secret?: string | null; events?: string[] }): Promise<TestTenant> {
+  const id = randomUUID();
+  const secret = webhook.secret === undefined ? `whsec_${randomBytes(24).toString('base64url')}` : webhook.secret;
+  await db.insertInto('tenants').values({ id, slug: `wh-${id}`, name: 'Webhook test' }).execute();
+  const settings: Record<string, unknown> = { webhook_url: webhook.url };
+  if (secret) settings.webhook_secret = secret;
+  if (webhook.events) settings.webhook_events = webhook.events;
+  await db.insertInto('tenant_settings').values({ tenant_id: id, settings: JSON.stringify(settings) }).execute();
+  return { id, secret: secret ?? '' };
+}
+
+export function decisionEvent(tenantId: string, over: Partial<DecisionEvent> = {}): DecisionEvent {
+  return {
+    event_id: randomUUID(),
+    kind: 'allowed',
+    tenant_id: tenantId,
+    action_id: randomUUID(),
+    agent_id: 'agent-1',
+    agent_type: 'assistant',
+    tool: 'svc_web_search',
+    method: 'search',
+    decision: 'allow',
+    violations: [],
+    severity: 'none',
+    alert_tier: null,
+    requires_human: false,
+    source: 'mcp_governed',
+    session_id: null,
+    record_id: 1,
+    record_hash: 'f'.repeat(64),
+    requested_at: new Date().toISOString(),
+    ...over,
+  };
+}
+
+export async function publishDecision(bus: Bus, e: DecisionEvent): Promise<void> {
+  await publishEvent(bus, subjects.decision(bus.prefix, e.tenant_id, e.kind), e);
+}
+
+export async function publisherBus(prefix: string): Promise<Bus> {
+  return connectBus(NATS_URL, prefix, 'webhook-test-publisher');
+}
+
+/** Remove the test's streams (and with them its durable consumers). */
+export async function deleteStreams(bus: Bus): Promise<void> {
+  const jsm = await bus.nc.jetstreamManager();
+  for (const s of Object.values(streams(bus.prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
+}
+
+/** A logger that keeps every line (as JSON text), to check what reaches the logs. */
+export function capturingLogger(lines: string[] = []): Logger & { lines: string[] } {
+  const write =
+    (level: string) =>
+    (a: unknown, b?: unknown): void => {
+      lines.push(JSON.stringify({ level, a, b }, (_k, v: unknown) => (v instanceof Error ? { ...v, message: v.message, stack: v.stack } : v)));
+    };
+  const logger = {
+    lines,
+    level: 'trace',
+    trace: write('trace'),
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    fatal: write('fatal'),
+    child: () => logger,
+    isLevelEnabled: () => true,
+  };
+  return logger as unknown as Logger & { lines: string[] };
+}

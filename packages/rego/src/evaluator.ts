@@ -76,8 +76,42 @@ export class Evaluator {
 
   // ------------------------------------------------------------------ bodies
   evalBody(body: Expr[], i: number, f: Frame, ctx: EvalCtx, k: K): boolean {
-    if (i === body.length) return k();
-    return this.evalExpr(body[i], f, ctx, () => this.evalBody(body, i + 1, f, ctx, k));
+    // fast path: run single-valued expressions in a loop, fall back to continuations on the first
+    // expression that may enumerate
+    let b0 = -1, b1 = -1, b2 = -1; // slots bound here (up to 3 tracked without allocation)
+    let more: number[] | undefined;
+    let result: boolean;
+    loop: for (;;) {
+      if (i === body.length) { result = k(); break; }
+      const e = body[i];
+      if (e.withs === undefined) {
+        if (e.k === 'term') {
+          const d = this.direct(e.term, f, ctx);
+          if (d !== NOPE) {
+            const ok = d !== undefined && d !== false;
+            if (ok === !!e.negated) { result = false; break loop; }
+            i++; continue;
+          }
+        } else if ((e.k === 'assign' || e.k === 'unify') && !e.negated) {
+          const a = e.a;
+          if (a.t === 'var' && a.slot !== undefined && a.slot >= 0 && f[a.slot] === undefined) {
+            const d = this.direct(e.b, f, ctx);
+            if (d !== NOPE) {
+              if (d === undefined) { result = false; break loop; }
+              f[a.slot] = d;
+              if (b0 < 0) b0 = a.slot; else if (b1 < 0) b1 = a.slot; else if (b2 < 0) b2 = a.slot; else (more ??= []).push(a.slot);
+              i++; continue;
+            }
+          }
+        } else if (e.k === 'some') { i++; continue; }
+      }
+      const next = i + 1;
+      result = this.evalExpr(e, f, ctx, () => this.evalBody(body, next, f, ctx, k));
+      break;
+    }
+    if (b0 >= 0) { f[b0] = undefined; if (b1 >= 0) { f[b1] = undefined; if (b2 >= 0) f[b2] = undefined; } }
+    if (more) for (const s2 of more) f[s2] = undefined;
+    return result;
   }
 
   evalExpr(e: Expr, f: Frame, ctx: EvalCtx, k: K): boolean {
@@ -253,12 +287,55 @@ export class Evaluator {
     switch (t.t) {
       case 'scalar': return t.v;
       case 'var': { const v = f[t.slot!]; return v === undefined ? NOPE : v; }
-      case 'ref': {
+      case 'ref': return this.directRef(t, f, ctx);
+      case 'call': return this.directCall(t, f, ctx);
+      case 'array': {
+        const n = t.items.length; const out: Value[] = new Array(n);
+        for (let i = 0; i < n; i++) { const x = this.direct(t.items[i], f, ctx); if (x === NOPE || x === undefined) return x; out[i] = x; }
+        return out;
+      }
+      case 'object': return this.directObject(t, f, ctx);
+      case 'set': {
+        const o = new RSet();
+        for (const it of t.items) { const x = this.direct(it, f, ctx); if (x === NOPE || x === undefined) return x; o.add(x); }
+        return o;
+      }
+      case 'arraycomp': case 'setcomp': case 'objcomp': {
+        let out: Value | undefined;
+        this.evalTerm(t, f, ctx, (v) => { out = v; return true; });
+        return out;
+      }
+      default: return NOPE;
+    }
+  }
+
+  private directObject(t: Extract<Term, { t: 'object' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+    const o = new RObject();
+    for (const [kt, vt] of t.entries) {
+      const kv = this.direct(kt, f, ctx); if (kv === NOPE || kv === undefined) return kv;
+      const vv = this.direct(vt, f, ctx); if (vv === NOPE || vv === undefined) return vv;
+      o.set(kv, vv);
+    }
+    return o;
+  }
+
+  private directRef(t: Extract<Term, { t: 'ref' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+    {
+      {
         let v: Value | undefined;
         const path = t.path;
         let i = 0;
         if (t.root === 'input') { v = ctx.input; if (v === undefined) return undefined; }
         else if (t.root === 'data') {
+          const rt = t as RefWithNode;
+          if (rt.dn === undefined) rt.dn = staticRuleNode(ctx.root, path);
+          if (rt.dn !== null && !ctx.overrides) {
+            const [node, idx] = rt.dn;
+            if (node.funcs.length || node.defaultRule?.kind === 'func') return undefined;
+            const nv = this.nodeValue(node, undefined, ctx);
+            if (nv === undefined) return undefined;
+            return this.walkDirect(nv, path, idx, f, ctx, false);
+          }
           // descend the rule tree while keys are known
           let node: Node = ctx.root; let base: Value | undefined = ctx.data;
           for (;;) {
@@ -287,7 +364,12 @@ export class Evaluator {
         if (v === undefined) return undefined;
         return this.walkDirect(v, path, i, f, ctx, false);
       }
-      case 'call': {
+    }
+  }
+
+  private directCall(t: Extract<Term, { t: 'call' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+    {
+      {
         const target = t.target as BuiltinDef | { kind: 'user'; path: string[] } | undefined;
         if (!target || ctx.mocks) return NOPE;
         const n = t.args.length;
@@ -300,48 +382,11 @@ export class Evaluator {
         }
         const bi = target as BuiltinDef;
         if (bi.multi) return NOPE;
-        try {
-          return bi.fn(vals, ctx) as Value | undefined;
-        } catch (e) {
-          if (e instanceof BuiltinError) {
-            if (e.always) throw new RegoError(e.code, e.message, t.loc);
-            if (ctx.strict) ctx.errs.push(new RegoError(e.code, e.message, t.loc));
-            return undefined;
-          }
-          if (e instanceof RangeError || e instanceof TypeError || e instanceof SyntaxError) {
-            if (ctx.strict) ctx.errs.push(new RegoError('eval_builtin_error', `${bi.name}: ${(e as Error).message}`, t.loc));
-            return undefined;
-          }
-          throw e;
-        }
+        return callBuiltin(bi, vals, ctx, t.loc);
       }
-      case 'array': {
-        const n = t.items.length; const out: Value[] = new Array(n);
-        for (let i = 0; i < n; i++) { const x = this.direct(t.items[i], f, ctx); if (x === NOPE || x === undefined) return x; out[i] = x; }
-        return out;
-      }
-      case 'object': {
-        const o = new RObject();
-        for (const [kt, vt] of t.entries) {
-          const kv = this.direct(kt, f, ctx); if (kv === NOPE || kv === undefined) return kv;
-          const vv = this.direct(vt, f, ctx); if (vv === NOPE || vv === undefined) return vv;
-          o.set(kv, vv);
-        }
-        return o;
-      }
-      case 'set': {
-        const o = new RSet();
-        for (const it of t.items) { const x = this.direct(it, f, ctx); if (x === NOPE || x === undefined) return x; o.add(x); }
-        return o;
-      }
-      case 'arraycomp': case 'setcomp': case 'objcomp': {
-        let out: Value | undefined;
-        this.evalTerm(t, f, ctx, (v) => { out = v; return true; });
-        return out;
-      }
-      default: return NOPE;
     }
   }
+
 
   private walkDirect(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, dataDoc: boolean): Value | undefined | typeof NOPE {
     for (; i < path.length; i++) {
@@ -740,6 +785,39 @@ export class Evaluator {
     void loc;
     if (result === undefined) return false;
     return k(result);
+  }
+}
+
+type RefWithNode = Extract<Term, { t: 'ref' }> & { dn?: [Node, number] | null };
+
+/** the rule node reached by the static (constant string) prefix of a data ref, with the index after it */
+function staticRuleNode(root: Node, path: Term[]): [Node, number] | null {
+  let node = root;
+  for (let i = 0; i < path.length; i++) {
+    const p = path[i];
+    if (p.t !== 'scalar' || typeof p.v !== 'string') return null;
+    const c = node.children.get(p.v);
+    if (!c) return null;
+    node = c;
+    if (node.rules.length || node.defaultRule || node.funcs.length) return [node, i + 1];
+  }
+  return null;
+}
+
+function callBuiltin(bi: BuiltinDef, vals: Value[], ctx: EvalCtx, loc: Loc): Value | undefined {
+  try {
+    return bi.fn(vals, ctx) as Value | undefined;
+  } catch (e) {
+    if (e instanceof BuiltinError) {
+      if (e.always) throw new RegoError(e.code, e.message, loc);
+      if (ctx.strict) ctx.errs.push(new RegoError(e.code, e.message, loc));
+      return undefined;
+    }
+    if (e instanceof RangeError || e instanceof TypeError || e instanceof SyntaxError) {
+      if (ctx.strict) ctx.errs.push(new RegoError('eval_builtin_error', `${bi.name}: ${(e as Error).message}`, loc));
+      return undefined;
+    }
+    throw e;
   }
 }
 

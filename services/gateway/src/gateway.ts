@@ -9,13 +9,14 @@ import { sql } from 'kysely';
 import { type ExtraRouters, createApp } from './app';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
-import { createAuditClient, createPolicyClient } from './clients/grpc-clients';
+import { createAuditClient, createPolicyClient, createVaultClient, createWebhookClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
 import { HealthService } from './health';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
+import { createGatewayConstraints } from './pipeline/gateway-constraints';
 import { type GatewayConstraints, type PiiGuard, type ToolBroker, noBroker, noConstraints, noPiiGuard } from './pipeline/hooks';
 import { RateLimiter } from './pipeline/rate-limiter';
 import { ToolCallPipeline } from './pipeline/tool-call.pipeline';
@@ -26,6 +27,8 @@ import { SessionTokens } from './tenants/session-tokens';
 import { SettingsRepository } from './tenants/settings.repository';
 import { SettingsService } from './tenants/settings.service';
 import { TenantRepository } from './tenants/tenant.repository';
+import { createVaultBroker } from './vault/vault-broker';
+import { createVaultPiiGuard } from './vault/vault-pii-guard';
 
 export interface Gateway {
   deps: GatewayDeps;
@@ -50,6 +53,8 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);
   const audit = createAuditClient(config);
+  const webhook = createWebhookClient(config);
+  const vault = createVaultClient(config);
   const adminEmails = new Set(
     config.adminEmails
       .split(',')
@@ -63,13 +68,14 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst });
   const recorder = new DecisionRecorder(audit, new DecisionPublisher(bus, logger));
   const approvalRepo = new ApprovalRepository(db);
-  const broker = features.broker ?? noBroker;
+  // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
+  const broker = features.broker ?? createVaultBroker(vault);
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,
     approvals: approvalRepo,
-    constraints: features.constraints ?? noConstraints,
-    pii: features.pii ?? noPiiGuard,
+    constraints: features.constraints ?? createGatewayConstraints(redis),
+    pii: features.pii ?? createVaultPiiGuard(vault),
     broker,
     metrics,
     logger,
@@ -85,6 +91,8 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     bus,
     policy,
     audit,
+    webhook,
+    vault,
     apiKeys,
     sessions,
     tenants,
@@ -93,13 +101,15 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     rateLimiter: new RateLimiter(redis),
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker),
-    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw } }),
+    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw } }),
     adminEmails,
   };
   const app = createApp(deps, features.routers);
   const close = async () => {
     policy.close();
     audit.close();
+    webhook.close();
+    vault.close();
     await bus.close();
     redis.disconnect();
     await db.destroy();

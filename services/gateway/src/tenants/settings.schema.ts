@@ -4,6 +4,7 @@
  * stored by the gateway.
  */
 import { z } from 'zod';
+import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
 export const POLICY_TEMPLATES = ['general', 'financial', 'email', 'crm', 'data_access', 'custom'] as const;
 export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'] as const;
@@ -40,7 +41,7 @@ export const settingsPatchSchema = z
     failure_config: failureConfigSchema.optional(),
     rate_limit_rps: z.number().int().min(1).max(100_000).optional(),
     rate_limit_burst: z.number().int().min(1).max(1_000_000).optional(),
-    gateway_constraints: z.record(z.string(), z.unknown()).optional(),
+    gateway_constraints: gatewayConstraintsSchema.optional(),
   })
   .strict();
 

@@ -133,6 +133,8 @@ export interface ReplayResult {
   originalBundleRevision: string;
   replayBundleRevision: string;
   tool: string;
+  /** subjects whose PII was crypto-shredded since the decision (their values replay as "[erased]") */
+  erasedSubjects: string[];
 }
 
 export interface ReplayResponse {
@@ -1831,6 +1833,7 @@ function createBaseReplayResult(): ReplayResult {
     originalBundleRevision: "",
     replayBundleRevision: "",
     tool: "",
+    erasedSubjects: [],
   };
 }
 
@@ -1865,6 +1868,9 @@ export const ReplayResult: MessageFns<ReplayResult> = {
     }
     if (message.tool !== "") {
       writer.uint32(82).string(message.tool);
+    }
+    for (const v of message.erasedSubjects) {
+      writer.uint32(90).string(v!);
     }
     return writer;
   },
@@ -1962,6 +1968,14 @@ export const ReplayResult: MessageFns<ReplayResult> = {
             message.tool = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.erasedSubjects.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2014,6 +2028,11 @@ export const ReplayResult: MessageFns<ReplayResult> = {
         ? globalThis.String(object.replay_bundle_revision)
         : "",
       tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      erasedSubjects: globalThis.Array.isArray(object?.erasedSubjects)
+        ? object.erasedSubjects.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.erased_subjects)
+        ? object.erased_subjects.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2049,6 +2068,9 @@ export const ReplayResult: MessageFns<ReplayResult> = {
     if (message.tool !== "") {
       obj.tool = message.tool;
     }
+    if (message.erasedSubjects?.length) {
+      obj.erasedSubjects = message.erasedSubjects;
+    }
     return obj;
   },
 
@@ -2067,6 +2089,7 @@ export const ReplayResult: MessageFns<ReplayResult> = {
     message.originalBundleRevision = object.originalBundleRevision ?? "";
     message.replayBundleRevision = object.replayBundleRevision ?? "";
     message.tool = object.tool ?? "";
+    message.erasedSubjects = object.erasedSubjects?.map((e) => e) || [];
     return message;
   },
 };

@@ -52,6 +52,7 @@ const SERVICES = [
   { name: 'policy', env: { POLICY_GRPC_PORT: p(50051), POLICY_OPS_PORT: p(9081) }, ops: 9081 },
   { name: 'audit', env: { AUDIT_GRPC_PORT: p(50052), AUDIT_OPS_PORT: p(9082) }, ops: 9082 },
   // further services join the fleet here as their issues land
+  { name: 'vault', env: { VAULT_GRPC_PORT: p(50053), VAULT_OPS_PORT: p(9083) }, ops: 9083 },
   { name: 'gateway', env: { GATEWAY_OPS_PORT: p(9080) }, ops: 9080 },
 ];
 

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { type ExtraRouters, createApp } from './app';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
-import { createAuditClient, createPolicyClient } from './clients/grpc-clients';
+import { createAuditClient, createPolicyClient, createVaultClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
@@ -27,6 +27,8 @@ import { SessionTokens } from './tenants/session-tokens';
 import { SettingsRepository } from './tenants/settings.repository';
 import { SettingsService } from './tenants/settings.service';
 import { TenantRepository } from './tenants/tenant.repository';
+import { createVaultBroker } from './vault/vault-broker';
+import { createVaultPiiGuard } from './vault/vault-pii-guard';
 
 export interface Gateway {
   deps: GatewayDeps;
@@ -51,6 +53,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);
   const audit = createAuditClient(config);
+  const vault = createVaultClient(config);
   const adminEmails = new Set(
     config.adminEmails
       .split(',')
@@ -64,13 +67,14 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst });
   const recorder = new DecisionRecorder(audit, new DecisionPublisher(bus, logger));
   const approvalRepo = new ApprovalRepository(db);
-  const broker = features.broker ?? noBroker;
+  // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
+  const broker = features.broker ?? createVaultBroker(vault);
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,
     approvals: approvalRepo,
     constraints: features.constraints ?? createGatewayConstraints(redis),
-    pii: features.pii ?? noPiiGuard,
+    pii: features.pii ?? createVaultPiiGuard(vault),
     broker,
     metrics,
     logger,
@@ -86,6 +90,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     bus,
     policy,
     audit,
+    vault,
     apiKeys,
     sessions,
     tenants,
@@ -94,13 +99,14 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     rateLimiter: new RateLimiter(redis),
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker),
-    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw } }),
+    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, vault: vault.raw } }),
     adminEmails,
   };
   const app = createApp(deps, features.routers);
   const close = async () => {
     policy.close();
     audit.close();
+    vault.close();
     await bus.close();
     redis.disconnect();
     await db.destroy();

@@ -1,3 +1,79 @@
-/** Tables owned by the vault service (filled in with its migrations). */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface VaultTables {}
+/**
+ * Tables owned by the vault service (migration 20261121_0006_vault). No column ever holds a secret in
+ * plaintext: keys live in the HSM (only their labels are here), credential values are AES-256-GCM
+ * ciphertext sealed by a tenant key inside the HSM.
+ */
+import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+/** Registry of HSM keys by label: purpose `pii_subject` | `credentials` | `subject_hmac`. */
+export interface VaultKeysTable {
+  tenant_id: string;
+  /** the key's label in the HSM (CKA_LABEL / Transit key name) */
+  key_id: string;
+  purpose: string;
+  subject_id: string | null;
+  backend: string;
+  created_at: Timestamp;
+  destroyed_at: Date | null;
+}
+
+/** Data subjects whose PII is encrypted under their own key; erased_at set by crypto-shredding. */
+export interface VaultSubjectsTable {
+  tenant_id: string;
+  subject_id: string;
+  key_id: string;
+  /** explicit (from a subject field) or derived (keyed hash of an identifier) */
+  source: string;
+  pii_kinds: JSONColumnType<string[]>;
+  created_at: Timestamp;
+  erased_at: Date | null;
+}
+
+/** Which actions' stored params carry a subject's envelopes (records_affected on erasure). */
+export interface VaultSubjectActionsTable {
+  tenant_id: string;
+  subject_id: string;
+  action_id: string;
+  created_at: Timestamp;
+}
+
+export interface VaultCredentialsTable {
+  id: string;
+  tenant_id: string;
+  tool_id: string;
+  name: string;
+  credential_type: string;
+  upstream_url: string | null;
+  upstream_method: string;
+  header_name: string | null;
+  key_id: string;
+  /** {alg, iv, ct, tag} base64: the value sealed by the tenant's credentials key in the HSM */
+  sealed: JSONColumnType<Record<string, string>>;
+  registered_at: Timestamp;
+}
+
+export interface VaultCredentialAccessTable {
+  id: Generated<number>;
+  tenant_id: string;
+  at: Timestamp;
+  agent_id: string;
+  tool_id: string;
+  credential_name: string;
+  action_id: string | null;
+  origin: string;
+  outcome: string;
+  status_code: number | null;
+  hsm_fetch_ms: number | null;
+  execution_ms: number | null;
+  error: string | null;
+}
+
+export interface VaultTables {
+  vault_keys: VaultKeysTable;
+  vault_subjects: VaultSubjectsTable;
+  vault_subject_actions: VaultSubjectActionsTable;
+  vault_credentials: VaultCredentialsTable;
+  vault_credential_access: VaultCredentialAccessTable;
+}

@@ -1,0 +1,49 @@
+/**
+ * The gateway's ToolBroker: asks the vault (gRPC) to execute an allowed call with the tool's registered
+ * credential. Returns null when no credential is registered (the agent executes). The gateway never sees
+ * the secret. If the vault cannot answer the call fails with a 502: nothing executes without the vault.
+ */
+import { DependencyUnavailableError } from '@agw/shared';
+import type { VaultClient } from '../clients/grpc-clients';
+import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
+
+/** Deadline of one brokered execution: the vault's upstream timeout plus headroom. */
+const EXECUTE_DEADLINE_MS = 30_000;
+
+export function createVaultBroker(vault: VaultClient): ToolBroker {
+  return {
+    async execute(tenantId, actionId, call): Promise<BrokeredExecution | null> {
+      // A live call carries its plaintext params (and storedParams beside them); an approved action only
+      // has its stored params, whose PII envelopes the vault opens itself.
+      const fromApproval = call.storedParams !== undefined && call.params === call.storedParams;
+      let r;
+      try {
+        r = await vault.execute(
+          {
+            tenantId,
+            actionId,
+            agentId: call.agent_id,
+            tool: call.tool,
+            method: call.method,
+            paramsJson: JSON.stringify(call.params),
+            origin: fromApproval ? 'approval' : 'tool_call',
+          },
+          { deadlineMs: EXECUTE_DEADLINE_MS },
+        );
+      } catch (e) {
+        if (e instanceof DependencyUnavailableError || (e as { code?: string }).code === 'dependency_unavailable') {
+          throw new DependencyUnavailableError('Vault service unreachable: brokered execution is unavailable, the call was not executed', { cause: e });
+        }
+        throw e;
+      }
+      if (!r.brokered) return null;
+      return {
+        status_code: r.statusCode,
+        body: r.bodyJson ? JSON.parse(r.bodyJson) : null,
+        hsm_fetch_ms: r.hsmFetchMs,
+        execution_ms: r.executionMs,
+        credential_name: r.credentialName,
+      };
+    },
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * The gateway's PiiGuard: asks the vault (gRPC) to detect personal data in a call's params and replace
+ * it by per-subject HSM envelopes before anything is stored. If the vault cannot answer, the call fails
+ * with a 502 (DependencyUnavailableError) and nothing is stored, never plaintext.
+ */
+import { DependencyUnavailableError } from '@agw/shared';
+import type { VaultClient } from '../clients/grpc-clients';
+import type { PiiGuard, ProtectedParams } from '../pipeline/hooks';
+
+export function createVaultPiiGuard(vault: VaultClient): PiiGuard {
+  return {
+    async protect(tenantId, actionId, params): Promise<ProtectedParams> {
+      let r;
+      try {
+        r = await vault.protectParams({ tenantId, actionId, paramsJson: JSON.stringify(params) }, { deadlineMs: 10_000 });
+      } catch (e) {
+        if (e instanceof DependencyUnavailableError || (e as { code?: string }).code === 'dependency_unavailable') {
+          throw new DependencyUnavailableError('Vault service unreachable: personal data in params cannot be protected, so the call was refused', { cause: e });
+        }
+        throw e;
+      }
+      return { piiDetected: r.piiDetected, storedParams: JSON.parse(r.storedParamsJson) as Record<string, unknown>, subjectIds: r.subjectIds };
+    },
+  };
+}

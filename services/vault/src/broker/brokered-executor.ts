@@ -1,0 +1,143 @@
+/**
+ * Agent-blind execution: when the tenant registered a credential for the tool, the vault opens it in
+ * the HSM, injects it (bearer: `Authorization: Bearer`, api_key: the registered header, basic:
+ * `Authorization: Basic base64(user:password)`), sends the call's params as JSON to the registered
+ * upstream (GET: as query parameters) through the target guard, and returns status code and body.
+ * The secret never leaves this module: any echo of it in the upstream's answer is masked, and every
+ * use (with its outcome) lands in the access log.
+ */
+import type { Logger } from '@agw/shared';
+import type { AccessLogRepository } from '../credentials/access-log.repository';
+import type { CredentialRow } from '../credentials/credential.repository';
+import type { CredentialStore } from '../credentials/credential-store';
+import type { PiiProtector } from '../pii/pii-protector';
+import { type TargetGuard, TargetRejected } from './target-guard';
+import { UpstreamError, sendUpstream } from './upstream-client';
+
+export interface ExecuteInput {
+  actionId: string;
+  agentId: string;
+  tool: string;
+  method: string;
+  params: Record<string, unknown>;
+  origin: 'tool_call' | 'approval';
+}
+
+export interface ExecuteOutcome {
+  brokered: boolean;
+  statusCode: number;
+  body: unknown;
+  hsmFetchMs: number;
+  executionMs: number;
+  credentialName: string;
+  outcome: string;
+}
+
+const MASK = '[redacted]';
+
+function secretForms(c: CredentialRow, value: string): string[] {
+  const forms = [value];
+  if (c.credential_type === 'basic') forms.push(Buffer.from(value, 'utf8').toString('base64'), ...value.split(':').slice(1).filter((p) => p.length >= 4));
+  return forms.filter((f) => f.length >= 4);
+}
+
+function mask(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join(MASK);
+  return out;
+}
+
+export class BrokeredExecutor {
+  constructor(
+    private readonly d: {
+      credentials: CredentialStore;
+      accessLog: AccessLogRepository;
+      pii: PiiProtector;
+      guard: TargetGuard;
+      timeoutMs: number;
+      maxBytes: number;
+      logger: Logger;
+    },
+  ) {}
+
+  async execute(tenantId: string, x: ExecuteInput): Promise<ExecuteOutcome> {
+    const cred = await this.d.credentials.forTool(tenantId, x.tool);
+    if (!cred) return { brokered: false, statusCode: 0, body: null, hsmFetchMs: 0, executionMs: 0, credentialName: '', outcome: 'no_credential' };
+    let hsmFetchMs = 0;
+    let executionMs = 0;
+    const finish = async (statusCode: number, body: unknown, outcome: string, error: string | null) => {
+      await this.d.accessLog.append(tenantId, {
+        agent_id: x.agentId,
+        tool_id: x.tool,
+        credential_name: cred.name,
+        action_id: x.actionId || null,
+        origin: x.origin,
+        outcome,
+        status_code: statusCode,
+        hsm_fetch_ms: hsmFetchMs,
+        execution_ms: executionMs,
+        error,
+      });
+      this.d.logger.info({ tenantId, tool: x.tool, credential: cred.name, actionId: x.actionId, outcome, statusCode }, 'brokered execution');
+      return { brokered: true, statusCode, body, hsmFetchMs, executionMs, credentialName: cred.name, outcome };
+    };
+
+    // An approved action arrives with its stored params: open the PII envelopes for the upstream.
+    const { params } = await this.d.pii.reveal(tenantId, x.params);
+    const t0 = performance.now();
+    const secret = await this.d.credentials.open(tenantId, cred);
+    hsmFetchMs = performance.now() - t0;
+    const secrets = secretForms(cred, secret);
+
+    if (!cred.upstream_url) {
+      const error = `no upstream_url is registered with credential "${cred.name}" of tool ${x.tool}`;
+      return finish(502, { error }, 'no_upstream', error);
+    }
+    let target;
+    try {
+      target = await this.d.guard.check(cred.upstream_url);
+    } catch (e) {
+      if (!(e instanceof TargetRejected)) throw e;
+      return finish(502, { error: `upstream blocked: ${e.reason}` }, 'blocked', e.reason);
+    }
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': 'agw-vault-broker/1',
+      'x-agw-action-id': x.actionId,
+      'x-agw-tool': x.tool,
+      'x-agw-method': x.method,
+      'x-agw-agent-id': x.agentId,
+    };
+    if (cred.credential_type === 'bearer') headers.authorization = `Bearer ${secret}`;
+    else if (cred.credential_type === 'basic') headers.authorization = `Basic ${Buffer.from(secret, 'utf8').toString('base64')}`;
+    else headers[(cred.header_name ?? 'X-API-Key').toLowerCase()] = secret;
+    let body: Buffer | undefined;
+    if (cred.upstream_method === 'GET' || cred.upstream_method === 'DELETE') {
+      for (const [k, v] of Object.entries((params ?? {}) as Record<string, unknown>)) {
+        target.url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+      }
+    } else {
+      body = Buffer.from(JSON.stringify(params ?? {}), 'utf8');
+      headers['content-type'] = 'application/json';
+    }
+    const t1 = performance.now();
+    try {
+      const res = await sendUpstream({ target, method: cred.upstream_method, headers, body, timeoutMs: this.d.timeoutMs, maxBytes: this.d.maxBytes });
+      executionMs = performance.now() - t1;
+      const text = mask(res.body.toString('utf8'), secrets);
+      let parsed: unknown = text;
+      if (/json/i.test(res.contentType) || /^\s*[[{]/.test(text)) {
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = text;
+        }
+      }
+      return finish(res.statusCode, parsed, 'executed', null);
+    } catch (e) {
+      executionMs = performance.now() - t1;
+      if (!(e instanceof UpstreamError)) throw e;
+      return finish(e.outcome === 'timeout' ? 504 : 502, { error: e.message }, e.outcome, e.message);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/** Vault service settings (env validated once at start; defaults work on a developer machine). */
+import path from 'node:path';
+import { ConfigError, commonSettings, envBool, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { z } from 'zod';
+
+/** The repository root (services/vault/{src,dist}/ -> ../../..): home of the project-owned `.run/` dir. */
+const repoRoot = path.resolve(__dirname, '..', '..', '..');
+
+export const vaultSettings = {
+  ...commonSettings,
+  ...storeSettings,
+  grpcHost: setting('VAULT_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
+  grpcPort: setting('VAULT_GRPC_PORT', envInt(50053), 'gRPC port'),
+  opsHost: setting('VAULT_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
+  opsPort: setting('VAULT_OPS_PORT', envInt(9083), 'health/metrics port'),
+
+  backend: setting('VAULT_HSM_BACKEND', z.enum(['pkcs11', 'transit']).default('pkcs11'), 'key backend: pkcs11 (any PKCS#11 HSM; SoftHSM2 locally) or transit (HashiCorp Vault Transit)'),
+  pkcs11Library: setting('PKCS11_LIBRARY', z.string().default('/usr/lib/softhsm/libsofthsm2.so'), 'path of the PKCS#11 module of the HSM'),
+  pkcs11TokenLabel: setting('PKCS11_TOKEN_LABEL', z.string().min(1).max(32).default('agw-vault'), 'label of the HSM token holding the keys (the slot is found by this label)'),
+  pkcs11Pin: setting('PKCS11_PIN', z.string().min(4).default('98765432'), 'user PIN of the token (the local default only suits SoftHSM2 on a developer machine)'),
+  pkcs11SoPin: setting('PKCS11_SO_PIN', z.string().min(4).default('12345678'), 'security-officer PIN, only used to initialise the local SoftHSM2 token'),
+  softhsmInit: setting('SOFTHSM_INIT', envBool(true), 'initialise the SoftHSM2 token (idempotently) at start when the library is SoftHSM2; off for a real HSM'),
+  softhsmConf: setting('SOFTHSM2_CONF', z.string().default(path.join(repoRoot, '.run', 'softhsm', 'softhsm2.conf')), 'SoftHSM2 config file (written on first start; tokens live beside it in tokens/)'),
+
+  transitAddr: setting('VAULT_ADDR', z.string().optional(), 'HashiCorp Vault address (transit backend)'),
+  transitToken: setting('VAULT_TOKEN', z.string().optional(), 'HashiCorp Vault token (transit backend)'),
+  transitMount: setting('VAULT_TRANSIT_MOUNT', z.string().regex(/^[A-Za-z0-9_/-]+$/).default('transit'), 'mount path of the Transit secrets engine'),
+
+  allowPrivateUpstreams: setting(
+    'VAULT_ALLOW_PRIVATE_UPSTREAMS',
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : ['true', '1', 'yes', 'on'].includes(v))),
+    'allow brokered calls to loopback/private addresses and plain http:// (default: true in the local profile, false in production)',
+  ),
+  upstreamTimeoutMs: setting('VAULT_UPSTREAM_TIMEOUT_MS', envInt(10_000), 'timeout of one brokered upstream call (connect + response)'),
+  upstreamMaxBytes: setting('VAULT_UPSTREAM_MAX_BYTES', envInt(1_048_576), 'largest upstream response body returned to the agent'),
+};
+
+export type VaultConfig = ReturnType<typeof loadVaultConfig>;
+
+export function loadVaultConfig(env?: Record<string, string | undefined>) {
+  const c = loadConfig(vaultSettings, env);
+  if (c.profile === 'production' && c.backend === 'pkcs11' && c.pkcs11Pin === vaultSettings.pkcs11Pin.schema.parse(undefined)) {
+    throw new ConfigError(['PKCS11_PIN: the local default PIN is refused in the production profile']);
+  }
+  if (c.backend === 'transit' && (!c.transitAddr || !c.transitToken)) {
+    throw new ConfigError(['VAULT_ADDR and VAULT_TOKEN: required by VAULT_HSM_BACKEND=transit']);
+  }
+  return { ...c, allowPrivateUpstreams: c.allowPrivateUpstreams ?? c.profile === 'local' };
+}

@@ -1,0 +1,37 @@
+/** The only queries on vault_credential_access: one row per credential use. Tenant id first, always. */
+import type { Db } from '@agw/shared';
+
+export interface AccessEntry {
+  agent_id: string;
+  tool_id: string;
+  credential_name: string;
+  action_id: string | null;
+  origin: string;
+  outcome: string;
+  status_code: number | null;
+  hsm_fetch_ms: number | null;
+  execution_ms: number | null;
+  error: string | null;
+}
+
+export interface StoredAccessEntry extends AccessEntry {
+  id: number;
+  at: Date;
+}
+
+export class AccessLogRepository {
+  constructor(private readonly db: Db) {}
+
+  async append(tenantId: string, e: AccessEntry): Promise<void> {
+    await this.db.insertInto('vault_credential_access').values({ tenant_id: tenantId, ...e }).execute();
+  }
+
+  list(tenantId: string, o: { limit: number; toolId?: string }): Promise<StoredAccessEntry[]> {
+    let q = this.db
+      .selectFrom('vault_credential_access')
+      .select(['id', 'at', 'agent_id', 'tool_id', 'credential_name', 'action_id', 'origin', 'outcome', 'status_code', 'hsm_fetch_ms', 'execution_ms', 'error'])
+      .where('tenant_id', '=', tenantId);
+    if (o.toolId) q = q.where('tool_id', '=', o.toolId);
+    return q.orderBy('id', 'desc').limit(o.limit).execute();
+  }
+}

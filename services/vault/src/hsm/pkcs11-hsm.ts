@@ -1,0 +1,224 @@
+/**
+ * The PKCS#11 backend (pkcs11js): any HSM by module path, token label and user PIN; SoftHSM2 locally.
+ * Keys are generated on the token (CKA_TOKEN) as sensitive, non-extractable AES-256 (encrypt/decrypt)
+ * or generic-secret (HMAC-SHA-256) objects, found by CKA_LABEL. Encryption is CKM_AES_GCM with a
+ * 96-bit IV from the HSM's RNG, a 128-bit tag and the caller's additional authenticated data.
+ *
+ * pkcs11js calls are synchronous: one logged-in R/W session serves the process, and because JavaScript
+ * runs one call at a time an Init/Final pair is never interleaved.
+ */
+import { DependencyUnavailableError } from '@agw/shared';
+import * as pkcs11js from 'pkcs11js';
+import { DecryptionFailedError, type HsmBackend, type HsmInfo, type KeyKind, KeyMissingError, type SealedData } from './hsm-backend';
+
+export interface Pkcs11Options {
+  library: string;
+  tokenLabel: string;
+  pin: string;
+}
+
+const ALG = 'AES-256-GCM';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+type Handle = Buffer;
+
+function pkcs11Code(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class Pkcs11Hsm implements HsmBackend {
+  readonly name = 'pkcs11' as const;
+  private readonly handles = new Map<string, Handle>();
+
+  private constructor(
+    private readonly p11: pkcs11js.PKCS11,
+    private readonly session: Handle,
+    private readonly o: Pkcs11Options,
+  ) {}
+
+  /** Load the module, find the token by label, open a session and log in. */
+  static open(o: Pkcs11Options): Pkcs11Hsm {
+    const p11 = new pkcs11js.PKCS11();
+    try {
+      p11.load(o.library);
+      p11.C_Initialize();
+    } catch (e) {
+      throw new DependencyUnavailableError(`could not initialise the PKCS#11 module ${o.library}: ${pkcs11Code(e)}`);
+    }
+    try {
+      const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === o.tokenLabel);
+      if (!slot) throw new DependencyUnavailableError(`no HSM token labelled "${o.tokenLabel}" in ${o.library}`);
+      const session = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+      try {
+        p11.C_Login(session, pkcs11js.CKU_USER, o.pin);
+      } catch (e) {
+        if (!/CKR_USER_ALREADY_LOGGED_IN/.test(pkcs11Code(e))) {
+          throw new DependencyUnavailableError(`login to HSM token "${o.tokenLabel}" failed: ${pkcs11Code(e)}`);
+        }
+      }
+      return new Pkcs11Hsm(p11, session, o);
+    } catch (e) {
+      try {
+        p11.C_Finalize();
+      } catch {
+        /* already failing */
+      }
+      throw e;
+    }
+  }
+
+  info(): HsmInfo {
+    return { backend: 'pkcs11', tokenLabel: this.o.tokenLabel, library: this.o.library, ready: true };
+  }
+
+  private findAll(label: string): Handle[] {
+    this.p11.C_FindObjectsInit(this.session, [
+      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+      { type: pkcs11js.CKA_LABEL, value: label },
+    ]);
+    try {
+      return this.p11.C_FindObjects(this.session, 16);
+    } finally {
+      this.p11.C_FindObjectsFinal(this.session);
+    }
+  }
+
+  /** The key's handle; a cached handle is dropped when another process destroyed the object. */
+  private key(label: string): Handle {
+    const cached = this.handles.get(label);
+    if (cached) return cached;
+    const found = this.wrap(() => this.findAll(label));
+    if (!found.length) throw new KeyMissingError(label);
+    this.handles.set(label, found[0]);
+    return found[0];
+  }
+
+  private withKey<T>(label: string, fn: (h: Handle) => T): T {
+    const h = this.key(label);
+    try {
+      return fn(h);
+    } catch (e) {
+      if (/CKR_(OBJECT|KEY)_HANDLE_INVALID/.test(pkcs11Code(e))) {
+        this.handles.delete(label);
+        return fn(this.key(label));
+      }
+      throw e;
+    }
+  }
+
+  private wrap<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof KeyMissingError || e instanceof DecryptionFailedError) throw e;
+      throw new DependencyUnavailableError(`HSM operation failed: ${pkcs11Code(e)}`, { cause: e });
+    }
+  }
+
+  async ensureKey(label: string, kind: KeyKind): Promise<boolean> {
+    return this.wrap(() => {
+      if (this.findAll(label).length) return false;
+      const common = [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+        { type: pkcs11js.CKA_TOKEN, value: true },
+        { type: pkcs11js.CKA_PRIVATE, value: true },
+        { type: pkcs11js.CKA_SENSITIVE, value: true },
+        { type: pkcs11js.CKA_EXTRACTABLE, value: false },
+        { type: pkcs11js.CKA_LABEL, value: label },
+        { type: pkcs11js.CKA_VALUE_LEN, value: 32 },
+      ];
+      const handle =
+        kind === 'aes'
+          ? this.p11.C_GenerateKey(this.session, { mechanism: pkcs11js.CKM_AES_KEY_GEN }, [
+              ...common,
+              { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_AES },
+              { type: pkcs11js.CKA_ENCRYPT, value: true },
+              { type: pkcs11js.CKA_DECRYPT, value: true },
+            ])
+          : this.p11.C_GenerateKey(this.session, { mechanism: pkcs11js.CKM_GENERIC_SECRET_KEY_GEN }, [
+              ...common,
+              { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_GENERIC_SECRET },
+              { type: pkcs11js.CKA_SIGN, value: true },
+              { type: pkcs11js.CKA_VERIFY, value: true },
+            ]);
+      this.handles.set(label, handle);
+      return true;
+    });
+  }
+
+  async keyExists(label: string): Promise<boolean> {
+    return this.wrap(() => this.findAll(label).length > 0);
+  }
+
+  private gcm(iv: Buffer, aad: Buffer) {
+    return {
+      mechanism: pkcs11js.CKM_AES_GCM,
+      parameter: { type: pkcs11js.CK_PARAMS_AES_GCM, iv, aad, ivBits: IV_BYTES * 8, tagBits: TAG_BYTES * 8 },
+    };
+  }
+
+  async encrypt(label: string, plaintext: Buffer, aad: Buffer): Promise<SealedData> {
+    return this.wrap(() =>
+      this.withKey(label, (key) => {
+        const iv = this.p11.C_GenerateRandom(this.session, Buffer.alloc(IV_BYTES));
+        this.p11.C_EncryptInit(this.session, this.gcm(iv, aad), key);
+        const out = this.p11.C_Encrypt(this.session, plaintext, Buffer.alloc(plaintext.length + TAG_BYTES));
+        return {
+          alg: ALG,
+          iv: iv.toString('base64'),
+          ct: out.subarray(0, out.length - TAG_BYTES).toString('base64'),
+          tag: out.subarray(out.length - TAG_BYTES).toString('base64'),
+        };
+      }),
+    );
+  }
+
+  async decrypt(label: string, sealed: SealedData, aad: Buffer): Promise<Buffer> {
+    return this.wrap(() =>
+      this.withKey(label, (key) => {
+        const input = Buffer.concat([Buffer.from(sealed.ct, 'base64'), Buffer.from(sealed.tag, 'base64')]);
+        this.p11.C_DecryptInit(this.session, this.gcm(Buffer.from(sealed.iv, 'base64'), aad), key);
+        try {
+          return Buffer.from(this.p11.C_Decrypt(this.session, input, Buffer.alloc(input.length)));
+        } catch (e) {
+          // a failed GCM tag check: SoftHSM2 reports CKR_GENERAL_ERROR, others CKR_ENCRYPTED_DATA_INVALID
+          if (/CKR_(ENCRYPTED_DATA_INVALID|ENCRYPTED_DATA_LEN_RANGE|GENERAL_ERROR)/.test(pkcs11Code(e))) throw new DecryptionFailedError(label);
+          throw e;
+        }
+      }),
+    );
+  }
+
+  async hmac(label: string, data: Buffer): Promise<Buffer> {
+    return this.wrap(() =>
+      this.withKey(label, (key) => {
+        this.p11.C_SignInit(this.session, { mechanism: pkcs11js.CKM_SHA256_HMAC }, key);
+        return Buffer.from(this.p11.C_Sign(this.session, data, Buffer.alloc(32)));
+      }),
+    );
+  }
+
+  async destroyKey(label: string): Promise<number> {
+    return this.wrap(() => {
+      this.handles.delete(label);
+      const all = this.findAll(label);
+      for (const h of all) this.p11.C_DestroyObject(this.session, h);
+      return all.length;
+    });
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.p11.C_Logout(this.session);
+    } catch {
+      /* session already gone */
+    }
+    try {
+      this.p11.C_CloseSession(this.session);
+      this.p11.C_Finalize();
+    } catch {
+      /* already finalized */
+    }
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * Per-subject PII encryption (transport-free). `protect` finds personal data in a call's params and
+ * replaces each personal value by an envelope sealed with its data subject's own HSM key, so audit
+ * records, the approval queue and replay inputs only ever hold ciphertext. `reveal` opens envelopes
+ * (erased subjects come back as "[erased]"); `erase` destroys a subject's key (crypto-shredding).
+ *
+ * Subject identification (docs/vault.md):
+ *  1. an explicit subject field (`subject_id`, `data_subject_id`) in an object names the subject of the
+ *     personal data in that object and below; its value is a pseudonym chosen by the tenant and is
+ *     kept as is;
+ *  2. else the object's anchor identifier (first of e-mail, phone, SSN, IBAN, card, IP among its
+ *     direct fields) names it, inherited by nested objects that have no anchor of their own;
+ *  3. else the value's own identifier, or for a named field without one (`{"name": "Ada"}`) the value.
+ * A derived subject id is `sub_` + the first 32 hex digits of HMAC-SHA-256(tenant's HSM HMAC key,
+ * "<kind>:<normalised identifier>"): stable per tenant, unlinkable across tenants, and it cannot be
+ * computed without the HSM.
+ */
+import { ConflictError, InputError, NotFoundError } from '@agw/shared';
+import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
+import { KeyDestroyedError, type Keyring, subjectKeyId } from '../keys/keyring';
+import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInString, detectInValue } from './pii-detector';
+import { ERASED_PLACEHOLDER, type PiiEnvelope, asEnvelope, erasedEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
+import type { SubjectRepository, SubjectRow } from './subject.repository';
+
+export const SUBJECT_FIELDS = ['subject_id', 'data_subject_id'];
+export const SUBJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+type SubjectRef = { source: 'explicit'; id: string } | { source: 'derived'; identifier: Identifier | { kind: 'value'; normalized: string } };
+
+interface Site {
+  container: Record<string, unknown> | unknown[];
+  key: string | number;
+  value: unknown;
+  kinds: PiiKind[];
+  ref: SubjectRef;
+}
+
+export interface ProtectResult {
+  piiDetected: boolean;
+  storedParams: Record<string, unknown>;
+  subjectIds: string[];
+  kinds: string[];
+}
+
+const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
+const refKey = (r: SubjectRef) => (r.source === 'explicit' ? `explicit:${r.id}` : `${r.identifier.kind}:${r.identifier.normalized}`);
+
+/** A valid explicit subject id: a pseudonym, not itself an identifier such as an e-mail address. */
+export function isExplicitSubjectId(v: unknown): v is string {
+  return typeof v === 'string' && SUBJECT_ID_PATTERN.test(v) && detectInString(v).identifiers.length === 0;
+}
+
+export class PiiProtector {
+  constructor(
+    private readonly keyring: Keyring,
+    private readonly subjects: SubjectRepository,
+  ) {}
+
+  /** Walk the params and collect every personal scalar with the subject it belongs to. */
+  private collect(node: unknown, scope: SubjectRef | undefined, fieldName: string | undefined, sites: Site[], container?: Site['container'], key?: string | number): void {
+    if (asEnvelope(node)) return; // already protected
+    if (Array.isArray(node)) {
+      node.forEach((v, i) => this.collect(v, scope, fieldName, sites, node, i));
+      return;
+    }
+    if (node && typeof node === 'object') {
+      const obj = node as Record<string, unknown>;
+      const own = this.scopeOf(obj);
+      const s = own ?? scope;
+      for (const [k, v] of Object.entries(obj)) {
+        if (SUBJECT_FIELDS.includes(k) && isExplicitSubjectId(v)) continue;
+        this.collect(v, s, k, sites, obj, k);
+      }
+      return;
+    }
+    if (!isScalar(node) || container === undefined || key === undefined) return;
+    const f = detectInValue(node, fieldName);
+    if (!f.kinds.length) return;
+    const ref: SubjectRef =
+      scope ??
+      (f.identifiers[0]
+        ? { source: 'derived', identifier: f.identifiers[0] }
+        : { source: 'derived', identifier: { kind: 'value', normalized: String(node).trim().toLowerCase().replace(/\s+/g, ' ') } });
+    sites.push({ container, key, value: node, kinds: f.kinds, ref });
+  }
+
+  /** The subject an object names: explicit field, else its anchor identifier. */
+  private scopeOf(obj: Record<string, unknown>): SubjectRef | undefined {
+    for (const f of SUBJECT_FIELDS) if (isExplicitSubjectId(obj[f])) return { source: 'explicit', id: obj[f] as string };
+    let best: Identifier | undefined;
+    for (const [k, v] of Object.entries(obj)) {
+      if (!isScalar(v)) continue;
+      for (const id of detectInValue(v, k).identifiers) {
+        if (!best || IDENTIFIER_PRIORITY.indexOf(id.kind) < IDENTIFIER_PRIORITY.indexOf(best.kind)) best = id;
+      }
+    }
+    return best ? { source: 'derived', identifier: best } : undefined;
+  }
+
+  /** The tenant-scoped subject id of an identifier: keyed hash with the tenant's HSM HMAC key. */
+  async deriveSubjectId(tenantId: string, identifier: { kind: string; normalized: string }): Promise<string> {
+    const mac = await this.keyring.hmac(tenantId, `${identifier.kind}:${identifier.normalized}`);
+    return `sub_${mac.toString('hex').slice(0, 32)}`;
+  }
+
+  private async subjectIdOf(tenantId: string, ref: SubjectRef): Promise<string> {
+    return ref.source === 'explicit' ? ref.id : this.deriveSubjectId(tenantId, ref.identifier);
+  }
+
+  /** Make sure the subject's key exists and the subject is registered; false when it was erased. */
+  private async activate(tenantId: string, subjectId: string, source: string, kinds: string[]): Promise<boolean> {
+    const keyId = subjectKeyId(tenantId, subjectId);
+    try {
+      await this.keyring.ensure(tenantId, keyId, 'pii_subject', subjectId);
+    } catch (e) {
+      if (e instanceof KeyDestroyedError) return false;
+      throw e;
+    }
+    await this.subjects.upsert(tenantId, { subject_id: subjectId, key_id: keyId, source, pii_kinds: kinds });
+    return true;
+  }
+
+  async protect(tenantId: string, actionId: string, params: Record<string, unknown>): Promise<ProtectResult> {
+    const stored = structuredClone(params);
+    const sites: Site[] = [];
+    this.collect(stored, undefined, undefined, sites);
+    if (!sites.length) return { piiDetected: false, storedParams: stored, subjectIds: [], kinds: [] };
+
+    // one subject id per distinct reference
+    const ids = new Map<string, string>();
+    for (const s of sites) if (!ids.has(refKey(s.ref))) ids.set(refKey(s.ref), await this.subjectIdOf(tenantId, s.ref));
+    const kindsBySubject = new Map<string, Set<string>>();
+    for (const s of sites) {
+      const id = ids.get(refKey(s.ref))!;
+      const set = kindsBySubject.get(id) ?? new Set<string>();
+      s.kinds.forEach((k) => set.add(k));
+      kindsBySubject.set(id, set);
+    }
+    const erased = await this.subjects.erasedAmong(tenantId, [...kindsBySubject.keys()]);
+    for (const [id, kinds] of kindsBySubject) {
+      if (erased.has(id)) continue;
+      const source = sites.find((s) => ids.get(refKey(s.ref)) === id)!.ref.source;
+      if (!(await this.activate(tenantId, id, source, [...kinds].sort()))) erased.add(id);
+    }
+    for (const s of sites) {
+      const id = ids.get(refKey(s.ref))!;
+      const kind = s.kinds[0];
+      let envelope: PiiEnvelope;
+      if (erased.has(id)) envelope = erasedEnvelope(id, kind);
+      else {
+        const keyId = subjectKeyId(tenantId, id);
+        envelope = sealEnvelope(id, keyId, kind, await this.keyring.seal(keyId, Buffer.from(JSON.stringify(s.value), 'utf8'), piiAad(tenantId, id)));
+      }
+      (s.container as Record<string | number, unknown>)[s.key] = envelope;
+    }
+    const subjectIds = [...kindsBySubject.keys()];
+    await this.subjects.linkAction(tenantId, subjectIds, actionId);
+    const kinds = [...new Set(sites.flatMap((s) => s.kinds))].sort();
+    return { piiDetected: true, storedParams: stored, subjectIds, kinds };
+  }
+
+  /** Replace envelopes by their plaintext; erased subjects' values become "[erased]". */
+  async reveal(tenantId: string, params: unknown): Promise<{ params: unknown; erasedSubjects: string[] }> {
+    const out = structuredClone(params);
+    const found: Array<{ container: Record<string | number, unknown>; key: string | number; subject: string; body: NonNullable<ReturnType<typeof asEnvelope>> }> = [];
+    const walk = (node: unknown, container?: Record<string | number, unknown>, key?: string | number) => {
+      const env = asEnvelope(node);
+      if (env && container !== undefined && key !== undefined) {
+        found.push({ container, key, subject: env.subject, body: env });
+        return;
+      }
+      if (Array.isArray(node)) node.forEach((v, i) => walk(v, node as unknown as Record<number, unknown>, i));
+      else if (node && typeof node === 'object') for (const [k, v] of Object.entries(node)) walk(v, node as Record<string, unknown>, k);
+    };
+    const root = { value: out };
+    walk(out, root, 'value');
+    if (!found.length) return { params: out, erasedSubjects: [] };
+    const subjects = [...new Set(found.map((f) => f.subject))];
+    const erased = await this.subjects.erasedAmong(tenantId, subjects);
+    for (const f of found) {
+      const sealed = sealedOf(f.body);
+      if (erased.has(f.subject) || f.body.erased || !sealed) {
+        erased.add(f.subject);
+        f.container[f.key] = ERASED_PLACEHOLDER;
+        continue;
+      }
+      try {
+        const plain = await this.keyring.open(subjectKeyId(tenantId, f.subject), sealed, piiAad(tenantId, f.subject));
+        f.container[f.key] = JSON.parse(plain.toString('utf8'));
+      } catch (e) {
+        if (e instanceof KeyMissingError) {
+          erased.add(f.subject);
+          f.container[f.key] = ERASED_PLACEHOLDER;
+        } else if (e instanceof DecryptionFailedError) {
+          throw InputError.at(['params', String(f.key)], 'a PII envelope does not authenticate (tampered, or from another tenant)', 'envelope_invalid');
+        } else throw e;
+      }
+    }
+    return { params: root.value, erasedSubjects: [...erased].filter((s) => subjects.includes(s)) };
+  }
+
+  listSubjects(tenantId: string): Promise<SubjectRow[]> {
+    return this.subjects.list(tenantId);
+  }
+
+  /** The subject id an identifier maps to (does not create anything). */
+  async lookup(tenantId: string, identifier: string, kind?: string): Promise<{ subject_id: string; kind: string; known: SubjectRow | undefined }> {
+    const id = this.identifierOf(identifier, kind);
+    const subjectId = await this.deriveSubjectId(tenantId, id);
+    return { subject_id: subjectId, kind: id.kind, known: await this.subjects.get(tenantId, subjectId) };
+  }
+
+  private identifierOf(identifier: string, kind?: string): { kind: string; normalized: string } {
+    const text = identifier.trim();
+    if (!text) throw InputError.at(['body', 'identifier'], 'identifier must not be empty');
+    const f = detectInString(text, kind === 'phone' ? 'phone' : undefined);
+    const match = kind ? f.identifiers.find((i) => i.kind === kind) : f.identifiers[0];
+    if (match) return match;
+    if (kind && kind !== 'value') throw InputError.at(['body', 'identifier'], `not a valid ${kind}`);
+    return { kind: 'value', normalized: text.toLowerCase().replace(/\s+/g, ' ') };
+  }
+
+  private async subjectOrThrow(tenantId: string, subjectId: string): Promise<SubjectRow> {
+    const row = SUBJECT_ID_PATTERN.test(subjectId) ? await this.subjects.get(tenantId, subjectId) : undefined;
+    if (!row) throw new NotFoundError('Subject not found');
+    return row;
+  }
+
+  /** Crypto-shredding: destroy the subject's key in the HSM. Irreversible and idempotent. */
+  async erase(tenantId: string, subjectId: string): Promise<{ actionIds: string[]; alreadyErased: boolean; erasedAt: Date }> {
+    const row = await this.subjectOrThrow(tenantId, subjectId);
+    await this.keyring.destroy(tenantId, row.key_id);
+    const erasedAt = await this.subjects.markErased(tenantId, subjectId);
+    return { actionIds: await this.subjects.actionIds(tenantId, subjectId), alreadyErased: row.erased_at !== null, erasedAt };
+  }
+
+  async status(tenantId: string, subjectId: string): Promise<{ row: SubjectRow; keyExists: boolean }> {
+    const row = await this.subjectOrThrow(tenantId, subjectId);
+    return { row, keyExists: await this.keyring.exists(row.key_id) };
+  }
+
+  /** POST /hsm/keys: create (idempotently) the key of a subject named by id or by identifier. */
+  async createSubjectKey(tenantId: string, o: { subjectId?: string; identifier?: string }): Promise<{ row: SubjectRow; created: boolean }> {
+    let subjectId: string;
+    let source: string;
+    if (o.subjectId) {
+      if (!isExplicitSubjectId(o.subjectId)) throw InputError.at(['body', 'subject_id'], `subject_id must match ${SUBJECT_ID_PATTERN} and not be an identifier such as an e-mail address (send it as identifier)`, 'string_pattern_mismatch');
+      subjectId = o.subjectId;
+      source = 'explicit';
+    } else if (o.identifier) {
+      subjectId = await this.deriveSubjectId(tenantId, this.identifierOf(o.identifier));
+      source = 'derived';
+    } else throw InputError.at(['body', 'subject_id'], 'subject_id or identifier is required', 'missing');
+    const before = await this.subjects.get(tenantId, subjectId);
+    if (before?.erased_at) throw new ConflictError(`Subject ${subjectId} was erased; its key cannot be recreated`);
+    if (!(await this.activate(tenantId, subjectId, before?.source ?? source, []))) throw new ConflictError(`Subject ${subjectId} was erased; its key cannot be recreated`);
+    return { row: (await this.subjects.get(tenantId, subjectId))!, created: !before };
+  }
+
+  /** POST /hsm/encrypt: seal any JSON value for a subject (created on first use). */
+  async encrypt(tenantId: string, subjectId: string, value: unknown, kind = 'manual'): Promise<PiiEnvelope> {
+    const { row } = await this.createSubjectKey(tenantId, { subjectId });
+    const sealed = await this.keyring.seal(row.key_id, Buffer.from(JSON.stringify(value), 'utf8'), piiAad(tenantId, row.subject_id));
+    return sealEnvelope(row.subject_id, row.key_id, kind, sealed);
+  }
+
+  /** POST /hsm/decrypt: open one envelope of this tenant. */
+  async decrypt(tenantId: string, envelope: unknown): Promise<{ subjectId: string; value: unknown }> {
+    const body = asEnvelope(envelope);
+    if (!body) throw InputError.at(['body', 'envelope'], 'envelope must be {"$pii": {"v": 1, "subject": ..., "iv", "ct", "tag", ...}}', 'envelope_invalid');
+    const row = await this.subjectOrThrow(tenantId, body.subject);
+    if (row.erased_at || body.erased) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
+    const sealed = sealedOf(body);
+    if (!sealed) throw InputError.at(['body', 'envelope'], 'envelope has no ciphertext', 'envelope_invalid');
+    try {
+      const plain = await this.keyring.open(row.key_id, sealed, piiAad(tenantId, row.subject_id));
+      return { subjectId: row.subject_id, value: JSON.parse(plain.toString('utf8')) };
+    } catch (e) {
+      if (e instanceof KeyMissingError) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
+      if (e instanceof DecryptionFailedError) throw InputError.at(['body', 'envelope'], 'the envelope does not authenticate (tampered, or sealed for another tenant)', 'envelope_invalid');
+      throw e;
+    }
+  }
+}

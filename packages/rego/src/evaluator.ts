@@ -16,7 +16,7 @@ const NOPE = Symbol('nope');
 export interface Mock { kind: 'value'; v: Value } 
 export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: BuiltinDef } | { kind: 'user'; path: string[] };
 
-const sharedCaches = new WeakMap<object, Map<unknown, Value | undefined>>();
+const sharedCaches = new WeakMap<object, [Map<unknown, Value | undefined>, Map<unknown, Value | undefined>]>();
 
 export class EvalCtx {
   cache = new Map<unknown, Value | undefined | typeof COMPUTING>();
@@ -31,8 +31,8 @@ export class EvalCtx {
     const d = this.data as object;
     if (d === null || typeof d !== 'object') return;
     let m = sharedCaches.get(d);
-    if (!m) { m = new Map(); sharedCaches.set(d, m); }
-    this.shared = m;
+    if (!m) { m = [new Map(), new Map()]; sharedCaches.set(d, m); }
+    this.shared = m[this.strict ? 1 : 0];
   }
   derive(): EvalCtx {
     const c = new EvalCtx(this.root, this.input, this.data, this.nowNs, this.strict);

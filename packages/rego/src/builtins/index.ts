@@ -5,7 +5,8 @@ import { register as objects } from './objects.js';
 import { register as encoding } from './encoding.js';
 import { register as time } from './time.js';
 import { register as net } from './net.js';
+import { register as uri } from './uri.js';
 
 export const BUILTINS = new Map<string, BuiltinDef>();
 const reg = (name: string, arity: number, fn: BuiltinDef['fn'], multi?: boolean) => { BUILTINS.set(name, { name, arity, fn, multi }); };
-core(reg); strings(reg); objects(reg); encoding(reg); time(reg); net(reg);
+core(reg); strings(reg); objects(reg); encoding(reg); time(reg); net(reg); uri(reg);

@@ -91,6 +91,7 @@ export function lex(src: string, file: string, row0 = 1, col0 = 1): Token[] {
         if (i >= src.length || (!raw && src[i] === '\n')) err('non-terminated string');
         const ch = src[i];
         if ((!raw && ch === '"') || (raw && ch === '`')) { adv(1); break; }
+        if (raw && ch === '\\' && src[i + 1] === '{') { lit += '{'; adv(2); continue; }
         if (!raw && ch === '\\') {
           const e = src[i + 1];
           const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', '{': '{' };

@@ -103,7 +103,7 @@ export function register(reg: Reg): void {
     for (const x of elems(v)) {
       if (typeof x !== 'string') throw new BuiltinError('eval_type_error', `net.cidr_merge: operand 1 must be array of strings but got ${typeName(x)}`);
       let n = parseCIDR(x);
-      if (!n) { const ip = parseIP(x); if (ip) { if (ip.v6) throw builtinErr('net.cidr_merge', 'IPv6 invalid: needs prefix length'); n = { v6: ip.v6, addr: ip.addr, bits: 32 }; } else throw builtinErr('net.cidr_merge', `IPv4 invalid: ${x}`); }
+      if (!n) { const ip = parseIP(x); if (ip) { if (ip.v6) throw builtinErr('net.cidr_merge', 'IPv6 invalid: needs prefix length'); const o = Number(ip.addr >> 24n); const bits = o < 128 ? 8 : o < 192 ? 16 : o < 224 ? 24 : 32; n = { v6: ip.v6, addr: ip.addr & mask(false, bits), bits }; } else throw builtinErr('net.cidr_merge', `IPv4 invalid: ${x}`); }
       nets.push(n);
     }
     const out = new RSet();

@@ -124,17 +124,18 @@ function patchAt(doc: Value, path: Value[], op: (parent: Value, key: Value) => V
   const [k, ...rest] = path;
   if (rest.length === 0) return op(doc, k);
   if (doc instanceof RObject) { const x = doc.get(k); if (x === undefined) return undefined; const nx = patchAt(x, rest, op); if (nx === undefined) return undefined; const o = doc.clone(); o.set(k, nx); return o; }
-  if (Array.isArray(doc)) { const i = Number(k); if (!Number.isInteger(i) || i < 0 || i >= doc.length) return undefined; const nx = patchAt(doc[i], rest, op); if (nx === undefined) return undefined; const a = doc.slice(); a[i] = nx; return a; }
+  if (Array.isArray(doc)) { const i = idx(k); if (i < 0 || i >= doc.length) return undefined; const nx = patchAt(doc[i], rest, op); if (nx === undefined) return undefined; const a = doc.slice(); a[i] = nx; return a; }
   if (doc instanceof RSet) { if (!doc.has(k)) return undefined; const nx = patchAt(k, rest, op); if (nx === undefined) return undefined; const s = new RSet(); for (const x of doc.values()) if (!equal(x, k)) s.add(x); s.add(nx); return s; }
   return undefined;
 }
-function getPath(doc: Value, path: Value[]): Value | undefined { let cur: Value | undefined = doc; for (const k of path) { if (cur === undefined) return undefined; cur = cur instanceof RObject ? cur.get(k) : Array.isArray(cur) ? cur[Number(k)] : cur instanceof RSet ? (cur.has(k) ? k : undefined) : undefined; } return cur; }
+function idx(k: Value): number { if (typeof k === 'number') return Number.isInteger(k) ? k : -1; if (typeof k === 'string' && /^(0|[1-9][0-9]*)$/.test(k)) return Number(k); return -1; }
+function getPath(doc: Value, path: Value[]): Value | undefined { let cur: Value | undefined = doc; for (const k of path) { if (cur === undefined) return undefined; cur = cur instanceof RObject ? cur.get(k) : Array.isArray(cur) ? (idx(k) >= 0 ? cur[idx(k)] : undefined) : cur instanceof RSet ? (cur.has(k) ? k : undefined) : undefined; } return cur; }
 function addOp(doc: Value, path: Value[], v: Value): Value | undefined {
   if (path.length === 0) return v;
   return patchAt(doc, path, (p, k) => {
     if (p instanceof RObject) { const o = p.clone(); o.set(k, v); return o; }
-    if (Array.isArray(p)) { if (k === '-') return [...p, v]; const i = Number(k); if (!Number.isInteger(i) || i < 0 || i > p.length) return undefined; const a = p.slice(); a.splice(i, 0, v); return a; }
-    if (p instanceof RSet) { const s = new RSet(p.values()); s.add(v); return s; }
+    if (Array.isArray(p)) { if (k === '-') return [...p, v]; const i = idx(k); if (i < 0 || i > p.length) return undefined; const a = p.slice(); a.splice(i, 0, v); return a; }
+    if (p instanceof RSet) { if (!equal(k, v)) return undefined; const s = new RSet(p.values()); s.add(v); return s; }
     return undefined;
   });
 }
@@ -142,7 +143,7 @@ function removeOp(doc: Value, path: Value[]): Value | undefined {
   if (path.length === 0) return undefined;
   return patchAt(doc, path, (p, k) => {
     if (p instanceof RObject) { if (!p.has(k)) return undefined; const o = p.clone(); o.delete(k); return o; }
-    if (Array.isArray(p)) { const i = Number(k); if (!Number.isInteger(i) || i < 0 || i >= p.length) return undefined; const a = p.slice(); a.splice(i, 1); return a; }
+    if (Array.isArray(p)) { const i = idx(k); if (i < 0 || i >= p.length) return undefined; const a = p.slice(); a.splice(i, 1); return a; }
     if (p instanceof RSet) { if (!p.has(k)) return undefined; const s = new RSet(); for (const x of p.values()) if (!equal(x, k)) s.add(x); return s; }
     return undefined;
   });
@@ -187,7 +188,11 @@ export function register(reg: Reg): void {
     if (!Array.isArray(ops)) throw typeErr('json.patch', 1, 'array', ops);
     for (const op of ops) {
       if (!(op instanceof RObject)) throw builtinErr('json.patch', 'operation must be object');
-      const kind = op.getStr('op'); const path = ptr(op.getStr('path') ?? '');
+      const kind = op.getStr('op'); const rawPath = op.getStr('path');
+      if (typeof rawPath !== 'string' && !Array.isArray(rawPath)) return undefined;
+      const path = ptr(rawPath);
+      if ((kind === 'move' || kind === 'copy') && typeof op.getStr('from') !== 'string' && !Array.isArray(op.getStr('from'))) return undefined;
+      if ((kind === 'add' || kind === 'replace' || kind === 'test') && op.getStr('value') === undefined) return undefined;
       if (doc === undefined) return undefined;
       switch (kind) {
         case 'add': doc = addOp(doc, path, op.getStr('value') ?? null); break;

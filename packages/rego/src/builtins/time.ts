@@ -149,11 +149,11 @@ export function register(reg: Reg): void {
   });
   reg('time.diff', 2, (a) => {
     const x = nsArg('time.diff', a[0]), y = nsArg('time.diff', a[1]);
-    let f1 = fields(x.ns, x.tz), f2 = fields(y.ns, y.tz);
+    let f1 = fields(x.ns, x.tz), f2 = fields(y.ns, x.tz);
     if (x.ns > y.ns) [f1, f2] = [f2, f1];
     let yy = f2.y - f1.y, mo = f2.mo - f1.mo, d = f2.d - f1.d, h = f2.h - f1.h, mi = f2.mi - f1.mi, s = f2.s - f1.s;
     if (s < 0) { s += 60; mi--; } if (mi < 0) { mi += 60; h--; } if (h < 0) { h += 24; d--; }
-    if (d < 0) { const dim = new Date(Date.UTC(f2.y, f2.mo - 1, 0)).getUTCDate(); d += dim; mo--; }
+    if (d < 0) { const dim = new Date(Date.UTC(f1.y, f1.mo, 0)).getUTCDate(); d += dim; mo--; }
     if (mo < 0) { mo += 12; yy--; }
     return [yy, mo, d, h, mi, s];
   });

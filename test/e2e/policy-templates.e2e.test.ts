@@ -2,10 +2,24 @@
  * E2E: every rule and every approval rule of the five templates (spec: "Template rules"), driven by real
  * tool calls through the public API; overrides change outcomes; behavioral rules use the real counters.
  */
-import { type Tenant, api, call, newTenant } from './support/api';
+import { type Tenant, api, call, newTenant, sleep } from './support/api';
+
+jest.setTimeout(180_000);
+
+/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
+async function patientTenant(name = 'Policy'): Promise<Tenant> {
+  for (let i = 0; ; i++) {
+    try {
+      return await newTenant(name);
+    } catch (e) {
+      if (i >= 30 || !String(e).includes('429')) throw e;
+      await sleep(3000);
+    }
+  }
+}
 
 async function tenantWith(settings: Record<string, unknown>): Promise<Tenant> {
-  const t = await newTenant('Policy Templates');
+  const t = await patientTenant('Policy Templates');
   const r = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: settings });
   expect(r.status).toBe(200);
   return t;
@@ -53,7 +67,7 @@ function expectClean(r: { status: number; body: any }) {
 
 describe('general template (default for new tenants)', () => {
   test('a benign call is allowed; destructive methods need approval; approve_destructive=false allows them', async () => {
-    const t = await newTenant('General');
+    const t = await patientTenant('General');
     expectClean(await call(t.apiKey));
     for (const method of ['delete', 'destroy', 'purge', 'drop']) {
       const r = await call(t.apiKey, { agent_id: `destructive-${method}`, method });

@@ -1,0 +1,116 @@
+/**
+ * Integration: the policy service's domain against the real local Postgres and Redis: two passes,
+ * bundles and revisions, custom policies, decisions kept for replay, exact replay.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { InputError, createDb, createLogger, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
+import { BehaviorStore } from '../behavior/behavior-store';
+import { TenantPolicies } from '../bundles/tenant-policies';
+import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
+import { ReplayService } from '../replay/replay.service';
+import { TemplateCatalog } from '../templates/template-catalog';
+import { DecisionRepository } from './decision.repository';
+import { PolicyEvaluation, type ToolCallFacts } from './policy-evaluation';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+let db: ReturnType<typeof createDb>;
+let policies: TenantPolicies;
+let evaluation: PolicyEvaluation;
+let replay: ReplayService;
+const revealed: string[] = [];
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  await waitForRedis(redis);
+  const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
+  policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, createLogger('test', 'silent'), { cacheMs: 1000 });
+  const decisions = new DecisionRepository(db);
+  evaluation = new PolicyEvaluation(policies, new BehaviorStore(redis), decisions);
+  replay = new ReplayService(policies, decisions, {
+    reveal: async (tenantId, stored) => {
+      revealed.push(tenantId);
+      return { params: { ...stored, email: 'jane@corp.example' }, erasedSubjects: [] };
+    },
+  });
+});
+afterAll(async () => {
+  await db.destroy();
+  redis.disconnect();
+});
+
+const call = (over: Partial<ToolCallFacts> = {}): ToolCallFacts => ({
+  agentId: 'agent-1',
+  agentType: 'assistant',
+  agentVersion: '1.0.0',
+  tool: 'svc_x',
+  method: 'search',
+  params: {},
+  piiDetected: false,
+  sessionId: '',
+  ...over,
+});
+
+test('a tenant without a stored policy has the general template; pass 2 only when needed', async () => {
+  const tenant = randomUUID();
+  const ok = await evaluation.evaluate(tenant, randomUUID(), call(), {});
+  expect(ok).toMatchObject({ decision: 'allow', passes: 2, severity: 'none' });
+  expect(ok.behavioral).toMatchObject({ action_count_24h: 1 });
+  await policies.set(tenant, { template: 'crm' });
+  const crm = await evaluation.evaluate(tenant, randomUUID(), call({ method: 'delete' }), {});
+  expect(crm).toMatchObject({ decision: 'deny', passes: 1, violations: ['crm_delete_not_allowed'], behavioral: null });
+  await policies.set(tenant, { template: 'data_access' });
+  // pass 1 already denies: no enrichment
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { region: 'mars' } }), {})).toMatchObject({ decision: 'deny', passes: 1 });
+});
+
+test('revisions: content hashes; unchanged settings keep the revision; broken custom policy keeps the old one', async () => {
+  const tenant = randomUUID();
+  const r0 = (await policies.active(tenant)).revision;
+  const r1 = (await policies.set(tenant, { configJson: '{"daily_action_limit": 10}' })).revision;
+  expect(r1).not.toBe(r0);
+  expect((await policies.set(tenant, { configJson: '{"daily_action_limit": 10}' })).revision).toBe(r1);
+  await expect(policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\n\ndeny contains "x" if {\n' })).rejects.toBeInstanceOf(InputError);
+  const unsafe = await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\ndeny contains "x" if no_such_rule\n' }).catch((e) => e);
+  expect(unsafe).toBeInstanceOf(InputError);
+  expect((unsafe as InputError).issues[0]).toMatchObject({ loc: ['body', 'custom_policy'], msg: expect.stringMatching(/^policy\.rego:3:\d+: rego_unsafe_var_error: /), type: 'rego_unsafe_var_error' });
+  const still = await policies.active(tenant);
+  expect(still).toMatchObject({ revision: r1, template: 'general' });
+  const row = await db.selectFrom('policy_bundle_revisions').select(['revision']).where('tenant_id', '=', tenant).execute();
+  expect(row.map((x) => x.revision).sort()).toEqual([r1].sort());
+});
+
+test('custom policy: free-text violations, evaluation errors deny', async () => {
+  const tenant = randomUUID();
+  await policies.set(tenant, {
+    template: 'custom',
+    customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains msg if {\n  input.params.amount > data.config.max\n  msg := sprintf("amount %v above %v", [input.params.amount, data.config.max])\n}\n\nconflict := 1 if input.method == "boom"\nconflict := 2 if input.method == "boom"\ndeny contains "c" if conflict\n',
+    configJson: '{"max": 10}',
+  });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 11 } }), {})).toMatchObject({ decision: 'deny', violations: ['amount 11 above 10'], passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 1 } }), {})).toMatchObject({ decision: 'allow', passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'boom' }), {})).toMatchObject({ decision: 'deny', violations: ['policy_evaluation_error'] });
+});
+
+test('decisions keep stored params (never plaintext) and replay exactly, revealing PII through the vault', async () => {
+  const tenant = randomUUID();
+  const plaintext = { to: 'jane@corp.example', amount: 150 };
+  const stored = { to: { $pii: 'envelope-ciphertext' }, amount: 150 };
+  const id = randomUUID();
+  await policies.set(tenant, { template: 'financial', configJson: JSON.stringify({ business_hours: { weekdays: [] } }) });
+  const first = await evaluation.evaluate(tenant, id, call({ params: plaintext, piiDetected: true }), stored);
+  expect(first.violations).toEqual(['transaction_outside_business_hours']);
+  const row = await db.selectFrom('policy_decisions').selectAll().where('tenant_id', '=', tenant).where('action_id', '=', id).executeTakeFirstOrThrow();
+  expect(row.stored_params).toEqual(stored);
+  expect(JSON.stringify(row)).not.toContain('jane@corp.example');
+
+  const [same] = await replay.replay(tenant, [id]);
+  expect(same).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true, replay_violations: ['transaction_outside_business_hours'] });
+  expect(revealed).toContain(tenant);
+  await policies.set(tenant, { configJson: JSON.stringify({ approval_threshold: 100 }) });
+  const [changed] = await replay.replay(tenant, [id]);
+  expect(changed).toMatchObject({ original_decision: 'allow', replay_decision: 'requires_human', consistent: false });
+  expect((await replay.replay(randomUUID(), [id]))[0].found).toBe(false);
+});

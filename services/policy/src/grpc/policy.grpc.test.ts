@@ -1,0 +1,65 @@
+/** Integration: the gRPC adapter over a real socket; errors travel back as the same taxonomy. */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { policy as pb } from '@agw/proto';
+import { AppError, createClient, createDb, createLogger, createRedis, migrateToLatest, startGrpcServer } from '@agw/shared';
+import { BehaviorStore } from '../behavior/behavior-store';
+import { TenantPolicies } from '../bundles/tenant-policies';
+import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
+import { DecisionRepository } from '../decisions/decision.repository';
+import { PolicyEvaluation } from '../decisions/policy-evaluation';
+import { identityRevealer } from '../replay/params-revealer';
+import { ReplayService } from '../replay/replay.service';
+import { TemplateCatalog } from '../templates/template-catalog';
+import { policyGrpcService } from './policy.grpc';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const logger = createLogger('test', 'silent');
+let close: () => Promise<void>;
+let client: ReturnType<typeof createClient<typeof pb.PolicyServiceService>>;
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  const db = createDb(url);
+  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
+  const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: 1000 });
+  const decisions = new DecisionRepository(db);
+  const behavior = new BehaviorStore(redis);
+  const server = await startGrpcServer('127.0.0.1', 0, [
+    policyGrpcService({ catalog, policies, behavior, evaluation: new PolicyEvaluation(policies, behavior, decisions), replay: new ReplayService(policies, decisions, identityRevealer) }, logger),
+  ]);
+  client = createClient(pb.PolicyServiceClient, `127.0.0.1:${server.port}`, 'policy engine');
+  close = async () => {
+    client.close();
+    await server.close();
+    redis.disconnect();
+    await db.destroy();
+  };
+});
+afterAll(() => close());
+
+test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 detail', async () => {
+  const err = await client.setTenantPolicy({ tenantId: randomUUID(), policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy: 'package agw.custom\n\np if {\n', hasCustomPolicy: true }).catch((e) => e);
+  expect(err).toBeInstanceOf(AppError);
+  expect(err.code).toBe('invalid_input');
+  expect(err.detail[0]).toMatchObject({ loc: ['body', 'custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
+});
+
+test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
+  const tenantId = randomUUID();
+  const r = await client.evaluate({
+    tenantId,
+    actionId: randomUUID(),
+    call: { agentId: 'a', agentType: 't', agentVersion: '1.0.0', tool: 'svc_x', method: 'delete', paramsJson: '{}', piiDetected: false, sessionId: '' },
+    storedParamsJson: '{}',
+  });
+  expect(r).toMatchObject({ decision: 'requires_human', requiresHuman: true, violations: ['destructive_action_requires_approval'], alertTier: 'P3', passes: 2 });
+  expect(r.evalMs).toBeGreaterThan(0);
+  const status = await client.getBundleStatus({ tenantId });
+  expect(r.bundleRevision).toBe(status.revision);
+  expect((await client.listTemplates({})).templates.map((t) => t.name)).toEqual(['general', 'financial', 'email', 'crm', 'data_access']);
+  expect((await client.listRules({ tenantId })).rules.length).toBe(4);
+  const bad = await client.evaluate({ tenantId, actionId: randomUUID(), call: undefined, storedParamsJson: '' }).catch((e) => e);
+  expect(bad.code).toBe('invalid_input');
+});

@@ -27,6 +27,9 @@ export class Node {
   key: string;
   /** value may depend on input, the clock or other per-evaluation state (not cacheable across evaluations) */
   volatile = true;
+  /** index into per-evaluation caches; nodeCount on the root */
+  id = 0;
+  nodeCount = 0;
   constructor(public path: string[]) { this.key = path.join('\u0000'); }
   child(k: string): Node {
     let c = this.children.get(k);
@@ -83,6 +86,10 @@ export class Compiler {
     }
     this.checkConflicts(this.root);
     this.computeVolatility();
+    let n = 0;
+    const number = (x: Node) => { x.id = n++; for (const c of x.children.values()) number(c); };
+    number(this.root);
+    this.root.nodeCount = n;
   }
 
   /** mark rule nodes whose value depends only on data (and constants): those can be cached per data document */

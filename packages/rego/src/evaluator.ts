@@ -12,6 +12,7 @@ type Frame = (Value | undefined)[];
 
 const COMPUTING = Symbol('computing');
 const NOPE = Symbol('nope');
+const UNSET = Symbol('unset');
 
 export interface Mock { kind: 'value'; v: Value } 
 export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: BuiltinDef } | { kind: 'user'; path: string[] };
@@ -19,14 +20,16 @@ export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: Builti
 const sharedCaches = new WeakMap<object, [Map<unknown, Value | undefined>, Map<unknown, Value | undefined>]>();
 
 export class EvalCtx {
-  cache = new Map<unknown, Value | undefined | typeof COMPUTING>();
+  cache: (Value | undefined | typeof COMPUTING | typeof UNSET)[];
   /** cache of non-volatile rule values, shared by evaluations over the same data document */
   shared?: Map<unknown, Value | undefined>;
   overrides?: Map<string, Value>;
   mocks?: Map<string, MockT>;
   builtinCache = new Map<string, unknown>();
   errs: RegoError[] = [];
-  constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {}
+  constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {
+    this.cache = new Array(root.nodeCount).fill(UNSET);
+  }
   useSharedCache(): void {
     const d = this.data as object;
     if (d === null || typeof d !== 'object') return;
@@ -575,10 +578,13 @@ export class Evaluator {
     if (ctx.overrides && node.path.length) { const ov = ctx.overrides.get(node.key); if (ov !== undefined) return ov; }
     const shared = ctx.shared !== undefined && !node.volatile && !ctx.overrides && !ctx.mocks ? ctx.shared : undefined;
     if (shared !== undefined) { const sv = shared.get(node); if (sv !== undefined || shared.has(node)) return sv; }
-    const cached = ctx.cache.get(node);
-    if (cached === COMPUTING) throw new RegoError('rego_recursion_error', `rule data.${node.path.join('.')} is recursive`);
-    if (cached !== undefined || ctx.cache.has(node)) return cached as Value | undefined;
-    ctx.cache.set(node, COMPUTING);
+    const cache = ctx.cache;
+    const cached = cache[node.id];
+    if (cached !== UNSET) {
+      if (cached === COMPUTING) throw new RegoError('rego_recursion_error', `rule data.${node.path.join('.')} is recursive`);
+      return cached;
+    }
+    cache[node.id] = COMPUTING;
     let v: Value | undefined;
     try {
       if (node.funcs.length || node.defaultRule?.kind === 'func') v = undefined;
@@ -603,8 +609,8 @@ export class Evaluator {
         v = base;
         if (v === undefined && node.children.size === 0) v = new RObject();
       }
-    } catch (e) { ctx.cache.delete(node); throw e; }
-    ctx.cache.set(node, v);
+    } catch (e) { cache[node.id] = UNSET; throw e; }
+    cache[node.id] = v;
     if (shared !== undefined && ctx.errs.length === 0) shared.set(node, v);
     return v;
   }

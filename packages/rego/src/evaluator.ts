@@ -59,8 +59,8 @@ function lookupIn(v: Value, key: Value): Value | undefined {
 function iterate(v: Value, f: (k: Value, x: Value) => boolean): boolean {
   if (v === null || typeof v !== 'object') return false;
   if (Array.isArray(v)) { for (let i = 0; i < v.length; i++) if (f(i, v[i])) return true; return false; }
-  if (v instanceof RObject) { for (const [k, x] of [...v.m.values()]) if (f(k, x)) return true; return false; }
-  for (const x of [...v.m.values()]) if (f(x, x)) return true;
+  if (v instanceof RObject) { for (const e of v.m.values()) if (f(e[0], e[1])) return true; return false; }
+  for (const x of v.m.values()) if (f(x, x)) return true;
   return false;
 }
 

@@ -190,15 +190,16 @@ export function register(reg: Reg): void {
   });
 
   // regex
-  const reCache = new Map<string, RegExp>();
+  const reCaches: Record<string, Map<string, RegExp>> = { u: new Map(), gu: new Map() };
   const compileRe = (name: string, pat: string, flags = 'u'): RegExp => {
-    const key = flags + '\u0000' + pat;
-    let r = reCache.get(key);
+    const reCache = reCaches[flags];
+    let r = reCache.get(pat);
     if (!r) {
       try { r = new RegExp(goRe(pat), flags); } catch { throw builtinErr(name, `error parsing regexp: invalid pattern: \`${pat}\``); }
       if (reCache.size > 1000) reCache.clear();
-      reCache.set(key, r);
+      reCache.set(pat, r);
     }
+    if (r.global) r.lastIndex = 0;
     return r;
   };
   reg('regex.match', 2, (a) => compileRe('regex.match', str('regex.match', a, 0)).test(str('regex.match', a, 1)));

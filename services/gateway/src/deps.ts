@@ -2,6 +2,7 @@
 import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
 import type { ApprovalQueue } from './approvals/approval-queue';
 import type { AuditClient, PolicyClient, VaultClient } from './clients/grpc-clients';
+import type { AnchorClient, ComplianceClient, MerkleClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { HealthService } from './health';
 import type { GatewayMetrics } from './metrics';
@@ -23,6 +24,9 @@ export interface GatewayDeps {
   bus: Bus;
   policy: PolicyClient;
   audit: AuditClient;
+  merkle: MerkleClient;
+  compliance: ComplianceClient;
+  anchor: AnchorClient;
   vault: VaultClient;
   apiKeys: ApiKeyService;
   sessions: SessionTokens;

@@ -14,6 +14,8 @@ import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
 import { HealthService } from './health';
+import { createAnchorClient, createComplianceClient, createMerkleClient } from './clients/grpc-clients';
+import { addProvenanceHealth } from './http/routes/provenance.routes';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
@@ -53,6 +55,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);
   const audit = createAuditClient(config);
+  const merkle = createMerkleClient(config);
+  const compliance = createComplianceClient(config);
+  const anchor = createAnchorClient(config);
   const vault = createVaultClient(config);
   const adminEmails = new Set(
     config.adminEmails
@@ -90,6 +95,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     bus,
     policy,
     audit,
+    merkle,
+    compliance,
+    anchor,
     vault,
     apiKeys,
     sessions,
@@ -102,10 +110,14 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, vault: vault.raw } }),
     adminEmails,
   };
+  addProvenanceHealth(deps);
   const app = createApp(deps, features.routers);
   const close = async () => {
     policy.close();
     audit.close();
+    merkle.close();
+    compliance.close();
+    anchor.close();
     vault.close();
     await bus.close();
     redis.disconnect();

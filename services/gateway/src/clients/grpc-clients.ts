@@ -1,5 +1,6 @@
 /** The gateway's gRPC clients, built once in main.ts. */
 import { audit, policy, vault } from '@agw/proto';
+import { anchor, merkle } from '@agw/proto';
 import { type PromiseClient, createClient } from '@agw/shared';
 import type { GatewayConfig } from '../config';
 
@@ -13,6 +14,24 @@ export function createPolicyClient(config: GatewayConfig): PolicyClient {
 
 export function createAuditClient(config: GatewayConfig): AuditClient {
   return createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 10_000 });
+}
+
+export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;
+export type ComplianceClient = PromiseClient<typeof merkle.ComplianceServiceService>;
+export type AnchorClient = PromiseClient<typeof anchor.AnchorServiceService>;
+
+/** Merkle tree heads and proofs (audit service); a triggered build may wait for a running one. */
+export function createMerkleClient(config: GatewayConfig): MerkleClient {
+  return createClient(merkle.MerkleServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 60_000 });
+}
+
+export function createComplianceClient(config: GatewayConfig): ComplianceClient {
+  return createClient(merkle.ComplianceServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 60_000 });
+}
+
+/** Anchoring; a trigger waits for its transaction's receipt. */
+export function createAnchorClient(config: GatewayConfig): AnchorClient {
+  return createClient(anchor.AnchorServiceClient, config.anchorGrpcUrl, 'anchor service', { deadlineMs: 120_000 });
 }
 
 export function createVaultClient(config: GatewayConfig): VaultClient {

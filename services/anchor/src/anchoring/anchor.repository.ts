@@ -1,0 +1,198 @@
+/**
+ * The only queries on anchor_contracts / anchor_batches / anchor_tree_heads. Tenant reads take the
+ * tenant id first and filter on it; the batch job's cross-tenant statements say so in their name.
+ */
+import type { Database, Db } from '@agw/shared';
+import { type Transaction, sql } from 'kysely';
+import type { ContractAddressStore } from '../chain/anchor-contract';
+
+type Conn = Db | Transaction<Database>;
+
+export interface ReceivedHead {
+  tenant_id: string;
+  tree_index: number;
+  tree_size: number;
+  merkle_root: string;
+  period_start: string;
+  period_end: string;
+}
+
+/** A tenant tree head as anchored, joined with its batch. */
+export interface AnchoredHead extends ReceivedHead {
+  batch_id: number;
+  leaf_index: number;
+  aggregate_proof: string[];
+  aggregate_root: string;
+  leaf_count: number;
+  tx_hash: string;
+  block_number: number;
+  anchored_at: string;
+  chain_id: number;
+  network: string;
+  contract_address: string;
+}
+
+const iso = (d: unknown) => (d instanceof Date ? d.toISOString() : String(d));
+
+function toAnchored(r: Record<string, unknown>): AnchoredHead {
+  return {
+    tenant_id: r.tenant_id as string,
+    tree_index: Number(r.tree_index),
+    tree_size: Number(r.tree_size),
+    merkle_root: r.merkle_root as string,
+    period_start: iso(r.period_start),
+    period_end: iso(r.period_end),
+    batch_id: Number(r.batch_id),
+    leaf_index: Number(r.leaf_index),
+    aggregate_proof: (r.aggregate_proof as string[]) ?? [],
+    aggregate_root: r.aggregate_root as string,
+    leaf_count: Number(r.leaf_count),
+    tx_hash: r.tx_hash as string,
+    block_number: Number(r.block_number),
+    anchored_at: iso(r.anchored_at),
+    chain_id: Number(r.chain_id),
+    network: r.network as string,
+    contract_address: r.contract_address as string,
+  };
+}
+
+export class AnchorRepository implements ContractAddressStore {
+  constructor(readonly db: Db) {}
+
+  async contractAddress(chainId: number): Promise<string | undefined> {
+    const r = await this.db.selectFrom('anchor_contracts').select('address').where('chain_id', '=', chainId).executeTakeFirst();
+    return r?.address;
+  }
+
+  async saveContractAddress(chainId: number, address: string, txHash: string): Promise<void> {
+    await this.db
+      .insertInto('anchor_contracts')
+      .values({ chain_id: chainId, address, deploy_tx_hash: txHash })
+      .onConflict((oc) => oc.column('chain_id').doUpdateSet({ address, deploy_tx_hash: txHash, deployed_at: new Date() }))
+      .execute();
+  }
+
+  /** Idempotent: a redelivered event or a repeated trigger changes nothing. */
+  async recordTreeHead(tenantId: string, h: Omit<ReceivedHead, 'tenant_id'>): Promise<void> {
+    await this.db
+      .insertInto('anchor_tree_heads')
+      .values({ tenant_id: tenantId, tree_index: h.tree_index, tree_size: h.tree_size, merkle_root: h.merkle_root, period_start: h.period_start, period_end: h.period_end })
+      .onConflict((oc) => oc.columns(['tenant_id', 'tree_index']).doNothing())
+      .execute();
+  }
+
+  private anchoredQuery(conn: Conn) {
+    return conn
+      .selectFrom('anchor_tree_heads as h')
+      .innerJoin('anchor_batches as b', 'b.id', 'h.batch_id')
+      .select([
+        'h.tenant_id',
+        'h.tree_index',
+        'h.tree_size',
+        'h.merkle_root',
+        'h.period_start',
+        'h.period_end',
+        'h.batch_id',
+        'h.leaf_index',
+        'h.aggregate_proof',
+        'b.aggregate_root',
+        'b.leaf_count',
+        'b.tx_hash',
+        'b.block_number',
+        'b.anchored_at',
+        'b.chain_id',
+        'b.network',
+        'b.contract_address',
+      ])
+      .where('b.status', '=', 'anchored');
+  }
+
+  async latestAnchored(tenantId: string): Promise<AnchoredHead | undefined> {
+    const r = await this.anchoredQuery(this.db).where('h.tenant_id', '=', tenantId).orderBy('h.tree_index', 'desc').limit(1).executeTakeFirst();
+    return r ? toAnchored(r as Record<string, unknown>) : undefined;
+  }
+
+  async listAnchored(tenantId: string, limit = 1000): Promise<AnchoredHead[]> {
+    const rows = await this.anchoredQuery(this.db).where('h.tenant_id', '=', tenantId).orderBy('h.tree_index', 'desc').limit(limit).execute();
+    return rows.map((r) => toAnchored(r as Record<string, unknown>)).reverse();
+  }
+
+  async anchoredCount(tenantId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('anchor_tree_heads')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('batch_id', 'is not', null)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  async pendingCount(tenantId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('anchor_tree_heads')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('batch_id', 'is', null)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  async latestReceived(tenantId: string): Promise<ReceivedHead | undefined> {
+    const r = await this.db
+      .selectFrom('anchor_tree_heads')
+      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end'])
+      .where('tenant_id', '=', tenantId)
+      .orderBy('tree_index', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return r ? { ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) } : undefined;
+  }
+
+  /** Cross-tenant (batch job): pending heads in leaf order, locked for this transaction. */
+  async claimPendingAcrossTenants(trx: Transaction<Database>, limit: number): Promise<ReceivedHead[]> {
+    const rows = await trx
+      .selectFrom('anchor_tree_heads')
+      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end'])
+      .where('batch_id', 'is', null)
+      .orderBy('tenant_id')
+      .orderBy('tree_index')
+      .limit(limit)
+      .forUpdate()
+      .execute();
+    return rows.map((r) => ({ ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) }));
+  }
+
+  async createBatch(trx: Transaction<Database>, b: { chain_id: number; network: string; contract_address: string; aggregate_root: string; leaf_count: number }): Promise<number> {
+    const r = await trx.insertInto('anchor_batches').values(b).returning('id').executeTakeFirstOrThrow();
+    return Number(r.id);
+  }
+
+  /** Cross-tenant (batch job): attach each head to the batch with its leaf index and aggregate proof. */
+  async assignAcrossTenants(trx: Transaction<Database>, batchId: number, entries: Array<{ tenant_id: string; tree_index: number; leaf_index: number; proof: string[] }>): Promise<void> {
+    for (const e of entries) {
+      await trx
+        .updateTable('anchor_tree_heads')
+        .set({ batch_id: batchId, leaf_index: e.leaf_index, aggregate_proof: JSON.stringify(e.proof) })
+        .where('tenant_id', '=', e.tenant_id)
+        .where('tree_index', '=', e.tree_index)
+        .execute();
+    }
+  }
+
+  async markAnchored(trx: Transaction<Database>, batchId: number, a: { tx_hash: string; block_number: number; anchored_at: string }): Promise<void> {
+    await trx.updateTable('anchor_batches').set({ status: 'anchored', tx_hash: a.tx_hash, block_number: a.block_number, anchored_at: new Date(a.anchored_at) }).where('id', '=', batchId).execute();
+  }
+
+  /** Cross-tenant (scheduler, health). */
+  async statsAcrossTenants(): Promise<{ pending: number; last_anchor_at: string | null; last_anchor_hour_start: number | null }> {
+    const r = await sql<{ pending: string; last: Date | null }>`
+      SELECT (SELECT count(*) FROM anchor_tree_heads WHERE batch_id IS NULL) AS pending,
+             (SELECT max(anchored_at) FROM anchor_batches WHERE status = 'anchored') AS last`.execute(this.db);
+    const last = r.rows[0]?.last ?? null;
+    return {
+      pending: Number(r.rows[0]?.pending ?? 0),
+      last_anchor_at: last ? last.toISOString() : null,
+      last_anchor_hour_start: last ? Math.floor(last.getTime() / 3_600_000) * 3_600_000 : null,
+    };
+  }
+}

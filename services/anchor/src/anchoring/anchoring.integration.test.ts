@@ -1,0 +1,144 @@
+/**
+ * Anchoring end to end inside the service: a real anvil node (the embedded chain), the real Postgres,
+ * real NATS JetStream (own stream prefix). Tree heads arrive as events, one transaction anchors them
+ * all, each tenant's proof leads to the root the chain holds, and a restart reuses the contract.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { sql } from 'kysely';
+import { AnchorContract } from '../chain/anchor-contract';
+import { type EmbeddedAnvil, startEmbeddedAnvil } from '../chain/embedded-anvil';
+import { ANVIL_DEV_KEY } from '../config';
+import { consumeTreeHeads } from '../nats/tree-built.consumer';
+import { aggregateLeafBytes, hashLeaf, rootFromProof } from './aggregate-tree';
+import { ANCHOR_LOCK, AnchorBatcher } from './anchor-batcher';
+import { AnchorService } from './anchor-service';
+import { AnchorRepository } from './anchor.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const logger = createLogger('test', 'silent');
+const prefix = `ANCHORTEST${Date.now()}`;
+let db: Db;
+let repo: AnchorRepository;
+let anvil: EmbeddedAnvil;
+let contract: AnchorContract;
+let bus: Bus;
+let consumer: RunningConsumer;
+let batcher: AnchorBatcher;
+const localRoots = new Map<string, string>();
+let service: AnchorService;
+
+const eventually = async <T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  repo = new AnchorRepository(db);
+  // a chain id of its own, so the contract address stored for it belongs to this test's chain
+  const chainId = 31337;
+  anvil = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId, logger });
+  await db.deleteFrom('anchor_contracts').where('chain_id', '=', chainId).execute();
+  contract = await AnchorContract.connect({ rpcUrl: anvil.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store: repo, logger });
+  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'anchor-test');
+  consumer = await consumeTreeHeads(bus, repo, logger);
+  batcher = new AnchorBatcher(db, repo, () => contract, logger, 10_000);
+  service = new AnchorService({
+    repo,
+    batcher,
+    chain: () => ({ contract, network: 'local', chainId, embedded: true }),
+    local: { rootAt: async (t, i) => localRoots.get(`${t}:${i}`) },
+    logger,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await consumer?.stop();
+  const jsm = await bus.nc.jetstreamManager();
+  for (const s of ['DECISIONS', 'AUDIT', 'SESSIONS']) await jsm.streams.delete(`${prefix}_${s}`).catch(() => undefined);
+  await bus?.close();
+  await anvil?.stop();
+  await db?.destroy();
+});
+
+describe('anchoring', () => {
+  it('anchors every pending tenant head in one transaction; each proof leads to the root on chain', async () => {
+    // drain heads other test files may have left pending in the shared test database
+    await batcher.run({ wait: true });
+    const tenants = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [i, t] of tenants.entries()) {
+      const root = Buffer.alloc(32, i + 1).toString('hex');
+      localRoots.set(`${t}:0`, root);
+      const now = new Date().toISOString();
+      await publishEvent(bus, subjects.treeBuilt(prefix, t), { event_id: `tree-${t}-0`, tenant_id: t, tree_index: 0, merkle_root: root, record_count: 10 + i, period_start: now, period_end: now } as never);
+    }
+    // a redelivered event changes nothing
+    await publishEvent(bus, subjects.treeBuilt(prefix, tenants[0]), { event_id: `dup-${tenants[0]}`, tenant_id: tenants[0], tree_index: 0, merkle_root: 'ff'.repeat(32), record_count: 99, period_start: new Date().toISOString(), period_end: new Date().toISOString() } as never);
+    await eventually(async () => ((await Promise.all(tenants.map((t) => repo.pendingCount(t)))).every((n) => n === 1) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+
+    const run = await batcher.run({ wait: true });
+    expect(run.batch?.leaf_count).toBe(3);
+    const { batch } = run;
+    const onChain = await contract.rootOfTransaction(batch!.tx_hash as `0x${string}`);
+    expect(onChain?.root).toBe(batch!.aggregate_root);
+    expect((await contract.anchorOf(batch!.aggregate_root)).leafCount).toBe(3);
+
+    for (const [i, t] of tenants.entries()) {
+      const a = (await service.list(t))[0];
+      expect(a).toMatchObject({ tree_index: 0, tree_size: 10 + i, merkle_root: localRoots.get(`${t}:0`), tx_hash: batch!.tx_hash, leaf_count: 3 });
+      const leaf = hashLeaf(aggregateLeafBytes({ tenant_id: t, tree_size: 10 + i, merkle_root: localRoots.get(`${t}:0`)! }));
+      expect(rootFromProof(leaf, a.leaf_index, a.leaf_count, a.aggregate_proof.map((p) => Buffer.from(p, 'hex')))?.toString('hex')).toBe(batch!.aggregate_root);
+      const v = await service.verify(t);
+      expect(v).toMatchObject({ verified: true, on_chain_root: batch!.aggregate_root, local_root: batch!.aggregate_root, tx_hash: batch!.tx_hash });
+      const s = await service.status(t, '');
+      expect(s).toMatchObject({ network: 'local', connected_chains: ['local'], contract_address: contract.address, anchor_count: 1, pending: 0 });
+      expect(s.last_anchor?.block_number).toBe(batch!.block_number);
+    }
+
+    // a rewritten local tree head no longer verifies
+    localRoots.set(`${tenants[1]}:0`, 'ee'.repeat(32));
+    expect(await service.verify(tenants[1])).toMatchObject({ verified: false });
+    // a tenant with nothing anchored
+    expect(await service.verify(randomUUID())).toMatchObject({ verified: false, reason: 'no anchored tree head yet' });
+    await expect(service.trigger(randomUUID(), [])).rejects.toMatchObject({ code: 'conflict' });
+  });
+
+  it('trigger records the heads it is given and anchors them at once', async () => {
+    const t = randomUUID();
+    localRoots.set(`${t}:0`, 'ab'.repeat(32));
+    const now = new Date().toISOString();
+    const a = await service.trigger(t, [{ tree_index: 0, tree_size: 5, merkle_root: 'ab'.repeat(32), period_start: now, period_end: now }]);
+    expect(a).toMatchObject({ tree_index: 0, merkle_root: 'ab'.repeat(32), network: 'local' });
+    expect((await contract.anchorOf(a.aggregate_root)).timestamp).toBeGreaterThan(0);
+    expect(a.explorer_tx_url).toBe('');
+  });
+
+  it('skips a scheduled run while another replica holds the lock', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${ANCHOR_LOCK})`.execute(trx);
+      locked();
+      await held;
+    });
+    await isLocked;
+    expect(await batcher.run({ wait: false })).toEqual({ skipped: true });
+    release();
+    await holder;
+  });
+
+  it('reuses the deployed contract after a restart while the chain has its code', async () => {
+    const again = await AnchorContract.connect({ rpcUrl: anvil.rpcUrl, chainId: 31337, privateKey: ANVIL_DEV_KEY, store: repo, logger });
+    expect(again.address).toBe(contract.address);
+  });
+});

@@ -1,0 +1,17 @@
+/** The audit service's tree heads over gRPC (LocalTreeHeads port of AnchorService.verify). */
+import { merkle } from '@agw/proto';
+import { type PromiseClient, createClient } from '@agw/shared';
+import type { LocalTreeHeads } from '../anchoring/anchor-service';
+
+export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;
+
+export const createMerkleClient = (url: string): MerkleClient => createClient(merkle.MerkleServiceClient, url, 'audit service', { deadlineMs: 10_000 });
+
+export class GrpcLocalTreeHeads implements LocalTreeHeads {
+  constructor(private readonly client: MerkleClient) {}
+
+  async rootAt(tenantId: string, treeIndex: number): Promise<string | undefined> {
+    const { trees } = await this.client.listTreeHeads({ tenantId });
+    return trees.find((t) => t.treeIndex === treeIndex)?.merkleRoot;
+  }
+}

@@ -53,6 +53,7 @@ const SERVICES = [
   { name: 'audit', env: { AUDIT_GRPC_PORT: p(50052), AUDIT_OPS_PORT: p(9082) }, ops: 9082 },
   // further services join the fleet here as their issues land
   { name: 'vault', env: { VAULT_GRPC_PORT: p(50053), VAULT_OPS_PORT: p(9083) }, ops: 9083 },
+  { name: 'webhook', env: { WEBHOOK_GRPC_PORT: p(50054), WEBHOOK_OPS_PORT: p(9084) }, ops: 9084 },
   { name: 'anchor', env: { ANCHOR_GRPC_PORT: p(50055), ANCHOR_OPS_PORT: p(9085), ANCHOR_ANVIL_PORT: p(8545) }, ops: 9085 },
   { name: 'gateway', env: { GATEWAY_OPS_PORT: p(9080) }, ops: 9080 },
 ];

@@ -1,7 +1,7 @@
 /** Everything the HTTP layer needs, built once by main.ts and passed as one typed object. */
 import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
 import type { ApprovalQueue } from './approvals/approval-queue';
-import type { AuditClient, PolicyClient, VaultClient } from './clients/grpc-clients';
+import type { AuditClient, PolicyClient, VaultClient, WebhookClient } from './clients/grpc-clients';
 import type { AnchorClient, ComplianceClient, MerkleClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { HealthService } from './health';
@@ -24,6 +24,7 @@ export interface GatewayDeps {
   bus: Bus;
   policy: PolicyClient;
   audit: AuditClient;
+  webhook: WebhookClient;
   merkle: MerkleClient;
   compliance: ComplianceClient;
   anchor: AnchorClient;

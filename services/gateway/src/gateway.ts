@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { type ExtraRouters, createApp } from './app';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
-import { createAuditClient, createPolicyClient, createVaultClient } from './clients/grpc-clients';
+import { createAuditClient, createPolicyClient, createVaultClient, createWebhookClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
@@ -55,6 +55,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);
   const audit = createAuditClient(config);
+  const webhook = createWebhookClient(config);
   const merkle = createMerkleClient(config);
   const compliance = createComplianceClient(config);
   const anchor = createAnchorClient(config);
@@ -95,6 +96,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     bus,
     policy,
     audit,
+    webhook,
     merkle,
     compliance,
     anchor,
@@ -107,7 +109,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     rateLimiter: new RateLimiter(redis),
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker),
-    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, vault: vault.raw } }),
+    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw } }),
     adminEmails,
   };
   addProvenanceHealth(deps);
@@ -115,6 +117,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const close = async () => {
     policy.close();
     audit.close();
+    webhook.close();
     merkle.close();
     compliance.close();
     anchor.close();

@@ -2,14 +2,24 @@
  * Where the e2e fleet runs and the extra environment it is started with. Features add the settings
  * their tests need (e.g. allowing loopback webhook targets) to E2E_ENV.
  */
+import path from 'node:path';
+
 export const E2E_OFFSET = 10000;
 export const E2E_BASE_URL = `http://127.0.0.1:${8080 + E2E_OFFSET}/api`;
 export const E2E_CONTROL_URL = `http://127.0.0.1:${8999 + E2E_OFFSET}`;
 export const E2E_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/agw_e2e';
 export const E2E_STREAM_PREFIX = 'E2E';
+/** Extra CA trusted by the e2e webhook service (re-read when it changes); written by the webhook e2e tests. */
+export const E2E_WEBHOOK_CA_FILE = path.resolve(__dirname, '../../../.run/e2e-webhook-ca.pem');
 
 export const E2E_ENV: Record<string, string> = {
   LOG_LEVEL: 'info',
   AGW_PROFILE: 'local',
   ADMIN_EMAILS: 'admin@e2e.test',
+  // provenance tests build and anchor through POST /api/anchor/trigger, so no hourly job races them
+  MERKLE_SCHEDULE_ENABLED: 'false',
+  ANCHOR_SCHEDULE_ENABLED: 'false',
+  // webhook tests run an HTTPS receiver on loopback with a certificate they write to this file
+  WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+  WEBHOOK_CA_FILE: E2E_WEBHOOK_CA_FILE,
 };

@@ -1,11 +1,12 @@
 /** The gateway's gRPC clients, built once in main.ts. */
-import { audit, policy, vault } from '@agw/proto';
+import { audit, policy, vault, webhook } from '@agw/proto';
 import { anchor, merkle } from '@agw/proto';
 import { type PromiseClient, createClient } from '@agw/shared';
 import type { GatewayConfig } from '../config';
 
 export type PolicyClient = PromiseClient<typeof policy.PolicyServiceService>;
 export type AuditClient = PromiseClient<typeof audit.AuditServiceService>;
+export type WebhookClient = PromiseClient<typeof webhook.WebhookServiceService>;
 export type VaultClient = PromiseClient<typeof vault.VaultServiceService>;
 
 export function createPolicyClient(config: GatewayConfig): PolicyClient {
@@ -14,6 +15,11 @@ export function createPolicyClient(config: GatewayConfig): PolicyClient {
 
 export function createAuditClient(config: GatewayConfig): AuditClient {
   return createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 10_000 });
+}
+
+/** Delivery log and test delivery; a test delivery waits for its first attempt (bounded by WEBHOOK_TIMEOUT_MS). */
+export function createWebhookClient(config: GatewayConfig): WebhookClient {
+  return createClient(webhook.WebhookServiceClient, config.webhookGrpcUrl, 'webhook service', { deadlineMs: 30_000 });
 }
 
 export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;

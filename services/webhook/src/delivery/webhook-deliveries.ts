@@ -100,7 +100,7 @@ export class WebhookDeliveries {
   async test(tenantId: string, event: string = TEST_EVENT): Promise<DeliveryView> {
     if (!(TEST_EVENTS as readonly string[]).includes(event)) throw InputError.at(['body', 'event'], `event must be one of ${TEST_EVENTS.join(', ')}`);
     const tenant = await this.d.tenants.get(tenantId);
-    if (!tenant.url) throw new ConflictError('No webhook_url is configured for this tenant; set one with PATCH /api/settings first');
+    if (!tenant.url) throw new ConflictError('No webhook_url is configured for this tenant; set one with PATCH /api/dashboard/settings first');
     const payload = testPayload(event as TestEvent);
     const id = randomUUID();
     await this.d.repo.insert(tenantId, {

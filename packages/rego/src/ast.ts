@@ -13,7 +13,8 @@ export type Term =
   | { t: 'setcomp'; head: Term; body: Expr[]; loc: Loc }
   | { t: 'objcomp'; key: Term; value: Term; body: Expr[]; loc: Loc }
   | { t: 'call'; fn: Term; args: Term[]; loc: Loc; name?: string; op?: string; target?: unknown }
-  | { t: 'template'; parts: (string | Term)[]; loc: Loc };
+  | { t: 'template'; parts: (string | Term)[]; loc: Loc }
+  | { t: 'withterm'; term: Term; withs: With[]; loc: Loc };
 
 export interface With { target: Term; value: Term; loc: Loc }
 

@@ -125,6 +125,7 @@ export class Compiler {
             t.args.forEach(term); return;
           }
           case 'template': t.parts.forEach((p) => typeof p !== 'string' && term(p)); return;
+          case 'withterm': st.direct = true; term(t.term); t.withs.forEach((w) => term(w.value)); return;
           default: return;
         }
       };
@@ -207,7 +208,17 @@ export class Compiler {
     // collect head vars: args, dyn, key, value declared implicitly by body
     const preBound: number[] = [];
     if (r.args) {
-      rule.args = r.args.map((a) => this.declarePattern(a, scope, ctx, preBound));
+      const extra: Expr[] = [];
+      const args = r.args.map((a) => {
+        if (a.t === 'template' || a.t === 'call' || a.t === 'arraycomp' || a.t === 'setcomp' || a.t === 'objcomp') {
+          const v: Term = { t: 'var', name: `__arg${extra.length}__`, loc: a.loc };
+          extra.push({ k: 'unify', a: v, b: a, loc: a.loc });
+          return v;
+        }
+        return a;
+      });
+      if (extra.length) r = { ...r, args, body: [...r.body, ...extra] };
+      rule.args = r.args!.map((a) => this.declarePattern(a, scope, ctx, preBound));
     }
     if (r.isDefault) {
       if (r.value && this.hasVars(r.value)) this.err('rego_type_error', 'default rule value cannot contain var', r.loc);
@@ -301,6 +312,7 @@ export class Compiler {
         case 'object': t.entries.forEach(([k, v]) => { visit(k); visit(v); }); return;
         case 'call': t.args.forEach(visit); if (t.fn.t === 'ref') t.fn.path.forEach(visit); return;
         case 'template': t.parts.forEach((p) => typeof p !== 'string' && visit(p)); return;
+        case 'withterm': visit(t.term); t.withs.forEach((w) => { if (!this.isBuiltinRef(w.value, scope, ctx)) visit(w.value); }); return;
         default: return;
       }
     };
@@ -451,6 +463,7 @@ export class Compiler {
       case 'set': return { ...t, items: t.items.map((x) => this.compileTerm(x, scope, ctx, headMode)) };
       case 'object': return { ...t, entries: t.entries.map(([k, v]) => [this.compileTerm(k, scope, ctx, headMode), this.compileTerm(v, scope, ctx, headMode)] as [Term, Term]) };
       case 'template': return { ...t, parts: t.parts.map((p) => (typeof p === 'string' ? p : this.compileTerm(p, scope, ctx, headMode))) };
+      case 'withterm': return { ...t, term: this.compileTerm(t.term, scope, ctx, headMode), withs: t.withs.map((w) => ({ target: this.compileWithTarget(w.target, ctx), value: this.compileWithValue(w.value, scope, ctx), loc: w.loc })) };
       case 'arraycomp': case 'setcomp': {
         const inner: Scope = { vars: new Map(), parent: scope };
         const body = this.compileBody(t.body, inner, ctx, this.allSlots(scope), false, true);
@@ -509,6 +522,7 @@ export class Compiler {
       case 'object': for (const [k, v] of t.entries) { this.termVars(k, needs, provides, false); this.termVars(v, needs, provides, outPos); } return;
       case 'call': for (const a of t.args) this.termVars(a, needs, provides, false); return;
       case 'template': for (const p of t.parts) if (typeof p !== 'string') this.termVars(p, needs, provides, false); return;
+      case 'withterm': this.termVars(t.term, needs, provides, false); for (const w of t.withs) this.termVars(w.value, needs, provides, false); return;
       case 'arraycomp': case 'setcomp': case 'objcomp': {
         const inner = new Set<number>(); const ip = new Set<number>();
         const bodyVars = (body: Expr[]) => { for (const e of body) this.exprVars(e, inner, ip); };

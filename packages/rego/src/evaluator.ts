@@ -466,6 +466,11 @@ export class Evaluator {
         return k(out);
       }
       case 'call': return this.evalCall(t, f, ctx, k);
+      case 'withterm': {
+        const c2 = this.applyWith({ k: 'term', term: t.term, withs: t.withs, loc: t.loc }, f, ctx);
+        if (c2 === undefined) return false;
+        return this.evalTerm(t.term, f, c2, k);
+      }
       case 'template': {
         let s = '';
         for (const p of t.parts) {

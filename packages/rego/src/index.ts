@@ -133,6 +133,7 @@ class Prepared implements PreparedPolicy {
           case 'objcomp': visitTerm(t.key); visitTerm(t.value); visitBody(t.body); return;
           case 'call': t.args.forEach(visitTerm); return;
           case 'template': t.parts.forEach((p) => typeof p !== 'string' && visitTerm(p)); return;
+          case 'withterm': visitTerm(t.term); t.withs.forEach((w) => visitTerm(w.value)); return;
           default: return;
         }
       };

@@ -182,6 +182,18 @@ export class Parser {
     return body;
   }
 
+  /** expression inside a string template: a term, optionally followed by `with` modifiers */
+  parseTemplateExpr(): Term {
+    const t = this.parseTermIn();
+    if (this.isKw('with')) {
+      const e = this.parseWiths({ k: 'term', term: t, loc: t.loc });
+      if (this.tok.type !== 'eof') this.err(`unexpected ${this.describe()} token`);
+      return { t: 'withterm', term: t, withs: e.withs!, loc: t.loc };
+    }
+    if (this.tok.type !== 'eof') this.err(`unexpected ${this.describe()} token`);
+    return t;
+  }
+
   parseTermOnly(): Term {
     const t = this.parseTermIn();
     if (this.tok.type !== 'eof') this.err(`unexpected ${this.describe()} token`);
@@ -344,7 +356,7 @@ export class Parser {
           if (part.lit) parts.push(part.text);
           else {
             const sub = new Parser(part.text, this.file, part.row, part.col);
-            parts.push(sub.parseTermOnly());
+            parts.push(sub.parseTemplateExpr());
           }
         }
         return { t: 'template', parts, loc };

@@ -24,6 +24,7 @@ export interface GatewayDeps {
   bus: Bus;
   policy: PolicyClient;
   audit: AuditClient;
+  vault: VaultClient;
   webhook: WebhookClient;
   merkle: MerkleClient;
   compliance: ComplianceClient;

@@ -24,7 +24,6 @@ export interface GatewayDeps {
   bus: Bus;
   policy: PolicyClient;
   audit: AuditClient;
-  vault: VaultClient;
   webhook: WebhookClient;
   merkle: MerkleClient;
   compliance: ComplianceClient;

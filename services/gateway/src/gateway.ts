@@ -29,7 +29,6 @@ import { SessionTokens } from './tenants/session-tokens';
 import { SettingsRepository } from './tenants/settings.repository';
 import { SettingsService } from './tenants/settings.service';
 import { TenantRepository } from './tenants/tenant.repository';
-import { withErasureMarks } from './vault/erased-pii-marker';
 import { createVaultBroker } from './vault/vault-broker';
 import { createVaultPiiGuard } from './vault/vault-pii-guard';
 
@@ -56,7 +55,6 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);
   const audit = createAuditClient(config);
-  const vault = createVaultClient(config);
   const webhook = createWebhookClient(config);
   const merkle = createMerkleClient(config);
   const compliance = createComplianceClient(config);
@@ -97,8 +95,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     redis,
     bus,
     policy,
-    // audit reads show crypto-shredded PII as erased; the recorder appends through the plain client
-    audit: withErasureMarks(audit, vault, logger),
+    audit,
     webhook,
     merkle,
     compliance,
@@ -120,7 +117,6 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const close = async () => {
     policy.close();
     audit.close();
-    vault.close();
     webhook.close();
     merkle.close();
     compliance.close();

@@ -6,7 +6,6 @@ import type { GatewayConfig } from '../config';
 
 export type PolicyClient = PromiseClient<typeof policy.PolicyServiceService>;
 export type AuditClient = PromiseClient<typeof audit.AuditServiceService>;
-export type VaultClient = PromiseClient<typeof vault.VaultServiceService>;
 export type WebhookClient = PromiseClient<typeof webhook.WebhookServiceService>;
 export type VaultClient = PromiseClient<typeof vault.VaultServiceService>;
 

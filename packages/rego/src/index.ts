@@ -3,7 +3,7 @@ import { Compiler, type CompiledQuery } from './compiler.js';
 import { RegoCompileError, RegoError, type RegoLocation } from './errors.js';
 import { EvalCtx, Evaluator } from './evaluator.js';
 import { parseModule, parseQuery, parseTerm } from './parser.js';
-import { fromJS, toJS, type Value } from './value.js';
+import { fromJS, fromJSLazy, toJS, type Value } from './value.js';
 
 export { RegoError, RegoCompileError } from './errors.js';
 export type { RegoLocation } from './errors.js';
@@ -56,7 +56,7 @@ class Prepared implements PreparedPolicy {
   }
 
   private ctx(options: EvalOptions | undefined, inputValue?: Value): EvalCtx {
-    const input = inputValue !== undefined ? inputValue : options?.input === undefined ? undefined : fromJS(options.input);
+    const input = inputValue !== undefined ? inputValue : options?.input === undefined ? undefined : fromJSLazy(options.input);
     const c = new EvalCtx(this.compiler.root, input, convertData(options?.data), options?.nowNs ?? nowNs(), !!options?.strictBuiltinErrors);
     if (options?.data !== null && typeof options?.data === 'object') c.useSharedCache();
     return c;

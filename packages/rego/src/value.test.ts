@@ -1,4 +1,4 @@
-import { RObject, RSet, canon, compare, equal, fromJS, keyOf, toJS, toJSONText, toRegoString } from './value';
+import { LazyObject, RObject, RSet, canon, compare, equal, fromJS, fromJSLazy, keyOf, toJS, toJSONText, toRegoString } from './value';
 
 describe('values', () => {
   it('compares numbers across number and bigint exactly', () => {
@@ -35,5 +35,19 @@ describe('values', () => {
   it('prints JSON like Go (sorted keys, HTML escaped)', () => {
     expect(toJSONText(fromJS({ b: '<', a: [1, 2.5] }))).toBe('{"a":[1,2.5],"b":"\\u003c"}');
     expect(toJSONText(12345678901234567890n)).toBe('12345678901234567890');
+  });
+});
+
+describe('lazy input objects', () => {
+  it('converts members on demand and behaves like eager objects', () => {
+    const src = { a: { b: [1, { c: 2 }] }, z: 'x', u: undefined };
+    const lazy = fromJSLazy(src) as RObject;
+    expect(lazy).toBeInstanceOf(LazyObject);
+    expect(toJS(lazy.getStr('a')!)).toEqual({ b: [1, { c: 2 }] });
+    expect(lazy.getStr('u')).toBeUndefined();
+    expect(lazy.get(1)).toBeUndefined();
+    expect(lazy.size).toBe(2);
+    expect(equal(lazy, fromJS({ z: 'x', a: { b: [1, { c: 2 }] } }))).toBe(true);
+    expect(toJS(lazy)).toEqual({ a: { b: [1, { c: 2 }] }, z: 'x' });
   });
 });

@@ -58,8 +58,10 @@ export class RSet {
 }
 
 export class RObject {
-  m = new Map<string, [Value, Value]>();
+  protected _m = new Map<string, [Value, Value]>();
   private _c: string | undefined;
+  /** entries keyed by keyOf(key) */
+  get m(): Map<string, [Value, Value]> { return this._m; }
   set(k: Value, v: Value): void { this.m.set(keyOf(k), [k, v]); this._c = undefined; }
   get(k: Value): Value | undefined { const e = this.m.get(keyOf(k)); return e === undefined ? undefined : e[1]; }
   getStr(k: string): Value | undefined { const e = this.m.get(k.length > 0 && k.charCodeAt(0) <= 1 ? '\u0001' + k : k); return e === undefined ? undefined : e[1]; }
@@ -73,7 +75,64 @@ export class RObject {
     return this._c;
   }
   sortedEntries(): [Value, Value][] { return [...this.m.values()].sort((a, b) => compare(a[0], b[0])); }
-  clone(): RObject { const o = new RObject(); for (const [k, e] of this.m) o.m.set(k, e); return o; }
+  clone(): RObject { const o = new RObject(); for (const [k, e] of this.m) o._m.set(k, e); return o; }
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * An object converted from plain JS on demand: members are converted when first read, everything
+ * else (iteration, size, equality, printing) converts the whole object first.
+ */
+export class LazyObject extends RObject {
+  private src: Record<string, unknown> | null;
+  constructor(src: Record<string, unknown>) { super(); this.src = src; }
+  private force(): void {
+    const s = this.src;
+    if (s === null) return;
+    this.src = null;
+    const m = this._m;
+    for (const k of Object.keys(s)) {
+      const raw = s[k];
+      if (raw === undefined) continue;
+      const key = k.length > 0 && k.charCodeAt(0) <= 1 ? '\u0001' + k : k;
+      if (!m.has(key)) m.set(key, [k, fromJSLazy(raw)]);
+    }
+  }
+  override get m(): Map<string, [Value, Value]> { if (this.src !== null) this.force(); return this._m; }
+  override getStr(k: string): Value | undefined {
+    const key = k.length > 0 && k.charCodeAt(0) <= 1 ? '\u0001' + k : k;
+    const e = this._m.get(key);
+    if (e !== undefined) return e[1];
+    const s = this.src;
+    if (s === null || !hasOwn.call(s, k)) return undefined;
+    const raw = s[k];
+    if (raw === undefined) return undefined;
+    const v = fromJSLazy(raw);
+    this._m.set(key, [k, v]);
+    return v;
+  }
+  override get(k: Value): Value | undefined {
+    if (typeof k === 'string') return this.getStr(k);
+    if (this.src !== null) return undefined; // plain JS objects only have string keys
+    return super.get(k);
+  }
+  override has(k: Value): boolean { return this.get(k) !== undefined; }
+  override set(k: Value, v: Value): void { this.force(); super.set(k, v); }
+  override delete(k: Value): void { this.force(); super.delete(k); }
+}
+
+/** like fromJS, but plain objects are converted lazily */
+export function fromJSLazy(x: unknown): Value {
+  if (x === null || x === undefined) return null;
+  switch (typeof x) {
+    case 'boolean': case 'string': case 'number': return x;
+    case 'bigint': return normBig(x);
+  }
+  if (Array.isArray(x)) { const out: Value[] = new Array(x.length); for (let i = 0; i < x.length; i++) out[i] = fromJSLazy(x[i]); return out; }
+  const proto = Object.getPrototypeOf(x);
+  if (proto === Object.prototype || proto === null) return new LazyObject(x as Record<string, unknown>);
+  return fromJS(x);
 }
 
 export function equal(a: Value, b: Value): boolean {

@@ -72,10 +72,16 @@ check_stores() {
   [ $ok -eq 0 ] || die "a store the fleet needs is down (see above)."
 }
 
+# The vault's local HSM: SoftHSM2 tokens in .run/softhsm/ (idempotent; PINs from PKCS11_PIN / PKCS11_SO_PIN).
+ensure_softhsm_token() {
+  "$ROOT/scripts/softhsm.sh" | sed 's/^/[agw] /' || die "SoftHSM2 token setup failed (scripts/softhsm.sh)"
+}
+
 prepare() {
   ensure_node
   ensure_pnpm
   ensure_system_packages
   install_deps
   build_all
+  ensure_softhsm_token
 }

@@ -24,10 +24,10 @@ export interface GatewayDeps {
   bus: Bus;
   policy: PolicyClient;
   audit: AuditClient;
-  webhook: WebhookClient;
   merkle: MerkleClient;
   compliance: ComplianceClient;
   anchor: AnchorClient;
+  webhook: WebhookClient;
   vault: VaultClient;
   apiKeys: ApiKeyService;
   sessions: SessionTokens;

@@ -29,6 +29,7 @@ import { SessionTokens } from './tenants/session-tokens';
 import { SettingsRepository } from './tenants/settings.repository';
 import { SettingsService } from './tenants/settings.service';
 import { TenantRepository } from './tenants/tenant.repository';
+import { withErasureMarks } from './vault/erased-pii-marker';
 import { createVaultBroker } from './vault/vault-broker';
 import { createVaultPiiGuard } from './vault/vault-pii-guard';
 
@@ -55,10 +56,10 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);
   const audit = createAuditClient(config);
-  const webhook = createWebhookClient(config);
   const merkle = createMerkleClient(config);
   const compliance = createComplianceClient(config);
   const anchor = createAnchorClient(config);
+  const webhook = createWebhookClient(config);
   const vault = createVaultClient(config);
   const adminEmails = new Set(
     config.adminEmails
@@ -95,7 +96,8 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     redis,
     bus,
     policy,
-    audit,
+    // audit reads show crypto-shredded PII as erased; the recorder appends through the plain client
+    audit: withErasureMarks(audit, vault, logger),
     webhook,
     merkle,
     compliance,
@@ -117,10 +119,10 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const close = async () => {
     policy.close();
     audit.close();
-    webhook.close();
     merkle.close();
     compliance.close();
     anchor.close();
+    webhook.close();
     vault.close();
     await bus.close();
     redis.disconnect();

@@ -17,11 +17,6 @@ export function createAuditClient(config: GatewayConfig): AuditClient {
   return createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 10_000 });
 }
 
-/** Delivery log and test delivery; a test delivery waits for its first attempt (bounded by WEBHOOK_TIMEOUT_MS). */
-export function createWebhookClient(config: GatewayConfig): WebhookClient {
-  return createClient(webhook.WebhookServiceClient, config.webhookGrpcUrl, 'webhook service', { deadlineMs: 30_000 });
-}
-
 export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;
 export type ComplianceClient = PromiseClient<typeof merkle.ComplianceServiceService>;
 export type AnchorClient = PromiseClient<typeof anchor.AnchorServiceService>;
@@ -38,6 +33,11 @@ export function createComplianceClient(config: GatewayConfig): ComplianceClient 
 /** Anchoring; a trigger waits for its transaction's receipt. */
 export function createAnchorClient(config: GatewayConfig): AnchorClient {
   return createClient(anchor.AnchorServiceClient, config.anchorGrpcUrl, 'anchor service', { deadlineMs: 120_000 });
+}
+
+/** Delivery log and test delivery; a test delivery waits for its first attempt (bounded by WEBHOOK_TIMEOUT_MS). */
+export function createWebhookClient(config: GatewayConfig): WebhookClient {
+  return createClient(webhook.WebhookServiceClient, config.webhookGrpcUrl, 'webhook service', { deadlineMs: 30_000 });
 }
 
 export function createVaultClient(config: GatewayConfig): VaultClient {

@@ -157,6 +157,10 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             erasedAt: iso(row.erased_at),
           };
         },
+        filterErasedSubjects: async (req) => ({
+          tenantId: req.tenantId,
+          subjectIds: [...(await d.pii.erasedAmong(tenant(req.tenantId), req.subjectIds.slice(0, 10_000)))],
+        }),
         createKey: async (req) => {
           const { row, created } = await d.pii.createSubjectKey(tenant(req.tenantId), { subjectId: req.subjectId || undefined, identifier: req.identifier || undefined });
           return {

@@ -42,7 +42,12 @@ export class Pkcs11Hsm implements HsmBackend {
     const p11 = new pkcs11js.PKCS11();
     try {
       p11.load(o.library);
-      p11.C_Initialize();
+      try {
+        p11.C_Initialize();
+      } catch (e) {
+        // another handle in this process initialised the module already: share it
+        if (!/CKR_CRYPTOKI_ALREADY_INITIALIZED/.test(pkcs11Code(e))) throw e;
+      }
     } catch (e) {
       throw new DependencyUnavailableError(`could not initialise the PKCS#11 module ${o.library}: ${pkcs11Code(e)}`);
     }

@@ -199,6 +199,10 @@ export class PiiProtector {
     return { params: root.value, erasedSubjects: [...erased].filter((s) => subjects.includes(s)) };
   }
 
+  erasedAmong(tenantId: string, subjectIds: string[]): Promise<Set<string>> {
+    return this.subjects.erasedAmong(tenantId, subjectIds);
+  }
+
   listSubjects(tenantId: string): Promise<SubjectRow[]> {
     return this.subjects.list(tenantId);
   }

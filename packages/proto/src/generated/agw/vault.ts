@@ -170,6 +170,11 @@ export interface SubjectRef {
   subjectId: string;
 }
 
+export interface SubjectIds {
+  tenantId: string;
+  subjectIds: string[];
+}
+
 export interface EraseSubjectResponse {
   subjectId: string;
   actionIds: string[];
@@ -2843,6 +2848,99 @@ export const SubjectRef: MessageFns<SubjectRef> = {
   },
 };
 
+function createBaseSubjectIds(): SubjectIds {
+  return { tenantId: "", subjectIds: [] };
+}
+
+export const SubjectIds: MessageFns<SubjectIds> = {
+  encode(message: SubjectIds, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    for (const v of message.subjectIds) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubjectIds {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubjectIds();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subjectIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubjectIds {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      subjectIds: globalThis.Array.isArray(object?.subjectIds)
+        ? object.subjectIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subject_ids)
+        ? object.subject_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SubjectIds): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.subjectIds?.length) {
+      obj.subjectIds = message.subjectIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubjectIds>, I>>(base?: I): SubjectIds {
+    return SubjectIds.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubjectIds>, I>>(object: I): SubjectIds {
+    const message = createBaseSubjectIds();
+    message.tenantId = object.tenantId ?? "";
+    message.subjectIds = object.subjectIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBaseEraseSubjectResponse(): EraseSubjectResponse {
   return { subjectId: "", actionIds: [], alreadyErased: false, erasedAt: "" };
 }
@@ -4207,6 +4305,16 @@ export const VaultServiceService = {
     responseSerialize: (value: SubjectStatus): Buffer => Buffer.from(SubjectStatus.encode(value).finish()),
     responseDeserialize: (value: Buffer): SubjectStatus => SubjectStatus.decode(value),
   },
+  /** Which of these subject ids are erased (for marking envelopes in audit views); a cheap lookup. */
+  filterErasedSubjects: {
+    path: "/agw.vault.v1.VaultService/FilterErasedSubjects" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SubjectIds): Buffer => Buffer.from(SubjectIds.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SubjectIds => SubjectIds.decode(value),
+    responseSerialize: (value: SubjectIds): Buffer => Buffer.from(SubjectIds.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SubjectIds => SubjectIds.decode(value),
+  },
   createKey: {
     path: "/agw.vault.v1.VaultService/CreateKey" as const,
     requestStream: false as const,
@@ -4279,6 +4387,8 @@ export interface VaultServiceServer extends UntypedServiceImplementation {
    */
   eraseSubject: handleUnaryCall<SubjectRef, EraseSubjectResponse>;
   getSubjectStatus: handleUnaryCall<SubjectRef, SubjectStatus>;
+  /** Which of these subject ids are erased (for marking envelopes in audit views); a cheap lookup. */
+  filterErasedSubjects: handleUnaryCall<SubjectIds, SubjectIds>;
   createKey: handleUnaryCall<CreateKeyRequest, Key>;
   listKeys: handleUnaryCall<TenantRef, ListKeysResponse>;
   encrypt: handleUnaryCall<EncryptRequest, EncryptResponse>;
@@ -4478,6 +4588,22 @@ export interface VaultServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SubjectStatus) => void,
+  ): ClientUnaryCall;
+  /** Which of these subject ids are erased (for marking envelopes in audit views); a cheap lookup. */
+  filterErasedSubjects(
+    request: SubjectIds,
+    callback: (error: ServiceError | null, response: SubjectIds) => void,
+  ): ClientUnaryCall;
+  filterErasedSubjects(
+    request: SubjectIds,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SubjectIds) => void,
+  ): ClientUnaryCall;
+  filterErasedSubjects(
+    request: SubjectIds,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SubjectIds) => void,
   ): ClientUnaryCall;
   createKey(request: CreateKeyRequest, callback: (error: ServiceError | null, response: Key) => void): ClientUnaryCall;
   createKey(

@@ -1,0 +1,57 @@
+/** Test wiring: the real Postgres (migrated) and the real SoftHSM2 token `agw-test`, built like main.ts. */
+import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { BrokeredExecutor } from '../src/broker/brokered-executor';
+import { TargetGuard } from '../src/broker/target-guard';
+import { loadVaultConfig } from '../src/config';
+import { AccessLogRepository } from '../src/credentials/access-log.repository';
+import { CredentialRepository } from '../src/credentials/credential.repository';
+import { CredentialStore } from '../src/credentials/credential-store';
+import { createHsm } from '../src/hsm/create-hsm';
+import type { HsmBackend } from '../src/hsm/hsm-backend';
+import { KeyRepository } from '../src/keys/key.repository';
+import { Keyring } from '../src/keys/keyring';
+import { PiiProtector } from '../src/pii/pii-protector';
+import { SubjectRepository } from '../src/pii/subject.repository';
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+
+export interface TestVault {
+  db: Db;
+  hsm: HsmBackend;
+  keyring: Keyring;
+  pii: PiiProtector;
+  credentials: CredentialStore;
+  accessLog: AccessLogRepository;
+  broker: BrokeredExecutor;
+  close(): Promise<void>;
+}
+
+export function testConfig() {
+  return loadVaultConfig({ PKCS11_TOKEN_LABEL: 'agw-test', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF, LOG_LEVEL: 'silent' });
+}
+
+export async function openTestVault(o: { allowPrivate?: boolean; timeoutMs?: number; maxBytes?: number } = {}): Promise<TestVault> {
+  await migrateToLatest(DATABASE_URL);
+  const db = createDb(DATABASE_URL, { max: 5 });
+  const config = testConfig();
+  const hsm = createHsm(config);
+  const keyring = new Keyring(hsm, new KeyRepository(db));
+  const pii = new PiiProtector(keyring, new SubjectRepository(db));
+  const guard = new TargetGuard({ allowPrivate: o.allowPrivate ?? true, requireHttps: false });
+  const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
+  const accessLog = new AccessLogRepository(db);
+  const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: o.timeoutMs ?? 5000, maxBytes: o.maxBytes ?? 1024 * 1024, logger: createLogger('vault-test', 'silent') });
+  return {
+    db,
+    hsm,
+    keyring,
+    pii,
+    credentials,
+    accessLog,
+    broker,
+    close: async () => {
+      await hsm.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * E2E: personal data in tool-call params is encrypted per data subject with an HSM key (SoftHSM2 for
+ * real) before anything is stored; erasing the subject destroys the key, the audit chain still verifies
+ * and no plaintext remains anywhere (database, Redis, logs). Public HTTP API only.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { createRedis } from '@agw/shared';
+import { api, call, newTenant } from './support/api';
+import { E2E_DATABASE_URL, E2E_OFFSET } from './support/e2e-env';
+
+jest.setTimeout(90_000);
+
+function tablesContaining(needle: string): string[] {
+  const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', E2E_DATABASE_URL], { maxBuffer: 1024 * 1024 * 1024 }).toString();
+  const out: string[] = [];
+  for (const section of dump.split(/^COPY /m).slice(1)) if (section.includes(needle)) out.push(section.slice(0, section.indexOf(' ')));
+  return out;
+}
+
+function logsContaining(needle: string): string[] {
+  const dir = path.resolve(__dirname, `../../.run/logs-${E2E_OFFSET}`);
+  return readdirSync(dir).filter((f) => readFileSync(path.join(dir, f), 'utf8').includes(needle));
+}
+
+async function redisContaining(needle: string): Promise<string[]> {
+  const redis = createRedis('redis://127.0.0.1:6379/0');
+  const found: string[] = [];
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        let value: unknown = null;
+        if (type === 'string') value = await redis.getBuffer(key).then((b) => b?.toString('latin1'));
+        else if (type === 'hash') value = await redis.hgetall(key);
+        else if (type === 'list') value = await redis.lrange(key, 0, -1);
+        else if (type === 'set') value = await redis.smembers(key);
+        else if (type === 'zset') value = await redis.zrange(key, 0, -1);
+        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
+        if (key.includes(needle) || JSON.stringify(value ?? '').includes(needle)) found.push(key);
+      }
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return found;
+}
+
+const record = async (key: string, actionId: string) => {
+  const r = await api('GET', '/audit/log?limit=1000', { key });
+  return r.body.records.filter((x: { action_id: string }) => x.action_id === actionId);
+};
+
+describe('PII encryption per data subject and crypto-shredding (SoftHSM2)', () => {
+  test('PII is stored as per-subject ciphertext; erasure destroys the key, the chain still verifies and the plaintext is gone', async () => {
+    const t = await newTenant('Vault PII');
+    const tag = randomUUID().slice(0, 8);
+    const email = `ada.${tag}@example.com`;
+    const name = `Ada Lovelace ${tag}`;
+    const note = `Call Ada about the invoice ${tag}`;
+    const params = { customer: { name, email, phone: '+44 20 7946 0958', iban: 'DE89 3704 0044 0532 0130 00' }, card: '4111 1111 1111 1111', note, amount: 120 };
+
+    const r = await call(t.apiKey, { tool: 'svc_crm_update', method: 'update', agent_id: 'pii-agent', params });
+    expect(r.status).toBe(200);
+    const [rec] = await record(t.apiKey, r.body.action_id);
+    expect(rec.details.pii_detected).toBe(true);
+    const stored = rec.params;
+    // every personal value became an envelope; the rest is untouched
+    for (const v of [stored.customer.name, stored.customer.email, stored.customer.phone, stored.customer.iban, stored.card]) {
+      expect(v).toEqual({ $pii: expect.objectContaining({ v: 1, subject: expect.stringMatching(/^sub_[0-9a-f]{32}$/), alg: 'AES-256-GCM', iv: expect.any(String), ct: expect.any(String), tag: expect.any(String) }) });
+    }
+    expect(stored.note).toBe(note);
+    expect(stored.amount).toBe(120);
+    const subject = stored.customer.email.$pii.subject;
+    // one subject for the customer object (anchored by the e-mail address)
+    expect(stored.customer.name.$pii.subject).toBe(subject);
+    expect(stored.customer.phone.$pii.subject).toBe(subject);
+    expect(rec.details.pii_subjects).toContain(subject);
+    expect(JSON.stringify(rec)).not.toContain(email);
+    expect(JSON.stringify(rec)).not.toContain(name);
+
+    // the subject is listed, found by its identifier, and its key exists in the HSM
+    const subjects = await api('GET', '/audit/subjects', { key: t.apiKey });
+    expect(subjects.body.subjects).toContainEqual(expect.objectContaining({ subject_id: subject, status: 'active', source: 'derived', action_count: 1 }));
+    const lookup = await api('POST', '/audit/subjects/lookup', { key: t.apiKey, body: { identifier: email.toUpperCase() } });
+    expect(lookup.body).toMatchObject({ subject_id: subject, known: true, status: 'active' });
+    expect((await api('GET', `/hsm/keys/${subject}/status`, { key: t.apiKey })).body).toMatchObject({ subject_id: subject, key_exists: true, status: 'active' });
+    expect((await api('GET', `/audit/erase/${subject}/verify`, { key: t.apiKey })).body).toMatchObject({ erased: false, key_exists: true });
+
+    // before erasure the tenant can still open the envelope through the HSM
+    const opened = await api('POST', '/hsm/decrypt', { key: t.apiKey, body: { envelope: stored.customer.email } });
+    expect(opened.status).toBe(200);
+    expect(opened.body).toEqual({ subject_id: subject, plaintext: email });
+
+    // a second call about the same person adds to the same subject
+    const r2 = await call(t.apiKey, { tool: 'svc_email_send', method: 'send', agent_id: 'pii-agent', params: { to: email, body: 'Your invoice' } });
+    expect(r2.status).toBe(200);
+    const [rec2] = await record(t.apiKey, r2.body.action_id);
+    expect(rec2.params.to.$pii.subject).toBe(subject);
+
+    // another tenant sees nothing of it
+    const other = await newTenant('Vault PII Other');
+    expect((await api('GET', `/audit/erase/${subject}/verify`, { key: other.apiKey })).status).toBe(404);
+    expect((await api('POST', `/audit/erase/${subject}`, { key: other.apiKey })).status).toBe(404);
+    expect((await api('POST', '/hsm/decrypt', { key: other.apiKey, body: { envelope: stored.customer.email } })).status).toBe(404);
+    expect((await api('GET', '/audit/subjects', { key: other.apiKey })).body.subjects).toEqual([]);
+
+    // erase: the key is destroyed in the HSM
+    const erased = await api('POST', `/audit/erase/${subject}`, { key: t.apiKey });
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({ status: 'erased', subject_id: subject, records_affected: 2 });
+    expect((await api('GET', `/audit/erase/${subject}/verify`, { key: t.apiKey })).body).toMatchObject({ erased: true, key_exists: false });
+    expect((await api('GET', `/hsm/keys/${subject}/status`, { key: t.apiKey })).body).toMatchObject({ key_exists: false, status: 'erased' });
+
+    // the chain still verifies: it hashes ciphertext
+    const verify = await api('GET', '/audit/verify', { key: t.apiKey });
+    expect(verify.body).toMatchObject({ valid: true });
+
+    // the records show the data as erased; the envelope can no longer be opened
+    const [after] = await record(t.apiKey, r.body.action_id);
+    expect(after.params.customer.email.$pii).toMatchObject({ subject, erased: true });
+    expect(after.params.note).toBe(note);
+    expect((await api('POST', '/hsm/decrypt', { key: t.apiKey, body: { envelope: stored.customer.email } })).status).toBe(409);
+    expect((await api('GET', '/audit/subjects', { key: t.apiKey })).body.subjects).toContainEqual(expect.objectContaining({ subject_id: subject, status: 'erased' }));
+
+    // replay still works on the erased inputs (the policy service reveals them as "[erased]")
+    const replay = await api('POST', '/audit/replay', { key: t.apiKey, body: { action_id: r.body.action_id } });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ original_decision: 'allow' });
+
+    // erasure is irreversible: the key cannot come back, and later data of the subject is not kept
+    expect((await api('POST', '/hsm/keys', { key: t.apiKey, body: { subject_id: subject } })).status).toBe(409);
+    expect((await api('POST', '/hsm/keys', { key: t.apiKey, body: { identifier: email } })).status).toBe(409);
+    const r3 = await call(t.apiKey, { tool: 'svc_email_send', method: 'send', params: { to: email } });
+    const [rec3] = await record(t.apiKey, r3.body.action_id);
+    expect(rec3.params.to).toEqual({ $pii: { v: 1, subject, kind: 'email', erased: true } });
+
+    // no copy of the plaintext remains anywhere
+    for (const secret of [email, name]) {
+      expect(tablesContaining(secret)).toEqual([]);
+      expect(await redisContaining(secret)).toEqual([]);
+      expect(logsContaining(secret)).toEqual([]);
+    }
+    expect(tablesContaining(subject)).toEqual(expect.arrayContaining(['public.audit_records', 'public.vault_subjects']));
+  });
+
+  test('/hsm/* endpoints: explicit subjects, encrypt/decrypt with documented bodies, key listing, precise errors', async () => {
+    const t = await newTenant('Vault HSM API');
+    const subject = `customer-${randomUUID().slice(0, 8)}`;
+    const created = await api('POST', '/hsm/keys', { key: t.apiKey, body: { subject_id: subject } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ subject_id: subject, key_id: expect.stringContaining(subject), algorithm: 'AES-256-GCM', backend: 'pkcs11', status: 'active', created: true });
+    expect((await api('POST', '/hsm/keys', { key: t.apiKey, body: { subject_id: subject } })).status).toBe(200);
+
+    const enc = await api('POST', '/hsm/encrypt', { key: t.apiKey, body: { subject_id: subject, plaintext: { street: '1 Main St', zip: 12345 } } });
+    expect(enc.status).toBe(200);
+    expect(enc.body.envelope.$pii).toMatchObject({ v: 1, subject, alg: 'AES-256-GCM' });
+    const dec = await api('POST', '/hsm/decrypt', { key: t.apiKey, body: { envelope: enc.body.envelope } });
+    expect(dec.body).toEqual({ subject_id: subject, plaintext: { street: '1 Main St', zip: 12345 } });
+
+    // a tampered ciphertext does not authenticate (AES-GCM tag)
+    const tampered = structuredClone(enc.body.envelope);
+    tampered.$pii.ct = Buffer.from('tampered-bytes-here').toString('base64');
+    const bad = await api('POST', '/hsm/decrypt', { key: t.apiKey, body: { envelope: tampered } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'envelope'], type: 'envelope_invalid' });
+
+    // params naming their subject explicitly use it
+    const r = await call(t.apiKey, { tool: 'svc_crm_update', method: 'update', params: { subject_id: subject, email: `x.${subject}@example.com` } });
+    const [rec] = (await api('GET', '/audit/log?limit=1000', { key: t.apiKey })).body.records.filter((x: { action_id: string }) => x.action_id === r.body.action_id);
+    expect(rec.params.subject_id).toBe(subject);
+    expect(rec.params.email.$pii.subject).toBe(subject);
+
+    const keys = await api('GET', '/hsm/keys', { key: t.apiKey });
+    expect(keys.body.keys).toContainEqual(expect.objectContaining({ subject_id: subject, purpose: 'pii_subject', status: 'active', algorithm: 'AES-256-GCM' }));
+    expect(JSON.stringify(keys.body)).not.toMatch(/"(value|key_material|secret)"/);
+
+    expect((await api('POST', '/hsm/keys', { key: t.apiKey, body: {} })).status).toBe(422);
+    expect((await api('POST', '/hsm/encrypt', { key: t.apiKey, body: { subject_id: subject } })).body.detail[0].loc).toEqual(['body', 'plaintext']);
+    expect((await api('POST', '/hsm/decrypt', { key: t.apiKey, body: { envelope: { nope: 1 } } })).status).toBe(422);
+    expect((await api('GET', '/hsm/keys/no-such-subject/status', { key: t.apiKey })).status).toBe(404);
+    expect((await api('POST', '/audit/erase/no-such-subject', { key: t.apiKey })).status).toBe(404);
+
+    const e = await api('POST', `/audit/erase/${subject}`, { key: t.apiKey });
+    expect(e.body).toMatchObject({ status: 'erased', subject_id: subject, records_affected: 1 });
+    expect((await api('POST', '/hsm/decrypt', { key: t.apiKey, body: { envelope: enc.body.envelope } })).status).toBe(409);
+    expect((await api('POST', '/hsm/encrypt', { key: t.apiKey, body: { subject_id: subject, plaintext: 'x' } })).status).toBe(409);
+  });
+});

@@ -174,7 +174,7 @@ describe('settings, overrides and bundle revisions', () => {
     const fifth = await call(t.apiKey, { method: 'search' });
     expect(fifth.status).toBe(403);
     expect(fifth.body.detail.violations).toEqual(['More than 4 calls in 24 hours']);
-    expect((await auditRecord(t.apiKey, fifth.body.action_id)).details.passes).toBe(2);
+    expect((await auditRecord(t.apiKey, fifth.body.detail.action_id)).details.passes).toBe(2);
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import type { PreparedPolicy } from '@agw/rego';
 import { InputError, type Logger, canonicalJson, sha256Hex } from '@agw/shared';
+import { postgres } from '../stores/store-errors';
 import type { TemplateCatalog } from '../templates/template-catalog';
 import { type PolicyBundle, compileCustom, customBundle, templateBundle } from './policy-bundle';
 import { applyConfigPatch, effectiveConfig, parseConfigPatch } from './policy-config';
@@ -41,7 +42,7 @@ export class TenantPolicies {
   active(tenantId: string): Promise<ActiveBundle> {
     const hit = this.cache.get(tenantId);
     if (hit && Date.now() - hit.at < this.opts.cacheMs) return hit.value;
-    const value = this.repo.get(tenantId).then((row) => this.build(tenantId, row));
+    const value = postgres(() => this.repo.get(tenantId)).then((row) => this.build(tenantId, row));
     value.catch(() => this.cache.delete(tenantId));
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(tenantId, { at: Date.now(), value });
@@ -49,7 +50,7 @@ export class TenantPolicies {
   }
 
   async set(tenantId: string, change: PolicyChange): Promise<ActiveBundle> {
-    const current = await this.repo.get(tenantId);
+    const current = await postgres(() => this.repo.get(tenantId));
     const curTemplate = current?.policy_template ?? DEFAULT_TEMPLATE;
     const template = change.template || curTemplate;
     const tpl = this.catalog.get(template);
@@ -66,7 +67,7 @@ export class TenantPolicies {
     const unchanged =
       current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
     if (unchanged) return this.build(tenantId, current);
-    const row = await this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash });
+    const row = await postgres(() => this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash }));
     this.cache.delete(tenantId);
     this.logger.info({ tenantId, template, revision: candidate.revision }, 'tenant policy activated');
     return this.build(tenantId, row);

@@ -8,6 +8,7 @@ import { InputError } from '@agw/shared';
 import { type Behavioral, type BehaviorStore, countsAsViolation } from '../behavior/behavior-store';
 import type { PolicyOutcome } from '../engine/decision';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
+import { postgres } from '../stores/store-errors';
 import type { DecisionRepository } from './decision.repository';
 
 export interface ToolCallFacts {
@@ -90,7 +91,7 @@ export class PolicyEvaluation {
       { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params), violation: countsAsViolation(outcome.findings) },
       nowMs,
     );
-    await this.decisions.insert(tenantId, {
+    await postgres(() => this.decisions.insert(tenantId, {
       action_id: actionId,
       agent_id: call.agentId,
       agent_type: call.agentType,
@@ -107,7 +108,7 @@ export class PolicyEvaluation {
       bundle_revision: bundle.revision,
       passes,
       evaluated_at: new Date(nowMs),
-    });
+    }));
     return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null };
   }
 }

@@ -7,6 +7,7 @@ import { InputError } from '@agw/shared';
 import type { TenantPolicies } from '../bundles/tenant-policies';
 import type { DecisionRepository, StoredDecision } from '../decisions/decision.repository';
 import { type ToolCallFacts, twoPass } from '../decisions/policy-evaluation';
+import { postgres } from '../stores/store-errors';
 import type { ParamsRevealer } from './params-revealer';
 
 export interface ReplayResult {
@@ -35,7 +36,7 @@ export class ReplayService {
   async replay(tenantId: string, actionIds: string[]): Promise<ReplayResult[]> {
     if (actionIds.length > MAX_REPLAY) throw InputError.at(['body', 'action_ids'], `at most ${MAX_REPLAY} action ids`, 'too_long');
     const bundle = await this.policies.active(tenantId);
-    const stored = new Map((await this.decisions.byActions(tenantId, [...new Set(actionIds)])).map((d) => [d.action_id, d]));
+    const stored = new Map((await postgres(() => this.decisions.byActions(tenantId, [...new Set(actionIds)]))).map((d) => [d.action_id, d]));
     const out: ReplayResult[] = [];
     for (const id of actionIds) {
       const d = stored.get(id);

@@ -4,7 +4,7 @@
  * a restart keeps the deployed contract and the anchored roots (`--state`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '@agw/shared';
 
@@ -37,8 +37,41 @@ async function rpcReady(url: string): Promise<boolean> {
   }
 }
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * An anvil left behind by a previous run of this service (its parent was SIGKILLed, so it never got to
+ * stop it) still holds the port: it is recognised by the pid file and stopped, never any other process.
+ */
+async function stopOrphan(pidFile: string, logger: Logger): Promise<void> {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  let cmd = '';
+  try {
+    cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    /* not running (or no /proc) */
+  }
+  if (pid > 0 && alive(pid) && cmd.includes('anvil')) {
+    logger.warn({ pid }, 'stopping the anvil node a previous run left behind');
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 60 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(pidFile, { force: true });
+}
+
 export async function startEmbeddedAnvil(o: { host: string; port: number; chainId: number; stateFile?: string; logger: Logger; timeoutMs?: number }): Promise<EmbeddedAnvil> {
   const rpcUrl = `http://${o.host}:${o.port}`;
+  const pidFile = path.resolve('.run', 'anvil', `anvil-${o.port}.pid`);
+  await stopOrphan(pidFile, o.logger);
   if (await rpcReady(rpcUrl)) throw new Error(`port ${o.port} already serves an RPC node; set ANCHOR_ANVIL_PORT or ANCHOR_RPC_URL`);
   const { command, args } = anvilCommand();
   const extra = ['--host', o.host, '--port', String(o.port), '--chain-id', String(o.chainId), '--silent'];
@@ -47,6 +80,8 @@ export async function startEmbeddedAnvil(o: { host: string; port: number; chainI
     extra.push('--state', o.stateFile);
   }
   const child: ChildProcess = spawn(command, [...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  mkdirSync(path.dirname(pidFile), { recursive: true });
+  if (child.pid) writeFileSync(pidFile, String(child.pid));
   let exited = false;
   let output = '';
   child.stdout?.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-2000)));
@@ -74,6 +109,7 @@ export async function startEmbeddedAnvil(o: { host: string; port: number; chainI
         const t = setTimeout(() => child.kill('SIGKILL'), 3000);
         child.once('exit', () => {
           clearTimeout(t);
+          rmSync(pidFile, { force: true });
           resolve();
         });
         child.kill('SIGTERM');

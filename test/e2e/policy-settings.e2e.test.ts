@@ -226,6 +226,23 @@ describe('replay', () => {
   });
 });
 
+describe('replay of actions with personal data', () => {
+  test('stored params hold ciphertext only; replay decrypts them through the vault and decides the same', async () => {
+    const t = await patientTenant();
+    const source = 'package agw.custom\n\nimport rego.v1\n\ndeny contains "Jane is off limits" if contains(input.params.where.email, "jane.doe")\n';
+    expect((await patch(t, { policy_template: 'custom', custom_policy: source })).status).toBe(200);
+    const r = await call(t.apiKey, { tool: 'svc_read_database', method: 'query', params: { table: 'customers', where: { email: 'jane.doe@corp.example' } } });
+    expect(r.status).toBe(403);
+    expect(r.body.detail.violations).toEqual(['Jane is off limits']);
+    const rec = await auditRecord(t.apiKey, r.body.detail.action_id);
+    expect(JSON.stringify(rec.params)).not.toContain('jane.doe@corp.example');
+    expect(rec.details.pii_detected).toBe(true);
+    const replay = await api('POST', '/audit/replay', { key: t.apiKey, body: { action_id: r.body.detail.action_id } });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ original_decision: 'deny', replay_decision: 'deny', consistent: true, replay_violations: ['Jane is off limits'] });
+  });
+});
+
 describe('gateway constraints (step 2, before any policy)', () => {
   test('blocked domains in any URL or e-mail address in params are a 403 with their own violation id', async () => {
     const t = await patientTenant();

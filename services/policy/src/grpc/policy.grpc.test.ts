@@ -62,4 +62,10 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   expect((await client.listRules({ tenantId })).rules.length).toBe(4);
   const bad = await client.evaluate({ tenantId, actionId: randomUUID(), call: undefined, storedParamsJson: '' }).catch((e) => e);
   expect(bad.code).toBe('invalid_input');
+  // params with PII but no stored (encrypted) form: refused, plaintext is never stored
+  const plain = await client
+    .evaluate({ tenantId, actionId: randomUUID(), call: { agentId: 'a', agentType: 't', agentVersion: '1.0.0', tool: 'x', method: 'm', paramsJson: '{"email":"a@b.example"}', piiDetected: true, sessionId: '' }, storedParamsJson: '' })
+    .catch((e) => e);
+  expect(plain.code).toBe('invalid_input');
+  expect(plain.detail[0].loc).toEqual(['stored_params_json']);
 });

@@ -56,6 +56,8 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           const c = req.call;
           if (!c) throw InputError.at(['call'], 'call is required', 'missing');
           const params = parseObject(c.paramsJson, 'call.params_json');
+          // replay keeps what the stores keep; plaintext params with PII are never stored
+          if (!req.storedParamsJson && c.piiDetected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
           const stored = req.storedParamsJson ? parseObject(req.storedParamsJson, 'stored_params_json') : params;
           const r = await d.evaluation.evaluate(
             required(req.tenantId, 'tenant_id'),

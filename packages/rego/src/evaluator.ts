@@ -287,6 +287,13 @@ export class Evaluator {
    * Returns NOPE when the term may enumerate (unbound var in a ref, multi-valued builtin, ...).
    */
   direct(t: Term, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+    const fn = (t as { dfn?: DirectFn }).dfn;
+    if (fn !== undefined) return fn(this, f, ctx);
+    return ((t as { dfn?: DirectFn }).dfn = compileDirect(t))(this, f, ctx);
+  }
+
+  /** generic single-value evaluation (used by compiled closures for the shapes they do not specialise) */
+  directSlow(t: Term, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
     switch (t.t) {
       case 'scalar': return t.v;
       case 'var': { const v = f[t.slot!]; return v === undefined ? NOPE : v; }
@@ -312,7 +319,7 @@ export class Evaluator {
     }
   }
 
-  private directObject(t: Extract<Term, { t: 'object' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+  directObject(t: Extract<Term, { t: 'object' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
     const o = new RObject();
     for (const [kt, vt] of t.entries) {
       const kv = this.direct(kt, f, ctx); if (kv === NOPE || kv === undefined) return kv;
@@ -322,7 +329,7 @@ export class Evaluator {
     return o;
   }
 
-  private directRef(t: Extract<Term, { t: 'ref' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+  directRef(t: Extract<Term, { t: 'ref' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
     {
       {
         let v: Value | undefined;
@@ -370,7 +377,7 @@ export class Evaluator {
     }
   }
 
-  private directCall(t: Extract<Term, { t: 'call' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
+  directCall(t: Extract<Term, { t: 'call' }>, f: Frame, ctx: EvalCtx): Value | undefined | typeof NOPE {
     {
       {
         const target = t.target as BuiltinDef | { kind: 'user'; path: string[] } | undefined;
@@ -391,7 +398,7 @@ export class Evaluator {
   }
 
 
-  private walkDirect(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, dataDoc: boolean): Value | undefined | typeof NOPE {
+  walkDirect(v: Value, path: Term[], i: number, f: Frame, ctx: EvalCtx, dataDoc: boolean): Value | undefined | typeof NOPE {
     for (; i < path.length; i++) {
       const p = path[i];
       let key: Value | undefined | typeof NOPE;
@@ -800,6 +807,74 @@ export class Evaluator {
 }
 
 type RefWithNode = Extract<Term, { t: 'ref' }> & { dn?: [Node, number] | null };
+type DirectFn = (ev: Evaluator, f: Frame, ctx: EvalCtx) => Value | undefined | typeof NOPE;
+
+function lookupStatic(v: Value, key: string | number): Value | undefined {
+  if (typeof key === 'string') return v instanceof RObject ? v.getStr(key) : v instanceof RSet ? (v.has(key) ? key : undefined) : undefined;
+  return lookupIn(v, key);
+}
+
+/** Compile a term into a closure that evaluates it to a single value (or NOPE when it may enumerate). */
+function compileDirect(t: Term): DirectFn {
+  switch (t.t) {
+    case 'scalar': { const v = t.v; return () => v; }
+    case 'var': {
+      const slot = t.slot!;
+      if (slot === undefined || slot < 0) return (ev, f, ctx) => ev.directSlow(t, f, ctx);
+      return (_ev, f) => { const v = f[slot]; return v === undefined ? NOPE : v; };
+    }
+    case 'ref': {
+      const path = t.path;
+      const staticKeys = path.every((p) => p.t === 'scalar' && (typeof p.v === 'string' || typeof p.v === 'number'));
+      if (!staticKeys) return (ev, f, ctx) => ev.directRef(t, f, ctx);
+      const keys = path.map((p) => (p as { v: string | number }).v);
+      const n = keys.length;
+      if (t.root === 'input') {
+        return (_ev, _f, ctx) => {
+          let v: Value | undefined = ctx.input;
+          for (let i = 0; i < n && v !== undefined; i++) v = lookupStatic(v, keys[i]);
+          return v;
+        };
+      }
+      if (!t.root && t.head.t === 'var' && t.head.slot !== undefined && t.head.slot >= 0) {
+        const slot = t.head.slot;
+        return (_ev, f) => {
+          let v: Value | undefined = f[slot];
+          if (v === undefined) return NOPE;
+          for (let i = 0; i < n && v !== undefined; i++) v = lookupStatic(v, keys[i]);
+          return v;
+        };
+      }
+      return (ev, f, ctx) => ev.directRef(t, f, ctx);
+    }
+    case 'call': {
+      const target = t.target as BuiltinDef | { kind: 'user' } | undefined;
+      if (!target || ('kind' in target && target.kind === 'user') || (target as BuiltinDef).multi) return (ev, f, ctx) => ev.directCall(t, f, ctx);
+      const bi = target as BuiltinDef;
+      const loc = t.loc;
+      const args = t.args.map((a) => compileDirect(a));
+      if (args.length === 1) {
+        const [a0] = args;
+        return (ev, f, ctx) => {
+          if (ctx.mocks) return NOPE;
+          const x = a0(ev, f, ctx); if (x === NOPE || x === undefined) return x;
+          return callBuiltin(bi, [x], ctx, loc);
+        };
+      }
+      if (args.length === 2) {
+        const [a0, a1] = args;
+        return (ev, f, ctx) => {
+          if (ctx.mocks) return NOPE;
+          const x = a0(ev, f, ctx); if (x === NOPE || x === undefined) return x;
+          const y = a1(ev, f, ctx); if (y === NOPE || y === undefined) return y;
+          return callBuiltin(bi, [x, y], ctx, loc);
+        };
+      }
+      return (ev, f, ctx) => ev.directCall(t, f, ctx);
+    }
+    default: return (ev, f, ctx) => ev.directSlow(t, f, ctx);
+  }
+}
 
 /** the rule node reached by the static (constant string) prefix of a data ref, with the index after it */
 function staticRuleNode(root: Node, path: Term[]): [Node, number] | null {

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import { type Bus, type Db, Registry, createDb, migrateToLatest } from '@agw/shared';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { TargetGuard } from '../src/target/target-guard';
@@ -232,6 +233,18 @@ describe('target guard', () => {
     const r = await sender.send({ url: hanging.url(), body: '{}', headers: {} });
     expect(r).toMatchObject({ outcome: 'timeout', statusCode: null });
     expect(Date.now() - t0).toBeLessThan(2000);
+
+    // a peer that accepts TCP but never completes the TLS handshake is cut at the connect budget
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const t1 = Date.now();
+      const s = await sender.send({ url: `https://127.0.0.1:${(silent.address() as AddressInfo).port}/`, body: '{}', headers: {} });
+      expect(s).toMatchObject({ outcome: 'timeout', error: expect.stringMatching(/no TLS connection within 500 ms/) });
+      expect(Date.now() - t1).toBeLessThan(900);
+    } finally {
+      silent.close();
+    }
   });
 });
 

@@ -5,6 +5,7 @@
  * Node's https module is used because `fetch` cannot pin the address it connects to.
  */
 import { readFileSync, statSync } from 'node:fs';
+import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
@@ -75,34 +76,42 @@ export class HttpsSender {
     const hostname = url.hostname.replace(/^\[|\]$/g, '');
     return new Promise<SendResult>((resolve) => {
       let settled = false;
+      let connectTimer: NodeJS.Timeout | undefined;
       const finish = (r: SendResult) => {
         if (settled) return;
         settled = true;
         clearTimeout(connectTimer);
         resolve(r);
       };
-      const request = https.request({
-        host: target.address,
-        family: target.family,
-        port: url.port ? Number(url.port) : 443,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        // SNI and certificate verification use the URL's host name, never the pinned address
-        servername: isIP(hostname) ? undefined : hostname,
-        ca: this.trustedCas(),
-        agent: false,
-        signal: deadline,
-        headers: {
-          ...req.headers,
-          host: url.host,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(req.body)),
-          'user-agent': this.o.userAgent ?? 'agw-webhook/1.0',
-        },
-      });
-      const connectTimer = setTimeout(() => {
-        request.destroy(new AttemptTimeoutError('connect timed out'));
-      }, this.o.connectTimeoutMs);
+      let request: ClientRequest;
+      try {
+        request = https.request({
+          host: target.address,
+          family: target.family,
+          port: url.port ? Number(url.port) : 443,
+          path: `${url.pathname}${url.search}`,
+          method: 'POST',
+          // SNI and certificate verification use the URL's host name, never the pinned address
+          servername: isIP(hostname) ? undefined : hostname,
+          ca: this.trustedCas(),
+          agent: false,
+          signal: deadline,
+          headers: {
+            ...req.headers,
+            host: url.host,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(req.body)),
+            'user-agent': this.o.userAgent ?? 'agw-webhook/1.0',
+          },
+        });
+      } catch (e) {
+        return finish(done('error', null, `request not sent: ${(e as Error).message}`));
+      }
+      // DNS + TCP + TLS share one budget
+      connectTimer = setTimeout(
+        () => request.destroy(new AttemptTimeoutError(`no TLS connection within ${this.o.connectTimeoutMs} ms`)),
+        Math.max(this.o.connectTimeoutMs - (performance.now() - t0), 0),
+      );
       request.on('socket', (socket) => {
         socket.once('secureConnect', () => clearTimeout(connectTimer));
       });

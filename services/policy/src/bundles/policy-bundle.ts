@@ -84,13 +84,17 @@ export function templateBundle(t: LoadedTemplate, overrides: Record<string, unkn
  *  - `deny` / `violations`: set of messages (or {id|msg, severity}) -> violations, severity high by default;
  *  - `warn`: set of messages -> medium violations (allowed, kept on the record);
  *  - `approval`: set of reasons -> requires_human; `requires_human := true` does the same;
- *  - or one `decision` object {violations, severity, requires_human} (severity applies to plain strings).
+ *  - or one `decision` object {violations, severity, requires_human} (severity applies to plain strings);
+ *  - boolean forms (`deny if ...`) give custom_policy_denied / custom_policy_warning;
+ *  - a module that defines `allow` denies (custom_policy_not_allowed) whenever allow is not true.
  */
 export function customBundle(policy: PreparedPolicy, source: string, overrides: Record<string, unknown>, onError: (e: unknown) => void): PolicyBundle {
   const config = overrides;
   const { hash, revision } = bundleHash('custom', sha256Hex(source), config);
   const data = { config };
   const base = `data.${CUSTOM_PACKAGE}`;
+  // OPA-style `allow` policies: when the module defines allow, anything but allow == true denies
+  const definesAllow = /^\s*(default\s+)?allow\b/m.test(source);
   const collect = (value: unknown, kind: Finding['kind'], fallback: Severity, out: Finding[]) => {
     const items = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
     for (const item of items) {
@@ -99,7 +103,10 @@ export function customBundle(policy: PreparedPolicy, source: string, overrides: 
         const o = item as Record<string, unknown>;
         const id = typeof o.id === 'string' ? o.id : typeof o.msg === 'string' ? o.msg : typeof o.message === 'string' ? o.message : JSON.stringify(o);
         out.push({ id, kind, severity: toSeverity(o.severity, fallback) });
-      } else if (item === true && kind === 'approval') out.push({ id: 'custom_policy_requires_approval', kind, severity: 'low' });
+      } else if (item === true) {
+        // boolean rules (`deny if ...`, `warn if ...`, `requires_human if ...`)
+        out.push(kind === 'approval' ? { id: 'custom_policy_requires_approval', kind, severity: 'low' } : { id: fallback === 'medium' ? 'custom_policy_warning' : 'custom_policy_denied', kind, severity: fallback });
+      }
     }
   };
   return {
@@ -126,6 +133,7 @@ export function customBundle(policy: PreparedPolicy, source: string, overrides: 
           collect(policy.evaluate(`${base}.approval`, opts), 'approval', 'low', findings);
           if (policy.evaluate(`${base}.requires_human`, opts) === true) collect(true, 'approval', 'low', findings);
         }
+        if (definesAllow && policy.evaluate(`${base}.allow`, opts) !== true) findings.push({ id: 'custom_policy_not_allowed', kind: 'violation', severity: 'high' });
         const seen = new Set<string>();
         return decide(findings.filter((f) => (seen.has(`${f.kind}:${f.id}`) ? false : (seen.add(`${f.kind}:${f.id}`), true))));
       } catch (e) {

@@ -10,7 +10,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createRedis } from '@agw/shared';
+import { createRedis, waitForRedis } from '@agw/shared';
 import { type Tenant, api, call, eventually, newTenant } from './support/api';
 import { E2E_DATABASE_URL, E2E_OFFSET } from './support/e2e-env';
 
@@ -76,6 +76,7 @@ async function redisContaining(needle: string): Promise<string[]> {
   const redis = createRedis('redis://127.0.0.1:6379/0');
   const found: string[] = [];
   try {
+    await waitForRedis(redis);
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);

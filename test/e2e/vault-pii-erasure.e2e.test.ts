@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { createRedis } from '@agw/shared';
+import { createRedis, waitForRedis } from '@agw/shared';
 import { api, call, newTenant } from './support/api';
 import { E2E_DATABASE_URL, E2E_OFFSET } from './support/e2e-env';
 
@@ -29,6 +29,7 @@ async function redisContaining(needle: string): Promise<string[]> {
   const redis = createRedis('redis://127.0.0.1:6379/0');
   const found: string[] = [];
   try {
+    await waitForRedis(redis);
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);

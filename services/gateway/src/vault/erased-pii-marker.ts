@@ -9,23 +9,43 @@ import type { audit as pb } from '@agw/proto';
 import type { Logger } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients/grpc-clients';
 
-const SUBJECT_IN_ENVELOPE = /"\$pii":\{"v":1,"subject":"([A-Za-z0-9._:-]{1,128})"/g;
+/** The `$pii` body when `node` is an envelope (key order is not fixed: Postgres jsonb reorders keys). */
+function envelopeBody(node: unknown): Record<string, unknown> | null {
+  if (!node || typeof node !== 'object' || Array.isArray(node)) return null;
+  const obj = node as Record<string, unknown>;
+  const body = obj.$pii as Record<string, unknown> | undefined;
+  return Object.keys(obj).length === 1 && body && typeof body === 'object' && body.v === 1 && typeof body.subject === 'string' ? body : null;
+}
+
+function collectSubjects(node: unknown, out: Set<string>): void {
+  const body = envelopeBody(node);
+  if (body) out.add(body.subject as string);
+  else if (Array.isArray(node)) node.forEach((v) => collectSubjects(v, out));
+  else if (node && typeof node === 'object') Object.values(node).forEach((v) => collectSubjects(v, out));
+}
+
+function parsed(r: pb.AuditRecord): unknown {
+  const text = r.entry?.paramsJson ?? '';
+  if (!text.includes('"$pii"')) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
 
 function subjectsIn(records: pb.AuditRecord[]): string[] {
   const out = new Set<string>();
-  for (const r of records) for (const m of (r.entry?.paramsJson ?? '').matchAll(SUBJECT_IN_ENVELOPE)) out.add(m[1]);
+  for (const r of records) collectSubjects(parsed(r), out);
   return [...out];
 }
 
 function mark(node: unknown, erased: Set<string>): unknown {
+  const body = envelopeBody(node);
+  if (body) return erased.has(body.subject as string) ? { $pii: { ...body, erased: true } } : node;
   if (Array.isArray(node)) return node.map((v) => mark(v, erased));
   if (!node || typeof node !== 'object') return node;
-  const obj = node as Record<string, unknown>;
-  const body = obj.$pii as Record<string, unknown> | undefined;
-  if (Object.keys(obj).length === 1 && body && typeof body === 'object' && body.v === 1 && typeof body.subject === 'string') {
-    return erased.has(body.subject) ? { $pii: { ...body, erased: true } } : obj;
-  }
-  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, mark(v, erased)]));
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, mark(v, erased)]));
 }
 
 export async function markErasedRecords(vault: VaultClient, tenantId: string, records: pb.AuditRecord[], logger: Logger): Promise<pb.AuditRecord[]> {
@@ -40,9 +60,9 @@ export async function markErasedRecords(vault: VaultClient, tenantId: string, re
   }
   if (!erased.size) return records;
   return records.map((r) => {
-    const text = r.entry?.paramsJson ?? '';
-    if (!r.entry || !subjectsIn([r]).some((s) => erased.has(s))) return r;
-    return { ...r, entry: { ...r.entry, paramsJson: JSON.stringify(mark(JSON.parse(text), erased)) } };
+    const params = parsed(r);
+    if (!r.entry || params === null || !subjectsIn([r]).some((s) => erased.has(s))) return r;
+    return { ...r, entry: { ...r.entry, paramsJson: JSON.stringify(mark(params, erased)) } };
   });
 }
 

@@ -92,6 +92,43 @@ export class Compiler {
     this.root.nodeCount = n;
   }
 
+  /** rules (and functions) must not depend on themselves through static refs, as OPA checks at compile time */
+  private checkRecursion(all: Node[], info: Map<Node, { refs: string[][] }>): void {
+    const deps = new Map<Node, Node[]>();
+    for (const n of all) {
+      const out: Node[] = [];
+      for (const r of info.get(n)!.refs) {
+        let cur: Node | undefined = this.root;
+        for (const k of r) {
+          cur = cur.children.get(k);
+          if (!cur) break;
+          if (cur.rules.length || cur.defaultRule || cur.funcs.length) { out.push(cur); break; }
+        }
+      }
+      deps.set(n, out);
+    }
+    const state = new Map<Node, number>(); // 1 visiting, 2 done
+    const stack: Node[] = [];
+    const reported = new Set<Node>();
+    const visit = (n: Node): void => {
+      state.set(n, 1); stack.push(n);
+      for (const d of deps.get(n) ?? []) {
+        const st = state.get(d);
+        if (st === 1) {
+          const cycle = stack.slice(stack.indexOf(d));
+          if (!cycle.some((c) => reported.has(c))) {
+            cycle.forEach((c) => reported.add(c));
+            const names = [...cycle, d].map((c) => 'data.' + c.path.join('.'));
+            const rule = d.rules[0] ?? d.funcs[0] ?? d.defaultRule;
+            this.err('rego_recursion_error', `rule ${names[0]} is recursive: ${names.join(' -> ')}`, rule?.loc);
+          }
+        } else if (st === undefined) visit(d);
+      }
+      stack.pop(); state.set(n, 2);
+    };
+    for (const n of all) if (!state.has(n)) visit(n);
+  }
+
   /** mark rule nodes whose value depends only on data (and constants): those can be cached per data document */
   private computeVolatility(): void {
     const VOLATILE_BUILTINS = /^(time\.now_ns|rand\.|http\.send|uuid\.|opa\.runtime|print|trace|io\.jwt|crypto\.x509|net\.lookup)/;
@@ -148,6 +185,7 @@ export class Compiler {
       }
       info.set(n, st);
     }
+    this.checkRecursion(all, info);
     const vol = new Set<Node>(all.filter((n) => info.get(n)!.direct));
     const overlaps = (a: string[], b: string[]) => { const m = Math.min(a.length, b.length); for (let i = 0; i < m; i++) if (a[i] !== b[i]) return false; return true; };
     let changed = true;

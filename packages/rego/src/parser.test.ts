@@ -58,6 +58,17 @@ describe('parser', () => {
     expect(e.errors[0]).toMatchObject({ code: 'rego_unsafe_var_error', location: { row: 4 } });
   });
 
+  it('reports recursive rules at compile time', () => {
+    const e = compileErr('package t\n\np if q\n\nq if p\n');
+    expect(e.errors[0]).toMatchObject({ code: 'rego_recursion_error', location: { row: 3, col: 1 } });
+    expect(e.errors[0].message).toBe('rule data.t.p is recursive: data.t.p -> data.t.q -> data.t.p');
+  });
+
+  it('reports conflicting rule kinds', () => {
+    const e = compileErr('package t\n\np := 1\n\np contains 2\n');
+    expect(e.errors[0]).toMatchObject({ code: 'rego_type_error' });
+  });
+
   it('collects errors from several modules', () => {
     try {
       compile([{ name: 'a.rego', source: 'package a\np := \n' }, { name: 'b.rego', source: 'package b\nq := [\n' }]);

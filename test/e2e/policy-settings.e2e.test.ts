@@ -227,7 +227,7 @@ describe('replay', () => {
 });
 
 describe('replay of actions with personal data', () => {
-  test('stored params hold ciphertext only; replay decrypts them through the vault and decides the same', async () => {
+  test('stored params hold ciphertext only; replay decrypts them through the vault, and reports erased subjects after crypto-shredding', async () => {
     const t = await patientTenant();
     const source = 'package agw.custom\n\nimport rego.v1\n\ndeny contains "Jane is off limits" if contains(input.params.where.email, "jane.doe")\n';
     expect((await patch(t, { policy_template: 'custom', custom_policy: source })).status).toBe(200);
@@ -240,6 +240,15 @@ describe('replay of actions with personal data', () => {
     const replay = await api('POST', '/audit/replay', { key: t.apiKey, body: { action_id: r.body.detail.action_id } });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ original_decision: 'deny', replay_decision: 'deny', consistent: true, replay_violations: ['Jane is off limits'] });
+
+    // after crypto-shredding the subject, replay sees "[erased]" and says so
+    const subject = await api('POST', '/audit/subjects/lookup', { key: t.apiKey, body: { identifier: 'jane.doe@corp.example' } });
+    expect(subject.status).toBe(200);
+    expect(subject.body.known).toBe(true);
+    expect((await api('POST', `/audit/erase/${subject.body.subject_id}`, { key: t.apiKey })).status).toBe(200);
+    const afterErase = await api('POST', '/audit/replay', { key: t.apiKey, body: { action_id: r.body.detail.action_id } });
+    expect(afterErase.status).toBe(200);
+    expect(afterErase.body).toMatchObject({ original_decision: 'deny', replay_decision: 'allow', consistent: false, erased_subjects: [subject.body.subject_id] });
   });
 });
 

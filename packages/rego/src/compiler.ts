@@ -334,6 +334,37 @@ export class Compiler {
       else if (t.t === 'array') t.items.forEach(decl);
       else if (t.t === 'object') t.entries.forEach(([, v]) => decl(v));
     };
+    // `:=` must not redeclare a var, or declare one already used, in the same body (OPA compile errors)
+    const assigned = new Set<string>(), used = new Set<string>();
+    const names = (t: Term, out: string[]): void => {
+      switch (t.t) {
+        case 'var': if (!t.wildcard) out.push(t.name); return;
+        case 'ref': names(t.head, out); t.path.forEach((p) => names(p, out)); return;
+        case 'array': case 'set': t.items.forEach((x) => names(x, out)); return;
+        case 'object': t.entries.forEach(([k, v]) => { names(k, out); names(v, out); }); return;
+        case 'call': t.args.forEach((x) => names(x, out)); return;
+        default: return;
+      }
+    };
+    for (const e of body) {
+      if (e.k === 'assign') {
+        const lhs: string[] = []; names(e.a, lhs);
+        for (const n of lhs) {
+          if (assigned.has(n)) this.err('rego_compile_error', `var ${n} assigned above`, e.loc);
+          else if (used.has(n) && !this.isGlobal(n, ctx)) this.err('rego_compile_error', `var ${n} referenced above`, e.loc);
+          assigned.add(n);
+        }
+        const rhs: string[] = []; names(e.b, rhs); rhs.forEach((n) => used.add(n));
+      } else {
+        const all: string[] = [];
+        if (e.k === 'term') names(e.term, all);
+        else if (e.k === 'unify') { names(e.a, all); names(e.b, all); }
+        else if (e.k === 'somein') { if (e.key) names(e.key, all); names(e.val, all); names(e.coll, all); }
+        else if (e.k === 'some') e.vars.forEach((v) => { if (v.t === 'var' && !v.wildcard) assigned.add(v.name); });
+        else if (e.k === 'every') names(e.coll, all);
+        all.forEach((n) => used.add(n));
+      }
+    }
     for (const e of body) {
       if (e.k === 'some') for (const v of e.vars) decl(v);
       else if (e.k === 'somein') { if (e.key) decl(e.key); decl(e.val); }

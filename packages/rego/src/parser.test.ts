@@ -64,6 +64,11 @@ describe('parser', () => {
     expect(e.errors[0].message).toBe('rule data.t.p is recursive: data.t.p -> data.t.q -> data.t.p');
   });
 
+  it('reports vars assigned twice or after use', () => {
+    expect(compileErr('package t\np if {\n  x := 1\n  x := 2\n}\n').errors[0]).toMatchObject({ code: 'rego_compile_error', message: 'var x assigned above', location: { row: 4 } });
+    expect(compileErr('package t\np if {\n  y := x\n  x := 1\n}\n').errors[0]).toMatchObject({ message: 'var x referenced above' });
+  });
+
   it('reports conflicting rule kinds', () => {
     const e = compileErr('package t\n\np := 1\n\np contains 2\n');
     expect(e.errors[0]).toMatchObject({ code: 'rego_type_error' });

@@ -10,6 +10,7 @@ import { CredentialStore } from './credentials/credential-store';
 import { vaultGrpcService } from './grpc/vault.grpc';
 import { createHsm } from './hsm/create-hsm';
 import { KeyRepository } from './keys/key.repository';
+import { createVaultMetrics } from './metrics';
 import { Keyring } from './keys/keyring';
 import { PiiProtector } from './pii/pii-protector';
 import { SubjectRepository } from './pii/subject.repository';
@@ -34,7 +35,7 @@ runService({
     const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
     const accessLog = new AccessLogRepository(db);
     const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger });
-    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [vaultGrpcService({ hsm, keyring, pii, credentials, accessLog, broker }, logger)]);
+    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [vaultGrpcService({ hsm, keyring, pii, credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)]);
     logger.info({ port: grpc.port, backend: hsm.name, tokenLabel: hsm.info().tokenLabel }, 'vault gRPC listening');
     return {
       closers: [() => hsm.close(), () => db.destroy(), () => grpc.close()],

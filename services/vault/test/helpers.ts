@@ -27,7 +27,7 @@ export interface TestVault {
 }
 
 export function testConfig() {
-  return loadVaultConfig({ PKCS11_TOKEN_LABEL: 'agw-test', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF, LOG_LEVEL: 'silent' });
+  return loadVaultConfig({ ...process.env, PKCS11_TOKEN_LABEL: 'agw-test', VAULT_HSM_BACKEND: 'pkcs11', AGW_PROFILE: 'local', LOG_LEVEL: 'silent' });
 }
 
 export async function openTestVault(o: { allowPrivate?: boolean; timeoutMs?: number; maxBytes?: number } = {}): Promise<TestVault> {

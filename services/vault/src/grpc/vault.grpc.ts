@@ -7,6 +7,7 @@ import type { CredentialMeta } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
 import type { HsmBackend } from '../hsm/hsm-backend';
 import type { Keyring } from '../keys/keyring';
+import type { VaultMetrics } from '../metrics';
 import type { PiiProtector } from '../pii/pii-protector';
 import type { SubjectRow } from '../pii/subject.repository';
 
@@ -17,6 +18,7 @@ export interface VaultDomain {
   credentials: CredentialStore;
   accessLog: AccessLogRepository;
   broker: BrokeredExecutor;
+  metrics?: VaultMetrics;
 }
 
 function parseJson(text: string, field: string): unknown {
@@ -73,6 +75,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
       {
         protectParams: async (req) => {
           const r = await d.pii.protect(tenant(req.tenantId), req.actionId, paramsOf(req.paramsJson));
+          d.metrics?.protectedCalls.inc({ pii_detected: String(r.piiDetected) });
           return { piiDetected: r.piiDetected, storedParamsJson: JSON.stringify(r.storedParams), subjectIds: r.subjectIds, piiKinds: r.kinds };
         },
         revealParams: async (req) => {
@@ -88,6 +91,11 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             params: paramsOf(req.paramsJson),
             origin: req.origin === 'approval' ? 'approval' : 'tool_call',
           });
+          if (r.brokered) {
+            d.metrics?.brokered.inc({ outcome: r.outcome });
+            d.metrics?.hsmFetchSeconds.observe(r.hsmFetchMs / 1000);
+            if (r.executionMs) d.metrics?.brokeredSeconds.observe(r.executionMs / 1000);
+          }
           return {
             brokered: r.brokered,
             statusCode: r.statusCode,
@@ -143,6 +151,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
         },
         eraseSubject: async (req) => {
           const r = await d.pii.erase(tenant(req.tenantId), req.subjectId);
+          if (!r.alreadyErased) d.metrics?.erasures.inc();
           return { subjectId: req.subjectId, actionIds: r.actionIds, alreadyErased: r.alreadyErased, erasedAt: iso(r.erasedAt) };
         },
         getSubjectStatus: async (req) => {

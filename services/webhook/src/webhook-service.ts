@@ -13,6 +13,7 @@ import { WebhookDeliveries } from './delivery/webhook-deliveries';
 import { webhookGrpcService } from './grpc/webhook.grpc';
 import { createWebhookMetrics } from './metrics';
 import { consumeDecisions } from './nats/decision.consumer';
+import { consumeSessionEvents } from './nats/session.consumer';
 import { HttpsSender } from './target/https-sender';
 import { type LookupAll, TargetGuard } from './target/target-guard';
 
@@ -39,11 +40,12 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
   const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, pollMs: config.pollMs, leaseMs });
   const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });
   const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [webhookGrpcService(deliveries, logger)]);
-  const consumer = await consumeDecisions(bus, deliveries, logger);
+  const decisions = await consumeDecisions(bus, deliveries, logger);
+  const sessionEvents = await consumeSessionEvents(bus, deliveries, logger);
   worker.start();
-  logger.info({ grpcPort: grpc.port }, 'webhook gRPC listening; consuming decision events');
+  logger.info({ grpcPort: grpc.port }, 'webhook gRPC listening; consuming decision and session events');
   // closed in reverse: stop taking events, finish attempts in flight, then the servers and stores
-  const closers = [() => db.destroy(), () => bus.close(), () => grpc.close(), () => worker.stop(), () => consumer.stop()];
+  const closers = [() => db.destroy(), () => bus.close(), () => grpc.close(), () => worker.stop(), () => decisions.stop(), () => sessionEvents.stop()];
   return {
     deliveries,
     grpcPort: grpc.port,

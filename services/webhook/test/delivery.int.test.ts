@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import { type Bus, type Db, Registry, createDb, migrateToLatest } from '@agw/shared';
+import { type Bus, type Db, Registry, createDb, migrateToLatest, publishEvent, subjects } from '@agw/shared';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { TargetGuard } from '../src/target/target-guard';
 import { HttpsSender } from '../src/target/https-sender';
@@ -117,6 +117,35 @@ describe('signed delivery of decision events', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(rx.requests).toHaveLength(1);
     expect(await service.deliveries.list(t.id, { limit: 10 })).toHaveLength(1);
+  });
+
+  it('an interrupted managed session reaches tenants subscribed to session.interrupted', async () => {
+    const rx = await receiver();
+    const t = await createTenant(db, { url: rx.url(), events: ['session.interrupted'] });
+    const other = await createTenant(db, { url: rx.url() });
+    const event = (tenantId: string) => ({
+      event_id: randomUUID(),
+      kind: 'interrupted',
+      tenant_id: tenantId,
+      session_id: `sess-${randomUUID()}`,
+      agent_id: 'agent-7',
+      data: { audit_action_id: randomUUID(), reason: 'operator stop' },
+      occurred_at: new Date().toISOString(),
+    });
+    const e = event(t.id);
+    await publishEvent(bus, subjects.session(prefix, t.id, 'interrupted'), e);
+    await publishEvent(bus, subjects.session(prefix, other.id, 'interrupted'), event(other.id)); // not subscribed (defaults)
+    const completed = { ...event(t.id), kind: 'completed' };
+    await publishEvent(bus, subjects.session(prefix, t.id, 'completed'), completed); // not a webhook event
+    const [req] = await rx.waitFor(1);
+    expect(req.json).toEqual({
+      event: 'session.interrupted',
+      timestamp: e.occurred_at,
+      data: { session_id: e.session_id, agent_id: 'agent-7', action_id: e.data.audit_action_id, reason: 'operator stop' },
+    });
+    expect(verifySignature(t.secret, req.rawBody, req.headers['x-service-signature'] as string)).toBe(true);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(rx.requests).toHaveLength(1);
   });
 
   it('a redelivered event (same event id) is delivered once', async () => {

@@ -3,12 +3,21 @@
  * delivery. Transport-free: the NATS consumer and the gRPC adapter call in here.
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, type DecisionEvent, InputError, NotFoundError } from '@agw/shared';
+import { ConflictError, type DecisionEvent, InputError, NotFoundError, type SessionEvent } from '@agw/shared';
 import type { WebhookMetrics } from '../metrics';
 import type { AttemptRow, DeliveryRepository, DeliveryRow, DeliveryStatus, ListFilter } from './delivery.repository';
 import type { DeliveryWorker } from './delivery-worker';
 import type { TenantWebhookRepository } from './tenant-webhook.repository';
-import { TEST_EVENT, TEST_EVENTS, type TestEvent, payloadFromDecision, testPayload, webhookEventFor } from './webhook-event';
+import {
+  TEST_EVENT,
+  TEST_EVENTS,
+  type TestEvent,
+  payloadFromDecision,
+  payloadFromSession,
+  testPayload,
+  webhookEventFor,
+  webhookEventForSession,
+} from './webhook-event';
 
 /** A delivery as the log shows it. */
 export interface DeliveryView {
@@ -61,18 +70,22 @@ export class WebhookDeliveries {
     const tenant = await this.d.tenants.get(e.tenant_id);
     const event = tenant.url ? webhookEventFor(e.kind, tenant.events) : null;
     if (!tenant.url || !event) return this.count('skipped');
-    const inserted = await this.d.repo.insert(e.tenant_id, {
-      id: randomUUID(),
-      eventId: e.event_id,
-      event,
-      actionId: e.action_id,
-      url: tenant.url,
-      body: JSON.stringify(payloadFromDecision(event, e)),
-      isTest: false,
-      dueInMs: 0,
-    });
+    return this.enqueue(e.tenant_id, e.event_id, event, e.action_id, tenant.url, JSON.stringify(payloadFromDecision(event, e)));
+  }
+
+  private async enqueue(tenantId: string, eventId: string, event: string, actionId: string | null, url: string, body: string): Promise<EnqueueResult> {
+    const inserted = await this.d.repo.insert(tenantId, { id: randomUUID(), eventId, event, actionId, url, body, isTest: false, dueInMs: 0 });
     if (inserted) this.d.worker.kick();
     return this.count(inserted ? 'enqueued' : 'duplicate');
+  }
+
+  /** A session event (interrupted) becomes a delivery for tenants subscribed to session.interrupted. */
+  async enqueueSessionEvent(e: SessionEvent): Promise<EnqueueResult> {
+    const tenant = await this.d.tenants.get(e.tenant_id);
+    const event = tenant.url ? webhookEventForSession(e.kind, tenant.events) : null;
+    if (!tenant.url || !event) return this.count('skipped');
+    const payload = payloadFromSession(event, e);
+    return this.enqueue(e.tenant_id, e.event_id, event, payload.data.action_id, tenant.url, JSON.stringify(payload));
   }
 
   async list(tenantId: string, f: ListFilter): Promise<DeliveryView[]> {

@@ -1,5 +1,5 @@
 import type { DecisionEvent } from '@agw/shared';
-import { payloadFromDecision, testPayload, webhookEventFor } from './webhook-event';
+import { payloadFromDecision, payloadFromSession, testPayload, webhookEventFor, webhookEventForSession } from './webhook-event';
 
 const decision: DecisionEvent = {
   event_id: 'e1',
@@ -61,5 +61,21 @@ describe('webhook events', () => {
     const p = testPayload('action.pending_approval');
     expect(Object.keys(p.data).sort()).toEqual(['action_id', 'agent_id', 'decision', 'method', 'requires_human', 'severity', 'tool', 'violations']);
     expect(p).toMatchObject({ event: 'action.pending_approval', data: { requires_human: true, agent_id: 'webhook-test' } });
+  });
+
+  it('maps an interrupted session to session.interrupted for tenants that subscribed to it', () => {
+    expect(webhookEventForSession('interrupted', ['session.interrupted'])).toBe('session.interrupted');
+    expect(webhookEventForSession('interrupted', undefined)).toBeNull();
+    expect(webhookEventForSession('completed', ['session.interrupted'])).toBeNull();
+    const p = payloadFromSession('session.interrupted', {
+      event_id: 'e2',
+      kind: 'interrupted',
+      tenant_id: 't1',
+      session_id: 's1',
+      agent_id: 'agent-1',
+      data: { audit_action_id: 'a9', reason: 'operator stop', anything_else: 'not sent' },
+      occurred_at: '2026-11-21T11:00:00.000Z',
+    });
+    expect(p).toEqual({ event: 'session.interrupted', timestamp: '2026-11-21T11:00:00.000Z', data: { session_id: 's1', agent_id: 'agent-1', action_id: 'a9', reason: 'operator stop' } });
   });
 });

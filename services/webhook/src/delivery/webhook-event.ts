@@ -6,9 +6,13 @@
  * - A tenant subscribed to `action.pending_approval` (the alias one guide uses) gets pending actions too;
  *   the payload then carries the name it subscribed with. Subscribed to both, it gets `action.pending` once.
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
+ * - Session events (`sessions.<tenant>.interrupted`) become `session.interrupted` for tenants that
+ *   subscribed to it explicitly (it is not in the defaults). The spec shows no payload beyond the interrupt
+ *   operation, so `data` carries what that operation defines: session_id, agent_id, the audit action id of
+ *   the interrupt and its reason.
  */
 import { randomUUID } from 'node:crypto';
-import type { DecisionEvent } from '@agw/shared';
+import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
 export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
@@ -17,19 +21,28 @@ export const TEST_EVENT = 'webhook.test';
 export const TEST_EVENTS = [TEST_EVENT, 'action.allowed', 'action.denied', 'action.pending', 'action.pending_approval'] as const;
 export type TestEvent = (typeof TEST_EVENTS)[number];
 
-export interface WebhookPayload {
+export interface ActionData {
+  action_id: string;
+  agent_id: string;
+  tool: string;
+  method: string;
+  decision: string;
+  violations: string[];
+  severity: string;
+  requires_human: boolean;
+}
+
+export interface SessionData {
+  session_id: string;
+  agent_id: string;
+  action_id: string | null;
+  reason: string | null;
+}
+
+export interface WebhookPayload<D = ActionData> {
   event: string;
   timestamp: string;
-  data: {
-    action_id: string;
-    agent_id: string;
-    tool: string;
-    method: string;
-    decision: string;
-    violations: string[];
-    severity: string;
-    requires_human: boolean;
-  };
+  data: D;
 }
 
 const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
@@ -46,6 +59,23 @@ export function webhookEventFor(kind: DecisionEvent['kind'], subscribed: readonl
   if (events.includes(event)) return event;
   if (event === 'action.pending' && events.includes('action.pending_approval')) return 'action.pending_approval';
   return null;
+}
+
+const SESSION_KIND_TO_EVENT: Record<string, string> = { interrupted: 'session.interrupted' };
+
+/** The event name for a session event, or null when it is not a webhook event or not subscribed. */
+export function webhookEventForSession(kind: string, subscribed: readonly string[] | undefined): string | null {
+  const event = SESSION_KIND_TO_EVENT[kind];
+  return event && (subscribed ?? DEFAULT_EVENTS).includes(event) ? event : null;
+}
+
+export function payloadFromSession(event: string, e: SessionEvent): WebhookPayload<SessionData> {
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    event,
+    timestamp: new Date(e.occurred_at).toISOString(),
+    data: { session_id: e.session_id, agent_id: e.agent_id, action_id: text(e.data.audit_action_id), reason: text(e.data.reason) },
+  };
 }
 
 export function payloadFromDecision(event: string, e: DecisionEvent): WebhookPayload {

@@ -21,10 +21,15 @@ export interface EvalOptions {
 }
 
 export interface PreparedPolicy {
+  /** packages of the compiled modules, e.g. ['agw.general'] */
   readonly packages: string[];
+  /** Value of a rule/document path such as 'data.agw.general.decision' as plain JSON (sets -> arrays in OPA order, objects with non-string keys -> Map); undefined when the document is undefined. */
   evaluate(path: string, options?: EvalOptions): unknown;
+  /** Full query like OPA's `opa eval`: result set, one object per solution mapping query vars to values. */
   query(query: string, options?: EvalOptions): Array<Record<string, unknown>>;
+  /** Every input path the policy can read, as dotted strings with the `input.` prefix dropped; a dynamic ref `input[x]` or whole `input` yields the longest static prefix ('' for whole input). */
   inputPaths(): string[];
+  /** true when any rule may read input.<prefix> (or a parent/child of it). */
   readsInput(prefix: string): boolean;
 }
 

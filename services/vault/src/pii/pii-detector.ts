@@ -106,6 +106,11 @@ const CARD_IN_TEXT = /\b\d(?:[ -]?\d){12,18}\b/g;
 const SSN_IN_TEXT = /\b\d{3}-\d{2}-\d{4}\b/g;
 const IPV4_IN_TEXT = /\b(?:\d{1,3}\.){3}\d{1,3}\b/g;
 const IPV6_IN_TEXT = /(?<![\w:])(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}(?![\w:])/gi;
+/** international numbers only (a leading +); candidates are parsed one by one */
+const PHONE_IN_TEXT = /\+\d[\d ().-]{5,22}\d/g;
+/** no identifier is longer than this: longer runs of non-space characters are skipped by the text scan */
+const MAX_TOKEN = 256;
+const LONG_TOKEN = new RegExp(`\\S{${MAX_TOKEN + 1},}`, 'g');
 
 function normalizeIp(ip: string): string {
   return ip.toLowerCase();
@@ -129,20 +134,27 @@ export function detectInString(text: string, fieldName?: string): ValueFindings 
       const phone = parsePhoneNumberFromString(s);
       if (phone?.isValid()) add('phone', phone.number);
     }
-    // free text
-    for (const m of s.matchAll(EMAIL_IN_TEXT)) if (validator.isEmail(m[0])) add('email', m[0].toLowerCase());
-    for (const m of s.matchAll(IBAN_IN_TEXT)) {
+    // free text (linear: long tokens are blanked so no pattern scans far from where it starts)
+    const text = s.length > MAX_TOKEN ? s.replace(LONG_TOKEN, ' ') : s;
+    if (text.includes('@')) for (const m of text.matchAll(EMAIL_IN_TEXT)) if (validator.isEmail(m[0])) add('email', m[0].toLowerCase());
+    for (const m of text.matchAll(IBAN_IN_TEXT)) {
       const iban2 = ibantools.electronicFormatIBAN(m[0]);
       if (iban2 && ibantools.isValidIBAN(iban2)) add('iban', iban2);
     }
-    for (const m of s.matchAll(CARD_IN_TEXT)) {
+    for (const m of text.matchAll(CARD_IN_TEXT)) {
       const c = cardDigits(m[0]);
       if (c) add('card', c);
     }
-    for (const m of s.matchAll(SSN_IN_TEXT)) if (SSN.test(m[0])) add('ssn', m[0].replace(/-/g, ''));
-    for (const m of s.matchAll(IPV4_IN_TEXT)) if (validator.isIP(m[0], 4)) add('ip', m[0]);
-    for (const m of s.matchAll(IPV6_IN_TEXT)) if (m[0].includes('::') || m[0].split(':').length === 8) if (validator.isIP(m[0], 6)) add('ip', normalizeIp(m[0]));
-    for (const p of findPhoneNumbersInText(s)) if (p.number.isValid()) add('phone', p.number.number);
+    for (const m of text.matchAll(SSN_IN_TEXT)) if (SSN.test(m[0])) add('ssn', m[0].replace(/-/g, ''));
+    for (const m of text.matchAll(IPV4_IN_TEXT)) if (validator.isIP(m[0], 4)) add('ip', m[0]);
+    if (text.includes(':')) for (const m of text.matchAll(IPV6_IN_TEXT)) if (m[0].includes('::') || m[0].split(':').length === 8) if (validator.isIP(m[0], 6)) add('ip', normalizeIp(m[0]));
+    if (text.includes('+')) {
+      for (const m of text.matchAll(PHONE_IN_TEXT)) {
+        const phone = parsePhoneNumberFromString(m[0]);
+        if (phone?.isValid()) add('phone', phone.number);
+        else for (const p of findPhoneNumbersInText(m[0])) if (p.number.isValid()) add('phone', p.number.number);
+      }
+    }
   }
   const identifiers = [...found.values()].sort((a, b) => IDENTIFIER_PRIORITY.indexOf(a.kind) - IDENTIFIER_PRIORITY.indexOf(b.kind));
   const kinds: PiiKind[] = [...new Set(identifiers.map((i) => i.kind))];

@@ -88,6 +88,21 @@ describe('brokered execution', () => {
     expect(await vaultTablesText()).not.toContain(value);
   });
 
+  test('an approved action is executed with its stored params opened; erased subjects reach the upstream as "[erased]"', async () => {
+    const tenant = randomUUID();
+    await v.credentials.register(tenant, { tool_id: 'svc_mail', name: 'm', value: 'secret-mail', credential_type: 'bearer', upstream_url: `${upstream}/mail` });
+    const email = `h.${randomUUID().slice(0, 6)}@example.com`;
+    const actionId = randomUUID();
+    const { storedParams, subjectIds } = await v.pii.protect(tenant, actionId, { to: email, subject: 'hello' });
+    const run = () => v.broker.execute(tenant, { actionId, agentId: 'a', tool: 'svc_mail', method: 'send', params: storedParams, origin: 'approval' });
+    expect(await run()).toMatchObject({ brokered: true, statusCode: 200 });
+    expect(JSON.parse(hits.at(-1)!.body)).toEqual({ to: email, subject: 'hello' });
+    await v.pii.erase(tenant, subjectIds[0]);
+    await run();
+    expect(JSON.parse(hits.at(-1)!.body)).toEqual({ to: ERASED_PLACEHOLDER, subject: 'hello' });
+    expect((await v.accessLog.list(tenant, { limit: 5 })).map((e) => e.origin)).toEqual(['approval', 'approval']);
+  });
+
   test('no credential: not brokered, nothing logged', async () => {
     const tenant = randomUUID();
     const out = await v.broker.execute(tenant, { actionId: randomUUID(), agentId: 'a', tool: 'svc_none', method: 'm', params: {}, origin: 'tool_call' });

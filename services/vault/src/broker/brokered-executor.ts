@@ -82,8 +82,9 @@ export class BrokeredExecutor {
       return { brokered: true, statusCode, body, hsmFetchMs, executionMs, credentialName: cred.name, outcome };
     };
 
-    // An approved action arrives with its stored params: open the PII envelopes for the upstream.
-    const { params } = await this.d.pii.reveal(tenantId, x.params);
+    // An approved action arrives with its stored params: open the PII envelopes for the upstream. A live
+    // call's params are the agent's own plaintext and are sent as they are.
+    const params = x.origin === 'approval' ? (await this.d.pii.reveal(tenantId, x.params)).params : x.params;
     const t0 = performance.now();
     const secret = await this.d.credentials.open(tenantId, cred);
     hsmFetchMs = performance.now() - t0;

@@ -1,11 +1,24 @@
 /** The webhook service's Prometheus metrics (on its ops port). */
 import { Counter, Histogram, type Registry } from '@agw/shared';
+import { Gauge } from 'prom-client';
 
 export interface WebhookMetrics {
   eventsConsumed: Counter<'result'>;
   attempts: Counter<'outcome'>;
   deliveries: Counter<'status'>;
   attemptDuration: Histogram<'outcome'>;
+}
+
+/** The backlog gauge, read from Postgres at scrape time (all replicas report the same number). */
+export function registerBacklogGauge(registry: Registry, pendingCount: () => Promise<number>): void {
+  new Gauge({
+    name: 'webhook_deliveries_pending',
+    help: 'Deliveries not final yet (waiting for their first attempt or a retry), over all tenants',
+    registers: [registry],
+    async collect() {
+      this.set(await pendingCount());
+    },
+  });
 }
 
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {

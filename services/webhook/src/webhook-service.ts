@@ -7,11 +7,12 @@ import { type Logger, type Registry, type StartedService, connectBus, createDb, 
 import { sql } from 'kysely';
 import { type WebhookConfig, allowedInternalCidrs } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
+import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { TenantWebhookRepository } from './delivery/tenant-webhook.repository';
 import { WebhookDeliveries } from './delivery/webhook-deliveries';
 import { webhookGrpcService } from './grpc/webhook.grpc';
-import { createWebhookMetrics } from './metrics';
+import { createWebhookMetrics, registerBacklogGauge } from './metrics';
 import { consumeDecisions } from './nats/decision.consumer';
 import { consumeSessionEvents } from './nats/session.consumer';
 import { HttpsSender } from './target/https-sender';
@@ -39,13 +40,16 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
   const leaseMs = config.timeoutMs + config.connectTimeoutMs + 5_000;
   const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, pollMs: config.pollMs, leaseMs });
   const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });
+  const retention = new DeliveryRetention(repo, config.retentionDays, logger);
+  registerBacklogGauge(registry, () => repo.pendingCount());
   const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [webhookGrpcService(deliveries, logger)]);
   const decisions = await consumeDecisions(bus, deliveries, logger);
   const sessionEvents = await consumeSessionEvents(bus, deliveries, logger);
   worker.start();
+  retention.start();
   logger.info({ grpcPort: grpc.port }, 'webhook gRPC listening; consuming decision and session events');
   // closed in reverse: stop taking events, finish attempts in flight, then the servers and stores
-  const closers = [() => db.destroy(), () => bus.close(), () => grpc.close(), () => worker.stop(), () => decisions.stop(), () => sessionEvents.stop()];
+  const closers = [() => db.destroy(), () => bus.close(), () => grpc.close(), () => retention.stop(), () => worker.stop(), () => decisions.stop(), () => sessionEvents.stop()];
   return {
     deliveries,
     grpcPort: grpc.port,

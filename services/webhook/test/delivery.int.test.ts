@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { type Bus, type Db, Registry, createDb, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { DeliveryRepository } from '../src/delivery/delivery.repository';
+import { DeliveryRetention } from '../src/delivery/delivery-retention';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { TargetGuard } from '../src/target/target-guard';
 import { HttpsSender } from '../src/target/https-sender';
@@ -33,6 +35,7 @@ let bus: Bus;
 let cert: SelfSignedCert;
 let caFile: string;
 let service: WebhookService;
+const registry = new Registry();
 const receivers: Receiver[] = [];
 
 /** hook.test resolves to 127.0.0.1 here: a host name that goes through the guard's lookup and pinning. */
@@ -50,7 +53,7 @@ beforeAll(async () => {
   cert = selfSignedCert();
   caFile = writeCaFile(cert.cert);
   bus = await publisherBus(prefix);
-  service = await startWebhookService(testConfig(prefix, caFile, { WEBHOOK_TIMEOUT_MS: '3000' }), logs, new Registry(), { lookup });
+  service = await startWebhookService(testConfig(prefix, caFile, { WEBHOOK_TIMEOUT_MS: '3000' }), logs, registry, { lookup });
 });
 
 afterAll(async () => {
@@ -297,6 +300,33 @@ describe('test delivery', () => {
     await expect(service.deliveries.list(u.id, { limit: 5, status: 'weird' as never })).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(service.deliveries.get(u.id, 'not-a-uuid')).rejects.toMatchObject({ code: 'not_found' });
     await expect(service.deliveries.get(u.id, randomUUID())).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('log retention and metrics', () => {
+  it('purges final deliveries older than the retention, never pending ones', async () => {
+    const repo = new DeliveryRepository(db);
+    const t = await createTenant(db, { url: 'https://example.invalid/' });
+    const ids = { oldDelivered: randomUUID(), oldPending: randomUUID(), recentFailed: randomUUID() };
+    for (const [name, id] of Object.entries(ids)) {
+      await repo.insert(t.id, { id, eventId: `retention:${id}`, event: 'action.allowed', actionId: null, url: 'https://example.invalid/', body: '{}', isTest: false, dueInMs: 3_600_000 });
+      if (name !== 'oldPending') await repo.recordAttempt(t.id, id, { attempt: 1, startedAt: new Date(), durationMs: 1, statusCode: 200, outcome: 'success', error: null }, { status: name === 'oldDelivered' ? 'delivered' : 'failed' });
+    }
+    const longAgo = new Date(Date.now() - 40 * 24 * 3600 * 1000);
+    await db.updateTable('webhook_deliveries').set({ completed_at: longAgo, created_at: longAgo }).where('id', 'in', [ids.oldDelivered, ids.oldPending]).execute();
+    expect(await new DeliveryRetention(repo, 30, logs).runOnce()).toBeGreaterThanOrEqual(1);
+    const left = (await db.selectFrom('webhook_deliveries').select('id').where('tenant_id', '=', t.id).execute()).map((r) => r.id).sort();
+    expect(left).toEqual([ids.oldPending, ids.recentFailed].sort());
+    expect(await db.selectFrom('webhook_attempts').select('attempt').where('delivery_id', '=', ids.oldDelivered).execute()).toEqual([]);
+  });
+
+  it('exposes attempts, outcomes and the pending backlog as Prometheus metrics', async () => {
+    const text = await registry.metrics();
+    expect(text).toMatch(/webhook_attempts_total\{outcome="success"\} \d+/);
+    expect(text).toMatch(/webhook_attempts_total\{outcome="http_error"\} \d+/);
+    expect(text).toMatch(/webhook_deliveries_completed_total\{status="failed"\} \d+/);
+    expect(text).toMatch(/webhook_events_consumed_total\{result="enqueued"\} \d+/);
+    expect(text).toMatch(/webhook_deliveries_pending \d+/);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * The only queries on webhook_deliveries / webhook_attempts. Tenant id first, always; the one exception is
- * `claimDue`, the worker's query over every tenant's due rows, which hands each row back with its tenant.
+ * The only queries on webhook_deliveries / webhook_attempts. Tenant id first, always; the exceptions are
+ * the maintenance queries over every tenant (`claimDue`, which hands each row back with its tenant,
+ * `pendingCount` for the backlog metric, `purgeCompletedBefore` for retention). No API reaches them.
  */
 import type { Db } from '@agw/shared';
 import { sql } from 'kysely';
@@ -131,6 +132,30 @@ export class DeliveryRepository {
       .returning(columns)
       .execute();
     return rows as DeliveryRow[];
+  }
+
+  /** Deliveries not final yet, over all tenants (the backlog metric). */
+  async pendingCount(): Promise<number> {
+    const r = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Delete up to `batch` final deliveries (and their attempts) completed more than `days` ago; returns how many. */
+  async purgeCompletedBefore(days: number, batch = 1000): Promise<number> {
+    const r = await this.db
+      .deleteFrom('webhook_deliveries')
+      .where(
+        'id',
+        'in',
+        this.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '<>', 'pending')
+          .where('completed_at', '<', sql<Date>`now() - make_interval(days => ${days})`)
+          .limit(batch),
+      )
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   /** Log one attempt and move the delivery on: delivered, failed, or pending again after `delayMs`. */

@@ -142,6 +142,19 @@ describe('webhook settings', () => {
 
 });
 
+describe('webhook service in the fleet', () => {
+  test('the API description lists the webhook endpoints and /health reports the webhook service', async () => {
+    const doc = await api('GET', '/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/webhooks/deliveries', '/webhooks/deliveries/{delivery_id}', '/webhooks/test']));
+    const health = await eventually(async () => {
+      const h = await api('GET', '/health');
+      return h.body?.services?.webhook === 'ok' && h;
+    });
+    expect(health.body.services.webhook).toBe('ok');
+  });
+});
+
 describe('webhook delivery of decisions', () => {
   test('an allowed tool call reaches the receiver signed with X-Service-Signature (verified in constant time)', async () => {
     const rx = await receiver();

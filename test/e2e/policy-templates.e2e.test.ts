@@ -35,7 +35,7 @@ function expectDenied(r: { status: number; body: any }, violation: string) {
   expect(r.status).toBe(403);
   expect(r.body.detail.violations).toContain(violation);
   expect(r.body.detail.severity).toBe('high');
-  expect(r.body.detail.alert_tier).toBe('P2');
+  expect(r.body.detail.alert_tier).toBe('escalate'); // the audit record keeps the template's P-tier
   expect(r.body.detail.action_id).toEqual(expect.any(String));
 }
 

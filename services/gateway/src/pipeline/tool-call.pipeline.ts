@@ -139,10 +139,11 @@ export class ToolCallPipeline {
 
     // 6. decision
     if (evaluation.decision === 'deny') {
+      // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
       await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied');
       await this.d.constraints.record(tenantId, call, { decision: 'deny', violations }).catch(() => undefined);
       this.d.metrics.decisions.inc({ decision: 'deny', stage: 'policy' });
-      return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: alertTier ?? 'escalate' };
+      return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
       await this.queue(ctx, call, common, details, 'policy', alertTier);

@@ -3,9 +3,13 @@ import { z } from 'zod';
 
 export const MAX_PARAMS_BYTES = 64 * 1024;
 
-/** true when the JSON text holds a NUL or a lone surrogate, which Postgres jsonb cannot store. */
-function hasUnstorableText(json: string): boolean {
-  return /\\u0000/.test(json) || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(json);
+/** true when a string (key or value) holds a NUL or a lone surrogate, which Postgres jsonb cannot store. */
+function hasUnstorableText(v: unknown): boolean {
+  const bad = (s: string) => s.includes('\u0000') || !(s as string & { isWellFormed(): boolean }).isWellFormed();
+  if (typeof v === 'string') return bad(v);
+  if (Array.isArray(v)) return v.some(hasUnstorableText);
+  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => bad(k) || hasUnstorableText(x));
+  return false;
 }
 
 export const toolCallSchema = z.object({
@@ -20,7 +24,7 @@ export const toolCallSchema = z.object({
       const json = JSON.stringify(p);
       const bytes = Buffer.byteLength(json, 'utf8');
       if (bytes > MAX_PARAMS_BYTES) ctx.addIssue({ code: 'custom', message: `params must be at most 64KB of JSON (got ${bytes} bytes)`, params: { type: 'too_big' } });
-      else if (hasUnstorableText(json)) ctx.addIssue({ code: 'custom', message: 'params must not contain NUL characters or unpaired surrogates' });
+      else if (hasUnstorableText(p)) ctx.addIssue({ code: 'custom', message: 'params must not contain NUL characters or unpaired surrogates' });
     }),
 });
 

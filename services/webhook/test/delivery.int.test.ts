@@ -38,8 +38,17 @@ let service: WebhookService;
 const registry = new Registry();
 const receivers: Receiver[] = [];
 
-/** hook.test resolves to 127.0.0.1 here: a host name that goes through the guard's lookup and pinning. */
-const lookup = async (host: string) => (host === 'hook.test' ? [{ address: '127.0.0.1', family: 4 }] : host === 'internal.test' ? [{ address: '10.9.8.7', family: 4 }] : []);
+/**
+ * The guard's DNS for these tests. hook.test answers 127.0.0.1 once and then rebinds to a private address:
+ * only a sender that connects to the address it checked (pinning) reaches the receiver.
+ */
+const lookups: string[] = [];
+const lookup = async (host: string) => {
+  lookups.push(host);
+  if (host === 'hook.test') return [{ address: lookups.filter((h) => h === 'hook.test').length === 1 ? '127.0.0.1' : '10.66.0.1', family: 4 }];
+  if (host === 'internal.test') return [{ address: '10.9.8.7', family: 4 }];
+  return [];
+};
 
 async function receiver(respond?: Parameters<typeof startReceiver>[1]): Promise<Receiver> {
   const r = await startReceiver(cert, respond);
@@ -241,6 +250,11 @@ describe('target guard', () => {
     expect(ok).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(rx.requests[0].headers.host).toBe(`hook.test:${rx.port}`);
     expect(rx.requests[0].path).toBe('/named');
+    // resolved once, by the guard; the connection never asked DNS again (a second answer would be private)
+    expect(lookups.filter((h) => h === 'hook.test')).toHaveLength(1);
+    const rebound = await service.deliveries.test(good.id);
+    expect(rebound.attempt_log[0]).toMatchObject({ outcome: 'refused', error: expect.stringMatching(/10\.66\.0\.1 is private/) });
+    expect(rx.requests).toHaveLength(1);
   });
 
   it('refuses loopback unless configured, http:// targets, and untrusted certificates', async () => {

@@ -69,6 +69,16 @@ describe('builtins', () => {
     expect(call('glob.match', '**.example.com', ['.'], 'a.b.example.com')).toBe(true);
   });
 
+  it('crypto, semver, jwt decode, graph', () => {
+    expect(call('crypto.sha256', 'abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(call('crypto.hmac.sha256', 'msg', 'key')).toBe('2d93cbc1be167bcb1637a4a23cbff01a7878f0c50ee833954ea5221bb1b8c628');
+    expect(call('semver.compare', '1.2.3', '1.10.0')).toBe(-1);
+    expect(call('semver.compare', '1.0.0-alpha', '1.0.0')).toBe(-1);
+    expect(call('semver.is_valid', 'v1.0.0')).toBe(false);
+    expect(call('io.jwt.decode', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toEqual([{ alg: 'HS256' }, { sub: 'x' }, '736967']);
+    expect(call('graph.reachable', { a: ['b'], b: ['c'], c: [] }, ['a'])).toEqual(['a', 'b', 'c']);
+  });
+
   it('type errors name the operand', () => {
     expect(() => call('object.keys', 'x')).toThrow('object.keys: operand 1 must be object but got string');
     expect(() => call('count', 1)).toThrow('count: operand 1 must be one of {array, object, set, string} but got number');

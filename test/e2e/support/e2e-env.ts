@@ -16,6 +16,8 @@ export const E2E_ENV: Record<string, string> = {
   LOG_LEVEL: 'info',
   AGW_PROFILE: 'local',
   ADMIN_EMAILS: 'admin@e2e.test',
+  // every e2e test signs up fresh tenants from 127.0.0.1; the per-IP limit itself is tested in the gateway's integration tests
+  AUTH_RATE_LIMIT_PER_MINUTE: '100000',
   // provenance tests build and anchor through POST /api/anchor/trigger, so no hourly job races them
   MERKLE_SCHEDULE_ENABLED: 'false',
   ANCHOR_SCHEDULE_ENABLED: 'false',

@@ -29,6 +29,7 @@ export const webhookSettings = {
   timeoutMs: setting('WEBHOOK_TIMEOUT_MS', envInt(10_000), 'limit of one attempt, from DNS lookup to the end of the response'),
   connectTimeoutMs: setting('WEBHOOK_CONNECT_TIMEOUT_MS', envInt(5_000), 'limit of DNS lookup + TCP/TLS connect of one attempt'),
   concurrency: setting('WEBHOOK_CONCURRENCY', envInt(32), 'attempts in flight per replica'),
+  perTenantConcurrency: setting('WEBHOOK_PER_TENANT_CONCURRENCY', envInt(4), 'attempts in flight per replica for one tenant'),
   retentionDays: setting('WEBHOOK_RETENTION_DAYS', envInt(30), 'days a delivered or failed delivery stays in the delivery log'),
   pollMs: setting('WEBHOOK_POLL_MS', envInt(500), 'how often a replica looks for due deliveries (new events and own retries wake it at once)'),
 };

@@ -38,7 +38,7 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
   const repo = new DeliveryRepository(db);
   const tenants = new TenantWebhookRepository(db);
   const leaseMs = config.timeoutMs + config.connectTimeoutMs + 5_000;
-  const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, pollMs: config.pollMs, leaseMs });
+  const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, perTenant: config.perTenantConcurrency, pollMs: config.pollMs, leaseMs });
   const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });
   const retention = new DeliveryRetention(repo, config.retentionDays, logger);
   registerBacklogGauge(registry, () => repo.pendingCount());

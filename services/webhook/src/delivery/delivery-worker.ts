@@ -15,6 +15,8 @@ import { SIGNATURE_HEADER, signBody } from './webhook.signer';
 export interface DeliveryWorkerOptions {
   /** attempts in flight on this replica */
   concurrency: number;
+  /** attempts in flight on this replica for one tenant (a slow receiver cannot starve the others) */
+  perTenant: number;
   pollMs: number;
   /** how long a claimed row stays hidden from other replicas; longer than one attempt can take */
   leaseMs: number;
@@ -33,6 +35,7 @@ export class DeliveryWorker {
   private ticking = false;
   private again = false;
   private inFlight = 0;
+  private readonly inFlightByTenant = new Map<string, number>();
   private poll?: NodeJS.Timeout;
   private readonly wakeTimers = new Set<NodeJS.Timeout>();
   private readonly attemptsInFlight = new Set<Promise<unknown>>();
@@ -74,8 +77,12 @@ export class DeliveryWorker {
         this.again = false;
         const capacity = this.o.concurrency - this.inFlight;
         if (capacity <= 0) break;
-        const rows = await this.d.repo.claimDue(capacity, this.o.leaseMs);
-        for (const row of rows) this.launch(row);
+        const skipTenants = [...this.inFlightByTenant].filter(([, n]) => n >= this.o.perTenant).map(([t]) => t);
+        const rows = await this.d.repo.claimDue(capacity, this.o.leaseMs, { perTenant: this.o.perTenant, skipTenants });
+        for (const row of rows) {
+          if ((this.inFlightByTenant.get(row.tenant_id) ?? 0) >= this.o.perTenant) await this.d.repo.release(row.tenant_id, row.id);
+          else this.launch(row);
+        }
         if (rows.length === capacity) this.again = true;
       } while (this.again && this.running);
     } catch (e) {
@@ -87,6 +94,7 @@ export class DeliveryWorker {
 
   private launch(row: DeliveryRow): void {
     this.inFlight++;
+    this.inFlightByTenant.set(row.tenant_id, (this.inFlightByTenant.get(row.tenant_id) ?? 0) + 1);
     const p = this.attempt(row)
       .catch((e: unknown) => {
         // the lease expires and the delivery is attempted again (at-least-once)
@@ -94,6 +102,9 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.inFlight--;
+        const n = (this.inFlightByTenant.get(row.tenant_id) ?? 1) - 1;
+        if (n > 0) this.inFlightByTenant.set(row.tenant_id, n);
+        else this.inFlightByTenant.delete(row.tenant_id);
         this.attemptsInFlight.delete(p);
         this.kick();
       });

@@ -107,11 +107,20 @@ export class DeliveryRepository {
   }
 
   /**
-   * Claim up to `limit` due deliveries of any tenant: their next_attempt_at moves `leaseMs` ahead, so
-   * another replica (SKIP LOCKED now, the time check later) leaves them alone until this one records the
-   * attempt; if this replica dies, the row is due again when the lease ends.
+   * Claim up to `limit` due deliveries of any tenant, oldest first, at most `perTenant` of one tenant and
+   * none of the tenants in `skipTenants` (those already at their share on this replica), so one tenant's
+   * slow receiver cannot take every slot. Claimed rows move `leaseMs` ahead: another replica (SKIP LOCKED
+   * now, the time check later) leaves them alone until this one records the attempt; if this replica dies,
+   * the row is due again when the lease ends.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<DeliveryRow[]> {
+  async claimDue(limit: number, leaseMs: number, o: { perTenant: number; skipTenants: string[] }): Promise<DeliveryRow[]> {
+    let due = this.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'next_attempt_at', sql<number>`row_number() OVER (PARTITION BY tenant_id ORDER BY next_attempt_at)`.as('rank')])
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', sql<Date>`now()`);
+    if (o.skipTenants.length) due = due.where('tenant_id', 'not in', o.skipTenants);
+    const candidates = this.db.selectFrom(due.as('due')).select('due.id').where('due.rank', '<=', o.perTenant).orderBy('due.next_attempt_at').limit(limit);
     const rows = await this.db
       .updateTable('webhook_deliveries')
       .set({ next_attempt_at: interval(leaseMs) })
@@ -121,10 +130,9 @@ export class DeliveryRepository {
         this.db
           .selectFrom('webhook_deliveries')
           .select('id')
+          .where('id', 'in', candidates)
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<=', sql<Date>`now()`)
-          .orderBy('next_attempt_at')
-          .limit(limit)
           .forUpdate()
           .skipLocked(),
       )
@@ -132,6 +140,11 @@ export class DeliveryRepository {
       .returning(columns)
       .execute();
     return rows as DeliveryRow[];
+  }
+
+  /** Give a claimed delivery back (due at once) without attempting it. */
+  async release(tenantId: string, deliveryId: string): Promise<void> {
+    await this.db.updateTable('webhook_deliveries').set({ next_attempt_at: sql<Date>`now()` }).where('tenant_id', '=', tenantId).where('id', '=', deliveryId).where('status', '=', 'pending').execute();
   }
 
   /** Deliveries not final yet, over all tenants (the backlog metric). */

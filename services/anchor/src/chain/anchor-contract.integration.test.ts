@@ -1,0 +1,50 @@
+/**
+ * The RPC path (ANCHOR_RPC_URL): a separate node serving Polygon Amoy's chain id stands in for the
+ * remote chain. Network names and explorer links come from viem's chain definitions; a node serving
+ * another chain than the configured one is refused.
+ */
+import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { ANVIL_DEV_KEY } from '../config';
+import { AnchorRepository } from '../anchoring/anchor.repository';
+import { AnchorContract, explorerAddressUrl, explorerTxUrl, networkOfChainId } from './anchor-contract';
+import { type EmbeddedAnvil, startEmbeddedAnvil } from './embedded-anvil';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const logger = createLogger('test', 'silent');
+let db: Db;
+let node: EmbeddedAnvil;
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  node = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId: 80002, logger });
+  await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
+}, 30_000);
+
+afterAll(async () => {
+  await node?.stop();
+  await db?.destroy();
+});
+
+describe('anchoring through an RPC URL', () => {
+  it('deploys on the configured chain, anchors, and links to its explorer', async () => {
+    const repo = new AnchorRepository(db);
+    const contract = await AnchorContract.connect({ rpcUrl: node.rpcUrl, chainId: 80002, privateKey: ANVIL_DEV_KEY, store: repo, logger });
+    expect(contract.network).toBe('polygon-amoy');
+    expect(await repo.contractAddress(80002)).toBe(contract.address);
+    const root = 'a1'.repeat(32);
+    const a = await contract.anchor(root, 4);
+    expect((await contract.rootOfTransaction(a.txHash))?.root).toBe(root);
+    expect(await contract.anchorOf(root)).toMatchObject({ leafCount: 4, blockNumber: a.blockNumber });
+    expect(explorerTxUrl(80002, a.txHash)).toBe(`https://amoy.polygonscan.com/tx/${a.txHash}`);
+    expect(explorerAddressUrl(137, contract.address)).toBe(`https://polygonscan.com/address/${contract.address}`);
+    expect(explorerTxUrl(31337, a.txHash)).toBe('');
+    expect(networkOfChainId(137)).toBe('polygon');
+  });
+
+  it('refuses a node that serves another chain than the configured one', async () => {
+    await expect(AnchorContract.connect({ rpcUrl: node.rpcUrl, chainId: 137, privateKey: ANVIL_DEV_KEY, store: new AnchorRepository(db), logger })).rejects.toThrow(
+      /serves chain 80002, not the configured chain 137/,
+    );
+  });
+});

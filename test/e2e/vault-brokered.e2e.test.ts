@@ -109,6 +109,12 @@ async function register(tenant: Tenant, body: Record<string, unknown>) {
 }
 
 describe('credentials and brokered execution (SoftHSM2)', () => {
+  test('the health report shows the vault and its PKCS#11 token', async () => {
+    const h = await api('GET', '/health');
+    expect(h.body.services.vault).toBe('ok');
+    expect(h.body.hsm).toEqual({ status: 'ok', backend: 'pkcs11', token_label: 'agw-vault' });
+  });
+
   test('a registered bearer credential brokers the call to the upstream; the secret is in no response, record, table, cache or log', async () => {
     const value = secret();
     const tool = `svc_crm_${randomUUID().slice(0, 8)}`;

@@ -95,6 +95,7 @@ export class Pkcs11Hsm implements HsmBackend {
     if (cached) return cached;
     const found = this.wrap(() => this.findAll(label));
     if (!found.length) throw new KeyMissingError(label);
+    if (this.handles.size >= 50_000) this.handles.clear();
     this.handles.set(label, found[0]);
     return found[0];
   }

@@ -42,6 +42,8 @@ export class Keyring {
       await keys.register(tenantId, { key_id: keyId, purpose, subject_id: subjectId, backend: this.hsm.name });
       return made;
     });
+    // bounded memo (one entry per subject): forgetting only costs one idempotent ensure later
+    if (this.ensured.size >= 50_000) this.ensured.clear();
     this.ensured.add(keyId);
     return created;
   }

@@ -73,12 +73,6 @@ export class WebhookDeliveries {
     return this.enqueue(e.tenant_id, e.event_id, event, e.action_id, tenant.url, JSON.stringify(payloadFromDecision(event, e)));
   }
 
-  private async enqueue(tenantId: string, eventId: string, event: string, actionId: string | null, url: string, body: string): Promise<EnqueueResult> {
-    const inserted = await this.d.repo.insert(tenantId, { id: randomUUID(), eventId, event, actionId, url, body, isTest: false, dueInMs: 0 });
-    if (inserted) this.d.worker.kick();
-    return this.count(inserted ? 'enqueued' : 'duplicate');
-  }
-
   /** A session event (interrupted) becomes a delivery for tenants subscribed to session.interrupted. */
   async enqueueSessionEvent(e: SessionEvent): Promise<EnqueueResult> {
     const tenant = await this.d.tenants.get(e.tenant_id);
@@ -130,6 +124,12 @@ export class WebhookDeliveries {
     if (!row) throw new NotFoundError('Webhook delivery not found');
     await this.d.worker.attempt(row);
     return this.get(tenantId, id);
+  }
+
+  private async enqueue(tenantId: string, eventId: string, event: string, actionId: string | null, url: string, body: string): Promise<EnqueueResult> {
+    const inserted = await this.d.repo.insert(tenantId, { id: randomUUID(), eventId, event, actionId, url, body, isTest: false, dueInMs: 0 });
+    if (inserted) this.d.worker.kick();
+    return this.count(inserted ? 'enqueued' : 'duplicate');
   }
 
   private count(result: EnqueueResult): EnqueueResult {

@@ -123,6 +123,29 @@ describe('Merkle tree heads', () => {
     await expect(proofs.consistency(randomUUID(), 0, 0)).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('retries a tree-built event that could not be published on the next build', async () => {
+    const tenant = randomUUID();
+    await append(tenant, 2);
+    const sent: TreeHead[] = [];
+    let down = true;
+    const flaky = new TreeBuilder(
+      db,
+      repo,
+      {
+        treeBuilt: async (h) => {
+          if (down) throw new Error('NATS is down');
+          sent.push(h);
+        },
+      },
+      createLogger('test', 'silent'),
+    );
+    await flaky.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+    expect(sent).toHaveLength(0);
+    down = false;
+    await flaky.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+    expect(sent.map((h) => [h.tenant_id, h.tree_index])).toEqual([[tenant, 0]]);
+  });
+
   it('lets exactly one replica build: the schedule skips while another holds the advisory lock', async () => {
     const tenant = randomUUID();
     await append(tenant, 3);

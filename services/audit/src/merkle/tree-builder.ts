@@ -40,6 +40,20 @@ export class TreeBuilder {
     private readonly options: { maxLeavesPerBuild: number } = { maxLeavesPerBuild: 1_000_000 },
   ) {}
 
+  /** Heads whose event could not be published yet: retried on the next build (the consumer is idempotent). */
+  private readonly unpublished: TreeHead[] = [];
+
+  private async publish(heads: TreeHead[]): Promise<void> {
+    for (const head of heads) {
+      try {
+        await this.sink.treeBuilt(head);
+      } catch (e) {
+        this.unpublished.push(head);
+        this.logger.warn({ err: e, tenantId: head.tenant_id, tree_index: head.tree_index }, 'tree-built event not published; retried on the next build');
+      }
+    }
+  }
+
   async buildPending(o: BuildOptions): Promise<{ skipped: boolean; built: TreeHead[] }> {
     const now = o.now ?? new Date();
     const result = await this.db.transaction().execute(async (trx) => {
@@ -63,9 +77,7 @@ export class TreeBuilder {
       }
       return { skipped: false, built };
     });
-    for (const head of result.built) {
-      await this.sink.treeBuilt(head).catch((e: unknown) => this.logger.warn({ err: e, tenantId: head.tenant_id, tree_index: head.tree_index }, 'tree-built event not published'));
-    }
+    await this.publish([...this.unpublished.splice(0), ...result.built]);
     if (result.built.length) this.logger.info({ heads: result.built.length, builtBy: o.builtBy }, 'Merkle tree heads built');
     return result;
   }

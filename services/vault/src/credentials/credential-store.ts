@@ -4,8 +4,7 @@
  * and is opened only by the brokered executor. Transport-free.
  */
 import { InputError, NotFoundError } from '@agw/shared';
-import type { TargetGuard } from '../broker/target-guard';
-import { TargetRejected } from '../broker/target-guard';
+import { type TargetGuard, TargetRejected } from '../broker/target-guard';
 import { type Keyring, credentialsKeyId } from '../keys/keyring';
 import type { CredentialMeta, CredentialRepository, CredentialRow } from './credential.repository';
 

@@ -2,6 +2,7 @@ import type { Expr, ImportAST, Loc, ModuleAST, RuleAST, Term } from './ast.js';
 import { RegoError } from './errors.js';
 import { BUILTINS } from './builtins/index.js';
 import { RObject, type Value } from './value.js';
+import { shapeBody, shapeTerm } from './shape.js';
 
 export interface Rule {
   ast: RuleAST;
@@ -86,6 +87,7 @@ export class Compiler {
     }
     this.checkConflicts(this.root);
     this.computeVolatility();
+    for (const r of this.rules) for (let cur: Rule | undefined = r; cur; cur = cur.elseRule) shapeRule(cur);
     let n = 0;
     const number = (x: Node) => { x.id = n++; for (const c of x.children.values()) number(c); };
     number(this.root);
@@ -677,7 +679,7 @@ export class Compiler {
     const compiled = this.compileBody(body, scope, ctx, [], true, true);
     const vars: [string, number][] = [];
     for (const [k, v] of scope.vars) if (!k.startsWith('__')) vars.push([k, v]);
-    return { body: compiled, nslots: ctx.nslots, vars };
+    return { body: shapeBody(compiled), nslots: ctx.nslots, vars };
   }
 
   /** pre-pass so funcArity works before all rules are compiled */
@@ -688,6 +690,14 @@ export class Compiler {
       this.pendingArity.set(path.join('.'), r.args!.length);
     }
   }
+}
+
+function shapeRule(r: Rule): void {
+  r.body = shapeBody(r.body);
+  r.dyn = r.dyn.map(shapeTerm);
+  if (r.args) r.args = r.args.map(shapeTerm);
+  if (r.key) r.key = shapeTerm(r.key);
+  if (r.value) r.value = shapeTerm(r.value);
 }
 
 export function emptyObject(): RObject { return new RObject(); }

@@ -1,0 +1,15 @@
+# One image for the whole fleet; the container command picks the service (deploy/k8s).
+FROM node:20-bookworm-slim AS build
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/* && npm install -g pnpm@12
+WORKDIR /app
+COPY . .
+ENV npm_config_nodedir=/usr/local
+RUN pnpm install --frozen-lockfile && pnpm exec turbo run build && pnpm prune --prod
+
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends softhsm2 ca-certificates && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /app /app
+USER 10001
+ENV AGW_PROFILE=production NODE_ENV=production
+CMD ["node", "services/gateway/dist/main.js"]

@@ -244,7 +244,7 @@ export class Compiler {
     }
     // In v1, `p[x] if ...` without value and kind single => object with value true (ref head)
     const scope: Scope = { vars: new Map() };
-    const rule: Rule = { ast: r, file, path, dyn: [], kind: r.kind, body: [], nslots: 0, isDefault: r.isDefault, loc: r.loc };
+    const rule: Rule = { ast: r, file, path, dyn: [], kind: r.kind, args: undefined, key: undefined, value: undefined, body: [], nslots: 0, elseRule: undefined, isDefault: r.isDefault, loc: r.loc };
     // collect head vars: args, dyn, key, value declared implicitly by body
     const preBound: number[] = [];
     if (r.args) {

@@ -61,6 +61,9 @@ export const envBool = (def: boolean) =>
 /** Integer from env text with a default. */
 export const envInt = (def: number) => z.coerce.number().int().default(def);
 
+/** A TCP port (1-65535) from env text with a default. */
+export const envPort = (def: number) => z.coerce.number().int().min(1, 'a port is 1-65535').max(65535, 'a port is 1-65535').default(def);
+
 /** Settings every service has: its name, log level, ops (health/metrics) port, profile. */
 export const commonSettings = {
   logLevel: setting('LOG_LEVEL', z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'pino log level'),

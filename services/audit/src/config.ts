@@ -1,14 +1,14 @@
 /** Audit service settings (env validated once at start). */
-import { commonSettings, envBool, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 export const auditSettings = {
   ...commonSettings,
   ...storeSettings,
   grpcHost: setting('AUDIT_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('AUDIT_GRPC_PORT', envInt(50052), 'gRPC port'),
+  grpcPort: setting('AUDIT_GRPC_PORT', envPort(50052), 'gRPC port'),
   opsHost: setting('AUDIT_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('AUDIT_OPS_PORT', envInt(9082), 'health/metrics port'),
+  opsPort: setting('AUDIT_OPS_PORT', envPort(9082), 'health/metrics port'),
   tamperDemo: setting('AUDIT_TAMPER_DEMO', envBool(true), 'enable the tamper-simulate/restore demo endpoints (set false in production)'),
   merkleScheduleEnabled: setting('MERKLE_SCHEDULE_ENABLED', envBool(true), 'run the hourly Merkle tree build in this replica (an advisory lock lets one replica build)'),
   merkleTickSeconds: setting('MERKLE_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly tree heads are due'),

@@ -1,14 +1,14 @@
 /** Gateway settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envBool, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 export const gatewaySettings = {
   ...commonSettings,
   ...storeSettings,
   host: setting('GATEWAY_HOST', z.string().default('127.0.0.1'), 'public HTTP listen address'),
-  port: setting('GATEWAY_PORT', envInt(8080), 'public HTTP port'),
+  port: setting('GATEWAY_PORT', envPort(8080), 'public HTTP port'),
   opsHost: setting('GATEWAY_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('GATEWAY_OPS_PORT', envInt(9080), 'health/metrics port'),
+  opsPort: setting('GATEWAY_OPS_PORT', envPort(9080), 'health/metrics port'),
   publicBaseUrl: setting('PUBLIC_BASE_URL', z.string().default('http://127.0.0.1:8080/api'), 'base URL clients use (printed, used in MCP server URLs)'),
   policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address'),
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address'),

@@ -7,6 +7,7 @@ import type { Hex } from 'viem';
 import { AnchorBatcher } from './anchoring/anchor-batcher';
 import { AnchorService, type ChainState } from './anchoring/anchor-service';
 import { AnchorRepository } from './anchoring/anchor.repository';
+import { createAnchorMetrics } from './anchoring/anchor.metrics';
 import { AnchorScheduler } from './anchoring/anchor.scheduler';
 import { AnchorContract, NETWORKS } from './chain/anchor-contract';
 import { type EmbeddedAnvil, startEmbeddedAnvil } from './chain/embedded-anvil';
@@ -68,6 +69,7 @@ runService({
       },
       logger,
       config.maxLeavesPerTx,
+      createAnchorMetrics(registry),
     );
     const merkleClient = createMerkleClient(config.auditGrpcUrl);
     closers.push(() => merkleClient.close());

@@ -10,6 +10,7 @@ import { ExportRepository } from './export/export.repository';
 import { GrpcAnchorReferences, GrpcPolicySnapshot, createAnchorClient, createPolicyClient } from './export/peer-sources';
 import { complianceGrpcService, merkleGrpcService } from './grpc/merkle.grpc';
 import { MerkleProofs } from './merkle/merkle-proofs';
+import { createMerkleMetrics } from './merkle/merkle.metrics';
 import { MerkleRepository } from './merkle/merkle.repository';
 import { MerkleScheduler } from './merkle/merkle.scheduler';
 import { TreeBuilder } from './merkle/tree-builder';
@@ -31,7 +32,7 @@ runService({
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo });
     const bus = await connectBus(config.natsUrl, config.streamPrefix, 'audit');
     const merkleRepo = new MerkleRepository(db);
-    const builder = new TreeBuilder(db, merkleRepo, new TreeBuiltPublisher(bus), logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild });
+    const builder = new TreeBuilder(db, merkleRepo, new TreeBuiltPublisher(bus), logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const proofs = new MerkleProofs(merkleRepo);
     const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
     if (config.merkleScheduleEnabled) scheduler.start();

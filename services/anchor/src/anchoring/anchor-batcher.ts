@@ -10,6 +10,7 @@ import type { Db, Logger } from '@agw/shared';
 import { sql } from 'kysely';
 import type { AnchorContract } from '../chain/anchor-contract';
 import { buildAggregate } from './aggregate-tree';
+import type { AnchorMetrics } from './anchor.metrics';
 import type { AnchorRepository } from './anchor.repository';
 
 /** pg advisory lock key of the anchoring run ("anch"). */
@@ -30,6 +31,7 @@ export class AnchorBatcher {
     private readonly contract: () => AnchorContract,
     private readonly logger: Logger,
     private readonly maxLeaves: number,
+    private readonly metrics?: AnchorMetrics,
   ) {}
 
   async run(o: { wait: boolean }): Promise<{ skipped: boolean; batch?: BatchResult }> {
@@ -55,7 +57,14 @@ export class AnchorBatcher {
         batchId,
         pending.map((h, i) => ({ tenant_id: h.tenant_id, tree_index: h.tree_index, leaf_index: i, proof: tree.leaves[i].proof })),
       );
-      const onChain = await contract.anchor(tree.root, pending.length);
+      const end = this.metrics?.transactionSeconds.startTimer({ network: contract.network });
+      const onChain = await contract.anchor(tree.root, pending.length).catch((e: unknown) => {
+        this.metrics?.transactions.inc({ network: contract.network, outcome: 'failed' });
+        throw e;
+      });
+      end?.();
+      this.metrics?.transactions.inc({ network: contract.network, outcome: 'anchored' });
+      this.metrics?.headsAnchored.inc({ network: contract.network }, pending.length);
       await this.repo.markAnchored(trx, batchId, { tx_hash: onChain.txHash, block_number: onChain.blockNumber, anchored_at: onChain.anchoredAt });
       this.logger.info({ batchId, leaves: pending.length, root: tree.root, tx: onChain.txHash, block: onChain.blockNumber, network: contract.network }, 'aggregate root anchored');
       return { skipped: false, batch: { batch_id: batchId, aggregate_root: tree.root, leaf_count: pending.length, tx_hash: onChain.txHash, block_number: onChain.blockNumber } };

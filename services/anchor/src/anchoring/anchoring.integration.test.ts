@@ -4,7 +4,7 @@
  * all, each tenant's proof leads to the root the chain holds, and a restart reuses the contract.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, createMetricsRegistry, migrateToLatest, publishEvent, subjects } from '@agw/shared';
 import { sql } from 'kysely';
 import { AnchorContract } from '../chain/anchor-contract';
 import { type EmbeddedAnvil, startEmbeddedAnvil } from '../chain/embedded-anvil';
@@ -13,6 +13,7 @@ import { consumeTreeHeads } from '../nats/tree-built.consumer';
 import { aggregateLeafBytes, hashLeaf, rootFromProof } from './aggregate-tree';
 import { ANCHOR_LOCK, AnchorBatcher } from './anchor-batcher';
 import { AnchorService } from './anchor-service';
+import { createAnchorMetrics } from './anchor.metrics';
 import { AnchorRepository } from './anchor.repository';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -26,6 +27,7 @@ let bus: Bus;
 let consumer: RunningConsumer;
 let batcher: AnchorBatcher;
 const localRoots = new Map<string, string>();
+const registry = createMetricsRegistry('anchor-test');
 let service: AnchorService;
 
 const eventually = async <T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => {
@@ -49,7 +51,7 @@ beforeAll(async () => {
   contract = await AnchorContract.connect({ rpcUrl: anvil.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store: repo, logger });
   bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'anchor-test');
   consumer = await consumeTreeHeads(bus, repo, logger);
-  batcher = new AnchorBatcher(db, repo, () => contract, logger, 10_000);
+  batcher = new AnchorBatcher(db, repo, () => contract, logger, 10_000, createAnchorMetrics(registry));
   service = new AnchorService({
     repo,
     batcher,
@@ -90,6 +92,7 @@ describe('anchoring', () => {
     const onChain = await contract.rootOfTransaction(batch!.tx_hash as `0x${string}`);
     expect(onChain?.root).toBe(batch!.aggregate_root);
     expect((await contract.anchorOf(batch!.aggregate_root)).leafCount).toBe(3);
+    expect(await registry.getSingleMetricAsString('agw_anchor_transactions_total')).toMatch(/outcome="anchored"[^\n]* [1-9]/);
 
     for (const [i, t] of tenants.entries()) {
       const a = (await service.list(t))[0];

@@ -10,6 +10,7 @@
  */
 import type { Database, Db, Logger } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
+import type { MerkleMetrics } from './merkle.metrics';
 import { type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
 import { type NodeKey, hashLeaf, hashNode, hashRange, nodesOfRange, recordLeafBytes } from './rfc9162';
 
@@ -37,7 +38,7 @@ export class TreeBuilder {
     private readonly repo: MerkleRepository,
     private readonly sink: TreeBuiltSink,
     private readonly logger: Logger,
-    private readonly options: { maxLeavesPerBuild: number } = { maxLeavesPerBuild: 1_000_000 },
+    private readonly options: { maxLeavesPerBuild: number; metrics?: MerkleMetrics } = { maxLeavesPerBuild: 1_000_000 },
   ) {}
 
   /** Heads whose event could not be published yet: retried on the next build (the consumer is idempotent). */
@@ -56,6 +57,7 @@ export class TreeBuilder {
 
   async buildPending(o: BuildOptions): Promise<{ skipped: boolean; built: TreeHead[] }> {
     const now = o.now ?? new Date();
+    const stopTimer = this.options.metrics?.buildSeconds.startTimer({ built_by: o.builtBy });
     const result = await this.db.transaction().execute(async (trx) => {
       if (o.wait) await sql`SELECT pg_advisory_xact_lock(${MERKLE_BUILD_LOCK})`.execute(trx);
       else {
@@ -77,6 +79,11 @@ export class TreeBuilder {
       }
       return { skipped: false, built };
     });
+    if (!result.skipped) stopTimer?.();
+    for (const h of result.built) {
+      this.options.metrics?.headsBuilt.inc({ built_by: o.builtBy });
+      this.options.metrics?.leavesAdded.inc({ built_by: o.builtBy }, h.records_added);
+    }
     await this.publish([...this.unpublished.splice(0), ...result.built]);
     if (result.built.length) this.logger.info({ heads: result.built.length, builtBy: o.builtBy }, 'Merkle tree heads built');
     return result;

@@ -35,8 +35,10 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
     const end = d.metrics.httpDuration.startTimer({ method: req.method });
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      end({ route });
+      const seconds = end({ route });
       d.metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      // access log: path without the query string (it may carry a verification token), never headers or bodies
+      d.logger.info({ reqId: req.id, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, tenantId: req.auth?.tenantId }, 'request');
     });
     next();
   });

@@ -640,7 +640,11 @@ export class Evaluator {
           const rr = cur;
           this.evalBody(cur.body, 0, f, ctx, () => {
             found = true;
-            if (rr.value) return this.evalTerm(rr.value, f, ctx, (v) => { setResult(v, rr); return false; });
+            if (rr.value) {
+              const d = this.direct(rr.value, f, ctx);
+              if (d !== NOPE) { if (d !== undefined) setResult(d, rr); return false; }
+              return this.evalTerm(rr.value, f, ctx, (v) => { setResult(v, rr); return false; });
+            }
             setResult(true, rr);
             return false;
           });
@@ -658,7 +662,12 @@ export class Evaluator {
       const out = new RSet();
       for (const r of rules) {
         const f: Frame = new Array(r.nslots);
-        this.evalBody(r.body, 0, f, ctx, () => this.evalTerm(r.key!, f, ctx, (v) => { out.add(v); return false; }));
+        const key = r.key!;
+        this.evalBody(r.body, 0, f, ctx, () => {
+          const d = this.direct(key, f, ctx);
+          if (d !== NOPE) { if (d !== undefined) out.add(d); return false; }
+          return this.evalTerm(key, f, ctx, (v) => { out.add(v); return false; });
+        });
       }
       return out;
     }

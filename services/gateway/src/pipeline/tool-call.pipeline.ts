@@ -11,7 +11,7 @@ import type { ApprovalRepository } from '../approvals/approval.repository';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings } from '../tenants/settings.schema';
-import type { DecisionRecorder } from './decision-recorder';
+import type { DecisionRecord, DecisionRecorder } from './decision-recorder';
 import type { GatewayConstraints, PiiGuard, ToolBroker } from './hooks';
 import type { ToolCallRequest } from './tool-call.schema';
 
@@ -45,6 +45,9 @@ export interface PipelineDeps {
   logger: Logger;
 }
 
+/** What every record of one governed action shares, whatever is decided. */
+type ActionFacts = Pick<DecisionRecord, 'action_id' | 'agent_id' | 'agent_type' | 'agent_version' | 'tool' | 'method' | 'session_id' | 'requested_at'> & { source: 'mcp_governed' };
+
 /** The violation ids the failure modes record (docs/policy.md). */
 export const FAILURE_VIOLATIONS = {
   closed: 'policy_engine_unavailable',
@@ -63,14 +66,14 @@ export class ToolCallPipeline {
     const requestedAt = new Date().toISOString();
     const { tenantId } = ctx;
     const sessionId = ctx.sessionId ?? null;
-    const base = {
+    const base: ActionFacts = {
       action_id: actionId,
       agent_id: call.agent_id,
       agent_type: call.agent_type,
       agent_version: call.agent_version,
       tool: call.tool,
       method: call.method,
-      source: 'mcp_governed' as const,
+      source: 'mcp_governed',
       session_id: sessionId,
       requested_at: requestedAt,
     };
@@ -187,21 +190,7 @@ export class ToolCallPipeline {
   private async queue(
     ctx: CallContext,
     call: ToolCallRequest,
-    common: {
-      action_id: string;
-      agent_id: string;
-      agent_type: string;
-      agent_version: string;
-      tool: string;
-      method: string;
-      source: 'mcp_governed';
-      session_id: string | null;
-      requested_at: string;
-      params: Record<string, unknown>;
-      violations: string[];
-      severity: string;
-      bundle_revision: string;
-    },
+    common: ActionFacts & { params: Record<string, unknown>; violations: string[]; severity: string; bundle_revision: string },
     details: Record<string, unknown>,
     reason: 'policy' | 'fail_to_queue',
     alertTier: string | null,
@@ -231,17 +220,7 @@ export class ToolCallPipeline {
   private async onPolicyUnavailable(
     ctx: CallContext,
     call: ToolCallRequest,
-    base: {
-      action_id: string;
-      agent_id: string;
-      agent_type: string;
-      agent_version: string;
-      tool: string;
-      method: string;
-      source: 'mcp_governed';
-      session_id: string | null;
-      requested_at: string;
-    },
+    base: ActionFacts,
     stored: Record<string, unknown>,
     cause: AppError,
   ): Promise<ToolCallOutcome> {

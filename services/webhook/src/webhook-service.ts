@@ -29,8 +29,9 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
   await sql`SELECT 1`.execute(db);
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'webhook');
   const metrics = createWebhookMetrics(registry);
+  const guard = new TargetGuard(allowedInternalCidrs(config), o.lookup);
   const sender = new HttpsSender({
-    guard: new TargetGuard(allowedInternalCidrs(config), o.lookup),
+    guard,
     timeoutMs: config.timeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
     caFile: config.caFile,
@@ -42,7 +43,7 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
   const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });
   const retention = new DeliveryRetention(repo, config.retentionDays, logger);
   registerBacklogGauge(registry, () => repo.pendingCount());
-  const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [webhookGrpcService(deliveries, logger)]);
+  const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [webhookGrpcService(deliveries, guard, logger)]);
   const decisions = await consumeDecisions(bus, deliveries, logger);
   const sessionEvents = await consumeSessionEvents(bus, deliveries, logger);
   worker.start();

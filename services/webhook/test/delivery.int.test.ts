@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import { type Bus, type Db, Registry, createDb, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { webhook as pb } from '@agw/proto';
+import { type Bus, type Db, Registry, createClient, createDb, migrateToLatest, publishEvent, subjects } from '@agw/shared';
 import { DeliveryRepository } from '../src/delivery/delivery.repository';
 import { DeliveryRetention } from '../src/delivery/delivery-retention';
 import { verifySignature } from '../src/delivery/webhook.signer';
@@ -314,6 +315,40 @@ describe('test delivery', () => {
     await expect(service.deliveries.list(u.id, { limit: 5, status: 'weird' as never })).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(service.deliveries.get(u.id, 'not-a-uuid')).rejects.toMatchObject({ code: 'not_found' });
     await expect(service.deliveries.get(u.id, randomUUID())).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('gRPC adapter', () => {
+  it('serves the delivery log and test delivery, maps errors to the taxonomy, and pre-checks targets', async () => {
+    const client = createClient(pb.WebhookServiceClient, `127.0.0.1:${service.grpcPort}`, 'webhook service');
+    try {
+      const rx = await receiver();
+      const t = await createTenant(db, { url: rx.url() });
+      const sent = await client.testDelivery({ tenantId: t.id, event: 'action.allowed' });
+      expect(sent).toMatchObject({ event: 'action.allowed', status: 'delivered', attempts: 1, test: true, lastStatusCode: 200 });
+      expect(sent.attemptLog).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, outcome: 'success' })]);
+      const { deliveries } = await client.listDeliveries({ tenantId: t.id, limit: 10, status: '', actionId: '', event: '' });
+      expect(deliveries.map((d) => d.deliveryId)).toEqual([sent.deliveryId]);
+      expect(await client.getDelivery({ tenantId: t.id, deliveryId: sent.deliveryId })).toMatchObject({ deliveryId: sent.deliveryId });
+      await expect(client.getDelivery({ tenantId: randomUUID(), deliveryId: sent.deliveryId })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(client.listDeliveries({ tenantId: t.id, limit: 10, status: 'odd', actionId: '', event: '' })).rejects.toMatchObject({ code: 'invalid_input' });
+
+      await expect(client.checkTarget({ url: rx.url() })).resolves.toEqual({});
+      for (const [url, reason] of [
+        ['https://10.1.2.3/hook', /10\.1\.2\.3 is private/],
+        ['https://internal.test/hook', /10\.9\.8\.7 is private/],
+        ['https://169.254.169.254/latest/meta-data', /link-local/],
+        ['http://hooks.example.com/', /HTTPS/],
+      ] as const) {
+        const err = await client.checkTarget({ url }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toMatchObject({ code: 'invalid_input', detail: [{ loc: ['body', 'webhook_url'], msg: expect.stringMatching(reason) }] });
+      }
+    } finally {
+      client.close();
+    }
   });
 });
 

@@ -1,8 +1,9 @@
 /** gRPC adapter of the webhook domain: translate messages, call the domain, nothing else. */
 import { webhook as pb } from '@agw/proto';
-import { type GrpcServiceBinding, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import type { DeliveryStatus } from '../delivery/delivery.repository';
 import type { DeliveryView, WebhookDeliveries } from '../delivery/webhook-deliveries';
+import { type TargetGuard, refusalOfUrl } from '../target/target-guard';
 
 export function toMessage(v: DeliveryView): pb.Delivery {
   return {
@@ -30,7 +31,7 @@ export function toMessage(v: DeliveryView): pb.Delivery {
   };
 }
 
-export function webhookGrpcService(deliveries: WebhookDeliveries, logger: Logger): GrpcServiceBinding {
+export function webhookGrpcService(deliveries: WebhookDeliveries, guard: TargetGuard, logger: Logger): GrpcServiceBinding {
   return {
     definition: pb.WebhookServiceService,
     implementation: implement(
@@ -48,6 +49,11 @@ export function webhookGrpcService(deliveries: WebhookDeliveries, logger: Logger
         }),
         getDelivery: async (req) => toMessage(await deliveries.get(req.tenantId, req.deliveryId)),
         testDelivery: async (req) => toMessage(await deliveries.test(req.tenantId, req.event || undefined)),
+        checkTarget: async (req) => {
+          const why = await refusalOfUrl(guard, req.url);
+          if (why) throw InputError.at(['body', 'webhook_url'], why);
+          return {};
+        },
       },
       logger,
     ),

@@ -108,3 +108,25 @@ export class TargetGuard {
     return { address: unmapped(first.address), family: isIP(unmapped(first.address)) === 6 ? 6 : 4 };
   }
 }
+
+/**
+ * Why a delivery to `url` would be refused right now, or null: for a settings-time pre-check. The check
+ * that counts is still the one made when connecting (DNS can change in between).
+ */
+export async function refusalOfUrl(guard: TargetGuard, url: string): Promise<string | null> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'webhook_url must be an absolute URL';
+  }
+  if (u.protocol !== 'https:') return 'webhook_url must be an absolute HTTPS URL (http:// is rejected)';
+  try {
+    await guard.resolve(u.hostname);
+    return null;
+  } catch (e) {
+    if (e instanceof TargetRefusedError) return e.message;
+    const code = (e as { code?: string }).code;
+    return code === 'ENOTFOUND' ? `webhook_url host ${u.hostname} does not resolve` : null;
+  }
+}

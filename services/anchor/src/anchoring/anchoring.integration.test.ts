@@ -124,6 +124,19 @@ describe('anchoring', () => {
     expect(a.explorer_tx_url).toBe('');
   });
 
+  it('acknowledges a malformed tree-built event instead of redelivering it forever', async () => {
+    const now = new Date().toISOString();
+    await publishEvent(bus, subjects.treeBuilt(prefix, 'not-a-uuid'), { event_id: `bad-${Date.now()}`, tenant_id: 'not-a-uuid', tree_index: 0, merkle_root: 'xyz', record_count: 1, period_start: now, period_end: now } as never);
+    const t = randomUUID();
+    await publishEvent(bus, subjects.treeBuilt(prefix, t), { event_id: `tree-${t}-0`, tenant_id: t, tree_index: 0, merkle_root: 'cd'.repeat(32), record_count: 1, period_start: now, period_end: now } as never);
+    await eventually(async () => ((await repo.pendingCount(t)) === 1 ? true : undefined));
+    const jsm = await bus.nc.jetstreamManager();
+    await eventually(async () => {
+      const info = await jsm.consumers.info(`${prefix}_AUDIT`, 'anchor-tree-heads');
+      return info.num_ack_pending === 0 && info.num_pending === 0 ? true : undefined;
+    });
+  });
+
   it('skips a scheduled run while another replica holds the lock', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));

@@ -36,6 +36,11 @@ export function anchorGrpcService(service: AnchorService, logger: Logger): GrpcS
       pb.AnchorServiceService,
       {
         trigger: async (req) => {
+          req.heads.forEach((h, i) => {
+            if (!/^[0-9a-f]{64}$/.test(h.merkleRoot) || h.treeSize < 1 || h.treeIndex < 0 || Number.isNaN(Date.parse(h.periodEnd)) || Number.isNaN(Date.parse(h.periodStart))) {
+              throw InputError.at(['heads', i], 'a tree head needs a 64-hex merkle_root, tree_size >= 1, tree_index >= 0 and ISO timestamps', 'value_error');
+            }
+          });
           const a = await service.trigger(
             tenant(req.tenantId),
             req.heads.map((h) => ({ tree_index: h.treeIndex, tree_size: h.treeSize, merkle_root: h.merkleRoot, period_start: h.periodStart, period_end: h.periodEnd })),

@@ -146,6 +146,20 @@ describe('Merkle tree heads', () => {
     expect(sent.map((h) => [h.tenant_id, h.tree_index])).toEqual([[tenant, 0]]);
   });
 
+  it("isolates a tenant whose chain cannot be built: the other tenants' heads are still written", async () => {
+    const broken = randomUUID();
+    const fine = randomUUID();
+    await append(broken, 3);
+    await append(fine, 2);
+    // simulate corruption: a gap in the broken tenant's leaf sequence
+    await sql`UPDATE audit_records SET tenant_seq = 7 WHERE tenant_id = ${broken} AND tenant_seq = 1`.execute(db);
+    const r = await builder.buildPending({ builtBy: 'schedule', wait: true, now: new Date(Date.now() + 7_200_000) });
+    expect(r.built.some((h) => h.tenant_id === fine && h.tree_size === 2)).toBe(true);
+    expect(r.built.some((h) => h.tenant_id === broken)).toBe(false);
+    await expect(builder.buildPending({ tenantId: broken, builtBy: 'trigger', wait: true })).rejects.toThrow(/gap at leaf 1/);
+    await sql`UPDATE audit_records SET tenant_seq = 1 WHERE tenant_id = ${broken} AND tenant_seq = 7`.execute(db);
+  });
+
   it('lets exactly one replica build: the schedule skips while another holds the advisory lock', async () => {
     const tenant = randomUUID();
     await append(tenant, 3);

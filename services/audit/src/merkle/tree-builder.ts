@@ -74,8 +74,17 @@ export class TreeBuilder {
       }
       const built: TreeHead[] = [];
       for (const tenantId of tenants) {
-        const head = await this.buildTenant(trx, tenantId, now, o.builtBy);
-        if (head) built.push(head);
+        // one tenant's failure (e.g. a gap in its chain) must not hold back every other tenant's head
+        await sql`SAVEPOINT merkle_tenant`.execute(trx);
+        try {
+          const head = await this.buildTenant(trx, tenantId, now, o.builtBy);
+          await sql`RELEASE SAVEPOINT merkle_tenant`.execute(trx);
+          if (head) built.push(head);
+        } catch (e) {
+          await sql`ROLLBACK TO SAVEPOINT merkle_tenant`.execute(trx);
+          if (o.tenantId) throw e;
+          this.logger.error({ err: e, tenantId }, 'Merkle build of one tenant failed; the others go on');
+        }
       }
       return { skipped: false, built };
     });

@@ -27,7 +27,8 @@ export interface AnchorReference {
   network: string;
   chain_id: number;
   contract_address: string;
-  explorer_tx_url: string;
+  /** null on chains without an explorer (the local chain) */
+  explorer_tx_url: string | null;
 }
 
 export interface AnchorReferenceSource {

@@ -24,7 +24,7 @@ export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
     network: a.network,
     chain_id: a.chainId,
     contract_address: a.contractAddress,
-    explorer_tx_url: a.explorerTxUrl,
+    explorer_tx_url: a.explorerTxUrl || null,
   };
 }
 

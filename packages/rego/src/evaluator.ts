@@ -708,6 +708,7 @@ export class Evaluator {
       const ex = cur.get(last);
       if (ex !== undefined && !equal(ex, v)) throw conflict('object keys must be unique', r.loc);
       cur.set(last, v);
+      if (v instanceof RObject) ruleLeaves.add(v);
     }
     function insertMulti(o: RObject, keys: Value[], v: Value, r: Rule) {
       let cur = o;
@@ -916,7 +917,11 @@ function callBuiltin(bi: BuiltinDef, vals: Value[], ctx: EvalCtx, loc: Loc): Val
   }
 }
 
+/** object values produced by ref-head rules: other rules may not inject keys into them */
+const ruleLeaves = new WeakSet<RObject>();
+
 function mergeObj(a: RObject, b: RObject, strict = false): RObject {
+  if (strict && ruleLeaves.has(a)) throw conflict('object keys must be unique');
   const o = a.clone();
   for (const [k, v] of b.entries()) {
     const ex = o.get(k);

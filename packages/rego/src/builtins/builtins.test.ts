@@ -79,6 +79,13 @@ describe('builtins', () => {
     expect(call('graph.reachable', { a: ['b'], b: ['c'], c: [] }, ['a'])).toEqual(['a', 'b', 'c']);
   });
 
+  it('yaml subset', () => {
+    expect(call('yaml.unmarshal', 'k: v\nlist:\n  - 1\n  - name: x\n    age: 3\nflow: [a, {b: 2}]\n')).toEqual({ k: 'v', list: [1, { name: 'x', age: 3 }], flow: ['a', { b: 2 }] });
+    expect(call('yaml.marshal', [{ foo: [1, 2] }])).toBe('- foo:\n  - 1\n  - 2\n');
+    expect(call('yaml.is_valid', 'a: {')).toBe(false);
+    expect(() => call('yaml.unmarshal', '[1,2,3')).toThrow('yaml: line 1: did not find');
+  });
+
   it('type errors name the operand', () => {
     expect(() => call('object.keys', 'x')).toThrow('object.keys: operand 1 must be object but got string');
     expect(() => call('count', 1)).toThrow('count: operand 1 must be one of {array, object, set, string} but got number');

@@ -1,7 +1,7 @@
 import type { Expr, ImportAST, Loc, ModuleAST, RuleAST, Term } from './ast.js';
 import { RegoError } from './errors.js';
 import { BUILTINS } from './builtins/index.js';
-import { RObject, type Value } from './value.js';
+import type { Value } from './value.js';
 import { shapeBody, shapeTerm } from './shape.js';
 
 export interface Rule {
@@ -443,7 +443,6 @@ export class Compiler {
         const key = e.key ? this.declarePattern(e.key, inner, ctx, b) : undefined;
         const val = this.declarePattern(e.val, inner, ctx, b);
         const body = this.compileBody(e.body, inner, ctx, [...b, ...this.allSlots(scope)], false, true);
-        void 0;
         return { k: 'every', key, val, coll, body, ...base };
       }
     }
@@ -663,11 +662,6 @@ export class Compiler {
     return out;
   }
 
-  private needsInInput(_e: Expr, _v: number): boolean { return false; }
-  private isLocalAnywhere(v: number, scope: Scope): boolean {
-    for (let c: Scope | undefined = scope; c; c = c.parent) for (const s of c.vars.values()) if (s === v) return true;
-    return false;
-  }
   private slotName(v: number, scope: Scope): string | undefined {
     for (let c: Scope | undefined = scope; c; c = c.parent) for (const [k, s] of c.vars) if (s === v) return k;
     return undefined;
@@ -700,4 +694,3 @@ function shapeRule(r: Rule): void {
   if (r.value) r.value = shapeTerm(r.value);
 }
 
-export function emptyObject(): RObject { return new RObject(); }

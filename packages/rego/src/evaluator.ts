@@ -14,7 +14,6 @@ const COMPUTING = Symbol('computing');
 const NOPE = Symbol('nope');
 const UNSET = Symbol('unset');
 
-export interface Mock { kind: 'value'; v: Value } 
 export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: BuiltinDef } | { kind: 'user'; path: string[] };
 
 const sharedCaches = new WeakMap<object, [Map<unknown, Value | undefined>, Map<unknown, Value | undefined>]>();

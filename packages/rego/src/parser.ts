@@ -416,16 +416,12 @@ export class Parser {
       this.nlStack.pop(); this.expectP(']');
       return { t: 'arraycomp', head: first, body, loc };
     }
-    items.push(this.continueOr(first));
+    items.push(first);
     while (this.isP(',')) { this.p++; if (this.isP(']')) break; items.push(this.parseTermIn()); }
     this.nlStack.pop(); this.expectP(']');
     return { t: 'array', items, loc };
   }
 
-  private continueOr(first: Term): Term {
-    // first was parsed without '|'; nothing more to do (a '|' would have been a comprehension)
-    return first;
-  }
 
   private parseBrace(): Term {
     const st = this.tok; const loc = this.loc(st); this.p++;

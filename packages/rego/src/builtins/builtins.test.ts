@@ -86,6 +86,12 @@ describe('builtins', () => {
     expect(() => call('yaml.unmarshal', '[1,2,3')).toThrow('yaml: line 1: did not find');
   });
 
+  it('regex.globs_match intersects simple patterns', () => {
+    expect(call('regex.globs_match', 'a.a.[0-9]+z', '.b.b2359825792*594823z')).toBe(true);
+    expect(call('regex.globs_match', '[a-z]+', '[0-9]*')).toBe(false);
+    expect(() => call('regex.globs_match', 'pqrs]', '[a-b]+')).toThrow("set-close ']' with no preceding '['");
+  });
+
   it('type errors name the operand', () => {
     expect(() => call('object.keys', 'x')).toThrow('object.keys: operand 1 must be object but got string');
     expect(() => call('count', 1)).toThrow('count: operand 1 must be one of {array, object, set, string} but got number');

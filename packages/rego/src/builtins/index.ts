@@ -8,7 +8,8 @@ import { register as net } from './net.js';
 import { register as uri } from './uri.js';
 import { register as crypto } from './crypto.js';
 import { register as yaml } from './yaml.js';
+import { register as globs } from './globs.js';
 
 export const BUILTINS = new Map<string, BuiltinDef>();
 const reg = (name: string, arity: number, fn: BuiltinDef['fn'], multi?: boolean) => { BUILTINS.set(name, { name, arity, fn, multi }); };
-core(reg); strings(reg); objects(reg); encoding(reg); time(reg); net(reg); uri(reg); crypto(reg); yaml(reg);
+core(reg); strings(reg); objects(reg); encoding(reg); time(reg); net(reg); uri(reg); crypto(reg); yaml(reg); globs(reg);

@@ -232,11 +232,6 @@ export function register(reg: Reg): void {
     }
     return new RegExp('^' + pat + '$', 'u').test(s);
   });
-  reg('regex.globs_match', 2, (a) => {
-    const g1 = str('regex.globs_match', a, 0), g2 = str('regex.globs_match', a, 1);
-    // approximation: sample-based intersection check
-    try { const r1 = new RegExp('^(?:' + goRe(g1) + ')$', 'u'), r2 = new RegExp('^(?:' + goRe(g2) + ')$', 'u'); return r1.test(g2.replace(/[.*+?]/g, 'a')) || r2.test(g1.replace(/[.*+?]/g, 'a')) || samples(g1).some((x) => r2.test(x)) || samples(g2).some((x) => r1.test(x)); } catch { throw builtinErr('regex.globs_match', 'invalid pattern'); }
-  });
 
   // glob
   const globCache = new Map<string, RegExp>();
@@ -259,7 +254,6 @@ export function register(reg: Reg): void {
   void isInt; void normBig; void RObject;
 }
 
-function samples(g: string): string[] { return [g.replace(/\\/g, ''), g.replace(/\.\*/g, '').replace(/[\\^$]/g, '')]; }
 function escapeRe(s: string): string { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
 
 /** translate Go RE2 syntax to JS */

@@ -637,22 +637,26 @@ export class Evaluator {
           const f: Frame = new Array(cur.nslots);
           let found = false;
           const rr = cur;
+          const value = rr.value;
           this.evalBody(cur.body, 0, f, ctx, () => {
             found = true;
-            if (rr.value) {
-              const d = this.direct(rr.value, f, ctx);
-              if (d !== NOPE) { if (d !== undefined) setResult(d, rr); return false; }
-              return this.evalTerm(rr.value, f, ctx, (v) => { setResult(v, rr); return false; });
+            let d: Value | undefined | typeof NOPE = true;
+            if (value !== undefined) {
+              d = this.direct(value, f, ctx);
+              if (d === NOPE) {
+                return this.evalTerm(value, f, ctx, (v) => {
+                  if (result !== undefined && !equal(result, v)) throw conflict('complete rules must not produce multiple outputs', rloc ?? rr.loc);
+                  result = v; rloc = rr.loc; return false;
+                });
+              }
+              if (d === undefined) return false;
             }
-            setResult(true, rr);
+            if (result !== undefined && !equal(result, d)) throw conflict('complete rules must not produce multiple outputs', rloc ?? rr.loc);
+            result = d; rloc = rr.loc;
             return false;
           });
           if (found) break;
         }
-      }
-      function setResult(v: Value, r: Rule) {
-        if (result !== undefined && !equal(result, v)) throw conflict('complete rules must not produce multiple outputs', rloc ?? r.loc);
-        result = v; rloc = r.loc;
       }
       if (result === undefined && node.defaultRule?.value) this.evalTerm(node.defaultRule.value, [], ctx, (v) => { result = v; return true; });
       return result;
@@ -851,6 +855,19 @@ function compileDirect(t: Term): DirectFn {
           let v: Value | undefined = f[slot];
           if (v === undefined) return NOPE;
           for (let i = 0; i < n && v !== undefined; i++) v = lookupStatic(v, keys[i]);
+          return v;
+        };
+      }
+      if (t.root === 'data') {
+        let dn: [Node, number] | null | undefined;
+        return (ev, f, ctx) => {
+          if (ctx.overrides) return ev.directRef(t, f, ctx);
+          if (dn === undefined) dn = staticRuleNode(ctx.root, path);
+          if (dn === null) return ev.directRef(t, f, ctx);
+          const node = dn[0];
+          if (node.funcs.length || node.defaultRule?.kind === 'func') return undefined;
+          let v = ev.nodeValue(node, undefined, ctx);
+          for (let i = dn[1]; i < n && v !== undefined; i++) v = lookupStatic(v, keys[i]);
           return v;
         };
       }

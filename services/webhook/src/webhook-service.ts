@@ -36,7 +36,7 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
     connectTimeoutMs: config.connectTimeoutMs,
     caFile: config.caFile,
   });
-  const repo = new DeliveryRepository(db);
+  const repo = new DeliveryRepository(db, config.streamPrefix);
   const tenants = new TenantWebhookRepository(db);
   const leaseMs = config.timeoutMs + config.connectTimeoutMs + 5_000;
   const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, perTenant: config.perTenantConcurrency, pollMs: config.pollMs, leaseMs });

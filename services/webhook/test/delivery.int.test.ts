@@ -248,6 +248,7 @@ describe('target guard', () => {
     const rx = await receiver();
     const good = await createTenant(db, { url: `https://hook.test:${rx.port}/named` });
     const ok = await service.deliveries.test(good.id);
+    expect(ok.attempt_log[0].error).toBeNull();
     expect(ok).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(rx.requests[0].headers.host).toBe(`hook.test:${rx.port}`);
     expect(rx.requests[0].path).toBe('/named');
@@ -352,9 +353,23 @@ describe('gRPC adapter', () => {
   });
 });
 
+describe('fleets sharing a database', () => {
+  it('a webhook service only attempts the deliveries its own fleet (stream prefix) accepted', async () => {
+    const rx = await receiver();
+    const t = await createTenant(db, { url: rx.url() });
+    const foreign = new DeliveryRepository(db, `${prefix}_OTHER`);
+    const id = randomUUID();
+    await foreign.insert(t.id, { id, eventId: `foreign:${id}`, event: 'action.allowed', actionId: null, url: rx.url(), body: '{}', isTest: false, dueInMs: 0 });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(rx.requests).toHaveLength(0);
+    expect(await service.deliveries.get(t.id, id)).toMatchObject({ status: 'pending', attempts: 0 });
+    await db.deleteFrom('webhook_deliveries').where('id', '=', id).execute();
+  });
+});
+
 describe('log retention and metrics', () => {
   it('purges final deliveries older than the retention, never pending ones', async () => {
-    const repo = new DeliveryRepository(db);
+    const repo = new DeliveryRepository(db, prefix);
     const t = await createTenant(db, { url: 'https://example.invalid/' });
     const ids = { oldDelivered: randomUUID(), oldPending: randomUUID(), recentFailed: randomUUID() };
     for (const [name, id] of Object.entries(ids)) {

@@ -1,7 +1,8 @@
 /**
  * The only queries on webhook_deliveries / webhook_attempts. Tenant id first, always; the exceptions are
  * the maintenance queries over every tenant (`claimDue`, which hands each row back with its tenant,
- * `pendingCount` for the backlog metric, `purgeCompletedBefore` for retention). No API reaches them.
+ * `pendingCount` for the backlog metric, `purgeCompletedBefore` for retention). No API reaches them; they
+ * are limited to this fleet's deliveries (its stream prefix), so fleets sharing a database stay apart.
  */
 import type { Db } from '@agw/shared';
 import { sql } from 'kysely';
@@ -84,7 +85,11 @@ const columns = [
 const interval = (ms: number) => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
 
 export class DeliveryRepository {
-  constructor(private readonly db: Db) {}
+  /** `streamPrefix`: the fleet's AGW_STREAM_PREFIX, stored on every delivery it accepts */
+  constructor(
+    private readonly db: Db,
+    private readonly streamPrefix = '',
+  ) {}
 
   /** Insert unless this tenant already has a delivery for the event (a redelivered message); true when inserted. */
   async insert(tenantId: string, d: NewDelivery): Promise<boolean> {
@@ -100,6 +105,7 @@ export class DeliveryRepository {
         body: d.body,
         is_test: d.isTest,
         next_attempt_at: interval(d.dueInMs),
+        stream_prefix: this.streamPrefix,
       })
       .onConflict((oc) => oc.columns(['tenant_id', 'event_id']).doNothing())
       .executeTakeFirst();
@@ -117,6 +123,7 @@ export class DeliveryRepository {
     let due = this.db
       .selectFrom('webhook_deliveries')
       .select(['id', 'next_attempt_at', sql<number>`row_number() OVER (PARTITION BY tenant_id ORDER BY next_attempt_at)`.as('rank')])
+      .where('stream_prefix', '=', this.streamPrefix)
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<=', sql<Date>`now()`);
     if (o.skipTenants.length) due = due.where('tenant_id', 'not in', o.skipTenants);
@@ -149,7 +156,12 @@ export class DeliveryRepository {
 
   /** Deliveries not final yet, over all tenants (the backlog metric). */
   async pendingCount(): Promise<number> {
-    const r = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('stream_prefix', '=', this.streamPrefix)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
@@ -163,6 +175,7 @@ export class DeliveryRepository {
         this.db
           .selectFrom('webhook_deliveries')
           .select('id')
+          .where('stream_prefix', '=', this.streamPrefix)
           .where('status', '<>', 'pending')
           .where('completed_at', '<', sql<Date>`now() - make_interval(days => ${days})`)
           .limit(batch),

@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { type ConnectionOptions, type SecureContext, createSecureContext, rootCertificates } from 'node:tls';
 import { type TargetGuard, TargetRefusedError } from './target-guard';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'tls_error' | 'refused' | 'error';
@@ -43,7 +43,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_TLS|ERR_SSL|HOSTNAME_MISMATCH|ERR_INVALID_CERT)/;
 
 export class HttpsSender {
-  private ca?: { mtimeMs: number; pem: string[] };
+  private ca?: { mtimeMs: number; context: SecureContext };
 
   constructor(private readonly o: HttpsSenderOptions) {}
 
@@ -85,7 +85,7 @@ export class HttpsSender {
       };
       let request: ClientRequest;
       try {
-        request = https.request({
+        const options: https.RequestOptions & Pick<ConnectionOptions, 'secureContext'> = {
           host: target.address,
           family: target.family,
           port: url.port ? Number(url.port) : 443,
@@ -93,7 +93,7 @@ export class HttpsSender {
           method: 'POST',
           // SNI and certificate verification use the URL's host name, never the pinned address
           servername: isIP(hostname) ? undefined : hostname,
-          ca: this.trustedCas(),
+          secureContext: this.secureContext(),
           agent: false,
           signal: deadline,
           headers: {
@@ -103,7 +103,9 @@ export class HttpsSender {
             'content-length': String(Buffer.byteLength(req.body)),
             'user-agent': this.o.userAgent ?? 'agw-webhook/1.0',
           },
-        });
+        };
+        // secureContext is handed through to tls.connect like the other TLS options
+        request = https.request(options);
       } catch (e) {
         return finish(done('error', null, `request not sent: ${(e as Error).message}`));
       }
@@ -141,8 +143,11 @@ export class HttpsSender {
     });
   }
 
-  /** System roots plus the configured extra CA file (re-read when it changed; missing means none yet). */
-  private trustedCas(): string[] | undefined {
+  /**
+   * System roots plus the configured extra CA file, as one TLS context built when the file changed
+   * (a missing file means no extra CA yet); undefined means node's defaults.
+   */
+  private secureContext(): SecureContext | undefined {
     if (!this.o.caFile) return undefined;
     let mtimeMs: number;
     try {
@@ -152,9 +157,9 @@ export class HttpsSender {
       return undefined;
     }
     if (!this.ca || this.ca.mtimeMs !== mtimeMs) {
-      this.ca = { mtimeMs, pem: [...rootCertificates, readFileSync(this.o.caFile, 'utf8')] };
+      this.ca = { mtimeMs, context: createSecureContext({ ca: [...rootCertificates, readFileSync(this.o.caFile, 'utf8')] }) };
     }
-    return this.ca.pem;
+    return this.ca.context;
   }
 }
 

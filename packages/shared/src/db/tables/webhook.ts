@@ -1,4 +1,4 @@
-/** Tables owned by the webhook service (migration 20261121_0007_webhook). */
+/** Tables owned by the webhook service (migrations 20261121_0007_webhook, 20261121_0007b_webhook_stream_prefix). */
 import type { ColumnType } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -27,6 +27,8 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: Timestamp;
   completed_at: Date | null;
+  /** AGW_STREAM_PREFIX of the fleet that accepted the event; a fleet only attempts its own (migration 0007b) */
+  stream_prefix: ColumnType<string, string | undefined, string>;
 }
 
 /** One HTTP attempt of a delivery. */

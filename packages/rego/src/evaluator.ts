@@ -106,6 +106,28 @@ export class Evaluator {
             }
           }
         } else if (e.k === 'some') { i++; continue; }
+        else if (e.k === 'somein' && !e.negated) {
+          // `some [k,] v in coll` with fresh vars: iterate directly
+          const vt = e.val, kt = e.key;
+          const vs = vt.t === 'var' && vt.slot !== undefined && vt.slot >= 0 && f[vt.slot] === undefined ? vt.slot : -1;
+          const ks = kt === undefined ? -2 : kt.t === 'var' && kt.slot !== undefined && kt.slot >= 0 && f[kt.slot] === undefined && kt.slot !== vs ? kt.slot : -1;
+          if (vs >= 0 && ks !== -1) {
+            const c = this.direct(e.coll, f, ctx);
+            if (c !== NOPE) {
+              const next = i + 1;
+              result = false;
+              if (c !== undefined && c !== null && typeof c === 'object') {
+                result = iterate(c, (key, val) => {
+                  f[vs] = val; if (ks >= 0) f[ks] = key;
+                  const r = this.evalBody(body, next, f, ctx, k);
+                  f[vs] = undefined; if (ks >= 0) f[ks] = undefined;
+                  return r;
+                });
+              }
+              break loop;
+            }
+          }
+        }
       }
       const next = i + 1;
       result = this.evalExpr(e, f, ctx, () => this.evalBody(body, next, f, ctx, k));

@@ -476,12 +476,22 @@ export class Evaluator {
       }
       case 'arraycomp': {
         const out: Value[] = [];
-        this.evalBody(t.body, 0, f, ctx, () => this.evalTerm(t.head, f, ctx, (v) => { out.push(v); return false; }));
+        const head = t.head;
+        this.evalBody(t.body, 0, f, ctx, () => {
+          const d = this.direct(head, f, ctx);
+          if (d !== NOPE) { if (d !== undefined) out.push(d); return false; }
+          return this.evalTerm(head, f, ctx, (v) => { out.push(v); return false; });
+        });
         return k(out);
       }
       case 'setcomp': {
         const out = new RSet();
-        this.evalBody(t.body, 0, f, ctx, () => this.evalTerm(t.head, f, ctx, (v) => { out.add(v); return false; }));
+        const head = t.head;
+        this.evalBody(t.body, 0, f, ctx, () => {
+          const d = this.direct(head, f, ctx);
+          if (d !== NOPE) { if (d !== undefined) out.add(d); return false; }
+          return this.evalTerm(head, f, ctx, (v) => { out.add(v); return false; });
+        });
         return k(out);
       }
       case 'objcomp': {

@@ -26,6 +26,7 @@ export const anchorSettings = {
   scheduleEnabled: setting('ANCHOR_SCHEDULE_ENABLED', envBool(true), 'run the hourly anchoring in this replica (an advisory lock lets one replica write)'),
   tickSeconds: setting('ANCHOR_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly anchor is due'),
   maxLeavesPerTx: setting('ANCHOR_MAX_LEAVES_PER_TX', envInt(10_000), 'most tenant tree heads aggregated into one transaction'),
+  triggerMinIntervalSeconds: setting('ANCHOR_TRIGGER_MIN_INTERVAL_SECONDS', z.coerce.number().int().min(0).optional(), 'POST /api/anchor/trigger sends a transaction only if the last one is older (default 0 on the embedded chain, 300 with ANCHOR_RPC_URL: gas)'),
 };
 
 /** Anvil's first development account: a publicly known key, only ever used with the embedded local chain. */

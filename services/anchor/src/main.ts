@@ -73,7 +73,8 @@ runService({
     );
     const merkleClient = createMerkleClient(config.auditGrpcUrl);
     closers.push(() => merkleClient.close());
-    const service = new AnchorService({ repo, batcher, chain: () => state, local: new GrpcLocalTreeHeads(merkleClient), logger });
+    const triggerMinIntervalMs = (config.triggerMinIntervalSeconds ?? (embedded ? 0 : 300)) * 1000;
+    const service = new AnchorService({ repo, batcher, chain: () => state, local: new GrpcLocalTreeHeads(merkleClient), logger, triggerMinIntervalMs });
 
     const bus = await connectBus(config.natsUrl, config.streamPrefix, 'anchor');
     closers.push(() => bus.close());

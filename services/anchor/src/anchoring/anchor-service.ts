@@ -2,7 +2,7 @@
  * What the API asks of anchoring, per tenant: trigger, status, verify (reads the chain and compares with
  * the local roots), the anchor references of the compliance export, and the chain's health.
  */
-import { ConflictError, type Logger } from '@agw/shared';
+import { ConflictError, type Logger, RateLimitError } from '@agw/shared';
 import type { Hex } from 'viem';
 import { type AnchorContract, explorerAddressUrl, explorerTxUrl } from '../chain/anchor-contract';
 import { aggregateLeafBytes, hashLeaf, rootFromProof } from './aggregate-tree';
@@ -35,6 +35,8 @@ export class AnchorService {
       chain: () => ChainState;
       local: LocalTreeHeads;
       logger: Logger;
+      /** a trigger sends a transaction only if the last one is at least this old (gas on a real chain) */
+      triggerMinIntervalMs?: number;
     },
   ) {}
 
@@ -45,7 +47,18 @@ export class AnchorService {
   /** Record the heads the caller just built, anchor everything pending, answer with the tenant's latest anchor. */
   async trigger(tenantId: string, heads: Array<Omit<ReceivedHead, 'tenant_id'>>): Promise<TenantAnchorView> {
     for (const h of heads) await this.d.repo.recordTreeHead(tenantId, h);
-    await this.d.batcher.run({ wait: true });
+    const minInterval = this.d.triggerMinIntervalMs ?? 0;
+    const last = minInterval > 0 ? (await this.d.repo.statsAcrossTenants()).last_anchor_at : null;
+    const waitMs = last ? Date.parse(last) + minInterval - Date.now() : 0;
+    if (waitMs > 0) {
+      if ((await this.d.repo.pendingCount(tenantId)) > 0) {
+        throw new RateLimitError(
+          `The last anchor transaction is recent: the tree head is pending and goes into the next transaction (in ${Math.ceil(waitMs / 1000)} s at the earliest, or the hourly run)`,
+        );
+      }
+    } else {
+      await this.d.batcher.run({ wait: true });
+    }
     const latest = await this.d.repo.latestAnchored(tenantId);
     if (!latest) throw new ConflictError('Nothing to anchor yet: the tenant has no audit records in a Merkle tree');
     return this.view(latest);

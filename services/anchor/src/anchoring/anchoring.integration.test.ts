@@ -124,6 +124,27 @@ describe('anchoring', () => {
     expect(a.explorer_tx_url).toBe('');
   });
 
+  it('limits how often a trigger may send a transaction (gas on a real chain)', async () => {
+    const throttled = new AnchorService({
+      repo,
+      batcher,
+      chain: () => ({ contract, network: 'local', chainId: 31337, embedded: true }),
+      local: { rootAt: async (t, i) => localRoots.get(`${t}:${i}`) },
+      logger,
+      triggerMinIntervalMs: 3_600_000,
+    });
+    const t = randomUUID();
+    const now = new Date().toISOString();
+    // the previous test just anchored: a new head waits for the next transaction (429), nothing is lost
+    await expect(throttled.trigger(t, [{ tree_index: 0, tree_size: 2, merkle_root: 'ef'.repeat(32), period_start: now, period_end: now }])).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(await repo.pendingCount(t)).toBe(1);
+    // without the limit the pending head is anchored
+    const a = await service.trigger(t, []);
+    expect(a).toMatchObject({ tree_index: 0, merkle_root: 'ef'.repeat(32) });
+    // already anchored: the throttled trigger answers with the existing anchor
+    expect((await throttled.trigger(t, [])).tx_hash).toBe(a.tx_hash);
+  });
+
   it('acknowledges a malformed tree-built event instead of redelivering it forever', async () => {
     const now = new Date().toISOString();
     await publishEvent(bus, subjects.treeBuilt(prefix, 'not-a-uuid'), { event_id: `bad-${Date.now()}`, tenant_id: 'not-a-uuid', tree_index: 0, merkle_root: 'xyz', record_count: 1, period_start: now, period_end: now } as never);

@@ -204,7 +204,7 @@ addPaths({
   },
   '/anchor/status': { get: { security: secured, responses: { 200: ok('{network, connected_chains, contract_address, anchor_count, last_anchor}') } } },
   '/anchor/verify': { get: { security: secured, responses: { 200: ok('{verified, on_chain_root, local_root, tx_hash}') } } },
-  '/anchor/trigger': { post: { security: secured, summary: 'Build pending tree heads and anchor them now', responses: { 200: ok('{status: anchored, merkle_root, tx_hash}'), 409: ok('nothing to anchor') } } },
+  '/anchor/trigger': { post: { security: secured, summary: 'Build pending tree heads and anchor them now', responses: { 200: ok('{status: anchored, merkle_root, tx_hash}'), 409: ok('nothing to anchor'), 429: ok('the last transaction is too recent; the head stays pending'), 502: ok('anchor service unreachable') } } },
   '/compliance/export/{tenant_id}': {
     get: {
       security: secured,

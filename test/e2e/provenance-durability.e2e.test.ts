@@ -32,6 +32,8 @@ describe('anchoring durability', () => {
     expect(roots.body.trees.map((x: { record_count: number }) => x.record_count)).toEqual([3, 5]);
     const health = await api('GET', '/health', { key: t.apiKey });
     expect(health.body.blockchain.status).toBe('error');
+    expect(health.body.services.anchor).toBe('unreachable');
+    expect(health.body.status).toBe('degraded');
 
     await fleet('start', 'anchor');
     // the head built while it was down arrives through the durable NATS consumer

@@ -156,6 +156,7 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     const health = await api('GET', '/health', { key: a.apiKey });
     expect(health.body.blockchain).toMatchObject({ status: 'ok', network: 'local', connected: true, contract_address: t2.body.contract_address });
     expect(health.body.merkle).toMatchObject({ status: 'ok' });
+    expect(health.body.services).toMatchObject({ audit: 'ok', anchor: 'ok' });
     expect(health.body.merkle.tree_heads).toBeGreaterThanOrEqual(2);
   });
 

@@ -111,7 +111,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     rateLimiter: new RateLimiter(redis),
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker),
-    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw } }),
+    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw } }),
     adminEmails,
   };
   addProvenanceHealth(deps);

@@ -4,11 +4,14 @@
  */
 import path from 'node:path';
 
-export const E2E_OFFSET = 10000;
+/** Port offset of the e2e fleet; E2E_PORT_OFFSET runs a second suite beside another (gRPC ports stay < 65536 up to 15000). */
+export const E2E_OFFSET = Number(process.env.E2E_PORT_OFFSET ?? 10000);
 export const E2E_BASE_URL = `http://127.0.0.1:${8080 + E2E_OFFSET}/api`;
 export const E2E_CONTROL_URL = `http://127.0.0.1:${8999 + E2E_OFFSET}`;
-export const E2E_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/agw_e2e';
-export const E2E_STREAM_PREFIX = 'E2E';
+/** The e2e fleet's own database and stream prefix (per offset, so parallel suites never share state). */
+export const E2E_DATABASE_NAME = E2E_OFFSET === 10000 ? 'agw_e2e' : `agw_e2e_${E2E_OFFSET}`;
+export const E2E_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${E2E_DATABASE_NAME}`;
+export const E2E_STREAM_PREFIX = E2E_OFFSET === 10000 ? 'E2E' : `E2E${E2E_OFFSET}`;
 /** Extra CA trusted by the e2e webhook service (re-read when it changes); written by the webhook e2e tests. */
 export const E2E_WEBHOOK_CA_FILE = path.resolve(__dirname, '../../../.run/e2e-webhook-ca.pem');
 

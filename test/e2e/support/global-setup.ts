@@ -1,7 +1,7 @@
 /** Starts the e2e fleet (scripts/fleet.mjs at a port offset, own database and stream prefix) once. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { E2E_CONTROL_URL, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './e2e-env';
+import { E2E_CONTROL_URL, E2E_DATABASE_NAME, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './e2e-env';
 
 export default async function globalSetup(): Promise<void> {
   const root = path.resolve(__dirname, '../../..');
@@ -12,7 +12,7 @@ export default async function globalSetup(): Promise<void> {
       '--offset',
       String(E2E_OFFSET),
       '--db',
-      'agw_e2e',
+      E2E_DATABASE_NAME,
       '--prefix',
       E2E_STREAM_PREFIX,
       '--control-port',

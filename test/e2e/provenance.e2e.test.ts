@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createPublicClient, decodeEventLog, http, parseAbi } from 'viem';
 import { type Tenant, api, call, newTenant } from './support/api';
-import { E2E_OFFSET } from './support/e2e-env';
+import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 
 // ---- an independent RFC 9162 verifier (not the service's code) ----
 const H = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
@@ -198,7 +198,7 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
       expect(inclusionRoot(leafHash(hex(p.record_hash)), p.leaf_index, p.tree_size, p.proof.map(hex))?.toString('hex')).toBe(p.merkle_root);
     }
 
-    const pdf = await fetch(`${process.env.E2E_BASE_URL ?? `http://127.0.0.1:${8080 + E2E_OFFSET}/api`}/compliance/export/${a.tenantId}?format=pdf`, { headers: { 'x-api-key': a.apiKey } });
+    const pdf = await fetch(`${E2E_BASE_URL}/compliance/export/${a.tenantId}?format=pdf`, { headers: { 'x-api-key': a.apiKey } });
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     const bytes = Buffer.from(await pdf.arrayBuffer());

@@ -1,7 +1,7 @@
 /** Composition root of the anchor service: config, chain (embedded anvil or RPC), stores, consumer, gRPC, shutdown. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { connectBus, createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
+import { DependencyUnavailableError, connectBus, createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
 import { sql } from 'kysely';
 import type { Hex } from 'viem';
 import { AnchorBatcher } from './anchoring/anchor-batcher';
@@ -65,7 +65,7 @@ runService({
       db,
       repo,
       () => {
-        if (!state.contract) throw new Error(`chain ${state.network} unavailable: ${state.error ?? 'not connected'}`);
+        if (!state.contract) throw new DependencyUnavailableError(`chain ${state.network} unavailable: ${state.error ?? 'not connected'}`);
         return state.contract;
       },
       logger,

@@ -6,7 +6,7 @@
  * transaction rolls back and the heads stay pending for the next run (the contract tolerates a root
  * anchored twice).
  */
-import type { Db, Logger } from '@agw/shared';
+import { type Db, DependencyUnavailableError, type Logger } from '@agw/shared';
 import { sql } from 'kysely';
 import type { AnchorContract } from '../chain/anchor-contract';
 import { buildAggregate } from './aggregate-tree';
@@ -60,7 +60,7 @@ export class AnchorBatcher {
       const end = this.metrics?.transactionSeconds.startTimer({ network: contract.network });
       const onChain = await contract.anchor(tree.root, pending.length).catch((e: unknown) => {
         this.metrics?.transactions.inc({ network: contract.network, outcome: 'failed' });
-        throw e;
+        throw new DependencyUnavailableError(`the ${contract.network} chain did not take the anchor transaction: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`, { cause: e });
       });
       end?.();
       this.metrics?.transactions.inc({ network: contract.network, outcome: 'anchored' });

@@ -145,6 +145,23 @@ describe('anchoring', () => {
     expect((await throttled.trigger(t, [])).tx_hash).toBe(a.tx_hash);
   });
 
+  it('keeps the heads pending and answers 502 when the chain does not take the transaction', async () => {
+    const chainId = 31337;
+    const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId, logger });
+    const store = { contractAddress: async () => undefined, saveContractAddress: async () => undefined };
+    const doomed = await AnchorContract.connect({ rpcUrl: other.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store, logger });
+    await other.stop();
+    const failing = new AnchorBatcher(db, repo, () => doomed, logger, 10_000);
+    const t = randomUUID();
+    const now = new Date().toISOString();
+    await repo.recordTreeHead(t, { tree_index: 0, tree_size: 1, merkle_root: '12'.repeat(32), period_start: now, period_end: now });
+    await expect(failing.run({ wait: true })).rejects.toMatchObject({ code: 'dependency_unavailable' });
+    expect(await repo.pendingCount(t)).toBe(1);
+    expect(await repo.latestAnchored(t)).toBeUndefined();
+    await batcher.run({ wait: true });
+    expect(await repo.pendingCount(t)).toBe(0);
+  }, 30_000);
+
   it('acknowledges a malformed tree-built event instead of redelivering it forever', async () => {
     const now = new Date().toISOString();
     await publishEvent(bus, subjects.treeBuilt(prefix, 'not-a-uuid'), { event_id: `bad-${Date.now()}`, tenant_id: 'not-a-uuid', tree_index: 0, merkle_root: 'xyz', record_count: 1, period_start: now, period_end: now } as never);

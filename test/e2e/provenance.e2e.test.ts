@@ -123,6 +123,18 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     // the same proof does not prove another record
     expect(inclusionRoot(leafHash(hex(all[3].record_hash)), 2, 9, proof.body.proof.map(hex))?.toString('hex')).not.toBe(tree1.merkle_root);
 
+    // the same record against the first, already anchored tree head: record -> tree 0 root -> aggregate root of t1's transaction
+    const anchoredProof = await api('GET', `/audit/merkle/proof/${all[2].record_hash}?tree_index=0`, { key: a.apiKey });
+    expect(anchoredProof.status).toBe(200);
+    expect(anchoredProof.body).toMatchObject({ merkle_root: tree0.merkle_root, tree_index: 0, tree_size: 5, verified: true });
+    expect(inclusionRoot(leafHash(hex(all[2].record_hash)), 2, 5, anchoredProof.body.proof.map(hex))?.toString('hex')).toBe(t1.body.tenant_root);
+    const agg1 = t1.body.aggregate_proof;
+    expect(inclusionRoot(leafHash(hex(agg1.leaf_hex)), agg1.leaf_index, agg1.tree_size, agg1.proof.map(hex))?.toString('hex')).toBe(t1.body.merkle_root);
+    expect((await api('GET', `/audit/merkle/proof/${all[6].record_hash}?tree_index=0`, { key: a.apiKey })).status).toBe(409);
+    const badIndex = await api('GET', `/audit/merkle/proof/${all[6].record_hash}?tree_index=abc`, { key: a.apiKey });
+    expect(badIndex.status).toBe(422);
+    expect(badIndex.body.detail[0].loc).toEqual(['query', 'tree_index']);
+
     // consistency proof: tree 0 is a prefix of tree 1, verified here
     const cons = await api('GET', '/audit/merkle/consistency/0/1', { key: a.apiKey });
     expect(cons.status).toBe(200);

@@ -44,7 +44,7 @@ export function merkleGrpcService(
         },
         listTreeHeads: async (req) => ({ trees: (await d.proofs.listHeads(required(req.tenantId))).map(toTreeHead) }),
         inclusionProof: async (req) => {
-          const p = await d.proofs.inclusion(required(req.tenantId), req.recordHash);
+          const p = await d.proofs.inclusion(required(req.tenantId), req.recordHash, req.treeIndex);
           return { recordHash: p.record_hash, recordId: p.record_id, leafIndex: p.leaf_index, leafHash: p.leaf_hash, tree: toTreeHead(p.tree), proof: p.proof, verified: p.verified };
         },
         consistencyProof: async (req) => {

@@ -36,12 +36,26 @@ export class MerkleProofs {
     return this.repo.latestHead(tenantId);
   }
 
-  /** Inclusion of a record (by record_hash) in the latest tree head, which includes it when any head does. */
-  async inclusion(tenantId: string, recordHashInput: string): Promise<InclusionProof> {
+  /**
+   * Inclusion of a record (by record_hash) in the latest tree head, which includes it when any head
+   * does, or in tree head `treeIndex` (e.g. the one that was anchored).
+   */
+  async inclusion(tenantId: string, recordHashInput: string, treeIndex?: number): Promise<InclusionProof> {
+    if (treeIndex !== undefined && (!Number.isSafeInteger(treeIndex) || treeIndex < 0)) {
+      throw InputError.at(['query', 'tree_index'], 'tree_index must be a non-negative integer', 'int_parsing');
+    }
     if (!HEX64.test(recordHashInput)) throw InputError.at(['path', 'record_hash'], 'record_hash must be 64 hexadecimal characters (SHA-256)', 'pattern');
     const recordHash = recordHashInput.toLowerCase();
     const record = await this.repo.recordByHash(tenantId, recordHash);
     if (!record) throw new NotFoundError('No audit record with this record_hash');
+    if (treeIndex !== undefined) {
+      const chosen = await this.repo.headByIndex(tenantId, treeIndex);
+      if (!chosen) throw new NotFoundError(`Tree head ${treeIndex} not found`);
+      if (chosen.tree_size <= record.tenant_seq) {
+        throw new ConflictError(`Tree head ${treeIndex} covers ${chosen.tree_size} records and does not include this one (leaf ${record.tenant_seq}): use a later tree head`);
+      }
+      return this.inclusionAt(tenantId, record, chosen);
+    }
     const tree = await this.repo.latestHead(tenantId);
     if (!tree || tree.tree_size <= record.tenant_seq) {
       throw new ConflictError(

@@ -89,6 +89,14 @@ describe('Merkle tree heads', () => {
       expect(verifyInclusion(all[i], i, 33, p.proof.map((x) => Buffer.from(x, 'hex')), Buffer.from(h1.merkle_root, 'hex'))).toBe(true);
     }
 
+    // against an earlier (e.g. anchored) head that includes the record, and refused for one that does not
+    const early = await proofs.inclusion(tenant, hashes[4], 0);
+    expect(early).toMatchObject({ verified: true, leaf_index: 4 });
+    expect(early.tree).toMatchObject({ tree_index: 0, merkle_root: h0.merkle_root });
+    await expect(proofs.inclusion(tenant, more[0], 0)).rejects.toMatchObject({ code: 'conflict' });
+    await expect(proofs.inclusion(tenant, hashes[0], 9)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(proofs.inclusion(tenant, hashes[0], -1)).rejects.toMatchObject({ code: 'invalid_input' });
+
     const c = await proofs.consistency(tenant, 0, 1);
     expect(c.verified).toBe(true);
     expect(verifyConsistency(13, 33, Buffer.from(h0.merkle_root, 'hex'), Buffer.from(h1.merkle_root, 'hex'), c.proof.map((x) => Buffer.from(x, 'hex')))).toBe(true);

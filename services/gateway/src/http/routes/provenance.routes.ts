@@ -50,6 +50,10 @@ const consistencyParams = z.object({
   tree_m: z.coerce.number({ error: 'tree_m must be an integer' }).int('tree_m must be an integer').min(0, 'tree_m must be >= 0'),
 });
 
+const proofQuery = z.object({
+  tree_index: z.coerce.number({ error: 'tree_index must be an integer' }).int('tree_index must be an integer').min(0, 'tree_index must be >= 0').optional(),
+});
+
 const exportQuery = z.object({
   from: z.string().max(40).optional(),
   to: z.string().max(40).optional(),
@@ -70,7 +74,8 @@ export function provenanceRoutes(d: GatewayDeps): Router {
   });
 
   r.get('/audit/merkle/proof/:record_hash', async (req, res) => {
-    const p = await d.merkle.inclusionProof({ tenantId: authOf(req).tenantId, recordHash: String(req.params.record_hash) });
+    const { tree_index } = parseWith(proofQuery, { tree_index: req.query.tree_index }, 'query');
+    const p = await d.merkle.inclusionProof({ tenantId: authOf(req).tenantId, recordHash: String(req.params.record_hash), treeIndex: tree_index });
     const tree = p.tree!;
     res.json({
       record_hash: p.recordHash,
@@ -190,7 +195,10 @@ addPaths({
     get: {
       security: secured,
       summary: 'Inclusion proof of a record in the latest tree head',
-      parameters: [{ name: 'record_hash', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' } }],
+      parameters: [
+        { name: 'record_hash', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' } },
+        { name: 'tree_index', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'prove against this tree head (e.g. an anchored one) instead of the latest' },
+      ],
       responses: { 200: ok('{record_hash, merkle_root, proof, verified, leaf_index, tree_index, tree_size}'), 404: ok('unknown record'), 409: ok('not in a tree yet'), 422: ok('not a SHA-256 hex') },
     },
   },

@@ -208,6 +208,8 @@ describe('settings', () => {
     expect(JSON.stringify(s.body)).not.toContain(t.apiKey);
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ webhook_url: 'http://example.com/hook' }, 'webhook_url'],
+      [{ webhook_url: 'https://10.1.2.3/hook' }, 'webhook_url'], // private address, refused at settings time too
+      [{ webhook_url: 'https://169.254.169.254/latest/meta-data' }, 'webhook_url'], // link-local (cloud metadata)
       [{ rate_limit_rps: 0 }, 'rate_limit_rps'],
       [{ rate_limit_burst: 'many' }, 'rate_limit_burst'],
       [{ policy_template: 'nope' }, 'policy_template'],

@@ -71,7 +71,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const sessions = new SessionTokens(config.jwtSecret, config.jwtTtlSeconds);
   const tenants = new TenantRepository(db);
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis);
-  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst });
+  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
+    await webhook.checkTarget({ url });
+  });
   const recorder = new DecisionRecorder(audit, new DecisionPublisher(bus, logger));
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it

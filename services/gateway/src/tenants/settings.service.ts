@@ -5,6 +5,7 @@
  * is set without one, and returned only in the PATCH response that saved webhook settings.
  */
 import { randomBytes } from 'node:crypto';
+import { AppError } from '@agw/shared';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type StoredSettings } from './settings.schema';
@@ -15,6 +16,8 @@ export class SettingsService {
     private readonly repo: SettingsRepository,
     private readonly policy: PolicyClient,
     private readonly defaults: { rps: number; burst: number },
+    /** Refuses (422) a webhook URL whose host resolves to a private, loopback or link-local address. */
+    private readonly checkWebhookUrl: (url: string) => Promise<void> = async () => undefined,
   ) {}
 
   /** A short in-process cache: settings are read on every request, changed rarely (other replicas see a change within CACHE_MS). */
@@ -44,6 +47,13 @@ export class SettingsService {
 
   async update(tenantId: string, patch: SettingsPatch): Promise<Record<string, unknown>> {
     const { policy_template, policy_config, custom_policy, webhook_secret, ...rest } = patch;
+    if (typeof patch.webhook_url === 'string') {
+      // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
+      // name resolves to can change), so when it cannot be asked now the URL is still accepted.
+      await this.checkWebhookUrl(patch.webhook_url).catch((e: unknown) => {
+        if (!(e instanceof AppError) || e.code !== 'dependency_unavailable') throw e;
+      });
+    }
     let policy;
     if (policy_template !== undefined || policy_config !== undefined || custom_policy !== undefined) {
       policy = await this.policy.setTenantPolicy({

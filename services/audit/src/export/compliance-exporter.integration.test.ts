@@ -152,6 +152,7 @@ describe('compliance export', () => {
       expect(text).toContain('Summary statistics');
       expect(text).toContain(tenant);
       expect(text).toContain('Sample inclusion proofs');
+      expect(text).toContain(`page 1 of ${pngs.length}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

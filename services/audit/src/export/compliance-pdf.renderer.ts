@@ -22,7 +22,15 @@ function keyValues(doc: Doc, rows: Array<[string, unknown]>): void {
   }
 }
 
-/** A simple table that breaks across pages and repeats its header. */
+/** `text` cut (with an ellipsis) to fit `width` points in the current font. */
+function fit(doc: Doc, text: string, width: number): string {
+  if (doc.widthOfString(text) <= width) return text;
+  let t = text;
+  while (t.length > 1 && doc.widthOfString(`${t}…`) > width) t = t.slice(0, -1);
+  return `${t}…`;
+}
+
+/** A simple table that breaks across pages and repeats its header. Cells are cut to their column. */
 function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows: string[][]): void {
   const rowHeight = 14;
   const totalWidth = columns.reduce((s, c) => s + c.width, 0);
@@ -30,26 +38,26 @@ function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows:
     const y = doc.y;
     doc.rect(MARGIN, y - 2, totalWidth, rowHeight).fill('#e5e7eb').fillColor('#111827');
     let x = MARGIN;
-    doc.font('Helvetica-Bold').fontSize(8);
+    doc.font('Helvetica-Bold').fontSize(7);
     for (const c of columns) {
-      doc.text(c.title, x + 2, y + 1, { width: c.width - 4, lineBreak: false, ellipsis: true });
+      doc.text(fit(doc, c.title, c.width - 4), x + 2, y + 1, { lineBreak: false });
       x += c.width;
     }
     doc.y = y + rowHeight;
   };
   header();
-  doc.font('Helvetica').fontSize(8);
+  doc.font('Helvetica').fontSize(7);
   rows.forEach((row, i) => {
     if (doc.y > doc.page.height - MARGIN - rowHeight) {
       doc.addPage();
       header();
-      doc.font('Helvetica').fontSize(8);
+      doc.font('Helvetica').fontSize(7);
     }
     const y = doc.y;
     if (i % 2 === 1) doc.rect(MARGIN, y - 2, totalWidth, rowHeight).fill('#f9fafb').fillColor('#111827');
     let x = MARGIN;
     row.forEach((cell, j) => {
-      doc.text(cell, x + 2, y + 1, { width: columns[j].width - 4, lineBreak: false, ellipsis: true });
+      doc.text(fit(doc, cell, columns[j].width - 4), x + 2, y + 1, { lineBreak: false });
       x += columns[j].width;
     });
     doc.y = y + rowHeight;
@@ -59,7 +67,7 @@ function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows:
 }
 
 export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
-  const doc = new PDFDocument({ size: 'A4', margin: MARGIN, info: { Title: `Compliance export ${pkg.package.tenant_id}`, Author: 'Agent Governance Gateway' } });
+  const doc = new PDFDocument({ size: 'A4', margin: MARGIN, bufferPages: true, info: { Title: `Compliance export ${pkg.package.tenant_id}`, Author: 'Agent Governance Gateway' } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
   const done = new Promise<Buffer>((resolve, reject) => {
@@ -143,13 +151,13 @@ export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
   table(
     doc,
     [
-      { title: 'Tree', width: 35 },
-      { title: 'Merkle root', width: 190 },
-      { title: 'Records', width: 50 },
-      { title: 'Record ids', width: 80 },
-      { title: 'Period end', width: 140 },
+      { title: 'Tree', width: 30 },
+      { title: 'Merkle root', width: 260 },
+      { title: 'Records', width: 45 },
+      { title: 'Record ids', width: 70 },
+      { title: 'Period end (UTC)', width: 90 },
     ],
-    pkg.merkle.trees_in_range.map((t) => [String(t.tree_index), String(t.merkle_root), String(t.record_count), `${t.from_record_id}–${t.to_record_id}`, String(t.period_end)]),
+    pkg.merkle.trees_in_range.map((t) => [String(t.tree_index), String(t.merkle_root), String(t.record_count), `${t.from_record_id}–${t.to_record_id}`, String(t.period_end).slice(0, 16).replace('T', ' ')]),
   );
 
   heading(doc, 'Anchor references');
@@ -168,12 +176,15 @@ export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
 
   heading(doc, 'Sample inclusion proofs');
   for (const p of pkg.sample_inclusion_proofs) {
-    keyValues(doc, [
-      ['Record', `${p.record_id} (leaf ${p.leaf_index}) ${p.record_hash}`],
-      ['Tree', `${p.tree_index} of ${p.tree_size} leaves, root ${p.merkle_root}`],
-      ['Verified', p.verified ? 'yes' : 'NO'],
-    ]);
-    doc.font('Courier').fontSize(7).text((p.proof as string[]).join('\n') || '(empty proof: single-leaf tree)', MARGIN + 10).font('Helvetica').fontSize(9).moveDown(0.5);
+    if (doc.y > doc.page.height - 160) doc.addPage();
+    doc.font('Helvetica-Bold').fontSize(9).text(`Record ${p.record_id} (leaf ${p.leaf_index} of tree ${p.tree_index}, ${p.tree_size} leaves): ${p.verified ? 'verified' : 'NOT VERIFIED'}`, MARGIN);
+    doc.font('Courier').fontSize(7);
+    doc.text(`record_hash  ${p.record_hash}`, MARGIN + 10);
+    doc.text(`merkle_root  ${p.merkle_root}`, MARGIN + 10);
+    const proof = p.proof as string[];
+    if (proof.length === 0) doc.text('proof        (empty: single-leaf tree)', MARGIN + 10);
+    proof.forEach((h, i) => doc.text(`${i === 0 ? 'proof      ' : '           '}  ${h}`, MARGIN + 10));
+    doc.font('Helvetica').fontSize(9).moveDown(0.5);
   }
   if (pkg.sample_inclusion_proofs.length === 0) doc.text('(no record of the period is in a tree yet)', MARGIN);
 
@@ -192,6 +203,23 @@ export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
     pkg.audit_records.map((r) => [String(r.id), String(r.requested_at), String(r.agent_id), `${r.tool}.${r.method}`, String(r.decision), String(r.severity), short(r.record_hash, 10)]),
   );
 
+  // footer on every page: tenant, generation time, page x of y
+  const range = doc.bufferedPageRange();
+  for (let i = range.start; i < range.start + range.count; i++) {
+    doc.switchToPage(i);
+    const bottom = doc.page.margins.bottom;
+    doc.page.margins.bottom = 0;
+    doc
+      .font('Helvetica')
+      .fontSize(7)
+      .fillColor('#6b7280')
+      .text(`Compliance export · tenant ${pkg.package.tenant_id} · generated ${pkg.package.generated_at} · page ${i + 1 - range.start} of ${range.count}`, MARGIN, doc.page.height - 30, {
+        width: doc.page.width - 2 * MARGIN,
+        align: 'center',
+        lineBreak: false,
+      });
+    doc.page.margins.bottom = bottom;
+  }
   doc.end();
   return done;
 }

@@ -17,6 +17,7 @@ export const auditSettings = {
   policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (policy snapshot of the compliance export)'),
   exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),
   exportSampleProofs: setting('EXPORT_SAMPLE_PROOFS', envInt(5), 'inclusion proofs sampled into a compliance export'),
+  exportMaxBytes: setting('EXPORT_MAX_BYTES', envInt(12 * 1024 * 1024), 'largest compliance export document; fewer records are listed beyond it (gRPC messages are limited to 16 MB)'),
 };
 
 export type AuditConfig = ReturnType<typeof loadAuditConfig>;

@@ -46,6 +46,7 @@ runService({
       policy: new GrpcPolicySnapshot(policyClient),
       maxRecords: config.exportMaxRecords,
       sampleProofs: config.exportSampleProofs,
+      maxBytes: config.exportMaxBytes,
     });
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [

@@ -41,7 +41,7 @@ const anchorRef: AnchorReference = {
   explorer_tx_url: `https://amoy.polygonscan.com/tx/0x${'cc'.repeat(32)}`,
 };
 
-function exporter(policyUp: boolean) {
+function exporter(policyUp: boolean, maxBytes = 12 * 1024 * 1024) {
   return new ComplianceExporter({
     chain,
     records: new ExportRepository(db),
@@ -55,6 +55,7 @@ function exporter(policyUp: boolean) {
     },
     maxRecords: 10_000,
     sampleProofs: 3,
+    maxBytes,
   });
 }
 
@@ -119,6 +120,17 @@ describe('compliance export', () => {
     expect(pkg.audit_records).toHaveLength(0);
     expect(pkg.policy_snapshot).toMatchObject({ status: 'unavailable' });
     expect(pkg.chain_verification).toMatchObject({ valid: true });
+  });
+
+  it('lists fewer records when the document would exceed the size limit, and says so', async () => {
+    const full = (await exporter(true).export(tenant, { format: 'json' })).content.length;
+    const out = await exporter(true, Math.floor(full * 0.6)).export(tenant, { format: 'json' });
+    expect(out.content.length).toBeLessThanOrEqual(Math.floor(full * 0.6));
+    const pkg = JSON.parse(out.content.toString());
+    expect(pkg.summary.total).toBe(12);
+    expect(pkg.summary.truncated).toBe(true);
+    expect(pkg.audit_records.length).toBe(pkg.summary.records_exported);
+    expect(pkg.audit_records.length).toBeLessThan(12);
   });
 
   it('rejects bad dates with a 422 naming the parameter', () => {

@@ -120,16 +120,25 @@ export class ComplianceExporter {
       policy: PolicySnapshotSource;
       maxRecords: number;
       sampleProofs: number;
+      /** largest document (bytes); gRPC messages are limited to 16 MB */
+      maxBytes: number;
     },
   ) {}
 
   async export(tenantId: string, q: { from?: string; to?: string; format: 'json' | 'pdf' }): Promise<ExportResult> {
     const pkg = await this.build(tenantId, q);
     const day = pkg.package.generated_at.slice(0, 10);
-    if (q.format === 'pdf') {
-      return { content: await renderCompliancePdf(pkg), contentType: 'application/pdf', filename: `compliance-export-${tenantId}-${day}.pdf` };
+    const render = (p: ExportPackage) => (q.format === 'pdf' ? renderCompliancePdf(p) : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1))));
+    // the document travels in one gRPC message: list fewer records (summary still counts all) until it fits
+    let content = await render(pkg);
+    while (content.length > this.d.maxBytes && pkg.audit_records.length > 0) {
+      pkg.audit_records = pkg.audit_records.slice(0, Math.floor(pkg.audit_records.length * 0.7));
+      pkg.summary.records_exported = pkg.audit_records.length;
+      pkg.summary.truncated = true;
+      content = await render(pkg);
     }
-    return { content: Buffer.from(JSON.stringify(pkg, null, 2)), contentType: 'application/json', filename: `compliance-export-${tenantId}-${day}.json` };
+    const ext = q.format === 'pdf' ? 'pdf' : 'json';
+    return { content, contentType: q.format === 'pdf' ? 'application/pdf' : 'application/json', filename: `compliance-export-${tenantId}-${day}.${ext}` };
   }
 
   async build(tenantId: string, q: { from?: string; to?: string }): Promise<ExportPackage> {

@@ -53,7 +53,8 @@ export function merkleGrpcService(
         },
         health: async () => {
           const s = await d.repo.statsAcrossTenants();
-          return { status: 'ok', treeHeads: s.tree_heads, tenants: s.tenants, lastBuildAt: s.last_build_at ?? '', pendingRecords: s.pending_records, schedule: d.schedule };
+          const lastRun = d.scheduler?.lastRunAt ? `; this replica last checked at ${d.scheduler.lastRunAt.toISOString()}` : '';
+          return { status: 'ok', treeHeads: s.tree_heads, tenants: s.tenants, lastBuildAt: s.last_build_at ?? '', pendingRecords: s.pending_records, schedule: `${d.schedule}${lastRun}` };
         },
       },
       logger,

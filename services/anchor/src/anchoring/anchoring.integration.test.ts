@@ -15,6 +15,7 @@ import { ANCHOR_LOCK, AnchorBatcher } from './anchor-batcher';
 import { AnchorService } from './anchor-service';
 import { createAnchorMetrics } from './anchor.metrics';
 import { AnchorRepository } from './anchor.repository';
+import { AnchorScheduler } from './anchor.scheduler';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
@@ -161,6 +162,20 @@ describe('anchoring', () => {
     await batcher.run({ wait: true });
     expect(await repo.pendingCount(t)).toBe(0);
   }, 30_000);
+
+  it('anchors on schedule once per clock hour', async () => {
+    const scheduler = new AnchorScheduler(batcher, repo, logger, 60_000);
+    // earlier tests anchored: the clock hour of the last anchor already has its transaction
+    const last = Date.parse((await repo.statsAcrossTenants()).last_anchor_at!);
+    const t = randomUUID();
+    const now = new Date().toISOString();
+    await repo.recordTreeHead(t, { tree_index: 0, tree_size: 3, merkle_root: '34'.repeat(32), period_start: now, period_end: now });
+    await scheduler.tick(new Date(last));
+    expect(await repo.pendingCount(t)).toBe(1);
+    await scheduler.tick(new Date(last + 3_600_000));
+    expect(await repo.pendingCount(t)).toBe(0);
+    expect(await repo.latestAnchored(t)).toMatchObject({ tree_index: 0, tree_size: 3 });
+  });
 
   it('acknowledges a malformed tree-built event instead of redelivering it forever', async () => {
     const now = new Date().toISOString();

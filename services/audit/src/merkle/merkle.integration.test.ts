@@ -185,14 +185,15 @@ describe('Merkle tree heads', () => {
     expect(skipped).toEqual({ skipped: true, built: [] });
     release();
     await holder;
-    const ran = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true });
+    const T = new Date();
+    const ran = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true, now: T });
     expect(ran.skipped).toBe(false);
     expect(ran.built.some((h) => h.tenant_id === tenant && h.tree_size === 3 && h.built_by === 'schedule')).toBe(true);
     // once per clock hour: more records in the same hour wait for the next hour's build
     await append(tenant, 1);
-    const again = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true });
+    const again = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true, now: T });
     expect(again.built.some((h) => h.tenant_id === tenant)).toBe(false);
-    const nextHour = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true, now: new Date(Date.now() + 3_600_000) });
+    const nextHour = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true, now: new Date(T.getTime() + 3_600_000) });
     expect(nextHour.built.find((h) => h.tenant_id === tenant)?.tree_size).toBe(4);
   });
 });

@@ -161,7 +161,7 @@ describe('Merkle tree heads', () => {
     await append(fine, 2);
     // simulate corruption: a gap in the broken tenant's leaf sequence
     await sql`UPDATE audit_records SET tenant_seq = 7 WHERE tenant_id = ${broken} AND tenant_seq = 1`.execute(db);
-    const r = await builder.buildPending({ builtBy: 'schedule', wait: true, now: new Date(Date.now() + 7_200_000) });
+    const r = await builder.buildPending({ builtBy: 'schedule', wait: true });
     expect(r.built.some((h) => h.tenant_id === fine && h.tree_size === 2)).toBe(true);
     expect(r.built.some((h) => h.tenant_id === broken)).toBe(false);
     await expect(builder.buildPending({ tenantId: broken, builtBy: 'trigger', wait: true })).rejects.toThrow(/gap at leaf 1/);

@@ -33,8 +33,16 @@ await new Promise((resolve, reject) => {
   fleet.once('exit', (c) => reject(new Error(`fleet exited ${c}`)));
 });
 
-async function post(p, body, key) {
+const steps = {};
+async function post(p, body, key, collect = false) {
   const res = await fetch(BASE + p, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) }, body: JSON.stringify(body) });
+  if (collect) {
+    // Server-Timing: pii;dur=0.41, constraints;dur=0.30, policy;dur=1.20, ...
+    for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
+      const m = part.trim().match(/^([a-z_]+);dur=([\d.]+)$/);
+      if (m) (steps[m[1]] ??= []).push(Number(m[2]));
+    }
+  }
   return { status: res.status, body: await res.json() };
 }
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -49,7 +57,7 @@ try {
   const lat = [];
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
-    const r = await post('/mcp/tools/call', body, key);
+    const r = await post('/mcp/tools/call', body, key, true);
     lat.push(performance.now() - t0);
     if (r.status !== 200) throw new Error(`unexpected ${r.status}: ${JSON.stringify(r.body)}`);
   }
@@ -68,6 +76,8 @@ try {
   console.log(`tool call, allowed, general template, ${N} calls (node ${process.version}, ${(await import('node:os')).cpus().length} cores)`);
   console.log(`  sequential latency ms: p50 ${pct(lat, 50).toFixed(2)}  p95 ${pct(lat, 95).toFixed(2)}  p99 ${pct(lat, 99).toFixed(2)}  max ${lat[lat.length - 1].toFixed(2)}`);
   console.log(`  concurrency ${C}: ${(N / secs).toFixed(0)} calls/s`);
+  const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  console.log(`  gateway-side steps, median ms (Server-Timing): ${Object.entries(steps).map(([k, v]) => `${k} ${med(v).toFixed(2)}`).join(', ')}`);
   const verify = await fetch(`${BASE}/audit/verify`, { headers: { 'x-api-key': key } }).then((r) => r.json());
   console.log(`  audit chain after the run: valid=${verify.valid} records=${verify.record_count}`);
 } finally {

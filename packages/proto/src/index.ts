@@ -7,7 +7,7 @@
 export * as common from './generated/agw/common';
 export * as policy from './generated/agw/policy';
 export * as audit from './generated/agw/audit';
-export * as vault from './generated/agw/vault';
 export * as webhook from './generated/agw/webhook';
+export * as vault from './generated/agw/vault';
 export * as merkle from './generated/agw/merkle';
 export * as anchor from './generated/agw/anchor';

@@ -34,7 +34,8 @@ export class DecisionRecorder {
     private readonly publisher: DecisionPublisher,
   ) {}
 
-  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind): Promise<audit.AuditRecord> {
+  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>): Promise<audit.AuditRecord> {
+    const t0 = performance.now();
     const stored = await this.audit.append({
       tenantId,
       entry: {
@@ -58,6 +59,7 @@ export class DecisionRecorder {
         requestedAt: r.requested_at,
       },
     });
+    const t1 = performance.now();
     await this.publisher.publish({
       kind,
       tenant_id: tenantId,
@@ -77,6 +79,10 @@ export class DecisionRecorder {
       record_hash: stored.recordHash,
       requested_at: r.requested_at,
     });
+    if (timings) {
+      timings.audit = (timings.audit ?? 0) + (t1 - t0);
+      timings.publish = (timings.publish ?? 0) + (performance.now() - t1);
+    }
     return stored;
   }
 }

@@ -32,6 +32,21 @@ export interface CallContext {
   tenantId: string;
   settings: StoredSettings & Record<string, unknown>;
   sessionId?: string | null;
+  /** filled with the duration (ms) of each step; the HTTP route returns them as a Server-Timing header */
+  timings?: StepTimings;
+}
+
+export type StepTimings = Record<string, number>;
+
+/** Run `fn`, adding its duration in ms to `timings[name]`. */
+export async function timed<T>(timings: StepTimings | undefined, name: string, fn: () => Promise<T>): Promise<T> {
+  if (!timings) return fn();
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    timings[name] = (timings[name] ?? 0) + (performance.now() - t0);
+  }
 }
 
 export interface PipelineDeps {
@@ -81,11 +96,11 @@ export class ToolCallPipeline {
     const isPolicyDown = (e: unknown) => e instanceof DependencyUnavailableError || (e instanceof AppError && e.code === 'dependency_unavailable');
 
     // PII is found and encrypted first: the policy sees pii_detected, the stores only ever see ciphertext.
-    const protectedParams = await this.d.pii.protect(tenantId, actionId, call.params);
+    const protectedParams = await timed(ctx.timings, 'pii', () => this.d.pii.protect(tenantId, actionId, call.params));
     const stored = protectedParams.storedParams;
 
     // 2. gateway constraints
-    const hit = await this.d.constraints.check(tenantId, call, ctx.settings);
+    const hit = await timed(ctx.timings, 'constraints', () => this.d.constraints.check(tenantId, call, ctx.settings));
     if (hit) {
       await this.d.recorder.record(
         tenantId,
@@ -102,6 +117,7 @@ export class ToolCallPipeline {
           details: { stage: 'gateway_constraints', message: hit.message },
         },
         'denied',
+        ctx.timings,
       );
       await this.d.constraints.record(tenantId, call, { decision: 'deny', violations: [hit.violation] }).catch(() => undefined);
       this.d.metrics.decisions.inc({ decision: 'deny', stage: 'constraints' });
@@ -112,7 +128,7 @@ export class ToolCallPipeline {
     let evaluation;
     const t0 = performance.now();
     try {
-      evaluation = await this.d.policy.evaluate({
+      evaluation = await timed(ctx.timings, 'policy', () => this.d.policy.evaluate({
         tenantId,
         actionId,
         call: {
@@ -126,7 +142,7 @@ export class ToolCallPipeline {
           sessionId: sessionId ?? '',
         },
         storedParamsJson: JSON.stringify(stored),
-      });
+      }));
       this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
     } catch (e) {
       if (!isPolicyDown(e)) throw e;
@@ -143,7 +159,7 @@ export class ToolCallPipeline {
     // 6. decision
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
-      await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied');
+      await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied', ctx.timings);
       await this.d.constraints.record(tenantId, call, { decision: 'deny', violations }).catch(() => undefined);
       this.d.metrics.decisions.inc({ decision: 'deny', stage: 'policy' });
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
@@ -155,7 +171,7 @@ export class ToolCallPipeline {
     }
 
     // 7. brokered execution
-    const brokered = await this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored });
+    const brokered = await timed(ctx.timings, 'broker', () => this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored }));
     const executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
     await this.d.recorder.record(
       tenantId,
@@ -167,6 +183,7 @@ export class ToolCallPipeline {
         details: brokered ? { ...details, execution: { status_code: brokered.status_code, credential: brokered.credential_name } } : details,
       },
       'allowed',
+      ctx.timings,
     );
     await this.d.constraints.record(tenantId, call, { decision: 'allow', violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: 'allow', stage: 'policy' });
@@ -199,6 +216,7 @@ export class ToolCallPipeline {
       ctx.tenantId,
       { ...common, decision: 'requires_human', requires_human: true, alert_tier: alertTier, execution_mode: null, details: { ...details, queue_reason: reason } },
       'pending',
+      ctx.timings,
     );
     await this.d.approvals.enqueue(ctx.tenantId, {
       action_id: common.action_id,
@@ -235,6 +253,7 @@ export class ToolCallPipeline {
         ctx.tenantId,
         { ...base, params: stored, decision: 'allow', violations, severity: 'low', alert_tier: null, requires_human: false, execution_mode: 'agent_direct', bundle_revision: bundle, details },
         'allowed',
+        ctx.timings,
       );
       this.d.metrics.decisions.inc({ decision: 'allow', stage: 'fail_open' });
       return { kind: 'allowed', action_id: base.action_id, execution_mode: 'agent_direct', violations, severity: 'low' };
@@ -262,6 +281,7 @@ export class ToolCallPipeline {
           details,
         },
         'denied',
+        ctx.timings,
       )
       .catch((e) => this.d.logger.error({ err: e }, 'could not audit a fail-closed refusal'));
     this.d.metrics.decisions.inc({ decision: 'deny', stage: 'fail_closed' });

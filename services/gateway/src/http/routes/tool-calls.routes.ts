@@ -30,8 +30,11 @@ export function toolCallRoutes(d: GatewayDeps): Router {
     const { tenantId } = authOf(req);
     const call = parseWith(toolCallSchema, req.body, 'body');
     const settings = await d.settings.stored(tenantId);
-    const outcome = await d.pipeline.run({ tenantId, settings }, call);
+    const timings: Record<string, number> = {};
+    const outcome = await d.pipeline.run({ tenantId, settings, timings }, call);
     const { status, body } = outcomeToHttp(outcome);
+    // where the time went, per pipeline step (W3C Server-Timing; durations in ms)
+    res.setHeader('Server-Timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v.toFixed(2)}`).join(', '));
     res.status(status).json(body);
   });
   return r;

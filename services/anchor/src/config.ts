@@ -1,5 +1,5 @@
 /** Anchor service settings (env validated once at start; defaults run an embedded local chain). */
-import { commonSettings, envBool, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 const privateKey = z
@@ -11,9 +11,9 @@ export const anchorSettings = {
   ...commonSettings,
   ...storeSettings,
   grpcHost: setting('ANCHOR_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('ANCHOR_GRPC_PORT', envInt(50055), 'gRPC port'),
+  grpcPort: setting('ANCHOR_GRPC_PORT', envPort(50055), 'gRPC port'),
   opsHost: setting('ANCHOR_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('ANCHOR_OPS_PORT', envInt(9085), 'health/metrics port'),
+  opsPort: setting('ANCHOR_OPS_PORT', envPort(9085), 'health/metrics port'),
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (tree heads, for verify)'),
   rpcUrl: setting('ANCHOR_RPC_URL', z.string().url().optional(), 'JSON-RPC URL of the chain to anchor to; unset = start an embedded anvil node'),
   chain: setting('ANCHOR_CHAIN', z.enum(['polygon', 'polygon-amoy', 'local']).default('polygon'), 'chain of ANCHOR_RPC_URL (viem definition: id, explorer links); ignored for the embedded chain'),
@@ -21,7 +21,7 @@ export const anchorSettings = {
   privateKey: setting('ANCHOR_PRIVATE_KEY', privateKey, 'key of the anchoring account (secret; required with ANCHOR_RPC_URL; never logged)'),
   privateKeyFile: setting('ANCHOR_PRIVATE_KEY_FILE', z.string().optional(), 'file holding ANCHOR_PRIVATE_KEY (e.g. a mounted Kubernetes secret)'),
   anvilHost: setting('ANCHOR_ANVIL_HOST', z.string().default('127.0.0.1'), 'listen address of the embedded anvil node'),
-  anvilPort: setting('ANCHOR_ANVIL_PORT', envInt(8545), 'port of the embedded anvil node'),
+  anvilPort: setting('ANCHOR_ANVIL_PORT', envPort(8545), 'port of the embedded anvil node'),
   anvilStateFile: setting('ANCHOR_ANVIL_STATE_FILE', z.string().default(''), 'state file of the embedded chain (default .run/anvil/state-<port>.json; "none" = a fresh chain each start)'),
   scheduleEnabled: setting('ANCHOR_SCHEDULE_ENABLED', envBool(true), 'run the hourly anchoring in this replica (an advisory lock lets one replica write)'),
   tickSeconds: setting('ANCHOR_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly anchor is due'),

@@ -1,15 +1,15 @@
 /** Policy service settings (env validated once at start). */
 import path from 'node:path';
-import { commonSettings, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 export const policySettings = {
   ...commonSettings,
   ...storeSettings,
   grpcHost: setting('POLICY_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('POLICY_GRPC_PORT', envInt(50051), 'gRPC port'),
+  grpcPort: setting('POLICY_GRPC_PORT', envPort(50051), 'gRPC port'),
   opsHost: setting('POLICY_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('POLICY_OPS_PORT', envInt(9081), 'health/metrics port'),
+  opsPort: setting('POLICY_OPS_PORT', envPort(9081), 'health/metrics port'),
   templatesDir: setting(
     'POLICY_TEMPLATES_DIR',
     z.string().default(path.resolve(__dirname, '..', 'templates')),

@@ -1,5 +1,5 @@
 /** Webhook service settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envInt, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 const cidrList = z
@@ -17,9 +17,9 @@ export const webhookSettings = {
   ...commonSettings,
   ...storeSettings,
   grpcHost: setting('WEBHOOK_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('WEBHOOK_GRPC_PORT', envInt(50054), 'gRPC port'),
+  grpcPort: setting('WEBHOOK_GRPC_PORT', envPort(50054), 'gRPC port'),
   opsHost: setting('WEBHOOK_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('WEBHOOK_OPS_PORT', envInt(9084), 'health/metrics port'),
+  opsPort: setting('WEBHOOK_OPS_PORT', envPort(9084), 'health/metrics port'),
   allowCidrs: setting(
     'WEBHOOK_ALLOW_CIDRS',
     cidrList,

@@ -53,6 +53,13 @@ describe('audit chain', () => {
     expect(await chain.verify(t)).toEqual({ valid: true, record_count: 2 });
   });
 
+  it('hashes in Postgres exactly as the documented TypeScript recomputation does (any Unicode)', async () => {
+    const t = randomUUID();
+    const r = await chain.append(t, entry({ params: { s: 'é 😀 \u2028 "q" \\ 日本', n: 1e21, f: 0.1, neg: -0, nested: [{ z: 1, a: [] }] }, details: { note: 'Ünïcödé' } }));
+    expect(r.record_hash).toBe(recordHash(r, GENESIS));
+    expect(await chain.verify(t)).toEqual({ valid: true, record_count: 1 });
+  });
+
   it('keeps tenants apart: one chain never holds another tenant’s records', async () => {
     const t1 = randomUUID();
     const t2 = randomUUID();

@@ -1,7 +1,7 @@
 /** The per-tenant hash chain: append, read, verify, and the tamper demo. Transport-free. */
 import { ForbiddenError, InputError, NotFoundError } from '@agw/shared';
 import type { AuditRecordRepository, StoredRecord } from './audit-record.repository';
-import { type ChainEntry, GENESIS, recordHash } from './record-hash';
+import { type ChainEntry, GENESIS, canonicalContent, recordHash } from './record-hash';
 
 export interface VerifyResult {
   valid: boolean;
@@ -19,7 +19,7 @@ export class AuditChain {
 
   append(tenantId: string, entry: ChainEntry): Promise<StoredRecord> {
     if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-    return this.records.append(tenantId, entry, (prev) => recordHash(entry, prev));
+    return this.records.append(tenantId, entry, canonicalContent(entry));
   }
 
   list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {

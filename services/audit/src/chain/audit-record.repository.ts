@@ -50,58 +50,20 @@ export class AuditRecordRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Append under the tenant's chain-head row lock: the head row serializes appends of one tenant,
-   * other tenants proceed in parallel. `link` computes the record hash from the previous one.
+   * Append under the tenant's chain-head row lock, in one round trip: the `audit_append` function
+   * (migration 0008) locks the head row, hashes `canonical || prev_hash` with SHA-256, inserts the record
+   * and advances the head. The head row serializes appends of one tenant; other tenants proceed in parallel.
    */
-  async append(tenantId: string, entry: ChainEntry, link: (prevHash: string) => string): Promise<StoredRecord> {
-    return this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('audit_chain_heads')
-        .values({ tenant_id: tenantId, last_hash: 'GENESIS', record_count: 0 })
-        .onConflict((oc) => oc.column('tenant_id').doNothing())
-        .execute();
-      const head = await trx
-        .selectFrom('audit_chain_heads')
-        .select(['last_hash', 'record_count'])
-        .where('tenant_id', '=', tenantId)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const recordHash = link(head.last_hash);
-      const row = await trx
-        .insertInto('audit_records')
-        .values({
-          tenant_id: tenantId,
-          tenant_seq: Number(head.record_count),
-          action_id: entry.action_id,
-          agent_id: entry.agent_id,
-          agent_type: entry.agent_type,
-          agent_version: entry.agent_version,
-          tool: entry.tool,
-          method: entry.method,
-          params: JSON.stringify(entry.params),
-          decision: entry.decision,
-          violations: JSON.stringify(entry.violations),
-          severity: entry.severity,
-          alert_tier: entry.alert_tier,
-          requires_human: entry.requires_human,
-          execution_mode: entry.execution_mode,
-          source: entry.source,
-          session_id: entry.session_id,
-          bundle_revision: entry.bundle_revision,
-          details: JSON.stringify(entry.details),
-          requested_at: entry.requested_at,
-          prev_hash: head.last_hash,
-          record_hash: recordHash,
-        })
-        .returning(columns)
-        .executeTakeFirstOrThrow();
-      await trx
-        .updateTable('audit_chain_heads')
-        .set({ last_hash: recordHash, record_count: sql`record_count + 1` })
-        .where('tenant_id', '=', tenantId)
-        .execute();
-      return toRecord(row as Row);
-    });
+  async append(tenantId: string, entry: ChainEntry, canonical: string): Promise<StoredRecord> {
+    const { rows } = await sql<Row>`
+      SELECT * FROM audit_append(
+        ${tenantId}, ${canonical}, ${entry.action_id}, ${entry.agent_id}, ${entry.agent_type}, ${entry.agent_version},
+        ${entry.tool}, ${entry.method}, ${JSON.stringify(entry.params)}::jsonb, ${entry.decision},
+        ${JSON.stringify(entry.violations)}::jsonb, ${entry.severity}, ${entry.alert_tier}, ${entry.requires_human},
+        ${entry.execution_mode}, ${entry.source}, ${entry.session_id}, ${entry.bundle_revision},
+        ${JSON.stringify(entry.details)}::jsonb, ${entry.requested_at}::timestamptz
+      )`.execute(this.db);
+    return toRecord(rows[0]);
   }
 
   async list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {

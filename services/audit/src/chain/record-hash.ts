@@ -54,6 +54,11 @@ export function hashedContent(e: ChainEntry): Record<string, unknown> {
   };
 }
 
+/** The canonical JSON text of the hashed content (what precedes prev_hash in the hashed bytes). */
+export function canonicalContent(entry: ChainEntry): string {
+  return canonicalJson(hashedContent(entry));
+}
+
 export function recordHash(entry: ChainEntry, prevHash: string): string {
-  return sha256Hex(Buffer.concat([Buffer.from(canonicalJson(hashedContent(entry)), 'utf8'), Buffer.from(prevHash, 'utf8')]));
+  return sha256Hex(Buffer.concat([Buffer.from(canonicalContent(entry), 'utf8'), Buffer.from(prevHash, 'utf8')]));
 }

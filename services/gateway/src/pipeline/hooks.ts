@@ -32,6 +32,11 @@ export interface ProtectedParams {
 
 /** Step 7: agent-blind execution when a credential is registered for the tool. */
 export interface ToolBroker {
+  /**
+   * Optional fast look-up, started at the beginning of the pipeline in parallel with the policy: false
+   * when the tenant has no credential for the tool, so an allowed call skips `execute` altogether.
+   */
+  hasCredential?(tenantId: string, tool: string): Promise<boolean>;
   /** null when no credential is registered for the tool (the agent executes). */
   execute(tenantId: string, actionId: string, call: ToolCallRequest & { storedParams?: Record<string, unknown> }): Promise<BrokeredExecution | null>;
 }

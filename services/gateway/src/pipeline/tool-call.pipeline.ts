@@ -95,6 +95,10 @@ export class ToolCallPipeline {
 
     const isPolicyDown = (e: unknown) => e instanceof DependencyUnavailableError || (e instanceof AppError && e.code === 'dependency_unavailable');
 
+    // Started now, awaited only for an allowed call: does the tool have a credential (brokered execution)?
+    // undefined when the broker cannot tell quickly; then `execute` decides.
+    const credentialCheck = this.d.broker.hasCredential?.(tenantId, call.tool).catch(() => undefined);
+
     // PII is found and encrypted first: the policy sees pii_detected, the stores only ever see ciphertext.
     const protectedParams = await timed(ctx.timings, 'pii', () => this.d.pii.protect(tenantId, actionId, call.params));
     const stored = protectedParams.storedParams;
@@ -171,7 +175,9 @@ export class ToolCallPipeline {
     }
 
     // 7. brokered execution
-    const brokered = await timed(ctx.timings, 'broker', () => this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored }));
+    const brokered = await timed(ctx.timings, 'broker', async () =>
+      (await credentialCheck) === false ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored }),
+    );
     const executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
     await this.d.recorder.record(
       tenantId,

@@ -12,6 +12,9 @@ const EXECUTE_DEADLINE_MS = 30_000;
 
 export function createVaultBroker(vault: VaultClient): ToolBroker {
   return {
+    async hasCredential(tenantId, tool) {
+      return (await vault.getCredentialStatus({ tenantId, toolId: tool })).registered;
+    },
     async execute(tenantId, actionId, call): Promise<BrokeredExecution | null> {
       // A live call carries its plaintext params (and storedParams beside them); an approved action only
       // has its stored params, whose PII envelopes the vault opens itself.

@@ -85,13 +85,15 @@ export class PolicyEvaluation {
     const evalMs = performance.now() - t0;
     this.onEval(evalMs, passes);
     // counters and anomaly score move on every decision; the snapshot at decision time is kept for replay
-    const atDecision = await this.behavior.record(
+    const recorded = this.behavior.record(
       tenantId,
       call.agentId,
       { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params), violation: countsAsViolation(outcome.findings) },
       nowMs,
     );
-    await postgres(() => this.decisions.insert(tenantId, {
+    // the replay input needs the counters only when pass 2 did not read them; otherwise both writes run at once
+    const atDecision = behavioral ? null : await recorded;
+    await Promise.all([recorded, postgres(() => this.decisions.insert(tenantId, {
       action_id: actionId,
       agent_id: call.agentId,
       agent_type: call.agentType,
@@ -108,7 +110,7 @@ export class PolicyEvaluation {
       bundle_revision: bundle.revision,
       passes,
       evaluated_at: new Date(nowMs),
-    }));
+    }))]);
     return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null };
   }
 }

@@ -11,8 +11,10 @@ export LOG_LEVEL="${LOG_LEVEL:-silent}"
 say "migrating the test database"
 node packages/shared/dist/db/migrate-cli.js
 say "unit and integration tests"
-pnpm exec turbo run test --filter=!@agw/e2e --continue --concurrency=1 --output-logs=full -- --ci 2>&1 | tee /tmp/agw-unit.log | grep -E '^\S+:test: (Tests:|Test Suites:|FAIL|PASS)|ERR!|failed' || true
+set +e
+pnpm exec turbo run test --filter=!@agw/e2e --continue --concurrency=1 --output-logs=full -- --ci 2>&1 | tee /tmp/agw-unit.log | grep -E '^\S+:test: (Tests:|Test Suites:|FAIL|PASS)|ERR!|failed'
 status=${PIPESTATUS[0]}
+set -e
 unit_summary="$(node scripts/jest-summary.mjs /tmp/agw-unit.log)"
 say "end-to-end tests (a fleet of its own)"
 set +e

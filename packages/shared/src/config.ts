@@ -61,8 +61,8 @@ export const envBool = (def: boolean) =>
 /** Integer from env text with a default. */
 export const envInt = (def: number) => z.coerce.number().int().default(def);
 
-/** A TCP port (1-65535) from env text with a default. */
-export const envPort = (def: number) => z.coerce.number().int().min(1, 'a port is 1-65535').max(65535, 'a port is 1-65535').default(def);
+/** A TCP port (0-65535; 0 lets the OS pick a free one, as tests do) from env text with a default. */
+export const envPort = (def: number) => z.coerce.number().int().min(0, 'a port is 0-65535').max(65535, 'a port is 0-65535').default(def);
 
 /** Settings every service has: its name, log level, ops (health/metrics) port, profile. */
 export const commonSettings = {

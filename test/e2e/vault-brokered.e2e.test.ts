@@ -4,15 +4,12 @@
  * what it receives. The credential value must reach the upstream and nothing else: not the agent's
  * response, not the audit log, not the database, Redis or any service log.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createRedis, waitForRedis } from '@agw/shared';
 import { type Tenant, api, call, newTenant } from './support/api';
-import { E2E_DATABASE_URL, E2E_OFFSET } from './support/e2e-env';
+import { logsContaining, redisContaining, tablesContaining } from './support/stores';
 
 jest.setTimeout(90_000);
 
@@ -62,47 +59,6 @@ afterAll(async () => {
 const secret = () => `sk-live-${randomBytes(18).toString('hex')}`;
 const hitsFor = (actionId: string) => hits.filter((h) => h.headers['x-agw-action-id'] === actionId);
 
-/** Tables of the e2e database whose data contains `needle` (pg_dump of the whole database). */
-function tablesContaining(needle: string): string[] {
-  const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', E2E_DATABASE_URL], { maxBuffer: 1024 * 1024 * 1024 }).toString();
-  const out: string[] = [];
-  for (const section of dump.split(/^COPY /m).slice(1)) if (section.includes(needle)) out.push(section.slice(0, section.indexOf(' ')));
-  return out;
-}
-
-/** Log files of the e2e fleet that contain `needle`. */
-function logsContaining(needle: string): string[] {
-  const dir = path.resolve(__dirname, `../../.run/logs-${E2E_OFFSET}`);
-  return readdirSync(dir).filter((f) => readFileSync(path.join(dir, f), 'utf8').includes(needle));
-}
-
-/** Redis keys (any type) whose name or value contains `needle`. */
-async function redisContaining(needle: string): Promise<string[]> {
-  const redis = createRedis('redis://127.0.0.1:6379/0');
-  const found: string[] = [];
-  try {
-    await waitForRedis(redis);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        let value: unknown = null;
-        if (type === 'string') value = await redis.getBuffer(key).then((b) => b?.toString('latin1'));
-        else if (type === 'hash') value = await redis.hgetall(key);
-        else if (type === 'list') value = await redis.lrange(key, 0, -1);
-        else if (type === 'set') value = await redis.smembers(key);
-        else if (type === 'zset') value = await redis.zrange(key, 0, -1);
-        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
-        if (key.includes(needle) || JSON.stringify(value ?? '').includes(needle)) found.push(key);
-      }
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return found;
-}
 
 async function register(tenant: Tenant, body: Record<string, unknown>) {
   return api('POST', '/credentials/register', { key: tenant.apiKey, body });

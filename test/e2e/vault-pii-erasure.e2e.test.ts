@@ -3,54 +3,12 @@
  * real) before anything is stored; erasing the subject destroys the key, the audit chain still verifies
  * and no plaintext remains anywhere (database, Redis, logs). Public HTTP API only.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { createRedis, waitForRedis } from '@agw/shared';
 import { type Tenant, api, call, eventually, fleet, newTenant } from './support/api';
-import { E2E_DATABASE_URL, E2E_OFFSET } from './support/e2e-env';
+import { logsContaining, redisContaining, tablesContaining } from './support/stores';
 
 jest.setTimeout(90_000);
 
-function tablesContaining(needle: string): string[] {
-  const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', E2E_DATABASE_URL], { maxBuffer: 1024 * 1024 * 1024 }).toString();
-  const out: string[] = [];
-  for (const section of dump.split(/^COPY /m).slice(1)) if (section.includes(needle)) out.push(section.slice(0, section.indexOf(' ')));
-  return out;
-}
-
-function logsContaining(needle: string): string[] {
-  const dir = path.resolve(__dirname, `../../.run/logs-${E2E_OFFSET}`);
-  return readdirSync(dir).filter((f) => readFileSync(path.join(dir, f), 'utf8').includes(needle));
-}
-
-async function redisContaining(needle: string): Promise<string[]> {
-  const redis = createRedis('redis://127.0.0.1:6379/0');
-  const found: string[] = [];
-  try {
-    await waitForRedis(redis);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        let value: unknown = null;
-        if (type === 'string') value = await redis.getBuffer(key).then((b) => b?.toString('latin1'));
-        else if (type === 'hash') value = await redis.hgetall(key);
-        else if (type === 'list') value = await redis.lrange(key, 0, -1);
-        else if (type === 'set') value = await redis.smembers(key);
-        else if (type === 'zset') value = await redis.zrange(key, 0, -1);
-        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
-        if (key.includes(needle) || JSON.stringify(value ?? '').includes(needle)) found.push(key);
-      }
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return found;
-}
 
 const record = async (key: string, actionId: string) => {
   const r = await api('GET', '/audit/log?limit=1000', { key });

@@ -1,18 +1,9 @@
 /** The only queries on vault_credential_access: one row per credential use. Tenant id first, always. */
-import type { Db } from '@agw/shared';
+import type { Database, Db } from '@agw/shared';
+import type { Selectable } from 'kysely';
 
-export interface AccessEntry {
-  agent_id: string;
-  tool_id: string;
-  credential_name: string;
-  action_id: string | null;
-  origin: string;
-  outcome: string;
-  status_code: number | null;
-  hsm_fetch_ms: number | null;
-  execution_ms: number | null;
-  error: string | null;
-}
+/** One credential use as recorded: the table's columns less the ones the repository fills in. */
+export type AccessEntry = Omit<Selectable<Database['vault_credential_access']>, 'id' | 'tenant_id' | 'at'>;
 
 export interface StoredAccessEntry extends AccessEntry {
   id: number;

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const services = ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor'];
+const services = ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor', 'managed'];
 
 const shown = (schema) => {
   try {

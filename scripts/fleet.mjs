@@ -55,6 +55,7 @@ const SERVICES = [
   { name: 'vault', env: { VAULT_GRPC_PORT: p(50053), VAULT_OPS_PORT: p(9083) }, ops: 9083 },
   { name: 'webhook', env: { WEBHOOK_GRPC_PORT: p(50054), WEBHOOK_OPS_PORT: p(9084) }, ops: 9084 },
   { name: 'anchor', env: { ANCHOR_GRPC_PORT: p(50055), ANCHOR_OPS_PORT: p(9085), ANCHOR_ANVIL_PORT: p(8545) }, ops: 9085 },
+  { name: 'managed', env: { MANAGED_GRPC_PORT: p(50056), MANAGED_OPS_PORT: p(9086) }, ops: 9086 },
   { name: 'gateway', env: { GATEWAY_OPS_PORT: p(9080) }, ops: 9080 },
 ];
 

@@ -20,7 +20,7 @@ const docs = fs
   .filter((f) => f.endsWith('.yaml'))
   .flatMap((f) => YAML.parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map((d) => ({ file: f, obj: d.toJSON() })));
 const models = { Deployment, Service, ConfigMap, Namespace, Job, PodDisruptionBudget, HorizontalPodAutoscaler, Ingress, NetworkPolicy };
-const SERVICES = ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor'];
+const SERVICES = ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor', 'managed'];
 
 describe('deploy/k8s', () => {
   it('holds only objects of known kinds, each valid against its schema', () => {

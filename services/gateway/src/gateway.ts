@@ -13,6 +13,7 @@ import { createAuditClient, createPolicyClient, createVaultClient, createWebhook
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
+import { EventOutboxRepository } from './events/event-outbox.repository';
 import { HealthService } from './health';
 import { createAnchorClient, createComplianceClient, createMerkleClient } from './clients/grpc-clients';
 import { addProvenanceHealth } from './http/routes/provenance.routes';
@@ -74,7 +75,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
   });
-  const recorder = new DecisionRecorder(audit, new DecisionPublisher(bus, logger));
+  const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
+  publisher.start();
+  const recorder = new DecisionRecorder(audit, publisher);
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
   const broker = features.broker ?? createVaultBroker(vault);
@@ -119,6 +122,8 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   addProvenanceHealth(deps);
   const app = createApp(deps, features.routers);
   const close = async () => {
+    publisher.stop();
+    await publisher.relay();
     policy.close();
     audit.close();
     merkle.close();

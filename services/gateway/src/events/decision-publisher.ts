@@ -1,18 +1,24 @@
 /**
- * Publishes each committed decision on JetStream (`decisions.<tenant>.<kind>`). A publish that fails is
- * kept in memory and retried in the background, so a NATS hiccup never fails a tool call that is
- * already audited; the audit record stays the source of truth.
+ * Publishes each committed decision on JetStream (`decisions.<tenant>.<kind>`). A publish that fails never
+ * fails the tool call (the audit record is already committed and stays the source of truth): the event is
+ * written to the Postgres outbox and a relay, running in every gateway replica, publishes it once the bus
+ * is back (same event id, so JetStream deduplicates a publish that did land). If even the outbox cannot
+ * take it, it is retried from memory.
  */
 import { randomUUID } from 'node:crypto';
 import { type Bus, type DecisionEvent, type DecisionKind, type Logger, publishEvent, subjects } from '@agw/shared';
+import type { EventOutboxRepository } from './event-outbox.repository';
 
 export class DecisionPublisher {
-  private readonly retry: Array<{ subject: string; event: DecisionEvent; attempts: number }> = [];
+  private readonly memory: Array<{ subject: string; event: DecisionEvent }> = [];
   private timer?: NodeJS.Timeout;
+  private relaying = false;
 
   constructor(
     private readonly bus: Bus,
+    private readonly outbox: EventOutboxRepository,
     private readonly logger: Logger,
+    private readonly relayEveryMs = 1000,
   ) {}
 
   async publish(e: Omit<DecisionEvent, 'event_id'>): Promise<void> {
@@ -21,33 +27,45 @@ export class DecisionPublisher {
     try {
       await publishEvent(this.bus, subject, event);
     } catch (err) {
-      this.logger.warn({ err, action_id: e.action_id }, 'decision publish failed; will retry');
-      this.retry.push({ subject, event, attempts: 1 });
-      this.schedule();
+      const reason = err instanceof Error ? err.message : String(err);
+      this.logger.warn({ action_id: e.action_id, reason }, 'decision publish failed; kept in the outbox');
+      await this.outbox.add(subject, event, reason).catch(() => this.memory.push({ subject, event }));
     }
   }
 
-  private schedule(): void {
+  /** Start the background relay (outbox and memory); stop() ends it. */
+  start(): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => void this.flush(), 1000);
+    this.timer = setInterval(() => void this.relay(), this.relayEveryMs);
     this.timer.unref();
   }
 
-  private async flush(): Promise<void> {
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    const pending = this.retry.splice(0);
-    for (const p of pending) {
-      try {
-        await publishEvent(this.bus, p.subject, p.event);
-      } catch {
-        p.attempts++;
-        this.retry.push(p);
-      }
-    }
-    if (this.retry.length) this.schedule();
   }
 
-  pendingCount(): number {
-    return this.retry.length;
+  /** One relay pass; returns how many events reached the bus. */
+  async relay(): Promise<number> {
+    if (this.relaying) return 0;
+    this.relaying = true;
+    try {
+      let n = 0;
+      for (const m of this.memory.splice(0)) {
+        try {
+          await publishEvent(this.bus, m.subject, m.event);
+          n++;
+        } catch {
+          this.memory.push(m);
+        }
+      }
+      n += await this.outbox.relay(this.bus.prefix ? `${this.bus.prefix}.decisions.` : 'decisions.', 100, (row) => publishEvent(this.bus, row.subject, row.event));
+      return n;
+    } catch (e) {
+      this.logger.debug({ reason: e instanceof Error ? e.message : String(e) }, 'outbox relay pass failed');
+      return 0;
+    } finally {
+      this.relaying = false;
+    }
   }
 }

@@ -61,7 +61,18 @@ export interface ApprovalsTable {
   session_id: string | null;
 }
 
+/** Decision events not yet on the bus (publish failed); relayed by the gateway (events/decision-publisher.ts). */
+export interface EventOutboxTable {
+  id: Generated<number>;
+  subject: string;
+  event: JSONColumnType<Record<string, unknown>>;
+  created_at: Timestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+}
+
 export interface CoreTables {
+  event_outbox: EventOutboxTable;
   tenants: TenantsTable;
   users: UsersTable;
   api_keys: ApiKeysTable;

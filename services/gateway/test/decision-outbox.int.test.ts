@@ -1,0 +1,68 @@
+/**
+ * A decision event whose publish fails is not lost: it waits in the Postgres outbox and the relay publishes
+ * it once the stream exists again. Real NATS JetStream and real Postgres.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Bus, type Db, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
+import { connect } from 'nats';
+import { DecisionPublisher } from '../src/events/decision-publisher';
+import { EventOutboxRepository } from '../src/events/event-outbox.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+let db: Db;
+let bus: Bus;
+const prefix = `OBX${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  // a bus whose streams do not exist yet: every JetStream publish fails (no stream answers)
+  bus = { nc, js: nc.jetstream(), prefix, close: () => nc.drain() };
+});
+afterAll(async () => {
+  const jsm = await bus.nc.jetstreamManager();
+  await jsm.streams.delete(streams(prefix).decisions.name).catch(() => undefined);
+  await bus.close();
+  await db.destroy();
+});
+
+const event = (tenant: string) => ({
+  kind: 'allowed' as const,
+  tenant_id: tenant,
+  action_id: randomUUID(),
+  agent_id: 'a',
+  agent_type: 't',
+  tool: 'x',
+  method: 'y',
+  decision: 'allow',
+  violations: [],
+  severity: 'none',
+  alert_tier: null,
+  requires_human: false,
+  source: 'mcp_governed',
+  session_id: null,
+  record_id: 1,
+  record_hash: 'h'.repeat(64),
+  requested_at: new Date().toISOString(),
+});
+
+it('keeps an unpublishable event in the outbox and relays it once the bus takes it again', async () => {
+  const outbox = new EventOutboxRepository(db);
+  const publisher = new DecisionPublisher(bus, outbox, createLogger('test', 'silent'));
+  const tenant = randomUUID();
+  const e = event(tenant);
+  await expect(publisher.publish(e)).resolves.toBeUndefined(); // never fails the caller
+  const rows = await db.selectFrom('event_outbox').select(['subject', 'event', 'attempts']).where('subject', '=', `${prefix}.decisions.${tenant}.allowed`).execute();
+  expect(rows).toHaveLength(1);
+  expect(rows[0].event).toMatchObject({ action_id: e.action_id, tenant_id: tenant });
+  expect(await publisher.relay()).toBe(0); // still no stream: stays
+
+  const jsm = await bus.nc.jetstreamManager();
+  const def = streams(prefix).decisions;
+  await jsm.streams.add({ name: def.name, subjects: def.subjects });
+  expect(await publisher.relay()).toBeGreaterThanOrEqual(1);
+  expect(await db.selectFrom('event_outbox').select('id').where('subject', '=', `${prefix}.decisions.${tenant}.allowed`).execute()).toHaveLength(0);
+  const msg = await jsm.streams.getMessage(def.name, { last_by_subj: `${prefix}.decisions.${tenant}.allowed` });
+  expect(JSON.parse(new TextDecoder().decode(msg.data))).toMatchObject({ action_id: e.action_id, event_id: rows[0].event.event_id });
+});

@@ -12,6 +12,7 @@ import { approvalRoutes } from './http/routes/approvals.routes';
 import { auditRoutes } from './http/routes/audit.routes';
 import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
 import { credentialRoutes } from './http/routes/credentials.routes';
+import { githubRoutes } from './http/routes/github.routes';
 import { policyRoutes } from './http/routes/policy.routes';
 import { provenanceRoutes } from './http/routes/provenance.routes';
 import { settingsRoutes } from './http/routes/settings.routes';
@@ -51,6 +52,7 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   const authLimit = ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'auth' });
   api.use(['/auth/signup', '/auth/login'], authLimit);
   api.use(publicAuthRoutes(d));
+  api.use(githubRoutes(d));
   for (const r of extra.public ?? []) api.use(r);
 
   api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));

@@ -23,6 +23,13 @@ export const gatewaySettings = {
   defaultRateLimitBurst: setting('DEFAULT_RATE_LIMIT_BURST', envInt(100), 'default burst per tenant (requests allowed in a burst/rps window)'),
   authRateLimitPerMinute: setting('AUTH_RATE_LIMIT_PER_MINUTE', envInt(30), 'signup/login attempts per client IP per minute'),
   trustProxy: setting('TRUST_PROXY', envBool(false), 'honour X-Forwarded-For (behind an ingress)'),
+  githubClientId: setting('GITHUB_CLIENT_ID', z.string().optional(), 'OAuth app client id; GitHub login (/auth/github) is off while unset'),
+  githubClientSecret: setting('GITHUB_CLIENT_SECRET', z.string().optional(), 'OAuth app client secret (from a secret store)'),
+  githubAuthorizationUrl: setting('GITHUB_AUTHORIZATION_URL', z.url().default('https://github.com/login/oauth/authorize'), 'GitHub authorization endpoint'),
+  githubTokenUrl: setting('GITHUB_TOKEN_URL', z.url().default('https://github.com/login/oauth/access_token'), 'GitHub token endpoint'),
+  githubUserProfileUrl: setting('GITHUB_USER_PROFILE_URL', z.url().default('https://api.github.com/user'), 'GitHub user API'),
+  githubUserEmailUrl: setting('GITHUB_USER_EMAIL_URL', z.url().default('https://api.github.com/user/emails'), 'GitHub user e-mails API'),
+  oauthRedirectUrl: setting('OAUTH_REDIRECT_URL', z.url().optional(), 'where the OAuth callback sends the browser, with the session token in the URL fragment; unset: the callback answers JSON'),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -79,6 +79,41 @@ export class Accounts {
     }
   }
 
+  /**
+   * Log in (or sign up) with a GitHub identity: a known GitHub id logs in; else a user with the same
+   * e-mail, verified by GitHub, is linked; else a new tenant is created with this user as owner (no
+   * password; an API key is obtained with POST /api-keys/rotate and the session token).
+   */
+  async loginWithGithub(g: { githubId: string; login: string; email: string | null }) {
+    let user = await this.tenants.findUserByGithubId(g.githubId);
+    let created = false;
+    if (!user && g.email) {
+      const byEmail = await this.tenants.findUserByEmail(g.email.toLowerCase());
+      if (byEmail) {
+        await this.tenants.linkGithub(byEmail.tenant_id, byEmail.id, g.githubId);
+        user = byEmail;
+      }
+    }
+    if (!user) {
+      if (!g.email) throw new AuthenticationError('GitHub did not return a verified e-mail address for this account');
+      const email = g.email.toLowerCase();
+      const tenantId = randomUUID();
+      const userId = randomUUID();
+      let slug = slugify(g.login);
+      if (await this.tenants.slugExists(slug)) slug = `${slug}-${tenantId.slice(0, 8)}`;
+      await this.tenants.createTenantWithOwner(
+        { id: tenantId, slug, name: g.login },
+        { id: userId, email, passwordHash: null, githubId: g.githubId, isAdmin: this.o.adminEmails.has(email), emailVerified: true },
+        newApiKey(),
+        {},
+      );
+      user = (await this.tenants.findUserByGithubId(g.githubId))!;
+      created = true;
+    }
+    const token = await this.sessions.issue({ userId: user.id, tenantId: user.tenant_id, email: user.email });
+    return { ...token, tenant_id: user.tenant_id, new_account: created };
+  }
+
   async login(input: { email: string; password: string }) {
     const user = await this.tenants.findUserByEmail(input.email.trim().toLowerCase());
     // verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist

@@ -23,7 +23,7 @@ export class TenantRepository {
 
   async createTenantWithOwner(
     tenant: { id: string; slug: string; name: string },
-    user: { id: string; email: string; passwordHash: string | null; githubId?: string | null; isAdmin: boolean },
+    user: { id: string; email: string; passwordHash: string | null; githubId?: string | null; isAdmin: boolean; emailVerified?: boolean },
     apiKey: { id: string; keyHash: string; keyPrefix: string },
     settings: Record<string, unknown>,
   ): Promise<void> {
@@ -38,7 +38,7 @@ export class TenantRepository {
           password_hash: user.passwordHash,
           github_id: user.githubId ?? null,
           is_admin: user.isAdmin,
-          email_verified: false,
+          email_verified: user.emailVerified ?? false,
         })
         .execute();
       await trx.insertInto('api_keys').values({ id: apiKey.id, tenant_id: tenant.id, key_hash: apiKey.keyHash, key_prefix: apiKey.keyPrefix }).execute();
@@ -98,6 +98,10 @@ export class TenantRepository {
   /** The tenant's first user (its owner). */
   owner(tenantId: string): Promise<{ id: string; email: string } | undefined> {
     return this.db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenantId).orderBy('created_at').executeTakeFirst();
+  }
+
+  async linkGithub(tenantId: string, userId: string, githubId: string): Promise<void> {
+    await this.db.updateTable('users').set({ github_id: githubId, email_verified: true }).where('tenant_id', '=', tenantId).where('id', '=', userId).execute();
   }
 
   async markEmailVerified(tenantId: string, userId: string): Promise<void> {

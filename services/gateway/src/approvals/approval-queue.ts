@@ -49,6 +49,7 @@ export class ApprovalQueue {
           method: row.method,
           params: row.params,
           storedParams: row.params,
+          origin: 'approval',
         })
         .catch((e: unknown) => ({ status_code: 502, body: { error: e instanceof Error ? e.message : 'execution failed' }, hsm_fetch_ms: 0, execution_ms: 0, credential_name: '' }));
       executionMode = brokered ? 'gateway_brokered' : 'agent_direct';

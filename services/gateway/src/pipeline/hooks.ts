@@ -38,7 +38,12 @@ export interface ToolBroker {
    */
   hasCredential?(tenantId: string, tool: string): Promise<boolean>;
   /** null when no credential is registered for the tool (the agent executes). */
-  execute(tenantId: string, actionId: string, call: ToolCallRequest & { storedParams?: Record<string, unknown> }): Promise<BrokeredExecution | null>;
+  execute(
+    tenantId: string,
+    actionId: string,
+    /** a live call carries its plaintext params; an approved action only its stored params (PII envelopes the vault opens) */
+    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval' },
+  ): Promise<BrokeredExecution | null>;
 }
 
 export interface BrokeredExecution {

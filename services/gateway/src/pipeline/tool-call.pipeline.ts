@@ -176,7 +176,7 @@ export class ToolCallPipeline {
 
     // 7. brokered execution
     const brokered = await timed(ctx.timings, 'broker', async () =>
-      (await credentialCheck) === false ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored }),
+      (await credentialCheck) === false ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call' }),
     );
     const executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
     await this.d.recorder.record(

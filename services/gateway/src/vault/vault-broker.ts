@@ -18,7 +18,7 @@ export function createVaultBroker(vault: VaultClient): ToolBroker {
     async execute(tenantId, actionId, call): Promise<BrokeredExecution | null> {
       // A live call carries its plaintext params (and storedParams beside them); an approved action only
       // has its stored params, whose PII envelopes the vault opens itself.
-      const fromApproval = call.storedParams !== undefined && call.params === call.storedParams;
+      const fromApproval = call.origin === 'approval';
       let r;
       try {
         r = await vault.execute(

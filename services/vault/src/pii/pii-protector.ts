@@ -18,7 +18,7 @@
 import { ConflictError, InputError, NotFoundError } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import { KeyDestroyedError, type Keyring, subjectKeyId } from '../keys/keyring';
-import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInString, detectInValue } from './pii-detector';
+import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInString, detectInValue } from '@agw/pii';
 import { ERASED_PLACEHOLDER, type PiiEnvelope, asEnvelope, erasedEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
 import type { SubjectRepository, SubjectRow } from './subject.repository';
 

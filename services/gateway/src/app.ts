@@ -20,6 +20,7 @@ import { systemRoutes } from './http/routes/system.routes';
 import { tenantRoutes } from './http/routes/tenants.routes';
 import { toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
+import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 
 /** Routers contributed by features wired in main.ts (public ones are mounted before authentication). */
 export interface ExtraRouters {
@@ -53,6 +54,7 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   api.use(['/auth/signup', '/auth/login'], authLimit);
   api.use(publicAuthRoutes(d));
   api.use(githubRoutes(d));
+  api.use(mcpPublicRoutes());
   for (const r of extra.public ?? []) api.use(r);
 
   api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));
@@ -67,6 +69,7 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   api.use(credentialRoutes(d));
   api.use(provenanceRoutes(d));
   api.use(webhookRoutes(d));
+  api.use(mcpRoutes(d));
   for (const r of extra.authenticated ?? []) api.use(r);
   api.use((_req, res) => {
     res.status(404).json({ detail: 'Not found' });

@@ -23,6 +23,7 @@ export const gatewaySettings = {
   defaultRateLimitBurst: setting('DEFAULT_RATE_LIMIT_BURST', envInt(100), 'default burst per tenant (requests allowed in a burst/rps window)'),
   authRateLimitPerMinute: setting('AUTH_RATE_LIMIT_PER_MINUTE', envInt(30), 'signup/login attempts per client IP per minute'),
   trustProxy: setting('TRUST_PROXY', envBool(false), 'honour X-Forwarded-For (behind an ingress)'),
+  mcpIpAllowlist: setting('MCP_IP_ALLOWLIST', z.string().default(''), 'comma-separated source IPs/CIDRs allowed to use /api/mcp/server (empty: any authenticated caller)'),
   githubClientId: setting('GITHUB_CLIENT_ID', z.string().optional(), 'OAuth app client id; GitHub login (/auth/github) is off while unset'),
   githubClientSecret: setting('GITHUB_CLIENT_SECRET', z.string().optional(), 'OAuth app client secret (from a secret store)'),
   githubAuthorizationUrl: setting('GITHUB_AUTHORIZATION_URL', z.url().default('https://github.com/login/oauth/authorize'), 'GitHub authorization endpoint'),

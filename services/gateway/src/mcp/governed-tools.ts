@@ -1,0 +1,56 @@
+/**
+ * The remote MCP server's tools: one MCP tool per governed tool of the tenant, and every MCP `tools/call`
+ * runs the same governance pipeline as `POST /api/mcp/tools/call` (never a second implementation).
+ *
+ * Governed tools, until managed agent configs (`allowed_tools`) land: the tools the tenant has registered a
+ * credential for, i.e. the tools the gateway itself can execute (agent-blind) and answer with a result.
+ */
+import { InputError } from '@agw/shared';
+import { z } from 'zod';
+import type { GatewayDeps } from '../deps';
+import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
+import { toolCallSchema } from '../pipeline/tool-call.schema';
+
+/** Arguments of every governed MCP tool: the governed call's method and params, and who the agent is. */
+export const governedToolInput = {
+  method: z.string().min(1).max(256).default('call').describe('the tool method, as in POST /api/mcp/tools/call'),
+  params: z.record(z.string(), z.unknown()).default({}).describe('the method parameters (at most 64 KB of JSON)'),
+  agent_id: z.string().min(1).max(256).default('mcp-client').describe('the calling agent (letters, digits, ".", "_", "-")'),
+  agent_type: z.string().min(1).max(128).default('mcp').describe('the kind of agent'),
+  agent_version: z.string().max(128).default('1.0.0').describe('semantic version of the agent'),
+};
+
+export type GovernedToolArgs = { method: string; params: Record<string, unknown>; agent_id: string; agent_type: string; agent_version: string };
+
+export interface McpToolResult {
+  [key: string]: unknown;
+  content: Array<{ type: 'text'; text: string }>;
+  isError?: boolean;
+}
+
+/** The tenant's governed tools (distinct tool ids with a registered credential). */
+export async function governedTools(d: GatewayDeps, tenantId: string): Promise<string[]> {
+  const { credentials } = await d.vault.listCredentials({ tenantId });
+  return [...new Set(credentials.map((c) => c.toolId))].sort();
+}
+
+/** One MCP tools/call through the governance pipeline. */
+export async function callGovernedTool(d: GatewayDeps, tenantId: string, tool: string, args: GovernedToolArgs): Promise<McpToolResult> {
+  const parsed = toolCallSchema.safeParse({ ...args, tool });
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new InputError([{ loc: ['arguments', ...first.path.map(String)], msg: first.message, type: first.code }]);
+  }
+  const settings = await d.settings.stored(tenantId);
+  return toMcpResult(await d.pipeline.run({ tenantId, settings }, parsed.data));
+}
+
+/** Decisions as MCP results: allowed -> the execution result; pending -> a text that it is queued; denied -> an error result. */
+export function toMcpResult(o: ToolCallOutcome): McpToolResult {
+  const text = (v: unknown) => [{ type: 'text' as const, text: typeof v === 'string' ? v : JSON.stringify(v) }];
+  if (o.kind === 'allowed') {
+    return { content: text({ status: 'allowed', action_id: o.action_id, execution_mode: o.execution_mode, ...(o.execution_result ? { execution_result: o.execution_result } : {}) }) };
+  }
+  if (o.kind === 'pending') return { content: text(o.message) };
+  return { isError: true, content: text({ status: 'denied', action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier }) };
+}

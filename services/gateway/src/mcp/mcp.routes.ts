@@ -1,0 +1,85 @@
+/**
+ * The remote MCP server (Streamable HTTP, stateless: one MCP server instance per HTTP request, so any
+ * gateway replica answers any request) at /api/mcp/server, authenticated like every tenant route (an
+ * external agent platform sends the tenant API key as `Authorization: Bearer`). Optional source-IP
+ * allowlist: MCP_IP_ALLOWLIST. GET /api/mcp/server/health is public.
+ */
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { type Request, type Response, Router } from 'express';
+import { ForbiddenError } from '@agw/shared';
+import type { GatewayDeps } from '../deps';
+import { addPaths } from '../openapi/openapi';
+import { authOf } from '../http/request-context';
+import { type GovernedToolArgs, callGovernedTool, governedToolInput, governedTools } from './governed-tools';
+
+export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
+
+addPaths({
+  '/mcp/server': {
+    post: {
+      summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
+      responses: { 200: { description: 'JSON-RPC response' }, 401: { description: 'Invalid API key' }, 403: { description: 'source address not in MCP_IP_ALLOWLIST' } },
+    },
+  },
+  '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: { description: '{status, transport, endpoint, server}' } } } },
+});
+
+/** A BlockList of the allowed sources (IPs or CIDRs), or undefined for "any". */
+export function parseAllowlist(spec: string): BlockList | undefined {
+  const entries = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!entries.length) return undefined;
+  const list = new BlockList();
+  for (const e of entries) {
+    const [addr, bits] = e.split('/');
+    const type = isIP(addr) === 6 ? 'ipv6' : 'ipv4';
+    if (bits) list.addSubnet(addr, Number(bits), type);
+    else list.addAddress(addr, type);
+  }
+  return list;
+}
+
+export function mcpPublicRoutes(): Router {
+  const r = Router();
+  r.get('/mcp/server/health', (_req, res) => {
+    res.json({ status: 'ok', transport: 'streamable-http', endpoint: '/api/mcp/server', server: MCP_SERVER_INFO });
+  });
+  return r;
+}
+
+export function mcpRoutes(d: GatewayDeps): Router {
+  const r = Router();
+  const allow = parseAllowlist(d.config.mcpIpAllowlist);
+  r.post('/mcp/server', async (req: Request, res: Response) => {
+    const ip = (req.ip ?? '').replace(/^::ffff:/, '');
+    if (allow && !allow.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) throw new ForbiddenError('This source address may not use the MCP server (MCP_IP_ALLOWLIST)');
+    const { tenantId } = authOf(req);
+    const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} } });
+    for (const tool of await governedTools(d, tenantId)) {
+      server.registerTool(
+        tool,
+        { description: `Governed tool ${tool}: policy-checked, audited, executed by the gateway with its HSM-held credential.`, inputSchema: governedToolInput },
+        (args) => callGovernedTool(d, tenantId, tool, args as GovernedToolArgs),
+      );
+    }
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    // the SDK reads req.auth as its own AuthInfo; ours is the tenant context, so hand it the plain message
+    await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
+  });
+  const notAllowed = (_req: Request, res: Response) => {
+    res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null });
+  };
+  r.get('/mcp/server', notAllowed);
+  r.delete('/mcp/server', notAllowed);
+  return r;
+}

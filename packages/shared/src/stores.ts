@@ -1,5 +1,8 @@
 /** Reachability checks of the shared stores, with how to start each one when it is down. */
 import net from 'node:net';
+import { sql } from 'kysely';
+import type { Bus } from './bus/bus';
+import type { Db } from './db/database';
 
 export const STORE_HINTS = {
   postgres: "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
@@ -25,4 +28,15 @@ export function tcpReachable(host: string, port: number, timeoutMs = 1500): Prom
 export function hostPort(url: string, defaultPort: number): { host: string; port: number } {
   const u = new URL(url);
   return { host: u.hostname || '127.0.0.1', port: u.port ? Number(u.port) : defaultPort };
+}
+
+/** Readiness probe of Postgres: one round trip. */
+export async function pingPostgres(db: Db): Promise<void> {
+  await sql`SELECT 1`.execute(db);
+}
+
+/** Readiness probe of NATS: the connection is open and the server answers a flush. */
+export async function pingNats(bus: Bus): Promise<void> {
+  if (bus.nc.isClosed()) throw new Error('NATS connection closed');
+  await bus.nc.flush();
 }

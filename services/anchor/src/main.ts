@@ -1,8 +1,7 @@
 /** Composition root of the anchor service: config, chain (embedded anvil or RPC), stores, consumer, gRPC, shutdown. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DependencyUnavailableError, connectBus, createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
-import { sql } from 'kysely';
+import { connectBus, createDb, createLogger, createMetricsRegistry, DependencyUnavailableError, pingPostgres, runService, startGrpcServer } from '@agw/shared';
 import type { Hex } from 'viem';
 import { AnchorBatcher } from './anchoring/anchor-batcher';
 import { AnchorService, type ChainState } from './anchoring/anchor-service';
@@ -28,7 +27,7 @@ runService({
   opsPort: config.opsPort,
   start: async () => {
     const db = createDb(config.databaseUrl);
-    await sql`SELECT 1`.execute(db);
+    await pingPostgres(db);
     const repo = new AnchorRepository(db);
     const closers: Array<() => Promise<void> | void> = [() => db.destroy()];
 
@@ -92,7 +91,7 @@ runService({
       closers,
       // the chain is not a readiness condition: status, verify and export references still work from
       // Postgres while a remote RPC node is down; GET /api/health reports the chain's state.
-      checks: { postgres: async () => void (await sql`SELECT 1`.execute(db)) },
+      checks: { postgres: () => pingPostgres(db) },
     };
   },
 });

@@ -1,6 +1,5 @@
 /** Composition root of the audit service: config, stores, gRPC server, shutdown. No logic here. */
-import { connectBus, createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
-import { sql } from 'kysely';
+import { connectBus, createDb, createLogger, createMetricsRegistry, pingPostgres, runService, startGrpcServer } from '@agw/shared';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
 import { loadAuditConfig } from './config';
@@ -28,7 +27,7 @@ runService({
   opsPort: config.opsPort,
   start: async () => {
     const db = createDb(config.databaseUrl);
-    await sql`SELECT 1`.execute(db);
+    await pingPostgres(db);
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo });
     const bus = await connectBus(config.natsUrl, config.streamPrefix, 'audit');
     const merkleRepo = new MerkleRepository(db);
@@ -57,7 +56,7 @@ runService({
     logger.info({ port: grpc.port }, 'audit gRPC listening');
     return {
       closers: [() => db.destroy(), () => bus.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop(), () => grpc.close()],
-      checks: { postgres: async () => void (await sql`SELECT 1`.execute(db)) },
+      checks: { postgres: () => pingPostgres(db) },
     };
   },
 });

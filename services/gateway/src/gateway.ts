@@ -4,8 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { type Logger, type Registry, connectBus, createDb, createRedis } from '@agw/shared';
-import { sql } from 'kysely';
+import { connectBus, createDb, createRedis, type Logger, pingPostgres, type Registry } from '@agw/shared';
 import { type ExtraRouters, createApp } from './app';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
@@ -52,7 +51,7 @@ export interface GatewayFeatures {
 export async function buildGateway(config: GatewayConfig, logger: Logger, registry: Registry, features: GatewayFeatures = {}): Promise<Gateway> {
   const metrics = createGatewayMetrics(registry);
   const db = createDb(config.databaseUrl);
-  await sql`SELECT 1`.execute(db);
+  await pingPostgres(db);
   const redis = createRedis(config.redisUrl);
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
   const policy = createPolicyClient(config);

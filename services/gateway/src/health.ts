@@ -3,9 +3,8 @@
  * gRPC channel (ready within a short deadline). Blockchain and Merkle fields come from the features that
  * own them through `extraChecks` and say `not_configured` until those are wired.
  */
-import { type Bus, type Db, type Redis, runChecks } from '@agw/shared';
+import { type Bus, type Db, pingNats, pingPostgres, type Redis, runChecks } from '@agw/shared';
 import type { Client } from '@grpc/grpc-js';
-import { sql } from 'kysely';
 
 export type HealthExtra = () => Promise<Record<string, unknown>>;
 
@@ -23,14 +22,11 @@ export class HealthService {
 
   async report(): Promise<Record<string, unknown>> {
     const stores = await runChecks({
-      postgres: async () => void (await sql`SELECT 1`.execute(this.d.db)),
+      postgres: () => pingPostgres(this.d.db),
       redis: async () => {
         if ((await this.d.redis.ping()) !== 'PONG') throw new Error('no PONG');
       },
-      nats: async () => {
-        if (this.d.bus.nc.isClosed()) throw new Error('closed');
-        await this.d.bus.nc.flush();
-      },
+      nats: () => pingNats(this.d.bus),
     });
     const services = await runChecks(
       Object.fromEntries(

@@ -1,6 +1,5 @@
 /** Composition root of the gateway: config, features, HTTP server, shutdown. No logic here. */
-import { createLogger, createMetricsRegistry, runService } from '@agw/shared';
-import { sql } from 'kysely';
+import { createLogger, createMetricsRegistry, pingPostgres, runService } from '@agw/shared';
 import { loadGatewayConfig } from './config';
 import { buildGateway } from './gateway';
 
@@ -21,7 +20,7 @@ runService({
     return {
       closers: [() => gateway.close(), () => server.close()],
       checks: {
-        postgres: async () => void (await sql`SELECT 1`.execute(gateway.deps.db)),
+        postgres: () => pingPostgres(gateway.deps.db),
         redis: async () => void (await gateway.deps.redis.ping()),
       },
     };

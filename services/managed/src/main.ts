@@ -3,8 +3,7 @@
  * platform and the SSE event consumer come with their own issue; until then the service runs in the fleet
  * with its stores connected, so its health, readiness and metrics are real and deployment is in place.
  */
-import { connectBus, createDb, createLogger, createMetricsRegistry, runService } from '@agw/shared';
-import { sql } from 'kysely';
+import { connectBus, createDb, createLogger, createMetricsRegistry, pingNats, pingPostgres, runService } from '@agw/shared';
 import { loadManagedConfig } from './config';
 
 const config = loadManagedConfig();
@@ -19,16 +18,13 @@ runService({
   opsPort: config.opsPort,
   start: async () => {
     const db = createDb(config.databaseUrl, { max: 2 });
-    await sql`SELECT 1`.execute(db);
+    await pingPostgres(db);
     const bus = await connectBus(config.natsUrl, config.streamPrefix, 'managed');
     return {
       closers: [() => db.destroy(), () => bus.close()],
       checks: {
-        postgres: async () => void (await sql`SELECT 1`.execute(db)),
-        nats: async () => {
-          if (bus.nc.isClosed()) throw new Error('closed');
-          await bus.nc.flush();
-        },
+        postgres: () => pingPostgres(db),
+        nats: () => pingNats(bus),
       },
     };
   },

@@ -1,7 +1,6 @@
 /** Composition root of the policy service: config, stores, templates, gRPC server, shutdown. No logic here. */
 import { vault } from '@agw/proto';
-import { Histogram, createClient, createDb, createLogger, createMetricsRegistry, createRedis, runService, startGrpcServer } from '@agw/shared';
-import { sql } from 'kysely';
+import { createClient, createDb, createLogger, createMetricsRegistry, createRedis, Histogram, pingPostgres, runService, startGrpcServer } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { TenantPolicies } from './bundles/tenant-policies';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
@@ -26,7 +25,7 @@ runService({
   start: async () => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
     const db = createDb(config.databaseUrl);
-    await sql`SELECT 1`.execute(db);
+    await pingPostgres(db);
     const redis = createRedis(config.redisUrl);
     const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 5000 });
     const evalMs = new Histogram({
@@ -46,7 +45,7 @@ runService({
     return {
       closers: [() => db.destroy(), () => redis.disconnect(), () => vaultClient.close(), () => grpc.close()],
       checks: {
-        postgres: async () => void (await sql`SELECT 1`.execute(db)),
+        postgres: () => pingPostgres(db),
         redis: async () => void (await redis.ping()),
       },
     };

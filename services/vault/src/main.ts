@@ -1,6 +1,5 @@
 /** Composition root of the vault service: config, HSM, stores, gRPC server, shutdown. No logic here. */
-import { createDb, createLogger, createMetricsRegistry, runService, startGrpcServer } from '@agw/shared';
-import { sql } from 'kysely';
+import { createDb, createLogger, createMetricsRegistry, pingPostgres, runService, startGrpcServer } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { loadVaultConfig } from './config';
@@ -27,7 +26,7 @@ runService({
   opsPort: config.opsPort,
   start: async () => {
     const db = createDb(config.databaseUrl);
-    await sql`SELECT 1`.execute(db);
+    await pingPostgres(db);
     const hsm = createHsm(config);
     const keyring = new Keyring(hsm, new KeyRepository(db));
     const pii = new PiiProtector(keyring, new SubjectRepository(db));
@@ -40,7 +39,7 @@ runService({
     return {
       closers: [() => hsm.close(), () => db.destroy(), () => grpc.close()],
       checks: {
-        postgres: async () => void (await sql`SELECT 1`.execute(db)),
+        postgres: () => pingPostgres(db),
         hsm: async () => void (await hsm.keyExists('agw:readiness-probe')),
       },
     };

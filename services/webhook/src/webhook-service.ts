@@ -3,8 +3,7 @@
  * delivery worker, the JetStream consumer and the gRPC server. main.ts runs it; integration tests build
  * it in-process against the real stores.
  */
-import { type Logger, type Registry, type StartedService, connectBus, createDb, startGrpcServer } from '@agw/shared';
-import { sql } from 'kysely';
+import { connectBus, createDb, type Logger, pingNats, pingPostgres, type Registry, type StartedService, startGrpcServer } from '@agw/shared';
 import { type WebhookConfig, allowedInternalCidrs } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -26,7 +25,7 @@ export interface WebhookService extends StartedService {
 
 export async function startWebhookService(config: WebhookConfig, logger: Logger, registry: Registry, o: { lookup?: LookupAll } = {}): Promise<WebhookService> {
   const db = createDb(config.databaseUrl);
-  await sql`SELECT 1`.execute(db);
+  await pingPostgres(db);
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'webhook');
   const metrics = createWebhookMetrics(registry);
   const guard = new TargetGuard(allowedInternalCidrs(config), o.lookup);
@@ -56,11 +55,8 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
     grpcPort: grpc.port,
     closers,
     checks: {
-      postgres: async () => void (await sql`SELECT 1`.execute(db)),
-      nats: async () => {
-        if (bus.nc.isClosed()) throw new Error('closed');
-        await bus.nc.flush();
-      },
+      postgres: () => pingPostgres(db),
+      nats: () => pingNats(bus),
     },
     close: async () => {
       for (const c of [...closers].reverse()) await c();

@@ -31,6 +31,19 @@ function fit(doc: Doc, text: string, width: number): string {
 }
 
 /** A simple table that breaks across pages and repeats its header. Cells are cut to their column. */
+/** A heading and a two-column table of counts (e.g. records per decision). */
+function countTable(doc: Doc, title: string, label: string, counts: Record<string, number>): void {
+  heading(doc, title);
+  table(
+    doc,
+    [
+      { title: label, width: 200 },
+      { title: 'Records', width: 100 },
+    ],
+    Object.entries(counts).map(([k, v]) => [k, String(v)]),
+  );
+}
+
 function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows: string[][]): void {
   const rowHeight = 14;
   const totalWidth = columns.reduce((s, c) => s + c.width, 0);
@@ -114,24 +127,8 @@ export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
     ['Distinct agents', pkg.summary.distinct_agents],
     ['Distinct tools', pkg.summary.distinct_tools],
   ]);
-  heading(doc, 'Decisions');
-  table(
-    doc,
-    [
-      { title: 'Decision', width: 200 },
-      { title: 'Records', width: 100 },
-    ],
-    Object.entries(pkg.summary.by_decision).map(([k, v]) => [k, String(v)]),
-  );
-  heading(doc, 'Severities');
-  table(
-    doc,
-    [
-      { title: 'Severity', width: 200 },
-      { title: 'Records', width: 100 },
-    ],
-    Object.entries(pkg.summary.by_severity).map(([k, v]) => [k, String(v)]),
-  );
+  countTable(doc, 'Decisions', 'Decision', pkg.summary.by_decision);
+  countTable(doc, 'Severities', 'Severity', pkg.summary.by_severity);
   heading(doc, 'Hash chain verification');
   keyValues(doc, [
     ['Result', cv.valid ? 'valid' : 'broken'],

@@ -39,8 +39,9 @@ export class SubjectRepository {
       .execute();
   }
 
-  async get(tenantId: string, subjectId: string): Promise<SubjectRow | undefined> {
-    const row = await this.db
+  /** The tenant's subjects with the number of actions that carry their data (one correlated count). */
+  private subjectsWithActionCount(tenantId: string) {
+    return this.db
       .selectFrom('vault_subjects')
       .select(subjectColumns)
       .select((eb) =>
@@ -51,7 +52,11 @@ export class SubjectRepository {
           .whereRef('a.subject_id', '=', 'vault_subjects.subject_id')
           .as('action_count'),
       )
-      .where('tenant_id', '=', tenantId)
+      .where('tenant_id', '=', tenantId);
+  }
+
+  async get(tenantId: string, subjectId: string): Promise<SubjectRow | undefined> {
+    const row = await this.subjectsWithActionCount(tenantId)
       .where('subject_id', '=', subjectId)
       .executeTakeFirst();
     return row ? { ...row, action_count: Number(row.action_count ?? 0) } : undefined;
@@ -71,18 +76,7 @@ export class SubjectRepository {
   }
 
   async list(tenantId: string, limit = 1000): Promise<SubjectRow[]> {
-    const rows = await this.db
-      .selectFrom('vault_subjects')
-      .select(subjectColumns)
-      .select((eb) =>
-        eb
-          .selectFrom('vault_subject_actions as a')
-          .select(eb.fn.countAll<number>().as('n'))
-          .whereRef('a.tenant_id', '=', 'vault_subjects.tenant_id')
-          .whereRef('a.subject_id', '=', 'vault_subjects.subject_id')
-          .as('action_count'),
-      )
-      .where('tenant_id', '=', tenantId)
+    const rows = await this.subjectsWithActionCount(tenantId)
       .orderBy('created_at', 'desc')
       .limit(limit)
       .execute();

@@ -11,3 +11,4 @@ export * as webhook from './generated/agw/webhook';
 export * as vault from './generated/agw/vault';
 export * as merkle from './generated/agw/merkle';
 export * as anchor from './generated/agw/anchor';
+export * as managed from './generated/agw/managed';

@@ -21,6 +21,8 @@ export * from './ops-server';
 export * from './service';
 export * from './bus/events';
 export * from './bus/bus';
+export * from './bus/event-outbox.repository';
+export * from './bus/event-publisher';
 export * from './db/database';
 export * from './db/migrate';
 export * from './stores';

@@ -2,6 +2,7 @@
 import { connectBus, createDb, createLogger, createMetricsRegistry, pingPostgres, runService, startGrpcServer } from '@agw/shared';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
+import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
 import { ComplianceExporter } from './export/compliance-exporter';
@@ -49,7 +50,7 @@ runService({
     });
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [
-      auditGrpcService(chain, logger),
+      auditGrpcService(chain, new SessionTotalsRepository(db), logger),
       merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule }, logger),
       complianceGrpcService(exporter, logger),
     ]);

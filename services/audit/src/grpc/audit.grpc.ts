@@ -4,6 +4,7 @@ import { type GrpcServiceBinding, InputError, type Logger, implement } from '@ag
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
+import type { SessionTotalsRepository } from '../chain/session-totals.repository';
 
 function parseJson<T>(text: string, field: string, fallback: T): T {
   if (!text) return fallback;
@@ -67,7 +68,7 @@ export function toMessage(r: StoredRecord): pb.AuditRecord {
   };
 }
 
-export function auditGrpcService(chain: AuditChain, logger: Logger): GrpcServiceBinding {
+export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotalsRepository, logger: Logger): GrpcServiceBinding {
   return {
     definition: pb.AuditServiceService,
     implementation: implement(
@@ -99,6 +100,9 @@ export function auditGrpcService(chain: AuditChain, logger: Logger): GrpcService
           return { status: 'tampered', records: 1, actionId: r.action_id };
         },
         tamperRestore: async (req) => ({ status: 'restored', records: await chain.tamperRestore(req.tenantId), actionId: '' }),
+        sessionTotals: async (req) => ({
+          totals: (await sessionTotals.totals(req.tenantId, req.sessionIds)).map((t) => ({ sessionId: t.session_id, governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending })),
+        }),
       },
       logger,
     ),

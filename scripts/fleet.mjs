@@ -2,7 +2,11 @@
 // Starts the whole fleet as separate processes with working local defaults, waits until every service
 // is ready, prints how to use it, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
 //
-//   node scripts/fleet.mjs [--offset N] [--db NAME] [--prefix P] [--control-port P] [--logs] [--quiet]
+//   node scripts/fleet.mjs [--offset N] [--db NAME] [--prefix P] [--control-port P] [--logs] [--quiet] [--no-stand-in-demo]
+//
+// Managed sessions need the external agent platform: with ANTHROPIC_API_KEY set the managed service uses
+// it (ANTHROPIC_BASE_URL optional); without one the fleet starts the local platform stand-in
+// (packages/platform-stand-in) on port 4010 (+offset), in demo mode unless --no-stand-in-demo.
 //
 // --offset shifts every port (the e2e fleet runs at +10000 beside a dev fleet); --db and --prefix
 // isolate its database and JetStream streams; --control-port opens a loopback-only HTTP endpoint
@@ -26,6 +30,8 @@ const prefix = opt('prefix', '');
 const controlPort = opt('control-port', '');
 const streamLogs = flag('logs');
 const quiet = flag('quiet');
+const realPlatform = Boolean(process.env.ANTHROPIC_API_KEY);
+const STAND_IN_KEY = 'stand-in-key';
 const logDir = path.join(ROOT, '.run', offset ? `logs-${offset}` : 'logs');
 fs.mkdirSync(logDir, { recursive: true });
 
@@ -46,16 +52,29 @@ const base = {
   GATEWAY_PORT: p(8080),
   PUBLIC_BASE_URL: `http://127.0.0.1:${p(8080)}/api`,
 };
+const standInUrl = `http://127.0.0.1:${p(4010)}`;
+const platformEnv = realPlatform ? {} : { ANTHROPIC_API_KEY: STAND_IN_KEY, ANTHROPIC_BASE_URL: standInUrl };
 
 // name -> [ports env, ops port]; start order matters only for readability (each service retries its peers)
 const SERVICES = [
+  // the local stand-in of the external agent platform, only when no real one is configured
+  ...(realPlatform
+    ? []
+    : [
+        {
+          name: 'platform',
+          entry: path.join(ROOT, 'packages/platform-stand-in/dist/cli.js'),
+          args: ['--port', p(4010), '--api-key', STAND_IN_KEY, ...(flag('no-stand-in-demo') ? [] : ['--demo'])],
+          readyUrl: `${standInUrl}/_stand-in/health`,
+        },
+      ]),
   { name: 'policy', env: { POLICY_GRPC_PORT: p(50051), POLICY_OPS_PORT: p(9081) }, ops: 9081 },
   { name: 'audit', env: { AUDIT_GRPC_PORT: p(50052), AUDIT_OPS_PORT: p(9082) }, ops: 9082 },
   // further services join the fleet here as their issues land
   { name: 'vault', env: { VAULT_GRPC_PORT: p(50053), VAULT_OPS_PORT: p(9083) }, ops: 9083 },
   { name: 'webhook', env: { WEBHOOK_GRPC_PORT: p(50054), WEBHOOK_OPS_PORT: p(9084) }, ops: 9084 },
   { name: 'anchor', env: { ANCHOR_GRPC_PORT: p(50055), ANCHOR_OPS_PORT: p(9085), ANCHOR_ANVIL_PORT: p(8545) }, ops: 9085 },
-  { name: 'managed', env: { MANAGED_GRPC_PORT: p(50056), MANAGED_OPS_PORT: p(9086) }, ops: 9086 },
+  { name: 'managed', env: { MANAGED_GRPC_PORT: p(50056), MANAGED_OPS_PORT: p(9086), ...platformEnv }, ops: 9086 },
   { name: 'gateway', env: { GATEWAY_OPS_PORT: p(9080) }, ops: 9080 },
 ];
 
@@ -63,10 +82,10 @@ const children = new Map();
 let stopping = false;
 
 function startService(svc) {
-  const entry = path.join(ROOT, 'services', svc.name, 'dist', 'main.js');
+  const entry = svc.entry ?? path.join(ROOT, 'services', svc.name, 'dist', 'main.js');
   if (!fs.existsSync(entry)) throw new Error(`${svc.name} is not built (${entry}); run the build first`);
   const log = fs.createWriteStream(path.join(logDir, `${svc.name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [entry, ...(svc.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, ...base, ...svc.env, ...(svc.extraEnv ?? {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -113,7 +132,7 @@ function get(url, timeoutMs = 1000) {
 }
 
 async function waitReady(svc, timeoutMs = 90_000) {
-  const url = `http://127.0.0.1:${p(svc.ops)}/readyz`;
+  const url = svc.readyUrl ?? `http://127.0.0.1:${p(svc.ops)}/readyz`;
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (!children.has(svc.name)) throw new Error(`${svc.name} exited during start-up`);
@@ -214,6 +233,7 @@ async function main() {
   2. Govern a tool call:
      curl -s -X POST ${url}/mcp/tools/call -H "X-API-Key: $API_KEY" -H 'content-type: application/json' \\
        -d '{"agent_id":"agent-1","agent_type":"assistant","agent_version":"1.0.0","tool":"svc_web_search","method":"search","params":{"q":"hello"}}'
+  Managed agent sessions: ${realPlatform ? `the agent platform at ${process.env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'} (ANTHROPIC_API_KEY)` : `the LOCAL PLATFORM STAND-IN at ${standInUrl} (no ANTHROPIC_API_KEY set; its demo sessions call your governed tools)`}
   More: README.md (five-minute tour), ${url}/openapi.json.   Stop: Ctrl-C
 `);
 }

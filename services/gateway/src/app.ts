@@ -13,6 +13,7 @@ import { auditRoutes } from './http/routes/audit.routes';
 import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
 import { credentialRoutes } from './http/routes/credentials.routes';
 import { githubRoutes } from './http/routes/github.routes';
+import { managedRoutes } from './http/routes/managed.routes';
 import { policyRoutes } from './http/routes/policy.routes';
 import { provenanceRoutes } from './http/routes/provenance.routes';
 import { settingsRoutes } from './http/routes/settings.routes';
@@ -70,6 +71,7 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   api.use(provenanceRoutes(d));
   api.use(webhookRoutes(d));
   api.use(mcpRoutes(d));
+  api.use(managedRoutes(d));
   for (const r of extra.authenticated ?? []) api.use(r);
   api.use((_req, res) => {
     res.status(404).json({ detail: 'Not found' });

@@ -15,6 +15,7 @@ export const gatewaySettings = {
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address'),
   webhookGrpcUrl: setting('WEBHOOK_GRPC_URL', z.string().default('127.0.0.1:50054'), 'webhook service gRPC address'),
   anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address'),
+  managedGrpcUrl: setting('MANAGED_GRPC_URL', z.string().default('127.0.0.1:50056'), 'managed-session service gRPC address (/api/managed/*)'),
   policyDeadlineMs: setting('POLICY_DEADLINE_MS', envInt(2000), 'deadline of one policy evaluation before the failure mode applies'),
   jwtSecret: setting('JWT_SECRET', z.string().min(32).optional(), 'HS256 key of session tokens (required in production; a random one per process otherwise)'),
   jwtTtlSeconds: setting('JWT_TTL_SECONDS', envInt(3600), 'session token lifetime'),

@@ -2,7 +2,7 @@
 import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
 import type { ApprovalQueue } from './approvals/approval-queue';
 import type { AuditClient, PolicyClient, VaultClient, WebhookClient } from './clients/grpc-clients';
-import type { AnchorClient, ComplianceClient, MerkleClient } from './clients/grpc-clients';
+import type { AnchorClient, ComplianceClient, ManagedClient, MerkleClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { HealthService } from './health';
 import type { GatewayMetrics } from './metrics';
@@ -29,6 +29,7 @@ export interface GatewayDeps {
   anchor: AnchorClient;
   webhook: WebhookClient;
   vault: VaultClient;
+  managed: ManagedClient;
   apiKeys: ApiKeyService;
   sessions: SessionTokens;
   tenants: TenantRepository;

@@ -14,7 +14,7 @@ import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
 import { EventOutboxRepository } from './events/event-outbox.repository';
 import { HealthService } from './health';
-import { createAnchorClient, createComplianceClient, createMerkleClient } from './clients/grpc-clients';
+import { createAnchorClient, createComplianceClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
 import { addProvenanceHealth } from './http/routes/provenance.routes';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
@@ -61,6 +61,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const anchor = createAnchorClient(config);
   const webhook = createWebhookClient(config);
   const vault = createVaultClient(config);
+  const managed = createManagedClient(config);
   const adminEmails = new Set(
     config.adminEmails
       .split(',')
@@ -107,6 +108,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     compliance,
     anchor,
     vault,
+    managed,
     apiKeys,
     sessions,
     tenants,
@@ -115,7 +117,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     rateLimiter: new RateLimiter(redis),
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker),
-    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw } }),
+    health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),
     adminEmails,
   };
   addProvenanceHealth(deps);
@@ -130,6 +132,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     anchor.close();
     webhook.close();
     vault.close();
+    managed.close();
     await bus.close();
     redis.disconnect();
     await db.destroy();

@@ -1,14 +1,28 @@
 /** Managed-session service settings (env validated once at start). */
-import { commonSettings, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { hostname } from 'node:os';
+import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 export const managedSettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('MANAGED_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address (reserved for the managed-sessions API)'),
-  grpcPort: setting('MANAGED_GRPC_PORT', envPort(50056), 'gRPC port (reserved for the managed-sessions API)'),
+  grpcHost: setting('MANAGED_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
+  grpcPort: setting('MANAGED_GRPC_PORT', envPort(50056), 'gRPC port (the gateway maps /api/managed/* to it)'),
   opsHost: setting('MANAGED_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
   opsPort: setting('MANAGED_OPS_PORT', envPort(9086), 'health/metrics port'),
+  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (observed and control-plane records, session totals)'),
+  policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (config validation, session replay)'),
+  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (personal data in observed tool input is encrypted per subject)'),
+  anthropicApiKey: setting('ANTHROPIC_API_KEY', z.string().optional(), 'API key of the external agent platform (Claude Managed Agents); npm start runs a local stand-in when unset'),
+  anthropicBaseUrl: setting('ANTHROPIC_BASE_URL', z.string().url().optional(), 'base URL of the agent platform API (unset: the SDK default; npm start points it at the local stand-in)'),
+  defaultModel: setting('MANAGED_DEFAULT_MODEL', z.string().min(1).default('claude-sonnet-4-5'), 'model of a managed agent config that names none'),
+  maxConcurrentSessions: setting('DEFAULT_MAX_CONCURRENT_SESSIONS', envInt(10).pipe(z.number().min(1)), 'active managed sessions per tenant'),
+  maxDailySessions: setting('DEFAULT_MAX_DAILY_SESSIONS', envInt(50).pipe(z.number().min(1)), 'managed sessions a tenant may start per 24 hours'),
+  sseTimeoutSeconds: setting('SSE_TIMEOUT', envInt(300).pipe(z.number().min(1)), 'seconds without any session event (SSE or governed call) after which the event consumer stops'),
+  anomalyThreshold: setting('SESSION_ANOMALY_THRESHOLD', z.coerce.number().min(0).max(1).default(0.8), 'anomaly score of one observed event above which a session is auto-interrupted (tenant setting session_anomaly_threshold overrides)'),
+  leaseSeconds: setting('MANAGED_CONSUMER_LEASE_SECONDS', envInt(15).pipe(z.number().min(3)), 'how long a replica holds a session stream lease without renewing it'),
+  reconnectDelayMs: setting('MANAGED_RECONNECT_DELAY_MS', envInt(500), 'first delay before re-opening a dropped session stream (doubles up to 10 s)'),
+  replicaId: setting('MANAGED_REPLICA_ID', z.string().min(1).default(`${hostname()}:${process.pid}`), 'this replica in stream leases (pod name in Kubernetes)'),
 };
 
 export type ManagedConfig = ReturnType<typeof loadManagedConfig>;

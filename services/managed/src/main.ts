@@ -1,10 +1,34 @@
 /**
- * Composition root of the managed-session service. Managed agent configs, sessions on the external agent
- * platform and the SSE event consumer come with their own issue; until then the service runs in the fleet
- * with its stores connected, so its health, readiness and metrics are real and deployment is in place.
+ * Composition root of the managed-session service: config, stores, the agent platform client, the
+ * session domain, the consumer supervisor, the gRPC server, shutdown. No logic here.
  */
-import { connectBus, createDb, createLogger, createMetricsRegistry, pingNats, pingPostgres, runService } from '@agw/shared';
+import {
+  DecisionPublisher,
+  EventOutboxRepository,
+  connectBus,
+  createDb,
+  createLogger,
+  createMetricsRegistry,
+  pingNats,
+  pingPostgres,
+  runService,
+  startGrpcServer,
+} from '@agw/shared';
+import { AgentConfigRepository } from './agents/agent-config.repository';
+import { AgentConfigs } from './agents/agent-configs';
+import { createClients } from './clients';
 import { loadManagedConfig } from './config';
+import { ConsumerSupervisor } from './consumer/consumer-supervisor';
+import { managedGrpcService } from './grpc/managed.grpc';
+import { createManagedMetrics } from './metrics';
+import { subscribeSessionActivity } from './nats/session-activity.subscriber';
+import { createAnthropicPlatform, unconfiguredPlatform } from './platform/anthropic-platform';
+import { SessionInterrupter } from './sessions/session-interrupter';
+import { SessionLauncher } from './sessions/session-launcher';
+import { SessionRecorder } from './sessions/session-recorder';
+import { SessionRepository } from './sessions/session.repository';
+import { SessionViews } from './sessions/session-views';
+import { TenantThresholds } from './sessions/tenant-thresholds';
 
 const config = loadManagedConfig();
 const logger = createLogger('managed', config.logLevel);
@@ -17,15 +41,84 @@ runService({
   opsHost: config.opsHost,
   opsPort: config.opsPort,
   start: async () => {
-    const db = createDb(config.databaseUrl, { max: 2 });
+    const db = createDb(config.databaseUrl);
     await pingPostgres(db);
     const bus = await connectBus(config.natsUrl, config.streamPrefix, 'managed');
-    return {
-      closers: [() => db.destroy(), () => bus.close()],
-      checks: {
-        postgres: () => pingPostgres(db),
-        nats: () => pingNats(bus),
+    const clients = createClients(config);
+    const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
+    publisher.start();
+
+    const repo = new SessionRepository(db, (status) => metrics.sessionsEnded.inc({ status }));
+    const configRepo = new AgentConfigRepository(db);
+    const configs = new AgentConfigs(configRepo, config.defaultModel);
+    const platform = config.anthropicApiKey
+      ? createAnthropicPlatform({
+          apiKey: config.anthropicApiKey,
+          baseURL: config.anthropicBaseUrl,
+          environments: { get: (k) => configRepo.resource(k), put: (k, id) => configRepo.putResource(k, id) },
+        })
+      : unconfiguredPlatform();
+    if (!config.anthropicApiKey) logger.warn('ANTHROPIC_API_KEY is not set: managed sessions cannot be created (configs still work)');
+    const recorder = new SessionRecorder(clients.audit, clients.vault, publisher);
+    const interrupter = new SessionInterrupter(repo, platform, recorder, publisher, logger, (id, auto) => {
+      metrics.interrupts.inc({ trigger: auto ? 'auto' : 'user' });
+      void supervisor.detach(id, 'session_ended');
+    });
+    const thresholds = new TenantThresholds(db, config.anomalyThreshold);
+    const supervisor: ConsumerSupervisor = new ConsumerSupervisor(
+      repo,
+      {
+        platform,
+        repo,
+        recorder,
+        logger,
+        threshold: (t) => thresholds.threshold(t),
+        onAnomaly: async (s, e, score, signals) => interrupter.onAnomaly(s, { id: e.id, tool: String(e.name) }, score, signals, await thresholds.threshold(s.tenant_id)),
+        onEventProcessed: () => metrics.eventsConsumed.inc(),
+        idleTimeoutMs: config.sseTimeoutSeconds * 1000,
+        reconnectDelayMs: config.reconnectDelayMs,
       },
+      {
+        owner: config.replicaId,
+        leaseSeconds: config.leaseSeconds,
+        expire: async (s) => {
+          await interrupter.interrupt(s.tenant_id, s.id, 'max_session_hours exceeded', true);
+        },
+      },
+      logger,
+    );
+    const metrics = createManagedMetrics(registry, () => supervisor.size, () => repo.countActive());
+    const launcher = new SessionLauncher({
+      configs,
+      configRepo,
+      repo,
+      platform,
+      policy: clients.policy,
+      recorder,
+      attach: (s) => supervisor.attach(s),
+      onCreated: () => metrics.sessionsCreated.inc(),
+      limits: { maxConcurrent: config.maxConcurrentSessions, maxDaily: config.maxDailySessions },
+      logger,
+    });
+    const views = new SessionViews(repo, configs, clients.audit, clients.policy);
+    const activity = subscribeSessionActivity(bus, (tenantId, sessionId) => void supervisor.onSessionActivity(tenantId, sessionId), logger);
+    supervisor.start();
+    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [managedGrpcService({ configs, launcher, interrupter, views, repo }, logger)]);
+    logger.info({ port: grpc.port, platform: config.anthropicApiKey ? (config.anthropicBaseUrl ?? 'anthropic') : 'unconfigured' }, 'managed gRPC listening');
+    return {
+      closers: [
+        () => db.destroy(),
+        () => bus.close(),
+        () => clients.close(),
+        async () => {
+          publisher.stop();
+          await publisher.relay();
+        },
+        () => activity.stop(),
+        () => supervisor.close(),
+        () => grpc.close(),
+      ],
+      checks: { postgres: () => pingPostgres(db), nats: () => pingNats(bus) },
     };
   },
 });

@@ -8,6 +8,8 @@ import path from 'node:path';
 export const E2E_OFFSET = Number(process.env.E2E_PORT_OFFSET ?? 10000);
 export const E2E_BASE_URL = `http://127.0.0.1:${8080 + E2E_OFFSET}/api`;
 export const E2E_CONTROL_URL = `http://127.0.0.1:${8999 + E2E_OFFSET}`;
+/** The local stand-in of the external agent platform that the e2e fleet starts (scripted through its control API). */
+export const E2E_STAND_IN_URL = `http://127.0.0.1:${4010 + E2E_OFFSET}`;
 /** The e2e fleet's own database and stream prefix (per offset, so parallel suites never share state). */
 export const E2E_DATABASE_NAME = E2E_OFFSET === 10000 ? 'agw_e2e' : `agw_e2e_${E2E_OFFSET}`;
 export const E2E_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${E2E_DATABASE_NAME}`;
@@ -27,4 +29,10 @@ export const E2E_ENV: Record<string, string> = {
   // webhook tests run an HTTPS receiver on loopback with a certificate they write to this file
   WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
   WEBHOOK_CA_FILE: E2E_WEBHOOK_CA_FILE,
+  // managed sessions: always the local platform stand-in (never a real platform from the environment),
+  // with small tenant limits so the 429s are reachable
+  ANTHROPIC_API_KEY: '',
+  DEFAULT_MAX_CONCURRENT_SESSIONS: '3',
+  DEFAULT_MAX_DAILY_SESSIONS: '6',
+  MANAGED_RECONNECT_DELAY_MS: '200',
 };

@@ -18,6 +18,7 @@ export default async function globalSetup(): Promise<void> {
       '--control-port',
       new URL(E2E_CONTROL_URL).port,
       '--quiet',
+      '--no-stand-in-demo',
     ],
     { cwd: root, env: { ...process.env, ...E2E_ENV }, stdio: ['ignore', 'pipe', 'pipe'] },
   );

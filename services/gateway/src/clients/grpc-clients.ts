@@ -1,6 +1,6 @@
 /** The gateway's gRPC clients, built once in main.ts. */
 import { audit, policy, vault, webhook } from '@agw/proto';
-import { anchor, merkle } from '@agw/proto';
+import { anchor, managed, merkle } from '@agw/proto';
 import { type PromiseClient, createClient } from '@agw/shared';
 import type { GatewayConfig } from '../config';
 
@@ -42,4 +42,11 @@ export function createWebhookClient(config: GatewayConfig): WebhookClient {
 
 export function createVaultClient(config: GatewayConfig): VaultClient {
   return createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 10_000 });
+}
+
+export type ManagedClient = PromiseClient<typeof managed.ManagedServiceService>;
+
+/** Managed agents and sessions; creating a session waits for the external platform (agent, vault, session). */
+export function createManagedClient(config: GatewayConfig): ManagedClient {
+  return createClient(managed.ManagedServiceClient, config.managedGrpcUrl, 'managed-session service', { deadlineMs: 60_000 });
 }

@@ -4,7 +4,7 @@
  * Anything else is 401 `{"detail": "Invalid API key"}`.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { AuthenticationError } from '@agw/shared';
+import { AuthenticationError, ForbiddenError } from '@agw/shared';
 import type { ApiKeyService } from '../tenants/api-keys';
 import type { SessionTokens } from '../tenants/session-tokens';
 import type { TenantRepository } from '../tenants/tenant.repository';
@@ -28,6 +28,12 @@ export function authenticate(d: AuthDeps) {
       return next();
     }
     if (bearer) {
+      const mcp = await d.sessions.verifyMcp(bearer);
+      if (mcp) {
+        if (req.path !== `/mcp/server/sessions/${mcp.sessionId}`) throw new ForbiddenError(`This token is scoped to the MCP server of managed session ${mcp.sessionId}`);
+        req.auth = { tenantId: mcp.tenantId, method: 'mcp_session', mcpSessionId: mcp.sessionId, isAdmin: false };
+        return next();
+      }
       const claims = await d.sessions.verify(bearer);
       if (!claims) throw new AuthenticationError('Invalid or expired session token');
       const user = await d.tenants.getUser(claims.tenantId, claims.userId);

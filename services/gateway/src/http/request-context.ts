@@ -4,8 +4,10 @@ import type { NextFunction, Request, Response } from 'express';
 
 export interface AuthContext {
   tenantId: string;
-  /** 'api_key' or 'jwt' */
-  method: 'api_key' | 'jwt';
+  /** 'api_key', 'jwt', or 'mcp_session' (a token good for one managed session's MCP server only) */
+  method: 'api_key' | 'jwt' | 'mcp_session';
+  /** the managed session an 'mcp_session' token is scoped to */
+  mcpSessionId?: string;
   userId?: string;
   email?: string;
   isAdmin: boolean;

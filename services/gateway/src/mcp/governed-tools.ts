@@ -2,7 +2,8 @@
  * The remote MCP server's tools: one MCP tool per governed tool of the tenant, and every MCP `tools/call`
  * runs the same governance pipeline as `POST /api/mcp/tools/call` (never a second implementation).
  *
- * Governed tools, until managed agent configs (`allowed_tools`) land: the tools the tenant has registered a
+ * Governed tools: for a managed session's MCP server (`/api/mcp/server/sessions/<id>`), the config's
+ * `allowed_tools`; for the tenant-wide server (`/api/mcp/server`), the tools the tenant has registered a
  * credential for, i.e. the tools the gateway itself can execute (agent-blind) and answer with a result.
  */
 import { InputError } from '@agw/shared';
@@ -34,15 +35,23 @@ export async function governedTools(d: GatewayDeps, tenantId: string): Promise<s
   return [...new Set(credentials.map((c) => c.toolId))].sort();
 }
 
-/** One MCP tools/call through the governance pipeline. */
-export async function callGovernedTool(d: GatewayDeps, tenantId: string, tool: string, args: GovernedToolArgs): Promise<McpToolResult> {
-  const parsed = toolCallSchema.safeParse({ ...args, tool });
+/** A managed session's governance, as its MCP server applies it. */
+export interface SessionScope {
+  sessionId: string;
+  /** the managed agent config: the agent_id of every record of the session */
+  agentId: string;
+  approvalPatterns: string[];
+}
+
+/** One MCP tools/call through the governance pipeline (a session's calls carry its id and approval patterns). */
+export async function callGovernedTool(d: GatewayDeps, tenantId: string, tool: string, args: GovernedToolArgs, session?: SessionScope): Promise<McpToolResult> {
+  const parsed = toolCallSchema.safeParse({ ...args, tool, ...(session ? { agent_id: session.agentId, agent_type: 'managed' } : {}) });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw new InputError([{ loc: ['arguments', ...first.path.map(String)], msg: first.message, type: first.code }]);
   }
   const settings = await d.settings.stored(tenantId);
-  return toMcpResult(await d.pipeline.run({ tenantId, settings }, parsed.data));
+  return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns }, parsed.data));
 }
 
 /** Decisions as MCP results: allowed -> the execution result; pending -> a text that it is queued; denied -> an error result. */

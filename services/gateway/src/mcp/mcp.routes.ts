@@ -9,11 +9,12 @@ import { BlockList, isIP } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { type Request, type Response, Router } from 'express';
-import { ForbiddenError } from '@agw/shared';
+import { ConflictError, ForbiddenError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import { addPaths } from '../openapi/openapi';
 import { authOf } from '../http/request-context';
-import { type GovernedToolArgs, callGovernedTool, governedToolInput, governedTools } from './governed-tools';
+import { uuidParam } from '../http/params';
+import { type GovernedToolArgs, type SessionScope, callGovernedTool, governedToolInput, governedTools } from './governed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -55,16 +56,18 @@ export function mcpPublicRoutes(): Router {
 export function mcpRoutes(d: GatewayDeps): Router {
   const r = Router();
   const allow = parseAllowlist(d.config.mcpIpAllowlist);
-  r.post('/mcp/server', async (req: Request, res: Response) => {
+  const checkSource = (req: Request) => {
     const ip = (req.ip ?? '').replace(/^::ffff:/, '');
     if (allow && !allow.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) throw new ForbiddenError('This source address may not use the MCP server (MCP_IP_ALLOWLIST)');
-    const { tenantId } = authOf(req);
+  };
+  /** One stateless MCP server for this request, its tools bound to the pipeline. */
+  const serve = async (req: Request, res: Response, tools: string[], tenantId: string, session?: SessionScope) => {
     const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} } });
-    for (const tool of await governedTools(d, tenantId)) {
+    for (const tool of tools) {
       server.registerTool(
         tool,
-        { description: `Governed tool ${tool}: policy-checked, audited, executed by the gateway with its HSM-held credential.`, inputSchema: governedToolInput },
-        (args) => callGovernedTool(d, tenantId, tool, args as GovernedToolArgs),
+        { description: `Governed tool ${tool}: policy-checked and audited by the gateway${session ? ` (managed session ${session.sessionId})` : ', executed with its HSM-held credential'}.`, inputSchema: governedToolInput },
+        (args) => callGovernedTool(d, tenantId, tool, args as GovernedToolArgs, session),
       );
     }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -75,11 +78,25 @@ export function mcpRoutes(d: GatewayDeps): Router {
     await server.connect(transport);
     // the SDK reads req.auth as its own AuthInfo; ours is the tenant context, so hand it the plain message
     await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
+  };
+  r.post('/mcp/server', async (req: Request, res: Response) => {
+    checkSource(req);
+    const { tenantId } = authOf(req);
+    await serve(req, res, await governedTools(d, tenantId), tenantId);
+  });
+  // a managed session's MCP server: its config's allowed_tools, every call recorded with the session id
+  r.post('/mcp/server/sessions/:session_id', async (req: Request, res: Response) => {
+    checkSource(req);
+    const { tenantId } = authOf(req);
+    const sessionId = uuidParam(req.params.session_id as string, 'Managed session');
+    const g = await d.managed.getSessionGovernance({ tenantId, sessionId });
+    if (g.status !== 'active') throw new ConflictError(`Managed session ${sessionId} is ${g.status}: its MCP server takes no more calls`);
+    await serve(req, res, g.allowedTools, tenantId, { sessionId, agentId: g.agentId, approvalPatterns: g.requireHumanApproval });
   });
   const notAllowed = (_req: Request, res: Response) => {
     res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null });
   };
-  r.get('/mcp/server', notAllowed);
-  r.delete('/mcp/server', notAllowed);
+  r.get(['/mcp/server', '/mcp/server/sessions/:session_id'], notAllowed);
+  r.delete(['/mcp/server', '/mcp/server/sessions/:session_id'], notAllowed);
   return r;
 }

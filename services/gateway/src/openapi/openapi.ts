@@ -15,6 +15,8 @@ export function addPaths(paths: Record<string, PathItem>): void {
 }
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } });
+/** A required JSON request body described by the zod schema the route validates with. */
+export const jsonBody = (schema: z.ZodType) => ({ required: true, content: json(schema) });
 const ref = (description: string) => ({ description });
 const secured = [{ ApiKey: [] }, { Bearer: [] }];
 

@@ -13,6 +13,7 @@ import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings } from '../tenants/settings.schema';
 import type { DecisionRecord, DecisionRecorder } from './decision-recorder';
 import type { GatewayConstraints, PiiGuard, ToolBroker } from './hooks';
+import { approvalPatternFor } from './approval-patterns';
 import type { ToolCallRequest } from './tool-call.schema';
 
 export type ToolCallOutcome =
@@ -32,6 +33,8 @@ export interface CallContext {
   tenantId: string;
   settings: StoredSettings & Record<string, unknown>;
   sessionId?: string | null;
+  /** a managed session's `require_human_approval` patterns: a matching call that the policy allows is queued */
+  approvalPatterns?: readonly string[];
   /** filled with the duration (ms) of each step; the HTTP route returns them as a Server-Timing header */
   timings?: StepTimings;
 }
@@ -69,6 +72,9 @@ export const FAILURE_VIOLATIONS = {
   open: 'policy_engine_unavailable_fail_open',
   queue: 'policy_engine_unavailable_queued',
 } as const;
+
+/** The violation a call carries when a managed session's require_human_approval pattern escalated it. */
+export const SESSION_APPROVAL_VIOLATION = 'session_requires_human_approval';
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -173,6 +179,13 @@ export class ToolCallPipeline {
       this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'policy' });
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
+    const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method);
+    if (pattern) {
+      const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
+      await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier);
+      this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'session_config' });
+      return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations: escalated, severity };
+    }
 
     // 7. brokered execution
     const brokered = await timed(ctx.timings, 'broker', async () =>
@@ -215,7 +228,7 @@ export class ToolCallPipeline {
     call: ToolCallRequest,
     common: ActionFacts & { params: Record<string, unknown>; violations: string[]; severity: string; bundle_revision: string },
     details: Record<string, unknown>,
-    reason: 'policy' | 'fail_to_queue',
+    reason: 'policy' | 'fail_to_queue' | 'session_config',
     alertTier: string | null,
   ): Promise<void> {
     await this.d.recorder.record(

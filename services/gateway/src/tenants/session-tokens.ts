@@ -1,12 +1,14 @@
 /** Session tokens (JWT, HS256, through jose): sub = user id, tid = tenant id, short TTL. */
 import { randomBytes } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, decodeJwt, jwtVerify } from 'jose';
 
 export interface SessionClaims {
   userId: string;
   tenantId: string;
   email: string;
 }
+
+const MCP_SCOPE = 'mcp_session';
 
 export class SessionTokens {
   private readonly key: Uint8Array;
@@ -29,11 +31,38 @@ export class SessionTokens {
     return { access_token: token, token_type: 'bearer', expires_in: this.ttlSeconds };
   }
 
+  /**
+   * A token for one managed session's MCP server (`/api/mcp/server/sessions/<id>`), handed to the agent
+   * platform when the session was created by a signed-in user (an API key caller hands its key, as the
+   * spec says). It is good for that session's MCP server only and expires with the session.
+   */
+  async issueMcp(tenantId: string, sessionId: string, ttlSeconds: number): Promise<string> {
+    return new SignJWT({ tid: tenantId, mcp_sid: sessionId, scope: MCP_SCOPE })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(`mcp-session:${sessionId}`)
+      .setIssuer(this.issuer)
+      .setIssuedAt()
+      .setExpirationTime(`${Math.max(60, Math.ceil(ttlSeconds))}s`)
+      .sign(this.key);
+  }
+
+  /** The tenant and session of a valid session-scoped MCP token, or undefined (any other token). */
+  async verifyMcp(token: string): Promise<{ tenantId: string; sessionId: string } | undefined> {
+    try {
+      if (decodeJwt(token).scope !== MCP_SCOPE) return undefined;
+      const { payload } = await jwtVerify(token, this.key, { issuer: this.issuer, algorithms: ['HS256'] });
+      if (payload.scope !== MCP_SCOPE || typeof payload.tid !== 'string' || typeof payload.mcp_sid !== 'string') return undefined;
+      return { tenantId: payload.tid, sessionId: payload.mcp_sid };
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The claims of a valid token, or undefined (expired, forged, malformed). */
   async verify(token: string): Promise<SessionClaims | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: this.issuer, algorithms: ['HS256'] });
-      if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return undefined;
+      if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || payload.scope !== undefined) return undefined;
       return { userId: payload.sub, tenantId: payload.tid, email: String(payload.email ?? '') };
     } catch {
       return undefined;

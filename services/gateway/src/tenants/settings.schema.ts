@@ -42,6 +42,8 @@ export const settingsPatchSchema = z
     rate_limit_rps: z.number().int().min(1).max(100_000).optional(),
     rate_limit_burst: z.number().int().min(1).max(1_000_000).optional(),
     gateway_constraints: gatewayConstraintsSchema.optional(),
+    /** managed sessions: an observed event scoring above this (0-1) auto-interrupts the session (default 0.8) */
+    session_anomaly_threshold: z.number().min(0).max(1).optional(),
   })
   .strict();
 
@@ -57,6 +59,7 @@ export interface StoredSettings {
   rate_limit_rps?: number;
   rate_limit_burst?: number;
   gateway_constraints?: Record<string, unknown>;
+  session_anomaly_threshold?: number;
 }
 
 export const DEFAULT_WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];

@@ -93,6 +93,8 @@ export class SettingsService {
       rate_limit_rps: s.rate_limit_rps ?? this.defaults.rps,
       rate_limit_burst: s.rate_limit_burst ?? this.defaults.burst,
       gateway_constraints: s.gateway_constraints ?? {},
+      // null: the managed service's default (SESSION_ANOMALY_THRESHOLD, 0.8)
+      session_anomaly_threshold: s.session_anomaly_threshold ?? null,
     };
   }
 }

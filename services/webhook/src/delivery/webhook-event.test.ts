@@ -78,4 +78,19 @@ describe('webhook events', () => {
     });
     expect(p).toEqual({ event: 'session.interrupted', timestamp: '2026-11-21T11:00:00.000Z', data: { session_id: 's1', agent_id: 'agent-1', action_id: 'a9', reason: 'operator stop' } });
   });
+
+  it('maps a detected anomaly to anomaly.detected with its score, signals, threshold and tool', () => {
+    expect(webhookEventForSession('anomaly_detected', ['anomaly.detected'])).toBe('anomaly.detected');
+    expect(webhookEventForSession('anomaly_detected', undefined)).toBeNull();
+    const p = payloadFromSession('anomaly.detected', {
+      event_id: 'e3',
+      kind: 'anomaly_detected',
+      tenant_id: 't1',
+      session_id: 's1',
+      agent_id: 'agent-1',
+      data: { audit_action_id: 'a10', reason: 'dangerous shell', anomaly_score: 0.95, signals: ['recursive_delete_root'], threshold: 0.8, tool: 'bash' },
+      occurred_at: '2026-11-21T11:00:00.000Z',
+    });
+    expect(p.data).toEqual({ session_id: 's1', agent_id: 'agent-1', action_id: 'a10', reason: 'dangerous shell', anomaly_score: 0.95, signals: ['recursive_delete_root'], threshold: 0.8, tool: 'bash' });
+  });
 });

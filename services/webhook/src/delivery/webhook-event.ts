@@ -6,8 +6,10 @@
  * - A tenant subscribed to `action.pending_approval` (the alias one guide uses) gets pending actions too;
  *   the payload then carries the name it subscribed with. Subscribed to both, it gets `action.pending` once.
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
- * - Session events (`sessions.<tenant>.interrupted`) become `session.interrupted` for tenants that
- *   subscribed to it explicitly (it is not in the defaults). The spec shows no payload beyond the interrupt
+ * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
+ *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
+ *   them explicitly (they are not in the defaults). An anomaly.detected payload adds the score, the
+ *   signals that fired, the threshold and the observed tool. The spec shows no payload beyond the interrupt
  *   operation, so `data` carries what that operation defines: session_id, agent_id, the audit action id of
  *   the interrupt and its reason.
  */
@@ -37,6 +39,11 @@ export interface SessionData {
   agent_id: string;
   action_id: string | null;
   reason: string | null;
+  /** anomaly.detected: the observed event's score (0-1), the signals that fired and the tenant's threshold */
+  anomaly_score?: number;
+  signals?: string[];
+  threshold?: number;
+  tool?: string;
 }
 
 export interface WebhookPayload<D = ActionData> {
@@ -61,7 +68,7 @@ export function webhookEventFor(kind: DecisionEvent['kind'], subscribed: readonl
   return null;
 }
 
-const SESSION_KIND_TO_EVENT: Record<string, string> = { interrupted: 'session.interrupted' };
+const SESSION_KIND_TO_EVENT: Record<string, string> = { interrupted: 'session.interrupted', anomaly_detected: 'anomaly.detected' };
 
 /** The event name for a session event, or null when it is not a webhook event or not subscribed. */
 export function webhookEventForSession(kind: string, subscribed: readonly string[] | undefined): string | null {
@@ -74,7 +81,15 @@ export function payloadFromSession(event: string, e: SessionEvent): WebhookPaylo
   return {
     event,
     timestamp: new Date(e.occurred_at).toISOString(),
-    data: { session_id: e.session_id, agent_id: e.agent_id, action_id: text(e.data.audit_action_id), reason: text(e.data.reason) },
+    data: {
+      session_id: e.session_id,
+      agent_id: e.agent_id,
+      action_id: text(e.data.audit_action_id),
+      reason: text(e.data.reason),
+      ...(e.kind === 'anomaly_detected'
+        ? { anomaly_score: Number(e.data.anomaly_score), signals: (e.data.signals as string[]) ?? [], threshold: Number(e.data.threshold), tool: text(e.data.tool) ?? undefined }
+        : {}),
+    },
   };
 }
 

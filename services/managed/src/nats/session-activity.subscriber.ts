@@ -1,0 +1,29 @@
+/**
+ * NATS adapter: a plain (non-durable) subscription to the fleet's decision subjects, so a governed call
+ * of a managed session counts as activity for its event consumer (the SSE_TIMEOUT idle clock) and
+ * re-attaches a consumer that had stopped idle. Nothing here is a source of truth (the totals come from the
+ * audit log), so a missed message costs nothing; decisions without a session are skipped before parsing.
+ */
+import { type Bus, DecisionEventSchema, type Logger } from '@agw/shared';
+
+export function subscribeSessionActivity(bus: Bus, onDecision: (tenantId: string, sessionId: string) => void, logger: Logger): { stop(): void } {
+  const sub = bus.nc.subscribe(`${bus.prefix ? `${bus.prefix}.` : ''}decisions.>`);
+  const dec = new TextDecoder();
+  void (async () => {
+    for await (const m of sub) {
+      const text = dec.decode(m.data);
+      if (text.includes('"session_id":null')) continue;
+      const e = DecisionEventSchema.safeParse(safeParse(text));
+      if (e.success && e.data.session_id) onDecision(e.data.tenant_id, e.data.session_id);
+    }
+  })().catch((e) => logger.warn({ reason: (e as Error).message }, 'session activity subscription ended'));
+  return { stop: () => sub.unsubscribe() };
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * AgentPlatform through the official `@anthropic-ai/sdk` (beta `managed-agents-2026-04-01`, which the
+ * SDK's beta resources send by themselves). The gateway is registered per session as a remote MCP server
+ * whose toolset has the `always_allow` permission policy: the platform must not ask anyone, because our
+ * gateway, not the platform, decides every governed call.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { DependencyUnavailableError } from '@agw/shared';
+import type { AgentPlatform, PlatformEvent, PlatformSessionSpec } from './agent-platform';
+
+export interface AnthropicPlatformOptions {
+  apiKey: string;
+  baseURL?: string;
+  /** created once per name and remembered (e.g. in Postgres) so restarts reuse it */
+  environments: { get(key: string): Promise<string | undefined>; put(key: string, id: string): Promise<void> };
+}
+
+/** Platform errors to the taxonomy: the platform is a dependency, so its failure is a 502 at the edge. */
+async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    const status = (e as { status?: number }).status;
+    const message = (e as { message?: string }).message ?? String(e);
+    throw new DependencyUnavailableError(`Agent platform ${what} failed${status ? ` (HTTP ${status})` : ''}: ${message.slice(0, 300)}`, { cause: e });
+  }
+}
+
+export function createAnthropicPlatform(o: AnthropicPlatformOptions): AgentPlatform {
+  const client = new Anthropic({ apiKey: o.apiKey, baseURL: o.baseURL, maxRetries: 2, timeout: 30_000 });
+  const beta = client.beta;
+  return {
+    createAgent: (spec) =>
+      call('agent creation', async () => (await beta.agents.create({ name: spec.name, model: spec.model, system: spec.system, metadata: spec.metadata })).id),
+
+    async ensureEnvironment(name) {
+      const key = `environment:${name}`;
+      const known = await o.environments.get(key);
+      if (known) return known;
+      const env = await call('environment creation', () => beta.environments.create({ name }));
+      await o.environments.put(key, env.id);
+      return (await o.environments.get(key)) ?? env.id;
+    },
+
+    createMcpVault: (spec) =>
+      call('vault creation', async () => {
+        const vault = await beta.vaults.create({ display_name: spec.displayName, metadata: spec.metadata });
+        await beta.vaults.credentials.create(vault.id, {
+          display_name: 'agw-governance-gateway',
+          auth: { type: 'static_bearer', token: spec.bearer, mcp_server_url: spec.mcpServerUrl },
+        });
+        return vault.id;
+      }),
+
+    createSession: (spec: PlatformSessionSpec) =>
+      call('session creation', async () => {
+        const session = await beta.sessions.create({
+          agent: {
+            type: 'agent_with_overrides',
+            id: spec.platformAgentId,
+            system: spec.systemPrompt,
+            mcp_servers: [{ type: 'url', name: spec.mcpServerName, url: spec.mcpServerUrl }],
+            tools: [
+              { type: 'agent_toolset_20260401' },
+              { type: 'mcp_toolset', mcp_server_name: spec.mcpServerName, default_config: { enabled: true, permission_policy: { type: 'always_allow' } } },
+            ],
+          },
+          environment_id: spec.environmentId,
+          vault_ids: [spec.vaultId],
+          metadata: spec.metadata,
+          title: spec.title,
+          ...(spec.userMessage ? { initial_events: [{ type: 'user.message', content: [{ type: 'text', text: spec.userMessage }] }] } : {}),
+        });
+        return { id: session.id, status: session.status };
+      }),
+
+    interrupt: (sessionId) =>
+      call('interrupt', async () => {
+        await beta.sessions.events.send(sessionId, { events: [{ type: 'user.interrupt' }] });
+      }),
+
+    listEvents: (sessionId) =>
+      call('event list', async () => {
+        const out: PlatformEvent[] = [];
+        for await (const e of beta.sessions.events.list(sessionId, { limit: 1000 })) out.push(e as unknown as PlatformEvent);
+        return out;
+      }),
+
+    openStream: (sessionId, so) =>
+      call('event stream', async () => {
+        // the platform has no replay (the consumer backfills from the event list); Last-Event-ID is sent for proxies that do
+        const headers = so.lastEventId ? { 'Last-Event-ID': so.lastEventId } : undefined;
+        const stream = await beta.sessions.events.stream(sessionId, {}, { signal: so.signal, headers, timeout: 24 * 3600_000, maxRetries: 0 });
+        return stream as unknown as AsyncIterable<PlatformEvent>;
+      }),
+  };
+}
+
+/** The platform when no ANTHROPIC_API_KEY is configured: configs work, sessions answer 502 saying why. */
+export function unconfiguredPlatform(): AgentPlatform {
+  const no = async (): Promise<never> => {
+    throw new DependencyUnavailableError('Agent platform not configured: set ANTHROPIC_API_KEY (npm start runs a local stand-in when it is unset)');
+  };
+  return { createAgent: no, ensureEnvironment: no, createMcpVault: no, createSession: no, interrupt: no, listEvents: no, openStream: no };
+}

@@ -1,0 +1,127 @@
+/**
+ * Audit records the managed service appends to the tenant's chain:
+ * - observed built-in tool use (source `mcp_observed`, decision `observed`), with its anomaly assessment,
+ *   then published on `decisions.<tenant>.observed` like every decision (not a webhook event);
+ * - control-plane facts of a session (source `control_plane`): creation with its system_prompt_hash,
+ *   interrupts (their bus events are the session events: `sessions.<tenant>.interrupted`).
+ * Observed records are idempotent: the action id is derived from (session, platform event id), so an
+ * event seen again after a reconnect or by a resuming replica finds its record and appends nothing.
+ */
+import { createHash } from 'node:crypto';
+import { mayContainPii } from '@agw/pii';
+import type { DecisionPublisher } from '@agw/shared';
+import type { AuditClient, VaultClient } from '../clients';
+import type { AnomalyAssessment } from '../anomaly/anomaly-scorer';
+import { toolFamily } from '../anomaly/anomaly-scorer';
+import type { SessionRow } from './session.repository';
+
+/** A UUID (v5 layout) derived from a name: the same platform event always gets the same action id. */
+export function derivedActionId(name: string): string {
+  const h = createHash('sha1').update(`agw-managed:${name}`).digest();
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+export interface ControlFact {
+  actionId: string;
+  tool: string;
+  method: string;
+  params: Record<string, unknown>;
+  decision: 'allow' | 'deny';
+  severity: string;
+  violations: string[];
+  details: Record<string, unknown>;
+  bundleRevision: string;
+}
+
+export class SessionRecorder {
+  constructor(
+    private readonly audit: AuditClient,
+    private readonly vault: VaultClient,
+    private readonly publisher: DecisionPublisher,
+  ) {}
+
+  /** Record one observed tool use; false when it was recorded before (a replayed event). */
+  async observed(s: SessionRow, event: { id: string; name: string; input: Record<string, unknown> }, anomaly: AnomalyAssessment): Promise<boolean> {
+    const actionId = derivedActionId(`${s.id}:${event.id}`);
+    const existing = await this.audit.getByAction({ tenantId: s.tenant_id, actionId });
+    if (existing.records.length) return false;
+    // personal data in the tool input is encrypted per data subject before anything is stored
+    let params: Record<string, unknown> = event.input;
+    if (mayContainPii(params)) {
+      const r = await this.vault.protectParams({ tenantId: s.tenant_id, actionId, paramsJson: JSON.stringify(params) });
+      params = JSON.parse(r.storedParamsJson) as Record<string, unknown>;
+    }
+    const severity = anomaly.score >= 0.8 ? 'high' : anomaly.score >= 0.5 ? 'medium' : anomaly.score > 0 ? 'low' : 'none';
+    const { stored, requestedAt } = await this.append(s, {
+      actionId,
+      tool: event.name,
+      method: toolFamily(event.name),
+      params,
+      decision: 'observed',
+      severity,
+      violations: anomaly.signals.map((x) => `anomaly_${x.id}`),
+      source: 'mcp_observed',
+      bundleRevision: 'observed',
+      details: { platform_event_id: event.id, anomaly: { score: anomaly.score, signals: anomaly.signals } },
+    });
+    await this.publisher.publish({
+      event_id: derivedActionId(`event:${actionId}`),
+      kind: 'observed',
+      tenant_id: s.tenant_id,
+      action_id: actionId,
+      agent_id: s.agent_id,
+      agent_type: 'managed',
+      tool: event.name,
+      method: toolFamily(event.name),
+      decision: 'observed',
+      violations: anomaly.signals.map((x) => `anomaly_${x.id}`),
+      severity,
+      alert_tier: null,
+      requires_human: false,
+      source: 'mcp_observed',
+      session_id: s.id,
+      record_id: stored.id,
+      record_hash: stored.recordHash,
+      requested_at: requestedAt,
+    });
+    return true;
+  }
+
+  async control(s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>, f: ControlFact): Promise<void> {
+    await this.append(s, { ...f, source: 'control_plane' });
+  }
+
+  private async append(
+    s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>,
+    r: Omit<ControlFact, 'decision'> & { decision: string; source: string },
+  ) {
+    const requestedAt = new Date().toISOString();
+    const stored = await this.audit.append({
+      tenantId: s.tenant_id,
+      entry: {
+        actionId: r.actionId,
+        agentId: s.agent_id,
+        agentType: 'managed',
+        agentVersion: '1.0.0',
+        tool: r.tool,
+        method: r.method,
+        paramsJson: JSON.stringify(r.params),
+        decision: r.decision,
+        violations: r.violations,
+        severity: r.severity,
+        alertTier: '',
+        requiresHuman: false,
+        executionMode: r.source === 'mcp_observed' ? 'agent_direct' : '',
+        source: r.source,
+        sessionId: s.id,
+        bundleRevision: r.bundleRevision,
+        detailsJson: JSON.stringify(r.details),
+        requestedAt,
+      },
+    });
+    return { stored, requestedAt };
+  }
+}

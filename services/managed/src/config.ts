@@ -22,8 +22,11 @@ export const managedSettings = {
   anomalyThreshold: setting('SESSION_ANOMALY_THRESHOLD', z.coerce.number().min(0).max(1).default(0.8), 'anomaly score of one observed event above which a session is auto-interrupted (tenant setting session_anomaly_threshold overrides)'),
   leaseSeconds: setting('MANAGED_CONSUMER_LEASE_SECONDS', envInt(15).pipe(z.number().min(3)), 'how long a replica holds a session stream lease without renewing it'),
   reconnectDelayMs: setting('MANAGED_RECONNECT_DELAY_MS', envInt(500), 'first delay before re-opening a dropped session stream (doubles up to 10 s)'),
-  replicaId: setting('MANAGED_REPLICA_ID', z.string().min(1).default(`${hostname()}:${process.pid}`), 'this replica in stream leases (pod name in Kubernetes)'),
+  replicaId: setting('MANAGED_REPLICA_ID', z.string().default(''), 'this replica in session stream leases (the pod name in Kubernetes; empty: host name and process id)'),
 };
 
 export type ManagedConfig = ReturnType<typeof loadManagedConfig>;
 export const loadManagedConfig = (env?: Record<string, string | undefined>) => loadConfig(managedSettings, env);
+
+/** This replica's name in session stream leases. */
+export const replicaIdOf = (c: ManagedConfig) => c.replicaId || `${hostname()}:${process.pid}`;

@@ -17,7 +17,7 @@ import {
 import { AgentConfigRepository } from './agents/agent-config.repository';
 import { AgentConfigs } from './agents/agent-configs';
 import { createClients } from './clients';
-import { loadManagedConfig } from './config';
+import { loadManagedConfig, replicaIdOf } from './config';
 import { ConsumerSupervisor } from './consumer/consumer-supervisor';
 import { managedGrpcService } from './grpc/managed.grpc';
 import { createManagedMetrics } from './metrics';
@@ -79,7 +79,7 @@ runService({
         reconnectDelayMs: config.reconnectDelayMs,
       },
       {
-        owner: config.replicaId,
+        owner: replicaIdOf(config),
         leaseSeconds: config.leaseSeconds,
         expire: async (s) => {
           await interrupter.interrupt(s.tenant_id, s.id, 'max_session_hours exceeded', true);

@@ -1,0 +1,273 @@
+#!/usr/bin/env node
+// Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
+//
+//   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--fleet URL] [--cpu-prof DIR]
+//
+// Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
+// never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
+// `npm start`), and a bare express echo in a child process beside it. Signs up one tenant, lifts its rate
+// limit, daily action limit and anomaly threshold, and runs autocannon against the echo and
+// POST /api/mcp/tools/call (benign svc_web_search calls), alternating echo, gateway, echo, gateway...
+// Prints req/s of each, the ratio, p50/p99, non-2xx, and CPU seconds per 1,000 calls of every process of
+// the fleet and of postgres / redis / nats (utime+stime from /proc/<pid>/stat, before/after each gateway
+// run), then the latency at concurrency 1, then checks the audit chain. Figures are printed, never asserted.
+//
+// --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
+// runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
+// `node bench/profile-summary.mjs DIR`).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (n, d) => {
+  const i = args.indexOf(`--${n}`);
+  return i >= 0 ? args[i + 1] : d;
+};
+const ROUNDS = Number(opt('rounds', '2'));
+const DURATION = Number(opt('duration', '8'));
+const CONNECTIONS = Number(opt('connections', '32'));
+const C1_DURATION = Number(opt('c1', '5'));
+const EXTERNAL = opt('fleet', '');
+const CPU_PROF = opt('cpu-prof', '');
+const OFFSET = 5000; // gRPC ports are 50051+: the offset keeps them under 65536, and clear of e2e (10000) and tool-call.bench (3000)
+const BASE = EXTERNAL || `http://127.0.0.1:${8080 + OFFSET}/api`;
+const ECHO_PORT = 8070 + OFFSET;
+const CLK_TCK = 100; // USER_HZ on Linux
+
+// ---------- processes ----------
+const children = [];
+function startFleet() {
+  // LOG_LEVEL as the fleet's own default (info: one access-log line per request), as `npm start` runs it
+  const env = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', AUTH_RATE_LIMIT_PER_MINUTE: '100000', MERKLE_SCHEDULE_ENABLED: 'false', ANCHOR_SCHEDULE_ENABLED: 'false' };
+  // no managed sessions in this benchmark: without a platform key the fleet would start the platform
+  // stand-in, whose demo sessions make governed calls of their own during the measurement
+  if (!process.env.ANTHROPIC_API_KEY) Object.assign(env, { ANTHROPIC_API_KEY: 'bench-no-platform', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
+  if (CPU_PROF) {
+    fs.mkdirSync(CPU_PROF, { recursive: true });
+    // --cpu-prof is refused in NODE_OPTIONS: a preload starts/stops the profiler on SIGUSR2 instead
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(ROOT, 'bench/support/cpu-prof-preload.cjs')}`.trim();
+    env.AGW_CPU_PROF_DIR = path.resolve(CPU_PROF);
+  }
+  const fleet = spawn(process.execPath, [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET), '--db', 'agw_load', '--prefix', 'LOAD', '--quiet'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(fleet);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    fleet.stdout.on('data', (b) => {
+      out += b;
+      if (out.includes('FLEET_READY')) resolve(fleet);
+    });
+    fleet.once('exit', (c) => reject(new Error(`fleet exited ${c}: ${out}`)));
+  });
+}
+
+function startEcho() {
+  // express resolved from the gateway package (the same version the gateway runs)
+  const expressPath = createRequire(path.join(ROOT, 'services/gateway/package.json')).resolve('express');
+  const src = `
+    const express = require(${JSON.stringify(expressPath)});
+    const app = express();
+    app.use(express.json());
+    app.post('/echo', (req, res) => res.json(req.body));
+    app.listen(${ECHO_PORT}, '127.0.0.1', () => console.log('ECHO_READY'));`;
+  const echo = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(echo);
+  return new Promise((resolve, reject) => {
+    echo.stdout.on('data', (b) => String(b).includes('ECHO_READY') && resolve(echo));
+    echo.once('exit', (c) => reject(new Error(`echo exited ${c}`)));
+  });
+}
+
+function stopAll() {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+}
+process.on('SIGINT', () => {
+  stopAll();
+  process.exit(130);
+});
+
+// ---------- /proc ----------
+function readStat(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+  } catch {
+    return null;
+  }
+}
+const cmdline = (pid) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+  } catch {
+    return '';
+  }
+};
+const pids = () => fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+
+/** name -> pids: the fleet's node services (by their entry file), postgres (this database's backends, and the server's own processes), redis, nats, the echo. */
+function findProcesses(echoPid) {
+  const groups = {};
+  const add = (name, pid) => (groups[name] ??= []).push(pid);
+  for (const pid of pids()) {
+    const cmd = cmdline(pid);
+    const svc = cmd.match(/services\/([a-z]+)\/dist\/main\.js/);
+    if (svc) {
+      // a private fleet: only the children of our fleet.mjs (another fleet may run beside it)
+      if (!EXTERNAL && readStat(pid)?.ppid !== children[0]?.pid) continue;
+      add(svc[1], pid);
+    } else if (/^postgres: /.test(cmd)) {
+      if (cmd.includes(` ${EXTERNAL ? 'agw ' : 'agw_load '}`)) add('postgres', pid);
+      else if (/(walwriter|checkpointer|background writer|autovacuum|logical replication|stats)/.test(cmd)) add('postgres(server)', pid);
+    } else if (/redis-server/.test(cmd)) add('redis', pid);
+    else if (/nats-server/.test(cmd)) add('nats', pid);
+  }
+  // the fleet runner itself: it copies every service's log lines into .run/logs-<offset>/
+  if (!EXTERNAL && children[0]?.pid) add('fleet.mjs', children[0].pid);
+  if (echoPid) add('echo', echoPid);
+  return groups;
+}
+const SERVICES = ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor', 'managed'];
+function signalServices(groups) {
+  for (const s of SERVICES) for (const pid of groups[s] ?? []) process.kill(pid, 'SIGUSR2');
+}
+function cpuTicks(groups) {
+  const t = {};
+  for (const [name, ps] of Object.entries(groups)) t[name] = ps.reduce((s, pid) => s + (readStat(pid)?.ticks ?? 0), 0);
+  return t;
+}
+
+// ---------- HTTP ----------
+async function api(method, p, body, key) {
+  const res = await fetch(BASE + p, { method, headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+function run(url, o) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...(o.headers ?? {}) }, body: o.body, connections: o.connections, duration: o.duration, timeout: 10 }, (err, r) => (err ? reject(err) : resolve(r)));
+  });
+}
+
+/** One request at a time over one keep-alive connection for `seconds`; latency percentiles in ms. */
+async function sequential(target, body, seconds) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const u = new URL(target.url);
+  const once = () =>
+    new Promise((resolve, reject) => {
+      const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...target.headers } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const lat = [];
+  let non2xx = 0;
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const t0 = performance.now();
+    const status = await once();
+    lat.push(performance.now() - t0);
+    if (status < 200 || status > 299) non2xx++;
+  }
+  agent.destroy();
+  lat.sort((a, b) => a - b);
+  const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
+  return { n: lat.length, non2xx, p50: pct(50), p99: pct(99) };
+}
+
+const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+
+async function main() {
+  console.log(`bench:load  node ${process.version}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (!EXTERNAL) await startFleet();
+  const echo = await startEcho();
+  let groups = findProcesses(echo.pid);
+  console.log(`  fleet ${BASE}; processes: ${Object.entries(groups).map(([k, v]) => `${k}(${v.length})`).join(' ')}`);
+
+  const s = await api('POST', '/auth/signup', { email: `load-${Date.now()}@bench.test`, password: 'bench-password-123', tenant_name: 'Load' });
+  if (s.status !== 201 && s.status !== 200) throw new Error(`signup: ${s.status} ${JSON.stringify(s.body)}`);
+  const key = s.body.api_key;
+  // a benchmark's burst is anomalous and far above the defaults by design: lift the limits so every call is allowed
+  const set = await api('PATCH', '/dashboard/settings', { rate_limit_rps: 100000, rate_limit_burst: 1000000, policy_config: { daily_action_limit: 100000000, anomaly_threshold: 1 } }, key);
+  if (set.status !== 200) throw new Error(`settings: ${set.status} ${JSON.stringify(set.body)}`);
+
+  const call = JSON.stringify({ agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'benchmark', page: 1 } });
+  const targets = {
+    echo: { url: `http://127.0.0.1:${ECHO_PORT}/echo`, headers: {} },
+    gateway: { url: `${BASE}/mcp/tools/call`, headers: { 'x-api-key': key } },
+  };
+  // warm-up (JIT, pools, caches)
+  await run(targets.echo.url, { body: call, connections: 8, duration: 2 });
+  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, connections: 8, duration: 3 });
+
+  const results = { echo: [], gateway: [] };
+  const cpu = {}; // name -> ticks during gateway runs
+  let gwCalls = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of ['echo', 'gateway']) {
+      groups = findProcesses(echo.pid); // pools open postgres backends lazily
+      const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
+      if (profiling) signalServices(groups);
+      const before = cpuTicks(groups);
+      const r = await run(targets[name].url, { body: call, headers: targets[name].headers, connections: CONNECTIONS, duration: DURATION });
+      const after = cpuTicks(groups);
+      if (profiling) signalServices(groups);
+      const rps = r.requests.total / r.duration;
+      results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
+      console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
+      if (name === 'gateway') {
+        gwCalls += r['2xx'];
+        for (const k of Object.keys(after)) cpu[k] = (cpu[k] ?? 0) + (after[k] - before[k]);
+      }
+    }
+  }
+  const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+  const e = mean(results.echo.map((x) => x.rps));
+  const g = mean(results.gateway.map((x) => x.rps));
+  console.log(`\n  ${CONNECTIONS} connections, ${ROUNDS} × ${DURATION} s each, alternating:`);
+  console.log(`    echo     ${fmt(e)} req/s (runs: ${results.echo.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.echo.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.echo.map((x) => x.p99)), 1)} ms`);
+  console.log(`    gateway  ${fmt(g)} req/s (runs: ${results.gateway.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.gateway.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.gateway.map((x) => x.p99)), 1)} ms  non-2xx/errors ${results.gateway.reduce((s, x) => s + x.non2xx, 0)}`);
+  console.log(`    ratio    ${fmt(g / e, 3)}× the echo`);
+  console.log(`\n  CPU seconds per 1,000 governed calls (utime+stime over the gateway runs, ${gwCalls} calls answered 2xx):`);
+  const rows = Object.entries(cpu).filter(([k]) => k !== 'echo').sort((a, b) => b[1] - a[1]);
+  let total = 0;
+  for (const [k, ticks] of rows) {
+    const per = ticks / CLK_TCK / (gwCalls / 1000);
+    total += per;
+    console.log(`    ${k.padEnd(17)} ${fmt(per, 3)}`);
+  }
+  console.log(`    ${'total'.padEnd(17)} ${fmt(total, 3)}   (2 cores give at most ${fmt(2000 / (total * 1000) * 1000)} calls/s at this cost)`);
+  console.log(`    (redis, nats and the postgres server processes are shared with anything else running on this machine)`);
+
+  // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
+  const c1g = await sequential(targets.gateway, call, C1_DURATION);
+  const c1e = await sequential(targets.echo, call, C1_DURATION);
+  console.log(`\n  concurrency 1, ${C1_DURATION} s each: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
+
+  const v = await api('GET', '/audit/verify', null, key);
+  console.log(`  audit chain after the run: valid=${v.body.valid} records=${v.body.record_count}`);
+}
+
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    stopAll();
+    // give the fleet time to stop its services (and write --cpu-prof profiles)
+    await new Promise((r) => setTimeout(r, 1500));
+  });

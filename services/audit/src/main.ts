@@ -2,6 +2,7 @@
 import { connectBus, createDb, createLogger, createMetricsRegistry, pingPostgres, runService, startGrpcServer } from '@agw/shared';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
+import { EventRelay } from './chain/event-relay';
 import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
@@ -29,8 +30,11 @@ runService({
   start: async () => {
     const db = createDb(config.databaseUrl);
     await pingPostgres(db);
-    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo });
     const bus = await connectBus(config.natsUrl, config.streamPrefix, 'audit');
+    // decision events are committed to the outbox with their record and published from here after the commit
+    const relay = new EventRelay(bus, db, logger);
+    relay.start();
+    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo, streamPrefix: config.streamPrefix, onCommitted: (b) => relay.committed(b) });
     const merkleRepo = new MerkleRepository(db);
     const builder = new TreeBuilder(db, merkleRepo, new TreeBuiltPublisher(bus), logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const proofs = new MerkleProofs(merkleRepo);
@@ -56,7 +60,7 @@ runService({
     ]);
     logger.info({ port: grpc.port }, 'audit gRPC listening');
     return {
-      closers: [() => db.destroy(), () => bus.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop(), () => grpc.close()],
+      closers: [() => db.destroy(), () => relay.stop(), () => bus.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop(), () => grpc.close()],
       checks: { postgres: () => pingPostgres(db) },
     };
   },

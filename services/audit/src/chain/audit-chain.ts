@@ -1,7 +1,27 @@
 /** The per-tenant hash chain: append, read, verify, and the tamper demo. Transport-free. */
-import { ForbiddenError, InputError, NotFoundError } from '@agw/shared';
-import type { AuditRecordRepository, StoredRecord } from './audit-record.repository';
+import { randomUUID } from 'node:crypto';
+import { type DecisionKind, ForbiddenError, InputError, NotFoundError, decisionKinds, subjects } from '@agw/shared';
+import type { AuditRecordRepository, BatchAppended, StoredRecord } from './audit-record.repository';
+import { GroupCommit } from './group-commit';
 import { type ChainEntry, GENESIS, canonicalContent, recordHash } from './record-hash';
+
+/** What an append may commit with its record, in the same transaction. */
+export interface AppendExtras {
+  /** write the decision event of this kind to the outbox (published after the commit) */
+  eventKind?: string;
+  /** the policy service's replay input for this action */
+  replay?: Record<string, unknown>;
+}
+
+export interface AuditChainOptions {
+  tamperDemo: boolean;
+  /** JetStream subject prefix of the fleet (AGW_STREAM_PREFIX) for outbox events */
+  streamPrefix?: string;
+  /** most appends per group commit */
+  maxBatch?: number;
+  /** called after each committed batch (the event relay publishes its outbox events) */
+  onCommitted?: (appended: BatchAppended[]) => void;
+}
 
 export interface VerifyResult {
   valid: boolean;
@@ -12,14 +32,49 @@ export interface VerifyResult {
 }
 
 export class AuditChain {
+  private readonly group: GroupCommit;
+
   constructor(
     private readonly records: AuditRecordRepository,
-    private readonly options: { tamperDemo: boolean },
-  ) {}
+    private readonly options: AuditChainOptions,
+  ) {
+    this.group = new GroupCommit(records, { maxBatch: options.maxBatch, onCommitted: options.onCommitted });
+  }
 
-  append(tenantId: string, entry: ChainEntry): Promise<StoredRecord> {
+  /**
+   * Append to the tenant's chain; resolves once the record (and the extras) are committed. Concurrent
+   * appends share one transaction (group-commit.ts).
+   */
+  async append(tenantId: string, entry: ChainEntry, extras: AppendExtras = {}): Promise<StoredRecord & { event_queued: boolean }> {
     if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-    return this.records.append(tenantId, entry, canonicalContent(entry));
+    let event;
+    if (extras.eventKind) {
+      if (!(decisionKinds as readonly string[]).includes(extras.eventKind)) throw InputError.at(['event_kind'], `event_kind must be one of ${decisionKinds.join(', ')}`, 'enum');
+      const kind = extras.eventKind as DecisionKind;
+      event = {
+        subject: subjects.decision(this.options.streamPrefix ?? '', tenantId, kind),
+        event: {
+          event_id: randomUUID(),
+          kind,
+          tenant_id: tenantId,
+          action_id: entry.action_id,
+          agent_id: entry.agent_id,
+          agent_type: entry.agent_type,
+          tool: entry.tool,
+          method: entry.method,
+          decision: entry.decision,
+          violations: entry.violations,
+          severity: entry.severity,
+          alert_tier: entry.alert_tier,
+          requires_human: entry.requires_human,
+          source: entry.source,
+          session_id: entry.session_id,
+          requested_at: entry.requested_at,
+        },
+      };
+    }
+    const r = await this.group.append({ tenantId, entry, canonical: canonicalContent(entry), replay: extras.replay, event });
+    return { ...r.record, event_queued: r.outboxId !== null };
   }
 
   list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {

@@ -46,8 +46,80 @@ function toRecord(r: Row): StoredRecord {
   };
 }
 
+/** One append of a group commit (see group-commit.ts), with what is committed in the same transaction. */
+export interface BatchAppend {
+  tenantId: string;
+  entry: ChainEntry;
+  /** canonicalContent(entry): the bytes hashed before prev_hash */
+  canonical: string;
+  /** the policy service's replay input (a policy_decisions row without tenant_id) */
+  replay?: Record<string, unknown>;
+  /** the decision event for the outbox; record_id and record_hash are added by the append */
+  event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
+}
+
+export interface BatchAppended {
+  record: StoredRecord;
+  /** the outbox row holding the event (null when the append carried none) */
+  outboxId: number | null;
+  /** the event as written to the outbox (with record_id and record_hash) */
+  event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
+}
+
 export class AuditRecordRepository {
   constructor(private readonly db: Db) {}
+
+  /**
+   * Appends a batch in one statement and one transaction (`audit_append_batch`, migration 0011): per
+   * record the same locking and hashing as `append`, plus its replay input and outbox event when given.
+   * The batch is sent sorted by tenant (a stable sort: each tenant's records keep their order), so
+   * concurrent batches lock head rows in the same order and cannot deadlock. Results in input order.
+   */
+  async appendBatch(items: readonly BatchAppend[]): Promise<BatchAppended[]> {
+    const order = items.map((_, i) => i).sort((a, b) => (items[a].tenantId < items[b].tenantId ? -1 : items[a].tenantId > items[b].tenantId ? 1 : a - b));
+    const payload = order.map((i) => {
+      const { tenantId, entry: e, canonical, replay, event } = items[i];
+      return {
+        tenant_id: tenantId,
+        canonical,
+        action_id: e.action_id,
+        agent_id: e.agent_id,
+        agent_type: e.agent_type,
+        agent_version: e.agent_version,
+        tool: e.tool,
+        method: e.method,
+        params: e.params,
+        decision: e.decision,
+        violations: e.violations,
+        severity: e.severity,
+        alert_tier: e.alert_tier,
+        requires_human: e.requires_human,
+        execution_mode: e.execution_mode,
+        source: e.source,
+        session_id: e.session_id,
+        bundle_revision: e.bundle_revision,
+        details: e.details,
+        requested_at: e.requested_at,
+        replay: replay ?? null,
+        subject: event?.subject ?? null,
+        event: event?.event ?? null,
+      };
+    });
+    const { rows } = await sql<{ ord: number; id: string; tenant_seq: string; prev_hash: string; record_hash: string; outbox_id: string | null }>`
+      SELECT * FROM audit_append_batch(${JSON.stringify(payload)}::jsonb)`.execute(this.db);
+    const out = new Array<BatchAppended>(items.length);
+    for (const r of rows) {
+      const i = order[r.ord - 1];
+      const { entry, event } = items[i];
+      const record: StoredRecord = { ...entry, id: Number(r.id), tenant_seq: Number(r.tenant_seq), prev_hash: r.prev_hash, record_hash: r.record_hash };
+      out[i] = {
+        record,
+        outboxId: r.outbox_id === null ? null : Number(r.outbox_id),
+        event: event && { subject: event.subject, event: { ...event.event, record_id: record.id, record_hash: record.record_hash } },
+      };
+    }
+    return out;
+  }
 
   /**
    * Append under the tenant's chain-head row lock, in one round trip: the `audit_append` function

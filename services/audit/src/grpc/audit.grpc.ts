@@ -41,6 +41,7 @@ export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
 
 export function toMessage(r: StoredRecord): pb.AuditRecord {
   return {
+    eventQueued: false,
     id: r.id,
     tenantSeq: r.tenant_seq,
     prevHash: r.prev_hash,
@@ -74,7 +75,11 @@ export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotals
     implementation: implement(
       pb.AuditServiceService,
       {
-        append: async (req) => toMessage(await chain.append(req.tenantId, toEntry(req.entry))),
+        append: async (req) => {
+          const replay = req.replayJson ? parseJson<Record<string, unknown>>(req.replayJson, 'replay_json', {}) : undefined;
+          const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay });
+          return { ...toMessage(r), eventQueued: r.event_queued };
+        },
         listRecords: async (req) => ({
           records: (
             await chain.list(req.tenantId, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.sessionId || undefined, chronological: req.chronological })

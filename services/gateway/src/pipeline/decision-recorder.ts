@@ -1,6 +1,9 @@
 /**
  * Steps 8 and 9 of every decision: append it to the tenant's hash chain (the answer waits for the
- * commit) and then publish it on the bus for webhooks, anchoring and sessions.
+ * commit). The decision event for webhooks, anchoring and sessions is committed to the outbox in the same
+ * transaction and published by the audit service right after (off the request path); an audit service
+ * that does not take it (`event_queued` false) leaves the publish to this recorder, as before.
+ * The policy's replay input, when given, is committed in that transaction too: one commit per call.
  */
 import type { audit } from '@agw/proto';
 import type { DecisionKind } from '@agw/shared';
@@ -34,10 +37,12 @@ export class DecisionRecorder {
     private readonly publisher: DecisionPublisher,
   ) {}
 
-  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>): Promise<audit.AuditRecord> {
+  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>, replayJson = ''): Promise<audit.AuditRecord> {
     const t0 = performance.now();
     const stored = await this.audit.append({
       tenantId,
+      eventKind: kind,
+      replayJson,
       entry: {
         actionId: r.action_id,
         agentId: r.agent_id,
@@ -60,7 +65,7 @@ export class DecisionRecorder {
       },
     });
     const t1 = performance.now();
-    await this.publisher.publish({
+    if (!stored.eventQueued) await this.publisher.publish({
       kind,
       tenant_id: tenantId,
       action_id: r.action_id,

@@ -152,6 +152,8 @@ export class ToolCallPipeline {
           sessionId: sessionId ?? '',
         },
         storedParamsJson: JSON.stringify(stored),
+        // the replay input comes back and is committed with the audit record (one commit per call)
+        deferReplayRecord: true,
       }));
       this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
     } catch (e) {
@@ -169,20 +171,20 @@ export class ToolCallPipeline {
     // 6. decision
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
-      await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied', ctx.timings);
+      await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied', ctx.timings, evaluation.replayJson);
       await this.d.constraints.record(tenantId, call, { decision: 'deny', violations }).catch(() => undefined);
       this.d.metrics.decisions.inc({ decision: 'deny', stage: 'policy' });
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, common, details, 'policy', alertTier);
+      await this.queue(ctx, call, common, details, 'policy', alertTier, evaluation.replayJson);
       this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'policy' });
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method);
     if (pattern) {
       const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
-      await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier);
+      await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, evaluation.replayJson);
       this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'session_config' });
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations: escalated, severity };
     }
@@ -203,6 +205,7 @@ export class ToolCallPipeline {
       },
       'allowed',
       ctx.timings,
+      evaluation.replayJson,
     );
     await this.d.constraints.record(tenantId, call, { decision: 'allow', violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: 'allow', stage: 'policy' });
@@ -230,12 +233,14 @@ export class ToolCallPipeline {
     details: Record<string, unknown>,
     reason: 'policy' | 'fail_to_queue' | 'session_config',
     alertTier: string | null,
+    replayJson = '',
   ): Promise<void> {
     await this.d.recorder.record(
       ctx.tenantId,
       { ...common, decision: 'requires_human', requires_human: true, alert_tier: alertTier, execution_mode: null, details: { ...details, queue_reason: reason } },
       'pending',
       ctx.timings,
+      replayJson,
     );
     await this.d.approvals.enqueue(ctx.tenantId, {
       action_id: common.action_id,

@@ -3,6 +3,7 @@
  * bundles and revisions, custom policies, decisions kept for replay, exact replay.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import path from 'node:path';
 import { InputError, createDb, createLogger, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
 import { BehaviorStore } from '../behavior/behavior-store';
@@ -113,4 +114,20 @@ test('decisions keep stored params (never plaintext) and replay exactly, reveali
   const [changed] = await replay.replay(tenant, [id]);
   expect(changed).toMatchObject({ original_decision: 'allow', replay_decision: 'requires_human', consistent: false });
   expect((await replay.replay(randomUUID(), [id]))[0].found).toBe(false);
+});
+
+test('a deferred replay input is returned, not written, and replays exactly once committed with the audit record', async () => {
+  const tenant = randomUUID();
+  const stored = { to: { $pii: 'envelope-ciphertext' }, amount: 150 };
+  const id = randomUUID();
+  await policies.set(tenant, { template: 'financial', configJson: JSON.stringify({ business_hours: { weekdays: [] } }) });
+  const r = await evaluation.evaluate(tenant, id, call({ params: { to: 'jane@corp.example', amount: 150 }, piiDetected: true }), stored, { deferReplay: true });
+  expect(await db.selectFrom('policy_decisions').select('action_id').where('tenant_id', '=', tenant).where('action_id', '=', id).execute()).toEqual([]);
+  expect(r.replay).toMatchObject({ action_id: id, stored_params: stored, decision: 'allow', violations: ['transaction_outside_business_hours'], bundle_revision: r.bundleRevision });
+  expect(JSON.stringify(r.replay)).not.toContain('jane@corp.example');
+  // what the audit service does with AppendRequest.replay_json (migration 0011), in the record's transaction
+  const entry = { tenant_id: tenant, canonical: '{}', action_id: id, agent_id: 'agent-1', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_x', method: 'search', params: stored, decision: 'allow', violations: [], severity: 'none', alert_tier: null, requires_human: false, execution_mode: 'agent_direct', source: 'mcp_governed', session_id: null, bundle_revision: r.bundleRevision, details: {}, requested_at: new Date().toISOString(), replay: JSON.parse(JSON.stringify(r.replay)), subject: null, event: null };
+  await sql`SELECT * FROM audit_append_batch(${JSON.stringify([entry])}::jsonb)`.execute(db);
+  const [same] = await replay.replay(tenant, [id]);
+  expect(same).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true, replay_violations: ['transaction_outside_business_hours'] });
 });

@@ -9,7 +9,7 @@ import { type Behavioral, type BehaviorStore, countsAsViolation } from '../behav
 import type { PolicyOutcome } from '../engine/decision';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
 import { postgres } from '../stores/store-errors';
-import type { DecisionRepository } from './decision.repository';
+import type { DecisionRepository, StoredDecision } from './decision.repository';
 
 export interface ToolCallFacts {
   agentId: string;
@@ -27,7 +27,12 @@ export interface EvaluationResult extends PolicyOutcome {
   evalMs: number;
   passes: 1 | 2;
   behavioral: Behavioral | null;
+  /** with `deferReplay`: the replay input, for the caller to commit with the audit record (not written here) */
+  replay?: ReplayRow;
 }
+
+/** The replay input of one decision (a policy_decisions row without the tenant). */
+export type ReplayRow = Omit<StoredDecision, 'tenant_id'>;
 
 /** The policy input (spec: "Policy input and output"); behavioral only in pass 2. */
 export function policyInput(c: ToolCallFacts, behavioral?: Behavioral | Record<string, unknown> | null): Record<string, unknown> {
@@ -74,7 +79,11 @@ export class PolicyEvaluation {
     private readonly onEval: (ms: number, passes: number) => void = () => undefined,
   ) {}
 
-  async evaluate(tenantId: string, actionId: string, call: ToolCallFacts, storedParams: Record<string, unknown>): Promise<EvaluationResult> {
+  /**
+   * `deferReplay`: the replay input is returned (`replay`) instead of written, so the caller commits it in
+   * the audit record's transaction (the gateway does: one durable commit per governed call).
+   */
+  async evaluate(tenantId: string, actionId: string, call: ToolCallFacts, storedParams: Record<string, unknown>, opts: { deferReplay?: boolean } = {}): Promise<EvaluationResult> {
     if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
     if (!actionId) throw InputError.at(['action_id'], 'action_id is required', 'missing');
     const bundle = await this.policies.active(tenantId);
@@ -93,7 +102,7 @@ export class PolicyEvaluation {
     );
     // the replay input needs the counters only when pass 2 did not read them; otherwise both writes run at once
     const atDecision = behavioral ? null : await recorded;
-    await Promise.all([recorded, postgres(() => this.decisions.insert(tenantId, {
+    const replay: ReplayRow = {
       action_id: actionId,
       agent_id: call.agentId,
       agent_type: call.agentType,
@@ -110,7 +119,13 @@ export class PolicyEvaluation {
       bundle_revision: bundle.revision,
       passes,
       evaluated_at: new Date(nowMs),
-    }))]);
-    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null };
+    };
+    const result: EvaluationResult = { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null };
+    if (opts.deferReplay) {
+      await recorded;
+      return { ...result, replay };
+    }
+    await Promise.all([recorded, postgres(() => this.decisions.insert(tenantId, replay))]);
+    return result;
   }
 }

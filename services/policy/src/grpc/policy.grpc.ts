@@ -64,6 +64,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
             required(req.actionId, 'action_id'),
             { agentId: c.agentId, agentType: c.agentType, agentVersion: c.agentVersion, tool: c.tool, method: c.method, params, piiDetected: c.piiDetected, sessionId: c.sessionId },
             stored,
+            { deferReplay: req.deferReplayRecord },
           );
           return {
             decision: r.decision,
@@ -75,6 +76,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
             evalMs: r.evalMs,
             passes: r.passes,
             behavioralJson: r.behavioral ? JSON.stringify(r.behavioral) : '',
+            replayJson: r.replay ? JSON.stringify(r.replay) : '',
           };
         },
         getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenantId, 'tenant_id'))),

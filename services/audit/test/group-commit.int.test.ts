@@ -1,0 +1,228 @@
+/**
+ * Durability of the group-committed append path against the real local Postgres and NATS JetStream:
+ * every answered append has its record, its replay input and its outbox event (one transaction), chains
+ * verify after a process is killed or its Postgres connections are cut mid-batch, and the outbox left
+ * behind reaches the bus.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { type Bus, type Database, type Db, connectBus, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { AuditRecordRepository } from '../src/chain/audit-record.repository';
+import { AuditChain } from '../src/chain/audit-chain';
+import { EventRelay } from '../src/chain/event-relay';
+import type { ChainEntry } from '../src/chain/record-hash';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const prefix = `GC${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+let db: Db;
+let bus: Bus;
+
+const entry = (over: Partial<ChainEntry> = {}): ChainEntry => ({
+  action_id: randomUUID(),
+  agent_id: 'agent-1',
+  agent_type: 'assistant',
+  agent_version: '1.0.0',
+  tool: 'svc_web_search',
+  method: 'search',
+  params: { q: 'x', n: 1 },
+  decision: 'allow',
+  violations: [],
+  severity: 'none',
+  alert_tier: null,
+  requires_human: false,
+  execution_mode: 'agent_direct',
+  source: 'mcp_governed',
+  session_id: null,
+  bundle_revision: 'rev-test',
+  details: {},
+  requested_at: new Date().toISOString(),
+  ...over,
+});
+
+const replay = (e: ChainEntry) => ({
+  action_id: e.action_id,
+  agent_id: e.agent_id,
+  agent_type: e.agent_type,
+  agent_version: e.agent_version,
+  tool: e.tool,
+  method: e.method,
+  session_id: null,
+  stored_params: e.params,
+  pii_detected: false,
+  behavioral: { action_count_1h: 1 },
+  decision: 'allow',
+  violations: [],
+  severity: 'none',
+  bundle_revision: 'rev-test',
+  passes: 2,
+  evaluated_at: new Date().toISOString(),
+});
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'group-commit-test');
+});
+afterAll(async () => {
+  const jsm = await bus.nc.jetstreamManager();
+  for (const s of Object.values(streams(prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
+  await bus.close();
+  await db.destroy();
+});
+
+const outboxOf = (actionIds: string[]) =>
+  actionIds.length ? db.selectFrom('event_outbox').select(['id', 'subject', 'event']).where(sql<boolean>`event->>'action_id' = ANY(${actionIds}::text[])`).execute() : Promise.resolve([]);
+const recordsOf = (tenant: string) => db.selectFrom('audit_records').select(['action_id', 'tenant_seq']).where('tenant_id', '=', tenant).orderBy('tenant_seq').execute();
+
+/** action ids published on the test stream (read with an ephemeral ordered consumer) */
+async function publishedActionIds(expected: number): Promise<Set<string>> {
+  const c = await bus.js.consumers.get(streams(prefix).decisions.name);
+  const seen = new Set<string>();
+  const until = Date.now() + 10_000;
+  while (seen.size < expected && Date.now() < until) {
+    const batch = await c.fetch({ max_messages: 500, expires: 1000 });
+    for await (const m of batch) seen.add((m.json() as { action_id: string }).action_id);
+  }
+  return seen;
+}
+
+describe('group commit', () => {
+  it('commits concurrent appends of many tenants with their replay input and outbox event, in per-tenant order', async () => {
+    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
+    const tenants = Array.from({ length: 5 }, () => randomUUID());
+    const entries = tenants.flatMap((t) => Array.from({ length: 30 }, () => ({ t, e: entry() })));
+    const answered = await Promise.all(entries.map(({ t, e }) => chain.append(t, e, { eventKind: 'allowed', replay: replay(e) })));
+    expect(answered.every((r) => r.event_queued)).toBe(true);
+    for (const t of tenants) {
+      expect(await chain.verify(t)).toEqual({ valid: true, record_count: 30 });
+      // arrival order is chain order within a tenant
+      expect((await recordsOf(t)).map((r) => r.action_id)).toEqual(entries.filter((x) => x.t === t).map((x) => x.e.action_id));
+    }
+    const ids = entries.map((x) => x.e.action_id);
+    const replays = await db.selectFrom('policy_decisions').select(['action_id', 'passes', 'behavioral']).where('action_id', 'in', ids).execute();
+    expect(replays).toHaveLength(ids.length);
+    expect(replays[0]).toMatchObject({ passes: 2, behavioral: { action_count_1h: 1 } });
+    const outbox = await outboxOf(ids);
+    expect(outbox).toHaveLength(ids.length);
+    const byAction = new Map(answered.map((r) => [r.action_id, r]));
+    for (const row of outbox) {
+      const ev = row.event as { action_id: string; record_id: number; record_hash: string; kind: string; tenant_id: string };
+      expect(ev.record_id).toBe(byAction.get(ev.action_id)!.id);
+      expect(ev.record_hash).toBe(byAction.get(ev.action_id)!.record_hash);
+      expect(row.subject).toBe(`${prefix}.decisions.${ev.tenant_id}.allowed`);
+    }
+    await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
+  });
+
+  it('fails only the faulty append of a batch and commits the others', async () => {
+    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
+    const t = randomUUID();
+    const results = await Promise.allSettled([
+      chain.append(t, entry()),
+      chain.append(t, entry({ action_id: 'not-a-uuid' })),
+      chain.append(t, entry()),
+      chain.append(t, entry()),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(await chain.verify(t)).toEqual({ valid: true, record_count: 3 });
+  });
+
+  it('loses no answered append when its Postgres connections are cut mid-batch, and the chain verifies', async () => {
+    // a pool whose checked-out clients survive being terminated (createDb's pool only guards idle ones)
+    const { Pool } = require(require.resolve('pg', { paths: [require.resolve('@agw/shared')] })) as { Pool: new (o: object) => { on(ev: string, f: (c: { on(ev: string, f: () => void): void }) => void): void } };
+    const pool = new Pool({ connectionString: url, max: 4 });
+    pool.on('error', () => undefined);
+    pool.on('connect', (c) => c.on('error', () => undefined));
+    const local = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never }) });
+    const chain = new AuditChain(new AuditRecordRepository(local), { tamperDemo: false, streamPrefix: prefix });
+    const t = randomUUID();
+    const answered: string[] = [];
+    let failed = 0;
+    let stop = false;
+    const workers = Array.from({ length: 24 }, async () => {
+      while (!stop) {
+        const e = entry();
+        await chain.append(t, e, { eventKind: 'allowed' }).then(
+          () => answered.push(e.action_id),
+          () => failed++,
+        );
+      }
+    });
+    const cutter = (async () => {
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 150));
+        await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%audit_append_batch%' AND pid <> pg_backend_pid()`.execute(db);
+      }
+      stop = true;
+    })();
+    await Promise.all([cutter, ...workers]);
+    await local.destroy().catch(() => undefined);
+    expect(answered.length).toBeGreaterThan(50);
+    expect(failed).toBeGreaterThan(0); // the cuts did hit batches in flight
+    const records = await recordsOf(t);
+    const stored = new Set(records.map((r) => r.action_id));
+    expect(answered.filter((id) => !stored.has(id))).toEqual([]);
+    expect(records.map((r) => Number(r.tenant_seq))).toEqual(records.map((_, i) => i));
+    expect(await new AuditChain(new AuditRecordRepository(db), { tamperDemo: false }).verify(t)).toEqual({ valid: true, record_count: records.length });
+    // record and event are one transaction: every record has its outbox row
+    const outbox = await outboxOf(records.map((r) => r.action_id));
+    expect(outbox).toHaveLength(records.length);
+    await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
+  });
+
+  it('loses no answered append when the appending process is killed mid-batch; the outbox left behind reaches the bus', async () => {
+    const t = randomUUID();
+    // a separate process appends with 32 in flight and prints every answered action id; SIGKILL after 400
+    const dist = path.resolve(__dirname, '../dist/chain');
+    const script = `
+      const { createDb } = require('@agw/shared');
+      const { AuditRecordRepository } = require(${JSON.stringify(`${dist}/audit-record.repository.js`)});
+      const { AuditChain } = require(${JSON.stringify(`${dist}/audit-chain.js`)});
+      const { randomUUID } = require('node:crypto');
+      const chain = new AuditChain(new AuditRecordRepository(createDb(${JSON.stringify(url)})), { tamperDemo: false, streamPrefix: ${JSON.stringify(prefix)} });
+      const entry = ${JSON.stringify(entry())};
+      for (let w = 0; w < 32; w++) (async () => { for (;;) { const e = { ...entry, action_id: randomUUID(), requested_at: new Date().toISOString() };
+        await chain.append(${JSON.stringify(t)}, e, { eventKind: 'allowed' }); process.stdout.write('ok ' + e.action_id + '\\n'); } })();`;
+    const child = spawn(process.execPath, ['-e', script], { cwd: path.resolve(__dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+    const answered: string[] = [];
+    await new Promise<void>((resolve) => {
+      let buf = '';
+      child.stdout.on('data', (b: Buffer) => {
+        buf += b.toString();
+        const lines = buf.split('\n');
+        buf = lines.pop()!;
+        for (const l of lines) if (l.startsWith('ok ')) answered.push(l.slice(3));
+        if (answered.length >= 400 && child.exitCode === null && !child.killed) child.kill('SIGKILL');
+      });
+      child.once('exit', () => resolve());
+    });
+    expect(answered.length).toBeGreaterThanOrEqual(400);
+    const records = await recordsOf(t);
+    const stored = new Set(records.map((r) => r.action_id));
+    expect(answered.filter((id) => !stored.has(id))).toEqual([]);
+    expect(await new AuditChain(new AuditRecordRepository(db), { tamperDemo: false }).verify(t)).toEqual({ valid: true, record_count: records.length });
+    const ids = records.map((r) => r.action_id);
+    expect(await outboxOf(ids)).toHaveLength(records.length);
+
+    // nothing published them (the process died): the sweep of any audit replica does
+    const relay = new EventRelay(bus, db, createLogger('test', 'silent'));
+    for (let i = 0; i < 10 && (await outboxOf(ids)).length; i++) await relay.sweep(0);
+    expect(await outboxOf(ids)).toHaveLength(0);
+    const seen = await publishedActionIds(ids.length);
+    expect(ids.filter((id) => !seen.has(id))).toEqual([]);
+  });
+
+  it('publishes a committed batch right after the commit and deletes its outbox rows', async () => {
+    const relay = new EventRelay(bus, db, createLogger('test', 'silent'));
+    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix, onCommitted: (b) => relay.committed(b) });
+    const t = randomUUID();
+    const ids = (await Promise.all(Array.from({ length: 20 }, () => chain.append(t, entry(), { eventKind: 'denied' })))).map((r) => r.action_id);
+    for (let i = 0; i < 50 && (await outboxOf(ids)).length; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      await relay.flushDeletes();
+    }
+    expect(await outboxOf(ids)).toHaveLength(0);
+  });
+});

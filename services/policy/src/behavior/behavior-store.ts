@@ -50,8 +50,72 @@ export interface AnomalyView {
 const COOLDOWN_RULE = 'violation_cooldown_active';
 export const countsAsViolation = (findings: Array<{ id: string; kind: string }>) => findings.some((f) => f.kind === 'violation' && f.id !== COOLDOWN_RULE);
 
+/** KEYS a, t:<tool>, v, score, last, s:<session>|amt; ARGV hour cut "(ms", day cut "(ms", has session */
+const SNAPSHOT_SCRIPT = `
+local out = {}
+out[1] = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
+out[2] = redis.call('ZCOUNT', KEYS[1], ARGV[2], '+inf')
+out[3] = redis.call('ZCOUNT', KEYS[2], ARGV[2], '+inf')
+out[4] = redis.call('ZCOUNT', KEYS[3], ARGV[2], '+inf')
+out[5] = redis.call('HGET', KEYS[4], 'score')
+out[6] = redis.call('GET', KEYS[5])
+if ARGV[3] == '1' then out[7] = redis.call('GET', KEYS[6]) else out[7] = redis.call('ZRANGEBYSCORE', KEYS[6], ARGV[2], '+inf') end
+return out
+`;
+
+/**
+ * The decision's writes, in the order of the MULTI this replaced. KEYS a, t:<tool>, v, amt, tools, last,
+ * score, s:<session>|amt; ARGV now, action id, violation 0/1, amount|'', has session, hour cut "(ms",
+ * day cut "(ms", day cut ms, TTL, long TTL, tool, amount member|''.
+ */
+const RECORD_SCRIPT = `
+local now, id, dayCut, dayOld = ARGV[1], ARGV[2], ARGV[8], ARGV[7]
+local hasSession = ARGV[5] == '1'
+local score = redis.call('HGET', KEYS[7], 'score')
+local last = redis.call('GET', KEYS[6])
+local amounts
+if hasSession then amounts = redis.call('GET', KEYS[8]) else amounts = redis.call('ZRANGEBYSCORE', KEYS[4], dayOld, '+inf') end
+redis.call('ZADD', KEYS[1], now, id)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', dayCut)
+redis.call('ZADD', KEYS[2], now, id)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', dayCut)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', dayCut)
+local vBefore = redis.call('ZCOUNT', KEYS[3], dayOld, '+inf')
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[3], now, id) end
+local newTool = redis.call('SADD', KEYS[5], ARGV[11])
+redis.call('SET', KEYS[6], now, 'EX', ARGV[9])
+if ARGV[4] ~= '' then
+  if hasSession then redis.call('INCRBYFLOAT', KEYS[8], ARGV[4]) else redis.call('ZADD', KEYS[4], now, ARGV[12]) end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', dayCut)
+local a1h = redis.call('ZCOUNT', KEYS[1], ARGV[6], '+inf')
+local a24h = redis.call('ZCOUNT', KEYS[1], dayOld, '+inf')
+local t24h = redis.call('ZCOUNT', KEYS[2], dayOld, '+inf')
+for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[9]) end
+if hasSession then redis.call('EXPIRE', KEYS[8], ARGV[9]) end
+redis.call('EXPIRE', KEYS[5], ARGV[10])
+return {score, last, amounts, vBefore, newTool, a1h, a24h, t24h}
+`;
+
+/** KEYS score; ARGV score, factors JSON, updated_at, TTL */
+const SCORE_SCRIPT = `
+redis.call('HSET', KEYS[1], 'score', ARGV[1], 'factors', ARGV[2], 'updated_at', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+`;
+
+type Script = (...args: string[]) => Promise<unknown>;
+
 export class BehaviorStore {
-  constructor(private readonly redis: Redis) {}
+  /** the scripts above, sent as EVALSHA (ioredis loads them on first use) */
+  private readonly scripts: Record<'agwBehaviorSnapshot' | 'agwBehaviorRecord' | 'agwBehaviorScore', Script>;
+
+  constructor(private readonly redis: Redis) {
+    redis.defineCommand('agwBehaviorSnapshot', { numberOfKeys: 6, lua: SNAPSHOT_SCRIPT });
+    redis.defineCommand('agwBehaviorRecord', { numberOfKeys: 8, lua: RECORD_SCRIPT });
+    redis.defineCommand('agwBehaviorScore', { numberOfKeys: 1, lua: SCORE_SCRIPT });
+    this.scripts = redis as unknown as BehaviorStore['scripts'];
+  }
 
   private key(tenantId: string, agentId: string, suffix: string): string {
     return `${KEY_PREFIX}${tenantId}:${agentId}:${suffix}`;
@@ -68,23 +132,21 @@ export class BehaviorStore {
   /** What pass 2 sees: counts include the call being evaluated (violations: earlier decisions only). */
   async snapshot(tenantId: string, agentId: string, tool: string, sessionId: string, nowMs: number): Promise<Behavioral> {
     const k = (s: string) => this.key(tenantId, agentId, s);
-    const res = await this.run('read', async () => {
-      const m = this.redis.multi();
-      m.zcount(k('a'), `(${nowMs - HOUR_MS}`, '+inf');
-      m.zcount(k('a'), `(${nowMs - DAY_MS}`, '+inf');
-      m.zcount(k(`t:${tool}`), `(${nowMs - DAY_MS}`, '+inf');
-      m.zcount(k('v'), `(${nowMs - DAY_MS}`, '+inf');
-      m.hget(k('score'), 'score');
-      m.get(k('last'));
-      if (sessionId) m.get(k(`s:${sessionId}`));
-      else m.zrangebyscore(k('amt'), `(${nowMs - DAY_MS}`, '+inf');
-      const out = await m.exec();
-      if (!out) throw new Error('transaction aborted');
-      return out.map(([err, v]) => {
-        if (err) throw err;
-        return v;
-      });
-    });
+    // one round trip and one command (a Lua script) instead of a MULTI of eight: ioredis' per-command cost
+    // was the policy service's largest item under load (docs/performance.md)
+    const res = await this.run('read', async () =>
+      (await this.scripts.agwBehaviorSnapshot(
+        k('a'),
+        k(`t:${tool}`),
+        k('v'),
+        k('score'),
+        k('last'),
+        sessionId ? k(`s:${sessionId}`) : k('amt'),
+        `(${nowMs - HOUR_MS}`,
+        `(${nowMs - DAY_MS}`,
+        sessionId ? '1' : '0',
+      )) as unknown[],
+    );
     // the call being evaluated counts (it is recorded right after the decision)
     return toBehavioral([Number(res[0]) + 1, Number(res[1]) + 1, Number(res[2]) + 1, ...res.slice(3)], nowMs, Boolean(sessionId));
   }
@@ -97,49 +159,36 @@ export class BehaviorStore {
     const k = (s: string) => this.key(tenantId, agentId, s);
     const old = `(${nowMs - DAY_MS}`;
     return this.run('write', async () => {
-      const m = this.redis.multi();
-      // reads first: the state before this decision
-      m.hget(k('score'), 'score'); // 0
-      m.get(k('last')); // 1
-      if (f.sessionId) m.get(k(`s:${f.sessionId}`));
-      else m.zrangebyscore(k('amt'), old, '+inf'); // 2
-      m.zadd(k('a'), nowMs, f.actionId);
-      m.zremrangebyscore(k('a'), '-inf', nowMs - DAY_MS);
-      m.zadd(k(`t:${f.tool}`), nowMs, f.actionId);
-      m.zremrangebyscore(k(`t:${f.tool}`), '-inf', nowMs - DAY_MS);
-      m.zremrangebyscore(k('v'), '-inf', nowMs - DAY_MS); // 7
-      m.zcount(k('v'), old, '+inf'); // 8: violations before this one
-      if (f.violation) m.zadd(k('v'), nowMs, f.actionId);
-      else m.zcard(k('v')); // 9
-      m.sadd(k('tools'), f.tool); // 10: 1 when new
-      m.set(k('last'), String(nowMs), 'EX', TTL_S);
-      if (f.amount !== null) {
-        if (f.sessionId) m.incrbyfloat(k(`s:${f.sessionId}`), f.amount);
-        else m.zadd(k('amt'), nowMs, `${f.actionId}:${f.amount}`);
-      } else m.echo('');
-      m.zremrangebyscore(k('amt'), '-inf', nowMs - DAY_MS);
-      m.zcount(k('a'), `(${nowMs - HOUR_MS}`, '+inf'); // 14
-      m.zcount(k('a'), old, '+inf'); // 15
-      m.zcount(k(`t:${f.tool}`), old, '+inf'); // 16
-      for (const s of ['a', `t:${f.tool}`, 'v', 'amt']) m.expire(k(s), TTL_S);
-      if (f.sessionId) m.expire(k(`s:${f.sessionId}`), TTL_S);
-      m.expire(k('tools'), LONG_TTL_S);
-      const out = await m.exec();
-      if (!out) throw new Error('transaction aborted');
-      const r = out.map(([err, v]) => {
-        if (err) throw err;
-        return v;
-      });
-      const violationsBefore = Number(r[8]);
-      const actions1h = Number(r[14]);
-      const actions24h = Number(r[15]);
-      const { score, factors } = anomalyScore({ actions1h, actions24h, violations24h: violationsBefore + (f.violation ? 1 : 0), newTool: Number(r[10]) === 1 });
-      await this.redis
-        .multi()
-        .hset(k('score'), { score: String(score), factors: JSON.stringify(factors), updated_at: new Date(nowMs).toISOString() })
-        .expire(k('score'), LONG_TTL_S)
-        .exec();
-      return toBehavioral([actions1h, actions24h, r[16], violationsBefore, r[0], r[1], r[2]], nowMs, Boolean(f.sessionId));
+      // the same commands as one Lua script (atomic like the MULTI it replaces, one command on the wire)
+      const r = (await this.scripts.agwBehaviorRecord(
+        k('a'),
+        k(`t:${f.tool}`),
+        k('v'),
+        k('amt'),
+        k('tools'),
+        k('last'),
+        k('score'),
+        f.sessionId ? k(`s:${f.sessionId}`) : k('amt'),
+        String(nowMs),
+        f.actionId,
+        f.violation ? '1' : '0',
+        f.amount === null ? '' : String(f.amount),
+        f.sessionId ? '1' : '0',
+        `(${nowMs - HOUR_MS}`,
+        old,
+        String(nowMs - DAY_MS),
+        String(TTL_S),
+        String(LONG_TTL_S),
+        f.tool,
+        f.amount === null ? '' : `${f.actionId}:${f.amount}`,
+      )) as unknown[];
+      // r: 0 score, 1 last, 2 session amount | amounts, 3 violations before this one, 4 new tool, 5 1h, 6 24h, 7 tool 24h
+      const violationsBefore = Number(r[3]);
+      const actions1h = Number(r[5]);
+      const actions24h = Number(r[6]);
+      const { score, factors } = anomalyScore({ actions1h, actions24h, violations24h: violationsBefore + (f.violation ? 1 : 0), newTool: Number(r[4]) === 1 });
+      await this.scripts.agwBehaviorScore(k('score'), String(score), JSON.stringify(factors), new Date(nowMs).toISOString(), String(LONG_TTL_S));
+      return toBehavioral([actions1h, actions24h, r[7], violationsBefore, r[0], r[1], r[2]], nowMs, Boolean(f.sessionId));
     });
   }
 

@@ -59,7 +59,7 @@ runService({
         })
       : unconfiguredPlatform();
     if (!config.anthropicApiKey) logger.warn('ANTHROPIC_API_KEY is not set: managed sessions cannot be created (configs still work)');
-    const recorder = new SessionRecorder(clients.audit, clients.vault, publisher);
+    const recorder = new SessionRecorder(clients.audit, clients.vault);
     const interrupter = new SessionInterrupter(repo, platform, recorder, publisher, logger, (id, auto) => {
       metrics.interrupts.inc({ trigger: auto ? 'auto' : 'user' });
       void supervisor.detach(id, 'session_ended');

@@ -1,7 +1,7 @@
 /**
  * Audit records the managed service appends to the tenant's chain:
- * - observed built-in tool use (source `mcp_observed`, decision `observed`), with its anomaly assessment,
- *   then published on `decisions.<tenant>.observed` like every decision (not a webhook event);
+ * - observed built-in tool use (source `mcp_observed`, decision `observed`), with its anomaly assessment;
+ *   its `decisions.<tenant>.observed` event is committed with the record (the audit service's outbox);
  * - control-plane facts of a session (source `control_plane`): creation with its system_prompt_hash,
  *   interrupts (their bus events are the session events: `sessions.<tenant>.interrupted`).
  * Observed records are idempotent: the action id is derived from (session, platform event id), so an
@@ -9,7 +9,6 @@
  */
 import { createHash } from 'node:crypto';
 import { mayContainPii } from '@agw/pii';
-import type { DecisionPublisher } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients';
 import type { AnomalyAssessment } from '../anomaly/anomaly-scorer';
 import { toolFamily } from '../anomaly/anomaly-scorer';
@@ -40,7 +39,6 @@ export class SessionRecorder {
   constructor(
     private readonly audit: AuditClient,
     private readonly vault: VaultClient,
-    private readonly publisher: DecisionPublisher,
   ) {}
 
   /** Record one observed tool use; false when it was recorded before (a replayed event). */
@@ -55,7 +53,7 @@ export class SessionRecorder {
       params = JSON.parse(r.storedParamsJson) as Record<string, unknown>;
     }
     const severity = anomaly.score >= 0.8 ? 'high' : anomaly.score >= 0.5 ? 'medium' : anomaly.score > 0 ? 'low' : 'none';
-    const { stored, requestedAt } = await this.append(s, {
+    await this.append(s, {
       actionId,
       tool: event.name,
       method: toolFamily(event.name),
@@ -64,28 +62,9 @@ export class SessionRecorder {
       severity,
       violations: anomaly.signals.map((x) => `anomaly_${x.id}`),
       source: 'mcp_observed',
+      eventKind: 'observed',
       bundleRevision: 'observed',
       details: { platform_event_id: event.id, anomaly: { score: anomaly.score, signals: anomaly.signals } },
-    });
-    await this.publisher.publish({
-      event_id: derivedActionId(`event:${actionId}`),
-      kind: 'observed',
-      tenant_id: s.tenant_id,
-      action_id: actionId,
-      agent_id: s.agent_id,
-      agent_type: 'managed',
-      tool: event.name,
-      method: toolFamily(event.name),
-      decision: 'observed',
-      violations: anomaly.signals.map((x) => `anomaly_${x.id}`),
-      severity,
-      alert_tier: null,
-      requires_human: false,
-      source: 'mcp_observed',
-      session_id: s.id,
-      record_id: stored.id,
-      record_hash: stored.recordHash,
-      requested_at: requestedAt,
     });
     return true;
   }
@@ -96,10 +75,10 @@ export class SessionRecorder {
 
   private async append(
     s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>,
-    r: Omit<ControlFact, 'decision'> & { decision: string; source: string },
-  ) {
+    r: Omit<ControlFact, 'decision'> & { decision: string; source: string; eventKind?: 'observed' },
+  ): Promise<void> {
     const requestedAt = new Date().toISOString();
-    const stored = await this.audit.append({
+    await this.audit.append({
       tenantId: s.tenant_id,
       entry: {
         actionId: r.actionId,
@@ -121,7 +100,10 @@ export class SessionRecorder {
         detailsJson: JSON.stringify(r.details),
         requestedAt,
       },
+      // an observed record's decision event is written to the outbox in the record's transaction and
+      // published by the audit service; control-plane facts have their session events instead
+      eventKind: r.eventKind ?? '',
+      replayJson: '',
     });
-    return { stored, requestedAt };
   }
 }

@@ -1,6 +1,6 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, fromAuditEntry, implement, toAuditEntry } from '@agw/shared';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
@@ -17,56 +17,11 @@ function parseJson<T>(text: string, field: string, fallback: T): T {
 
 export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
   if (!e) throw InputError.at(['entry'], 'entry is required', 'missing');
-  return {
-    action_id: e.actionId,
-    agent_id: e.agentId,
-    agent_type: e.agentType,
-    agent_version: e.agentVersion,
-    tool: e.tool,
-    method: e.method,
-    params: parseJson(e.paramsJson, 'params_json', {}),
-    decision: e.decision,
-    violations: e.violations,
-    severity: e.severity,
-    alert_tier: e.alertTier || null,
-    requires_human: e.requiresHuman,
-    execution_mode: e.executionMode || null,
-    source: e.source,
-    session_id: e.sessionId || null,
-    bundle_revision: e.bundleRevision,
-    details: parseJson(e.detailsJson, 'details_json', {}),
-    requested_at: e.requestedAt ? new Date(e.requestedAt).toISOString() : new Date().toISOString(),
-  };
+  return fromAuditEntry(e, (text, field) => parseJson(text, field, {}));
 }
 
 export function toMessage(r: StoredRecord): pb.AuditRecord {
-  return {
-    eventQueued: false,
-    id: r.id,
-    tenantSeq: r.tenant_seq,
-    prevHash: r.prev_hash,
-    recordHash: r.record_hash,
-    entry: {
-      actionId: r.action_id,
-      agentId: r.agent_id,
-      agentType: r.agent_type,
-      agentVersion: r.agent_version,
-      tool: r.tool,
-      method: r.method,
-      paramsJson: JSON.stringify(r.params),
-      decision: r.decision,
-      violations: r.violations,
-      severity: r.severity,
-      alertTier: r.alert_tier ?? '',
-      requiresHuman: r.requires_human,
-      executionMode: r.execution_mode ?? '',
-      source: r.source,
-      sessionId: r.session_id ?? '',
-      bundleRevision: r.bundle_revision,
-      detailsJson: JSON.stringify(r.details),
-      requestedAt: r.requested_at,
-    },
-  };
+  return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false };
 }
 
 export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotalsRepository, logger: Logger): GrpcServiceBinding {

@@ -6,29 +6,14 @@
  * The policy's replay input, when given, is committed in that transaction too: one commit per call.
  */
 import type { audit } from '@agw/proto';
-import type { DecisionKind } from '@agw/shared';
+import { type ActionRecord, type DecisionKind, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 
-export interface DecisionRecord {
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  params: Record<string, unknown>;
+/** The fleet's action record (`@agw/shared`), with the decisions and sources the gateway records. */
+export interface DecisionRecord extends ActionRecord {
   decision: 'allow' | 'deny' | 'requires_human' | 'observed';
-  violations: string[];
-  severity: string;
-  alert_tier: string | null;
-  requires_human: boolean;
-  execution_mode: string | null;
   source: 'mcp_governed' | 'mcp_observed' | 'control_plane';
-  session_id: string | null;
-  bundle_revision: string;
-  details: Record<string, unknown>;
-  requested_at: string;
 }
 
 export class DecisionRecorder {
@@ -43,26 +28,7 @@ export class DecisionRecorder {
       tenantId,
       eventKind: kind,
       replayJson,
-      entry: {
-        actionId: r.action_id,
-        agentId: r.agent_id,
-        agentType: r.agent_type,
-        agentVersion: r.agent_version,
-        tool: r.tool,
-        method: r.method,
-        paramsJson: JSON.stringify(r.params),
-        decision: r.decision,
-        violations: r.violations,
-        severity: r.severity,
-        alertTier: r.alert_tier ?? '',
-        requiresHuman: r.requires_human,
-        executionMode: r.execution_mode ?? '',
-        source: r.source,
-        sessionId: r.session_id ?? '',
-        bundleRevision: r.bundle_revision,
-        detailsJson: JSON.stringify(r.details),
-        requestedAt: r.requested_at,
-      },
+      entry: toAuditEntry(r),
     });
     const t1 = performance.now();
     if (!stored.eventQueued) await this.publisher.publish({

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mayContainPii } from '@agw/pii';
+import { toAuditEntry } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients';
 import type { AnomalyAssessment } from '../anomaly/anomaly-scorer';
 import { toolFamily } from '../anomaly/anomaly-scorer';
@@ -77,29 +78,28 @@ export class SessionRecorder {
     s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>,
     r: Omit<ControlFact, 'decision'> & { decision: string; source: string; eventKind?: 'observed' },
   ): Promise<void> {
-    const requestedAt = new Date().toISOString();
     await this.audit.append({
       tenantId: s.tenant_id,
-      entry: {
-        actionId: r.actionId,
-        agentId: s.agent_id,
-        agentType: 'managed',
-        agentVersion: '1.0.0',
+      entry: toAuditEntry({
+        action_id: r.actionId,
+        agent_id: s.agent_id,
+        agent_type: 'managed',
+        agent_version: '1.0.0',
         tool: r.tool,
         method: r.method,
-        paramsJson: JSON.stringify(r.params),
+        params: r.params,
         decision: r.decision,
         violations: r.violations,
         severity: r.severity,
-        alertTier: '',
-        requiresHuman: false,
-        executionMode: r.source === 'mcp_observed' ? 'agent_direct' : '',
+        alert_tier: null,
+        requires_human: false,
+        execution_mode: r.source === 'mcp_observed' ? 'agent_direct' : null,
         source: r.source,
-        sessionId: s.id,
-        bundleRevision: r.bundleRevision,
-        detailsJson: JSON.stringify(r.details),
-        requestedAt,
-      },
+        session_id: s.id,
+        bundle_revision: r.bundleRevision,
+        details: r.details,
+        requested_at: new Date().toISOString(),
+      }),
       // an observed record's decision event is written to the outbox in the record's transaction and
       // published by the audit service; control-plane facts have their session events instead
       eventKind: r.eventKind ?? '',

@@ -1,0 +1,111 @@
+/**
+ * The action record: the one field list of what the fleet records about an action (governed, observed or
+ * control-plane), and the only mappers between its forms:
+ * - `ActionRecord` (snake_case, the DB columns and the public names);
+ * - the gRPC `AuditEntry` message (`toAuditEntry` / `fromAuditEntry`), what gateway and managed send to
+ *   the audit service and what it sends back;
+ * - the hashed content (`hashedContent`): every field, whose RFC 8785 canonical JSON is hashed into the
+ *   chain (the exact bytes: docs/audit.md; do not change a field without a chain version).
+ * It lives in @agw/shared (which depends on the @agw/proto contracts) because every service needs it and
+ * the proto package holds only generated code and its index.
+ */
+import type { audit } from '@agw/proto';
+
+export interface ActionRecord {
+  action_id: string;
+  agent_id: string;
+  agent_type: string;
+  agent_version: string;
+  tool: string;
+  method: string;
+  params: Record<string, unknown>;
+  /** allow | deny | requires_human | observed */
+  decision: string;
+  violations: string[];
+  severity: string;
+  alert_tier: string | null;
+  requires_human: boolean;
+  execution_mode: string | null;
+  /** mcp_governed | mcp_observed | control_plane */
+  source: string;
+  session_id: string | null;
+  bundle_revision: string;
+  details: Record<string, unknown>;
+  /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z */
+  requested_at: string;
+}
+
+/** The object whose canonical JSON is hashed: every field of the record (JCS orders the keys). */
+export function hashedContent(r: ActionRecord): Record<string, unknown> {
+  return {
+    action_id: r.action_id,
+    agent_id: r.agent_id,
+    agent_type: r.agent_type,
+    agent_version: r.agent_version,
+    tool: r.tool,
+    method: r.method,
+    params: r.params,
+    decision: r.decision,
+    violations: r.violations,
+    severity: r.severity,
+    alert_tier: r.alert_tier,
+    requires_human: r.requires_human,
+    execution_mode: r.execution_mode,
+    source: r.source,
+    session_id: r.session_id,
+    bundle_revision: r.bundle_revision,
+    details: r.details,
+    requested_at: r.requested_at,
+  };
+}
+
+/** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */
+export function toAuditEntry(r: ActionRecord): audit.AuditEntry {
+  return {
+    actionId: r.action_id,
+    agentId: r.agent_id,
+    agentType: r.agent_type,
+    agentVersion: r.agent_version,
+    tool: r.tool,
+    method: r.method,
+    paramsJson: JSON.stringify(r.params),
+    decision: r.decision,
+    violations: r.violations,
+    severity: r.severity,
+    alertTier: r.alert_tier ?? '',
+    requiresHuman: r.requires_human,
+    executionMode: r.execution_mode ?? '',
+    source: r.source,
+    sessionId: r.session_id ?? '',
+    bundleRevision: r.bundle_revision,
+    detailsJson: JSON.stringify(r.details),
+    requestedAt: r.requested_at,
+  };
+}
+
+/**
+ * The record from its gRPC message. `parseObject` turns a `*_json` field into an object (the caller
+ * decides what a malformed one is: a 422 for a request, a fallback for a stored record).
+ */
+export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: 'params_json' | 'details_json') => Record<string, unknown>): ActionRecord {
+  return {
+    action_id: e.actionId,
+    agent_id: e.agentId,
+    agent_type: e.agentType,
+    agent_version: e.agentVersion,
+    tool: e.tool,
+    method: e.method,
+    params: parseObject(e.paramsJson, 'params_json'),
+    decision: e.decision,
+    violations: e.violations,
+    severity: e.severity,
+    alert_tier: e.alertTier || null,
+    requires_human: e.requiresHuman,
+    execution_mode: e.executionMode || null,
+    source: e.source,
+    session_id: e.sessionId || null,
+    bundle_revision: e.bundleRevision,
+    details: parseObject(e.detailsJson, 'details_json'),
+    requested_at: e.requestedAt ? new Date(e.requestedAt).toISOString() : new Date().toISOString(),
+  };
+}

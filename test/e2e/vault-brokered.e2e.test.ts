@@ -178,6 +178,20 @@ describe('credentials and brokered execution (SoftHSM2)', () => {
     expect((await call(owner.apiKey, { tool, method: 'send', params: { subject: 'hi' } })).body.execution_mode).toBe('agent_direct');
   });
 
+  test('a credential registered after calls of its tool is used by the very next call; a deleted one at once stops being used', async () => {
+    const tool = `svc_cache_${randomUUID().slice(0, 8)}`;
+    // the gateway now knows (and caches) that the tool has no credential
+    for (let i = 0; i < 3; i++) expect((await call(t.apiKey, { tool, method: 'get', params: { i } })).body.execution_mode).toBe('agent_direct');
+    expect((await register(t, { tool_id: tool, name: 'late', value: secret(), credential_type: 'bearer', upstream_url: `${upstream}/late` })).status).toBe(201);
+    const next = await call(t.apiKey, { tool, method: 'get', params: { i: 3 } });
+    expect(next.body.execution_mode).toBe('gateway_brokered');
+    expect(hitsFor(next.body.action_id)).toHaveLength(1);
+    expect((await api('DELETE', `/credentials/${tool}/late`, { key: t.apiKey })).status).toBe(200);
+    const after = await call(t.apiKey, { tool, method: 'get', params: { i: 4 } });
+    expect(after.body.execution_mode).toBe('agent_direct');
+    expect(hitsFor(after.body.action_id)).toHaveLength(0);
+  });
+
   test('an approved pending action with a credential is executed by the vault the same way', async () => {
     const value = secret();
     const tool = `svc_records_${randomUUID().slice(0, 8)}`;

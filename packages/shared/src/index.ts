@@ -24,6 +24,7 @@ export * from './bus/events';
 export * from './bus/bus';
 export * from './bus/event-outbox.repository';
 export * from './bus/event-publisher';
+export * from './bus/tenant-changes';
 export * from './db/database';
 export * from './db/migrate';
 export * from './stores';

@@ -30,6 +30,7 @@ import { SettingsRepository } from './tenants/settings.repository';
 import { SettingsService } from './tenants/settings.service';
 import { TenantRepository } from './tenants/tenant.repository';
 import { withErasureMarks } from './vault/erased-pii-marker';
+import { credentialChanges } from './vault/credential-changes';
 import { createVaultBroker } from './vault/vault-broker';
 import { createVaultPiiGuard } from './vault/vault-pii-guard';
 
@@ -60,7 +61,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const compliance = createComplianceClient(config);
   const anchor = createAnchorClient(config);
   const webhook = createWebhookClient(config);
-  const vault = createVaultClient(config);
+  // register/delete of a credential invalidate the broker's credential cache here and on every replica
+  const credentials = credentialChanges(createVaultClient(config), bus);
+  const vault = credentials.vault;
   const managed = createManagedClient(config);
   const adminEmails = new Set(
     config.adminEmails
@@ -80,7 +83,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const recorder = new DecisionRecorder(audit, publisher);
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
-  const broker = features.broker ?? createVaultBroker(vault);
+  const broker = features.broker ?? createVaultBroker(vault, credentials.cache);
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,

@@ -3,17 +3,22 @@
  * credential. Returns null when no credential is registered (the agent executes). The gateway never sees
  * the secret. If the vault cannot answer the call fails with a 502: nothing executes without the vault.
  */
-import { DependencyUnavailableError } from '@agw/shared';
+import { DependencyUnavailableError, type TenantCache } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
 
 /** Deadline of one brokered execution: the vault's upstream timeout plus headroom. */
 const EXECUTE_DEADLINE_MS = 30_000;
 
-export function createVaultBroker(vault: VaultClient): ToolBroker {
+/**
+ * `credentials`: when given, "has this tool a credential?" is answered from this per-(tenant, tool) cache
+ * (see vault/credential-changes.ts for how it is invalidated) instead of a vault round trip per call.
+ */
+export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<boolean>): ToolBroker {
+  const lookup = async (tenantId: string, tool: string) => (await vault.getCredentialStatus({ tenantId, toolId: tool })).registered;
   return {
-    async hasCredential(tenantId, tool) {
-      return (await vault.getCredentialStatus({ tenantId, toolId: tool })).registered;
+    hasCredential(tenantId, tool) {
+      return credentials ? credentials.get(tenantId, tool, () => lookup(tenantId, tool)) : lookup(tenantId, tool);
     },
     async execute(tenantId, actionId, call): Promise<BrokeredExecution | null> {
       // A live call carries its plaintext params (and storedParams beside them); an approved action only

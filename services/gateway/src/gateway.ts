@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { connectBus, createDb, createRedis, type Logger, pingPostgres, type Registry } from '@agw/shared';
+import { connectBus, createDb, createRedis, type Logger, pingPostgres, publishTenantChange, type Registry } from '@agw/shared';
 import { type ExtraRouters, createApp } from './app';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
@@ -77,7 +77,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis);
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
-  });
+  }, (tenantId) => publishTenantChange(bus, 'settings', tenantId));
   const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
   publisher.start();
   const recorder = new DecisionRecorder(audit, publisher);

@@ -37,6 +37,7 @@ export async function startWebhookService(config: WebhookConfig, logger: Logger,
   });
   const repo = new DeliveryRepository(db, config.streamPrefix);
   const tenants = new TenantWebhookRepository(db);
+  tenants.followChanges(bus);
   const leaseMs = config.timeoutMs + config.connectTimeoutMs + 5_000;
   const worker = new DeliveryWorker({ repo, tenants, sender, metrics, logger }, { concurrency: config.concurrency, perTenant: config.perTenantConcurrency, pollMs: config.pollMs, leaseMs });
   const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });

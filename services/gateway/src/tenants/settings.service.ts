@@ -18,6 +18,8 @@ export class SettingsService {
     private readonly defaults: { rps: number; burst: number },
     /** Refuses (422) a webhook URL whose host resolves to a private, loopback or link-local address. */
     private readonly checkWebhookUrl: (url: string) => Promise<void> = async () => undefined,
+    /** Told after a change is saved (the gateway publishes it on NATS: the webhook service caches webhook settings). */
+    private readonly onSaved: (tenantId: string) => void = () => undefined,
   ) {}
 
   /** A short in-process cache: settings are read on every request, changed rarely (other replicas see a change within CACHE_MS). */
@@ -74,6 +76,7 @@ export class SettingsService {
     if (secret) toStore.webhook_secret = secret;
     const saved = Object.keys(toStore).length ? await this.repo.merge(tenantId, toStore) : current;
     this.cache.delete(tenantId);
+    if (saved !== current) this.onSaved(tenantId);
     const view = this.present(saved, policy ?? (await this.policy.getTenantPolicy({ tenantId })));
     if (webhookTouched && saved.webhook_secret) view.webhook_secret = saved.webhook_secret;
     return view;

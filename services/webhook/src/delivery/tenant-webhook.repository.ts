@@ -1,8 +1,14 @@
 /**
  * Reads a tenant's webhook settings from tenant_settings (owned and written by the gateway; read-only
- * here). Read on every event and attempt, so a changed secret or URL applies at once.
+ * here). Every delivery attempt reads them (`get`), so a changed secret or URL applies at once. Turning an
+ * event into a delivery (or skipping it: most tenants have no webhook) reads them through a per-tenant
+ * cache (`cached`): dropped when the gateway publishes the tenant's settings change on NATS
+ * (`followChanges`), and after WEBHOOK_SETTINGS_CACHE_MS at the latest (@agw/shared bus/tenant-changes.ts).
  */
-import type { Db } from '@agw/shared';
+import { type Bus, type Db, TenantCache, onTenantChange } from '@agw/shared';
+
+/** The safety net of the settings cache: how long a lost change message can leave an entry stale. */
+export const WEBHOOK_SETTINGS_CACHE_MS = 5_000;
 
 export interface TenantWebhook {
   url: string | null;
@@ -12,7 +18,19 @@ export interface TenantWebhook {
 }
 
 export class TenantWebhookRepository {
+  private readonly cache = new TenantCache<TenantWebhook>(WEBHOOK_SETTINGS_CACHE_MS);
+
   constructor(private readonly db: Db) {}
+
+  /** The settings as of the last change this process was told about (or WEBHOOK_SETTINGS_CACHE_MS ago). */
+  cached(tenantId: string): Promise<TenantWebhook> {
+    return this.cache.get(tenantId, '', () => this.get(tenantId));
+  }
+
+  /** Drop a tenant's cached settings when the gateway publishes a change of them. */
+  followChanges(bus: Pick<Bus, 'nc' | 'prefix'>): void {
+    onTenantChange(bus, 'settings', (tenantId) => this.cache.invalidate(tenantId));
+  }
 
   async get(tenantId: string): Promise<TenantWebhook> {
     const row = await this.db.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();

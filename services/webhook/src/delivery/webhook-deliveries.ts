@@ -67,7 +67,7 @@ export class WebhookDeliveries {
    * Idempotent: a redelivered event finds its delivery and adds nothing.
    */
   async enqueueDecision(e: DecisionEvent): Promise<EnqueueResult> {
-    const tenant = await this.d.tenants.get(e.tenant_id);
+    const tenant = await this.d.tenants.cached(e.tenant_id);
     const event = tenant.url ? webhookEventFor(e.kind, tenant.events) : null;
     if (!tenant.url || !event) return this.count('skipped');
     return this.enqueue(e.tenant_id, e.event_id, event, e.action_id, tenant.url, JSON.stringify(payloadFromDecision(event, e)));
@@ -75,7 +75,7 @@ export class WebhookDeliveries {
 
   /** A session event (interrupted) becomes a delivery for tenants subscribed to session.interrupted. */
   async enqueueSessionEvent(e: SessionEvent): Promise<EnqueueResult> {
-    const tenant = await this.d.tenants.get(e.tenant_id);
+    const tenant = await this.d.tenants.cached(e.tenant_id);
     const event = tenant.url ? webhookEventForSession(e.kind, tenant.events) : null;
     if (!tenant.url || !event) return this.count('skipped');
     const payload = payloadFromSession(event, e);

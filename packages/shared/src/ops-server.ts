@@ -60,6 +60,11 @@ export async function startOpsServer(opts: {
   const addr = server.address();
   return {
     port: typeof addr === 'object' && addr ? addr.port : opts.port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // idle keep-alive connections (probes, scrapers) would otherwise hold the close until they time out
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
 }

@@ -62,6 +62,10 @@ export class AgentConfigRepository {
   }
 
   async putResource(key: string, platformId: string): Promise<void> {
-    await this.db.insertInto('managed_platform_resources').values({ key, platform_id: platformId }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    await this.db
+      .insertInto('managed_platform_resources')
+      .values({ key, platform_id: platformId })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ platform_id: platformId, created_at: new Date() }))
+      .execute();
   }
 }

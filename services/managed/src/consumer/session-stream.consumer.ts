@@ -38,6 +38,8 @@ export class SessionStreamConsumer {
   private stopped: ConsumerStopReason | null = null;
   private idleTimer?: NodeJS.Timeout;
   private done!: Promise<void>;
+  /** resolves the reconnect wait early */
+  private wake?: () => void;
   eventsProcessed = 0;
 
   constructor(
@@ -61,11 +63,17 @@ export class SessionStreamConsumer {
   }
 
   async stop(reason: ConsumerStopReason): Promise<void> {
-    if (this.stopped) return this.done;
-    this.stopped = reason;
+    this.d.logger.debug({ session_id: this.id, reason, already: this.stopped }, 'session consumer stop requested');
+    this.halt(reason);
+    await this.done;
+  }
+
+  /** Stop now: the stream is aborted and a reconnect wait is cut short (the first reason counts). */
+  private halt(reason: ConsumerStopReason): void {
+    this.stopped ??= reason;
     clearTimeout(this.idleTimer);
     this.abort?.abort();
-    await this.done;
+    this.wake?.();
   }
 
   private armIdleTimer(): void {
@@ -84,20 +92,24 @@ export class SessionStreamConsumer {
     while (!this.stopped) {
       this.abort = new AbortController();
       try {
+        this.d.logger.debug({ session_id: this.id, last_event_id: lastId }, 'opening session stream');
         const live = await this.d.platform.openStream(platformId, { lastEventId: lastId, signal: this.abort.signal });
         await this.d.repo.consumerState(this.id, { consumer_status: 'connected', connected_since: new Date() });
         delay = this.d.reconnectDelayMs;
         // backfill what happened while no stream was open; events up to lastId were processed before
         const history = await this.d.platform.listEvents(platformId);
         const resumeAt = lastId ? history.findIndex((e) => e.id === lastId) : -1;
+        this.d.logger.debug({ session_id: this.id, history: history.length, resume_at: resumeAt }, 'session stream open; backfilling');
         history.slice(0, resumeAt + 1).forEach((e) => this.seen.add(e.id));
         for (const e of history.slice(resumeAt + 1)) {
           if (this.stopped) break;
           lastId = (await this.process(e)) ?? lastId;
         }
-        for await (const e of live) {
-          if (this.stopped) break;
-          lastId = (await this.process(e)) ?? lastId;
+        if (!this.stopped) {
+          for await (const e of live) {
+            lastId = (await this.process(e)) ?? lastId;
+            if (this.stopped) break;
+          }
         }
         if (!this.stopped) this.d.logger.warn({ session_id: this.id }, 'session stream ended; reconnecting');
       } catch (e) {
@@ -105,14 +117,21 @@ export class SessionStreamConsumer {
         const status = (e as { cause?: { status?: number } }).cause?.status;
         if (status === 404) {
           await this.d.repo.end(this.session.tenant_id, this.id, 'failed', { end_reason: 'platform: session not found' });
-          this.stopped = 'session_ended';
+          this.halt('session_ended');
           break;
         }
         this.d.logger.warn({ session_id: this.id, reason: (e as Error).message }, 'session stream dropped; reconnecting');
       }
       if (this.stopped) break;
       await this.d.repo.consumerState(this.id, { consumer_status: 'reconnecting' }).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, delay).unref());
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = undefined;
       delay = Math.min(delay * 2, 10_000);
     }
     clearTimeout(this.idleTimer);
@@ -132,13 +151,13 @@ export class SessionStreamConsumer {
       await this.d.recorder.observed(this.session, { id: e.id, name, input }, anomaly);
       if (anomaly.signals.length && anomaly.score > (await this.d.threshold(this.session.tenant_id))) {
         await this.d.onAnomaly(this.session, e, anomaly.score, anomaly.signals.map((s) => s.id));
-        this.stopped = 'session_ended';
+        this.halt('session_ended');
       }
     }
     const t = transitionFor(e);
     if (t && !this.stopped) {
       await this.d.repo.end(this.session.tenant_id, this.id, t.to, { end_reason: t.reason });
-      this.stopped = 'session_ended';
+      this.halt('session_ended');
     }
     this.seen.add(e.id);
     await this.d.repo.progress(this.id, e.id, score);

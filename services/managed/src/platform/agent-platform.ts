@@ -31,6 +31,9 @@ export interface PlatformSessionSpec {
 
 export interface AgentPlatform {
   createAgent(spec: { name: string; model: string; system: string | null; metadata: Record<string, string> }): Promise<string>;
+  /** Does the platform still know this agent (checked once per process and id)? */
+  agentExists(id: string): Promise<boolean>;
+  /** The environment of this name: the remembered one while the platform still knows it, else a new one. */
   ensureEnvironment(name: string): Promise<string>;
   /** A vault holding one static bearer credential for our MCP server URL; returns the vault id. */
   createMcpVault(spec: { displayName: string; mcpServerUrl: string; bearer: string; metadata: Record<string, string> }): Promise<string>;

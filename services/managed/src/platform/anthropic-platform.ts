@@ -11,7 +11,7 @@ import type { AgentPlatform, PlatformEvent, PlatformSessionSpec } from './agent-
 export interface AnthropicPlatformOptions {
   apiKey: string;
   baseURL?: string;
-  /** created once per name and remembered (e.g. in Postgres) so restarts reuse it */
+  /** created once per name and remembered (e.g. in Postgres) so restarts reuse it; `put` replaces */
   environments: { get(key: string): Promise<string | undefined>; put(key: string, id: string): Promise<void> };
 }
 
@@ -26,20 +26,43 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const isNotFound = (e: unknown) => (e as { status?: number }).status === 404;
+
 export function createAnthropicPlatform(o: AnthropicPlatformOptions): AgentPlatform {
   const client = new Anthropic({ apiKey: o.apiKey, baseURL: o.baseURL, maxRetries: 2, timeout: 30_000 });
   const beta = client.beta;
+  // ids this process has seen the platform answer for (a remembered id can outlive the platform's copy)
+  const confirmed = new Set<string>();
+  /** true when the platform knows `id`; a 404 is false, anything else an error */
+  const exists = async (id: string, what: string, get: () => Promise<unknown>) => {
+    if (confirmed.has(id)) return true;
+    try {
+      await get();
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw new DependencyUnavailableError(`Agent platform ${what} lookup failed: ${(e as Error).message}`, { cause: e });
+    }
+    confirmed.add(id);
+    return true;
+  };
   return {
     createAgent: (spec) =>
-      call('agent creation', async () => (await beta.agents.create({ name: spec.name, model: spec.model, system: spec.system, metadata: spec.metadata })).id),
+      call('agent creation', async () => {
+        const id = (await beta.agents.create({ name: spec.name, model: spec.model, system: spec.system, metadata: spec.metadata })).id;
+        confirmed.add(id);
+        return id;
+      }),
+
+    agentExists: (id) => exists(id, 'agent', () => beta.agents.retrieve(id)),
 
     async ensureEnvironment(name) {
       const key = `environment:${name}`;
       const known = await o.environments.get(key);
-      if (known) return known;
+      if (known && (await exists(known, 'environment', () => beta.environments.retrieve(known)))) return known;
       const env = await call('environment creation', () => beta.environments.create({ name }));
+      confirmed.add(env.id);
       await o.environments.put(key, env.id);
-      return (await o.environments.get(key)) ?? env.id;
+      return env.id;
     },
 
     createMcpVault: (spec) =>
@@ -101,5 +124,5 @@ export function unconfiguredPlatform(): AgentPlatform {
   const no = async (): Promise<never> => {
     throw new DependencyUnavailableError('Agent platform not configured: set ANTHROPIC_API_KEY (npm start runs a local stand-in when it is unset)');
   };
-  return { createAgent: no, ensureEnvironment: no, createMcpVault: no, createSession: no, interrupt: no, listEvents: no, openStream: no };
+  return { createAgent: no, agentExists: no, ensureEnvironment: no, createMcpVault: no, createSession: no, interrupt: no, listEvents: no, openStream: no };
 }

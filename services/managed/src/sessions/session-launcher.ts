@@ -92,7 +92,7 @@ export class SessionLauncher {
     let environmentId: string;
     try {
       let platformAgentId = config.platform_agent_id;
-      if (!platformAgentId) {
+      if (!platformAgentId || !(await this.d.platform.agentExists(platformAgentId))) {
         platformAgentId = await this.d.platform.createAgent({ name: config.name, model: config.anthropic_model, system: config.system_prompt, metadata: { agw_config_id: config.id, agw_tenant_id: tenantId } });
         await this.d.configRepo.setPlatformAgent(tenantId, config.id, platformAgentId);
       }

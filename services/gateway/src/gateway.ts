@@ -74,7 +74,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   if (config.profile === 'production' && !config.jwtSecret) throw new Error('JWT_SECRET is required in the production profile');
   const sessions = new SessionTokens(config.jwtSecret, config.jwtTtlSeconds);
   const tenants = new TenantRepository(db);
-  const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis);
+  const rateLimiter = new RateLimiter(redis);
+  // an API key's cache look-up and its tenant's rate limit in one Redis round trip
+  const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis, { limiter: rateLimiter, limitOf: (tenantId) => settings.rateLimit(tenantId) });
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
   }, (tenantId) => publishTenantChange(bus, 'settings', tenantId));
@@ -117,7 +119,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     tenants,
     accounts: new Accounts(tenants, sessions, { publicBaseUrl: config.publicBaseUrl, adminEmails, logger, verifySecret }),
     settings,
-    rateLimiter: new RateLimiter(redis),
+    rateLimiter,
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker),
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),

@@ -17,14 +17,16 @@ export interface AuthDeps {
 }
 
 export function authenticate(d: AuthDeps) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const apiKey = req.header('x-api-key');
     const authz = req.header('authorization');
     const bearer = authz?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
     if (apiKey !== undefined || bearer?.startsWith('agw_')) {
-      const tenantId = await d.apiKeys.resolve((apiKey ?? bearer) as string);
+      const { tenantId, allowed } = await d.apiKeys.authenticate((apiKey ?? bearer) as string);
       if (!tenantId) throw new AuthenticationError('Invalid API key');
       req.auth = { tenantId, method: 'api_key', isAdmin: false };
+      // the tenant's rate limit was counted in the key look-up's round trip: tenantRateLimit uses the answer
+      if (allowed !== undefined) res.locals.rateLimitAllowed = allowed;
       return next();
     }
     if (bearer) {

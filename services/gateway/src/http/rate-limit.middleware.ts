@@ -7,12 +7,14 @@ import type { SettingsService } from '../tenants/settings.service';
 import { authOf } from './request-context';
 
 export function tenantRateLimit(d: { rateLimiter: RateLimiter; settings: SettingsService; metrics: GatewayMetrics }) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const { tenantId } = authOf(req);
     const limit = await d.settings.rateLimit(tenantId);
     let allowed = true;
     try {
-      allowed = await d.rateLimiter.allow(tenantId, limit);
+      // already counted by authenticate (ApiKeyService.authenticate) when it could, in the same round trip
+      const counted: unknown = res.locals.rateLimitAllowed;
+      allowed = typeof counted === 'boolean' ? counted : await d.rateLimiter.allow(tenantId, limit);
     } catch {
       // Redis down: counters may reset (DESIGN.md); governance itself is unaffected, so the request proceeds.
       allowed = true;

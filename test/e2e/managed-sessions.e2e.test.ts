@@ -190,7 +190,10 @@ describe('managed sessions', () => {
     expect((await api('GET', '/audit/verify', { key: a.apiKey })).body.valid).toBe(true);
   });
 
-  it('auto-interrupts on a dangerous shell command: user.interrupt reaches the platform, the MCP server refuses further calls, a second interrupt is 409', async () => {
+  it('auto-interrupts on a dangerous shell command: user.interrupt reaches the platform, the MCP server refuses further calls, a second interrupt is 409, anomaly.detected and session.interrupted go to the webhook service', async () => {
+    // a subscriber to the two session events (nothing listens there: the delivery rows are what this checks)
+    const hook = await api('PATCH', '/dashboard/settings', { key: a.apiKey, body: { webhook_url: 'https://127.0.0.1:9/agw', webhook_events: ['anomaly.detected', 'session.interrupted'] } });
+    expect(hook.status).toBe(200);
     const s = await session(a, cfg.id);
     const { results } = await script(s.anthropic_session_id, [
       { tool_use: { name: 'bash', input: { command: 'ls' } } },
@@ -218,6 +221,15 @@ describe('managed sessions', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
     expect(mcp.status).toBe(409);
+    const deliveries = await until(
+      'webhook deliveries',
+      () => api('GET', '/webhooks/deliveries?limit=100', { key: a.apiKey }).then((r) => r.body.deliveries as any[]),
+      (d) => d.some((x) => x.event === 'anomaly.detected') && d.some((x) => x.event === 'session.interrupted'),
+    );
+    const anomaly = deliveries.find((x) => x.event === 'anomaly.detected');
+    expect(anomaly.action_id).toBe(danger.action_id);
+    expect(deliveries.find((x) => x.event === 'session.interrupted').action_id).toBe(audit.at(-1).action_id);
+    await api('PATCH', '/dashboard/settings', { key: a.apiKey, body: { webhook_url: null } });
   });
 
   it('interrupts by request (user.interrupt, audit record, 409 the second time) and validates the body', async () => {

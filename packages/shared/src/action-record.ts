@@ -5,7 +5,8 @@
  * - the gRPC `AuditEntry` message (`toAuditEntry` / `fromAuditEntry`), what gateway and managed send to
  *   the audit service and what it sends back;
  * - the hashed content (`hashedContent`): every field, whose RFC 8785 canonical JSON is hashed into the
- *   chain (the exact bytes: docs/audit.md; do not change a field without a chain version).
+ *   chain (the exact bytes: docs/audit.md; do not change a field without a chain version);
+ * - the public JSON of a stored record (`presentStoredRecord`): GET /api/audit/log and the compliance export.
  * It lives in @agw/shared (which depends on the @agw/proto contracts) because every service needs it and
  * the proto package holds only generated code and its index.
  */
@@ -57,6 +58,11 @@ export function hashedContent(r: ActionRecord): Record<string, unknown> {
     details: r.details,
     requested_at: r.requested_at,
   };
+}
+
+/** A stored record as the public API and the compliance export show it: id, `extra`, the fields, the hashes. */
+export function presentStoredRecord(r: ActionRecord & { id: number; prev_hash: string; record_hash: string }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { id: r.id, ...extra, ...hashedContent(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
 }
 
 /** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */

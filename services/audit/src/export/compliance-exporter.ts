@@ -5,7 +5,7 @@
  * Anchor references and the policy snapshot come from peer services through ports; when a peer is
  * down the section says `unavailable` instead of failing the whole export.
  */
-import { InputError } from '@agw/shared';
+import { InputError, presentStoredRecord } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
@@ -85,30 +85,7 @@ const presentHead = (h: TreeHead) => ({
   period_end: h.period_end,
 });
 
-const presentRecord = (r: StoredRecord) => ({
-  id: r.id,
-  leaf_index: r.tenant_seq,
-  action_id: r.action_id,
-  agent_id: r.agent_id,
-  agent_type: r.agent_type,
-  agent_version: r.agent_version,
-  tool: r.tool,
-  method: r.method,
-  params: r.params,
-  decision: r.decision,
-  violations: r.violations,
-  severity: r.severity,
-  alert_tier: r.alert_tier,
-  requires_human: r.requires_human,
-  execution_mode: r.execution_mode,
-  source: r.source,
-  session_id: r.session_id,
-  bundle_revision: r.bundle_revision,
-  details: r.details,
-  requested_at: r.requested_at,
-  prev_hash: r.prev_hash,
-  record_hash: r.record_hash,
-});
+const presentRecord = (r: StoredRecord) => presentStoredRecord(r, { leaf_index: r.tenant_seq });
 
 export class ComplianceExporter {
   constructor(

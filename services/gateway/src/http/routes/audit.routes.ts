@@ -2,36 +2,15 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
+import { fromAuditEntry, presentStoredRecord } from '@agw/shared';
 import type { GatewayDeps } from '../../deps';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
 /** An audit record as the API shows it (spec: "Audit record"). */
 export function presentRecord(r: audit.AuditRecord) {
-  const e = r.entry!;
-  return {
-    id: r.id,
-    action_id: e.actionId,
-    agent_id: e.agentId,
-    agent_type: e.agentType,
-    agent_version: e.agentVersion,
-    tool: e.tool,
-    method: e.method,
-    params: JSON.parse(e.paramsJson || '{}'),
-    decision: e.decision,
-    violations: e.violations,
-    severity: e.severity,
-    alert_tier: e.alertTier || null,
-    requires_human: e.requiresHuman,
-    execution_mode: e.executionMode || null,
-    source: e.source,
-    session_id: e.sessionId || null,
-    bundle_revision: e.bundleRevision,
-    details: JSON.parse(e.detailsJson || '{}'),
-    requested_at: e.requestedAt,
-    prev_hash: r.prevHash,
-    record_hash: r.recordHash,
-  };
+  const parse = (text: string) => JSON.parse(text || '{}') as Record<string, unknown>;
+  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), id: r.id, prev_hash: r.prevHash, record_hash: r.recordHash });
 }
 
 const logQuery = z.object({

@@ -1,25 +1,9 @@
 /** The only queries on the approvals table. Tenant id first, always. */
-import type { Db } from '@agw/shared';
+import type { Database, Db } from '@agw/shared';
+import type { Selectable } from 'kysely';
 
-export interface ApprovalRow {
-  action_id: string;
-  tenant_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  params: Record<string, unknown>;
-  opa_result: { requires_human: boolean; violations: string[]; severity: string };
-  queue_reason: string;
-  status: 'pending' | 'approved' | 'rejected';
-  queued_at: Date;
-  decided_at: Date | null;
-  decided_by: string | null;
-  note: string | null;
-  execution: Record<string, unknown> | null;
-  session_id: string | null;
-}
+/** A row of the approvals table, as its table type defines it. */
+export type ApprovalRow = Selectable<Database['approvals']>;
 
 const cols = [
   'action_id',

@@ -1,25 +1,9 @@
 /** The only queries on policy_decisions. Tenant id first, always. */
-import type { Db } from '@agw/shared';
+import type { Database, Db } from '@agw/shared';
+import type { Selectable } from 'kysely';
 
-export interface StoredDecision {
-  tenant_id: string;
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  session_id: string | null;
-  stored_params: Record<string, unknown>;
-  pii_detected: boolean;
-  behavioral: Record<string, unknown> | null;
-  decision: string;
-  violations: string[];
-  severity: string;
-  bundle_revision: string;
-  passes: number;
-  evaluated_at: Date;
-}
+/** A row of policy_decisions, as its table type defines it. */
+export type StoredDecision = Selectable<Database['policy_decisions']>;
 
 const columns = [
   'tenant_id',

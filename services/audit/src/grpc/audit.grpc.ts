@@ -33,6 +33,7 @@ export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotals
         append: async (req) => {
           const replay = req.replayJson ? parseJson<Record<string, unknown>>(req.replayJson, 'replay_json', {}) : undefined;
           const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay });
+          if (req.omitEntry) return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
           return { ...toMessage(r), eventQueued: r.event_queued };
         },
         listRecords: async (req) => ({

@@ -22,6 +22,7 @@ export class DecisionRecorder {
     private readonly publisher: DecisionPublisher,
   ) {}
 
+  /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
   async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>, replayJson = ''): Promise<audit.AuditRecord> {
     const t0 = performance.now();
     const stored = await this.audit.append({
@@ -29,6 +30,8 @@ export class DecisionRecorder {
       eventKind: kind,
       replayJson,
       entry: toAuditEntry(r),
+      // only the id and hashes are used: the record does not come back over the wire
+      omitEntry: true,
     });
     const t1 = performance.now();
     if (!stored.eventQueued) await this.publisher.publish({

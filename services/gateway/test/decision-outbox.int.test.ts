@@ -66,3 +66,24 @@ it('keeps an unpublishable event in the outbox and relays it once the bus takes 
   const msg = await jsm.streams.getMessage(def.name, { last_by_subj: `${prefix}.decisions.${tenant}.allowed` });
   expect(JSON.parse(new TextDecoder().decode(msg.data))).toMatchObject({ action_id: e.action_id, event_id: rows[0].event.event_id });
 });
+
+it('leaves a row the audit service committed with its record to the audit service for 3 s, then relays it', async () => {
+  const outbox = new EventOutboxRepository(db);
+  const publisher = new DecisionPublisher(bus, outbox, createLogger('test', 'silent'));
+  const jsm = await bus.nc.jetstreamManager();
+  const def = streams(prefix).decisions;
+  await jsm.streams.add({ name: def.name, subjects: def.subjects }).catch(() => undefined); // exists after the test above
+  const tenant = randomUUID();
+  const subject = `${prefix}.decisions.${tenant}.allowed`;
+  const e = { ...event(tenant), event_id: randomUUID() };
+  // as audit_append_batch writes it: attempts 0, the audit service publishes and deletes it itself
+  const [row] = await db.insertInto('event_outbox').values({ subject, event: JSON.stringify(e), attempts: 0 }).returning('id').execute();
+  expect(await publisher.relay()).toBe(0);
+  expect(await db.selectFrom('event_outbox').select('id').where('id', '=', row.id).execute()).toHaveLength(1);
+  // the audit service did not take it (stopped between commit and publish): after 3 s any relay does
+  await db.updateTable('event_outbox').set({ created_at: new Date(Date.now() - 4000) }).where('id', '=', row.id).execute();
+  expect(await publisher.relay()).toBe(1);
+  expect(await db.selectFrom('event_outbox').select('id').where('id', '=', row.id).execute()).toHaveLength(0);
+  const msg = await jsm.streams.getMessage(def.name, { last_by_subj: subject });
+  expect(JSON.parse(new TextDecoder().decode(msg.data))).toMatchObject({ event_id: e.event_id, action_id: e.action_id });
+});

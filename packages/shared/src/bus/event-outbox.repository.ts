@@ -8,6 +8,14 @@ export interface OutboxRow {
   event: { event_id: string } & Record<string, unknown>;
 }
 
+/**
+ * Rows the audit service wrote with a committed record (attempts 0) are its own to publish for this long:
+ * it publishes them right after the commit and deletes them within ~100 ms, and sweeps what is left after
+ * the same 3 s (services/audit/src/chain/event-relay.ts). Relaying them earlier only published every event
+ * a second time (dropped by the stream as a duplicate, at full cost to both ends).
+ */
+export const AUDIT_OWNED_OUTBOX_MS = 3000;
+
 export class EventOutboxRepository {
   constructor(private readonly db: Db) {}
 
@@ -16,7 +24,8 @@ export class EventOutboxRepository {
   }
 
   /**
-   * Hand the oldest pending events under `subjectPrefix` (this fleet's stream prefix) to `publish`, a batch at a time, inside one transaction: rows are locked
+   * Hand the oldest pending events under `subjectPrefix` (this fleet's stream prefix) to `publish`, a batch at a time, inside one transaction (rows the
+   * audit service committed only after AUDIT_OWNED_OUTBOX_MS): rows are locked
    * with SKIP LOCKED (replicas never relay the same event twice at once), deleted when published, and
    * marked with the error otherwise. Returns how many were published.
    */
@@ -26,6 +35,8 @@ export class EventOutboxRepository {
         .selectFrom('event_outbox')
         .select(['id', 'subject', 'event'])
         .where('subject', 'like', `${subjectPrefix.replace(/[%_\\]/g, '\\$&')}%`)
+        // a failed publish's row (attempts >= 1) at once; a row the audit service committed once it is its sweep's
+        .where((eb) => eb.or([eb('attempts', '>', 0), eb('created_at', '<', sql<Date>`now() - make_interval(secs => ${AUDIT_OWNED_OUTBOX_MS / 1000})`)]))
         .orderBy('id')
         .limit(limit)
         .forUpdate()

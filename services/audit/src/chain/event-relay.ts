@@ -6,7 +6,8 @@
  *    rows are deleted a moment later in one statement;
  *  - a sweep every second publishes what is still in the outbox after a few seconds (the bus was down, or
  *    a replica stopped between commit and publish), rows locked with SKIP LOCKED so replicas share the work.
- * Every gateway replica's relay (@agw/shared DecisionPublisher) drains the same outbox too.
+ * Every gateway and managed replica's relay (@agw/shared EventPublisher) drains the same outbox too, but
+ * leaves rows written here alone for AUDIT_OWNED_OUTBOX_MS (the sweep's age): they are this service's to publish.
  * After a failed publish the immediate path pauses for a second (events stay in the outbox for the sweep).
  */
 import { type Bus, type Db, type Logger, publishEvent } from '@agw/shared';

@@ -24,6 +24,9 @@ export interface ValidationIssue {
 }
 
 export class AppError extends Error {
+  /** when to try again, for a rate_limited error (the HTTP Retry-After header) */
+  retryAfterSeconds?: number;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -70,9 +73,11 @@ export class ConflictError extends AppError {
   }
 }
 
+/** 429; `retryAfterSeconds` becomes the Retry-After header (default 1 s). */
 export class RateLimitError extends AppError {
-  constructor(message: string, detail: unknown = message) {
+  constructor(message: string, detail: unknown = message, retryAfterSeconds = 1) {
     super('rate_limited', message, detail);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -37,7 +37,7 @@ const toStatus: Record<ErrorCode, status> = {
 export function toServiceError(e: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
   if (e instanceof AppError) {
-    metadata.set(ERROR_KEY, Buffer.from(JSON.stringify({ code: e.code, message: e.message, detail: e.detail })));
+    metadata.set(ERROR_KEY, Buffer.from(JSON.stringify({ code: e.code, message: e.message, detail: e.detail, retryAfterSeconds: e.retryAfterSeconds })));
     return { code: toStatus[e.code], details: e.message, metadata };
   }
   return { code: status.INTERNAL, details: 'internal error', metadata };
@@ -48,8 +48,10 @@ export function fromServiceError(e: ServiceError, peer: string): AppError {
   const raw = e.metadata?.get(ERROR_KEY)?.[0];
   if (raw) {
     try {
-      const { code, message, detail } = JSON.parse(Buffer.isBuffer(raw) ? raw.toString() : String(raw));
-      return new AppError(code, message, detail, { cause: e });
+      const { code, message, detail, retryAfterSeconds } = JSON.parse(Buffer.isBuffer(raw) ? raw.toString() : String(raw));
+      const err = new AppError(code, message, detail, { cause: e });
+      if (typeof retryAfterSeconds === 'number') err.retryAfterSeconds = retryAfterSeconds;
+      return err;
     } catch {
       /* fall through */
     }

@@ -6,6 +6,8 @@ import express, { type Express, Router } from 'express';
 import type { GatewayDeps } from './deps';
 import { authenticate } from './http/auth.middleware';
 import { errorHandler } from './http/error-handler';
+import { inputGuard } from './http/input-guard';
+import { notFoundOrMethodNotAllowed } from './http/not-found';
 import { ipRateLimit, tenantRateLimit } from './http/rate-limit.middleware';
 import { requestId } from './http/request-context';
 import { approvalRoutes } from './http/routes/approvals.routes';
@@ -49,6 +51,8 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   const api = Router();
   // JSON bodies up to 1 MB (params alone are limited to 64 KB by the tool-call schema).
   api.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  // NUL / lone surrogates anywhere, JSON deeper than 32, __proto__ keys: 422 before any route (http/input-guard.ts)
+  api.use(inputGuard);
 
   api.use(systemRoutes(d));
   const authLimit = ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'auth' });
@@ -73,9 +77,7 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   api.use(mcpRoutes(d));
   api.use(managedRoutes(d));
   for (const r of extra.authenticated ?? []) api.use(r);
-  api.use((_req, res) => {
-    res.status(404).json({ detail: 'Not found' });
-  });
+  api.use(notFoundOrMethodNotAllowed(api));
 
   app.use('/api', api);
   app.use((_req, res) => {

@@ -15,6 +15,7 @@ export const gatewaySettings = {
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address'),
   webhookGrpcUrl: setting('WEBHOOK_GRPC_URL', z.string().default('127.0.0.1:50054'), 'webhook service gRPC address'),
   anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address'),
+  requireVerifiedEmail: setting('AUTH_REQUIRE_VERIFIED_EMAIL', envBool(false), 'password login only after the e-mail address is verified (always on in the production profile; locally the link is only logged)'),
   managedGrpcUrl: setting('MANAGED_GRPC_URL', z.string().default('127.0.0.1:50056'), 'managed-session service gRPC address (/api/managed/*)'),
   policyDeadlineMs: setting('POLICY_DEADLINE_MS', envInt(2000), 'deadline of one policy evaluation before the failure mode applies'),
   jwtSecret: setting('JWT_SECRET', z.string().min(32).optional(), 'HS256 key of session tokens (required in production; a random one per process otherwise)'),

@@ -35,6 +35,7 @@ export function errorHandler(logger: Logger) {
       // expected dependency failures are logged once where they are decided; only internal errors carry a stack
       if (status === 500) logger.error({ err, reqId: req.id, path: req.path }, 'request failed');
       else if (status >= 500) logger.debug({ reqId: req.id, path: req.path, detail: err.message }, 'dependency unavailable');
+      if (err.code === 'rate_limited') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
       if (err.code === 'rate_limited' && typeof err.detail === 'object' && err.detail && 'error' in err.detail) {
         res.status(status).json(err.detail);
         return;

@@ -43,7 +43,7 @@ export function ipRateLimit(d: { redis: import('@agw/shared').Redis; perMinute: 
       .exec()
       .then((r) => Number(r?.[0]?.[1] ?? 0))
       .catch(() => 0);
-    if (n > d.perMinute) throw new RateLimitError('Too many attempts from this address; try again in a minute');
+    if (n > d.perMinute) throw new RateLimitError('Too many attempts from this address; try again in a minute', undefined, 60 - (Math.floor(Date.now() / 1000) % 60));
     next();
   };
 }

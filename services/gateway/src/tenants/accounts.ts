@@ -5,7 +5,7 @@
  * the verification link is logged at info level (docs/auth.md); the API key is returned at sign-up.
  */
 import { randomUUID } from 'node:crypto';
-import { AuthenticationError, ConflictError, type Logger } from '@agw/shared';
+import { AuthenticationError, ConflictError, ForbiddenError, type Logger } from '@agw/shared';
 import { SignJWT, jwtVerify } from 'jose';
 import { newApiKey } from './api-keys';
 import { hashPassword, verifyPassword } from './passwords';
@@ -28,7 +28,14 @@ export class Accounts {
   constructor(
     private readonly tenants: TenantRepository,
     private readonly sessions: SessionTokens,
-    private readonly o: { publicBaseUrl: string; adminEmails: Set<string>; logger: Logger; verifySecret: Uint8Array },
+    private readonly o: {
+      publicBaseUrl: string;
+      adminEmails: Set<string>;
+      logger: Logger;
+      verifySecret: Uint8Array;
+      /** password login waits for the e-mail verification (production default; docs/auth.md) */
+      requireVerifiedEmail?: boolean;
+    },
   ) {
     this.verifyKey = o.verifySecret;
   }
@@ -66,17 +73,19 @@ export class Accounts {
     };
   }
 
+  /** A verification link works once: a second use is a 409 (the address is verified already). */
   async verifyEmail(token: string): Promise<{ verified: true; email: string }> {
+    let user;
     try {
       const { payload } = await jwtVerify(token, this.verifyKey, { algorithms: ['HS256'] });
       if (payload.purpose !== 'verify-email' || typeof payload.sub !== 'string' || typeof payload.tid !== 'string') throw new Error('bad token');
-      const user = await this.tenants.getUser(payload.tid, payload.sub);
+      user = await this.tenants.getUser(payload.tid, payload.sub);
       if (!user) throw new Error('no user');
-      await this.tenants.markEmailVerified(payload.tid, payload.sub);
-      return { verified: true, email: user.email };
     } catch {
       throw new AuthenticationError('Invalid or expired verification link');
     }
+    if (!(await this.tenants.markEmailVerified(user.tenant_id, user.id))) throw new ConflictError('This verification link was used already: the e-mail address is verified');
+    return { verified: true, email: user.email };
   }
 
   /**
@@ -119,6 +128,9 @@ export class Accounts {
     // verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist
     const ok = await verifyPassword(input.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) throw new AuthenticationError('Invalid e-mail or password');
+    if (this.o.requireVerifiedEmail && !user.email_verified) {
+      throw new ForbiddenError('E-mail address not verified: open the verification link sent at sign-up, then log in');
+    }
     return this.sessions.issue({ userId: user.id, tenantId: user.tenant_id, email: user.email });
   }
 }

@@ -104,7 +104,15 @@ export class TenantRepository {
     await this.db.updateTable('users').set({ github_id: githubId, email_verified: true }).where('tenant_id', '=', tenantId).where('id', '=', userId).execute();
   }
 
-  async markEmailVerified(tenantId: string, userId: string): Promise<void> {
-    await this.db.updateTable('users').set({ email_verified: true }).where('tenant_id', '=', tenantId).where('id', '=', userId).execute();
+  /** Mark the address verified; false when it already was (a verification link works once). */
+  async markEmailVerified(tenantId: string, userId: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('users')
+      .set({ email_verified: true })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', userId)
+      .where('email_verified', '=', false)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 }

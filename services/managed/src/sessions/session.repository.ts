@@ -46,17 +46,24 @@ export class SessionRepository {
           sql<number>`count(*) FILTER (WHERE status = 'active')::int`.as('active'),
           sql<number>`count(*) FILTER (WHERE created_at > ${dayAgo})::int`.as('daily'),
           sql<number>`count(*) FILTER (WHERE created_at > ${dayAgo} AND agent_id = ${s.agent_id})::int`.as('agent_daily'),
+          sql<Date | null>`min(created_at) FILTER (WHERE created_at > ${dayAgo})`.as('oldest'),
+          sql<Date | null>`min(created_at) FILTER (WHERE created_at > ${dayAgo} AND agent_id = ${s.agent_id})`.as('agent_oldest'),
         ])
         .where('tenant_id', '=', tenantId)
         .executeTakeFirstOrThrow();
+      // Retry-After: when the oldest session of the 24-hour window leaves it (a minute for the concurrent limit)
+      const freedIn = (oldest: Date | null) => (oldest ? Math.max(1, Math.ceil((new Date(oldest).getTime() + 24 * 3600_000 - Date.now()) / 1000)) : 60);
       if (counts.active >= limits.maxConcurrent) {
-        throw new RateLimitError(`Concurrent session limit exceeded: the tenant already has ${counts.active} active managed sessions (limit ${limits.maxConcurrent}, DEFAULT_MAX_CONCURRENT_SESSIONS)`);
+        const m = `Concurrent session limit exceeded: the tenant already has ${counts.active} active managed sessions (limit ${limits.maxConcurrent}, DEFAULT_MAX_CONCURRENT_SESSIONS)`;
+        throw new RateLimitError(m, m, 60);
       }
       if (counts.daily >= limits.maxDaily) {
-        throw new RateLimitError(`Daily session limit exceeded: the tenant started ${counts.daily} managed sessions in the last 24 hours (limit ${limits.maxDaily})`);
+        const m = `Daily session limit exceeded: the tenant started ${counts.daily} managed sessions in the last 24 hours (limit ${limits.maxDaily})`;
+        throw new RateLimitError(m, m, freedIn(counts.oldest));
       }
       if (limits.maxDailyForAgent !== null && counts.agent_daily >= limits.maxDailyForAgent) {
-        throw new RateLimitError(`Per-agent session limit exceeded: agent ${s.agent_id} started ${counts.agent_daily} sessions in the last 24 hours (max_daily_sessions ${limits.maxDailyForAgent})`);
+        const m = `Per-agent session limit exceeded: agent ${s.agent_id} started ${counts.agent_daily} sessions in the last 24 hours (max_daily_sessions ${limits.maxDailyForAgent})`;
+        throw new RateLimitError(m, m, freedIn(counts.agent_oldest));
       }
       return trx
         .insertInto('managed_sessions')

@@ -4,6 +4,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { fromAuditEntry, presentStoredRecord } from '@agw/shared';
 import type { GatewayDeps } from '../../deps';
+import { isUuid } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
@@ -19,7 +20,7 @@ const logQuery = z.object({
 
 const tamperBody = z
   .object({
-    action_id: z.string().max(64).optional(),
+    action_id: z.string().refine(isUuid, 'action_id must be a UUID (an action_id of this tenant’s log)').optional(),
     field: z.enum(['decision', 'tool', 'method', 'params']).optional(),
     value: z.unknown().optional(),
   })

@@ -3,7 +3,8 @@
  * Thin: validate, call the vault service over gRPC, present. Credential values go in and never come
  * back out; bodies of the /hsm/* endpoints are documented in docs/vault.md.
  */
-import { NotFoundError } from '@agw/shared';
+import { InputError, NotFoundError } from '@agw/shared';
+import { detectInString } from '@agw/pii';
 import type { vault as pb } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -12,6 +13,12 @@ import { addPaths } from '../../openapi/openapi';
 import { eraseSubject } from '../../vault/subject-erasure';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
+
+/** Tool ids and credential names in a path: 1-256 characters, as when they are registered. */
+function pathName(value: string, field: string): string {
+  if (value.length > 256) throw InputError.at(['path', field], `${field} is at most 256 characters`, 'string_too_long');
+  return value;
+}
 
 const SUBJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
@@ -33,7 +40,12 @@ const accessLogQuery = z.object({
 const createKeySchema = z
   .object({
     subject_id: z.string().regex(SUBJECT_ID, 'subject_id must be 1-128 characters of A-Z a-z 0-9 . _ : -').optional(),
-    identifier: z.string().min(1).max(1024).optional(),
+    identifier: z
+      .string()
+      .min(1)
+      .max(1024)
+      .refine((v) => detectInString(v).identifiers.length > 0, 'identifier must be personal data the gateway recognises: an e-mail address, a phone number with its country code (+…), an IBAN, a card number, an SSN or an IP address')
+      .optional(),
   })
   .refine((b) => !!b.subject_id !== !!b.identifier, { message: 'send exactly one of subject_id or identifier', path: ['subject_id'] });
 
@@ -127,11 +139,11 @@ export function credentialRoutes(d: GatewayDeps): Router {
     });
   });
   r.get('/credentials/:tool_id/status', async (req, res) => {
-    const s = await d.vault.getCredentialStatus({ tenantId: tenantOf(req), toolId: req.params.tool_id });
+    const s = await d.vault.getCredentialStatus({ tenantId: tenantOf(req), toolId: pathName(req.params.tool_id, 'tool_id') });
     res.json({ tool_id: s.toolId, registered: s.registered, name: or(s.name), credential_type: or(s.credentialType), registered_at: or(s.registeredAt) });
   });
   r.delete('/credentials/:tool_id/:name', async (req, res) => {
-    const c = await d.vault.deleteCredential({ tenantId: tenantOf(req), toolId: req.params.tool_id, name: req.params.name });
+    const c = await d.vault.deleteCredential({ tenantId: tenantOf(req), toolId: pathName(req.params.tool_id, 'tool_id'), name: pathName(req.params.name, 'name') });
     res.json({ status: 'deleted', tool_id: c.toolId, name: c.name });
   });
 

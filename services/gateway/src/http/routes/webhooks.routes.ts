@@ -13,7 +13,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { addPaths } from '../../openapi/openapi';
-import { uuidParam } from '../params';
+import { isUuid, uuidParam } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
@@ -23,7 +23,7 @@ const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 const listQuery = z.object({
   limit: z.coerce.number({ error: 'limit must be an integer' }).int('limit must be an integer').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(50),
   status: z.enum(DELIVERY_STATUSES).optional(),
-  action_id: z.string().min(1).max(256).optional(),
+  action_id: z.string().refine(isUuid, 'action_id must be a UUID').optional(),
   event: z.string().min(1).max(64).optional(),
 });
 

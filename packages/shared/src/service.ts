@@ -1,37 +1,139 @@
 /**
- * The one way to start a service: `runService` loads nothing by itself; the service's `main.ts` passes
- * a `start` function that builds its clients and servers and returns what to close. This handles the
- * ops server, SIGTERM/SIGINT (drain, then close in reverse order) and fatal start-up errors (one readable
- * line, exit 1, no stack trace for a known cause such as an unreachable store).
+ * The one way to start a service. A service's `main.ts` declares its name, its config loader and a
+ * `start` that builds its domain from a context; `runService` does the rest, the same way for every
+ * service:
+ * - loads the config (a bad value: one readable line, exit 1), creates the logger and metrics registry;
+ * - hands out the shared stores on demand (`ctx.postgres()`, `ctx.redis()`, `ctx.nats()`): each is
+ *   connected once, checked, added to `/readyz` and closed last;
+ * - starts the gRPC server from the bindings `start` returns (on the config's gRPC host and port);
+ * - serves `/healthz`, `/readyz` and `/metrics` on the config's ops port;
+ * - on SIGTERM/SIGINT closes in order: ops server, gRPC server (drain), the service's own closers (reverse
+ *   order), then the stores; a start-up failure is one readable line (no stack trace for a known cause).
+ *
+ * @example
+ * ```ts
+ * runService({
+ *   name: 'policy',
+ *   loadConfig: loadPolicyConfig,
+ *   start: async ({ config, logger, postgres, redis }) => {
+ *     const evaluation = new PolicyEvaluation(await postgres(), redis(), …);
+ *     return { grpc: [policyGrpcService({ evaluation }, logger)] };
+ *   },
+ * });
+ * ```
  */
 import type { Registry } from 'prom-client';
-import type { Logger } from './logger';
+import { type Bus, connectBus } from './bus/bus';
+import { type Db, createDb } from './db/database';
+import { type GrpcServiceBinding, startGrpcServer } from './grpc';
+import { type Logger, createLogger } from './logger';
+import { createMetricsRegistry } from './metrics';
 import { type ReadinessCheck, startOpsServer } from './ops-server';
+import { type Redis, createRedis } from './redis';
+import { pingNats, pingPostgres } from './stores';
 
-export interface StartedService {
-  /** closed in reverse order on shutdown */
-  closers: Array<() => Promise<void> | void>;
-  checks: Record<string, ReadinessCheck>;
-}
+type Closer = () => Promise<void> | void;
 
-export interface ServiceDefinition {
-  name: string;
-  logger: Logger;
-  registry: Registry;
+/** The settings runService reads (every service config has them; stores and gRPC only where used). */
+export interface ServiceConfig {
+  logLevel: string;
   opsHost: string;
   opsPort: number;
-  start: () => Promise<StartedService>;
+  grpcHost?: string;
+  grpcPort?: number;
+  databaseUrl?: string;
+  redisUrl?: string;
+  natsUrl?: string;
+  streamPrefix?: string;
 }
 
-export function runService(def: ServiceDefinition): void {
-  const { logger } = def;
-  let closers: StartedService['closers'] = [];
+export interface ServiceContext<C extends ServiceConfig> {
+  name: string;
+  config: C;
+  logger: Logger;
+  registry: Registry;
+  /** The Postgres pool (created and checked on first use; readiness-checked; closed last). */
+  postgres(options?: { max?: number }): Promise<Db>;
+  /** The Redis client (readiness-checked; closed last). */
+  redis(): Redis;
+  /** The NATS bus with the fleet's streams (readiness-checked; drained last). */
+  nats(): Promise<Bus>;
+}
+
+export interface StartedParts {
+  /** gRPC services to serve on the config's gRPC host/port */
+  grpc?: GrpcServiceBinding[];
+  /** the service's own resources, closed in reverse order after the gRPC server drained */
+  closers?: Closer[];
+  /** readiness checks beyond the stores' */
+  checks?: Record<string, ReadinessCheck>;
+  /** fields for the "started" log line */
+  info?: Record<string, unknown>;
+}
+
+export interface ServiceDefinition<C extends ServiceConfig> {
+  name: string;
+  loadConfig: () => C;
+  start: (ctx: ServiceContext<C>) => Promise<StartedParts>;
+}
+
+export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): void {
+  let config: C;
+  try {
+    config = def.loadConfig();
+  } catch (e) {
+    process.stderr.write(`${def.name} failed to start: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(def.name, config.logLevel as Parameters<typeof createLogger>[1]);
+  const registry = createMetricsRegistry(def.name);
+  const storeClosers: Closer[] = [];
+  const checks: Record<string, ReadinessCheck> = {};
+  let db: Promise<Db> | undefined;
+  let redis: Redis | undefined;
+  let bus: Promise<Bus> | undefined;
+  const need = <T>(value: T | undefined, env: string): T => {
+    if (value === undefined) throw new Error(`${def.name} uses a store its config does not name (${env})`);
+    return value;
+  };
+  const ctx: ServiceContext<C> = {
+    name: def.name,
+    config,
+    logger,
+    registry,
+    postgres: (options) =>
+      (db ??= (async () => {
+        const d = createDb(need(config.databaseUrl, 'DATABASE_URL'), options);
+        storeClosers.push(() => d.destroy());
+        await pingPostgres(d);
+        checks.postgres = () => pingPostgres(d);
+        return d;
+      })()),
+    redis: () => {
+      if (!redis) {
+        const r = createRedis(need(config.redisUrl, 'REDIS_URL'));
+        redis = r;
+        storeClosers.push(() => r.disconnect());
+        checks.redis = async () => void (await r.ping());
+      }
+      return redis;
+    },
+    nats: () =>
+      (bus ??= (async () => {
+        const b = await connectBus(need(config.natsUrl, 'NATS_URL'), config.streamPrefix ?? '', def.name);
+        storeClosers.push(() => b.close());
+        checks.nats = () => pingNats(b);
+        return b;
+      })()),
+  };
+
+  let closers: Closer[] = [];
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, `${def.name} stopping`);
-    for (const c of [...closers].reverse()) {
+    for (const c of closers) {
       try {
         await c();
       } catch (e) {
@@ -45,11 +147,18 @@ export function runService(def: ServiceDefinition): void {
   process.on('SIGINT', () => void stop('SIGINT'));
   void (async () => {
     try {
-      const started = await def.start();
-      closers = started.closers;
-      const ops = await startOpsServer({ host: def.opsHost, port: def.opsPort, registry: def.registry, checks: started.checks });
-      closers.unshift(() => ops.close());
-      logger.info({ opsPort: ops.port }, `${def.name} started`);
+      const parts = await def.start(ctx);
+      const own = [...(parts.closers ?? [])].reverse();
+      let grpcClose: Closer | undefined;
+      let grpcPort: number | undefined;
+      if (parts.grpc?.length) {
+        const grpc = await startGrpcServer(need(config.grpcHost, 'GRPC_HOST'), need(config.grpcPort, 'GRPC_PORT'), parts.grpc);
+        grpcClose = () => grpc.close();
+        grpcPort = grpc.port;
+      }
+      const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, registry, checks: { ...checks, ...parts.checks } });
+      closers = [() => ops.close(), ...(grpcClose ? [grpcClose] : []), ...own, ...[...storeClosers].reverse()];
+      logger.info({ ...(grpcPort !== undefined ? { grpcPort } : {}), opsPort: ops.port, ...parts.info }, `${def.name} started`);
     } catch (e) {
       logger.fatal({ err: e }, `${def.name} failed to start: ${describeStartError(e)}`);
       process.exit(1);

@@ -1,5 +1,5 @@
-/** Composition root of the audit service: config, stores, gRPC server, shutdown. No logic here. */
-import { connectBus, createDb, createLogger, createMetricsRegistry, pingPostgres, runService, startGrpcServer } from '@agw/shared';
+/** Composition root of the audit service: the chain, Merkle tree heads and proofs, export, gRPC. No logic here. */
+import { runService } from '@agw/shared';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
 import { EventRelay } from './chain/event-relay';
@@ -17,20 +17,12 @@ import { MerkleScheduler } from './merkle/merkle.scheduler';
 import { TreeBuilder } from './merkle/tree-builder';
 import { TreeBuiltPublisher } from './merkle/tree-built.publisher';
 
-const config = loadAuditConfig();
-const logger = createLogger('audit', config.logLevel);
-const registry = createMetricsRegistry('audit');
-
 runService({
   name: 'audit',
-  logger,
-  registry,
-  opsHost: config.opsHost,
-  opsPort: config.opsPort,
-  start: async () => {
-    const db = createDb(config.databaseUrl);
-    await pingPostgres(db);
-    const bus = await connectBus(config.natsUrl, config.streamPrefix, 'audit');
+  loadConfig: loadAuditConfig,
+  start: async ({ config, logger, registry, postgres, nats }) => {
+    const db = await postgres();
+    const bus = await nats();
     // decision events are committed to the outbox with their record and published from here after the commit
     const relay = new EventRelay(bus, db, logger);
     relay.start();
@@ -53,15 +45,13 @@ runService({
       maxBytes: config.exportMaxBytes,
     });
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
-    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [
-      auditGrpcService(chain, new SessionTotalsRepository(db), logger),
-      merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule }, logger),
-      complianceGrpcService(exporter, logger),
-    ]);
-    logger.info({ port: grpc.port }, 'audit gRPC listening');
     return {
-      closers: [() => db.destroy(), () => relay.stop(), () => bus.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop(), () => grpc.close()],
-      checks: { postgres: () => pingPostgres(db) },
+      grpc: [
+        auditGrpcService(chain, new SessionTotalsRepository(db), logger),
+        merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule }, logger),
+        complianceGrpcService(exporter, logger),
+      ],
+      closers: [() => relay.stop(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop()],
     };
   },
 });

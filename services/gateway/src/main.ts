@@ -1,28 +1,22 @@
-/** Composition root of the gateway: config, features, HTTP server, shutdown. No logic here. */
-import { createLogger, createMetricsRegistry, pingPostgres, runService } from '@agw/shared';
+/** Composition root of the gateway: the HTTP edge assembled by gateway.ts (integration tests build it in-process too). */
+import { pingPostgres, runService } from '@agw/shared';
 import { loadGatewayConfig } from './config';
 import { buildGateway } from './gateway';
 
-const config = loadGatewayConfig();
-const logger = createLogger('gateway', config.logLevel);
-const registry = createMetricsRegistry('gateway');
-
 runService({
   name: 'gateway',
-  logger,
-  registry,
-  opsHost: config.opsHost,
-  opsPort: config.opsPort,
-  start: async () => {
+  loadConfig: loadGatewayConfig,
+  start: async ({ config, logger, registry }) => {
     const gateway = await buildGateway(config, logger, registry);
     const server = await gateway.listen();
-    logger.info({ url: config.publicBaseUrl, port: server.port }, 'gateway listening');
     return {
+      // closed in reverse: the HTTP server stops taking requests first, then the gateway's clients and stores
       closers: [() => gateway.close(), () => server.close()],
       checks: {
         postgres: () => pingPostgres(gateway.deps.db),
         redis: async () => void (await gateway.deps.redis.ping()),
       },
+      info: { url: config.publicBaseUrl, port: server.port },
     };
   },
 });

@@ -2,18 +2,7 @@
  * Composition root of the managed-session service: config, stores, the agent platform client, the
  * session domain, the consumer supervisor, the gRPC server, shutdown. No logic here.
  */
-import {
-  DecisionPublisher,
-  EventOutboxRepository,
-  connectBus,
-  createDb,
-  createLogger,
-  createMetricsRegistry,
-  pingNats,
-  pingPostgres,
-  runService,
-  startGrpcServer,
-} from '@agw/shared';
+import { DecisionPublisher, EventOutboxRepository, runService } from '@agw/shared';
 import { AgentConfigRepository } from './agents/agent-config.repository';
 import { AgentConfigs } from './agents/agent-configs';
 import { createClients } from './clients';
@@ -30,20 +19,12 @@ import { SessionRepository } from './sessions/session.repository';
 import { SessionViews } from './sessions/session-views';
 import { TenantThresholds } from './sessions/tenant-thresholds';
 
-const config = loadManagedConfig();
-const logger = createLogger('managed', config.logLevel);
-const registry = createMetricsRegistry('managed');
-
 runService({
   name: 'managed',
-  logger,
-  registry,
-  opsHost: config.opsHost,
-  opsPort: config.opsPort,
-  start: async () => {
-    const db = createDb(config.databaseUrl);
-    await pingPostgres(db);
-    const bus = await connectBus(config.natsUrl, config.streamPrefix, 'managed');
+  loadConfig: loadManagedConfig,
+  start: async ({ config, logger, registry, postgres, nats }) => {
+    const db = await postgres();
+    const bus = await nats();
     const clients = createClients(config);
     const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
     publisher.start();
@@ -103,12 +84,10 @@ runService({
     const views = new SessionViews(repo, configs, clients.audit, clients.policy);
     const activity = subscribeSessionActivity(bus, (tenantId, sessionId) => void supervisor.onSessionActivity(tenantId, sessionId), logger);
     supervisor.start();
-    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [managedGrpcService({ configs, launcher, interrupter, views, repo }, logger)]);
-    logger.info({ port: grpc.port, platform: config.anthropicApiKey ? (config.anthropicBaseUrl ?? 'anthropic') : 'unconfigured' }, 'managed gRPC listening');
     return {
+      grpc: [managedGrpcService({ configs, launcher, interrupter, views, repo }, logger)],
+      // closed in reverse: consumers release their leases first, then the clients and the relay
       closers: [
-        () => db.destroy(),
-        () => bus.close(),
         () => clients.close(),
         async () => {
           publisher.stop();
@@ -116,9 +95,8 @@ runService({
         },
         () => activity.stop(),
         () => supervisor.close(),
-        () => grpc.close(),
       ],
-      checks: { postgres: () => pingPostgres(db), nats: () => pingNats(bus) },
+      info: { platform: config.anthropicApiKey ? (config.anthropicBaseUrl ?? 'anthropic') : 'unconfigured' },
     };
   },
 });

@@ -1,6 +1,6 @@
-/** Composition root of the policy service: config, stores, templates, gRPC server, shutdown. No logic here. */
+/** Composition root of the policy service: templates, stores, evaluation, replay, gRPC. No logic here. */
 import { vault } from '@agw/proto';
-import { createClient, createDb, createLogger, createMetricsRegistry, createRedis, Histogram, pingPostgres, runService, startGrpcServer } from '@agw/shared';
+import { createClient, Histogram, runService } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { TenantPolicies } from './bundles/tenant-policies';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
@@ -12,21 +12,12 @@ import { ReplayService } from './replay/replay.service';
 import { vaultRevealer } from './replay/vault-revealer';
 import { TemplateCatalog } from './templates/template-catalog';
 
-const config = loadPolicyConfig();
-const logger = createLogger('policy', config.logLevel);
-const registry = createMetricsRegistry('policy');
-
 runService({
   name: 'policy',
-  logger,
-  registry,
-  opsHost: config.opsHost,
-  opsPort: config.opsPort,
-  start: async () => {
+  loadConfig: loadPolicyConfig,
+  start: async ({ config, logger, registry, postgres, redis }) => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
-    const db = createDb(config.databaseUrl);
-    await pingPostgres(db);
-    const redis = createRedis(config.redisUrl);
+    const db = await postgres();
     const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 5000 });
     const evalMs = new Histogram({
       name: 'agw_policy_evaluation_ms',
@@ -37,17 +28,13 @@ runService({
     });
     const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: config.policyCacheMs });
     const decisions = new DecisionRepository(db);
-    const behavior = new BehaviorStore(redis);
+    const behavior = new BehaviorStore(redis());
     const evaluation = new PolicyEvaluation(policies, behavior, decisions, (ms, passes) => evalMs.observe({ passes: String(passes) }, ms));
     const replay = new ReplayService(policies, decisions, vaultRevealer(vaultClient));
-    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)]);
-    logger.info({ port: grpc.port, templates: catalog.list().map((t) => t.name) }, 'policy gRPC listening');
     return {
-      closers: [() => db.destroy(), () => redis.disconnect(), () => vaultClient.close(), () => grpc.close()],
-      checks: {
-        postgres: () => pingPostgres(db),
-        redis: async () => void (await redis.ping()),
-      },
+      grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)],
+      closers: [() => vaultClient.close()],
+      info: { templates: catalog.list().map((t) => t.name) },
     };
   },
 });

@@ -1,5 +1,5 @@
-/** Composition root of the vault service: config, HSM, stores, gRPC server, shutdown. No logic here. */
-import { createDb, createLogger, createMetricsRegistry, pingPostgres, runService, startGrpcServer } from '@agw/shared';
+/** Composition root of the vault service: HSM, keyring, PII, credentials, brokered execution, gRPC. No logic here. */
+import { runService } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { loadVaultConfig } from './config';
@@ -14,19 +14,11 @@ import { Keyring } from './keys/keyring';
 import { PiiProtector } from './pii/pii-protector';
 import { SubjectRepository } from './pii/subject.repository';
 
-const config = loadVaultConfig();
-const logger = createLogger('vault', config.logLevel);
-const registry = createMetricsRegistry('vault');
-
 runService({
   name: 'vault',
-  logger,
-  registry,
-  opsHost: config.opsHost,
-  opsPort: config.opsPort,
-  start: async () => {
-    const db = createDb(config.databaseUrl);
-    await pingPostgres(db);
+  loadConfig: loadVaultConfig,
+  start: async ({ config, logger, registry, postgres }) => {
+    const db = await postgres();
     const hsm = createHsm(config);
     const keyring = new Keyring(hsm, new KeyRepository(db));
     const pii = new PiiProtector(keyring, new SubjectRepository(db));
@@ -34,14 +26,11 @@ runService({
     const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
     const accessLog = new AccessLogRepository(db);
     const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger });
-    const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, [vaultGrpcService({ hsm, keyring, pii, credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)]);
-    logger.info({ port: grpc.port, backend: hsm.name, tokenLabel: hsm.info().tokenLabel }, 'vault gRPC listening');
     return {
-      closers: [() => hsm.close(), () => db.destroy(), () => grpc.close()],
-      checks: {
-        postgres: () => pingPostgres(db),
-        hsm: async () => void (await hsm.keyExists('agw:readiness-probe')),
-      },
+      grpc: [vaultGrpcService({ hsm, keyring, pii, credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)],
+      closers: [() => hsm.close()],
+      checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
+      info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
     };
   },
 });

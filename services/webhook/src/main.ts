@@ -1,17 +1,13 @@
-/** Composition root of the webhook service: config, logger, metrics, then run. No logic here. */
-import { createLogger, createMetricsRegistry, runService } from '@agw/shared';
+/** Composition root of the webhook service: the service is assembled by webhook-service.ts (its tests start it in-process too). */
+import { runService } from '@agw/shared';
 import { loadWebhookConfig } from './config';
 import { startWebhookService } from './webhook-service';
 
-const config = loadWebhookConfig();
-const logger = createLogger('webhook', config.logLevel);
-const registry = createMetricsRegistry('webhook');
-
 runService({
   name: 'webhook',
-  logger,
-  registry,
-  opsHost: config.opsHost,
-  opsPort: config.opsPort,
-  start: () => startWebhookService(config, logger, registry),
+  loadConfig: loadWebhookConfig,
+  start: async ({ config, logger, registry }) => {
+    const service = await startWebhookService(config, logger, registry);
+    return { closers: service.closers, checks: service.checks, info: { grpcPort: service.grpcPort } };
+  },
 });

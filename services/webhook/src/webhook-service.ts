@@ -3,7 +3,7 @@
  * delivery worker, the JetStream consumer and the gRPC server. main.ts runs it; integration tests build
  * it in-process against the real stores.
  */
-import { connectBus, createDb, type Logger, pingNats, pingPostgres, type Registry, type StartedService, startGrpcServer } from '@agw/shared';
+import { connectBus, createDb, type Logger, pingNats, pingPostgres, type ReadinessCheck, type Registry, startGrpcServer } from '@agw/shared';
 import { type WebhookConfig, allowedInternalCidrs } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -17,7 +17,10 @@ import { consumeSessionEvents } from './nats/session.consumer';
 import { HttpsSender } from './target/https-sender';
 import { type LookupAll, TargetGuard } from './target/target-guard';
 
-export interface WebhookService extends StartedService {
+export interface WebhookService {
+  /** closed in reverse order */
+  closers: Array<() => Promise<void> | void>;
+  checks: Record<string, ReadinessCheck>;
   deliveries: WebhookDeliveries;
   grpcPort: number;
   close(): Promise<void>;

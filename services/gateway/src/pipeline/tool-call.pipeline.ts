@@ -6,13 +6,13 @@
  * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, DependencyUnavailableError, type Logger } from '@agw/shared';
+import { AppError, type DecisionKind, DependencyUnavailableError, type Logger } from '@agw/shared';
 import type { ApprovalRepository } from '../approvals/approval.repository';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings } from '../tenants/settings.schema';
 import type { DecisionRecord, DecisionRecorder } from './decision-recorder';
-import type { GatewayConstraints, PiiGuard, ToolBroker } from './hooks';
+import type { GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import { approvalPatternFor } from './approval-patterns';
 import type { ToolCallRequest } from './tool-call.schema';
 
@@ -76,6 +76,9 @@ export const FAILURE_VIOLATIONS = {
 /** The violation a call carries when a managed session's require_human_approval pattern escalated it. */
 export const SESSION_APPROVAL_VIOLATION = 'session_requires_human_approval';
 
+/** The policy engine (or a store behind it) could not answer: the tenant's failure mode decides. */
+const isDependencyDown = (e: unknown) => e instanceof DependencyUnavailableError || (e instanceof AppError && e.code === 'dependency_unavailable');
+
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 export class ToolCallPipeline {
@@ -83,23 +86,19 @@ export class ToolCallPipeline {
 
   async run(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
     const started = performance.now();
-    const actionId = randomUUID();
-    const requestedAt = new Date().toISOString();
     const { tenantId } = ctx;
-    const sessionId = ctx.sessionId ?? null;
     const base: ActionFacts = {
-      action_id: actionId,
+      action_id: randomUUID(),
       agent_id: call.agent_id,
       agent_type: call.agent_type,
       agent_version: call.agent_version,
       tool: call.tool,
       method: call.method,
       source: 'mcp_governed',
-      session_id: sessionId,
-      requested_at: requestedAt,
+      session_id: ctx.sessionId ?? null,
+      requested_at: new Date().toISOString(),
     };
-
-    const isPolicyDown = (e: unknown) => e instanceof DependencyUnavailableError || (e instanceof AppError && e.code === 'dependency_unavailable');
+    const actionId = base.action_id;
 
     // Started now, awaited only for an allowed call: does the tool have a credential (brokered execution)?
     // undefined when the broker cannot tell quickly; then `execute` decides.
@@ -112,57 +111,23 @@ export class ToolCallPipeline {
     // 2. gateway constraints
     const hit = await timed(ctx.timings, 'constraints', () => this.d.constraints.check(tenantId, call, ctx.settings));
     if (hit) {
-      await this.d.recorder.record(
-        tenantId,
-        {
-          ...base,
-          params: stored,
-          decision: 'deny',
-          violations: [hit.violation],
-          severity: hit.severity,
-          alert_tier: 'escalate',
-          requires_human: false,
-          execution_mode: null,
-          bundle_revision: 'gateway-constraints',
-          details: { stage: 'gateway_constraints', message: hit.message },
-        },
-        'denied',
-        ctx.timings,
-      );
-      await this.d.constraints.record(tenantId, call, { decision: 'deny', violations: [hit.violation] }).catch(() => undefined);
-      this.d.metrics.decisions.inc({ decision: 'deny', stage: 'constraints' });
+      const record = { ...base, params: stored, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', requires_human: false, execution_mode: null, bundle_revision: 'gateway-constraints' };
+      await this.decide(ctx, call, { ...record, decision: 'deny', details: { stage: 'gateway_constraints', message: hit.message } }, 'denied', 'constraints');
       return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate' };
     }
 
     // 3-5. policy (pass 1, enrichment, pass 2 inside the policy service)
-    let evaluation;
     const t0 = performance.now();
+    let evaluation;
     try {
-      evaluation = await timed(ctx.timings, 'policy', () => this.d.policy.evaluate({
-        tenantId,
-        actionId,
-        call: {
-          agentId: call.agent_id,
-          agentType: call.agent_type,
-          agentVersion: call.agent_version,
-          tool: call.tool,
-          method: call.method,
-          paramsJson: JSON.stringify(call.params),
-          piiDetected: protectedParams.piiDetected,
-          sessionId: sessionId ?? '',
-        },
-        storedParamsJson: JSON.stringify(stored),
-        // the replay input comes back and is committed with the audit record (one commit per call)
-        deferReplayRecord: true,
-      }));
-      this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
+      evaluation = await this.evaluate(ctx, call, actionId, protectedParams);
     } catch (e) {
-      if (!isPolicyDown(e)) throw e;
+      if (!isDependencyDown(e)) throw e;
       return this.onPolicyUnavailable(ctx, call, base, stored, e as AppError);
     }
     const opaEvalMs = performance.now() - t0;
 
-    const violations = evaluation.violations;
+    const { violations, replayJson } = evaluation;
     const severity = evaluation.severity || 'none';
     const alertTier = evaluation.alertTier || null;
     const common = { ...base, params: stored, violations, severity, bundle_revision: evaluation.bundleRevision, requires_human: evaluation.requiresHuman };
@@ -171,21 +136,17 @@ export class ToolCallPipeline {
     // 6. decision
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
-      await this.d.recorder.record(tenantId, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied', ctx.timings, evaluation.replayJson);
-      await this.d.constraints.record(tenantId, call, { decision: 'deny', violations }).catch(() => undefined);
-      this.d.metrics.decisions.inc({ decision: 'deny', stage: 'policy' });
+      await this.decide(ctx, call, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied', 'policy', replayJson);
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, common, details, 'policy', alertTier, evaluation.replayJson);
-      this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'policy' });
+      await this.queue(ctx, call, common, details, 'policy', alertTier, replayJson);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method);
     if (pattern) {
       const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
-      await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, evaluation.replayJson);
-      this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'session_config' });
+      await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, replayJson);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations: escalated, severity };
     }
 
@@ -193,22 +154,20 @@ export class ToolCallPipeline {
     const brokered = await timed(ctx.timings, 'broker', async () =>
       (await credentialCheck) === false ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call' }),
     );
-    const executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
-    await this.d.recorder.record(
-      tenantId,
+    await this.decide(
+      ctx,
+      call,
       {
         ...common,
         decision: 'allow',
         alert_tier: alertTier,
-        execution_mode: executionMode,
+        execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
         details: brokered ? { ...details, execution: { status_code: brokered.status_code, credential: brokered.credential_name } } : details,
       },
       'allowed',
-      ctx.timings,
-      evaluation.replayJson,
+      'policy',
+      replayJson,
     );
-    await this.d.constraints.record(tenantId, call, { decision: 'allow', violations }).catch(() => undefined);
-    this.d.metrics.decisions.inc({ decision: 'allow', stage: 'policy' });
     if (!brokered) return { kind: 'allowed', action_id: actionId, execution_mode: 'agent_direct', violations, severity };
     return {
       kind: 'allowed',
@@ -224,6 +183,37 @@ export class ToolCallPipeline {
       violations,
       severity,
     };
+  }
+
+  /** Steps 3-5 in the policy service; the replay input comes back to be committed with the record. */
+  private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: ProtectedParams) {
+    const evaluation = await timed(ctx.timings, 'policy', () =>
+      this.d.policy.evaluate({
+        tenantId: ctx.tenantId,
+        actionId,
+        call: {
+          agentId: call.agent_id,
+          agentType: call.agent_type,
+          agentVersion: call.agent_version,
+          tool: call.tool,
+          method: call.method,
+          paramsJson: JSON.stringify(call.params),
+          piiDetected: p.piiDetected,
+          sessionId: ctx.sessionId ?? '',
+        },
+        storedParamsJson: JSON.stringify(p.storedParams),
+        deferReplayRecord: true,
+      }),
+    );
+    this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
+    return evaluation;
+  }
+
+  /** A decision taken: its record committed (steps 8-9), the constraint counters, the metric. */
+  private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, replayJson = ''): Promise<void> {
+    await this.d.recorder.record(ctx.tenantId, record, kind, ctx.timings, replayJson);
+    await this.d.constraints.record(ctx.tenantId, call, { decision: record.decision, violations: record.violations }).catch(() => undefined);
+    this.d.metrics.decisions.inc({ decision: record.decision, stage });
   }
 
   private async queue(
@@ -256,6 +246,7 @@ export class ToolCallPipeline {
       session_id: common.session_id,
     });
     await this.d.constraints.record(ctx.tenantId, call, { decision: 'requires_human', violations: common.violations }).catch(() => undefined);
+    this.d.metrics.decisions.inc({ decision: 'requires_human', stage: reason });
   }
 
   /** The tenant's failure mode decides when the policy engine cannot answer. */
@@ -285,7 +276,6 @@ export class ToolCallPipeline {
     if (mode === 'fail_to_queue') {
       const violations = [FAILURE_VIOLATIONS.queue];
       await this.queue(ctx, call, { ...base, params: stored, violations, severity: 'none', bundle_revision: bundle }, details, 'fail_to_queue', null);
-      this.d.metrics.decisions.inc({ decision: 'requires_human', stage: 'fail_to_queue' });
       return { kind: 'pending', action_id: base.action_id, message: pendingMessage(base.action_id), violations, severity: 'none' };
     }
     // fail-closed: nothing is allowed; the refusal is still audited when the audit service can take it.

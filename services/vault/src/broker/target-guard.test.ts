@@ -7,7 +7,7 @@ const resolver = (map: Record<string, string[]>) => async (host: string) => {
 
 describe('target-guard', () => {
   test('non-public addresses', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '224.0.0.1']) {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '224.0.0.1']) {
       expect([a, isNonPublicAddress(a)]).toEqual([a, true]);
     }
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111']) expect([a, isNonPublicAddress(a)]).toEqual([a, false]);

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { pinnedLookup } from '@agw/egress';
 import type { ResolvedTarget } from './target-guard';
 
 export interface UpstreamRequest {
@@ -33,11 +33,8 @@ export class UpstreamError extends Error {
 }
 
 export function sendUpstream(r: UpstreamRequest): Promise<UpstreamResponse> {
-  const { url, address, family } = r.target;
-  const pinned: LookupFunction = (_host, options, cb) => {
-    if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
-    else cb(null, address, family);
-  };
+  const { url } = r.target;
+  const pinned = pinnedLookup(r.target);
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     let settled = false;

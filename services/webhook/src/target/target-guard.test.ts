@@ -16,6 +16,8 @@ describe('target guard', () => {
     ['fd00::1', 'unique local'],
     ['::ffff:10.0.0.1', 'private'],
     ['::ffff:127.0.0.1', 'loopback'],
+    // the hex spelling of a mapped address was taken for a public IPv6 address before @agw/egress
+    ['::ffff:7f00:1', 'loopback'],
   ])('refuses %s (%s)', (ip, reason) => {
     expect(guard.refusalOf(ip)).toContain(reason);
   });

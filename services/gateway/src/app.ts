@@ -25,13 +25,7 @@ import { toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 
-/** Routers contributed by features wired in main.ts (public ones are mounted before authentication). */
-export interface ExtraRouters {
-  public?: Router[];
-  authenticated?: Router[];
-}
-
-export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
+export function createApp(d: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', d.config.trustProxy);
@@ -60,7 +54,6 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   api.use(publicAuthRoutes(d));
   api.use(githubRoutes(d));
   api.use(mcpPublicRoutes());
-  for (const r of extra.public ?? []) api.use(r);
 
   api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));
   api.use(tenantRateLimit(d));
@@ -76,7 +69,6 @@ export function createApp(d: GatewayDeps, extra: ExtraRouters = {}): Express {
   api.use(webhookRoutes(d));
   api.use(mcpRoutes(d));
   api.use(managedRoutes(d));
-  for (const r of extra.authenticated ?? []) api.use(r);
   api.use(notFoundOrMethodNotAllowed(api));
 
   app.use('/api', api);

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { connectBus, createDb, createRedis, type Logger, pingPostgres, publishTenantChange, type Registry } from '@agw/shared';
-import { type ExtraRouters, createApp } from './app';
+import { createApp } from './app';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
 import { createAuditClient, createPolicyClient, createVaultClient, createWebhookClient } from './clients/grpc-clients';
@@ -19,7 +19,6 @@ import { addProvenanceHealth } from './http/routes/provenance.routes';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
-import { type GatewayConstraints, type PiiGuard, type ToolBroker, noBroker, noConstraints, noPiiGuard } from './pipeline/hooks';
 import { RateLimiter } from './pipeline/rate-limiter';
 import { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import { Accounts } from './tenants/accounts';
@@ -41,15 +40,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Feature hooks wired here as the features land (constraints, PII, brokered execution). */
-export interface GatewayFeatures {
-  constraints?: GatewayConstraints;
-  pii?: PiiGuard;
-  broker?: ToolBroker;
-  routers?: ExtraRouters;
-}
-
-export async function buildGateway(config: GatewayConfig, logger: Logger, registry: Registry, features: GatewayFeatures = {}): Promise<Gateway> {
+export async function buildGateway(config: GatewayConfig, logger: Logger, registry: Registry): Promise<Gateway> {
   const metrics = createGatewayMetrics(registry);
   const db = createDb(config.databaseUrl);
   await pingPostgres(db);
@@ -85,13 +76,13 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const recorder = new DecisionRecorder(audit, publisher);
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
-  const broker = features.broker ?? createVaultBroker(vault, credentials.cache);
+  const broker = createVaultBroker(vault, credentials.cache);
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,
     approvals: approvalRepo,
-    constraints: features.constraints ?? createGatewayConstraints(redis),
-    pii: features.pii ?? createVaultPiiGuard(vault),
+    constraints: createGatewayConstraints(redis),
+    pii: createVaultPiiGuard(vault),
     broker,
     metrics,
     logger,
@@ -132,7 +123,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     adminEmails,
   };
   addProvenanceHealth(deps);
-  const app = createApp(deps, features.routers);
+  const app = createApp(deps);
   const close = async () => {
     publisher.stop();
     await publisher.relay();

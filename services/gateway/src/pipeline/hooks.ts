@@ -1,6 +1,6 @@
 /**
- * The pipeline's pluggable steps. Each has a default that does nothing, so the pipeline runs before the
- * owning feature lands; main.ts wires the real implementation.
+ * The pipeline's steps that live outside it, as interfaces: gateway.ts wires the real implementations
+ * (Redis constraints, the vault's PII guard and broker); the pipeline depends on these shapes only.
  */
 import type { ToolCallRequest } from './tool-call.schema';
 
@@ -53,14 +53,3 @@ export interface BrokeredExecution {
   execution_ms: number;
   credential_name: string;
 }
-
-export const noConstraints: GatewayConstraints = {
-  check: async () => null,
-  record: async () => undefined,
-};
-
-export const noPiiGuard: PiiGuard = {
-  protect: async (_t, _a, params) => ({ piiDetected: false, storedParams: params, subjectIds: [] }),
-};
-
-export const noBroker: ToolBroker = { execute: async () => null };

@@ -15,6 +15,7 @@ export const anchorSettings = {
   opsHost: setting('ANCHOR_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
   opsPort: setting('ANCHOR_OPS_PORT', envPort(9085), 'health/metrics port'),
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (tree heads, for verify)'),
+  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit call (tree heads, for verify)'),
   rpcUrl: setting('ANCHOR_RPC_URL', z.string().url().optional(), 'JSON-RPC URL of the chain to anchor to; unset = start an embedded anvil node'),
   chain: setting('ANCHOR_CHAIN', z.enum(['polygon', 'polygon-amoy', 'local']).default('polygon'), 'chain of ANCHOR_RPC_URL (viem definition: id, explorer links); ignored for the embedded chain'),
   chainId: setting('ANCHOR_CHAIN_ID', z.coerce.number().int().positive().optional(), 'chain id override for ANCHOR_RPC_URL (checked against the node)'),

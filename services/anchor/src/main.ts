@@ -19,7 +19,7 @@ runService({
     const repo = new AnchorRepository(db);
     const chain = await connectAnchorChain(config, repo, logger);
     const batcher = new AnchorBatcher(db, repo, () => chain.contract(), logger, config.maxLeavesPerTx, createAnchorMetrics(registry));
-    const merkleClient = createMerkleClient(config.auditGrpcUrl);
+    const merkleClient = createMerkleClient(config.auditGrpcUrl, config.auditDeadlineMs);
     const triggerMinIntervalMs = (config.triggerMinIntervalSeconds ?? (chain.state.embedded ? 0 : 300)) * 1000;
     const service = new AnchorService({ repo, batcher, chain: () => chain.state, local: new GrpcLocalTreeHeads(merkleClient), logger, triggerMinIntervalMs });
     const consumer = await consumeTreeHeads(await nats(), repo, logger);

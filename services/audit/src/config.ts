@@ -15,6 +15,7 @@ export const auditSettings = {
   merkleMaxLeavesPerBuild: setting('MERKLE_MAX_LEAVES_PER_BUILD', envInt(1_000_000), 'most records one tree head adds (the rest go into the next build)'),
   anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address (anchor references of the compliance export)'),
   policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (policy snapshot of the compliance export)'),
+  peerDeadlineMs: setting('PEER_DEADLINE_MS', envInt(10_000), 'deadline of the anchor and policy calls behind a compliance export'),
   exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),
   exportSampleProofs: setting('EXPORT_SAMPLE_PROOFS', envInt(5), 'inclusion proofs sampled into a compliance export'),
   exportMaxBytes: setting('EXPORT_MAX_BYTES', envInt(12 * 1024 * 1024), 'largest compliance export document; fewer records are listed beyond it (gRPC messages are limited to 16 MB)'),

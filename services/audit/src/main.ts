@@ -32,8 +32,8 @@ runService({
     const proofs = new MerkleProofs(merkleRepo);
     const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
     if (config.merkleScheduleEnabled) scheduler.start();
-    const anchorClient = createAnchorClient(config.anchorGrpcUrl);
-    const policyClient = createPolicyClient(config.policyGrpcUrl);
+    const anchorClient = createAnchorClient(config.anchorGrpcUrl, config.peerDeadlineMs);
+    const policyClient = createPolicyClient(config.policyGrpcUrl, config.peerDeadlineMs);
     const exporter = new ComplianceExporter({
       chain,
       records: new ExportRepository(db),

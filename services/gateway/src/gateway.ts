@@ -98,7 +98,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     bus,
     policy,
     // audit reads show crypto-shredded PII as erased; the recorder appends through the plain client
-    audit: withErasureMarks(audit, vault, logger),
+    audit: withErasureMarks(audit, vault, logger, config.probeDeadlineMs),
     webhook,
     merkle,
     compliance,

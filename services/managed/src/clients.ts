@@ -8,9 +8,9 @@ export type PolicyClient = PromiseClient<typeof policy.PolicyServiceService>;
 export type VaultClient = PromiseClient<typeof vault.VaultServiceService>;
 
 export function createClients(config: ManagedConfig): { audit: AuditClient; policy: PolicyClient; vault: VaultClient; close(): void } {
-  const a = createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 10_000 });
-  const p = createClient(policy.PolicyServiceClient, config.policyGrpcUrl, 'policy engine', { deadlineMs: 30_000 });
-  const v = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 10_000 });
+  const a = createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: config.auditDeadlineMs });
+  const p = createClient(policy.PolicyServiceClient, config.policyGrpcUrl, 'policy engine', { deadlineMs: config.policyDeadlineMs });
+  const v = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.vaultDeadlineMs });
   return {
     audit: a,
     policy: p,

@@ -17,6 +17,7 @@ export const policySettings = {
   ),
   policyCacheMs: setting('POLICY_CACHE_MS', envInt(1000), 'how long a replica caches a tenant policy row (other replicas see a change within this time)'),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
+  vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5000), 'deadline of one vault call (revealing params for replay)'),
 };
 
 export type PolicyConfig = ReturnType<typeof loadPolicyConfig>;

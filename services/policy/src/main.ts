@@ -18,7 +18,7 @@ runService({
   start: async ({ config, logger, registry, postgres, redis }) => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
     const db = await postgres();
-    const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 5000 });
+    const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.vaultDeadlineMs });
     const evalMs = new Histogram({
       name: 'agw_policy_evaluation_ms',
       help: 'Rego evaluation time of one call (both passes and enrichment), ms',

@@ -5,7 +5,7 @@ import type { LocalTreeHeads } from '../anchoring/anchor-service';
 
 export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;
 
-export const createMerkleClient = (url: string): MerkleClient => createClient(merkle.MerkleServiceClient, url, 'audit service', { deadlineMs: 10_000 });
+export const createMerkleClient = (url: string, deadlineMs: number): MerkleClient => createClient(merkle.MerkleServiceClient, url, 'audit service', { deadlineMs });
 
 export class GrpcLocalTreeHeads implements LocalTreeHeads {
   constructor(private readonly client: MerkleClient) {}

@@ -6,8 +6,8 @@ import type { AnchorReference, AnchorReferenceSource, PolicySnapshotSource } fro
 export type AnchorClient = PromiseClient<typeof anchor.AnchorServiceService>;
 export type PolicyClient = PromiseClient<typeof policy.PolicyServiceService>;
 
-export const createAnchorClient = (url: string): AnchorClient => createClient(anchor.AnchorServiceClient, url, 'anchor service', { deadlineMs: 10_000 });
-export const createPolicyClient = (url: string): PolicyClient => createClient(policy.PolicyServiceClient, url, 'policy engine', { deadlineMs: 5_000 });
+export const createAnchorClient = (url: string, deadlineMs: number): AnchorClient => createClient(anchor.AnchorServiceClient, url, 'anchor service', { deadlineMs });
+export const createPolicyClient = (url: string, deadlineMs: number): PolicyClient => createClient(policy.PolicyServiceClient, url, 'policy engine', { deadlineMs });
 
 export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
   return {

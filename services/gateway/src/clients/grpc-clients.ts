@@ -14,7 +14,7 @@ export function createPolicyClient(config: GatewayConfig): PolicyClient {
 }
 
 export function createAuditClient(config: GatewayConfig): AuditClient {
-  return createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 10_000 });
+  return createClient(audit.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: config.auditDeadlineMs });
 }
 
 export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;
@@ -23,30 +23,30 @@ export type AnchorClient = PromiseClient<typeof anchor.AnchorServiceService>;
 
 /** Merkle tree heads and proofs (audit service); a triggered build may wait for a running one. */
 export function createMerkleClient(config: GatewayConfig): MerkleClient {
-  return createClient(merkle.MerkleServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 60_000 });
+  return createClient(merkle.MerkleServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: config.merkleDeadlineMs });
 }
 
 export function createComplianceClient(config: GatewayConfig): ComplianceClient {
-  return createClient(merkle.ComplianceServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: 60_000 });
+  return createClient(merkle.ComplianceServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: config.merkleDeadlineMs });
 }
 
 /** Anchoring; a trigger waits for its transaction's receipt. */
 export function createAnchorClient(config: GatewayConfig): AnchorClient {
-  return createClient(anchor.AnchorServiceClient, config.anchorGrpcUrl, 'anchor service', { deadlineMs: 120_000 });
+  return createClient(anchor.AnchorServiceClient, config.anchorGrpcUrl, 'anchor service', { deadlineMs: config.anchorDeadlineMs });
 }
 
 /** Delivery log and test delivery; a test delivery waits for its first attempt (bounded by WEBHOOK_TIMEOUT_MS). */
 export function createWebhookClient(config: GatewayConfig): WebhookClient {
-  return createClient(webhook.WebhookServiceClient, config.webhookGrpcUrl, 'webhook service', { deadlineMs: 30_000 });
+  return createClient(webhook.WebhookServiceClient, config.webhookGrpcUrl, 'webhook service', { deadlineMs: config.webhookDeadlineMs });
 }
 
 export function createVaultClient(config: GatewayConfig): VaultClient {
-  return createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: 10_000 });
+  return createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.vaultDeadlineMs });
 }
 
 export type ManagedClient = PromiseClient<typeof managed.ManagedServiceService>;
 
 /** Managed agents and sessions; creating a session waits for the external platform (agent, vault, session). */
 export function createManagedClient(config: GatewayConfig): ManagedClient {
-  return createClient(managed.ManagedServiceClient, config.managedGrpcUrl, 'managed-session service', { deadlineMs: 60_000 });
+  return createClient(managed.ManagedServiceClient, config.managedGrpcUrl, 'managed-session service', { deadlineMs: config.managedDeadlineMs });
 }

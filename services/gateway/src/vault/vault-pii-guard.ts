@@ -15,7 +15,7 @@ export function createVaultPiiGuard(vault: VaultClient): PiiGuard {
       if (!mayContainPii(params)) return { piiDetected: false, storedParams: params, subjectIds: [] };
       let r;
       try {
-        r = await vault.protectParams({ tenantId, actionId, paramsJson: JSON.stringify(params) }, { deadlineMs: 10_000 });
+        r = await vault.protectParams({ tenantId, actionId, paramsJson: JSON.stringify(params) });
       } catch (e) {
         if (e instanceof DependencyUnavailableError || (e as { code?: string }).code === 'dependency_unavailable') {
           throw new DependencyUnavailableError('Vault service unreachable: personal data in params cannot be protected, so the call was refused', { cause: e });

@@ -94,7 +94,7 @@ export function credentialRoutes(d: GatewayDeps): Router {
   const r = Router();
   // GET /api/health: the vault's key backend (PKCS#11 token or Vault Transit)
   d.health.addSection('hsm', async () => {
-    const h = await d.vault.getHsmStatus({}, { deadlineMs: 2000 });
+    const h = await d.vault.getHsmStatus({}, { deadlineMs: d.config.probeDeadlineMs });
     return { status: h.ready ? 'ok' : 'error', backend: h.backend, token_label: h.tokenLabel };
   });
   const tenantOf = (req: Parameters<typeof authOf>[0]) => authOf(req).tenantId;

@@ -160,7 +160,7 @@ export function provenanceRoutes(d: GatewayDeps): Router {
 /** GET /api/health: blockchain and Merkle sections, asked of the services that own them. */
 export function addProvenanceHealth(d: GatewayDeps): void {
   d.health.addSection('blockchain', async () => {
-    const h = await d.anchor.health({}, { deadlineMs: 2000 });
+    const h = await d.anchor.health({}, { deadlineMs: d.config.probeDeadlineMs });
     return {
       status: h.status,
       network: h.network,
@@ -175,7 +175,7 @@ export function addProvenanceHealth(d: GatewayDeps): void {
     };
   });
   d.health.addSection('merkle', async () => {
-    const h = await d.merkle.health({}, { deadlineMs: 2000 });
+    const h = await d.merkle.health({}, { deadlineMs: d.config.probeDeadlineMs });
     return {
       status: h.status,
       tree_heads: h.treeHeads,

@@ -47,6 +47,15 @@ export class InputError extends AppError {
   static at(loc: (string | number)[], msg: string, type = 'value_error'): InputError {
     return new InputError([{ loc, msg, type }]);
   }
+
+  /**
+   * A field error as a service raises it: named by the field (or path inside the request) only. Where the
+   * field sits in the HTTP request is the edge's business: the gateway puts a named field under `body`
+   * (`locateAtEdge`).
+   */
+  static field(field: string | (string | number)[], msg: string, type = 'value_error'): InputError {
+    return new InputError([{ loc: Array.isArray(field) ? field : [field], msg, type }]);
+  }
 }
 
 export class AuthenticationError extends AppError {
@@ -86,6 +95,14 @@ export class DependencyUnavailableError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('dependency_unavailable', message, message, options);
   }
+}
+
+/** The roots of a `loc` located in an HTTP request; anything else is a field named by a service. */
+export const HTTP_LOC_ROOTS = ['body', 'query', 'path', 'header', 'arguments'];
+
+/** A validation issue as the edge reports it: a field named by a service is located in the body. */
+export function locateAtEdge(i: ValidationIssue): ValidationIssue {
+  return HTTP_LOC_ROOTS.includes(String(i.loc[0])) ? i : { ...i, loc: ['body', ...i.loc] };
 }
 
 export function isAppError(e: unknown): e is AppError {

@@ -64,9 +64,9 @@ describe('credentials', () => {
 
   test('validation errors name the field', async () => {
     const t = randomUUID();
-    await expect(v.credentials.register(t, { tool_id: 'x', name: 'n', value: 'v', credential_type: 'oauth' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['body', 'credential_type'] })] });
-    await expect(v.credentials.register(t, { tool_id: 'x', name: 'n', value: 'v', upstream_url: 'gopher://x' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['body', 'upstream_url'] })] });
-    await expect(v.credentials.register(t, { tool_id: 'x', name: 'n', value: 'a\r\nb' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['body', 'value'] })] });
+    await expect(v.credentials.register(t, { tool_id: 'x', name: 'n', value: 'v', credential_type: 'oauth' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['credential_type'] })] });
+    await expect(v.credentials.register(t, { tool_id: 'x', name: 'n', value: 'v', upstream_url: 'gopher://x' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['upstream_url'] })] });
+    await expect(v.credentials.register(t, { tool_id: 'x', name: 'n', value: 'a\r\nb' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['value'] })] });
     await expect(v.credentials.delete(t, 'x', 'n')).rejects.toMatchObject({ code: 'not_found' });
   });
 });

@@ -345,7 +345,7 @@ describe('gRPC adapter', () => {
           () => null,
           (e: unknown) => e,
         );
-        expect(err).toMatchObject({ code: 'invalid_input', detail: [{ loc: ['body', 'webhook_url'], msg: expect.stringMatching(reason) }] });
+        expect(err).toMatchObject({ code: 'invalid_input', detail: [{ loc: ['webhook_url'], msg: expect.stringMatching(reason) }] });
       }
     } finally {
       client.close();

@@ -114,7 +114,7 @@ export class AuditChain {
     else if (field === 'decision' || field === 'tool' || field === 'method') {
       const fallback = field === 'decision' ? (target.decision === 'allow' ? 'deny' : 'allow') : `${target[field]}_tampered`;
       patch = { [field]: typeof req.value === 'string' ? req.value : fallback };
-    } else throw InputError.at(['body', 'field'], 'field must be one of decision, tool, method, params', 'enum');
+    } else throw InputError.field('field', 'field must be one of decision, tool, method, params', 'enum');
     await this.records.tamper(tenantId, target.id, patch);
     return { action_id: target.action_id };
   }

@@ -1,6 +1,6 @@
 /** The one place where the error taxonomy becomes HTTP: status + `{detail}`. Never a stack trace. */
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, type ErrorCode, type Logger } from '@agw/shared';
+import { AppError, type ErrorCode, type Logger, type ValidationIssue, locateAtEdge } from '@agw/shared';
 
 export const httpStatus: Record<ErrorCode, number> = {
   invalid_input: 422,
@@ -40,7 +40,9 @@ export function errorHandler(logger: Logger) {
         res.status(status).json(err.detail);
         return;
       }
-      res.status(status).json({ detail: status === 500 ? 'Internal server error' : err.detail });
+      // a field error raised by a service names the field; here it is located in the request
+      const detail = err.code === 'invalid_input' && Array.isArray(err.detail) ? (err.detail as ValidationIssue[]).map(locateAtEdge) : err.detail;
+      res.status(status).json({ detail: status === 500 ? 'Internal server error' : detail });
       return;
     }
     logger.error({ err, reqId: req.id, path: req.path }, 'unhandled error');

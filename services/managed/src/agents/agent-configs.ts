@@ -37,8 +37,8 @@ export class AgentConfigs {
       depth = ancestors[0].depth + 1;
       for (const a of ancestors) {
         if (depth - a.depth > a.max_delegation_depth) {
-          throw InputError.at(
-            ['body', 'parent_agent_id'],
+          throw InputError.field(
+            'parent_agent_id',
             `delegation too deep: agent "${a.name}" (${a.id}) allows delegates at most ${a.max_delegation_depth} level(s) below itself (max_delegation_depth), this one would be ${depth - a.depth}`,
             'delegation_depth_exceeded',
           );

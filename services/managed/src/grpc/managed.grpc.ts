@@ -25,7 +25,7 @@ function json(text: string, field: string): Record<string, unknown> {
   } catch {
     /* below */
   }
-  throw InputError.at(['body', field], 'must be a JSON object', 'type_error');
+  throw InputError.field(field, 'must be a JSON object', 'type_error');
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');

@@ -41,7 +41,7 @@ export function compileCustom(source: string): PreparedPolicy {
     if (e instanceof RegoCompileError) {
       throw new InputError(
         e.errors.map((x) => ({
-          loc: ['body', 'custom_policy'],
+          loc: ['custom_policy'],
           msg: `${x.location?.file ?? CUSTOM_FILE}:${x.location?.row ?? 1}:${x.location?.col ?? 1}: ${x.code}: ${x.message}`,
           type: x.code,
         })),
@@ -50,7 +50,7 @@ export function compileCustom(source: string): PreparedPolicy {
     throw e;
   }
   if (!policy.packages.includes(CUSTOM_PACKAGE)) {
-    throw InputError.at(['body', 'custom_policy'], `${CUSTOM_FILE}:1:1: rego_compile_error: a custom policy must declare package ${CUSTOM_PACKAGE}`, 'rego_compile_error');
+    throw InputError.field('custom_policy', `${CUSTOM_FILE}:1:1: rego_compile_error: a custom policy must declare package ${CUSTOM_PACKAGE}`, 'rego_compile_error');
   }
   return policy;
 }

@@ -27,10 +27,10 @@ describe('policy_config overrides', () => {
     }
     expect(err).toBeInstanceOf(InputError);
     expect((err as InputError).issues.map((i) => i.loc.join('.'))).toEqual([
-      'body.policy_config.bulk_threshold',
-      'body.policy_config.restricted_fields',
-      'body.policy_config.allow_delete',
-      'body.policy_config.colour',
+      'policy_config.bulk_threshold',
+      'policy_config.restricted_fields',
+      'policy_config.allow_delete',
+      'policy_config.colour',
     ]);
   });
   test('object parameters merge key by key', () => {

@@ -5,7 +5,7 @@
 import { InputError, type ValidationIssue } from '@agw/shared';
 import type { LoadedTemplate, TemplateParameter } from '../templates/template-catalog';
 
-const LOC = ['body', 'policy_config'];
+const LOC = ['policy_config'];
 
 function typeOk(type: TemplateParameter['type'], v: unknown): boolean {
   switch (type) {

@@ -55,11 +55,11 @@ export class TenantPolicies {
     const template = change.template || curTemplate;
     const tpl = this.catalog.get(template);
     if (!tpl && template !== 'custom') {
-      throw InputError.at(['body', 'policy_template'], `unknown template (known: ${this.catalog.list().map((t) => t.name).join(', ')}, custom)`, 'enum');
+      throw InputError.field('policy_template', `unknown template (known: ${this.catalog.list().map((t) => t.name).join(', ')}, custom)`, 'enum');
     }
     const customPolicy = change.customPolicy !== undefined ? change.customPolicy || null : (current?.custom_policy ?? null);
     if (change.customPolicy) this.compileCached(change.customPolicy); // 422 when it does not compile, whatever the template
-    if (template === 'custom' && !customPolicy) throw InputError.at(['body', 'custom_policy'], 'custom_policy (Rego source) is required with policy_template custom', 'missing');
+    if (template === 'custom' && !customPolicy) throw InputError.field('custom_policy', 'custom_policy (Rego source) is required with policy_template custom', 'missing');
     // overrides belong to a template: switching templates starts from its defaults
     const baseOverrides = template === curTemplate ? (current?.policy_overrides ?? {}) : {};
     const overrides = change.configJson !== undefined ? applyConfigPatch(tpl, baseOverrides, parseConfigPatch(change.configJson)) : baseOverrides;

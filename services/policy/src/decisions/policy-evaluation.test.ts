@@ -76,7 +76,7 @@ test('revisions: content hashes; unchanged settings keep the revision; broken cu
   await expect(policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\n\ndeny contains "x" if {\n' })).rejects.toBeInstanceOf(InputError);
   const unsafe = await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\ndeny contains "x" if no_such_rule\n' }).catch((e) => e);
   expect(unsafe).toBeInstanceOf(InputError);
-  expect((unsafe as InputError).issues[0]).toMatchObject({ loc: ['body', 'custom_policy'], msg: expect.stringMatching(/^policy\.rego:3:\d+: rego_unsafe_var_error: /), type: 'rego_unsafe_var_error' });
+  expect((unsafe as InputError).issues[0]).toMatchObject({ loc: ['custom_policy'], msg: expect.stringMatching(/^policy\.rego:3:\d+: rego_unsafe_var_error: /), type: 'rego_unsafe_var_error' });
   const still = await policies.active(tenant);
   expect(still).toMatchObject({ revision: r1, template: 'general' });
   const row = await db.selectFrom('policy_bundle_revisions').select(['revision']).where('tenant_id', '=', tenant).execute();

@@ -43,7 +43,7 @@ test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 deta
   const err = await client.setTenantPolicy({ tenantId: randomUUID(), policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy: 'package agw.custom\n\np if {\n', hasCustomPolicy: true }).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
-  expect(err.detail[0]).toMatchObject({ loc: ['body', 'custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
+  expect(err.detail[0]).toMatchObject({ loc: ['custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
 });
 
 test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {

@@ -34,7 +34,7 @@ export class ReplayService {
   ) {}
 
   async replay(tenantId: string, actionIds: string[]): Promise<ReplayResult[]> {
-    if (actionIds.length > MAX_REPLAY) throw InputError.at(['body', 'action_ids'], `at most ${MAX_REPLAY} action ids`, 'too_long');
+    if (actionIds.length > MAX_REPLAY) throw InputError.field('action_ids', `at most ${MAX_REPLAY} action ids`, 'too_long');
     const bundle = await this.policies.active(tenantId);
     const stored = new Map((await postgres(() => this.decisions.byActions(tenantId, [...new Set(actionIds)]))).map((d) => [d.action_id, d]));
     const out: ReplayResult[] = [];

@@ -34,7 +34,7 @@ export class CredentialStore {
   ) {}
 
   async register(tenantId: string, input: RegisterInput): Promise<CredentialMeta> {
-    const at = (f: string, msg: string, type = 'value_error') => InputError.at(['body', f], msg, type);
+    const at = (f: string, msg: string, type = 'value_error') => InputError.field(f, msg, type);
     if (!input.tool_id || input.tool_id.length > 256) throw at('tool_id', 'tool_id must be 1-256 characters', 'string_too_long');
     if (!input.name || input.name.length > 256) throw at('name', 'name must be 1-256 characters', 'string_too_long');
     if (!input.value || input.value.length > 8192) throw at('value', 'value must be 1-8192 characters', 'string_too_long');

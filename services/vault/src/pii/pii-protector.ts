@@ -216,11 +216,11 @@ export class PiiProtector {
 
   private identifierOf(identifier: string, kind?: string): { kind: string; normalized: string } {
     const text = identifier.trim();
-    if (!text) throw InputError.at(['body', 'identifier'], 'identifier must not be empty');
+    if (!text) throw InputError.field('identifier', 'identifier must not be empty');
     const f = detectInString(text, kind === 'phone' ? 'phone' : undefined);
     const match = kind ? f.identifiers.find((i) => i.kind === kind) : f.identifiers[0];
     if (match) return match;
-    if (kind && kind !== 'value') throw InputError.at(['body', 'identifier'], `not a valid ${kind}`);
+    if (kind && kind !== 'value') throw InputError.field('identifier', `not a valid ${kind}`);
     return { kind: 'value', normalized: text.toLowerCase().replace(/\s+/g, ' ') };
   }
 
@@ -248,13 +248,13 @@ export class PiiProtector {
     let subjectId: string;
     let source: string;
     if (o.subjectId) {
-      if (!isExplicitSubjectId(o.subjectId)) throw InputError.at(['body', 'subject_id'], `subject_id must match ${SUBJECT_ID_PATTERN} and not be an identifier such as an e-mail address (send it as identifier)`, 'string_pattern_mismatch');
+      if (!isExplicitSubjectId(o.subjectId)) throw InputError.field('subject_id', `subject_id must match ${SUBJECT_ID_PATTERN} and not be an identifier such as an e-mail address (send it as identifier)`, 'string_pattern_mismatch');
       subjectId = o.subjectId;
       source = 'explicit';
     } else if (o.identifier) {
       subjectId = await this.deriveSubjectId(tenantId, this.identifierOf(o.identifier));
       source = 'derived';
-    } else throw InputError.at(['body', 'subject_id'], 'subject_id or identifier is required', 'missing');
+    } else throw InputError.field('subject_id', 'subject_id or identifier is required', 'missing');
     const before = await this.subjects.get(tenantId, subjectId);
     if (before?.erased_at) throw new ConflictError(`Subject ${subjectId} was erased; its key cannot be recreated`);
     if (!(await this.activate(tenantId, subjectId, before?.source ?? source, []))) throw new ConflictError(`Subject ${subjectId} was erased; its key cannot be recreated`);
@@ -271,17 +271,17 @@ export class PiiProtector {
   /** POST /hsm/decrypt: open one envelope of this tenant. */
   async decrypt(tenantId: string, envelope: unknown): Promise<{ subjectId: string; value: unknown }> {
     const body = asEnvelope(envelope);
-    if (!body) throw InputError.at(['body', 'envelope'], 'envelope must be {"$pii": {"v": 1, "subject": ..., "iv", "ct", "tag", ...}}', 'envelope_invalid');
+    if (!body) throw InputError.field('envelope', 'envelope must be {"$pii": {"v": 1, "subject": ..., "iv", "ct", "tag", ...}}', 'envelope_invalid');
     const row = await this.subjectOrThrow(tenantId, body.subject);
     if (row.erased_at || body.erased) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
     const sealed = sealedOf(body);
-    if (!sealed) throw InputError.at(['body', 'envelope'], 'envelope has no ciphertext', 'envelope_invalid');
+    if (!sealed) throw InputError.field('envelope', 'envelope has no ciphertext', 'envelope_invalid');
     try {
       const plain = await this.keyring.open(row.key_id, sealed, piiAad(tenantId, row.subject_id));
       return { subjectId: row.subject_id, value: JSON.parse(plain.toString('utf8')) };
     } catch (e) {
       if (e instanceof KeyMissingError) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
-      if (e instanceof DecryptionFailedError) throw InputError.at(['body', 'envelope'], 'the envelope does not authenticate (tampered, or sealed for another tenant)', 'envelope_invalid');
+      if (e instanceof DecryptionFailedError) throw InputError.field('envelope', 'the envelope does not authenticate (tampered, or sealed for another tenant)', 'envelope_invalid');
       throw e;
     }
   }

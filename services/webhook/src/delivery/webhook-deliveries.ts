@@ -105,7 +105,7 @@ export class WebhookDeliveries {
    * this returns; a failed attempt is retried on the normal schedule (2, 4, 8 s) like any delivery.
    */
   async test(tenantId: string, event: string = TEST_EVENT): Promise<DeliveryView> {
-    if (!(TEST_EVENTS as readonly string[]).includes(event)) throw InputError.at(['body', 'event'], `event must be one of ${TEST_EVENTS.join(', ')}`);
+    if (!(TEST_EVENTS as readonly string[]).includes(event)) throw InputError.field('event', `event must be one of ${TEST_EVENTS.join(', ')}`);
     const tenant = await this.d.tenants.get(tenantId);
     if (!tenant.url) throw new ConflictError('No webhook_url is configured for this tenant; set one with PATCH /api/dashboard/settings first');
     const payload = testPayload(event as TestEvent);

@@ -51,7 +51,7 @@ export function webhookGrpcService(deliveries: WebhookDeliveries, guard: TargetG
         testDelivery: async (req) => toMessage(await deliveries.test(req.tenantId, req.event || undefined)),
         checkTarget: async (req) => {
           const why = await refusalOfUrl(guard, req.url);
-          if (why) throw InputError.at(['body', 'webhook_url'], why);
+          if (why) throw InputError.field('webhook_url', why);
           return {};
         },
       },

@@ -9,14 +9,14 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Db, DependencyUnavailableError, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import { AuditChain } from '../chain/audit-chain';
-import { AuditRecordRepository } from '../chain/audit-record.repository';
-import { MerkleProofs } from '../merkle/merkle-proofs';
-import { MerkleRepository } from '../merkle/merkle.repository';
-import { hashLeaf, recordLeafBytes, verifyInclusion } from '../merkle/rfc9162';
-import { TreeBuilder } from '../merkle/tree-builder';
-import { type AnchorReference, ComplianceExporter, parseBound } from './compliance-exporter';
-import { ExportRepository } from './export.repository';
+import { AuditChain } from '../src/chain/audit-chain';
+import { AuditRecordRepository } from '../src/chain/audit-record.repository';
+import { MerkleProofs } from '../src/merkle/merkle-proofs';
+import { MerkleRepository } from '../src/merkle/merkle.repository';
+import { hashLeaf, recordLeafBytes, verifyInclusion } from '../src/merkle/rfc9162';
+import { TreeBuilder } from '../src/merkle/tree-builder';
+import { type AnchorReference, ComplianceExporter, parseBound } from '../src/export/compliance-exporter';
+import { ExportRepository } from '../src/export/export.repository';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;

@@ -4,10 +4,10 @@
  * another chain than the configured one is refused.
  */
 import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import { ANVIL_DEV_KEY } from '../config';
-import { AnchorRepository } from '../anchoring/anchor.repository';
-import { AnchorContract, explorerAddressUrl, explorerTxUrl, networkOfChainId } from './anchor-contract';
-import { type EmbeddedAnvil, startEmbeddedAnvil } from './embedded-anvil';
+import { ANVIL_DEV_KEY } from '../src/config';
+import { AnchorRepository } from '../src/anchoring/anchor.repository';
+import { AnchorContract, explorerAddressUrl, explorerTxUrl, networkOfChainId } from '../src/chain/anchor-contract';
+import { type EmbeddedAnvil, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');

@@ -2,13 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
 import { sql } from 'kysely';
-import { AuditChain } from '../chain/audit-chain';
-import { AuditRecordRepository } from '../chain/audit-record.repository';
-import type { ChainEntry } from '../chain/record-hash';
-import { MerkleProofs } from './merkle-proofs';
-import { MerkleRepository, type TreeHead } from './merkle.repository';
-import { hashLeaf, recordLeafBytes, rootOfLeafHashes, verifyConsistency, verifyInclusion } from './rfc9162';
-import { MERKLE_BUILD_LOCK, TreeBuilder } from './tree-builder';
+import { AuditChain } from '../src/chain/audit-chain';
+import { AuditRecordRepository } from '../src/chain/audit-record.repository';
+import type { ChainEntry } from '../src/chain/record-hash';
+import { MerkleProofs } from '../src/merkle/merkle-proofs';
+import { MerkleRepository, type TreeHead } from '../src/merkle/merkle.repository';
+import { hashLeaf, recordLeafBytes, rootOfLeafHashes, verifyConsistency, verifyInclusion } from '../src/merkle/rfc9162';
+import { MERKLE_BUILD_LOCK, TreeBuilder } from '../src/merkle/tree-builder';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;

@@ -6,16 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, createMetricsRegistry, migrateToLatest, publishEvent, subjects } from '@agw/shared';
 import { sql } from 'kysely';
-import { AnchorContract } from '../chain/anchor-contract';
-import { type EmbeddedAnvil, startEmbeddedAnvil } from '../chain/embedded-anvil';
-import { ANVIL_DEV_KEY } from '../config';
-import { consumeTreeHeads } from '../nats/tree-built.consumer';
-import { aggregateLeafBytes, hashLeaf, rootFromProof } from './aggregate-tree';
-import { ANCHOR_LOCK, AnchorBatcher } from './anchor-batcher';
-import { AnchorService } from './anchor-service';
-import { createAnchorMetrics } from './anchor.metrics';
-import { AnchorRepository } from './anchor.repository';
-import { AnchorScheduler } from './anchor.scheduler';
+import { AnchorContract } from '../src/chain/anchor-contract';
+import { type EmbeddedAnvil, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
+import { ANVIL_DEV_KEY } from '../src/config';
+import { consumeTreeHeads } from '../src/nats/tree-built.consumer';
+import { aggregateLeafBytes, hashLeaf, rootFromProof } from '../src/anchoring/aggregate-tree';
+import { ANCHOR_LOCK, AnchorBatcher } from '../src/anchoring/anchor-batcher';
+import { AnchorService } from '../src/anchoring/anchor-service';
+import { createAnchorMetrics } from '../src/anchoring/anchor.metrics';
+import { AnchorRepository } from '../src/anchoring/anchor.repository';
+import { AnchorScheduler } from '../src/anchoring/anchor.scheduler';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');

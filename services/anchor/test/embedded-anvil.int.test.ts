@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createLogger } from '@agw/shared';
-import { anvilCommand, startEmbeddedAnvil } from './embedded-anvil';
+import { anvilCommand, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
 
 const logger = createLogger('test', 'silent');
 

@@ -3,25 +3,18 @@
  * first, always; the two cross-tenant reads the hourly build needs say so in their name.
  */
 import type { Db } from '@agw/shared';
-import { type Transaction, sql } from 'kysely';
+import { type Selectable, type Transaction, sql } from 'kysely';
 import type { Database } from '@agw/shared';
 import type { NodeKey } from './rfc9162';
 
 type Conn = Db | Transaction<Database>;
 
-export interface TreeHead {
-  tenant_id: string;
-  tree_index: number;
-  tree_size: number;
-  merkle_root: string;
-  records_added: number;
-  from_record_id: number | null;
-  to_record_id: number | null;
+/** A tree head as its table type defines it, with its times as ISO 8601 text (how every reader wants them). */
+export type TreeHead = Omit<Selectable<Database['merkle_tree_heads']>, 'period_start' | 'period_end' | 'built_at'> & {
   period_start: string;
   period_end: string;
-  built_by: string;
   built_at: string;
-}
+};
 
 export interface LeafRecord {
   id: number;

@@ -1,18 +1,13 @@
 /** The only queries on vault_credentials (sealed values, never plaintext). Tenant id first, always. */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '@agw/shared';
+import type { Database, Db } from '@agw/shared';
+import type { Selectable } from 'kysely';
 import type { SealedData } from '../hsm/hsm-backend';
 
-export interface CredentialMeta {
-  tool_id: string;
-  name: string;
-  credential_type: string;
-  upstream_url: string | null;
-  upstream_method: string;
-  header_name: string | null;
-  key_id: string;
-  registered_at: Date;
-}
+type CredentialColumns = Selectable<Database['vault_credentials']>;
+
+/** A credential's metadata, as its table type defines it (the sealed value excluded). */
+export type CredentialMeta = Pick<CredentialColumns, 'tool_id' | 'name' | 'credential_type' | 'upstream_url' | 'upstream_method' | 'header_name' | 'key_id' | 'registered_at'>;
 
 export interface CredentialRow extends CredentialMeta {
   sealed: SealedData;

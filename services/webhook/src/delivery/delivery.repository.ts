@@ -4,8 +4,8 @@
  * `pendingCount` for the backlog metric, `purgeCompletedBefore` for retention). No API reaches them; they
  * are limited to this fleet's deliveries (its stream prefix), so fleets sharing a database stay apart.
  */
-import type { Db } from '@agw/shared';
-import { sql } from 'kysely';
+import type { Database, Db } from '@agw/shared';
+import { type Selectable, sql } from 'kysely';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -21,32 +21,11 @@ export interface NewDelivery {
   dueInMs: number;
 }
 
-export interface DeliveryRow {
-  id: string;
-  tenant_id: string;
-  event_id: string;
-  event: string;
-  action_id: string | null;
-  url: string;
-  body: string;
-  is_test: boolean;
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_at: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: Date;
-  completed_at: Date | null;
-}
+/** A delivery as its table type defines it (without the fleet's stream prefix, which only filters). */
+export type DeliveryRow = Omit<Selectable<Database['webhook_deliveries']>, 'stream_prefix'>;
 
-export interface AttemptRow {
-  attempt: number;
-  started_at: Date;
-  duration_ms: number;
-  status_code: number | null;
-  outcome: string;
-  error: string | null;
-}
+/** One attempt as its table type defines it. */
+export type AttemptRow = Omit<Selectable<Database['webhook_attempts']>, 'delivery_id' | 'tenant_id'>;
 
 export interface AttemptRecord {
   attempt: number;

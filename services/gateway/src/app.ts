@@ -14,6 +14,8 @@ import { approvalRoutes } from './http/routes/approvals.routes';
 import { auditRoutes } from './http/routes/audit.routes';
 import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
 import { credentialRoutes } from './http/routes/credentials.routes';
+import { hsmRoutes } from './http/routes/hsm.routes';
+import { subjectRoutes } from './http/routes/subjects.routes';
 import { githubRoutes } from './http/routes/github.routes';
 import { managedRoutes } from './http/routes/managed.routes';
 import { policyRoutes } from './http/routes/policy.routes';
@@ -65,6 +67,8 @@ export function createApp(d: GatewayDeps): Express {
   api.use(tenantRoutes(d));
   api.use(policyRoutes(d));
   api.use(credentialRoutes(d));
+  api.use(hsmRoutes(d));
+  api.use(subjectRoutes(d));
   api.use(provenanceRoutes(d));
   api.use(webhookRoutes(d));
   api.use(mcpRoutes(d));

@@ -15,7 +15,6 @@ import { DecisionPublisher } from './events/decision-publisher';
 import { EventOutboxRepository } from './events/event-outbox.repository';
 import { HealthService } from './health';
 import { createAnchorClient, createComplianceClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
-import { addProvenanceHealth } from './http/routes/provenance.routes';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
@@ -122,7 +121,6 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),
     adminEmails,
   };
-  addProvenanceHealth(deps);
   const app = createApp(deps);
   const close = async () => {
     publisher.stop();

@@ -1,0 +1,50 @@
+/**
+ * The compliance export (/compliance/export/{tenant_id}): the tenant's evidence package as JSON or PDF,
+ * built by the audit service (docs/compliance-export.md). Another tenant's id is a 404.
+ */
+import { NotFoundError } from '@agw/shared';
+import { Router } from 'express';
+import { z } from 'zod';
+import type { GatewayDeps } from '../../deps';
+import { addPaths } from '../../openapi/openapi';
+import { uuidParam } from '../params';
+import { authOf } from '../request-context';
+import { parseWith } from '../validation';
+
+const exportQuery = z.object({
+  from: z.string().max(40).optional(),
+  to: z.string().max(40).optional(),
+  format: z.enum(['json', 'pdf'], { error: "format must be 'json' or 'pdf'" }).default('json'),
+});
+
+export function complianceRoutes(d: GatewayDeps): Router {
+  const r = Router();
+  r.get('/compliance/export/:tenant_id', async (req, res) => {
+    const auth = authOf(req);
+    const tenantId = uuidParam(String(req.params.tenant_id), 'Tenant');
+    if (tenantId !== auth.tenantId.toLowerCase()) throw new NotFoundError('Tenant not found');
+    const q = parseWith(exportQuery, { from: req.query.from, to: req.query.to, format: req.query.format }, 'query');
+    const out = await d.compliance.export({ tenantId: auth.tenantId, from: q.from ?? '', to: q.to ?? '', format: q.format });
+    res.setHeader('content-type', out.contentType);
+    res.setHeader('content-disposition', `${q.format === 'pdf' ? 'attachment' : 'inline'}; filename="${out.filename}"`);
+    res.send(Buffer.from(out.content));
+  });
+  return r;
+}
+
+const ok = (description: string) => ({ description });
+const secured = [{ ApiKey: [] }, { Bearer: [] }];
+addPaths({
+  '/compliance/export/{tenant_id}': {
+    get: {
+      security: secured,
+      parameters: [
+        { name: 'tenant_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        { name: 'from', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD or ISO 8601 timestamp' } },
+        { name: 'to', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD (inclusive) or ISO 8601 timestamp' } },
+        { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf'], default: 'json' } },
+      ],
+      responses: { 200: ok('the package (application/json or application/pdf)'), 404: ok('another tenant'), 422: ok('bad dates or format') },
+    },
+  },
+});

@@ -10,6 +10,7 @@ import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { SessionTotalsRepository } from '../src/chain/session-totals.repository';
 import { auditGrpcService } from '../src/grpc/audit.grpc';
+import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -29,27 +30,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-const entry = () =>
-  toAuditEntry({
-    action_id: randomUUID(),
-    agent_id: 'agent-1',
-    agent_type: 'assistant',
-    agent_version: '1.0.0',
-    tool: 'svc_web_search',
-    method: 'search',
-    params: { q: 'x', nested: { list: [1, 'two', null, true] } },
-    decision: 'allow',
-    violations: [],
-    severity: 'none',
-    alert_tier: null,
-    requires_human: false,
-    execution_mode: 'agent_direct',
-    source: 'mcp_governed',
-    session_id: null,
-    bundle_revision: 'rev-test',
-    details: { stage: 'policy' },
-    requested_at: new Date().toISOString(),
-  });
+const entry = () => toAuditEntry(governedEntry({ params: { q: 'x', nested: { list: [1, 'two', null, true] } }, details: { stage: 'policy' } }));
 
 it('answers without the entry when asked; the record is stored and chained the same way', async () => {
   const tenantId = randomUUID();

@@ -4,32 +4,13 @@ import { type Db, createDb, migrateToLatest } from '@agw/shared';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { type ChainEntry, GENESIS, recordHash } from '../src/chain/record-hash';
+import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let chain: AuditChain;
 
-const entry = (over: Partial<ChainEntry> = {}): ChainEntry => ({
-  action_id: randomUUID(),
-  agent_id: 'agent-1',
-  agent_type: 'assistant',
-  agent_version: '1.0.0',
-  tool: 'svc_web_search',
-  method: 'search',
-  params: { q: 'x', big: 12345678901234, nested: { list: [1, 'two', null, true] } },
-  decision: 'allow',
-  violations: [],
-  severity: 'none',
-  alert_tier: null,
-  requires_human: false,
-  execution_mode: 'agent_direct',
-  source: 'mcp_governed',
-  session_id: null,
-  bundle_revision: 'rev-test',
-  details: {},
-  requested_at: new Date().toISOString(),
-  ...over,
-});
+const entry = (over: Partial<ChainEntry> = {}): ChainEntry => governedEntry({ params: { q: 'x', big: 12345678901234, nested: { list: [1, 'two', null, true] } }, ...over });
 
 beforeAll(async () => {
   await migrateToLatest(url);

@@ -13,33 +13,14 @@ import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { EventRelay } from '../src/chain/event-relay';
 import type { ChainEntry } from '../src/chain/record-hash';
+import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const prefix = `GC${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 let db: Db;
 let bus: Bus;
 
-const entry = (over: Partial<ChainEntry> = {}): ChainEntry => ({
-  action_id: randomUUID(),
-  agent_id: 'agent-1',
-  agent_type: 'assistant',
-  agent_version: '1.0.0',
-  tool: 'svc_web_search',
-  method: 'search',
-  params: { q: 'x', n: 1 },
-  decision: 'allow',
-  violations: [],
-  severity: 'none',
-  alert_tier: null,
-  requires_human: false,
-  execution_mode: 'agent_direct',
-  source: 'mcp_governed',
-  session_id: null,
-  bundle_revision: 'rev-test',
-  details: {},
-  requested_at: new Date().toISOString(),
-  ...over,
-});
+const entry = (over: Partial<ChainEntry> = {}): ChainEntry => governedEntry({ params: { q: 'x', n: 1 }, ...over });
 
 const replay = (e: ChainEntry) => ({
   action_id: e.action_id,

@@ -9,6 +9,7 @@ import { MerkleProofs } from '../src/merkle/merkle-proofs';
 import { MerkleRepository, type TreeHead } from '../src/merkle/merkle.repository';
 import { hashLeaf, recordLeafBytes, rootOfLeafHashes, verifyConsistency, verifyInclusion } from '../src/merkle/rfc9162';
 import { MERKLE_BUILD_LOCK, TreeBuilder } from '../src/merkle/tree-builder';
+import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -18,26 +19,7 @@ let builder: TreeBuilder;
 let proofs: MerkleProofs;
 const published: TreeHead[] = [];
 
-const entry = (i: number): ChainEntry => ({
-  action_id: randomUUID(),
-  agent_id: 'agent-1',
-  agent_type: 'assistant',
-  agent_version: '1.0.0',
-  tool: 'svc_web_search',
-  method: 'search',
-  params: { q: `query ${i}` },
-  decision: 'allow',
-  violations: [],
-  severity: 'none',
-  alert_tier: null,
-  requires_human: false,
-  execution_mode: 'agent_direct',
-  source: 'mcp_governed',
-  session_id: null,
-  bundle_revision: 'rev-1',
-  details: {},
-  requested_at: new Date().toISOString(),
-});
+const entry = (i: number): ChainEntry => governedEntry({ params: { q: `query ${i}` }, bundle_revision: 'rev-1' });
 
 async function append(tenantId: string, n: number): Promise<string[]> {
   const out: string[] = [];

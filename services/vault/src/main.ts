@@ -11,7 +11,9 @@ import { createHsm } from './hsm/create-hsm';
 import { KeyRepository } from './keys/key.repository';
 import { createVaultMetrics } from './metrics';
 import { Keyring } from './keys/keyring';
+import { DataSubjects } from './pii/data-subjects';
 import { PiiProtector } from './pii/pii-protector';
+import { SubjectEnvelopes } from './pii/subject-envelopes';
 import { SubjectRepository } from './pii/subject.repository';
 
 runService({
@@ -21,13 +23,14 @@ runService({
     const db = await postgres();
     const hsm = createHsm(config);
     const keyring = new Keyring(hsm, new KeyRepository(db));
-    const pii = new PiiProtector(keyring, new SubjectRepository(db));
+    const subjects = new DataSubjects(keyring, new SubjectRepository(db));
+    const pii = new PiiProtector(keyring, subjects);
     const guard = new TargetGuard({ allowPrivate: config.allowPrivateUpstreams, requireHttps: config.profile !== 'local' });
     const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
     const accessLog = new AccessLogRepository(db);
     const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger });
     return {
-      grpc: [vaultGrpcService({ hsm, keyring, pii, credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)],
+      grpc: [vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)],
       closers: [() => hsm.close()],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },

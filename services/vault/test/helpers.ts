@@ -10,6 +10,7 @@ import { createHsm } from '../src/hsm/create-hsm';
 import type { HsmBackend } from '../src/hsm/hsm-backend';
 import { KeyRepository } from '../src/keys/key.repository';
 import { Keyring } from '../src/keys/keyring';
+import { DataSubjects } from '../src/pii/data-subjects';
 import { PiiProtector } from '../src/pii/pii-protector';
 import { SubjectRepository } from '../src/pii/subject.repository';
 
@@ -20,6 +21,7 @@ export interface TestVault {
   hsm: HsmBackend;
   keyring: Keyring;
   pii: PiiProtector;
+  subjects: DataSubjects;
   credentials: CredentialStore;
   accessLog: AccessLogRepository;
   broker: BrokeredExecutor;
@@ -36,7 +38,8 @@ export async function openTestVault(o: { allowPrivate?: boolean; timeoutMs?: num
   const config = testConfig();
   const hsm = createHsm(config);
   const keyring = new Keyring(hsm, new KeyRepository(db));
-  const pii = new PiiProtector(keyring, new SubjectRepository(db));
+  const subjects = new DataSubjects(keyring, new SubjectRepository(db));
+  const pii = new PiiProtector(keyring, subjects);
   const guard = new TargetGuard({ allowPrivate: o.allowPrivate ?? true, requireHttps: false });
   const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
   const accessLog = new AccessLogRepository(db);
@@ -46,6 +49,7 @@ export async function openTestVault(o: { allowPrivate?: boolean; timeoutMs?: num
     hsm,
     keyring,
     pii,
+    subjects,
     credentials,
     accessLog,
     broker,

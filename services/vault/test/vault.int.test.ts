@@ -97,7 +97,7 @@ describe('brokered execution', () => {
     const run = () => v.broker.execute(tenant, { actionId, agentId: 'a', tool: 'svc_mail', method: 'send', params: storedParams, origin: 'approval' });
     expect(await run()).toMatchObject({ brokered: true, statusCode: 200 });
     expect(JSON.parse(hits.at(-1)!.body)).toEqual({ to: email, subject: 'hello' });
-    await v.pii.erase(tenant, subjectIds[0]);
+    await v.subjects.erase(tenant, subjectIds[0]);
     await run();
     expect(JSON.parse(hits.at(-1)!.body)).toEqual({ to: ERASED_PLACEHOLDER, subject: 'hello' });
     expect((await v.accessLog.list(tenant, { limit: 5 })).map((e) => e.origin)).toEqual(['approval', 'approval']);
@@ -158,25 +158,25 @@ describe('PII protection', () => {
     // the same identifier in another tenant is another subject (tenant-scoped keyed hash)
     const elsewhere = await v.pii.protect(randomUUID(), randomUUID(), { email });
     expect(elsewhere.subjectIds[0]).not.toBe(subject);
-    expect((await v.pii.lookup(tenant, email.toUpperCase())).subject_id).toBe(subject);
+    expect((await v.subjects.lookup(tenant, email.toUpperCase())).subject_id).toBe(subject);
 
     expect((await v.pii.reveal(tenant, stored)).params).toEqual(params);
     // another tenant cannot open them
     await expect(v.pii.reveal(randomUUID(), stored)).resolves.toMatchObject({ params: { contact: { email: ERASED_PLACEHOLDER } } });
 
-    const erased = await v.pii.erase(tenant, subject);
+    const erased = await v.subjects.erase(tenant, subject);
     expect(erased).toMatchObject({ actionIds: [actionId], alreadyErased: false });
     expect(await v.hsm.keyExists(subjectKeyId(tenant, subject))).toBe(false);
-    expect((await v.pii.status(tenant, subject)).keyExists).toBe(false);
+    expect((await v.subjects.status(tenant, subject)).keyExists).toBe(false);
     const revealed = await v.pii.reveal(tenant, stored);
     expect(revealed.erasedSubjects).toEqual([subject]);
     expect(revealed.params).toEqual({ ...params, contact: { name: ERASED_PLACEHOLDER, email: ERASED_PLACEHOLDER } });
-    expect((await v.pii.erase(tenant, subject)).alreadyErased).toBe(true);
-    await expect(v.pii.createSubjectKey(tenant, { identifier: email })).rejects.toMatchObject({ code: 'conflict' });
+    expect((await v.subjects.erase(tenant, subject)).alreadyErased).toBe(true);
+    await expect(v.subjects.createSubjectKey(tenant, { identifier: email })).rejects.toMatchObject({ code: 'conflict' });
     // later data of an erased subject is not kept
     const later = await v.pii.protect(tenant, randomUUID(), { email });
     expect(later.storedParams).toEqual({ email: { $pii: { v: 1, subject, kind: 'email', erased: true } } });
-    await expect(v.pii.erase(randomUUID(), subject)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(v.subjects.erase(randomUUID(), subject)).rejects.toMatchObject({ code: 'not_found' });
   });
 
   test('explicit subject fields win; values without identifiers form their own subject; concurrent calls share one key', async () => {
@@ -205,9 +205,9 @@ describe('PII protection', () => {
     const a2 = randomUUID();
     const r = await v.pii.protect(tenant, a1, { email });
     await v.pii.protect(tenant, a2, { to: email });
-    const list = await v.pii.listSubjects(tenant);
+    const list = await v.subjects.listSubjects(tenant);
     expect(list).toEqual([expect.objectContaining({ subject_id: r.subjectIds[0], action_count: 2, pii_kinds: ['email', 'named_field'], source: 'derived' })]);
-    expect(await v.pii.listSubjects(randomUUID())).toEqual([]);
-    expect((await v.pii.erase(tenant, r.subjectIds[0])).actionIds.sort()).toEqual([a1, a2].sort());
+    expect(await v.subjects.listSubjects(randomUUID())).toEqual([]);
+    expect((await v.subjects.erase(tenant, r.subjectIds[0])).actionIds.sort()).toEqual([a1, a2].sort());
   });
 });

@@ -8,13 +8,17 @@ import type { CredentialStore } from '../credentials/credential-store';
 import type { HsmBackend } from '../hsm/hsm-backend';
 import type { Keyring } from '../keys/keyring';
 import type { VaultMetrics } from '../metrics';
+import type { DataSubjects } from '../pii/data-subjects';
 import type { PiiProtector } from '../pii/pii-protector';
+import type { SubjectEnvelopes } from '../pii/subject-envelopes';
 import type { SubjectRow } from '../pii/subject.repository';
 
 export interface VaultDomain {
   hsm: HsmBackend;
   keyring: Keyring;
   pii: PiiProtector;
+  subjects: DataSubjects;
+  envelopes: SubjectEnvelopes;
   credentials: CredentialStore;
   accessLog: AccessLogRepository;
   broker: BrokeredExecutor;
@@ -142,20 +146,20 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             error: e.error ?? '',
           })),
         }),
-        listSubjects: async (req) => ({ subjects: (await d.pii.listSubjects(tenant(req.tenantId))).map(toSubject) }),
+        listSubjects: async (req) => ({ subjects: (await d.subjects.listSubjects(tenant(req.tenantId))).map(toSubject) }),
         lookupSubject: async (req) => {
-          const r = await d.pii.lookup(tenant(req.tenantId), req.identifier, req.kind || undefined);
+          const r = await d.subjects.lookup(tenant(req.tenantId), req.identifier, req.kind || undefined);
           return r.known
             ? toSubject(r.known)
             : { subjectId: r.subject_id, keyId: '', status: 'unknown', createdAt: '', erasedAt: '', actionCount: 0, piiKinds: [r.kind], source: 'derived' };
         },
         eraseSubject: async (req) => {
-          const r = await d.pii.erase(tenant(req.tenantId), req.subjectId);
+          const r = await d.subjects.erase(tenant(req.tenantId), req.subjectId);
           if (!r.alreadyErased) d.metrics?.erasures.inc();
           return { subjectId: req.subjectId, actionIds: r.actionIds, alreadyErased: r.alreadyErased, erasedAt: iso(r.erasedAt) };
         },
         getSubjectStatus: async (req) => {
-          const { row, keyExists } = await d.pii.status(tenant(req.tenantId), req.subjectId);
+          const { row, keyExists } = await d.subjects.status(tenant(req.tenantId), req.subjectId);
           return {
             subjectId: row.subject_id,
             erased: row.erased_at !== null,
@@ -168,10 +172,10 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
         },
         filterErasedSubjects: async (req) => ({
           tenantId: req.tenantId,
-          subjectIds: [...(await d.pii.erasedAmong(tenant(req.tenantId), req.subjectIds.slice(0, 10_000)))],
+          subjectIds: [...(await d.subjects.erasedAmong(tenant(req.tenantId), req.subjectIds.slice(0, 10_000)))],
         }),
         createKey: async (req) => {
-          const { row, created } = await d.pii.createSubjectKey(tenant(req.tenantId), { subjectId: req.subjectId || undefined, identifier: req.identifier || undefined });
+          const { row, created } = await d.subjects.createSubjectKey(tenant(req.tenantId), { subjectId: req.subjectId || undefined, identifier: req.identifier || undefined });
           return {
             keyId: row.key_id,
             purpose: 'pii_subject',
@@ -198,11 +202,11 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
           })),
         }),
         encrypt: async (req) => {
-          const env = await d.pii.encrypt(tenant(req.tenantId), req.subjectId, req.plaintextJson ? parseJson(req.plaintextJson, 'plaintext_json') : null);
+          const env = await d.envelopes.encrypt(tenant(req.tenantId), req.subjectId, req.plaintextJson ? parseJson(req.plaintextJson, 'plaintext_json') : null);
           return { subjectId: req.subjectId, envelopeJson: JSON.stringify(env) };
         },
         decrypt: async (req) => {
-          const r = await d.pii.decrypt(tenant(req.tenantId), req.envelopeJson ? parseJson(req.envelopeJson, 'envelope_json') : null);
+          const r = await d.envelopes.decrypt(tenant(req.tenantId), req.envelopeJson ? parseJson(req.envelopeJson, 'envelope_json') : null);
           return { subjectId: r.subjectId, plaintextJson: JSON.stringify(r.value) };
         },
         getHsmStatus: async () => {

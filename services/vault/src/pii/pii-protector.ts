@@ -2,7 +2,8 @@
  * Per-subject PII encryption (transport-free). `protect` finds personal data in a call's params and
  * replaces each personal value by an envelope sealed with its data subject's own HSM key, so audit
  * records, the approval queue and replay inputs only ever hold ciphertext. `reveal` opens envelopes
- * (erased subjects come back as "[erased]"); `erase` destroys a subject's key (crypto-shredding).
+ * (erased subjects come back as "[erased]"). The subjects themselves (ids, keys, erasure) live in
+ * data-subjects.ts; sealing any value for a subject (POST /hsm/encrypt|decrypt) in subject-envelopes.ts.
  *
  * Subject identification (docs/vault.md):
  *  1. an explicit subject field (`subject_id`, `data_subject_id`) in an object names the subject of the
@@ -20,12 +21,12 @@ import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import { KeyDestroyedError, type Keyring, subjectKeyId } from '../keys/keyring';
 import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInString, detectInValue } from '@agw/pii';
 import { ERASED_PLACEHOLDER, type PiiEnvelope, asEnvelope, erasedEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
-import type { SubjectRepository, SubjectRow } from './subject.repository';
+import type { DataSubjects } from './data-subjects';
 
 export const SUBJECT_FIELDS = ['subject_id', 'data_subject_id'];
 export const SUBJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-type SubjectRef = { source: 'explicit'; id: string } | { source: 'derived'; identifier: Identifier | { kind: 'value'; normalized: string } };
+export type SubjectRef = { source: 'explicit'; id: string } | { source: 'derived'; identifier: Identifier | { kind: 'value'; normalized: string } };
 
 interface Site {
   container: Record<string, unknown> | unknown[];
@@ -53,7 +54,7 @@ export function isExplicitSubjectId(v: unknown): v is string {
 export class PiiProtector {
   constructor(
     private readonly keyring: Keyring,
-    private readonly subjects: SubjectRepository,
+    private readonly subjects: DataSubjects,
   ) {}
 
   /** Walk the params and collect every personal scalar with the subject it belongs to. */
@@ -97,28 +98,8 @@ export class PiiProtector {
     return best ? { source: 'derived', identifier: best } : undefined;
   }
 
-  /** The tenant-scoped subject id of an identifier: keyed hash with the tenant's HSM HMAC key. */
-  async deriveSubjectId(tenantId: string, identifier: { kind: string; normalized: string }): Promise<string> {
-    const mac = await this.keyring.hmac(tenantId, `${identifier.kind}:${identifier.normalized}`);
-    return `sub_${mac.toString('hex').slice(0, 32)}`;
-  }
 
-  private async subjectIdOf(tenantId: string, ref: SubjectRef): Promise<string> {
-    return ref.source === 'explicit' ? ref.id : this.deriveSubjectId(tenantId, ref.identifier);
-  }
 
-  /** Make sure the subject's key exists and the subject is registered; false when it was erased. */
-  private async activate(tenantId: string, subjectId: string, source: string, kinds: string[]): Promise<boolean> {
-    const keyId = subjectKeyId(tenantId, subjectId);
-    try {
-      await this.keyring.ensure(tenantId, keyId, 'pii_subject', subjectId);
-    } catch (e) {
-      if (e instanceof KeyDestroyedError) return false;
-      throw e;
-    }
-    await this.subjects.upsert(tenantId, { subject_id: subjectId, key_id: keyId, source, pii_kinds: kinds });
-    return true;
-  }
 
   async protect(tenantId: string, actionId: string, params: Record<string, unknown>): Promise<ProtectResult> {
     const stored = structuredClone(params);
@@ -128,7 +109,7 @@ export class PiiProtector {
 
     // one subject id per distinct reference
     const ids = new Map<string, string>();
-    for (const s of sites) if (!ids.has(refKey(s.ref))) ids.set(refKey(s.ref), await this.subjectIdOf(tenantId, s.ref));
+    for (const s of sites) if (!ids.has(refKey(s.ref))) ids.set(refKey(s.ref), await this.subjects.subjectIdOf(tenantId, s.ref));
     const kindsBySubject = new Map<string, Set<string>>();
     for (const s of sites) {
       const id = ids.get(refKey(s.ref))!;
@@ -140,7 +121,7 @@ export class PiiProtector {
     for (const [id, kinds] of kindsBySubject) {
       if (erased.has(id)) continue;
       const source = sites.find((s) => ids.get(refKey(s.ref)) === id)!.ref.source;
-      if (!(await this.activate(tenantId, id, source, [...kinds].sort()))) erased.add(id);
+      if (!(await this.subjects.activate(tenantId, id, source, [...kinds].sort()))) erased.add(id);
     }
     for (const s of sites) {
       const id = ids.get(refKey(s.ref))!;
@@ -199,90 +180,13 @@ export class PiiProtector {
     return { params: root.value, erasedSubjects: [...erased].filter((s) => subjects.includes(s)) };
   }
 
-  erasedAmong(tenantId: string, subjectIds: string[]): Promise<Set<string>> {
-    return this.subjects.erasedAmong(tenantId, subjectIds);
-  }
 
-  listSubjects(tenantId: string): Promise<SubjectRow[]> {
-    return this.subjects.list(tenantId);
-  }
 
-  /** The subject id an identifier maps to (does not create anything). */
-  async lookup(tenantId: string, identifier: string, kind?: string): Promise<{ subject_id: string; kind: string; known: SubjectRow | undefined }> {
-    const id = this.identifierOf(identifier, kind);
-    const subjectId = await this.deriveSubjectId(tenantId, id);
-    return { subject_id: subjectId, kind: id.kind, known: await this.subjects.get(tenantId, subjectId) };
-  }
 
-  private identifierOf(identifier: string, kind?: string): { kind: string; normalized: string } {
-    const text = identifier.trim();
-    if (!text) throw InputError.field('identifier', 'identifier must not be empty');
-    const f = detectInString(text, kind === 'phone' ? 'phone' : undefined);
-    const match = kind ? f.identifiers.find((i) => i.kind === kind) : f.identifiers[0];
-    if (match) return match;
-    if (kind && kind !== 'value') throw InputError.field('identifier', `not a valid ${kind}`);
-    return { kind: 'value', normalized: text.toLowerCase().replace(/\s+/g, ' ') };
-  }
 
-  private async subjectOrThrow(tenantId: string, subjectId: string): Promise<SubjectRow> {
-    const row = SUBJECT_ID_PATTERN.test(subjectId) ? await this.subjects.get(tenantId, subjectId) : undefined;
-    if (!row) throw new NotFoundError('Subject not found');
-    return row;
-  }
 
-  /** Crypto-shredding: destroy the subject's key in the HSM. Irreversible and idempotent. */
-  async erase(tenantId: string, subjectId: string): Promise<{ actionIds: string[]; alreadyErased: boolean; erasedAt: Date }> {
-    const row = await this.subjectOrThrow(tenantId, subjectId);
-    await this.keyring.destroy(tenantId, row.key_id);
-    const erasedAt = await this.subjects.markErased(tenantId, subjectId);
-    return { actionIds: await this.subjects.actionIds(tenantId, subjectId), alreadyErased: row.erased_at !== null, erasedAt };
-  }
 
-  async status(tenantId: string, subjectId: string): Promise<{ row: SubjectRow; keyExists: boolean }> {
-    const row = await this.subjectOrThrow(tenantId, subjectId);
-    return { row, keyExists: await this.keyring.exists(row.key_id) };
-  }
 
-  /** POST /hsm/keys: create (idempotently) the key of a subject named by id or by identifier. */
-  async createSubjectKey(tenantId: string, o: { subjectId?: string; identifier?: string }): Promise<{ row: SubjectRow; created: boolean }> {
-    let subjectId: string;
-    let source: string;
-    if (o.subjectId) {
-      if (!isExplicitSubjectId(o.subjectId)) throw InputError.field('subject_id', `subject_id must match ${SUBJECT_ID_PATTERN} and not be an identifier such as an e-mail address (send it as identifier)`, 'string_pattern_mismatch');
-      subjectId = o.subjectId;
-      source = 'explicit';
-    } else if (o.identifier) {
-      subjectId = await this.deriveSubjectId(tenantId, this.identifierOf(o.identifier));
-      source = 'derived';
-    } else throw InputError.field('subject_id', 'subject_id or identifier is required', 'missing');
-    const before = await this.subjects.get(tenantId, subjectId);
-    if (before?.erased_at) throw new ConflictError(`Subject ${subjectId} was erased; its key cannot be recreated`);
-    if (!(await this.activate(tenantId, subjectId, before?.source ?? source, []))) throw new ConflictError(`Subject ${subjectId} was erased; its key cannot be recreated`);
-    return { row: (await this.subjects.get(tenantId, subjectId))!, created: !before };
-  }
 
-  /** POST /hsm/encrypt: seal any JSON value for a subject (created on first use). */
-  async encrypt(tenantId: string, subjectId: string, value: unknown, kind = 'manual'): Promise<PiiEnvelope> {
-    const { row } = await this.createSubjectKey(tenantId, { subjectId });
-    const sealed = await this.keyring.seal(row.key_id, Buffer.from(JSON.stringify(value), 'utf8'), piiAad(tenantId, row.subject_id));
-    return sealEnvelope(row.subject_id, row.key_id, kind, sealed);
-  }
 
-  /** POST /hsm/decrypt: open one envelope of this tenant. */
-  async decrypt(tenantId: string, envelope: unknown): Promise<{ subjectId: string; value: unknown }> {
-    const body = asEnvelope(envelope);
-    if (!body) throw InputError.field('envelope', 'envelope must be {"$pii": {"v": 1, "subject": ..., "iv", "ct", "tag", ...}}', 'envelope_invalid');
-    const row = await this.subjectOrThrow(tenantId, body.subject);
-    if (row.erased_at || body.erased) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
-    const sealed = sealedOf(body);
-    if (!sealed) throw InputError.field('envelope', 'envelope has no ciphertext', 'envelope_invalid');
-    try {
-      const plain = await this.keyring.open(row.key_id, sealed, piiAad(tenantId, row.subject_id));
-      return { subjectId: row.subject_id, value: JSON.parse(plain.toString('utf8')) };
-    } catch (e) {
-      if (e instanceof KeyMissingError) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
-      if (e instanceof DecryptionFailedError) throw InputError.field('envelope', 'the envelope does not authenticate (tampered, or sealed for another tenant)', 'envelope_invalid');
-      throw e;
-    }
-  }
 }

@@ -4,44 +4,12 @@ import { BuiltinError } from './builtins/types.js';
 import { BUILTINS } from './builtins/index.js';
 import type { Node, Rule } from './compiler.js';
 import { RegoError } from './errors.js';
+import { applyWith } from './with-modifier.js';
 import { RObject, RSet, equal, isInt, keyOf, toRegoString, typeName, type Value } from './value.js';
 
-type K = () => boolean;
-type KV = (v: Value) => boolean;
-type Frame = (Value | undefined)[];
+import { COMPUTING, EvalCtx, type Frame, type K, type KV, type MockT, UNSET } from './eval-context.js';
 
-const COMPUTING = Symbol('computing');
 const NOPE = Symbol('nope');
-const UNSET = Symbol('unset');
-
-export type MockT = { kind: 'value'; v: Value } | { kind: 'builtin'; def: BuiltinDef } | { kind: 'user'; path: string[] };
-
-const sharedCaches = new WeakMap<object, [Map<unknown, Value | undefined>, Map<unknown, Value | undefined>]>();
-
-export class EvalCtx {
-  cache: (Value | undefined | typeof COMPUTING | typeof UNSET)[];
-  /** cache of non-volatile rule values, shared by evaluations over the same data document */
-  shared?: Map<unknown, Value | undefined>;
-  overrides?: Map<string, Value>;
-  mocks?: Map<string, MockT>;
-  builtinCache = new Map<string, unknown>();
-  errs: RegoError[] = [];
-  constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {
-    this.cache = new Array(root.nodeCount).fill(UNSET);
-  }
-  useSharedCache(): void {
-    const d = this.data as object;
-    if (d === null || typeof d !== 'object') return;
-    let m = sharedCaches.get(d);
-    if (!m) { m = [new Map(), new Map()]; sharedCaches.set(d, m); }
-    this.shared = m[this.strict ? 1 : 0];
-  }
-  derive(): EvalCtx {
-    const c = new EvalCtx(this.root, this.input, this.data, this.nowNs, this.strict);
-    c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache; c.errs = this.errs;
-    return c;
-  }
-}
 
 function conflict(msg: string, loc?: Loc): RegoError { return new RegoError('eval_conflict_error', msg, loc); }
 
@@ -140,7 +108,7 @@ export class Evaluator {
 
   evalExpr(e: Expr, f: Frame, ctx: EvalCtx, k: K): boolean {
     if (e.withs) {
-      const c2 = this.applyWith(e, f, ctx);
+      const c2 = applyWith(this, e, f, ctx);
       if (c2 === undefined) return false;
       if (e.negated) { const found = this.evalExprInner(e, f, c2, () => true); return found ? false : k(); }
       return this.evalExprInner(e, f, c2, k);
@@ -150,59 +118,6 @@ export class Evaluator {
       return found ? false : k();
     }
     return this.evalExprInner(e, f, ctx, k);
-  }
-
-  private applyWith(e: Expr, f: Frame, ctx: EvalCtx): EvalCtx | undefined {
-    const c2 = ctx.derive();
-    for (const w of e.withs!) {
-      let val: Value | undefined;
-      let fnTarget: Term | undefined;
-      if (w.value.t === 'ref' && w.value.root === 'data' || w.value.t === 'var' && w.value.slot === undefined) fnTarget = w.value;
-      const tg = w.target;
-      if (tg.t === 'var' && tg.slot === -1) {
-        // builtin mock
-        c2.mocks = new Map(c2.mocks ?? []);
-        c2.mocks.set(tg.name, this.mockFor(w.value, f, ctx));
-        continue;
-      }
-      if (tg.t !== 'ref') continue;
-      const path = tg.dataPath!;
-      if (tg.root === 'data') {
-        // function mock?
-        let n: Node | undefined = ctx.root;
-        for (const p of path) n = n?.children.get(p);
-        if (n && n.isFunc) { c2.mocks = new Map(c2.mocks ?? []); c2.mocks.set('data.' + path.join('.'), this.mockFor(w.value, f, ctx)); continue; }
-      }
-      void fnTarget;
-      this.evalTerm(w.value, f, ctx, (v) => { val = v; return true; });
-      if (val === undefined) return undefined;
-      if (tg.root === 'input') {
-        c2.input = path.length === 0 ? val : setPath(c2.input ?? new RObject(), path, val);
-      } else {
-        c2.overrides = new Map(c2.overrides ?? []);
-        c2.overrides.set(path.join('\u0000'), val);
-        c2.data = path.length === 0 ? val : setPath(c2.data, path, val);
-      }
-    }
-    return c2;
-  }
-
-  private mockFor(t: Term, f: Frame, ctx: EvalCtx): MockT {
-    if (t.t === 'var' && t.slot === undefined) {
-      const bi = BUILTINS.get(t.name); if (bi) return { kind: 'builtin', def: bi };
-    }
-    if (t.t === 'ref' && t.head.t === 'var' && !t.root) {
-      const name = [(t.head as { name: string }).name, ...t.path.map((p) => String((p as { v: Value }).v))].join('.');
-      const bi = BUILTINS.get(name); if (bi) return { kind: 'builtin', def: bi };
-    }
-    if (t.t === 'ref' && t.root === 'data') {
-      const path = t.path.map((p) => (p.t === 'scalar' ? String(p.v) : ''));
-      let n: Node | undefined = ctx.root; for (const p of path) n = n?.children.get(p);
-      if (n && n.isFunc) return { kind: 'user', path };
-    }
-    let val: Value | undefined;
-    this.evalTerm(t, f, ctx, (v) => { val = v; return true; });
-    return { kind: 'value', v: val === undefined ? null : val };
   }
 
   private evalExprInner(e: Expr, f: Frame, ctx: EvalCtx, k: K): boolean {
@@ -505,7 +420,7 @@ export class Evaluator {
       }
       case 'call': return this.evalCall(t, f, ctx, k);
       case 'withterm': {
-        const c2 = this.applyWith({ k: 'term', term: t.term, withs: t.withs, loc: t.loc }, f, ctx);
+        const c2 = applyWith(this, { k: 'term', term: t.term, withs: t.withs, loc: t.loc }, f, ctx);
         if (c2 === undefined) return false;
         return this.evalTerm(t.term, f, c2, k);
       }
@@ -982,12 +897,7 @@ function mergeObj(a: RObject, b: RObject, strict = false): RObject {
   return o;
 }
 
-export function setPath(root: Value, path: string[], v: Value): Value {
-  if (path.length === 0) return v;
-  const o = root instanceof RObject ? root.clone() : new RObject();
-  const ex = o.getStr(path[0]);
-  o.set(path[0], setPath(ex === undefined ? new RObject() : ex, path.slice(1), v));
-  return o;
-}
 
 export { isInt, keyOf, typeName };
+export { EvalCtx, type MockT } from './eval-context.js';
+export { setPath } from './with-modifier.js';

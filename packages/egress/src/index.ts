@@ -12,3 +12,4 @@
  * ```
  */
 export * from './address-policy';
+export * from './pinned-request';

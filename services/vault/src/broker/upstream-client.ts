@@ -1,10 +1,9 @@
 /**
- * One HTTP(S) request to a tool's upstream, with the guard's pinned address, a timeout covering
- * connect and response, a response size cap, and no redirects (a 3xx comes back as it is).
+ * One HTTP(S) request to a tool's upstream through the fleet's pinned client (`@agw/egress`): the guard's
+ * checked address, one timeout covering connect and response, a response size cap, no redirects (a 3xx
+ * comes back as it is); failures become the broker's UpstreamError outcomes.
  */
-import http from 'node:http';
-import https from 'node:https';
-import { pinnedLookup } from '@agw/egress';
+import { EgressRequestError, pinnedRequest } from '@agw/egress';
 import type { ResolvedTarget } from './target-guard';
 
 export interface UpstreamRequest {
@@ -32,54 +31,15 @@ export class UpstreamError extends Error {
   }
 }
 
-export function sendUpstream(r: UpstreamRequest): Promise<UpstreamResponse> {
-  const { url } = r.target;
-  const pinned = pinnedLookup(r.target);
-  const mod = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (e: UpstreamError) => {
-      if (settled) return;
-      settled = true;
-      reject(e);
-    };
-    const req = mod.request(
-      url,
-      {
-        method: r.method,
-        headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) },
-        lookup: pinned,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > r.maxBytes) {
-            fail(new UpstreamError('too_large', `upstream response exceeds ${r.maxBytes} bytes`));
-            req.destroy();
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve({ statusCode: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) });
-        });
-        res.on('error', () => fail(new UpstreamError('upstream_error', 'upstream response was interrupted')));
-      },
-    );
-    const timer = setTimeout(() => {
-      fail(new UpstreamError('timeout', `upstream did not answer within ${r.timeoutMs} ms`));
-      req.destroy();
-    }, r.timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      fail(new UpstreamError('upstream_error', `upstream request failed: ${e.code ?? 'error'}`));
-    });
-    req.end(r.body);
-  });
+export async function sendUpstream(r: UpstreamRequest): Promise<UpstreamResponse> {
+  try {
+    const res = await pinnedRequest({ url: r.target.url, target: r.target, method: r.method, headers: r.headers, body: r.body, timeoutMs: r.timeoutMs, maxResponseBytes: r.maxBytes });
+    return { statusCode: res.statusCode || 502, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
+  } catch (e) {
+    if (!(e instanceof EgressRequestError)) throw e;
+    if (e.kind === 'timeout' || e.kind === 'connect_timeout') throw new UpstreamError('timeout', `upstream did not answer within ${r.timeoutMs} ms`);
+    if (e.kind === 'too_large') throw new UpstreamError('too_large', `upstream response exceeds ${r.maxBytes} bytes`);
+    if (e.message === 'the response was interrupted') throw new UpstreamError('upstream_error', 'upstream response was interrupted');
+    throw new UpstreamError('upstream_error', `upstream request failed: ${e.code ?? 'error'}`);
+  }
 }

@@ -2,13 +2,11 @@
  * One HTTPS POST of a webhook body, the way the guard requires: the host is resolved and checked by the
  * TargetGuard, the connection goes to that very address (the URL's host name still drives SNI, certificate
  * verification and the Host header), redirects are never followed, and the whole attempt is bounded.
- * Node's https module is used because `fetch` cannot pin the address it connects to.
+ * The request itself is the fleet's pinned client (`@agw/egress` pinnedRequest).
  */
 import { readFileSync, statSync } from 'node:fs';
-import type { ClientRequest } from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
-import { type ConnectionOptions, type SecureContext, createSecureContext, rootCertificates } from 'node:tls';
+import { type SecureContext, createSecureContext, rootCertificates } from 'node:tls';
+import { EgressRequestError, pinnedRequest } from '@agw/egress';
 import { type TargetGuard, TargetRefusedError } from './target-guard';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'tls_error' | 'refused' | 'error';
@@ -40,8 +38,6 @@ export interface HttpsSenderOptions {
 /** How many bytes of a response are read (and discarded) before the connection is closed. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_TLS|ERR_SSL|HOSTNAME_MISMATCH|ERR_INVALID_CERT)/;
-
 export class HttpsSender {
   private ca?: { mtimeMs: number; context: SecureContext };
 
@@ -64,7 +60,6 @@ export class HttpsSender {
       return done('refused', null, 'webhook_url is not a valid URL');
     }
     if (url.protocol !== 'https:') return done('refused', null, 'webhook_url must use https');
-    const deadline = AbortSignal.timeout(this.o.timeoutMs);
     let target;
     try {
       target = await withTimeout(this.o.guard.resolve(url.hostname), this.o.connectTimeoutMs, 'DNS lookup timed out');
@@ -73,74 +68,35 @@ export class HttpsSender {
       if (e instanceof AttemptTimeoutError) return done('timeout', null, e.message);
       return done('network_error', null, `DNS lookup failed: ${(e as { code?: string }).code ?? (e as Error).message}`);
     }
-    const hostname = url.hostname.replace(/^\[|\]$/g, '');
-    return new Promise<SendResult>((resolve) => {
-      let settled = false;
-      let connectTimer: NodeJS.Timeout | undefined;
-      const finish = (r: SendResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(connectTimer);
-        resolve(r);
-      };
-      let request: ClientRequest;
-      try {
-        const options: https.RequestOptions & Pick<ConnectionOptions, 'secureContext'> = {
-          host: target.address,
-          family: target.family,
-          port: url.port ? Number(url.port) : 443,
-          path: `${url.pathname}${url.search}`,
-          method: 'POST',
-          // SNI and certificate verification use the URL's host name, never the pinned address
-          servername: isIP(hostname) ? undefined : hostname,
-          secureContext: this.secureContext(),
-          agent: false,
-          signal: deadline,
-          headers: {
-            ...req.headers,
-            host: url.host,
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(req.body)),
-            'user-agent': this.o.userAgent ?? 'agw-webhook/1.0',
-          },
-        };
-        // secureContext is handed through to tls.connect like the other TLS options
-        request = https.request(options);
-      } catch (e) {
-        return finish(done('error', null, `request not sent: ${(e as Error).message}`));
-      }
-      // DNS + TCP + TLS share one budget
-      connectTimer = setTimeout(
-        () => request.destroy(new AttemptTimeoutError(`no TLS connection within ${this.o.connectTimeoutMs} ms`)),
-        Math.max(this.o.connectTimeoutMs - (performance.now() - t0), 0),
-      );
-      request.on('socket', (socket) => {
-        socket.once('secureConnect', () => clearTimeout(connectTimer));
+    const elapsed = performance.now() - t0;
+    try {
+      const res = await pinnedRequest({
+        url,
+        target,
+        method: 'POST',
+        headers: { ...req.headers, 'content-type': 'application/json', 'user-agent': this.o.userAgent ?? 'agw-webhook/1.0' },
+        body: req.body,
+        // DNS + TCP + TLS share the connect budget; the whole attempt the timeout
+        connectTimeoutMs: Math.max(this.o.connectTimeoutMs - elapsed, 1),
+        timeoutMs: Math.max(this.o.timeoutMs - elapsed, 1),
+        // the answer's status is what counts: a little of the body is read (and discarded), then the connection closes
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+        onTooLarge: 'truncate',
+        requireCompleteBody: false,
+        secureContext: this.secureContext(),
       });
-      request.on('response', (res) => {
-        const status = res.statusCode ?? 0;
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) res.destroy();
-        });
-        const end = () => {
-          if (status >= 200 && status < 300) finish(done('success', status, null));
-          else if (status >= 300 && status < 400) finish(done('http_error', status, `redirect to ${res.headers.location ? 'another location' : 'nowhere'} not followed`));
-          else finish(done('http_error', status, `receiver answered ${status}`));
-        };
-        res.on('end', end);
-        res.on('close', end);
-        res.on('error', end);
-      });
-      request.on('error', (e: Error & { code?: string }) => {
-        if (e instanceof AttemptTimeoutError) return finish(done('timeout', null, e.message));
-        if (e.name === 'AbortError' || e.name === 'TimeoutError' || deadline.aborted) return finish(done('timeout', null, `no complete answer within ${this.o.timeoutMs} ms`));
-        if (e.code && TLS_CODES.test(e.code)) return finish(done('tls_error', null, `TLS: ${e.code}`));
-        finish(done('network_error', null, e.code ?? e.message));
-      });
-      request.end(req.body);
-    });
+      const status = res.statusCode;
+      if (status >= 200 && status < 300) return done('success', status, null);
+      if (status >= 300 && status < 400) return done('http_error', status, `redirect to ${res.headers.location ? 'another location' : 'nowhere'} not followed`);
+      return done('http_error', status, `receiver answered ${status}`);
+    } catch (e) {
+      if (!(e instanceof EgressRequestError)) return done('error', null, `request not sent: ${(e as Error).message}`);
+      if (e.kind === 'connect_timeout') return done('timeout', null, `no TLS connection within ${this.o.connectTimeoutMs} ms`);
+      if (e.kind === 'timeout') return done('timeout', null, `no complete answer within ${this.o.timeoutMs} ms`);
+      if (e.kind === 'tls') return done('tls_error', null, e.message);
+      if (e.kind === 'network') return done('network_error', null, e.code ?? e.message);
+      return done('error', null, e.message);
+    }
   }
 
   /**

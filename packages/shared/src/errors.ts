@@ -105,6 +105,11 @@ export function locateAtEdge(i: ValidationIssue): ValidationIssue {
   return HTTP_LOC_ROOTS.includes(String(i.loc[0])) ? i : { ...i, loc: ['body', ...i.loc] };
 }
 
+/** The one test of "a dependency could not answer" (a DependencyUnavailableError, or one rebuilt from gRPC). */
+export function isDependencyDown(e: unknown): boolean {
+  return e instanceof AppError && e.code === 'dependency_unavailable';
+}
+
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }

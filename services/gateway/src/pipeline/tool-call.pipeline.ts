@@ -6,7 +6,7 @@
  * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, type DecisionKind, DependencyUnavailableError, type Logger } from '@agw/shared';
+import { type AppError, type DecisionKind, DependencyUnavailableError, type Logger, isDependencyDown } from '@agw/shared';
 import type { ApprovalRepository } from '../approvals/approval.repository';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
@@ -75,9 +75,6 @@ export const FAILURE_VIOLATIONS = {
 
 /** The violation a call carries when a managed session's require_human_approval pattern escalated it. */
 export const SESSION_APPROVAL_VIOLATION = 'session_requires_human_approval';
-
-/** The policy engine (or a store behind it) could not answer: the tenant's failure mode decides. */
-const isDependencyDown = (e: unknown) => e instanceof DependencyUnavailableError || (e instanceof AppError && e.code === 'dependency_unavailable');
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 

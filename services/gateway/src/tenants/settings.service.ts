@@ -5,7 +5,7 @@
  * is set without one, and returned only in the PATCH response that saved webhook settings.
  */
 import { randomBytes } from 'node:crypto';
-import { AppError } from '@agw/shared';
+import { isDependencyDown } from '@agw/shared';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type StoredSettings } from './settings.schema';
@@ -53,7 +53,7 @@ export class SettingsService {
       // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
       // name resolves to can change), so when it cannot be asked now the URL is still accepted.
       await this.checkWebhookUrl(patch.webhook_url).catch((e: unknown) => {
-        if (!(e instanceof AppError) || e.code !== 'dependency_unavailable') throw e;
+        if (!isDependencyDown(e)) throw e;
       });
     }
     let policy;

@@ -3,7 +3,7 @@
  * credential. Returns null when no credential is registered (the agent executes). The gateway never sees
  * the secret. If the vault cannot answer the call fails with a 502: nothing executes without the vault.
  */
-import { DependencyUnavailableError, type TenantCache } from '@agw/shared';
+import { DependencyUnavailableError, type TenantCache, isDependencyDown } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
 
@@ -39,7 +39,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
           { deadlineMs: EXECUTE_DEADLINE_MS },
         );
       } catch (e) {
-        if (e instanceof DependencyUnavailableError || (e as { code?: string }).code === 'dependency_unavailable') {
+        if (isDependencyDown(e)) {
           throw new DependencyUnavailableError('Vault service unreachable: brokered execution is unavailable, the call was not executed', { cause: e });
         }
         throw e;

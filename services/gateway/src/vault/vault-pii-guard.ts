@@ -5,7 +5,7 @@
  * vault's own detector (`@agw/pii`) finds nothing skip the round trip: the vault would return them as they are.
  */
 import { mayContainPii } from '@agw/pii';
-import { DependencyUnavailableError } from '@agw/shared';
+import { DependencyUnavailableError, isDependencyDown } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { PiiGuard, ProtectedParams } from '../pipeline/hooks';
 
@@ -17,7 +17,7 @@ export function createVaultPiiGuard(vault: VaultClient): PiiGuard {
       try {
         r = await vault.protectParams({ tenantId, actionId, paramsJson: JSON.stringify(params) });
       } catch (e) {
-        if (e instanceof DependencyUnavailableError || (e as { code?: string }).code === 'dependency_unavailable') {
+        if (isDependencyDown(e)) {
           throw new DependencyUnavailableError('Vault service unreachable: personal data in params cannot be protected, so the call was refused', { cause: e });
         }
         throw e;

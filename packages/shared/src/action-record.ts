@@ -6,11 +6,13 @@
  *   the audit service and what it sends back;
  * - the hashed content (`hashedContent`): every field, whose RFC 8785 canonical JSON is hashed into the
  *   chain (the exact bytes: docs/audit.md; do not change a field without a chain version);
- * - the public JSON of a stored record (`presentStoredRecord`): GET /api/audit/log and the compliance export.
+ * - the public JSON of a stored record (`presentStoredRecord`): GET /api/audit/log and the compliance export;
+ * - the decision event of a record (`decisionEventOf`), as the bus carries it.
  * It lives in @agw/shared (which depends on the @agw/proto contracts) because every service needs it and
  * the proto package holds only generated code and its index.
  */
 import type { audit } from '@agw/proto';
+import type { DecisionEvent, DecisionKind } from './bus/events';
 
 export interface ActionRecord {
   action_id: string;
@@ -113,5 +115,30 @@ export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, 
     bundle_revision: e.bundleRevision,
     details: parseObject(e.detailsJson, 'details_json'),
     requested_at: e.requestedAt ? new Date(e.requestedAt).toISOString() : new Date().toISOString(),
+  };
+}
+
+/**
+ * The decision event of a record (without `record_id` / `record_hash`, which the append adds once the
+ * record has them in its transaction).
+ */
+export function decisionEventOf(eventId: string, kind: DecisionKind, tenantId: string, r: ActionRecord): Omit<DecisionEvent, 'record_id' | 'record_hash'> {
+  return {
+    event_id: eventId,
+    kind,
+    tenant_id: tenantId,
+    action_id: r.action_id,
+    agent_id: r.agent_id,
+    agent_type: r.agent_type,
+    tool: r.tool,
+    method: r.method,
+    decision: r.decision,
+    violations: r.violations,
+    severity: r.severity,
+    alert_tier: r.alert_tier,
+    requires_human: r.requires_human,
+    source: r.source,
+    session_id: r.session_id,
+    requested_at: r.requested_at,
   };
 }

@@ -1,6 +1,6 @@
 /** The per-tenant hash chain: append, read, verify, and the tamper demo. Transport-free. */
 import { randomUUID } from 'node:crypto';
-import { type DecisionKind, ForbiddenError, InputError, NotFoundError, decisionKinds, subjects } from '@agw/shared';
+import { type DecisionKind, ForbiddenError, InputError, NotFoundError, decisionEventOf, decisionKinds, subjects } from '@agw/shared';
 import type { AuditRecordRepository, BatchAppended, StoredRecord } from './audit-record.repository';
 import { GroupCommit } from './group-commit';
 import { type ChainEntry, GENESIS, canonicalContent, recordHash } from './record-hash';
@@ -46,31 +46,14 @@ export class AuditChain {
    * appends share one transaction (group-commit.ts).
    */
   async append(tenantId: string, entry: ChainEntry, extras: AppendExtras = {}): Promise<StoredRecord & { event_queued: boolean }> {
-    if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+    if (!tenantId) throw InputError.field('tenant_id', 'tenant_id is required', 'missing');
     let event;
     if (extras.eventKind) {
-      if (!(decisionKinds as readonly string[]).includes(extras.eventKind)) throw InputError.at(['event_kind'], `event_kind must be one of ${decisionKinds.join(', ')}`, 'enum');
+      if (!(decisionKinds as readonly string[]).includes(extras.eventKind)) throw InputError.field('event_kind', `event_kind must be one of ${decisionKinds.join(', ')}`, 'enum');
       const kind = extras.eventKind as DecisionKind;
       event = {
         subject: subjects.decision(this.options.streamPrefix ?? '', tenantId, kind),
-        event: {
-          event_id: randomUUID(),
-          kind,
-          tenant_id: tenantId,
-          action_id: entry.action_id,
-          agent_id: entry.agent_id,
-          agent_type: entry.agent_type,
-          tool: entry.tool,
-          method: entry.method,
-          decision: entry.decision,
-          violations: entry.violations,
-          severity: entry.severity,
-          alert_tier: entry.alert_tier,
-          requires_human: entry.requires_human,
-          source: entry.source,
-          session_id: entry.session_id,
-          requested_at: entry.requested_at,
-        },
+        event: decisionEventOf(randomUUID(), kind, tenantId, entry),
       };
     }
     const r = await this.group.append({ tenantId, entry, canonical: canonicalContent(entry), replay: extras.replay, event });

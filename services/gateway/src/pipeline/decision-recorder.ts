@@ -5,8 +5,9 @@
  * that does not take it (`event_queued` false) leaves the publish to this recorder, as before.
  * The policy's replay input, when given, is committed in that transaction too: one commit per call.
  */
+import { randomUUID } from 'node:crypto';
 import type { audit } from '@agw/proto';
-import { type ActionRecord, type DecisionKind, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type DecisionKind, decisionEventOf, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 
@@ -34,25 +35,7 @@ export class DecisionRecorder {
       omitEntry: true,
     });
     const t1 = performance.now();
-    if (!stored.eventQueued) await this.publisher.publish({
-      kind,
-      tenant_id: tenantId,
-      action_id: r.action_id,
-      agent_id: r.agent_id,
-      agent_type: r.agent_type,
-      tool: r.tool,
-      method: r.method,
-      decision: r.decision,
-      violations: r.violations,
-      severity: r.severity,
-      alert_tier: r.alert_tier,
-      requires_human: r.requires_human,
-      source: r.source,
-      session_id: r.session_id,
-      record_id: stored.id,
-      record_hash: stored.recordHash,
-      requested_at: r.requested_at,
-    });
+    if (!stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });
     if (timings) {
       timings.audit = (timings.audit ?? 0) + (t1 - t0);
       timings.publish = (timings.publish ?? 0) + (performance.now() - t1);

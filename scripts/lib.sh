@@ -28,6 +28,7 @@ ensure_system_packages() {
   local missing=()
   command -v softhsm2-util >/dev/null 2>&1 || missing+=(softhsm2)
   command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)   # promtool: the alerting rules' unit tests
   if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
       say "installing system packages: ${missing[*]}"

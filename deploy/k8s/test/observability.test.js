@@ -18,10 +18,23 @@ function promtool(...args) {
   return r;
 }
 
-/** Metric names the services declare (prom-client `name:` fields) plus what Prometheus adds itself. */
+/**
+ * Metric names the services declare (prom-client `name:` fields), with the series a histogram adds, the
+ * process metrics of prom-client's default collection, and Prometheus's own `up`.
+ */
 function exportedMetrics() {
   const out = execFileSync('grep', ['-rhoE', "name: '[a-z_][a-z0-9_]*'", 'services', 'packages/shared/src', '--include=*.ts'], { cwd: ROOT, encoding: 'utf8' });
-  return new Set([...out.matchAll(/'([a-z0-9_]+)'/g)].map((m) => m[1]).concat(['up']));
+  const names = [...out.matchAll(/'([a-z0-9_]+)'/g)].map((m) => m[1]);
+  return new Set([...names, ...names.flatMap((n) => [`${n}_bucket`, `${n}_count`, `${n}_sum`]), 'up', 'process_cpu_seconds_total', 'process_resident_memory_bytes']);
+}
+
+const PROMQL_FUNCTIONS = ['clamp_min', 'increase', 'rate', 'deriv', 'sum', 'max', 'histogram_quantile'];
+
+/** The metric names a PromQL expression reads. */
+function metricsIn(expr) {
+  // label matchers, strings and grouping clauses (`by (label, …)`) name labels, not metrics
+  const bare = expr.replace(/\{[^}]*\}/g, '{}').replace(/"[^"]*"/g, '""').replace(/\b(by|without)\s*\([^)]*\)/g, '');
+  return [...bare.matchAll(/\b([a-z_][a-z0-9_]*)\b(?=\s*[{[]|\s*\)|\s*[<>=]|\s*$)/g)].map((m) => m[1]).filter((n) => !PROMQL_FUNCTIONS.includes(n) && (/_/.test(n) || n === 'up'));
 }
 
 describe('alerting rules', () => {
@@ -42,10 +55,27 @@ describe('alerting rules', () => {
     const doc = YAML.parse(fs.readFileSync(path.join(DIR, 'alerts.yaml'), 'utf8'));
     const runbook = fs.readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8').toLowerCase();
     for (const rule of doc.groups.flatMap((g) => g.rules)) {
-      const names = [...rule.expr.matchAll(/\b([a-z_][a-z0-9_]*)(?=\s*[{[]|\s*\)|\s*[<>=]|$)/g)].map((m) => m[1]).filter((n) => /_/.test(n) || n === 'up');
-      const unknown = names.filter((n) => !exported.has(n) && !['clamp_min', 'increase', 'rate', 'deriv', 'sum', 'max'].includes(n));
+      const unknown = metricsIn(rule.expr).filter((n) => !exported.has(n));
       expect([rule.alert, unknown]).toEqual([rule.alert, []]);
       expect(runbook).toContain(`## ${rule.alert.toLowerCase()}`);
+    }
+  });
+});
+
+describe('the Grafana fleet dashboard', () => {
+  it('is a dashboard with a Prometheus data-source variable and panels reading only exported metrics', () => {
+    const d = JSON.parse(fs.readFileSync(path.join(ROOT, 'deploy/observability/grafana/fleet-overview.json'), 'utf8'));
+    expect(d).toMatchObject({ uid: expect.any(String), title: expect.any(String), schemaVersion: expect.any(Number) });
+    expect(d.templating.list).toContainEqual(expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }));
+    expect(d.panels.length).toBeGreaterThanOrEqual(10);
+    const exported = exportedMetrics();
+    for (const p of d.panels) {
+      expect(p.targets.length).toBeGreaterThan(0);
+      for (const t of p.targets) {
+        const names = metricsIn(t.expr);
+        expect([p.title, names.length > 0]).toEqual([p.title, true]);
+        expect([p.title, names.filter((n) => !exported.has(n))]).toEqual([p.title, []]);
+      }
     }
   });
 });

@@ -12,6 +12,7 @@ import { GrpcAnchorReferences, GrpcPolicySnapshot, createAnchorClient, createPol
 import { complianceGrpcService, merkleGrpcService } from './grpc/merkle.grpc';
 import { MerkleProofs } from './merkle/merkle-proofs';
 import { createMerkleMetrics } from './merkle/merkle.metrics';
+import { registerOutboxGauge } from './chain/outbox.metrics';
 import { MerkleRepository } from './merkle/merkle.repository';
 import { MerkleScheduler } from './merkle/merkle.scheduler';
 import { TreeBuilder } from './merkle/tree-builder';
@@ -25,6 +26,7 @@ runService({
     const bus = await nats();
     // decision events are committed to the outbox with their record and published from here after the commit
     const relay = new EventRelay(bus, db, logger);
+    registerOutboxGauge(registry, db);
     relay.start();
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo, streamPrefix: config.streamPrefix, onCommitted: (b) => relay.committed(b) });
     const merkleRepo = new MerkleRepository(db);

@@ -1,7 +1,7 @@
 /** Prometheus metrics: one registry per process, default Node metrics included. */
-import { Counter, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
 
-export { Counter, Histogram, Registry, Summary };
+export { Counter, Gauge, Histogram, Registry, Summary };
 
 export function createMetricsRegistry(service: string): Registry {
   const registry = new Registry();

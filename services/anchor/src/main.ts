@@ -4,6 +4,7 @@ import { AnchorBatcher } from './anchoring/anchor-batcher';
 import { AnchorService } from './anchoring/anchor-service';
 import { AnchorRepository } from './anchoring/anchor.repository';
 import { createAnchorMetrics } from './anchoring/anchor.metrics';
+import { registerAnchorLagGauges } from './anchoring/anchor-lag.metrics';
 import { AnchorScheduler } from './anchoring/anchor.scheduler';
 import { connectAnchorChain } from './chain/anchor-chain';
 import { loadAnchorConfig } from './config';
@@ -17,6 +18,7 @@ runService({
   start: async ({ config, logger, registry, postgres, nats }) => {
     const db = await postgres();
     const repo = new AnchorRepository(db);
+    registerAnchorLagGauges(registry, db);
     const chain = await connectAnchorChain(config, repo, logger);
     const batcher = new AnchorBatcher(db, repo, () => chain.contract(), logger, config.maxLeavesPerTx, createAnchorMetrics(registry));
     const merkleClient = createMerkleClient(config.auditGrpcUrl, config.auditDeadlineMs);

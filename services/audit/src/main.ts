@@ -2,6 +2,7 @@
 import { runService } from '@agw/shared';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
+import { instrumentChain } from './chain/chain.metrics';
 import { EventRelay } from './chain/event-relay';
 import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
@@ -29,6 +30,7 @@ runService({
     registerOutboxGauge(registry, db);
     relay.start();
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo, streamPrefix: config.streamPrefix, onCommitted: (b) => relay.committed(b) });
+    instrumentChain(chain, registry);
     const merkleRepo = new MerkleRepository(db);
     const builder = new TreeBuilder(db, merkleRepo, new TreeBuiltPublisher(bus), logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const proofs = new MerkleProofs(merkleRepo);

@@ -8,6 +8,7 @@ import { CredentialRepository } from './credentials/credential.repository';
 import { CredentialStore } from './credentials/credential-store';
 import { vaultGrpcService } from './grpc/vault.grpc';
 import { createHsm } from './hsm/create-hsm';
+import { instrumentHsm } from './hsm/hsm.metrics';
 import { KeyRepository } from './keys/key.repository';
 import { createVaultMetrics } from './metrics';
 import { Keyring } from './keys/keyring';
@@ -21,7 +22,7 @@ runService({
   loadConfig: loadVaultConfig,
   start: async ({ config, logger, registry, postgres }) => {
     const db = await postgres();
-    const hsm = createHsm(config);
+    const hsm = instrumentHsm(createHsm(config), registry);
     const keyring = new Keyring(hsm, new KeyRepository(db));
     const subjects = new DataSubjects(keyring, new SubjectRepository(db));
     const pii = new PiiProtector(keyring, subjects);

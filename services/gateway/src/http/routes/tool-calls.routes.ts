@@ -1,6 +1,7 @@
 /** POST /api/mcp/tools/call: the governed tool call (pipeline in pipeline/tool-call.pipeline.ts). */
 import { Router } from 'express';
 import type { GatewayDeps } from '../../deps';
+import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
 import type { ToolCallOutcome } from '../../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../../pipeline/tool-call.schema';
 import { authOf } from '../request-context';
@@ -34,6 +35,7 @@ export function toolCallRoutes(d: GatewayDeps): Router {
     const outcome = await d.pipeline.run({ tenantId, settings, timings }, call);
     const { status, body } = outcomeToHttp(outcome);
     // where the time went, per pipeline step (W3C Server-Timing; durations in ms)
+    observePipelineSteps(d.registry, timings);
     res.setHeader('Server-Timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v.toFixed(2)}`).join(', '));
     res.status(status).json(body);
   });

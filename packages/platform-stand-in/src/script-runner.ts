@@ -1,86 +1,139 @@
 /**
- * Scripted sessions: a test (or the demo) tells a session what its agent does, step by step, and the
+ * Scripted sessions: a test (or the demo mode) tells a session what its agent does, step by step; the
  * stand-in emits the events the platform would and makes the MCP calls the platform would.
  *
- * Steps: `{mcp_list}`, `{mcp_call: {tool, arguments}}`, `{tool_use: {name, input}}`, `{message}`,
- * `{drop_stream}`, `{idle: end_turn|retries_exhausted|requires_action}`, `{error: <type>}`,
- * `{terminate}`, `{wait_ms}`. An interrupt stops the script: the remaining steps answer `skipped`.
+ * Steps: `{mcp_list: true}`, `{mcp_call: {tool, arguments}}`, `{tool_use: {name, input}}`,
+ * `{message: text}`, `{drop_stream: true}`, `{idle: end_turn|retries_exhausted|requires_action}`,
+ * `{error: <session error type>}`, `{terminate: true}`, `{wait_ms: n}`. An MCP step may name its server
+ * (`server`); the default is the agent's first. A `user.interrupt` (or the end of the session) stops
+ * the script: the remaining steps answer `'skipped'`.
  */
-import { withMcp } from './mcp-client';
-import type { PlatformState, Session } from './platform-state';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { invalidRequest } from './api-errors';
+import { McpFailure, callTool, listToolNames } from './mcp-session-client';
+import type { McpServerDef, PlatformState, Session } from './platform-state';
 
-export type Step = Record<string, any>;
+export type Step =
+  | { mcp_list: true | string }
+  | { mcp_call: { tool: string; arguments?: Record<string, unknown>; server?: string } }
+  | { tool_use: { name: string; input?: Record<string, unknown> } }
+  | { message: string }
+  | { drop_stream: true }
+  | { idle: 'end_turn' | 'retries_exhausted' | 'requires_action'; event_ids?: string[] }
+  | { error: string }
+  | { terminate: true }
+  | { wait_ms: number };
 
-export async function runScript(state: PlatformState, s: Session, steps: Step[]): Promise<unknown[]> {
-  const epoch = s.interruptEpoch;
-  const results: unknown[] = [];
-  for (const step of steps) {
-    if (s.interruptEpoch !== epoch || s.status === 'terminated') {
-      results.push('skipped');
-      continue;
+/** What one step answered: its own result, `{error}` when it failed, or `'skipped'` after an interrupt. */
+export type StepResult = unknown;
+
+const KINDS = ['mcp_list', 'mcp_call', 'tool_use', 'message', 'drop_stream', 'idle', 'error', 'terminate', 'wait_ms'] as const;
+const IDLE_REASONS = ['end_turn', 'retries_exhausted', 'requires_action'];
+
+/** Checks a script's shape before anything runs (a 400 names the first bad step). */
+export function parseSteps(steps: unknown): Step[] {
+  if (!Array.isArray(steps)) throw invalidRequest('steps must be an array');
+  steps.forEach((step, i) => {
+    const kinds = step && typeof step === 'object' ? KINDS.filter((k) => k in step) : [];
+    const s = step as Record<string, any>;
+    const ok =
+      kinds.length === 1 &&
+      (kinds[0] !== 'mcp_call' || typeof s.mcp_call?.tool === 'string') &&
+      (kinds[0] !== 'tool_use' || typeof s.tool_use?.name === 'string') &&
+      (kinds[0] !== 'idle' || IDLE_REASONS.includes(s.idle)) &&
+      (kinds[0] !== 'error' || typeof s.error === 'string') &&
+      (kinds[0] !== 'wait_ms' || (typeof s.wait_ms === 'number' && s.wait_ms >= 0));
+    if (!ok) throw invalidRequest(`steps[${i}] is not a step: ${JSON.stringify(step)}`);
+  });
+  return steps as Step[];
+}
+
+/** Runs `steps` in order; `signal` (by default the session's current one) stops it between steps. */
+export async function runScript(state: PlatformState, s: Session, steps: Step[], signal: AbortSignal = s.stop.signal): Promise<StepResult[]> {
+  const results: StepResult[] = [];
+  s.scripts++;
+  try {
+    for (const step of steps) {
+      if (signal.aborted || s.status === 'terminated') results.push('skipped');
+      else results.push(await runStep(state, s, step, signal).catch((e: Error) => ({ error: e.message })));
     }
-    results.push(await runStep(state, s, step).catch((e: Error) => ({ error: e.message })));
+  } finally {
+    s.scripts--;
   }
   return results;
 }
 
-async function runStep(state: PlatformState, s: Session, step: Step): Promise<unknown> {
-  const log = s.log;
-  if (step.mcp_list || step.mcp_call) {
-    const server = s.agent.mcp_servers[0];
-    if (!server) throw new Error('the session agent has no MCP server');
-    const token = state.tokenFor(s, server.url);
-    if (!token) {
-      log.append('session.error', { error: { type: 'mcp_authentication_failed_error', message: `no vault credential for ${server.url}`, mcp_server_name: server.name } });
-      throw new Error(`no vault credential for ${server.url}`);
-    }
-    if (step.mcp_list) return withMcp(server.url, token, async (c) => (await c.listTools()).tools.map((t) => t.name));
-    const { tool, arguments: args = {} } = step.mcp_call;
-    const use = log.append('agent.mcp_tool_use', { name: tool, input: args, mcp_server_name: server.name });
-    try {
-      const result = await withMcp(server.url, token, (c) => c.callTool({ name: tool, arguments: args }));
-      log.append('agent.mcp_tool_result', { mcp_tool_use_id: use.id, content: result.content, is_error: Boolean(result.isError) });
-      return result;
-    } catch (e) {
-      log.append('agent.mcp_tool_result', { mcp_tool_use_id: use.id, content: [{ type: 'text', text: (e as Error).message }], is_error: true });
-      return { isError: true, error: (e as Error).message };
-    }
-  }
-  if (step.tool_use) {
-    const use = log.append('agent.tool_use', { name: step.tool_use.name, input: step.tool_use.input ?? {} });
-    log.append('agent.tool_result', { tool_use_id: use.id, content: [{ type: 'text', text: 'ok' }], is_error: false });
-    return { tool_use_id: use.id };
-  }
-  if (step.message !== undefined) return log.append('agent.message', { content: [{ type: 'text', text: String(step.message) }] }).id;
-  if (step.drop_stream) {
-    log.dropStreams();
-    return { dropped: true };
-  }
-  if (step.idle) {
-    s.status = 'idle';
-    const stop_reason = step.idle === 'requires_action' ? { type: 'requires_action', event_ids: [] } : { type: step.idle };
-    return log.append('session.status_idle', { stop_reason, stop_details: null }).id;
-  }
-  if (step.error) return log.append('session.error', { error: { type: String(step.error), message: `stand-in: ${step.error}` } }).id;
-  if (step.terminate) {
-    s.status = 'terminated';
-    return log.append('session.status_terminated').id;
-  }
-  if (step.wait_ms !== undefined) {
-    await new Promise((r) => setTimeout(r, Math.min(Number(step.wait_ms) || 0, 60_000)));
-    return { waited: step.wait_ms };
-  }
-  throw new Error(`unknown step ${JSON.stringify(step)}`);
+function serverOf(s: Session, name: string | undefined): McpServerDef {
+  const server = name === undefined ? s.agent.mcp_servers[0] : s.agent.mcp_servers.find((x) => x.name === name);
+  if (!server) throw new Error(name === undefined ? 'the session agent has no MCP server' : `the session agent has no MCP server ${name}`);
+  return server;
 }
 
-/** What a demo session does by itself (npm start without ANTHROPIC_API_KEY). */
-export async function runDemo(state: PlatformState, s: Session): Promise<void> {
-  const [tools] = (await runScript(state, s, [{ mcp_list: true }])) as [string[] | { error: string }];
-  const first = Array.isArray(tools) ? tools[0] : undefined;
-  await runScript(state, s, [
+/** A `session.error` for an MCP server the platform could not use (its `retry_status` is terminal). */
+function mcpError(s: Session, server: McpServerDef, f: McpFailure) {
+  const e = s.log.append('session.error', { error: { type: f.type, message: f.message, mcp_server_name: server.name, retry_status: { type: 'terminal' } } });
+  return { error: f.message, error_type: f.type, session_error_id: e.id };
+}
+
+async function runStep(state: PlatformState, s: Session, step: Step, signal: AbortSignal): Promise<StepResult> {
+  const log = s.log;
+  if ('mcp_list' in step || 'mcp_call' in step) {
+    const server = serverOf(s, 'mcp_call' in step ? step.mcp_call.server : typeof step.mcp_list === 'string' ? step.mcp_list : undefined);
+    const token = state.bearerFor(s, server.url);
+    if (!token) return mcpError(s, server, new McpFailure('mcp_authentication_failed_error', `no vault credential of the session is registered for ${server.url}`));
+    if ('mcp_list' in step) return listToolNames(server.url, token).catch((e) => (e instanceof McpFailure ? mcpError(s, server, e) : Promise.reject(e)));
+    const { tool, arguments: args = {} } = step.mcp_call;
+    const use = log.append('agent.mcp_tool_use', { name: tool, input: args, mcp_server_name: server.name });
+    let result: CallToolResult;
+    let failure: McpFailure | undefined;
+    try {
+      result = await callTool(server.url, token, tool, args);
+    } catch (e) {
+      if (e instanceof McpFailure) failure = e;
+      result = { content: [{ type: 'text', text: (e as Error).message }], isError: true };
+    }
+    log.append('agent.mcp_tool_result', { mcp_tool_use_id: use.id, content: result.content, is_error: Boolean(result.isError) });
+    return failure ? { ...result, ...mcpError(s, server, failure) } : result;
+  }
+  if ('tool_use' in step) {
+    const use = log.append('agent.tool_use', { name: step.tool_use.name, input: step.tool_use.input ?? {} });
+    const res = log.append('agent.tool_result', { tool_use_id: use.id, content: [{ type: 'text', text: 'ok' }], is_error: false });
+    return { tool_use_id: use.id, tool_result_id: res.id };
+  }
+  if ('message' in step) return { event_id: log.append('agent.message', { content: [{ type: 'text', text: String(step.message) }] }).id };
+  if ('drop_stream' in step) return { dropped: log.dropStreams() };
+  if ('idle' in step) {
+    const stopReason = step.idle === 'requires_action' ? { type: 'requires_action', event_ids: step.event_ids ?? [] } : { type: step.idle };
+    return { event_id: state.setStatus(s, 'idle', stopReason)?.id ?? null };
+  }
+  if ('error' in step) {
+    return { event_id: log.append('session.error', { error: { type: step.error, message: `stand-in scripted ${step.error}`, retry_status: { type: 'terminal' } } }).id };
+  }
+  if ('terminate' in step) return { event_id: state.setStatus(s, 'terminated')?.id ?? null };
+  const ms = Math.min(step.wait_ms, 60_000);
+  const interrupted = await new Promise<boolean>((resolve) => {
+    const t = setTimeout(() => done(false), ms);
+    const done = (v: boolean) => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
+    const onAbort = () => done(true);
+    signal.addEventListener('abort', onAbort);
+  });
+  return { waited: ms, interrupted };
+}
+
+/** What a demo session does by itself (`npm start` without ANTHROPIC_API_KEY): its governed tools, one call, `ls -la`, end of turn. */
+export async function runDemo(state: PlatformState, s: Session): Promise<StepResult[]> {
+  const signal = s.stop.signal;
+  const [tools] = await runScript(state, s, [{ mcp_list: true }], signal);
+  const first = Array.isArray(tools) ? (tools[0] as string | undefined) : undefined;
+  const rest = await runScript(state, s, [
     ...(first ? [{ mcp_call: { tool: first, arguments: { method: 'call', params: {} } } }] : []),
     { tool_use: { name: 'bash', input: { command: 'ls -la' } } },
-    { message: first ? `Called ${first} through the governance gateway and listed the workspace.` : 'No governed tools were available; listed the workspace.' },
+    { message: first ? `Listed the governed tools and called ${first} through the governance gateway, then listed the workspace.` : 'No governed tool was available; listed the workspace.' },
     { idle: 'end_turn' },
-  ]);
+  ], signal);
+  return [tools, ...rest];
 }

@@ -103,6 +103,8 @@ describe('access and errors', () => {
     await expect(client.beta.sessions.events.send(s.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: 'x', result: 'allow' } as never] })).rejects.toMatchObject({ status: 400 });
     expect((await raw('POST', `/v1/vaults/${s.vault_ids[0]}/credentials`, h, { auth: { type: 'mcp_oauth' } })).status).toBe(400);
     expect((await raw('GET', '/v1/nowhere', h)).status).toBe(404);
+    expect((await raw('GET', '/v1/agents/%E0%A4%A', h)).status).toBe(404);
+    expect((await raw('GET', '/elsewhere')).status).toBe(404);
   });
 });
 

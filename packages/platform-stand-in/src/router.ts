@@ -26,8 +26,9 @@ export class Router {
   async dispatch(req: IncomingMessage, res: ServerResponse, path: string[], query: URLSearchParams): Promise<void> {
     for (const r of this.routes) {
       if (r.method !== req.method || r.parts.length !== path.length) continue;
+      if (!r.parts.every((p, i) => p.startsWith(':') || p === path[i])) continue;
       const params: Record<string, string> = {};
-      if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = path[i]), true) : p === path[i]))) continue;
+      r.parts.forEach((p, i) => p.startsWith(':') && (params[p.slice(1)] = path[i]));
       const body = await r.handler({ req, res, params, query });
       if (body !== undefined) sendJson(res, 200, body);
       return;

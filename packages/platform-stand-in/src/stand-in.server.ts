@@ -56,9 +56,15 @@ export async function startPlatformStandIn(o: StandInOptions): Promise<RunningSt
   const control = controlApi(state);
 
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://stand-in');
-    const [prefix, ...path] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const handled = (async () => {
+      const url = new URL(req.url ?? '/', 'http://stand-in');
+      let segments: string[];
+      try {
+        segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+      } catch {
+        throw new ApiError(404, 'not_found_error', `no route ${req.method} ${url.pathname}`);
+      }
+      const [prefix, ...path] = segments;
       if (prefix === 'v1') {
         checkAccess(req, o.apiKey);
         return v1.dispatch(req, res, path, url.searchParams);

@@ -76,6 +76,24 @@ export function blockedDomain(params: unknown, blocked: string[]): string | null
   return null;
 }
 
+const NO_CONSTRAINTS: GatewayConstraintSettings = Object.freeze({});
+/**
+ * Parsed once per stored settings object: the settings service hands out the same object for every call
+ * until it re-reads the tenant's settings (a change or its cache's age), which brings a new object and so
+ * a new parse. A value that is not an object (or does not parse) means no constraints, as before.
+ */
+const parsedByValue = new WeakMap<object, GatewayConstraintSettings>();
+export function parsedConstraints(value: unknown): GatewayConstraintSettings {
+  if (value === undefined || value === null) return NO_CONSTRAINTS;
+  if (typeof value !== 'object') return NO_CONSTRAINTS; // a string or number never parses as the object schema
+  const hit = parsedByValue.get(value);
+  if (hit) return hit;
+  const parsed = gatewayConstraintsSchema.safeParse(value);
+  const c = parsed.success ? parsed.data : NO_CONSTRAINTS;
+  parsedByValue.set(value, c);
+  return c;
+}
+
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const DAY_TTL_S = 48 * 3600;
 
@@ -101,8 +119,7 @@ export class RedisGatewayConstraints implements GatewayConstraints {
   }
 
   async check(tenantId: string, call: ToolCallRequest, settings: Record<string, unknown>): Promise<ConstraintHit | null> {
-    const parsed = gatewayConstraintsSchema.safeParse(settings.gateway_constraints ?? {});
-    const c: GatewayConstraintSettings = parsed.success ? parsed.data : {};
+    const c = parsedConstraints(settings.gateway_constraints);
     if (this.lastSettings.size > 10_000) this.lastSettings.clear();
     this.lastSettings.set(tenantId, c);
 

@@ -68,7 +68,7 @@ export function presentStoredRecord(r: ActionRecord & { id: number; prev_hash: s
 }
 
 /** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */
-export function toAuditEntry(r: ActionRecord): audit.AuditEntry {
+export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
   return {
     actionId: r.action_id,
     agentId: r.agent_id,
@@ -76,7 +76,8 @@ export function toAuditEntry(r: ActionRecord): audit.AuditEntry {
     agentVersion: r.agent_version,
     tool: r.tool,
     method: r.method,
-    paramsJson: JSON.stringify(r.params),
+    // the caller may pass JSON.stringify(r.params) it already made (the gateway makes it once per call)
+    paramsJson: paramsJson ?? JSON.stringify(r.params),
     decision: r.decision,
     violations: r.violations,
     severity: r.severity,

@@ -11,6 +11,20 @@ import { type ActionRecord, type DecisionKind, decisionEventOf, toAuditEntry } f
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 
+/**
+ * JSON.stringify of a call's params, made once per params object: the policy request and the audit entry
+ * carry the same text. Params are never mutated after validation (the stored params are a new object).
+ */
+const paramsJson = new WeakMap<object, string>();
+export function paramsJsonOf(params: Record<string, unknown>): string {
+  let s = paramsJson.get(params);
+  if (s === undefined) {
+    s = JSON.stringify(params);
+    paramsJson.set(params, s);
+  }
+  return s;
+}
+
 /** The fleet's action record (`@agw/shared`), with the decisions and sources the gateway records. */
 export interface DecisionRecord extends ActionRecord {
   decision: 'allow' | 'deny' | 'requires_human' | 'observed';
@@ -30,7 +44,7 @@ export class DecisionRecorder {
       tenantId,
       eventKind: kind,
       replayJson,
-      entry: toAuditEntry(r),
+      entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire
       omitEntry: true,
     });

@@ -11,7 +11,7 @@ import type { ApprovalRepository } from '../approvals/approval.repository';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings } from '../tenants/settings.schema';
-import type { DecisionRecord, DecisionRecorder } from './decision-recorder';
+import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
 import type { GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import { approvalPatternFor } from './approval-patterns';
 import type { ToolCallRequest } from './tool-call.schema';
@@ -194,11 +194,13 @@ export class ToolCallPipeline {
           agentVersion: call.agent_version,
           tool: call.tool,
           method: call.method,
-          paramsJson: JSON.stringify(call.params),
+          paramsJson: paramsJsonOf(call.params),
           piiDetected: p.piiDetected,
           sessionId: ctx.sessionId ?? '',
         },
-        storedParamsJson: JSON.stringify(p.storedParams),
+        // empty: the stored params are the params (no PII found), as policy.proto allows; the record's
+        // params_json reuses the same string (paramsJsonOf)
+        storedParamsJson: p.storedParams === call.params && !p.piiDetected ? '' : paramsJsonOf(p.storedParams),
         deferReplayRecord: true,
       }),
     );

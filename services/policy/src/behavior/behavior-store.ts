@@ -12,7 +12,7 @@
  * failure mode applies.
  */
 import { DependencyUnavailableError, type Redis } from '@agw/shared';
-import { type AnomalyFactors, anomalyScore } from './anomaly-score';
+import { ANOMALY_MODEL, type AnomalyFactors } from './anomaly-score';
 
 export const KEY_PREFIX = 'agw:beh:';
 const DAY_MS = 24 * 3600 * 1000;
@@ -64,11 +64,60 @@ return out
 `;
 
 /**
- * The decision's writes, in the order of the MULTI this replaced. KEYS a, t:<tool>, v, amt, tools, last,
- * score, s:<session>|amt; ARGV now, action id, violation 0/1, amount|'', has session, hour cut "(ms",
- * day cut "(ms", day cut ms, TTL, long TTL, tool, amount member|''.
+ * anomaly-score.ts's anomalyScore in Lua, so the decision's record writes the new score in the same script
+ * (one round trip instead of two). The same IEEE-754 double operations in the same order; JS Math.round as
+ * floor plus a half-up step (exact, unlike floor(x + 0.5)); numbers written as JS writes these values (every
+ * one is a count or a multiple of 1e-4: at most four decimals, trailing zeros dropped). The JSON keys in
+ * AnomalyFactors order. Checked against anomalyScore over a grid and random inputs (behavior-store.test.ts).
+ * M: minBaselinePerHour, burstSpan, minSample, establishedActions, weights burst, violations, newTool.
  */
-const RECORD_SCRIPT = `
+const ANOMALY_LUA = `
+local function jsnum(x)
+  if x == 0 then return '0' end
+  local s = string.format('%.4f', x)
+  s = string.gsub(s, '0+$', '')
+  s = string.gsub(s, '%.$', '')
+  return s
+end
+local function r4(x)
+  local y = x * 10000
+  local f = math.floor(y)
+  if y - f >= 0.5 then f = f + 1 end
+  return f / 10000
+end
+local function clamp(x) return math.min(1, math.max(0, x)) end
+local function anomaly(a1h, a24h, v24h, isNewTool, M)
+  local baseline = math.max((a24h - a1h) / 23, M[1])
+  local burst = clamp((a1h / baseline - 1) / M[2])
+  local vr = clamp(v24h / math.max(a24h, M[3]))
+  local nt = 0
+  if isNewTool and a24h >= M[4] then nt = 1 end
+  local score = 1 - (1 - M[5] * burst) * (1 - M[6] * vr) * (1 - M[7] * nt)
+  local factors = '{"burst":' .. jsnum(r4(burst)) .. ',"violation_ratio":' .. jsnum(r4(vr)) .. ',"new_tool":' .. jsnum(nt)
+    .. ',"baseline_per_hour":' .. jsnum(r4(baseline)) .. ',"action_count_1h":' .. jsnum(a1h) .. ',"action_count_24h":' .. jsnum(a24h)
+    .. ',"violation_count_24h":' .. jsnum(v24h) .. '}'
+  return jsnum(r4(clamp(score))), factors
+end
+`;
+const M = ANOMALY_MODEL;
+/** the model's constants as the scripts' last ARGVs (one source: anomaly-score.ts) */
+const MODEL_ARGS = [M.minBaselinePerHour, M.burstSpan, M.minSample, M.establishedActions, M.weights.burst, M.weights.violations, M.weights.newTool].map(String);
+const modelFrom = (first: number) => `{${MODEL_ARGS.map((_, i) => `tonumber(ARGV[${first + i}])`).join(', ')}}`;
+
+/** Test hook: KEYS none; ARGV a1h, a24h, v24h, new tool 0/1, model; returns {score, factors JSON} as the record script writes them. */
+export const ANOMALY_CHECK_SCRIPT = `${ANOMALY_LUA}
+local s, f = anomaly(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1', ${modelFrom(5)})
+return {s, f}
+`;
+export const ANOMALY_MODEL_ARGS = MODEL_ARGS;
+
+/**
+ * The decision's writes, in the order of the MULTI this replaced, then the new anomaly score (HSET, EXPIRE:
+ * what the separate score script did). KEYS a, t:<tool>, v, amt, tools, last, score, s:<session>|amt; ARGV
+ * now, action id, violation 0/1, amount|'', has session, hour cut "(ms", day cut "(ms", day cut ms, TTL,
+ * long TTL, tool, amount member|'', updated_at (ISO), then the model (MODEL_ARGS).
+ */
+const RECORD_SCRIPT = `${ANOMALY_LUA}
 local now, id, dayCut, dayOld = ARGV[1], ARGV[2], ARGV[8], ARGV[7]
 local hasSession = ARGV[5] == '1'
 local score = redis.call('HGET', KEYS[7], 'score')
@@ -94,26 +143,23 @@ local t24h = redis.call('ZCOUNT', KEYS[2], dayOld, '+inf')
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[9]) end
 if hasSession then redis.call('EXPIRE', KEYS[8], ARGV[9]) end
 redis.call('EXPIRE', KEYS[5], ARGV[10])
+local v24h = vBefore
+if ARGV[3] == '1' then v24h = v24h + 1 end
+local newScore, factors = anomaly(a1h, a24h, v24h, newTool == 1, ${modelFrom(14)})
+redis.call('HSET', KEYS[7], 'score', newScore, 'factors', factors, 'updated_at', ARGV[13])
+redis.call('EXPIRE', KEYS[7], ARGV[10])
 return {score, last, amounts, vBefore, newTool, a1h, a24h, t24h}
-`;
-
-/** KEYS score; ARGV score, factors JSON, updated_at, TTL */
-const SCORE_SCRIPT = `
-redis.call('HSET', KEYS[1], 'score', ARGV[1], 'factors', ARGV[2], 'updated_at', ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return 1
 `;
 
 type Script = (...args: string[]) => Promise<unknown>;
 
 export class BehaviorStore {
   /** the scripts above, sent as EVALSHA (ioredis loads them on first use) */
-  private readonly scripts: Record<'agwBehaviorSnapshot' | 'agwBehaviorRecord' | 'agwBehaviorScore', Script>;
+  private readonly scripts: Record<'agwBehaviorSnapshot' | 'agwBehaviorRecord', Script>;
 
   constructor(private readonly redis: Redis) {
     redis.defineCommand('agwBehaviorSnapshot', { numberOfKeys: 6, lua: SNAPSHOT_SCRIPT });
     redis.defineCommand('agwBehaviorRecord', { numberOfKeys: 8, lua: RECORD_SCRIPT });
-    redis.defineCommand('agwBehaviorScore', { numberOfKeys: 1, lua: SCORE_SCRIPT });
     this.scripts = redis as unknown as BehaviorStore['scripts'];
   }
 
@@ -181,14 +227,12 @@ export class BehaviorStore {
         String(LONG_TTL_S),
         f.tool,
         f.amount === null ? '' : `${f.actionId}:${f.amount}`,
+        new Date(nowMs).toISOString(),
+        ...MODEL_ARGS,
       )) as unknown[];
-      // r: 0 score, 1 last, 2 session amount | amounts, 3 violations before this one, 4 new tool, 5 1h, 6 24h, 7 tool 24h
-      const violationsBefore = Number(r[3]);
-      const actions1h = Number(r[5]);
-      const actions24h = Number(r[6]);
-      const { score, factors } = anomalyScore({ actions1h, actions24h, violations24h: violationsBefore + (f.violation ? 1 : 0), newTool: Number(r[4]) === 1 });
-      await this.scripts.agwBehaviorScore(k('score'), String(score), JSON.stringify(factors), new Date(nowMs).toISOString(), String(LONG_TTL_S));
-      return toBehavioral([actions1h, actions24h, r[7], violationsBefore, r[0], r[1], r[2]], nowMs, Boolean(f.sessionId));
+      // r: 0 score (before this decision), 1 last, 2 session amount | amounts, 3 violations before this one,
+      // 4 new tool, 5 1h, 6 24h, 7 tool 24h; the new score is written by the script itself (ANOMALY_LUA)
+      return toBehavioral([Number(r[5]), Number(r[6]), r[7], Number(r[3]), r[0], r[1], r[2]], nowMs, Boolean(f.sessionId));
     });
   }
 

@@ -14,6 +14,7 @@ export const auditSettings = {
   merkleTickSeconds: setting('MERKLE_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly tree heads are due'),
   merkleMaxLeavesPerBuild: setting('MERKLE_MAX_LEAVES_PER_BUILD', envInt(1_000_000), 'most records one tree head adds (the rest go into the next build)'),
   anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address (anchor references of the compliance export)'),
+  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (signs checkpoints with its HSM-held Ed25519 key)'),
   policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (policy snapshot of the compliance export)'),
   peerDeadlineMs: setting('PEER_DEADLINE_MS', envInt(10_000), 'deadline of the anchor and policy calls behind a compliance export'),
   exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),

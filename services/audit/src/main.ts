@@ -18,6 +18,11 @@ import { MerkleRepository } from './merkle/merkle.repository';
 import { MerkleScheduler } from './merkle/merkle.scheduler';
 import { TreeBuilder } from './merkle/tree-builder';
 import { TreeBuiltPublisher } from './merkle/tree-built.publisher';
+import { CheckpointRepository } from './checkpoints/checkpoint.repository';
+import { Checkpoints } from './checkpoints/checkpoints';
+import { CheckpointingSink } from './checkpoints/checkpointing.sink';
+import { VaultNoteSigner, createNoteSigningClient } from './checkpoints/vault-note-signer';
+import { ErasureStatements } from './checkpoints/erasure-statements';
 
 runService({
   name: 'audit',
@@ -32,8 +37,12 @@ runService({
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo, streamPrefix: config.streamPrefix, onCommitted: (b) => relay.committed(b) });
     instrumentChain(chain, registry);
     const merkleRepo = new MerkleRepository(db);
-    const builder = new TreeBuilder(db, merkleRepo, new TreeBuiltPublisher(bus), logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const proofs = new MerkleProofs(merkleRepo);
+    const noteSigningClient = createNoteSigningClient(config.vaultGrpcUrl, config.peerDeadlineMs);
+    const noteSigner = new VaultNoteSigner(noteSigningClient);
+    const checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads: merkleRepo, proofs, signer: noteSigner, logger });
+    const treeSink = new CheckpointingSink(checkpoints, new TreeBuiltPublisher(bus), logger);
+    const builder = new TreeBuilder(db, merkleRepo, treeSink, logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
     if (config.merkleScheduleEnabled) scheduler.start();
     const anchorClient = createAnchorClient(config.anchorGrpcUrl, config.peerDeadlineMs);
@@ -42,6 +51,8 @@ runService({
       chain,
       records: new ExportRepository(db),
       proofs,
+      checkpoints,
+      verifierKey: (tenantId: string) => noteSigner.verifierKey(tenantId),
       anchors: new GrpcAnchorReferences(anchorClient),
       policy: new GrpcPolicySnapshot(policyClient),
       maxRecords: config.exportMaxRecords,
@@ -51,11 +62,11 @@ runService({
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     return {
       grpc: [
-        auditGrpcService(chain, new SessionTotalsRepository(db), logger),
-        merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule }, logger),
+        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner)),
+        merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exporter, logger),
       ],
-      closers: [() => relay.stop(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop()],
+      closers: [() => relay.stop(), () => noteSigningClient.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop()],
     };
   },
 });

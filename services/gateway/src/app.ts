@@ -22,6 +22,7 @@ import { policyRoutes } from './http/routes/policy.routes';
 import { anchorRoutes } from './http/routes/anchor.routes';
 import { complianceRoutes } from './http/routes/compliance.routes';
 import { merkleRoutes } from './http/routes/merkle.routes';
+import { evidenceRoutes } from './http/routes/evidence.routes';
 import { settingsRoutes } from './http/routes/settings.routes';
 import { systemRoutes } from './http/routes/system.routes';
 import { tenantRoutes } from './http/routes/tenants.routes';
@@ -72,6 +73,7 @@ export function createApp(d: GatewayDeps): Express {
   api.use(hsmRoutes(d));
   api.use(subjectRoutes(d));
   api.use(merkleRoutes(d));
+  api.use(evidenceRoutes(d));
   api.use(anchorRoutes(d));
   api.use(complianceRoutes(d));
   api.use(webhookRoutes(d));

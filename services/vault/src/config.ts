@@ -36,6 +36,11 @@ export const vaultSettings = {
   ),
   upstreamTimeoutMs: setting('VAULT_UPSTREAM_TIMEOUT_MS', envInt(10_000), 'timeout of one brokered upstream call (connect + response)'),
   upstreamMaxBytes: setting('VAULT_UPSTREAM_MAX_BYTES', envInt(1_048_576), 'largest upstream response body returned to the agent'),
+  evidenceLogHost: setting(
+    'EVIDENCE_LOG_HOST',
+    z.string().regex(/^[^\s+/]+$/, 'a host name without spaces, "+" or "/"').default('localhost'),
+    'public host in the origin (= note key name) of each tenant\'s log: <EVIDENCE_LOG_HOST>/agw/<tenant_id> (set the public host of the gateway in production; changing it changes every verifier key)',
+  ),
 };
 
 export type VaultConfig = ReturnType<typeof loadVaultConfig>;

@@ -16,6 +16,8 @@ import { DataSubjects } from './pii/data-subjects';
 import { PiiProtector } from './pii/pii-protector';
 import { SubjectEnvelopes } from './pii/subject-envelopes';
 import { SubjectRepository } from './pii/subject.repository';
+import { noteSigningGrpcService } from './grpc/note-signing.grpc';
+import { NoteSigner } from './signing/note-signer';
 
 runService({
   name: 'vault',
@@ -31,7 +33,7 @@ runService({
     const accessLog = new AccessLogRepository(db);
     const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger });
     return {
-      grpc: [vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)],
+      grpc: [noteSigningGrpcService(new NoteSigner(hsm, config.evidenceLogHost), logger), vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)],
       closers: [() => hsm.close()],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },

@@ -9,6 +9,7 @@ import { InputError, presentStoredRecord } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
+import type { Checkpoints } from '../checkpoints/checkpoints';
 import type { TreeHead } from '../merkle/merkle.repository';
 import { renderCompliancePdf } from './compliance-pdf.renderer';
 import type { ExportRepository, RangeStats } from './export.repository';
@@ -54,6 +55,19 @@ export interface ExportPackage {
   anchors: { status: string; references: AnchorReference[]; error?: string };
   sample_inclusion_proofs: Array<Record<string, unknown>>;
   policy_snapshot: Record<string, unknown>;
+  /** What an offline verifier needs beyond the sections above (docs/evidence.md); added in format 1.1. */
+  evidence: {
+    status: string;
+    error?: string;
+    /** C2SP tlog-checkpoint signed notes of every tree head, oldest first */
+    checkpoints: Array<{ tree_index: number; tree_size: number; merkle_root: string; checkpoint_sha256: string; note: string }>;
+    verifier_key: string | null;
+    origin: string | null;
+    /** RFC 9162 consistency proofs between successive tree heads (the `merkle.tree_heads` list) */
+    tree_heads: Array<{ tree_index: number; tree_size: number; merkle_root: string }>;
+    consistency_proofs: Array<{ from_size: number; to_size: number; proof: string[] }>;
+    chain: { chain_id: number | null; contract_address: string | null; network: string | null };
+  };
 }
 
 export interface ExportResult {
@@ -93,6 +107,8 @@ export class ComplianceExporter {
       chain: AuditChain;
       records: ExportRepository;
       proofs: MerkleProofs;
+      checkpoints?: Checkpoints;
+      verifierKey?: (tenantId: string) => Promise<{ vkey: string; keyName: string }>;
       anchors: AnchorReferenceSource;
       policy: PolicySnapshotSource;
       maxRecords: number;
@@ -158,9 +174,10 @@ export class ComplianceExporter {
         });
       }
     }
+    const evidence = await this.evidence(tenantId, heads, anchors.references);
     return {
       package: {
-        format_version: '1.0',
+        format_version: '1.1',
         standard: 'AGCS v0.9',
         generated_at: now.toISOString(),
         tenant_id: tenantId,
@@ -184,6 +201,33 @@ export class ComplianceExporter {
       anchors,
       sample_inclusion_proofs: samples,
       policy_snapshot: policy,
+      evidence,
     };
+  }
+
+  /** Checkpoints, verifier key, consistency proofs between successive heads, chain id and contract. */
+  private async evidence(tenantId: string, heads: TreeHead[], anchors: AnchorReference[]): Promise<ExportPackage['evidence']> {
+    const first = anchors[0];
+    const chain = { chain_id: first?.chain_id ?? null, contract_address: first?.contract_address ?? null, network: first?.network ?? null };
+    const treeHeads = heads.map((h) => ({ tree_index: h.tree_index, tree_size: h.tree_size, merkle_root: h.merkle_root }));
+    const consistency: ExportPackage['evidence']['consistency_proofs'] = [];
+    for (let i = 1; i < heads.length; i++) {
+      const p = await this.d.proofs.consistency(tenantId, heads[i - 1].tree_index, heads[i].tree_index);
+      consistency.push({ from_size: p.first.tree_size, to_size: p.second.tree_size, proof: p.proof });
+    }
+    const base = { tree_heads: treeHeads, consistency_proofs: consistency, chain };
+    if (!this.d.checkpoints || !this.d.verifierKey) return { status: 'unavailable', error: 'checkpoint signing is not configured', checkpoints: [], verifier_key: null, origin: null, ...base };
+    try {
+      const [list, key] = await Promise.all([this.d.checkpoints.list(tenantId), this.d.verifierKey(tenantId)]);
+      return {
+        status: 'ok',
+        checkpoints: list.map((c) => ({ tree_index: c.tree_index, tree_size: c.tree_size, merkle_root: c.merkle_root, checkpoint_sha256: c.checkpoint_sha256, note: c.note })),
+        verifier_key: key.vkey,
+        origin: key.keyName,
+        ...base,
+      };
+    } catch (e) {
+      return { status: 'unavailable', error: e instanceof Error ? e.message : String(e), checkpoints: [], verifier_key: null, origin: null, ...base };
+    }
   }
 }

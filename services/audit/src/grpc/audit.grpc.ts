@@ -5,6 +5,7 @@ import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
 import type { SessionTotalsRepository } from '../chain/session-totals.repository';
+import type { ErasureStatements } from '../checkpoints/erasure-statements';
 
 function parseJson<T>(text: string, field: string, fallback: T): T {
   if (!text) return fallback;
@@ -24,7 +25,7 @@ export function toMessage(r: StoredRecord): pb.AuditRecord {
   return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false };
 }
 
-export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotalsRepository, logger: Logger): GrpcServiceBinding {
+export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotalsRepository, logger: Logger, erasures?: ErasureStatements): GrpcServiceBinding {
   return {
     definition: pb.AuditServiceService,
     implementation: implement(
@@ -61,6 +62,11 @@ export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotals
           return { status: 'tampered', records: 1, actionId: r.action_id };
         },
         tamperRestore: async (req) => ({ status: 'restored', records: await chain.tamperRestore(req.tenantId), actionId: '' }),
+        recordErasure: async (req) => {
+          if (!erasures) throw new Error('erasure statements are not configured in this audit service');
+          const r = await erasures.record(req.tenantId, { subjectId: req.subjectId, keyHandle: req.keyHandle, erasedAt: req.erasedAt, recordsAffected: Number(req.recordsAffected) });
+          return { record: toMessage(r.record), note: r.note, keyName: r.keyName, vkey: r.vkey };
+        },
         sessionTotals: async (req) => ({
           totals: (await sessionTotals.totals(req.tenantId, req.sessionIds)).map((t) => ({ sessionId: t.session_id, governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending })),
         }),

@@ -6,6 +6,21 @@ import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { MerkleRepository, TreeHead } from '../merkle/merkle.repository';
 import type { MerkleScheduler } from '../merkle/merkle.scheduler';
 import type { TreeBuilder } from '../merkle/tree-builder';
+import type { StoredCheckpoint } from '../checkpoints/checkpoint.repository';
+import type { Checkpoints } from '../checkpoints/checkpoints';
+
+export function toCheckpoint(c: StoredCheckpoint): pb.Checkpoint {
+  return {
+    origin: c.origin,
+    treeSize: c.tree_size,
+    treeIndex: c.tree_index,
+    merkleRoot: c.merkle_root,
+    note: c.note,
+    keyName: c.key_name,
+    checkpointSha256: c.checkpoint_sha256,
+    signedAt: c.signed_at,
+  };
+}
 
 export function toTreeHead(h: TreeHead): pb.TreeHead {
   return {
@@ -29,7 +44,7 @@ const required = (tenantId: string) => {
 };
 
 export function merkleGrpcService(
-  d: { builder: TreeBuilder; proofs: MerkleProofs; repo: MerkleRepository; scheduler?: MerkleScheduler; schedule: string },
+  d: { builder: TreeBuilder; proofs: MerkleProofs; repo: MerkleRepository; scheduler?: MerkleScheduler; schedule: string; checkpoints: Checkpoints; verifierKey: (tenantId: string) => Promise<Omit<pb.VerifierKey, never>> },
   logger: Logger,
 ): GrpcServiceBinding {
   return {
@@ -51,6 +66,13 @@ export function merkleGrpcService(
           const p = await d.proofs.consistency(required(req.tenantId), req.treeN, req.treeM);
           return { first: toTreeHead(p.first), second: toTreeHead(p.second), proof: p.proof, verified: p.verified };
         },
+        getCheckpoint: async (req) => {
+          const tenantId = required(req.tenantId);
+          const c = req.treeSize === undefined ? await d.checkpoints.latest(tenantId) : await d.checkpoints.atSize(tenantId, Number(req.treeSize));
+          return toCheckpoint(c);
+        },
+        getVerifierKey: async (req) => d.verifierKey(required(req.tenantId)),
+        listCheckpoints: async (req) => ({ checkpoints: (await d.checkpoints.list(required(req.tenantId))).map(toCheckpoint) }),
         health: async () => {
           const s = await d.repo.statsAcrossTenants();
           const lastRun = d.scheduler?.lastRunAt ? `; this replica last checked at ${d.scheduler.lastRunAt.toISOString()}` : '';

@@ -103,6 +103,23 @@ export class MerkleProofs {
     return { first, second, proof: proof.map((p) => p.toString('hex')), verified };
   }
 
+  /**
+   * Whether the tree of size `size1` with root `root1` (e.g. as a signed checkpoint states it) is a prefix
+   * of the tree of size `size2` with root `root2`, by an RFC 9162 consistency proof from stored nodes.
+   */
+  async consistentBySize(tenantId: string, size1: number, root1Hex: string, size2: number, root2Hex: string): Promise<boolean> {
+    if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 1 || size2 < size1) return false;
+    if (size1 === size2) return root1Hex === root2Hex;
+    const ranges = consistencyRanges(size1, size2);
+    let proof: Buffer[];
+    try {
+      proof = this.fold(ranges, await this.repo.nodes(tenantId, nodesOfRanges(ranges)));
+    } catch {
+      return false; // a node the proof needs is missing
+    }
+    return verifyConsistency(size1, size2, Buffer.from(root1Hex, 'hex'), Buffer.from(root2Hex, 'hex'), proof);
+  }
+
   private fold(ranges: LeafRange[], nodes: Map<string, Buffer>): Buffer[] {
     return ranges.map((r) =>
       hashRange(r, (k) => {

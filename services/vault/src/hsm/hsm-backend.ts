@@ -35,6 +35,14 @@ export interface HsmBackend {
   destroyKey(label: string): Promise<number>;
   info(): HsmInfo;
   close(): Promise<void>;
+  /**
+   * Ed25519 signing key pair generated inside the backend (private half sensitive, non-extractable);
+   * created when missing (idempotent). Returns the 32-byte public key. Optional: a backend without
+   * EdDSA leaves it out and the vault says so (docs/evidence.md).
+   */
+  ensureEd25519Key?(label: string): Promise<{ publicKey: Buffer; created: boolean }>;
+  /** A pure Ed25519 signature (RFC 8032, 64 bytes) over `data` with the key pair `label`. */
+  signEd25519?(label: string, data: Buffer): Promise<Buffer>;
 }
 
 /** The key a label names does not exist (never created, or destroyed by crypto-shredding). */

@@ -12,7 +12,7 @@ const PROBE_TIMEOUT_MS = 2000;
 
 export function instrumentHsm(hsm: HsmBackend, registry: Registry): HsmBackend {
   const errors = new Counter({ name: 'agw_vault_hsm_errors_total', help: 'HSM backend operations that failed, by operation', labelNames: ['operation'], registers: [registry] });
-  const operations = ['ensure_key', 'key_exists', 'encrypt', 'decrypt', 'hmac', 'destroy_key'] as const;
+  const operations = ['ensure_key', 'key_exists', 'encrypt', 'decrypt', 'hmac', 'destroy_key', 'sign'] as const;
   for (const operation of operations) errors.inc({ operation }, 0);
   new Gauge({
     name: 'agw_vault_hsm_up',
@@ -56,5 +56,11 @@ export function instrumentHsm(hsm: HsmBackend, registry: Registry): HsmBackend {
     destroyKey: counted('destroy_key', (label) => hsm.destroyKey(label)),
     info: () => hsm.info(),
     close: () => hsm.close(),
+    ...(hsm.ensureEd25519Key && hsm.signEd25519
+      ? {
+          ensureEd25519Key: counted('ensure_key', (label: string) => hsm.ensureEd25519Key!(label)),
+          signEd25519: counted('sign', (label: string, data: Buffer) => hsm.signEd25519!(label, data)),
+        }
+      : {}),
   };
 }

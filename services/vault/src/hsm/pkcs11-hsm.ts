@@ -23,6 +23,13 @@ const TAG_BYTES = 16;
 
 type Handle = Buffer;
 
+// PKCS#11 3.0 values pkcs11js does not name (measured with SoftHSM2 2.6.1: both mechanisms are listed and work)
+const CKK_EC_EDWARDS = 0x40;
+const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055;
+const CKM_EDDSA = 0x1057;
+/** CKA_EC_PARAMS of Ed25519: the DER OBJECT IDENTIFIER 1.3.101.112 (RFC 8410). */
+const ED25519_OID_DER = Buffer.from('06032b6570', 'hex');
+
 function pkcs11Code(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -203,6 +210,60 @@ export class Pkcs11Hsm implements HsmBackend {
         return Buffer.from(this.p11.C_Sign(this.session, data, Buffer.alloc(32)));
       }),
     );
+  }
+
+  private findKeyObject(label: string, cls: number): Handle | undefined {
+    this.p11.C_FindObjectsInit(this.session, [
+      { type: pkcs11js.CKA_CLASS, value: cls },
+      { type: pkcs11js.CKA_LABEL, value: label },
+    ]);
+    try {
+      return this.p11.C_FindObjects(this.session, 1)[0];
+    } finally {
+      this.p11.C_FindObjectsFinal(this.session);
+    }
+  }
+
+  /** The raw 32-byte key from CKA_EC_POINT (SoftHSM2 returns it DER-wrapped as an OCTET STRING: 04 20 || key). */
+  private ed25519PublicKey(pub: Handle): Buffer {
+    const point = Buffer.from(this.p11.C_GetAttributeValue(this.session, pub, [{ type: pkcs11js.CKA_EC_POINT }])[0].value as Buffer);
+    if (point.length === 34 && point[0] === 0x04 && point[1] === 0x20) return point.subarray(2);
+    if (point.length === 32) return point;
+    throw new Error(`unexpected CKA_EC_POINT of ${point.length} bytes for an Ed25519 key`);
+  }
+
+  async ensureEd25519Key(label: string): Promise<{ publicKey: Buffer; created: boolean }> {
+    return this.wrap(() => {
+      const existing = this.findKeyObject(label, pkcs11js.CKO_PUBLIC_KEY);
+      if (existing && this.findKeyObject(label, pkcs11js.CKO_PRIVATE_KEY)) return { publicKey: this.ed25519PublicKey(existing), created: false };
+      const common = [
+        { type: pkcs11js.CKA_TOKEN, value: true },
+        { type: pkcs11js.CKA_LABEL, value: label },
+        { type: pkcs11js.CKA_KEY_TYPE, value: CKK_EC_EDWARDS },
+      ];
+      const kp = this.p11.C_GenerateKeyPair(
+        this.session,
+        { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
+        [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: ED25519_OID_DER }],
+        [
+          ...common,
+          { type: pkcs11js.CKA_PRIVATE, value: true },
+          { type: pkcs11js.CKA_SIGN, value: true },
+          { type: pkcs11js.CKA_SENSITIVE, value: true },
+          { type: pkcs11js.CKA_EXTRACTABLE, value: false },
+        ],
+      );
+      return { publicKey: this.ed25519PublicKey(kp.publicKey), created: true };
+    });
+  }
+
+  async signEd25519(label: string, data: Buffer): Promise<Buffer> {
+    return this.wrap(() => {
+      const key = this.findKeyObject(label, pkcs11js.CKO_PRIVATE_KEY);
+      if (!key) throw new KeyMissingError(label);
+      this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, key);
+      return Buffer.from(this.p11.C_Sign(this.session, data, Buffer.alloc(64)));
+    });
   }
 
   async destroyKey(label: string): Promise<number> {

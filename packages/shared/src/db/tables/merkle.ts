@@ -27,7 +27,21 @@ export interface MerkleTreeHeadsTable {
   built_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** A signed checkpoint of a tree head (migration 20261125_0012_signed_checkpoints): the whole signed note. */
+export interface MerkleCheckpointsTable {
+  tenant_id: string;
+  tree_size: number;
+  tree_index: number;
+  merkle_root: string;
+  origin: string;
+  key_name: string;
+  note: string;
+  checkpoint_sha256: string;
+  signed_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface MerkleTables {
   merkle_nodes: MerkleNodesTable;
   merkle_tree_heads: MerkleTreeHeadsTable;
+  merkle_checkpoints: MerkleCheckpointsTable;
 }

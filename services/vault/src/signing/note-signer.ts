@@ -1,0 +1,103 @@
+/**
+ * Signed notes (C2SP signed-note, https://c2sp.org/signed-note) with one Ed25519 key held by the HSM:
+ * the checkpoints of every tenant's log (C2SP tlog-checkpoint) and erasure statements.
+ *
+ * - The private key is generated in the HSM (PKCS#11 CKM_EC_EDWARDS_KEY_PAIR_GEN, sensitive and not
+ *   extractable) under the label `agw:evidence:ed25519` and signs with CKM_EDDSA; it never leaves it.
+ * - A tenant's key name is its log's origin, `<EVIDENCE_LOG_HOST>/agw/<tenant_id>` (the C2SP
+ *   recommendation: the key name matches the origin line). Its key ID is
+ *   SHA-256(name || 0x0A || 0x01 || public key)[:4], so each tenant has its own verifier key
+ *   (`name+keyhash+base64(0x01 || public key)`), and a signature made for one tenant's log does not verify
+ *   under another tenant's key.
+ * - Only two kinds of text are signed (no signing oracle): a checkpoint of the tenant's origin (exactly
+ *   origin, tree size, base64 root), and an erasure statement (`agw-erasure-statement/v1`, then
+ *   `origin <the tenant's origin>`, then `key value` lines).
+ */
+import { createHash } from 'node:crypto';
+import { DependencyUnavailableError, InputError } from '@agw/shared';
+import type { HsmBackend } from '../hsm/hsm-backend';
+
+export const EVIDENCE_KEY_LABEL = 'agw:evidence:ed25519';
+export const ERASURE_STATEMENT_HEADER = 'agw-erasure-statement/v1';
+const ED25519_TYPE = 0x01;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface NoteKeyInfo {
+  keyName: string;
+  vkey: string;
+  keyId: Buffer;
+  publicKey: Buffer;
+  custody: string;
+}
+
+export function noteKeyId(name: string, publicKey: Buffer): Buffer {
+  return createHash('sha256')
+    .update(Buffer.concat([Buffer.from(name, 'utf8'), Buffer.from([0x0a, ED25519_TYPE]), publicKey]))
+    .digest()
+    .subarray(0, 4);
+}
+
+export function encodeVerifierKey(name: string, publicKey: Buffer): string {
+  return `${name}+${noteKeyId(name, publicKey).toString('hex')}+${Buffer.concat([Buffer.from([ED25519_TYPE]), publicKey]).toString('base64')}`;
+}
+
+/** The text is a note text: UTF-8 lines each ending in a newline, no control characters but newline, no empty line. */
+function noteLines(text: string): string[] {
+  if (!text.endsWith('\n')) throw InputError.field('text', 'a note text ends with a newline');
+  if (/[\u0000-\u0009\u000b-\u001f]/.test(text)) throw InputError.field('text', 'a note text contains no control characters other than newline');
+  const lines = text.slice(0, -1).split('\n');
+  if (lines.some((l) => l === '')) throw InputError.field('text', 'a note text here has no empty line');
+  return lines;
+}
+
+export class NoteSigner {
+  private publicKey?: Buffer;
+
+  constructor(
+    private readonly hsm: HsmBackend,
+    private readonly logHost: string,
+  ) {}
+
+  originOf(tenantId: string): string {
+    if (!UUID.test(tenantId)) throw InputError.field('tenant_id', 'tenant_id must be a UUID');
+    return `${this.logHost}/agw/${tenantId.toLowerCase()}`;
+  }
+
+  private async key(): Promise<Buffer> {
+    if (this.publicKey) return this.publicKey;
+    if (!this.hsm.ensureEd25519Key || !this.hsm.signEd25519) {
+      throw new DependencyUnavailableError(`the ${this.hsm.name} key backend offers no Ed25519 signing: signed checkpoints are unavailable (docs/evidence.md)`);
+    }
+    const { publicKey } = await this.hsm.ensureEd25519Key(EVIDENCE_KEY_LABEL);
+    this.publicKey = publicKey;
+    return publicKey;
+  }
+
+  async keyInfo(tenantId: string): Promise<NoteKeyInfo> {
+    const keyName = this.originOf(tenantId);
+    const publicKey = await this.key();
+    return { keyName, publicKey, keyId: noteKeyId(keyName, publicKey), vkey: encodeVerifierKey(keyName, publicKey), custody: `${this.hsm.name}:Ed25519 (${this.hsm.name === 'pkcs11' ? 'CKM_EDDSA' : 'backend signing'})` };
+  }
+
+  /** Check the text is one of the two kinds this key signs (for this tenant), then sign it. */
+  async sign(tenantId: string, text: string): Promise<{ note: string; keyName: string; signature: string }> {
+    const origin = this.originOf(tenantId);
+    const lines = noteLines(text);
+    if (lines[0] === origin) {
+      if (lines.length !== 3) throw InputError.field('text', 'a checkpoint has exactly three lines: origin, tree size, root hash');
+      if (!/^(0|[1-9][0-9]*)$/.test(lines[1])) throw InputError.field('text', 'the tree size is a decimal number without leading zeroes');
+      const root = Buffer.from(lines[2], 'base64');
+      if (root.length !== 32 || root.toString('base64') !== lines[2]) throw InputError.field('text', 'the root hash is the base64 of 32 bytes');
+    } else if (lines[0] === ERASURE_STATEMENT_HEADER) {
+      if (lines[1] !== `origin ${origin}`) throw InputError.field('text', `an erasure statement names the tenant's origin on its second line`);
+      if (lines.slice(2).some((l) => !/^[a-z_]+ \S+$/.test(l))) throw InputError.field('text', 'erasure statement lines are "key value"');
+    } else {
+      throw InputError.field('text', 'only checkpoints of the tenant\'s log and erasure statements are signed');
+    }
+    await this.key();
+    const info = await this.keyInfo(tenantId);
+    const sig = await this.hsm.signEd25519!(EVIDENCE_KEY_LABEL, Buffer.from(text, 'utf8'));
+    const signature = Buffer.concat([info.keyId, sig]).toString('base64');
+    return { note: `${text}\n\u2014 ${info.keyName} ${signature}\n`, keyName: info.keyName, signature };
+  }
+}

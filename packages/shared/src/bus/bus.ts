@@ -68,6 +68,12 @@ export interface DurableConsumerOptions<T> {
   schema: z.ZodType<T>;
   /** resolve to ack; throw to nak (redelivered after `retryDelayMs`) */
   handle: (event: T, msg: JsMsg) => Promise<void>;
+  /**
+   * Asked first, by subject: true acks the message unread (neither decoded nor schema-parsed), for events
+   * this consumer has nothing to do for (the webhook service and tenants without a webhook). A failure
+   * counts as false: the message is handled as usual.
+   */
+  skip?: (subject: string) => boolean | Promise<boolean>;
   logger: Logger;
   retryDelayMs?: number;
   /** ack_wait: how long a message may be in a handler before it is redelivered */
@@ -105,6 +111,10 @@ export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>):
   const loop = (async () => {
     for await (const m of messages) {
       const work = (async () => {
+        if (o.skip && (await Promise.resolve(o.skip(m.subject)).catch(() => false))) {
+          m.ack();
+          return;
+        }
         let event: T;
         try {
           event = o.schema.parse(JSON.parse(dec.decode(m.data)));

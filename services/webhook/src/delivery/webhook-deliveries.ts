@@ -73,6 +73,16 @@ export class WebhookDeliveries {
     return this.enqueue(e.tenant_id, e.event_id, event, e.action_id, tenant.url, JSON.stringify(payloadFromDecision(event, e)));
   }
 
+  /**
+   * True when the tenant has no webhook (cached settings, as enqueueDecision reads them): the consumer then
+   * acks its decision events unread, counted as skipped exactly as enqueueDecision would count them.
+   */
+  async skipsTenant(tenantId: string): Promise<boolean> {
+    if ((await this.d.tenants.cached(tenantId)).url) return false;
+    this.count('skipped');
+    return true;
+  }
+
   /** A session event (interrupted) becomes a delivery for tenants subscribed to session.interrupted. */
   async enqueueSessionEvent(e: SessionEvent): Promise<EnqueueResult> {
     const tenant = await this.d.tenants.cached(e.tenant_id);

@@ -9,13 +9,26 @@ import type { WebhookDeliveries } from '../delivery/webhook-deliveries';
 
 export const DURABLE_NAME = 'webhook';
 
-export function consumeDecisions(bus: Bus, deliveries: Pick<WebhookDeliveries, 'enqueueDecision'>, logger: Logger): Promise<RunningConsumer> {
+/** The tenant of a decision subject (`[<prefix>.]decisions.<tenant>.<kind>`), or null. */
+export function tenantOfDecisionSubject(prefix: string, subject: string): string | null {
+  const head = `${prefix ? `${prefix}.` : ''}decisions.`;
+  if (!subject.startsWith(head)) return null;
+  const parts = subject.slice(head.length).split('.');
+  return parts.length === 2 && parts[0] ? parts[0] : null;
+}
+
+export function consumeDecisions(bus: Bus, deliveries: Pick<WebhookDeliveries, 'enqueueDecision'> & Partial<Pick<WebhookDeliveries, 'skipsTenant'>>, logger: Logger): Promise<RunningConsumer> {
   const stream = streams(bus.prefix).decisions;
   return consumeDurable(bus, {
     stream: stream.name,
     durable: DURABLE_NAME,
     filterSubject: stream.subjects[0],
     schema: DecisionEventSchema,
+    // most tenants have no webhook: their events are acked before any decode or schema parse
+    skip: (subject) => {
+      const tenant = tenantOfDecisionSubject(bus.prefix, subject);
+      return tenant !== null && deliveries.skipsTenant !== undefined ? deliveries.skipsTenant(tenant) : false;
+    },
     handle: async (event) => {
       await deliveries.enqueueDecision(event);
     },

@@ -111,3 +111,26 @@ r := y if { y := double(input.n) with input.n as 21 }
     expect(p.evaluate('data.w.r', { input: { n: 1 } })).toBe(42);
   });
 });
+
+describe('hostile policies', () => {
+  // thousands of nested brackets or chained rules exhaust the recursive parser/compiler: a compile error, never a RangeError
+  it.each([
+    ['nested brackets', `package p\nx := ${'['.repeat(20000)}${']'.repeat(20000)}`],
+    ['chained operators', `package p\nx := 1${' + 1'.repeat(50000)}`],
+    ['a chain of rules', `package p\n${Array.from({ length: 5000 }, (_, i) => `r${i} := r${i + 1}`).join('\n')}\nr5000 := 1`],
+  ])('%s: RegoCompileError "nests too deeply"', (_name, source) => {
+    let err: unknown;
+    try {
+      compile([{ name: 'policy.rego', source }]);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RegoError);
+    expect((err as RegoError).code).toBe('rego_compile_error');
+    expect((err as RegoError).message).toMatch(/nests too deeply/);
+  });
+
+  it('still compiles moderately nested policies', () => {
+    expect(compile([{ name: 'policy.rego', source: `package p\nx := ${'['.repeat(100)}${']'.repeat(100)}` }]).packages).toEqual(['p']);
+  });
+});

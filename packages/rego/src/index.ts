@@ -175,6 +175,20 @@ class Prepared implements PreparedPolicy {
 
 /** Parse and compile a set of Rego modules into a prepared policy. Throws RegoCompileError. */
 export function compile(modules: RegoModule[]): PreparedPolicy & { evaluateValue(path: string, options?: EvalOptions): Value | undefined; query(q: string, options?: EvalOptions, inputValue?: Value): Array<Record<string, unknown>> } {
+  try {
+    return compileModules(modules);
+  } catch (e) {
+    // The parser and the compiler recurse over the syntax tree: a hostile policy (thousands of nested
+    // brackets, a chain of thousands of rules or operators) exhausts the stack. That is the policy's
+    // fault, so it is a compile error like any other, never an internal error.
+    if (e instanceof RangeError && /call stack/i.test(e.message)) {
+      throw new RegoCompileError([{ code: 'rego_compile_error', message: 'the policy nests too deeply (brackets, operators or rule references thousands of levels deep): simplify it', location: modules[0] ? { file: modules[0].name, row: 1, col: 1 } : undefined }]);
+    }
+    throw e;
+  }
+}
+
+function compileModules(modules: RegoModule[]): ReturnType<typeof compile> {
   const errors: Array<{ code: string; message: string; location?: RegoLocation }> = [];
   const asts: ModuleAST[] = [];
   for (const m of modules) {

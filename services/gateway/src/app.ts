@@ -7,7 +7,7 @@ import type { GatewayDeps } from './deps';
 import { authenticate } from './http/auth.middleware';
 import { errorHandler } from './http/error-handler';
 import { inputGuard } from './http/input-guard';
-import { notFoundOrMethodNotAllowed } from './http/not-found';
+import { methodNotAllowedWithoutCredentials, notFoundOrMethodNotAllowed } from './http/not-found';
 import { ipRateLimit, tenantRateLimit } from './http/rate-limit.middleware';
 import { requestId } from './http/request-context';
 import { approvalRoutes } from './http/routes/approvals.routes';
@@ -60,6 +60,8 @@ export function createApp(d: GatewayDeps): Express {
   api.use(githubRoutes(d));
   api.use(mcpPublicRoutes());
 
+  // no credentials and a wrong method on a known path (e.g. GET /auth/signup): 405, not 401 (http/not-found.ts)
+  api.use(methodNotAllowedWithoutCredentials(api));
   api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));
   api.use(tenantRateLimit(d));
   api.use(authRoutes(d));

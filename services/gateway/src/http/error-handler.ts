@@ -30,6 +30,16 @@ export function errorHandler(logger: Logger) {
       res.status(bp.status === 415 ? 415 : 422).json({ detail: [{ loc: ['body'], msg: bp.message ?? 'invalid body', type: bp.type }] });
       return;
     }
+    // any other client error of the body parser (http-errors, e.g. a body that does not inflate as its
+    // Content-Encoding says: zlib's and brotli's errors passed on as a 400) is the client's, never a 500
+    const he = err as { status?: number; expose?: boolean; code?: string };
+    if (!(err instanceof AppError) && he?.expose === true && typeof he.status === 'number' && he.status >= 400 && he.status < 500) {
+      const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+      const inflate = !!encoding && encoding !== 'identity' && typeof he.code === 'string';
+      const msg = inflate ? `The body is not valid ${encoding} data (Content-Encoding): ${bp.message ?? 'decompression failed'}` : (bp.message ?? 'invalid request');
+      res.status(he.status === 400 ? 422 : he.status).json({ detail: [{ loc: ['body'], msg, type: inflate ? 'encoding_invalid' : 'body_invalid' }] });
+      return;
+    }
     if (err instanceof AppError) {
       const status = httpStatus[err.code];
       // expected dependency failures are logged once where they are decided; only internal errors carry a stack

@@ -1,16 +1,17 @@
 /**
  * Publishes the decision events that appends wrote to the outbox (event_outbox, in the record's
  * transaction), off the caller's path:
- *  - right after each committed batch, every event is published on JetStream (concurrently; the message id
- *    is the event id, so a second publish of the same event is dropped by the stream), and the published
- *    rows are deleted a moment later in one statement;
+ *  - right after each committed batch, the batch's events are published on JetStream together (@agw/shared
+ *    BatchPublisher: one publish each, the acks awaited together; the message id is the event id, so a
+ *    second publish of the same event is dropped by the stream), and the rows of the acked ones are deleted
+ *    a moment later in one statement;
  *  - a sweep every second publishes what is still in the outbox after a few seconds (the bus was down, or
  *    a replica stopped between commit and publish), rows locked with SKIP LOCKED so replicas share the work.
  * Every gateway and managed replica's relay (@agw/shared EventPublisher) drains the same outbox too, but
  * leaves rows written here alone for AUDIT_OWNED_OUTBOX_MS (the sweep's age): they are this service's to publish.
  * After a failed publish the immediate path pauses for a second (events stay in the outbox for the sweep).
  */
-import { type Bus, type Db, type Logger, publishEvent } from '@agw/shared';
+import { BatchPublisher, type Bus, type Db, type Logger, publishEvent } from '@agw/shared';
 import { sql } from 'kysely';
 import type { BatchAppended } from './audit-record.repository';
 
@@ -30,6 +31,7 @@ export class EventRelay {
   private timers: NodeJS.Timeout[] = [];
   private sweeping = false;
   private readonly o: Required<EventRelayOptions>;
+  private readonly publisher: BatchPublisher;
 
   constructor(
     private readonly bus: Bus,
@@ -38,6 +40,7 @@ export class EventRelay {
     opts: EventRelayOptions = {},
   ) {
     this.o = { deleteEveryMs: 100, sweepEveryMs: 1000, sweepMinAgeMs: 3000, sweepBatch: 500, ...opts };
+    this.publisher = new BatchPublisher(bus.nc);
   }
 
   /** The subject prefix of this fleet's decision events (the stream prefix, if any). */
@@ -48,17 +51,19 @@ export class EventRelay {
   /** Publish a committed batch's events now (never throws, never delays the batch's callers). */
   committed(batch: readonly BatchAppended[]): void {
     if (Date.now() < this.pausedUntil) return;
-    for (const a of batch) {
-      if (a.outboxId === null || !a.event) continue;
-      const id = a.outboxId;
-      publishEvent(this.bus, a.event.subject, a.event.event).then(
-        () => this.published.push(id),
-        (e: unknown) => {
-          if (Date.now() >= this.pausedUntil) this.logger.warn({ reason: e instanceof Error ? e.message : String(e) }, 'decision publish failed; the outbox keeps it');
-          this.pausedUntil = Date.now() + 1000;
-        },
-      );
-    }
+    const items = batch.filter((a): a is BatchAppended & { outboxId: number; event: NonNullable<BatchAppended['event']> } => a.outboxId !== null && Boolean(a.event));
+    if (!items.length) return;
+    void this.publisher.publishAll(items.map((a) => a.event)).then((results) => {
+      let failed: Error | null = null;
+      results.forEach((err, i) => {
+        if (err) failed ??= err;
+        else this.published.push(items[i].outboxId);
+      });
+      if (failed) {
+        if (Date.now() >= this.pausedUntil) this.logger.warn({ reason: (failed as Error).message }, 'decision publish failed; the outbox keeps it');
+        this.pausedUntil = Date.now() + 1000;
+      }
+    });
   }
 
   start(): void {
@@ -70,6 +75,7 @@ export class EventRelay {
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    // publishes still awaiting their acks finish (or time out) as the bus drains; their rows stay otherwise
     await this.flushDeletes();
   }
 

@@ -9,9 +9,18 @@ const BINOPS: Record<string, string> = {
   '|': 'or', '&': 'and', '+': 'plus', '-': 'minus', '*': 'mul', '/': 'div', '%': 'rem',
 };
 
+/**
+ * How deep terms may nest (brackets, parentheses, unary minus) and how many binary operators one
+ * expression may chain. Far beyond any real policy; without them a hostile policy of a few KB (thousands
+ * of `[` or `+ 1`) exhausts the stack of this recursive-descent parser or of the compiler after it.
+ */
+export const MAX_TERM_NESTING = 256;
+export const MAX_OPERATOR_CHAIN = 256;
+
 export class Parser {
   private toks: Token[];
   private p = 0;
+  private nesting = 0;
   private nlStack: boolean[] = [false];
   constructor(private src: string, private file: string, row0 = 1, col0 = 1) {
     this.toks = lex(src, file, row0, col0);
@@ -287,10 +296,11 @@ export class Parser {
     const LEVELS = [['==', '!=', '<', '<=', '>', '>='], ['|'], ['&'], ['+', '-'], ['*', '/', '%']];
     if (level >= LEVELS.length) return this.parseUnary();
     let lhs = this.parseBin(level + 1, noOr);
-    for (;;) {
+    for (let chained = 0; ; chained++) {
       const t = this.tok;
       if (t.type !== 'punct' || !LEVELS[level].includes(t.text) || this.atLineBreak()) break;
       if (noOr && t.text === '|') break;
+      if (chained >= MAX_OPERATOR_CHAIN) this.err(`expression too long: more than ${MAX_OPERATOR_CHAIN} chained operators`);
       this.p++;
       const rhs = this.parseBin(level + 1, noOr);
       lhs = { t: 'call', fn: { t: 'var', name: BINOPS[t.text], loc: this.loc(t) }, args: [lhs, rhs], loc: lhs.loc, op: t.text };
@@ -303,6 +313,16 @@ export class Parser {
   private parseTermRel(noOr = false): Term { return this.parseBin(0, noOr); }
 
   private parseUnary(): Term {
+    if (this.nesting >= MAX_TERM_NESTING) this.err(`terms nested deeper than ${MAX_TERM_NESTING} levels`);
+    this.nesting++;
+    try {
+      return this.parseUnaryTerm();
+    } finally {
+      this.nesting--;
+    }
+  }
+
+  private parseUnaryTerm(): Term {
     if (this.isP('-')) {
       const mt = this.tok; this.p++;
       const nt = this.tok;

@@ -17,5 +17,9 @@ export function createDb(url: string, options: { max?: number } = {}): Db {
   const pool = new Pool({ connectionString: url, max: options.max ?? 10 });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  // Nor a checked-out client's: pg-pool listens only while a client is idle, and a connection reset during
+  // a query or transaction is emitted on the client as well as failing the query (which the caller sees);
+  // the broken client is dropped when it is released. Found by the fault suite (test/faults, R2).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

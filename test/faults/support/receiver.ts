@@ -1,0 +1,96 @@
+/**
+ * A local HTTPS webhook receiver with a self-signed certificate made for the run; the fleet's webhook
+ * service trusts it through WEBHOOK_CA_FILE and may reach loopback through WEBHOOK_ALLOW_CIDRS (as in
+ * test/e2e/webhook-delivery.e2e.test.ts). It keeps every request, verifies the signature, and counts
+ * deliveries once per X-Service-Delivery (the id of the event's delivery, as docs/webhooks.md advises).
+ */
+import { execFileSync } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WEBHOOK_CA_FILE } from './env';
+
+export interface Received {
+  at: number;
+  deliveryId: string;
+  attempt: number;
+  event: string;
+  actionId: string;
+  agentId: string;
+  answered: number;
+  signed: boolean;
+}
+
+let cert: { cert: string; key: string } | undefined;
+
+/** Make the run's certificate and write it where the fleet's webhook service reads its extra CA (before the fleet starts). */
+export function writeReceiverCa(): void {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agw-faults-webhook-'));
+  try {
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+      '-subj', '/CN=agw-faults-webhook-receiver', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
+    ], { stdio: 'pipe' });
+    cert = { cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: readFileSync(path.join(dir, 'key.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  mkdirSync(path.dirname(WEBHOOK_CA_FILE), { recursive: true });
+  writeFileSync(WEBHOOK_CA_FILE, cert.cert);
+}
+
+export class Receiver {
+  readonly got: Received[] = [];
+  secret = '';
+  url = '';
+  private server?: https.Server;
+
+  /** `answer(agentId, attempt)`: the status to give (default 200). */
+  constructor(private readonly answer: (agentId: string, attempt: number) => number = () => 200) {}
+
+  async start(): Promise<this> {
+    if (!cert) throw new Error('writeReceiverCa() first');
+    this.server = https.createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      const at = Date.now();
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        let json: any = {};
+        try {
+          json = JSON.parse(raw.toString());
+        } catch {
+          /* counted as unsigned below */
+        }
+        const header = String(req.headers['x-service-signature'] ?? '');
+        const expected = Buffer.from(`sha256=${createHmac('sha256', this.secret).update(raw).digest('hex')}`);
+        const signed = header.length === expected.length && timingSafeEqual(Buffer.from(header), expected);
+        const attempt = Number(req.headers['x-service-attempt'] ?? 0);
+        const agentId = String(json.data?.agent_id ?? '');
+        const answered = this.answer(agentId, attempt);
+        this.got.push({ at, deliveryId: String(req.headers['x-service-delivery'] ?? ''), attempt, event: String(json.event ?? ''), actionId: String(json.data?.action_id ?? ''), agentId, answered, signed });
+        res.writeHead(answered).end();
+      });
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks/agw`;
+    return this;
+  }
+
+  /** Successful receipts per action id, deduplicated by delivery id (what a deduplicating receiver processes). */
+  processed(): Map<string, Set<string>> {
+    const out = new Map<string, Set<string>>();
+    for (const g of this.got) if (g.answered < 300 && g.signed) out.set(g.actionId, (out.get(g.actionId) ?? new Set()).add(g.deliveryId));
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server!.close(r));
+  }
+}

@@ -137,7 +137,11 @@ describe('anchoring', () => {
     const t = randomUUID();
     const now = new Date().toISOString();
     // the previous test just anchored: a new head waits for the next transaction (429), nothing is lost
-    await expect(throttled.trigger(t, [{ tree_index: 0, tree_size: 2, merkle_root: 'ef'.repeat(32), period_start: now, period_end: now }])).rejects.toMatchObject({ code: 'rate_limited' });
+    const refused = await throttled.trigger(t, [{ tree_index: 0, tree_size: 2, merkle_root: 'ef'.repeat(32), period_start: now, period_end: now }]).catch((e) => e);
+    expect(refused).toMatchObject({ code: 'rate_limited' });
+    // Retry-After at the edge: when the next transaction may be sent
+    expect(refused.retryAfterSeconds).toBeGreaterThan(3500);
+    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(3600);
     expect(await repo.pendingCount(t)).toBe(1);
     // without the limit the pending head is anchored
     const a = await service.trigger(t, []);

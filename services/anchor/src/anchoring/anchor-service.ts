@@ -52,9 +52,8 @@ export class AnchorService {
     const waitMs = last ? Date.parse(last) + minInterval - Date.now() : 0;
     if (waitMs > 0) {
       if ((await this.d.repo.pendingCount(tenantId)) > 0) {
-        throw new RateLimitError(
-          `The last anchor transaction is recent: the tree head is pending and goes into the next transaction (in ${Math.ceil(waitMs / 1000)} s at the earliest, or the hourly run)`,
-        );
+        const m = `The last anchor transaction is recent: the tree head is pending and goes into the next transaction (in ${Math.ceil(waitMs / 1000)} s at the earliest, or the hourly run)`;
+        throw new RateLimitError(m, m, Math.ceil(waitMs / 1000));
       }
     } else {
       await this.d.batcher.run({ wait: true });

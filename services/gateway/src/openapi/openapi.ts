@@ -23,7 +23,7 @@ const secured = [{ ApiKey: [] }, { Bearer: [] }];
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
-    info: { title: 'Agent Governance Gateway', version: '1.0.0', description: 'Supervision proxy for AI agents. Implements AGCS v0.9.' },
+    info: { title: 'Agent Governance Gateway', version: '1.0.0', description: 'Supervision proxy for AI agents. Implements AGCS v0.9. Input rules for every operation: JSON bodies up to 1 MB, nested at most 32 levels, no `__proto__` key; no string in a body, query or path may contain a NUL character or an unpaired UTF-16 surrogate (422 with the loc of the first offending value); a wrong method on a known path is 405 with Allow; every 429 carries Retry-After (seconds).' },
     servers: [{ url: '/api' }],
     components: {
       securitySchemes: {

@@ -48,6 +48,7 @@ describe('isolation matrix (generated from the OpenAPI document)', () => {
       delivery_id: '00000000-0000-4000-8000-000000000000',
       tree_n: '0',
       tree_m: '0',
+      tree_size: '1',
       agent_id: 'agent-1',
     });
     secrets.push(a.apiKey, a.tenantId, allowed.body.action_id, pending.body.action_id, 'a-only-marker', 'a_orders', 'a-secret-value-123', 'a-cred', config.body.id, session.body.session_id, subject.body.subject_id, 'a.person@example.com');

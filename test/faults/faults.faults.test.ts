@@ -70,6 +70,11 @@ function detailCounts(rs: CallResult[]): Record<string, number> {
   return out;
 }
 
+function lastErrorAfter(rs: CallResult[], t: number): number {
+  const late = rs.filter((r) => r.t0 >= t && (r.status >= 500 || r.status === 0));
+  return late.length ? Math.max(...late.map((r) => r.t1)) - t : 0;
+}
+
 function isFailureAnswer(r: CallResult): boolean {
   return r.status !== NORMAL_STATUS[r.kind] || (r.violations ?? []).some((v) => v.startsWith('policy_engine_unavailable'));
 }
@@ -145,11 +150,13 @@ describe('R2: the audit service SIGKILLed, then every Postgres connection cut, u
     await fleet('kill', 'audit');
     await sleep(6000);
     await fleet('start', 'audit');
+    const tAuditReady = Date.now();
     load.phase = 'r2-between';
     await sleep(4000);
     load.phase = 'r2-pg-cut';
     const droppedBefore = pgProxy.dropped;
     await pgProxy.cut(5000);
+    const tPgBack = Date.now();
     load.phase = 'r2-after';
     await sleep(6000);
     const results = await load.stop();
@@ -160,6 +167,9 @@ describe('R2: the audit service SIGKILLed, then every Postgres connection cut, u
       by_phase: Object.fromEntries(['r2-before', ...phases.slice(0, 1), 'r2-between', ...phases.slice(1)].map((p) => [p, byStatus(results.filter((r) => r.phase === p))])),
       pg_connections_dropped: pgProxy.dropped - droppedBefore,
       answers_5xx_by_detail: detailCounts(results.filter((r) => r.status >= 500)),
+      // how long after the restarted audit service was ready, and after Postgres accepted again, 5xx answers went on
+      errors_ms_after_audit_ready: lastErrorAfter(results.filter((r) => r.t0 < tPgBack - 5000), tAuditReady),
+      errors_ms_after_postgres_back: lastErrorAfter(results, tPgBack),
     };
     // the guarantees over every call of the run so far (R1 and R2)
     const recs = await checkRecords(Object.values(tenants), allCalls);

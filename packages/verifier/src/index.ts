@@ -1,0 +1,12 @@
+/**
+ * @module @agw/verifier: offline verification of a tenant's evidence (the `agw-verify` CLI and its parts).
+ *
+ * ```ts
+ * const key = parseVerifierKey(vkeyText);
+ * const results = await verifyExport(JSON.parse(exportJson), key);
+ * ```
+ */
+export { parseVerifierKey, openNote, parseCheckpoint, keyIdOf, type VerifierKey } from './signed-note';
+export { verifyInclusion, verifyConsistency, leafHash } from './rfc9162';
+export { verifyExport, recomputeRecordHash, HASHED_KEYS, type CheckResult, type ExportDoc, type OnChainReader } from './verify-export';
+export { viemChainReader } from './chain-reader';

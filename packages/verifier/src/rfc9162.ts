@@ -1,0 +1,63 @@
+/** RFC 9162 (SHA-256) leaf/node hashing and the inclusion (2.1.3.2) and consistency (2.1.4.2) verifiers. */
+import { createHash } from 'node:crypto';
+
+const sha256 = (...parts: Uint8Array[]) => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest();
+};
+export const leafHash = (leaf: Uint8Array): Buffer => sha256(Buffer.from([0]), leaf);
+const nodeHash = (l: Uint8Array, r: Uint8Array): Buffer => sha256(Buffer.from([1]), l, r);
+const odd = (n: number) => n % 2 === 1;
+const half = (n: number) => Math.floor(n / 2);
+const isPow2 = (n: number) => n > 0 && 2 ** Math.round(Math.log2(n)) === n;
+
+export function verifyInclusion(leaf: Buffer, index: number, size: number, proof: Buffer[], root: Buffer): boolean {
+  if (leaf.length !== 32 || !Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
+  if (proof.some((p) => p.length !== 32)) return false;
+  let fn = index;
+  let sn = size - 1;
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0) return false;
+    if (odd(fn) || fn === sn) {
+      r = nodeHash(p, r);
+      while (!odd(fn) && fn !== 0) {
+        fn = half(fn);
+        sn = half(sn);
+      }
+    } else r = nodeHash(r, p);
+    fn = half(fn);
+    sn = half(sn);
+  }
+  return sn === 0 && r.equals(root);
+}
+
+export function verifyConsistency(size1: number, size2: number, root1: Buffer, root2: Buffer, proof: Buffer[]): boolean {
+  if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 1 || size2 < size1) return false;
+  if (size1 === size2) return proof.length === 0 && root1.equals(root2);
+  if (proof.length === 0 || proof.some((p) => p.length !== 32)) return false;
+  const path = isPow2(size1) ? [root1, ...proof] : proof;
+  let fn = size1 - 1;
+  let sn = size2 - 1;
+  while (odd(fn)) {
+    fn = half(fn);
+    sn = half(sn);
+  }
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (odd(fn) || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while (!odd(fn) && fn !== 0) {
+        fn = half(fn);
+        sn = half(sn);
+      }
+    } else sr = nodeHash(sr, c);
+    fn = half(fn);
+    sn = half(sn);
+  }
+  return sn === 0 && fr.equals(root1) && sr.equals(root2);
+}

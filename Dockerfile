@@ -7,7 +7,7 @@ ENV npm_config_nodedir=/usr/local
 RUN pnpm install --frozen-lockfile && pnpm exec turbo run build && pnpm prune --prod
 
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends softhsm2 ca-certificates && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends softhsm2 ca-certificates postgresql-client && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app /app
 USER 10001

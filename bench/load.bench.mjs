@@ -34,6 +34,7 @@ const ROUNDS = Number(opt('rounds', '2'));
 const DURATION = Number(opt('duration', '8'));
 const CONNECTIONS = Number(opt('connections', '32'));
 const C1_DURATION = Number(opt('c1', '5'));
+const TENANTS = Number(opt('tenants', '1')); // active tenants: the gateway runs rotate over their keys
 const EXTERNAL = opt('fleet', '');
 const CPU_PROF = opt('cpu-prof', '');
 const OFFSET = 5000; // gRPC ports are 50051+: the offset keeps them under 65536, and clear of e2e (10000) and tool-call.bench (3000)
@@ -146,6 +147,19 @@ function cpuTicks(groups) {
   for (const [name, ps] of Object.entries(groups)) t[name] = ps.reduce((s, pid) => s + (readStat(pid)?.ticks ?? 0), 0);
   return t;
 }
+/** write(2)-family system calls of each group (syscw of /proc/<pid>/io, all threads): on loopback a socket write runs the receiver's TCP path too, so fewer writes is less CPU on both ends. */
+function writeCalls(groups) {
+  const t = {};
+  for (const [name, ps] of Object.entries(groups))
+    t[name] = ps.reduce((s, pid) => {
+      try {
+        return s + Number(/syscw: (\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
+      } catch {
+        return s;
+      }
+    }, 0);
+  return t;
+}
 
 // ---------- HTTP ----------
 async function api(method, p, body, key) {
@@ -155,9 +169,22 @@ async function api(method, p, body, key) {
 }
 
 function run(url, o) {
+  // several tenants: each request takes the next key in turn (one chain, rate window and cache entry each)
+  let n = 0;
+  const requests = o.keys?.length > 1 ? [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-api-key': o.keys[n++ % o.keys.length] } }) }] : undefined;
   return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...(o.headers ?? {}) }, body: o.body, connections: o.connections, duration: o.duration, timeout: 10 }, (err, r) => (err ? reject(err) : resolve(r)));
+    autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...(o.headers ?? {}) }, body: o.body, connections: o.connections, duration: o.duration, timeout: 10, requests }, (err, r) => (err ? reject(err) : resolve(r)));
   });
+}
+
+/** A tenant whose limits are lifted: a benchmark's burst is anomalous and far above the defaults by design. */
+async function loadTenant(i) {
+  const s = await api('POST', '/auth/signup', { email: `load-${Date.now()}-${i}@bench.test`, password: 'bench-password-123', tenant_name: `Load ${i}` });
+  if (s.status !== 201 && s.status !== 200) throw new Error(`signup: ${s.status} ${JSON.stringify(s.body)}`);
+  const key = s.body.api_key;
+  const set = await api('PATCH', '/dashboard/settings', { rate_limit_rps: 100000, rate_limit_burst: 1000000, policy_config: { daily_action_limit: 100000000, anomaly_threshold: 1 } }, key);
+  if (set.status !== 200) throw new Error(`settings: ${set.status} ${JSON.stringify(set.body)}`);
+  return key;
 }
 
 /** One request at a time over one keep-alive connection for `seconds`; latency percentiles in ms. */
@@ -197,24 +224,23 @@ async function main() {
   let groups = findProcesses(echo.pid);
   console.log(`  fleet ${BASE}; processes: ${Object.entries(groups).map(([k, v]) => `${k}(${v.length})`).join(' ')}`);
 
-  const s = await api('POST', '/auth/signup', { email: `load-${Date.now()}@bench.test`, password: 'bench-password-123', tenant_name: 'Load' });
-  if (s.status !== 201 && s.status !== 200) throw new Error(`signup: ${s.status} ${JSON.stringify(s.body)}`);
-  const key = s.body.api_key;
-  // a benchmark's burst is anomalous and far above the defaults by design: lift the limits so every call is allowed
-  const set = await api('PATCH', '/dashboard/settings', { rate_limit_rps: 100000, rate_limit_burst: 1000000, policy_config: { daily_action_limit: 100000000, anomaly_threshold: 1 } }, key);
-  if (set.status !== 200) throw new Error(`settings: ${set.status} ${JSON.stringify(set.body)}`);
+  const keys = [];
+  for (let i = 0; i < TENANTS; i += 20) keys.push(...(await Promise.all(Array.from({ length: Math.min(20, TENANTS - i) }, (_, j) => loadTenant(i + j)))));
+  const key = keys[0];
+  if (TENANTS > 1) console.log(`  ${TENANTS} tenants; the gateway runs rotate over their API keys`);
 
   const call = JSON.stringify({ agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'benchmark', page: 1 } });
   const targets = {
     echo: { url: `http://127.0.0.1:${ECHO_PORT}/echo`, headers: {} },
-    gateway: { url: `${BASE}/mcp/tools/call`, headers: { 'x-api-key': key } },
+    gateway: { url: `${BASE}/mcp/tools/call`, headers: { 'x-api-key': key }, keys },
   };
   // warm-up (JIT, pools, caches)
   await run(targets.echo.url, { body: call, connections: 8, duration: 2 });
-  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, connections: 8, duration: 3 });
+  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: 8, duration: 3 });
 
   const results = { echo: [], gateway: [] };
   const cpu = {}; // name -> ticks during gateway runs
+  const writes = {}; // name -> write system calls during gateway runs
   let gwCalls = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of ['echo', 'gateway']) {
@@ -222,8 +248,10 @@ async function main() {
       const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
       if (profiling) signalServices(groups);
       const before = cpuTicks(groups);
-      const r = await run(targets[name].url, { body: call, headers: targets[name].headers, connections: CONNECTIONS, duration: DURATION });
+      const wBefore = writeCalls(groups);
+      const r = await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
       const after = cpuTicks(groups);
+      const wAfter = writeCalls(groups);
       if (profiling) signalServices(groups);
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
@@ -231,6 +259,7 @@ async function main() {
       if (name === 'gateway') {
         gwCalls += r['2xx'];
         for (const k of Object.keys(after)) cpu[k] = (cpu[k] ?? 0) + (after[k] - before[k]);
+        for (const k of Object.keys(wAfter)) writes[k] = (writes[k] ?? 0) + (wAfter[k] - wBefore[k]);
       }
     }
   }
@@ -241,15 +270,18 @@ async function main() {
   console.log(`    echo     ${fmt(e)} req/s (runs: ${results.echo.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.echo.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.echo.map((x) => x.p99)), 1)} ms`);
   console.log(`    gateway  ${fmt(g)} req/s (runs: ${results.gateway.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.gateway.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.gateway.map((x) => x.p99)), 1)} ms  non-2xx/errors ${results.gateway.reduce((s, x) => s + x.non2xx, 0)}`);
   console.log(`    ratio    ${fmt(g / e, 3)}× the echo`);
-  console.log(`\n  CPU seconds per 1,000 governed calls (utime+stime over the gateway runs, ${gwCalls} calls answered 2xx):`);
+  console.log(`\n  CPU seconds per 1,000 governed calls (utime+stime over the gateway runs, ${gwCalls} calls answered 2xx), and write system calls per call:`);
   const rows = Object.entries(cpu).filter(([k]) => k !== 'echo').sort((a, b) => b[1] - a[1]);
   let total = 0;
+  let totalWrites = 0;
   for (const [k, ticks] of rows) {
     const per = ticks / CLK_TCK / (gwCalls / 1000);
+    const w = (writes[k] ?? 0) / gwCalls;
     total += per;
-    console.log(`    ${k.padEnd(17)} ${fmt(per, 3)}`);
+    totalWrites += w;
+    console.log(`    ${k.padEnd(17)} ${fmt(per, 3)}   writes ${fmt(w, 2)}`);
   }
-  console.log(`    ${'total'.padEnd(17)} ${fmt(total, 3)}   (2 cores give at most ${fmt(2000 / (total * 1000) * 1000)} calls/s at this cost)`);
+  console.log(`    ${'total'.padEnd(17)} ${fmt(total, 3)}   writes ${fmt(totalWrites, 2)}   (2 cores give at most ${fmt(2000 / (total * 1000) * 1000)} calls/s at this cost)`);
   console.log(`    (redis, nats and the postgres server processes are shared with anything else running on this machine)`);
 
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
@@ -257,8 +289,10 @@ async function main() {
   const c1e = await sequential(targets.echo, call, C1_DURATION);
   console.log(`\n  concurrency 1, ${C1_DURATION} s each: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
 
-  const v = await api('GET', '/audit/verify', null, key);
-  console.log(`  audit chain after the run: valid=${v.body.valid} records=${v.body.record_count}`);
+  // every tenant's chain (at most 100 of them, spread over the list)
+  const checked = keys.filter((_, i) => i % Math.max(1, Math.floor(keys.length / 100)) === 0);
+  const vs = await Promise.all(checked.map((k) => api('GET', '/audit/verify', null, k)));
+  console.log(`  audit chains after the run (${checked.length} of ${keys.length} tenants): valid=${vs.every((v) => v.body.valid)} records=${vs.reduce((n, v) => n + v.body.record_count, 0)}`);
 }
 
 main()

@@ -2,7 +2,14 @@
 // Starts the whole fleet as separate processes with working local defaults, waits until every service
 // is ready, prints how to use it, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
 //
-//   node scripts/fleet.mjs [--offset N] [--db NAME] [--prefix P] [--control-port P] [--logs] [--quiet] [--no-stand-in-demo]
+//   node scripts/fleet.mjs [--offset N] [--db NAME] [--prefix P] [--control-port P] [--replicas N] [--logs] [--quiet] [--no-stand-in-demo]
+//
+// --replicas N (or AGW_REPLICAS=N; default 1) runs N replicas of every service against the same Postgres,
+// Redis and NATS (docs/operations.md, "Scale"): replica k (k = 2..N, named e.g. `policy-2`) listens on the
+// base gRPC and ops ports + 10*(k-1); the N gateways listen on 8081..8080+N behind a round-robin proxy in
+// this process on the public port 8080 (scripts/round-robin-proxy.mjs), every gRPC client gets the list of
+// its peer's replicas (ip:port,ip:port: one channel, round_robin), and the local chain (anvil) runs beside
+// the anchor replicas instead of inside one of them.
 //
 // Managed sessions need the external agent platform: with ANTHROPIC_API_KEY set the managed service uses
 // it (ANTHROPIC_BASE_URL optional); without one the fleet starts the local platform stand-in
@@ -12,10 +19,13 @@
 // isolate its database and JetStream streams; --control-port opens a loopback-only HTTP endpoint
 // (POST /stop/<svc>, POST /start/<svc>, GET /status) that tests use to really stop a service.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { roundRobinProxy } from './round-robin-proxy.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -30,12 +40,24 @@ const prefix = opt('prefix', '');
 const controlPort = opt('control-port', '');
 const streamLogs = flag('logs');
 const quiet = flag('quiet');
+const replicasSetting = opt('replicas', process.env.AGW_REPLICAS || '1');
+const replicas = Number(replicasSetting);
+if (!Number.isInteger(replicas) || replicas < 1 || replicas > 9) {
+  console.error(`[fleet] AGW_REPLICAS (--replicas) must be a whole number from 1 to 9, got "${replicasSetting}"`);
+  process.exit(2);
+}
 const realPlatform = Boolean(process.env.ANTHROPIC_API_KEY);
 const STAND_IN_KEY = 'stand-in-key';
+/** anvil's first development account: a publicly known key, only for the local chain (services/anchor/src/config.ts) */
+const ANVIL_DEV_KEY_PUBLIC = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const logDir = path.join(ROOT, '.run', offset ? `logs-${offset}` : 'logs');
 fs.mkdirSync(logDir, { recursive: true });
 
 const p = (n) => String(n + offset);
+/** ports of replica k (0-based): gRPC and ops ports move by 10 per replica, gateways take 8081.. behind the proxy */
+const rp = (n, k) => String(n + 10 * k + offset);
+const peers = (port) => Array.from({ length: replicas }, (_, k) => `127.0.0.1:${rp(port, k)}`).join(',');
+const anvilRpcUrl = `http://127.0.0.1:${p(8545)}`;
 const base = {
   DATABASE_URL: process.env.FLEET_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${dbName}`,
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
@@ -43,20 +65,33 @@ const base = {
   AGW_STREAM_PREFIX: prefix,
   AGW_PROFILE: process.env.AGW_PROFILE ?? 'local',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-  POLICY_GRPC_URL: `127.0.0.1:${p(50051)}`,
-  AUDIT_GRPC_URL: `127.0.0.1:${p(50052)}`,
-  VAULT_GRPC_URL: `127.0.0.1:${p(50053)}`,
-  WEBHOOK_GRPC_URL: `127.0.0.1:${p(50054)}`,
-  ANCHOR_GRPC_URL: `127.0.0.1:${p(50055)}`,
-  MANAGED_GRPC_URL: `127.0.0.1:${p(50056)}`,
+  // one session-token key for every gateway replica of this fleet (each would draw its own otherwise, and a
+  // token signed by one replica would be refused by the next); production sets JWT_SECRET from a secret
+  JWT_SECRET: process.env.JWT_SECRET ?? randomBytes(32).toString('base64url'),
+  POLICY_GRPC_URL: peers(50051),
+  AUDIT_GRPC_URL: peers(50052),
+  VAULT_GRPC_URL: peers(50053),
+  WEBHOOK_GRPC_URL: peers(50054),
+  ANCHOR_GRPC_URL: peers(50055),
+  MANAGED_GRPC_URL: peers(50056),
   GATEWAY_PORT: p(8080),
   PUBLIC_BASE_URL: `http://127.0.0.1:${p(8080)}/api`,
+  // N replicas of 7 services must fit Postgres' max_connections (100 by default): the pools shrink with N
+  // (DB_POOL_MAX 10 per process at N=1, 5 at N=2, 3 from N=3) unless DB_POOL_MAX is set
+  ...(replicas > 1 && !process.env.DB_POOL_MAX ? { DB_POOL_MAX: String(Math.max(3, Math.floor(10 / replicas))) } : {}),
 };
 const standInUrl = `http://127.0.0.1:${p(4010)}`;
 const platformEnv = realPlatform ? {} : { ANTHROPIC_API_KEY: STAND_IN_KEY, ANTHROPIC_BASE_URL: standInUrl };
 
+// with several anchor replicas the local chain is one node beside them (started by this process), so
+// killing an anchor replica never takes the chain with it
+const sharedChainEnv =
+  replicas > 1 && !process.env.ANCHOR_RPC_URL
+    ? { ANCHOR_RPC_URL: anvilRpcUrl, ANCHOR_CHAIN: 'local', ANCHOR_PRIVATE_KEY: ANVIL_DEV_KEY_PUBLIC, ANCHOR_TRIGGER_MIN_INTERVAL_SECONDS: process.env.ANCHOR_TRIGGER_MIN_INTERVAL_SECONDS ?? '0' }
+    : {};
+
 // name -> [ports env, ops port]; start order matters only for readability (each service retries its peers)
-const SERVICES = [
+const SERVICE_KINDS = [
   // the local stand-in of the external agent platform, only when no real one is configured
   ...(realPlatform
     ? []
@@ -68,21 +103,45 @@ const SERVICES = [
           readyUrl: `${standInUrl}/_stand-in/health`,
         },
       ]),
-  { name: 'policy', env: { POLICY_GRPC_PORT: p(50051), POLICY_OPS_PORT: p(9081) }, ops: 9081 },
-  { name: 'audit', env: { AUDIT_GRPC_PORT: p(50052), AUDIT_OPS_PORT: p(9082) }, ops: 9082 },
+  { name: 'policy', env: (k) => ({ POLICY_GRPC_PORT: rp(50051, k), POLICY_OPS_PORT: rp(9081, k) }), ops: 9081 },
+  { name: 'audit', env: (k) => ({ AUDIT_GRPC_PORT: rp(50052, k), AUDIT_OPS_PORT: rp(9082, k) }), ops: 9082 },
   // further services join the fleet here as their issues land
-  { name: 'vault', env: { VAULT_GRPC_PORT: p(50053), VAULT_OPS_PORT: p(9083) }, ops: 9083 },
-  { name: 'webhook', env: { WEBHOOK_GRPC_PORT: p(50054), WEBHOOK_OPS_PORT: p(9084) }, ops: 9084 },
-  { name: 'anchor', env: { ANCHOR_GRPC_PORT: p(50055), ANCHOR_OPS_PORT: p(9085), ANCHOR_ANVIL_PORT: p(8545) }, ops: 9085 },
-  { name: 'managed', env: { MANAGED_GRPC_PORT: p(50056), MANAGED_OPS_PORT: p(9086), ...platformEnv }, ops: 9086 },
-  { name: 'gateway', env: { GATEWAY_OPS_PORT: p(9080) }, ops: 9080 },
+  { name: 'vault', env: (k) => ({ VAULT_GRPC_PORT: rp(50053, k), VAULT_OPS_PORT: rp(9083, k) }), ops: 9083 },
+  { name: 'webhook', env: (k) => ({ WEBHOOK_GRPC_PORT: rp(50054, k), WEBHOOK_OPS_PORT: rp(9084, k) }), ops: 9084 },
+  { name: 'anchor', env: (k) => ({ ANCHOR_GRPC_PORT: rp(50055, k), ANCHOR_OPS_PORT: rp(9085, k), ANCHOR_ANVIL_PORT: p(8545), ...sharedChainEnv }), ops: 9085 },
+  { name: 'managed', env: (k) => ({ MANAGED_GRPC_PORT: rp(50056, k), MANAGED_OPS_PORT: rp(9086, k), ...platformEnv }), ops: 9086 },
+  {
+    name: 'gateway',
+    env: (k) => ({ GATEWAY_OPS_PORT: rp(9080, k), ...(replicas > 1 ? { GATEWAY_PORT: p(8081 + k) } : {}) }),
+    ops: 9080,
+  },
 ];
+// one entry per process: replica 1 keeps the service's name (so `--replicas 1` is the fleet as it always
+// was), replica k is `<name>-k`
+const SERVICES = SERVICE_KINDS.flatMap((kind) =>
+  kind.env
+    ? Array.from({ length: replicas }, (_, k) => ({ ...kind, name: k === 0 ? kind.name : `${kind.name}-${k + 1}`, kind: kind.name, env: kind.env(k), opsPort: rp(kind.ops, k), replica: k }))
+    : [{ ...kind, kind: kind.name, replica: 0 }],
+);
+const gatewayPorts = Array.from({ length: replicas }, (_, k) => Number(p(8081 + k)));
 
 const children = new Map();
 let stopping = false;
+let proxy;
+let sharedChain;
+
+/** The local chain shared by the anchor replicas (the anchor service's own embedded-anvil module). */
+async function startSharedChain() {
+  const require = createRequire(import.meta.url);
+  const { startEmbeddedAnvil } = require(path.join(ROOT, 'services/anchor/dist/chain/embedded-anvil.js'));
+  const log = fs.createWriteStream(path.join(logDir, 'anvil.log'), { flags: 'a' });
+  const line = (level) => (obj, msg) => log.write(`${JSON.stringify({ level, time: new Date().toISOString(), ...(typeof obj === 'object' ? obj : { msg: obj }), msg })}\n`);
+  const logger = { info: line('info'), warn: line('warn'), error: line('error'), debug: () => {} };
+  return startEmbeddedAnvil({ host: '127.0.0.1', port: Number(p(8545)), chainId: 31337, stateFile: path.join(ROOT, '.run', 'anvil', `state-${p(8545)}.json`), logger });
+}
 
 function startService(svc) {
-  const entry = svc.entry ?? path.join(ROOT, 'services', svc.name, 'dist', 'main.js');
+  const entry = svc.entry ?? path.join(ROOT, 'services', svc.kind ?? svc.name, 'dist', 'main.js');
   if (!fs.existsSync(entry)) throw new Error(`${svc.name} is not built (${entry}); run the build first`);
   const log = fs.createWriteStream(path.join(logDir, `${svc.name}.log`), { flags: 'a' });
   const child = spawn(process.execPath, [entry, ...(svc.args ?? [])], {
@@ -132,7 +191,7 @@ function get(url, timeoutMs = 1000) {
 }
 
 async function waitReady(svc, timeoutMs = 90_000) {
-  const url = svc.readyUrl ?? `http://127.0.0.1:${p(svc.ops)}/readyz`;
+  const url = svc.readyUrl ?? `http://127.0.0.1:${svc.opsPort}/readyz`;
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (!children.has(svc.name)) throw new Error(`${svc.name} exited during start-up`);
@@ -161,7 +220,9 @@ async function shutdown(code = 0) {
   if (stopping) return;
   stopping = true;
   if (!quiet) console.log('\n[fleet] stopping…');
+  proxy?.close();
   await Promise.all([...children.keys()].reverse().map((n) => stopService(n)));
+  await sharedChain?.stop();
   if (!quiet) console.log('[fleet] stopped');
   process.exit(code);
 }
@@ -209,6 +270,18 @@ async function main() {
     process.exit(1);
   }
   if (!quiet) console.log(`[fleet] ${migrate.stdout.trim()}`);
+  if (sharedChainEnv.ANCHOR_RPC_URL) {
+    try {
+      sharedChain = await startSharedChain();
+    } catch (e) {
+      console.error(`[fleet] the local chain did not start: ${e.message}`);
+      process.exit(1);
+    }
+  }
+  if (replicas > 1) {
+    proxy = roundRobinProxy({ port: Number(p(8080)), upstreams: gatewayPorts.map((port) => ({ host: '127.0.0.1', port })) });
+    await proxy.listening;
+  }
   for (const svc of SERVICES) startService(svc);
   try {
     for (const svc of SERVICES) await waitReady(svc);
@@ -225,7 +298,8 @@ async function main() {
   }
   console.log(`
   Agent Governance Gateway is running: ${url}
-  Services: ${SERVICES.map((s) => s.name).join(', ')}   Logs: ${path.relative(ROOT, logDir)}/<service>.log
+  Operator console (sign up or sign in in the browser): ${url.replace(/\/api$/, '/')}
+  Services: ${SERVICES.map((s) => s.name).join(', ')}   Logs: ${path.relative(ROOT, logDir)}/<service>.log${replicas > 1 ? `\n  ${replicas} replicas of each service; ${url} round-robins over the gateways on ports ${gatewayPorts.join(', ')}` : ''}
 
   1. Get an API key (shown once):
      curl -s -X POST ${url}/auth/signup -H 'content-type: application/json' \\

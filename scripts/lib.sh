@@ -23,12 +23,13 @@ ensure_pnpm() {
   fi
 }
 
-# System packages the fleet needs (Debian): SoftHSM2 for the vault's local HSM.
+# System packages the fleet needs (Debian): SoftHSM2 for the vault's local HSM; Chromium for the console's browser tests.
 ensure_system_packages() {
   local missing=()
   command -v softhsm2-util >/dev/null 2>&1 || missing+=(softhsm2)
   command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)   # promtool: the alerting rules' unit tests
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)     # test/browser drives it with playwright-core (never a downloaded browser)
   if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
       say "installing system packages: ${missing[*]}"
@@ -39,6 +40,15 @@ ensure_system_packages() {
       die "please install: ${missing[*]} (Debian/Ubuntu: apt-get install ${missing[*]})"
     fi
   fi
+}
+
+# kubectl (its built-in kustomize v5) renders deploy/k8s for its tests; best effort: the fleet itself
+# does not need it (the machine image has it; Debian's older kubernetes-client is too old for components).
+ensure_kubectl() {
+  command -v kubectl >/dev/null 2>&1 && return 0
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq kubectl >/dev/null 2>&1 \
+    || say "kubectl not found: the deploy/k8s tests (kubectl kustomize) will fail until it is installed"
 }
 
 install_deps() {
@@ -78,10 +88,24 @@ ensure_softhsm_token() {
   "$ROOT/scripts/softhsm.sh" | sed 's/^/[agw] /' || die "SoftHSM2 token setup failed (scripts/softhsm.sh)"
 }
 
+# The fleets' gRPC ports (50051+, shifted by each fleet's port offset) lie inside Linux's ephemeral range
+# (32768-60999): an outgoing connection that happened to take one of them as its local port makes the
+# service fail to bind (EADDRINUSE), as seen on a busy test machine. Where this runs as root on Linux,
+# those ports are reserved from ephemeral use (best effort; nothing else changes).
+reserve_grpc_ports() {
+  local f=/proc/sys/net/ipv4/ip_local_reserved_ports
+  [ -w "$f" ] || return 0
+  grep -q '50000-60999' "$f" 2>/dev/null && return 0
+  local cur; cur="$(cat "$f" 2>/dev/null)"
+  echo "${cur:+$cur,}50000-60999" > "$f" 2>/dev/null || true
+}
+
 prepare() {
+  reserve_grpc_ports
   ensure_node
   ensure_pnpm
   ensure_system_packages
+  ensure_kubectl
   install_deps
   build_all
   ensure_softhsm_token

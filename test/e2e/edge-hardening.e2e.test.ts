@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { type ApiResponse, api as rawApi, newTenant, type Tenant, toolCall } from './support/api';
+import { type ApiResponse, api as rawApi, newTenant, type Tenant, recordRaw, toolCall } from './support/api';
 import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 
 /** Every answer of this file, to check at the end that none was a 5xx. */
@@ -119,6 +119,7 @@ describe('input rules at the edge', () => {
       headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json', 'content-encoding': 'gzip' },
       body: gzipSync(JSON.stringify(toolCall())),
     });
+    await recordRaw('POST', '/mcp/tools/call', res);
     expect(res.status).toBe(200);
   });
 
@@ -200,6 +201,27 @@ describe('input rules at the edge', () => {
     const twice = await api('GET', `/auth/verify-email${link.search}`);
     expect([twice.status, twice.body.detail]).toEqual([409, expect.stringMatching(/used already/)]);
     expect((await api('GET', '/auth/verify-email?token=not-a-token')).status).toBe(401);
+  });
+
+  it('refuses what the fuzzing (R4) found accepted: out-of-range policy numbers, dates that do not exist, a bad checkpoint format', async () => {
+    for (const v of [-1, 1e308]) {
+      const r = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_config: { daily_action_limit: v } } });
+      expect([v, r.status, r.body.detail?.[0]?.loc]).toEqual([v, 422, ['body', 'policy_config', 'daily_action_limit']]);
+    }
+    const exp = await api('GET', `/compliance/export/${t.tenantId}?from=2020-02-30`, { key: t.apiKey });
+    expect([exp.status, exp.body.detail?.[0]?.loc]).toEqual([422, ['query', 'from']]);
+    // a tenant without any checkpoint yet: the bad format is still a 422 (it was a 404 before validation)
+    const fresh = await newTenant('Edge no checkpoint');
+    const cp = await api('GET', '/audit/checkpoints/latest?format=zz', { key: fresh.apiKey });
+    expect([cp.status, cp.body.detail?.[0]?.loc]).toEqual([422, ['query', 'format']]);
+    expect((await api('GET', '/audit/checkpoints/latest', { key: fresh.apiKey })).status).toBe(404);
+  });
+
+  it('answers what Node’s HTTP parser refuses in the API’s error shape: a 40 KB query is a JSON 431', async () => {
+    const res = await fetch(`${E2E_BASE_URL}/audit/log?limit=${'9'.repeat(40_000)}`, { headers: { 'x-api-key': t.apiKey } });
+    expect(res.status).toBe(431);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await res.json()).detail).toMatch(/^Request header fields too large/);
   });
 
   it('leaves the tenant’s chain valid after all of it, and never answered a 5xx', async () => {

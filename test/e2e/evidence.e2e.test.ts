@@ -10,7 +10,7 @@ import { createHash, createPublicKey, verify } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Tenant, api, call, newTenant } from './support/api';
+import { type Tenant, api, call, newTenant, recordRaw } from './support/api';
 import { E2E_OFFSET } from './support/e2e-env';
 
 const CLI = path.resolve(__dirname, '../../packages/verifier/dist/cli.js');
@@ -75,6 +75,7 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     expect(latest.body.checkpoint_sha256).toBe(createHash('sha256').update(note).digest('hex'));
 
     const asText = await fetch(`http://127.0.0.1:${8080 + E2E_OFFSET}/api/audit/checkpoints/3?format=note`, { headers: { 'x-api-key': t.apiKey } });
+    await recordRaw('GET', asText.url, asText);
     expect(asText.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await asText.text()).toBe(note);
     expect((await api('GET', '/audit/checkpoints/4', { key: t.apiKey })).status).toBe(404);
@@ -132,18 +133,70 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     expect(doc.evidence.consistency_proofs).toHaveLength(1);
     expect(doc.audit_records.length).toBeGreaterThanOrEqual(8);
 
+    // each anchor commits to its head's signed checkpoint note (its SHA-256 is in the 88-byte aggregate leaf)
+    const refs = doc.anchors.references as Array<{ tree_size: number; checkpoint_sha256: string | null; tx_hash: string; aggregate_root: string }>;
+    expect(refs.length).toBe(2);
+    for (const a of refs) {
+      const c = doc.evidence.checkpoints.find((x: { tree_size: number }) => x.tree_size === a.tree_size);
+      expect(a.checkpoint_sha256).toBe(createHash('sha256').update(c.note, 'utf8').digest('hex'));
+    }
+    expect((await api('GET', '/anchor/status', { key: t.apiKey })).body.last_anchor).toMatchObject({ checkpoint_sha256: refs[1].checkpoint_sha256 });
+
     const pass = verifyExportFile(doc, vkeyFile);
     expect(pass.code).toBe(0);
+    expect(pass.out).toMatch(/^ok   anchor proofs: 2 anchored heads = signed checkpoints, aggregate proofs verify; 2 of them anchor the signed checkpoint note itself$/m);
     for (const name of ['verifier key', 'record hashes', 'chain links', 'checkpoint signatures', 'consistency', 'inclusion proofs', 'anchor proofs']) {
       expect(pass.out).toMatch(new RegExp(`^ok   ${name}: `, 'm'));
     }
     expect(pass.out).toMatch(/^verified: tenant /m);
+    // the way the README runs it: the bin of the root's devDependency @agw/verifier, from the repository root
+    const exportFile = path.join(dir, 'export-root.json');
+    fs.writeFileSync(exportFile, JSON.stringify(doc));
+    const root = path.resolve(__dirname, '../..');
+    for (const [cmd, pre] of [
+      ['pnpm', ['exec', 'agw-verify']],
+      ['npx', ['--no-install', 'agw-verify']],
+    ] as const) {
+      const out = execFileSync(cmd, [...pre, exportFile, '--vkey', vkeyFile], { cwd: root, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] });
+      expect(out).toMatch(/^verified: tenant /m);
+    }
 
     const onChain = verifyExportFile(doc, vkeyFile, ['--rpc', `http://127.0.0.1:${8545 + E2E_OFFSET}`]);
     expect(onChain.code).toBe(0);
-    expect(onChain.out).toMatch(/^ok   on-chain root: 2 aggregate roots found in contract on chain 31337$/m);
+    expect(onChain.out).toMatch(/^ok   on-chain root: 2 aggregate roots found in contract on chain 31337, written by the 2 anchor transactions the export names$/m);
 
     const copy = () => JSON.parse(JSON.stringify(doc));
+
+    // the anchor names another checkpoint, or none (a downgrade to the short leaf): the proof no longer reaches the anchored root
+    for (const cp of [refs[0].checkpoint_sha256, null]) {
+      const other = copy();
+      other.anchors.references[1].checkpoint_sha256 = cp;
+      const f = verifyExportFile(other, vkeyFile);
+      expect(f.code).toBe(1);
+      expect(f.out).toMatch(new RegExp(`^verification FAILED at anchor proofs: anchor of tree size ${refs[1].tree_size}: the aggregate proof does not reach`, 'm'));
+    }
+
+    // an anchor transaction that did not write this root (another real anchor transaction), with --rpc
+    const wrongTx = copy();
+    wrongTx.anchors.references[1].tx_hash = refs[0].tx_hash;
+    const f5 = verifyExportFile(wrongTx, vkeyFile, ['--rpc', `http://127.0.0.1:${8545 + E2E_OFFSET}`]);
+    expect(f5.code).toBe(1);
+    expect(f5.out).toMatch(new RegExp(`^verification FAILED at on-chain root: the anchor transaction ${refs[0].tx_hash} of tree size ${refs[1].tree_size} did not anchor root`, 'm'));
+
+    // a root the chain never saw: a self-consistent two-leaf "aggregate" (a made-up sibling) passes offline, the contract does not know it
+    const neverAnchored = copy();
+    const r1 = neverAnchored.anchors.references[1];
+    const size8 = Buffer.alloc(8);
+    size8.writeBigUInt64BE(BigInt(r1.tree_size));
+    const leaf = Buffer.concat([Buffer.from(t.tenantId.replace(/-/g, ''), 'hex'), size8, Buffer.from(r1.tenant_root, 'hex'), Buffer.from(r1.checkpoint_sha256, 'hex')]);
+    const sibling = createHash('sha256').update('a made-up sibling leaf').digest();
+    const leafH = createHash('sha256').update(Buffer.concat([Buffer.from([0]), leaf])).digest();
+    const madeUpRoot = createHash('sha256').update(Buffer.concat([Buffer.from([1]), leafH, sibling])).digest('hex');
+    Object.assign(r1, { leaf_index: 0, leaf_count: 2, aggregate_proof: [sibling.toString('hex')], aggregate_root: madeUpRoot });
+    expect(verifyExportFile(neverAnchored, vkeyFile).code).toBe(0);
+    const f6 = verifyExportFile(neverAnchored, vkeyFile, ['--rpc', `http://127.0.0.1:${8545 + E2E_OFFSET}`]);
+    expect(f6.code).toBe(1);
+    expect(f6.out).toMatch(new RegExp(`^verification FAILED at on-chain root: the contract \\S+ has no anchor of root ${r1.aggregate_root}`, 'm'));
 
     // a flipped byte in a record
     const flipped = copy();

@@ -3,7 +3,7 @@
  * (200/202/403/401/422/429), the approval queue, audit log + verification + tamper detection, key
  * rotation, settings, health, metrics, tenant isolation and secrets kept out of logs.
  */
-import { type Tenant, api, call, newTenant, sleep, toolCall } from './support/api';
+import { type Tenant, api, call, humanSession, newTenant, sleep, toolCall } from './support/api';
 import { logsContaining } from './support/stores';
 
 let a: Tenant;
@@ -131,12 +131,14 @@ describe('approval queue', () => {
     expect(typeof item.opa_result.severity).toBe('string');
     expect(new Date(item.queued_at).toString()).not.toBe('Invalid Date');
 
-    const ok = await api('POST', `/approve/${p1.body.action_id}`, { key: t.apiKey, body: { note: 'looked fine' } });
+    // a new tenant's approvals need a signed-in human (approvals_require_human, docs/auth.md)
+    const human = await humanSession(t);
+    const ok = await api('POST', `/approve/${p1.body.action_id}`, { token: human, body: { note: 'looked fine' } });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: 'approved', action_id: p1.body.action_id });
-    expect((await api('POST', `/approve/${p1.body.action_id}`, { key: t.apiKey })).status).toBe(409);
-    expect((await api('POST', `/reject/${p1.body.action_id}`, { key: t.apiKey })).status).toBe(409);
-    const no = await api('POST', `/reject/${p2.body.action_id}`, { key: t.apiKey, body: { reason: 'not today' } });
+    expect((await api('POST', `/approve/${p1.body.action_id}`, { token: human })).status).toBe(409);
+    expect((await api('POST', `/reject/${p1.body.action_id}`, { token: human })).status).toBe(409);
+    const no = await api('POST', `/reject/${p2.body.action_id}`, { token: human, body: { reason: 'not today' } });
     expect(no.body).toMatchObject({ status: 'rejected', action_id: p2.body.action_id });
 
     expect((await api('GET', '/approvals', { key: t.apiKey })).body.pending).toEqual([]);
@@ -158,10 +160,11 @@ describe('approval queue', () => {
   });
 
   it('answers 404 for unknown or malformed ids, and 422 for a bad body', async () => {
-    expect((await api('POST', '/approve/00000000-0000-4000-8000-000000000000', { key: a.apiKey })).status).toBe(404);
-    expect((await api('POST', '/approve/not-a-uuid', { key: a.apiKey })).status).toBe(404);
+    const human = await humanSession(a);
+    expect((await api('POST', '/approve/00000000-0000-4000-8000-000000000000', { token: human })).status).toBe(404);
+    expect((await api('POST', '/approve/not-a-uuid', { token: human })).status).toBe(404);
     const p = await call(a.apiKey, { method: 'drop', params: {} });
-    expect((await api('POST', `/approve/${p.body.action_id}`, { key: a.apiKey, body: { note: 42 } })).status).toBe(422);
+    expect((await api('POST', `/approve/${p.body.action_id}`, { token: human, body: { note: 42 } })).status).toBe(422);
   });
 });
 
@@ -234,8 +237,9 @@ describe('tenant isolation: another tenant’s resources are not found', () => {
     expect(JSON.stringify(bLog)).not.toContain('secret_of');
     const bPending = (await api('GET', '/approvals', { key: b.apiKey })).body.pending;
     expect(bPending.some((x: { action_id: string }) => x.action_id === pa.body.action_id)).toBe(false);
-    expect((await api('POST', `/approve/${pa.body.action_id}`, { key: b.apiKey })).status).toBe(404);
-    expect((await api('POST', `/reject/${pa.body.action_id}`, { key: b.apiKey })).status).toBe(404);
+    const bHuman = await humanSession(b);
+    expect((await api('POST', `/approve/${pa.body.action_id}`, { token: bHuman })).status).toBe(404);
+    expect((await api('POST', `/reject/${pa.body.action_id}`, { token: bHuman })).status).toBe(404);
     expect((await api('GET', `/tenants/${a.tenantId}`, { key: b.apiKey })).status).toBe(404);
     expect((await api('GET', `/tenants/${b.tenantId}`, { key: b.apiKey })).body).toMatchObject({ tenant_id: b.tenantId });
     const verifyB = (await api('GET', '/audit/verify', { key: b.apiKey })).body;

@@ -2,7 +2,7 @@
  * Managed agents and sessions through the public API, with the local stand-in of the agent platform
  * (real HTTP + SSE, and a real MCP client of our per-session MCP server) scripted through its control API.
  */
-import { api, fleet, newTenant, type Tenant } from './support/api';
+import { api, fleet, newTenant, recordRaw, type Tenant } from './support/api';
 import { E2E_STAND_IN_URL } from './support/e2e-env';
 
 jest.setTimeout(120_000);
@@ -220,6 +220,7 @@ describe('managed sessions', () => {
       headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
+    await recordRaw('POST', s.mcp_server_url, mcp);
     expect(mcp.status).toBe(409);
     const deliveries = await until(
       'webhook deliveries',
@@ -283,6 +284,7 @@ describe('managed sessions', () => {
       headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
+    await recordRaw('POST', s.mcp_server_url, mcp);
     expect(mcp.status).toBe(404);
     await api('POST', `/managed/sessions/${s.session_id}/interrupt`, { key: a.apiKey, body: { reason: 'cleanup' } });
   });

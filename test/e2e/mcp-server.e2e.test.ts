@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type Tenant, api, newTenant } from './support/api';
+import { type Tenant, api, newTenant, recordRaw } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
 let upstream: http.Server;
@@ -52,6 +52,7 @@ it('reports its health publicly and refuses unauthenticated MCP requests', async
   expect(h.body).toMatchObject({ status: 'ok', transport: 'streamable-http' });
   await expect(mcpClient({})).rejects.toThrow();
   const raw = await fetch(`${E2E_BASE_URL}/mcp/server`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  await recordRaw('POST', '/mcp/server', raw);
   expect(raw.status).toBe(401);
 });
 

@@ -210,6 +210,35 @@ describe('replay', () => {
     expect((await api('POST', '/audit/replay-bulk', { key: t.apiKey, body: { action_ids: [] } })).status).toBe(422);
   });
 
+  test('replays under a candidate policy before it is saved: what would change, the active policy untouched', async () => {
+    const t = await patientTenant();
+    const del = await call(t.apiKey, { agent_id: 'candidate', method: 'delete', params: { id: 7 } });
+    const ok = await call(t.apiKey, { agent_id: 'candidate' });
+    expect([del.status, ok.status]).toEqual([202, 200]);
+    const before = (await api('GET', '/dashboard/settings', { key: t.apiKey })).body;
+    const ids = [del.body.action_id, ok.body.action_id];
+
+    const tried = await api('POST', '/audit/replay-bulk', { key: t.apiKey, body: { action_ids: ids, candidate: { policy_config: { approve_destructive: false } } } });
+    expect(tried.status).toBe(200);
+    expect(tried.body).toMatchObject({ replayed: 2, changed_count: 1, consistent_count: 1 });
+    const byId = Object.fromEntries(tried.body.results.map((x: any) => [x.action_id, x]));
+    expect(byId[del.body.action_id]).toMatchObject({ original_decision: 'requires_human', replay_decision: 'allow', consistent: false });
+    expect(byId[del.body.action_id].replay_bundle_revision).not.toBe(before.bundle_revision);
+
+    // nothing was saved: the active policy, its revision and the next call are as before
+    const after = (await api('GET', '/dashboard/settings', { key: t.apiKey })).body;
+    expect([after.bundle_revision, after.policy_config.approve_destructive]).toEqual([before.bundle_revision, before.policy_config.approve_destructive]);
+    expect((await call(t.apiKey, { agent_id: 'candidate', method: 'delete', params: { id: 8 } })).status).toBe(202);
+    expect((await api('POST', '/audit/replay-bulk', { key: t.apiKey, body: { action_ids: ids } })).body.changed_count).toBe(0);
+
+    // a candidate is checked as a save would be: Rego that does not compile is a 422 at its line
+    const bad = await api('POST', '/audit/replay-bulk', { key: t.apiKey, body: { action_ids: ids, candidate: { policy_template: 'custom', custom_policy: 'package agw.custom\n\ndeny contains "x" if {\n' } } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.detail)).toMatch(/custom_policy/);
+    const unknownField = await api('POST', '/audit/replay-bulk', { key: t.apiKey, body: { action_ids: ids, candidate: { webhook_url: 'https://x.example' } } });
+    expect(unknownField.status).toBe(422);
+  });
+
   test('replay uses the behavioral data and time of the original decision', async () => {
     const t = await patientTenant();
     expect((await patch(t, { policy_config: { daily_action_limit: 1, cooldown_violations: 1000, anomaly_threshold: 1 } })).status).toBe(200);

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createPublicClient, decodeEventLog, http, parseAbi } from 'viem';
-import { type Tenant, api, call, newTenant } from './support/api';
+import { type Tenant, api, call, newTenant, recordRaw } from './support/api';
 import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 
 // ---- an independent RFC 9162 verifier (not the service's code) ----
@@ -144,7 +144,10 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
 
     // the tenant root leads to the anchored aggregate root, whose transaction is on the local chain
     const agg = t2.body.aggregate_proof;
-    expect(agg.leaf_hex).toBe(`${a.tenantId.replace(/-/g, '')}${(9).toString(16).padStart(16, '0')}${tree1.merkle_root}`);
+    // leaf = tenant id || uint64 size || root || SHA-256 of the head's signed checkpoint note (docs/evidence.md)
+    const cp9 = (await api('GET', '/audit/checkpoints/9', { key: a.apiKey })).body;
+    expect(t2.body.checkpoint_sha256).toBe(createHash('sha256').update(cp9.checkpoint, 'utf8').digest('hex'));
+    expect(agg.leaf_hex).toBe(`${a.tenantId.replace(/-/g, '')}${(9).toString(16).padStart(16, '0')}${tree1.merkle_root}${t2.body.checkpoint_sha256}`);
     expect(inclusionRoot(leafHash(hex(agg.leaf_hex)), agg.leaf_index, agg.tree_size, agg.proof.map(hex))?.toString('hex')).toBe(t2.body.merkle_root);
     const receipt = await chain.getTransactionReceipt({ hash: t2.body.tx_hash });
     expect(receipt.status).toBe('success');
@@ -211,6 +214,7 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     }
 
     const pdf = await fetch(`${E2E_BASE_URL}/compliance/export/${a.tenantId}?format=pdf`, { headers: { 'x-api-key': a.apiKey } });
+    await recordRaw('GET', pdf.url, pdf);
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     const bytes = Buffer.from(await pdf.arrayBuffer());

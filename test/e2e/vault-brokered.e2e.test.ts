@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { type Tenant, api, call, newTenant } from './support/api';
+import { type Tenant, api, call, humanSession, newTenant } from './support/api';
 import { logsContaining, redisContaining, tablesContaining } from './support/stores';
 
 jest.setTimeout(90_000);
@@ -200,7 +200,7 @@ describe('credentials and brokered execution (SoftHSM2)', () => {
     const r = await call(t.apiKey, { tool, method: 'delete', agent_id: 'cleanup-agent', params: { record: 42 } });
     expect(r.status).toBe(202);
     expect(hitsFor(r.body.action_id)).toHaveLength(0);
-    const ok = await api('POST', `/approve/${r.body.action_id}`, { key: t.apiKey, body: { note: 'fine' } });
+    const ok = await api('POST', `/approve/${r.body.action_id}`, { token: await humanSession(t), body: { note: 'fine' } });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: 'approved', action_id: r.body.action_id, execution_mode: 'gateway_brokered', execution_result: { status_code: 201 } });
     expect(JSON.stringify(ok.body)).not.toContain(value);

@@ -12,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Tenant, api, call, eventually, fleet, newTenant, sleep } from './support/api';
-import { E2E_WEBHOOK_CA_FILE } from './support/e2e-env';
+import { E2E_DATABASE_URL, E2E_WEBHOOK_CA_FILE } from './support/e2e-env';
+import { tablesContaining } from './support/stores';
 
 jest.setTimeout(120_000);
 
@@ -268,6 +269,51 @@ describe('webhook delivery of decisions', () => {
   });
 });
 
+/** The tenant's stored settings, read straight from the e2e database (what a database reader would see). */
+function storedSettings(tenantId: string): Record<string, unknown> {
+  const out = execFileSync('psql', [E2E_DATABASE_URL, '-qAt', '-c', `SELECT settings::text FROM tenant_settings WHERE tenant_id = '${tenantId}'`]).toString().trim();
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+describe('webhook secret at rest (sealed by the vault)', () => {
+  test('the secret is stored sealed, never in clear; deliveries are still signed with it; a later save shows it again', async () => {
+    const rx = await receiver();
+    const t = await withWebhook(rx.url, {}, 'sealed');
+    const s = storedSettings(t.tenantId);
+    expect(s.webhook_secret).toBeUndefined();
+    expect(JSON.parse(String(s.webhook_secret_sealed))).toMatchObject({ v: 1, key_id: `agw:${t.tenantId}:credentials`, ct: expect.any(String) });
+    expect(tablesContaining(t.secret)).toEqual([]);
+    const r = await call(t.apiKey);
+    const [req] = await eventually(async () => rx.forAction(r.body.action_id).length > 0 && rx.forAction(r.body.action_id));
+    expect(verify(t.secret, req.raw, req.headers['x-service-signature'])).toBe(true);
+    // saving webhook settings again answers the same secret (unsealed for the answer, spec: Tenant settings)
+    const again = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { webhook_events: ['action.allowed'] } });
+    expect(again.status).toBe(200);
+    expect(again.body.webhook_secret).toBe(t.secret);
+    expect((await api('GET', '/dashboard/settings', { key: t.apiKey })).body).toMatchObject({ webhook_secret_set: true });
+    expect((await api('GET', '/dashboard/settings', { key: t.apiKey })).body.webhook_secret).toBeUndefined();
+  });
+
+  test('a secret stored in clear before sealing is sealed by the gateway at start; deliveries are signed with it before and after', async () => {
+    const rx = await receiver();
+    const t = await withWebhook(rx.url, {}, 'legacy');
+    const legacy = `whsec_legacy_${Date.now()}_0123456789abcdef`;
+    // a row as the gateway wrote it before secrets were sealed
+    execFileSync('psql', [E2E_DATABASE_URL, '-qAt', '-c', `UPDATE tenant_settings SET settings = (settings - 'webhook_secret_sealed') || jsonb_build_object('webhook_secret', '${legacy}') WHERE tenant_id = '${t.tenantId}'`]);
+    const before = await call(t.apiKey);
+    const [b] = await eventually(async () => rx.forAction(before.body.action_id).length > 0 && rx.forAction(before.body.action_id));
+    expect(verify(legacy, b.raw, b.headers['x-service-signature'])).toBe(true);
+    await fleet('kill', 'gateway');
+    await fleet('start', 'gateway');
+    await eventually(async () => typeof storedSettings(t.tenantId).webhook_secret_sealed === 'string', 20_000, 250);
+    expect(storedSettings(t.tenantId).webhook_secret).toBeUndefined();
+    expect(tablesContaining(legacy)).toEqual([]);
+    const after = await call(t.apiKey);
+    const [a] = await eventually(async () => rx.forAction(after.body.action_id).length > 0 && rx.forAction(after.body.action_id));
+    expect(verify(legacy, a.raw, a.headers['x-service-signature'])).toBe(true);
+  });
+});
+
 describe('durability', () => {
   test('killing the webhook service mid-stream and starting it again loses no event', async () => {
     const rx = await receiver();
@@ -289,7 +335,12 @@ describe('durability', () => {
     // deliveries claimed by the killed process are due again once their lease ends (about 20 s)
     await eventually(async () => actions.every((a) => rx.forAction(a).length > 0), 60_000, 250);
     for (const a of actions) expect(verify(t.secret, rx.forAction(a)[0].raw, rx.forAction(a)[0].headers['x-service-signature'])).toBe(true);
-    const log = await api('GET', '/webhooks/deliveries?limit=100', { key: t.apiKey });
+    // the gateway's channel to the restarted service may still be in its reconnect back-off (a 502 for that
+    // moment): read the log once it answers
+    const log = await eventually(async () => {
+      const r = await api('GET', '/webhooks/deliveries?limit=100', { key: t.apiKey });
+      return r.status === 200 && r;
+    });
     expect(log.body.count).toBe(actions.length);
   });
 });

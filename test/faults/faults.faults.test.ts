@@ -9,16 +9,19 @@ import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Tenant, api, eventually, fleet, newTenant, settings, sleep } from './support/api';
-import { JWT_SECRET, NATS_DIRECT, NATS_PROXY_PORT, OFFSET, PG_PROXY_PORT, ROOT } from './support/env';
+import { BASE_URL, DNS_FILE, FLEET_ENV, JWT_SECRET, NATS_DIRECT, PG_DIRECT_URL, NATS_PROXY_PORT, OFFSET, PG_PROXY_PORT, ROOT } from './support/env';
 import { resetStores, startFleet, stopFleet } from './support/fleet';
 import { type CallResult, Load, LOAD_SETTINGS, NORMAL_STATUS, byStatus } from './support/load';
 import { closeDb, searchLeaks } from './support/stores';
 import { SignJWT } from 'jose';
+import { Client as PgClient } from 'pg';
 import { TcpProxy } from './support/tcp-proxy';
 import { checkRecords, checkStreamAndChains } from './support/checks';
 import { summary } from './support/summary';
 import { Receiver, writeReceiverCa } from './support/receiver';
 import { oneCall } from './support/load';
+import { probe, watch } from './support/edge';
+import { FUZZ_RUNS, FUZZ_SEED, type Finding, type FuzzRequest, checkAnswer, generated, operations, send as sendFuzz, sendRaw, shapes } from './support/fuzz';
 
 jest.setTimeout(600_000);
 
@@ -177,6 +180,9 @@ describe('R2: the audit service SIGKILLed, then every Postgres connection cut, u
     const s = await checkStreamAndChains(Object.values(tenants));
     Object.assign(summary.r2, s.figures);
     console.log(`[faults] R2 ${JSON.stringify(summary.r2)}`);
+    // a store or service that cannot be reached is a 503 / 502 naming it, never a 500 (docs/reliability.md)
+    expect(results.filter((r) => r.status === 500).map((r) => `${r.phase} ${JSON.stringify(r.detail)}`)).toEqual([]);
+    expect(results.filter((r) => r.status === 503 && !/^Service unavailable: (Postgres|Redis|NATS|a data store) is unreachable/.test(String(r.detail))).map((r) => `${r.phase} ${JSON.stringify(r.detail)}`)).toEqual([]);
     expect(recs.problems).toEqual([]);
     expect(s.problems).toEqual([]);
   });
@@ -205,15 +211,18 @@ describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
     load.phase = 'r3-after';
     await sleep(4000);
     const results = await load.stop();
-    // three events whose receiver fails attempts 1-3: the retry schedule, once the faults are over
+    const loadAnswered = results.filter((r) => [200, 202, 403].includes(r.status));
+    const t0 = Date.now();
+    // deliveries a killed service had claimed are due again when their lease ends (about 20 s)
+    await eventually(async () => loadAnswered.every((r) => rx.processed().has(r.actionId!)), 90_000, 500).catch(() => undefined);
+    const deliverMs = Date.now() - t0;
+    // three events whose receiver fails attempts 1-3: the retry schedule, once the faults are over and the
+    // backlog of the load is delivered (the tenant's attempts in flight are limited: a backlog would delay them)
     const retried = await Promise.all([0, 1, 2].map(() => oneCall(w, 'allow', 'r3-retry', RUN, 'retry-agent')));
     results.push(...retried);
     allCalls.push(...results);
     const answered = results.filter((r) => [200, 202, 403].includes(r.status));
-    const t0 = Date.now();
-    // deliveries a killed service had claimed are due again when their lease ends (about 20 s)
-    await eventually(async () => answered.every((r) => rx.processed().has(r.actionId!)), 90_000, 500).catch(() => undefined);
-    const deliverMs = Date.now() - t0;
+    await eventually(async () => retried.every((c) => rx.got.some((g) => g.actionId === c.actionId && g.attempt >= 4)), 40_000, 250).catch(() => undefined);
     const processed = rx.processed();
     const lost = answered.filter((r) => !processed.has(r.actionId!));
     const duplicated = [...processed.entries()].filter(([, ids]) => ids.size > 1);
@@ -246,6 +255,151 @@ describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
       const [a, b, c] = g.gaps_s;
       expect([a >= 1.8 && a < 3.5, b >= 3.8 && b < 5.5, c >= 7.8 && c < 9.5]).toEqual([true, true, true]);
     }
+  });
+});
+
+describe('SIGTERM: the gateway stopped gracefully under load', () => {
+  test('requests in flight are answered, new ones are refused, no answered call loses its record, nothing accepted is lost', async () => {
+    const load = new Load([tenants.closed, tenants.open, tenants.queue], RUN, 12).start();
+    load.phase = 'term-before';
+    await sleep(3000);
+    load.phase = 'term-stopping';
+    const tTerm = Date.now();
+    await fleet('stop', 'gateway'); // SIGTERM; the fleet SIGKILLs after 8 s (the gateway's grace here: 5 s)
+    const tStopped = Date.now();
+    load.phase = 'term-down';
+    await sleep(1500);
+    await fleet('start', 'gateway');
+    const tReady = Date.now();
+    load.phase = 'term-after';
+    await sleep(3000);
+    const results = await load.stop();
+    allCalls.push(...results);
+    const recs = await checkRecords(Object.values(tenants), results);
+    // an unanswered call (connection refused or reset) was never accepted: it has no record
+    const unansweredWithRecord = results.filter((r) => r.status === 0 && (recs.byRef.get(r.ref)?.length ?? 0) > 0);
+    const inFlightAnswered = results.filter((r) => r.t0 < tTerm && r.t1 >= tTerm && r.status !== 0);
+    const refusedWhileDown = results.filter((r) => r.t0 >= tStopped && r.t0 < tReady && r.status === 0);
+    summary.sigterm = {
+      calls: results.length,
+      by_phase: Object.fromEntries(['term-before', 'term-stopping', 'term-down', 'term-after'].map((p) => [p, byStatus(results.filter((r) => r.phase === p))])),
+      stop_ms: tStopped - tTerm,
+      in_flight_at_sigterm_answered: inFlightAnswered.length,
+      refused_while_stopped: refusedWhileDown.length,
+      unanswered_with_a_record: unansweredWithRecord.length,
+      answered_5xx: results.filter((r) => r.status >= 500).length,
+      ...recs.figures,
+    };
+    console.log(`[faults] SIGTERM ${JSON.stringify(summary.sigterm)}`);
+    expect(recs.problems).toEqual([]);
+    expect(unansweredWithRecord.map((r) => `${r.phase} ${r.kind} ref=${r.ref}`)).toEqual([]);
+    expect(results.filter((r) => r.status >= 500).map((r) => `${r.phase} ${r.status} ${JSON.stringify(r.detail)}`)).toEqual([]);
+    expect(tStopped - tTerm).toBeLessThan(7000); // drained before the fleet's SIGKILL
+    expect(refusedWhileDown.length).toBeGreaterThan(0);
+    expect(results.filter((r) => r.phase === 'term-after' && r.status === NORMAL_STATUS[r.kind]).length).toBeGreaterThan(10);
+  });
+});
+
+describe('EDGE: slow and idle clients, many connections', () => {
+  test('slowloris headers, idle connections and a trickling body are closed by the gateway in time (408 in the API error shape) while it keeps serving', async () => {
+    const headersMs = Number(FLEET_ENV.GATEWAY_HEADERS_TIMEOUT_MS);
+    const requestMs = Number(FLEET_ENV.GATEWAY_REQUEST_TIMEOUT_MS);
+    const maxMs = requestMs + 10_000;
+    const watched = Promise.all([
+      ...Array.from({ length: 40 }, () => watch('slow_headers', maxMs)),
+      ...Array.from({ length: 400 }, () => watch('idle', maxMs)),
+      ...Array.from({ length: 5 }, () => watch('slow_body', maxMs)),
+    ]);
+    const probes = await probe(20, 200);
+    const all = await watched;
+    const of = (k: string) => all.filter((w) => w.kind === k);
+    const late = (ws: typeof all, limit: number) => ws.filter((w) => w.closedAfterMs === null || w.closedAfterMs > limit + 2500);
+    const json408 = (w: (typeof all)[number]) => w.status === 408 && /"detail":"Request timeout/.test(w.body);
+    summary.edge = {
+      slow_header_clients: of('slow_headers').length,
+      idle_connections: of('idle').length,
+      slow_body_clients: of('slow_body').length,
+      closed_after_ms: Object.fromEntries(['slow_headers', 'idle', 'slow_body'].map((k) => [k, Math.max(...of(k).map((w) => w.closedAfterMs ?? Infinity))])),
+      answered_408_json: all.filter(json408).length,
+      probes_during: { statuses: byStatusList(probes.statuses), max_ms: probes.maxMs },
+    };
+    console.log(`[faults] EDGE ${JSON.stringify(summary.edge)}`);
+    expect(late(of('slow_headers'), headersMs)).toEqual([]);
+    expect(late(of('idle'), headersMs)).toEqual([]);
+    expect(late(of('slow_body'), requestMs)).toEqual([]);
+    expect([...of('slow_headers'), ...of('idle')].filter((w) => !json408(w)).map((w) => `${w.kind} ${w.status} ${w.body.slice(0, 80)}`)).toEqual([]);
+    expect(probes.statuses.every((x) => x === 200)).toBe(true);
+    expect(probes.maxMs).toBeLessThan(2000);
+  });
+});
+
+describe('R4: every route of the OpenAPI document fuzzed (schema-aware, fixed seed)', () => {
+  test('0 answers 5xx, every 4xx in the spec\'s error shape; the fleet stays healthy and every chain verifies', async () => {
+    console.log(`[faults] R4 seed ${FUZZ_SEED}, ${FUZZ_RUNS} generated requests per operation (replay: FAULTS_FUZZ_SEED=${FUZZ_SEED} npm run test:faults -- -t R4)`);
+    const t = await newTenant('Faults fuzz', RUN);
+    await settings(t, { rate_limit_rps: 100_000, rate_limit_burst: 1_000_000 });
+    needles.push({ what: 'API key', value: t.apiKey }, { what: 'password', value: t.password });
+    const pending = await api('POST', '/mcp/tools/call', { key: t.apiKey, body: { agent_id: 'agent-1', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_db', method: 'delete', params: { table: 'fuzz' } } });
+    const objects: Record<string, string> = { action_id: pending.body?.action_id ?? '00000000-0000-4000-8000-000000000000', tenant_id: t.tenantId, id: t.tenantId, slug: t.slug, tool_id: 'svc_fuzz', name: 'fuzz', tree_size: '1', tree_n: '0', tree_m: '1', agent_id: 'agent-1' };
+    const doc = (await api('GET', '/openapi.json')).body;
+    const ops = operations(doc);
+    expect(ops.length).toBeGreaterThan(60);
+    const key = { 'x-api-key': t.apiKey };
+    const rotate = (o: { path: string }) => o.path === '/api-keys/rotate';
+    const plan: FuzzRequest[] = [];
+    for (const op of ops.filter((o) => !rotate(o))) plan.push(...generated(doc, op, key, objects, FUZZ_SEED, FUZZ_RUNS), ...shapes(op, key, objects));
+    // without any key too: the public routes and the refusal of the others
+    for (const op of ops.filter((o) => !rotate(o))) plan.push(...generated(doc, op, {}, objects, FUZZ_SEED + 1, 4));
+    const findings: Finding[] = [];
+    const byStatusAll: Record<string, number> = {};
+    let i = 0;
+    const worker = async () => {
+      while (i < plan.length) {
+        const r = plan[i++];
+        let status = 0;
+        let text = '';
+        try {
+          ({ status, text } = await sendFuzz(r));
+        } catch (e) {
+          text = String(e);
+        }
+        byStatusAll[status] = (byStatusAll[status] ?? 0) + 1;
+        for (const problem of checkAnswer(status, text, r.op.includes(' /mcp/server'))) findings.push({ request: `${r.op} [${r.what}] ${r.method} ${r.url.slice(0, 160)} ${typeof r.body === 'string' ? r.body.slice(0, 160) : r.body ? '<bytes>' : ''}`, status, problem, body: text.slice(0, 200) });
+      }
+    };
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 6 }, worker));
+    // requests fetch cannot send: written on a socket byte for byte
+    const u = new URL(BASE_URL);
+    const host = `Host: ${u.host}\r\n`;
+    const raw: Array<[string, string | Buffer]> = [
+      ['header injection (bare LF in a header value)', `GET /api/audit/log HTTP/1.1\r\n${host}X-API-Key: ${t.apiKey}\r\nX-Note: a\nInjected: b\r\n\r\n`],
+      ['CR in a header value', `GET /api/audit/log HTTP/1.1\r\n${host}X-API-Key: ${t.apiKey}\r\nX-Note: a\rInjected: b\r\n\r\n`],
+      ['obs-text API key', Buffer.concat([Buffer.from(`GET /api/audit/log HTTP/1.1\r\n${host}Connection: close\r\nX-API-Key: `), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('\r\n\r\n')])],
+      ['headers of 20 KB', `GET /api/audit/log HTTP/1.1\r\n${host}X-API-Key: ${t.apiKey}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+      ['request line of 40 KB (huge query)', `GET /api/audit/log?limit=${'9'.repeat(40_000)} HTTP/1.1\r\n${host}X-API-Key: ${t.apiKey}\r\n\r\n`],
+      ['unknown method', `BREW /api/health HTTP/1.1\r\n${host}\r\n`],
+      ['Content-Length and Transfer-Encoding both', `POST /api/mcp/tools/call HTTP/1.1\r\n${host}X-API-Key: ${t.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
+      ['negative Content-Length', `POST /api/mcp/tools/call HTTP/1.1\r\n${host}X-API-Key: ${t.apiKey}\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}`],
+      ['HTTP/0.9-style line', `GET /api/health\r\n\r\n`],
+    ];
+    for (const [what, bytes] of raw) {
+      const r = await sendRaw(bytes);
+      byStatusAll[r.status] = (byStatusAll[r.status] ?? 0) + 1;
+      for (const problem of checkAnswer(r.status, r.text)) findings.push({ request: `raw [${what}]`, status: r.status, problem, body: `${r.head.split('\r\n')[0]} ${r.text.slice(0, 200)}` });
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    // the tamper demo (fuzzed too) alters records on purpose: put them back before the chains are verified
+    expect((await api('POST', '/audit/tamper-restore', { key: t.apiKey })).status).toBe(200);
+    const health = await api('GET', '/health');
+    const chains = await Promise.all([t, ...Object.values(tenants)].map(async (x) => (await api('GET', '/audit/verify', { key: x.apiKey })).body));
+    const invalid = chains.map((c, n) => ({ c, n })).filter(({ c }) => !c?.valid);
+    if (invalid.length) console.log(`[faults] R4 chains not valid: ${JSON.stringify(invalid)}`);
+    summary.r4 = { seed: FUZZ_SEED, operations: ops.length, requests: plan.length + raw.length, seconds, by_status: byStatusAll, findings: findings.length, health: health.body?.status, chains_valid: chains.filter((c) => c?.valid).length, chains: chains.length };
+    console.log(`[faults] R4 ${JSON.stringify(summary.r4)}${findings.length ? `\n  ${findings.slice(0, 60).map((f) => `${f.status} ${f.problem}: ${f.request} -> ${f.body}`).join('\n  ')}` : ''}`);
+    expect(findings.map((f) => `${f.status} ${f.problem}: ${f.request}`)).toEqual([]);
+    expect(health.status).toBe(200);
+    expect(chains.map((c) => c?.valid)).toEqual(chains.map(() => true));
   });
 });
 
@@ -388,6 +542,102 @@ describe('R5: the isolation matrix, generated from the OpenAPI document', () => 
   });
 });
 
+describe('R7: SSRF through the running fleet (webhook targets and brokered upstreams)', () => {
+  test('private, loopback, link-local, metadata and IPv6-mapped targets, by address, by name, by redirect and by rebinding: 0 reached, each refused with a clear error', async () => {
+    // traps: listeners on loopback addresses the fleet may not reach (only 127.0.0.1 is allowed for webhooks)
+    const good = await new Receiver((agent) => (agent === 'redirect' ? 302 : 200)).start();
+    const trap2 = await new Receiver(() => 200, '127.0.0.2').start(good.port);
+    const trap6 = await new Receiver(() => 200, '::1').start(good.port);
+    const mappedTrap = await new Receiver(() => 200, '127.0.0.2').start();
+    receivers.push(good, trap2, trap6, mappedTrap);
+    const P = good.port;
+    const dns: Record<string, string[]> = {
+      'loop2.faults.test': ['127.0.0.2'],
+      'six.faults.test': ['::1'],
+      'mapped.faults.test': ['::ffff:127.0.0.2'],
+      'meta.faults.test': ['169.254.169.254'],
+      'private.faults.test': ['10.1.2.3'],
+      'rebind.faults.test': ['127.0.0.1'],
+    };
+    writeFileSync(DNS_FILE, JSON.stringify(dns));
+    const w = await newTenant('Faults SSRF webhooks', RUN);
+    needles.push({ what: 'API key', value: w.apiKey }, { what: 'password', value: w.password });
+    const findings: string[] = [];
+    const refusedAtSave: Record<string, string> = {};
+    // 1. settings: refused before anything is saved (resolution only; nothing connects at this point)
+    const literal = [
+      `https://127.0.0.2:${P}/h`, `https://[::1]:${P}/h`, `https://[::ffff:127.0.0.2]:${P}/h`, `https://[::ffff:7f00:2]:${P}/h`, `https://2130706434:${P}/h`,
+      `https://0x7f.0.0.2:${P}/h`, `https://127.2:${P}/h`, `https://0.0.0.0:${P}/h`, 'https://169.254.169.254/latest/meta-data/', 'https://[::ffff:169.254.169.254]/latest/meta-data/',
+      'https://10.0.0.1/h', 'https://172.16.0.1/h', 'https://192.168.1.1/h', 'https://100.64.0.1/h', 'https://[fe80::1]/h', 'https://[fc00::1]/h',
+      `https://loop2.faults.test:${P}/h`, `https://six.faults.test:${P}/h`, `https://mapped.faults.test:${P}/h`, 'https://meta.faults.test/latest/meta-data/', 'https://private.faults.test/h',
+    ];
+    for (const url of literal) {
+      const r = await api('PATCH', '/dashboard/settings', { key: w.apiKey, body: { webhook_url: url } });
+      const item = r.body?.detail?.[0];
+      refusedAtSave[url] = `${r.status} ${item?.msg ?? JSON.stringify(r.body)}`;
+      if (r.status !== 422 || JSON.stringify(item?.loc) !== '["body","webhook_url"]' || !/refused|not public|does not resolve|loopback|private|link-local|unspecified/.test(String(item?.msg))) findings.push(`webhook save ${url}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`);
+    }
+    // 2. at delivery: a URL saved while its name was public and now resolves inside (the stored row is
+    // written directly, as a DNS change after the save would leave it), and a receiver that redirects inside
+    const saved = await settings(w, { webhook_url: good.url, webhook_events: ['action.allowed'] });
+    good.secret = saved.webhook_secret;
+    needles.push({ what: 'webhook secret', value: saved.webhook_secret });
+    const writer = new PgClient({ connectionString: PG_DIRECT_URL });
+    await writer.connect();
+    const attempts: Record<string, string> = {};
+    try {
+      for (const url of [`https://127.0.0.2:${P}/h`, `https://[::1]:${P}/h`, `https://[::ffff:127.0.0.2]:${mappedTrap.port}/h`, `https://loop2.faults.test:${P}/h`, `https://six.faults.test:${P}/h`, `https://mapped.faults.test:${mappedTrap.port}/h`]) {
+        await writer.query(`UPDATE tenant_settings SET settings = settings || jsonb_build_object('webhook_url', $1::text) WHERE tenant_id = $2`, [url, w.tenantId]);
+        const r = await api('POST', '/webhooks/test', { key: w.apiKey, body: {} });
+        const last = r.body?.attempt_log?.[0];
+        attempts[url] = `${r.status} ${last?.outcome} ${last?.error}`;
+        if (r.status !== 200 || last?.outcome !== 'refused' || !/refused/.test(String(last?.error))) findings.push(`webhook delivery to ${url}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      }
+      // redirect: the allowed receiver answers 302 to a trap; redirects are never followed
+      good.location = `https://127.0.0.2:${P}/h`;
+      await writer.query(`UPDATE tenant_settings SET settings = settings || jsonb_build_object('webhook_url', $1::text) WHERE tenant_id = $2`, [good.url, w.tenantId]);
+      const redirected = await api('POST', '/mcp/tools/call', { key: w.apiKey, body: { agent_id: 'redirect', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'r7' } } });
+      await eventually(async () => good.got.some((g) => g.actionId === redirected.body.action_id), 20_000);
+      const d = await eventually(async () => (await api('GET', `/webhooks/deliveries?action_id=${redirected.body.action_id}`, { key: w.apiKey })).body?.deliveries?.[0], 20_000);
+      attempts.redirect = `${d.attempt_log?.[0]?.outcome} ${d.attempt_log?.[0]?.error}`;
+      if (!/redirect/.test(String(d.attempt_log?.[0]?.error))) findings.push(`redirect: ${JSON.stringify(d).slice(0, 200)}`);
+      // rebinding: the name answers 127.0.0.1 (allowed) to the check, 127.0.0.2 to any later lookup
+      await writer.query(`UPDATE tenant_settings SET settings = settings || jsonb_build_object('webhook_url', $1::text) WHERE tenant_id = $2`, [`https://rebind.faults.test:${P}/h`, w.tenantId]);
+      writeFileSync(DNS_FILE, JSON.stringify({ ...dns, 'rebind.faults.test': ['127.0.0.1', '127.0.0.2'] }));
+      const before = good.got.length;
+      const rb = await api('POST', '/webhooks/test', { key: w.apiKey, body: {} });
+      attempts.rebinding = `${rb.status} ${rb.body?.attempt_log?.[0]?.outcome} reached the checked address: ${good.got.length > before}`;
+      if (rb.body?.attempt_log?.[0]?.outcome !== 'success' || good.got.length <= before) findings.push(`rebinding: the pinned delivery to the checked address did not arrive: ${JSON.stringify(rb.body).slice(0, 200)}`);
+    } finally {
+      await writer.end();
+    }
+    // 3. brokered upstreams (the vault allows public addresses only here): refused at registration, or at the call
+    const v = await newTenant('Faults SSRF upstreams', RUN);
+    needles.push({ what: 'API key', value: v.apiKey }, { what: 'password', value: v.password });
+    const upstreamAtRegister: Record<string, string> = {};
+    for (const url of [`http://127.0.0.2:${P}/u`, `http://[::1]:${P}/u`, `http://[::ffff:127.0.0.2]:${P}/u`, `http://2130706434:${P}/u`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/u', 'http://[fe80::1]/u', `http://localhost:${P}/u`]) {
+      const r = await api('POST', '/credentials/register', { key: v.apiKey, body: { tool_id: 'svc_r7', name: 'r7', value: `r7-${RUN}-value`, credential_type: 'bearer', upstream_url: url } });
+      upstreamAtRegister[url] = `${r.status} ${r.body?.detail?.[0]?.msg}`;
+      if (r.status !== 422 || JSON.stringify(r.body?.detail?.[0]?.loc) !== '["body","upstream_url"]') findings.push(`upstream register ${url}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`);
+    }
+    const upstreamAtCall: Record<string, string> = {};
+    let n = 0;
+    for (const url of [`http://loop2.faults.test:${P}/u`, `http://six.faults.test:${P}/u`, `http://mapped.faults.test:${mappedTrap.port}/u`, `http://rebind.faults.test:${P}/u`, 'http://meta.faults.test/latest/meta-data/', 'http://private.faults.test/u']) {
+      const tool = `svc_r7_${n++}`;
+      const reg = await api('POST', '/credentials/register', { key: v.apiKey, body: { tool_id: tool, name: 'r7', value: `r7-${RUN}-value-${n}`, credential_type: 'bearer', upstream_url: url } });
+      needles.push({ what: 'credential value', value: `r7-${RUN}-value-${n}` });
+      const r = await api('POST', '/mcp/tools/call', { key: v.apiKey, body: { agent_id: 'agent-r7', agent_type: 'assistant', agent_version: '1.0.0', tool, method: 'lookup', params: { q: 'x' } } });
+      upstreamAtCall[url] = `${reg.status} -> ${r.status} ${JSON.stringify(r.body?.execution_result)}`;
+      if (reg.status !== 201 || r.status !== 200 || r.body?.execution_result?.status_code !== 502 || !/upstream blocked/.test(String(r.body?.execution_result?.body?.error))) findings.push(`upstream call ${url}: ${reg.status} ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+    }
+    const reached = trap2.connections + trap6.connections + mappedTrap.connections;
+    summary.r7 = { refused_at_save: Object.keys(refusedAtSave).length, refused_at_delivery: attempts, upstreams_refused_at_register: Object.keys(upstreamAtRegister).length, upstreams_refused_at_call: upstreamAtCall, traps_reached: reached, findings: findings.length };
+    console.log(`[faults] R7 ${JSON.stringify(summary.r7)}\n  at save: ${JSON.stringify(refusedAtSave)}\n  upstreams at registration: ${JSON.stringify(upstreamAtRegister)}${findings.length ? `\n  ${findings.join('\n  ')}` : ''}`);
+    expect(findings).toEqual([]);
+    expect(reached).toBe(0);
+  });
+});
+
 describe('R6: no secret or personal data in clear anywhere the fleet writes', () => {
   test('credential values, API keys, passwords, webhook secrets, session tokens and personal data: 0 found in logs, tables, Redis, NATS', async () => {
     // the load tenants' own secrets, and personal data sent through the pipeline under load
@@ -408,6 +658,10 @@ describe('R6: no secret or personal data in clear anywhere the fleet writes', ()
     expect(hits).toEqual([]);
   });
 });
+
+function byStatusList(xs: number[]): Record<string, number> {
+  return countBy(xs.map(String));
+}
 
 function countBy(xs: string[]): Record<string, number> {
   const out: Record<string, number> = {};

@@ -13,6 +13,8 @@
  */
 import type { audit } from '@agw/proto';
 import type { DecisionEvent, DecisionKind } from './bus/events';
+import { canonicalJson, sha256Hex } from './canonical';
+import { traceHooks } from './tracing/hooks';
 
 export interface ActionRecord {
   action_id: string;
@@ -60,6 +62,29 @@ export function hashedContent(r: ActionRecord): Record<string, unknown> {
     details: r.details,
     requested_at: r.requested_at,
   };
+}
+
+/**
+ * What binds a human decision on a queued action to the exact call (docs/auth.md, "Approvals"): carried in
+ * `details.approval_binding` of the `control_plane` records of a decision (approved, rejected, expired) and
+ * of the agent's retry of an approved action. The record's 18 hashed fields are unchanged: records of other
+ * kinds hash the same bytes as before; this only adds a key inside `details` of these records.
+ */
+export interface ApprovalBinding {
+  /** `paramsSha256` of the params the agent sent when the action was queued */
+  params_sha256: string;
+  /** the policy bundle revision the queued action was evaluated under */
+  evaluated_bundle_revision: string;
+  /** the tenant's policy bundle revision in force when the human decided (or the action expired) */
+  bundle_revision: string;
+}
+
+/**
+ * SHA-256 (hex) of the RFC 8785 canonical JSON of a call's params, as the agent sent them (before PII
+ * encryption): key order and whitespace do not matter, any other change of a value does.
+ */
+export function paramsSha256(params: Record<string, unknown>): string {
+  return sha256Hex(canonicalJson(params));
 }
 
 /** A stored record as the public API and the compliance export show it: id, `extra`, the fields, the hashes. */
@@ -124,6 +149,8 @@ export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, 
  * record has them in its transaction).
  */
 export function decisionEventOf(eventId: string, kind: DecisionKind, tenantId: string, r: ActionRecord): Omit<DecisionEvent, 'record_id' | 'record_hash'> {
+  // tracing on: the event's publish (batched later, off the caller's path) continues the caller's trace
+  traceHooks.current?.remember(eventId);
   return {
     event_id: eventId,
     kind,

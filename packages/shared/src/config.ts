@@ -73,6 +73,7 @@ export const commonSettings = {
 /** Connection settings of the shared stores, with the local machine's defaults. */
 export const storeSettings = {
   databaseUrl: setting('DATABASE_URL', z.string().default('postgres://postgres@127.0.0.1:5432/agw'), 'Postgres connection URL'),
+  databasePoolMax: setting('DB_POOL_MAX', envInt(10), 'most Postgres connections of one service process (size max_connections for replicas × services × this)'),
   redisUrl: setting('REDIS_URL', z.string().default('redis://127.0.0.1:6379/0'), 'Redis connection URL'),
   natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),
   streamPrefix: setting('AGW_STREAM_PREFIX', z.string().regex(/^[A-Za-z0-9_]*$/).default(''), 'prefix for JetStream stream and subject names (isolates test fleets)'),

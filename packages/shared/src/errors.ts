@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'payload_too_large'
   | 'dependency_unavailable'
+  | 'store_unavailable'
   | 'internal';
 
 /** One item of a validation error, as the spec's 422 body lists them. */
@@ -97,6 +98,55 @@ export class DependencyUnavailableError extends AppError {
   }
 }
 
+/**
+ * 503: a store (Postgres, Redis, NATS) could not be reached while the request was served; nothing was
+ * decided from it. `retryAfterSeconds` travels to the HTTP Retry-After header. Across gRPC the peer's name
+ * is added (`Postgres is unreachable (audit service)`).
+ */
+export class StoreUnavailableError extends AppError {
+  constructor(
+    readonly store: string,
+    where?: string,
+    options?: { cause?: unknown },
+  ) {
+    const message = `${store} is unreachable${where ? ` (${where})` : ''}`;
+    super('store_unavailable', message, message, options);
+    this.retryAfterSeconds = STORE_RETRY_AFTER_SECONDS;
+  }
+}
+
+/** What a client is told to wait after a 503 / 502 (Retry-After): a store or a peer back within seconds. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+const PG_CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NATS_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_DRAINING', 'CONNECTION_REFUSED', 'DISCONNECT', 'TIMEOUT', '503']);
+const STORE_TAG = Symbol.for('agw.store');
+
+/** Mark an error raised while reaching a store (createDb marks connection failures as Postgres). */
+export function tagStore<E>(e: E, store: string): E {
+  if (e && typeof e === 'object') (e as Record<symbol, unknown>)[STORE_TAG] = store;
+  return e;
+}
+
+/**
+ * Which store a raw driver error says is unreachable (`Postgres`, `Redis`, `NATS`, or `a data store` for a
+ * bare socket error), or undefined when the error is anything else. One classifier for every service.
+ */
+export function unreachableStore(e: unknown): string | undefined {
+  if (!e || typeof e !== 'object' || e instanceof AppError) return undefined;
+  const err = e as { code?: unknown; message?: unknown; name?: unknown; errors?: unknown[]; [STORE_TAG]?: string };
+  const code = typeof err.code === 'string' ? err.code : '';
+  const message = typeof err.message === 'string' ? err.message : '';
+  const name = typeof err.name === 'string' ? err.name : '';
+  if (name === 'NatsError' && NATS_CODES.has(code)) return 'NATS';
+  if (PG_CONNECTION_CODES.has(code) || /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable/.test(message)) return 'Postgres';
+  if (name === 'MaxRetriesPerRequestError' || /^Connection is closed\.|Stream isn't writeable and enableOfflineQueue|Reached the max retries per request limit/.test(message)) return 'Redis';
+  if (NET_CODES.has(code)) return err[STORE_TAG] ?? 'a data store';
+  if (Array.isArray(err.errors)) for (const x of err.errors) { const s = unreachableStore(x); if (s) return err[STORE_TAG] ?? s; } // AggregateError (IPv4 + IPv6)
+  return undefined;
+}
+
 /** The roots of a `loc` located in an HTTP request; anything else is a field named by a service. */
 export const HTTP_LOC_ROOTS = ['body', 'query', 'path', 'header', 'arguments'];
 
@@ -105,9 +155,9 @@ export function locateAtEdge(i: ValidationIssue): ValidationIssue {
   return HTTP_LOC_ROOTS.includes(String(i.loc[0])) ? i : { ...i, loc: ['body', ...i.loc] };
 }
 
-/** The one test of "a dependency could not answer" (a DependencyUnavailableError, or one rebuilt from gRPC). */
+/** The one test of "a dependency could not answer" (a peer: DependencyUnavailableError, a store: StoreUnavailableError, or one rebuilt from gRPC). */
 export function isDependencyDown(e: unknown): boolean {
-  return e instanceof AppError && e.code === 'dependency_unavailable';
+  return e instanceof AppError && (e.code === 'dependency_unavailable' || e.code === 'store_unavailable');
 }
 
 export function isAppError(e: unknown): e is AppError {

@@ -16,8 +16,10 @@ import {
   credentials,
   status,
 } from '@grpc/grpc-js';
-import { AppError, DependencyUnavailableError, type ErrorCode } from './errors';
+import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, unreachableStore } from './errors';
+import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
 import type { Logger } from './logger';
+import { traceHooks } from './tracing/hooks';
 
 const ERROR_KEY = 'agw-error-bin';
 
@@ -30,6 +32,7 @@ const toStatus: Record<ErrorCode, status> = {
   rate_limited: status.RESOURCE_EXHAUSTED,
   payload_too_large: status.OUT_OF_RANGE,
   dependency_unavailable: status.UNAVAILABLE,
+  store_unavailable: status.UNAVAILABLE,
   internal: status.INTERNAL,
 };
 
@@ -37,33 +40,51 @@ const toStatus: Record<ErrorCode, status> = {
 export function toServiceError(e: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
   if (e instanceof AppError) {
-    metadata.set(ERROR_KEY, Buffer.from(JSON.stringify({ code: e.code, message: e.message, detail: e.detail, retryAfterSeconds: e.retryAfterSeconds })));
+    metadata.set(ERROR_KEY, Buffer.from(errorJsonOf(e)));
     return { code: toStatus[e.code], details: e.message, metadata };
   }
   return { code: status.INTERNAL, details: 'internal error', metadata };
 }
 
+/** The agw-error-bin JSON of an error ("" for an internal one): the unary metadata and a multiplexed answer carry it. */
+function errorJsonOf(e: unknown): string {
+  return e instanceof AppError ? JSON.stringify({ code: e.code, message: e.message, detail: e.detail, retryAfterSeconds: e.retryAfterSeconds }) : '';
+}
+
 /** A gRPC client error back to the taxonomy. */
 export function fromServiceError(e: ServiceError, peer: string): AppError {
-  const raw = e.metadata?.get(ERROR_KEY)?.[0];
+  return fromErrorParts(e.code, e.metadata?.get(ERROR_KEY)?.[0], peer, e);
+}
+
+/** A gRPC status and the agw-error-bin JSON (unary metadata or a multiplexed answer) back to the taxonomy. */
+function fromErrorParts(grpcStatus: status, raw: string | Buffer | undefined, peer: string, cause: unknown): AppError {
   if (raw) {
     try {
       const { code, message, detail, retryAfterSeconds } = JSON.parse(Buffer.isBuffer(raw) ? raw.toString() : String(raw));
-      const err = new AppError(code, message, detail, { cause: e });
+      // a store down behind a peer: name the peer (`Postgres is unreachable (audit service)`)
+      const where = code === 'store_unavailable' && typeof message === 'string' && !message.includes('(') ? ` (${peer})` : '';
+      const err = new AppError(code, `${message}${where}`, typeof detail === 'string' ? `${detail}${where}` : detail, { cause });
       if (typeof retryAfterSeconds === 'number') err.retryAfterSeconds = retryAfterSeconds;
       return err;
     } catch {
       /* fall through */
     }
   }
-  if (e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED || e.code === status.CANCELLED) {
-    return new DependencyUnavailableError(`${peer} is unreachable`, { cause: e });
+  if (grpcStatus === status.UNAVAILABLE || grpcStatus === status.DEADLINE_EXCEEDED || grpcStatus === status.CANCELLED) {
+    return new DependencyUnavailableError(`${peer} is unreachable`, { cause });
   }
-  return new AppError('internal', `${peer} failed`, `${peer} failed`, { cause: e });
+  return new AppError('internal', `${peer} failed`, `${peer} failed`, { cause });
 }
 
-type Req<M> = M extends { requestDeserialize: (b: Buffer) => infer R } ? R : never;
-type Res<M> = M extends { responseDeserialize: (b: Buffer) => infer R } ? R : never;
+type Envelope<M, D extends 'requestDeserialize' | 'responseDeserialize'> = M extends { [k in D]: (b: Buffer) => infer R } ? R : never;
+/** A method's request; for a multiplexed method (bidi stream of MuxCall/MuxAnswer), the request inside the envelope. */
+type Req<M> = M extends { requestStream: true; responseStream: true }
+  ? Envelope<M, 'requestDeserialize'> extends MuxCall<infer R> ? R : never
+  : Envelope<M, 'requestDeserialize'>;
+type Res<M> = M extends { requestStream: true; responseStream: true }
+  ? Envelope<M, 'responseDeserialize'> extends MuxAnswer<infer R> ? R : never
+  : Envelope<M, 'responseDeserialize'>;
+const isMultiplexed = (m: { requestStream: boolean; responseStream: boolean }) => m.requestStream && m.responseStream;
 
 /** A service definition and its implementation, ready for `startGrpcServer`. */
 export interface GrpcServiceBinding {
@@ -75,7 +96,10 @@ export type PromiseHandlers<S extends ServiceDefinition> = {
   [K in keyof S]: (request: Req<S[K]>, metadata: Metadata) => Promise<Res<S[K]>>;
 };
 
-/** Promise-returning handlers to a grpc-js implementation, mapping thrown errors once. */
+/**
+ * Promise-returning handlers to a grpc-js implementation, mapping thrown errors once. A multiplexed method
+ * (grpc-multiplexed.ts) takes the same unary-shaped handler: each request on its streams is served by it.
+ */
 export function implement<S extends ServiceDefinition>(
   definition: S,
   handlers: PromiseHandlers<S>,
@@ -84,11 +108,34 @@ export function implement<S extends ServiceDefinition>(
   const impl: UntypedServiceImplementation = {};
   for (const name of Object.keys(definition) as (keyof S & string)[]) {
     const h = handlers[name];
+    /** a thrown error as it goes back to the caller, logged once */
+    const failed = (thrown: unknown): unknown => {
+      // a store that cannot be reached is UNAVAILABLE (the caller answers 503 / applies its failure mode), never INTERNAL
+      const store = unreachableStore(thrown);
+      const err = store ? new StoreUnavailableError(store, undefined, { cause: thrown }) : thrown;
+      if (!(err instanceof AppError) || err.code === 'internal') logger.error({ err, method: name }, 'gRPC handler failed');
+      else if (store) logger.warn({ err: thrown, method: name, store }, 'gRPC handler failed: store unreachable');
+      return err;
+    };
+    if (isMultiplexed(definition[name])) {
+      let serve = h as (r: unknown, md: Metadata) => Promise<unknown>;
+      const tracing = traceHooks.current; // tracing on: each call is a server span under its caller's
+      if (tracing) {
+        const unary = serve;
+        const path = definition[name].path;
+        serve = (r, md) => tracing.grpcServer(path, md, () => unary(r, md));
+      }
+      impl[name] = serveMultiplexed(serve, (thrown) => {
+        const e = failed(thrown);
+        return { ...toServiceError(e), errorJson: errorJsonOf(e) };
+      }) as never;
+      continue;
+    }
     impl[name] = (call: { request: unknown; metadata: Metadata }, callback: (err: Partial<ServiceError> | null, res?: unknown) => void) => {
       h(call.request as never, call.metadata).then(
         (res) => callback(null, res),
-        (err: unknown) => {
-          if (!(err instanceof AppError) || err.code === 'internal') logger.error({ err, method: name }, 'gRPC handler failed');
+        (thrown: unknown) => {
+          const err = failed(thrown);
           callback(toServiceError(err));
         },
       );
@@ -112,6 +159,8 @@ export async function startGrpcServer(
     port: bound,
     close: () =>
       new Promise<void>((resolve) => {
+        // multiplexed streams answer what they have read and end, or they would hold the shutdown open
+        drainMultiplexedStreams();
         const t = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -130,6 +179,32 @@ export type PromiseClient<S extends ServiceDefinition> = {
 
 type ClientCtor = new (address: string, creds: ChannelCredentials, options?: object) => Client;
 
+/**
+ * The grpc-js target of a peer address setting: one `host:port` as is (also `dns:///name:port`, e.g. a
+ * Kubernetes headless Service resolving to every pod), or a comma-separated list of replicas'
+ * `ip:port` (the local fleet at AGW_REPLICAS > 1) as one `ipv4:`/`ipv6:` target, so the channel holds
+ * a subchannel per replica. Host names cannot be listed (grpc-js resolves one name per target).
+ */
+export function grpcTarget(address: string): string {
+  const parts = address
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (parts.length <= 1) return parts[0] ?? address;
+  const v4 = /^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/;
+  const v6 = /^\[[0-9a-fA-F:.]+\]:\d{1,5}$/;
+  if (parts.every((a) => v4.test(a))) return `ipv4:${parts.join(',')}`;
+  if (parts.every((a) => v6.test(a))) return `ipv6:${parts.join(',')}`;
+  throw new Error(`gRPC address list "${address}": a list must name replicas by IP address and port (all IPv4 or all IPv6); for host names use one DNS name that resolves to every replica (dns:///name:port)`);
+}
+
+/**
+ * Calls are spread over every ready replica behind the target (round_robin instead of grpc-js's default
+ * pick_first, which would send everything to the first address); a replica that goes away leaves the
+ * rotation as soon as its connection drops and comes back when it reconnects.
+ */
+export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+
 /** A promise-returning client with a per-call deadline and errors mapped back to the taxonomy. */
 export function createClient<S extends ServiceDefinition>(
   Ctor: ClientCtor & { service: S },
@@ -137,7 +212,8 @@ export function createClient<S extends ServiceDefinition>(
   peer: string,
   defaults: { deadlineMs?: number } = {},
 ): PromiseClient<S> {
-  const raw = new Ctor(address, credentials.createInsecure(), {
+  const raw = new Ctor(grpcTarget(address), credentials.createInsecure(), {
+    'grpc.service_config': ROUND_ROBIN_SERVICE_CONFIG,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 2000,
@@ -145,6 +221,32 @@ export function createClient<S extends ServiceDefinition>(
   const out: Record<string, unknown> = { close: () => raw.close(), raw };
   const methods = Ctor.service;
   for (const key of Object.keys(methods)) {
+    if (isMultiplexed(methods[key])) {
+      const mux = new MultiplexedClient(raw, key, {
+        peer,
+        // at least one stream per listed replica (round_robin gives each new stream the next one)
+        streams: Math.max(4, address.split(',').length),
+        deadlineMs: defaults.deadlineMs ?? 10_000,
+        fromError: (e) => fromErrorParts(e.status, e.errorJson || undefined, peer, e),
+      });
+      out[key] = (request: unknown, options?: { deadlineMs?: number; metadata?: Metadata }) => mux.call(request, options);
+      const tracing = traceHooks.current; // tracing on: the call's trace context rides in its envelope metadata
+      if (tracing) {
+        const path = methods[key].path;
+        out[key] = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata } = {}) =>
+          tracing.grpcClient(path, (carrier) => {
+            const metadata = options.metadata?.clone() ?? new Metadata();
+            for (const [k, v] of Object.entries(carrier)) metadata.set(k, v);
+            return mux.call(request, { ...options, metadata });
+          });
+      }
+      const close = out.close as () => void;
+      out.close = () => {
+        mux.close();
+        close();
+      };
+      continue;
+    }
     const fn = (raw as unknown as Record<string, (...a: unknown[]) => void>)[key].bind(raw);
     out[key] = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata } = {}) =>
       new Promise((resolve, reject) => {

@@ -28,4 +28,6 @@ export * from './bus/event-publisher';
 export * from './bus/tenant-changes';
 export * from './db/database';
 export * from './db/migrate';
+export * from './db/backup';
 export * from './stores';
+export * from './tracing/hooks';

@@ -31,6 +31,7 @@ import { createMetricsRegistry } from './metrics';
 import { type ReadinessCheck, startOpsServer } from './ops-server';
 import { type Redis, createRedis } from './redis';
 import { pingNats, pingPostgres } from './stores';
+import { traceHooks } from './tracing/hooks';
 
 type Closer = () => Promise<void> | void;
 
@@ -42,6 +43,7 @@ export interface ServiceConfig {
   grpcHost?: string;
   grpcPort?: number;
   databaseUrl?: string;
+  databasePoolMax?: number;
   redisUrl?: string;
   natsUrl?: string;
   streamPrefix?: string;
@@ -103,7 +105,7 @@ export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): 
     registry,
     postgres: (options) =>
       (db ??= (async () => {
-        const d = createDb(need(config.databaseUrl, 'DATABASE_URL'), options);
+        const d = createDb(need(config.databaseUrl, 'DATABASE_URL'), { max: config.databasePoolMax, ...options });
         storeClosers.push(() => d.destroy());
         await pingPostgres(d);
         checks.postgres = () => pingPostgres(d);
@@ -140,6 +142,7 @@ export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): 
         logger.warn({ err: e }, 'error while closing');
       }
     }
+    await traceHooks.current?.shutdown().catch(() => undefined); // export the spans still buffered
     logger.info(`${def.name} stopped`);
     process.exit(0);
   };

@@ -42,6 +42,8 @@ interface Anchor {
   contract_address: string;
   chain_id: number;
   tx_hash: string;
+  /** SHA-256 of the signed checkpoint note the aggregate leaf covers; null/absent: a 56-byte leaf without it */
+  checkpoint_sha256?: string | null;
 }
 export interface ExportDoc {
   package: { tenant_id: string; format_version: string };
@@ -49,7 +51,7 @@ export interface ExportDoc {
   sample_inclusion_proofs: Array<{ record_id: number; record_hash: string; leaf_index: number; tree_size: number; merkle_root: string; proof: string[] }>;
   anchors?: { references?: Anchor[] };
   evidence?: {
-    checkpoints: Array<{ tree_index: number; tree_size: number; merkle_root: string; note: string }>;
+    checkpoints: Array<{ tree_index: number; tree_size: number; merkle_root: string; note: string; checkpoint_sha256?: string }>;
     verifier_key: string | null;
     tree_heads: Array<{ tree_index: number; tree_size: number; merkle_root: string }>;
     consistency_proofs: Array<{ from_size: number; to_size: number; proof: string[] }>;
@@ -64,6 +66,8 @@ export interface OnChainReader {
   /** The contract's record of an aggregate root: timestamp 0 when it was never anchored. */
   anchorOf(contract: string, rootHex: string): Promise<{ timestamp: number; leafCount: number }>;
   chainId(): Promise<number>;
+  /** The roots the RootAnchored events of a transaction carry (from `contract` only); undefined: no such transaction. */
+  rootsOfTransaction?(contract: string, txHash: string): Promise<string[] | undefined>;
 }
 
 export async function verifyExport(doc: ExportDoc, key: VerifierKey, o: { chain?: OnChainReader } = {}): Promise<CheckResult[]> {
@@ -167,18 +171,32 @@ export async function verifyExport(doc: ExportDoc, key: VerifierKey, o: { chain?
   });
 
   const anchors = doc.anchors?.references ?? [];
+  const notes = new Map((ev?.checkpoints ?? []).map((c) => [c.tree_size, c.note]));
   check('anchor proofs', () => {
+    let bound = 0;
     for (const a of anchors) {
       const size = Buffer.alloc(8);
       size.writeBigUInt64BE(BigInt(a.tree_size));
-      const leaf = Buffer.concat([hex(doc.package.tenant_id.replace(/-/g, '')), size, hex(a.tenant_root)]);
+      // the leaf covers the signed checkpoint's SHA-256 when the head had one when it was anchored (88 bytes)
+      const cp = a.checkpoint_sha256 ?? null;
+      if (cp !== null && !isHex64(cp)) throw new Error(`anchor of tree size ${a.tree_size}: checkpoint_sha256 is not 64 hex characters`);
+      const leaf = Buffer.concat([hex(doc.package.tenant_id.replace(/-/g, '')), size, hex(a.tenant_root), ...(cp ? [hex(cp)] : [])]);
       if (!verifyInclusion(leafHash(leaf), a.leaf_index, a.leaf_count, a.aggregate_proof.map(hex), hex(a.aggregate_root))) {
         throw new Error(`anchor of tree size ${a.tree_size}: the aggregate proof does not reach ${a.aggregate_root.slice(0, 16)}…`);
       }
       const c = signed.get(a.tree_size);
       if (!c || c.rootHex !== a.tenant_root) throw new Error(`anchor of tree size ${a.tree_size}: the anchored tenant root is not the signed checkpoint's`);
+      if (cp) {
+        const note = notes.get(a.tree_size) ?? '';
+        if (createHash('sha256').update(note, 'utf8').digest('hex') !== cp) {
+          throw new Error(`anchor of tree size ${a.tree_size}: the anchored checkpoint hash ${cp.slice(0, 16)}… is not the SHA-256 of the export's signed checkpoint of that size`);
+        }
+        bound++;
+      }
     }
-    return anchors.length ? `${anchors.length} anchored heads = signed checkpoints, aggregate proofs verify` : 'no anchor references in the export';
+    return anchors.length
+      ? `${anchors.length} anchored heads = signed checkpoints, aggregate proofs verify; ${bound} of them anchor the signed checkpoint note itself`
+      : 'no anchor references in the export';
   });
 
   if (o.chain) {
@@ -187,12 +205,20 @@ export async function verifyExport(doc: ExportDoc, key: VerifierKey, o: { chain?
       const id = await o.chain.chainId();
       const expected = ev?.chain.chain_id ?? anchors[0]?.chain_id;
       if (expected !== undefined && expected !== null && id !== expected) throw new Error(`the RPC node is chain ${id}, the export anchors on chain ${expected}`);
+      let txs = 0;
       for (const a of anchors) {
         const r = await o.chain.anchorOf(a.contract_address, a.aggregate_root);
         if (r.timestamp === 0) throw new Error(`the contract ${a.contract_address} has no anchor of root ${a.aggregate_root} (tree size ${a.tree_size})`);
         if (r.leafCount !== a.leaf_count) throw new Error(`the contract anchored root ${a.aggregate_root.slice(0, 16)}… with ${r.leafCount} leaves, the export says ${a.leaf_count}`);
+        if (o.chain.rootsOfTransaction && a.tx_hash) {
+          // the anchor transaction the export names is the one that wrote this root (its RootAnchored event)
+          const roots = await o.chain.rootsOfTransaction(a.contract_address, a.tx_hash);
+          if (!roots) throw new Error(`the anchor transaction ${a.tx_hash} of tree size ${a.tree_size} is not on chain ${id}`);
+          if (!roots.includes(a.aggregate_root)) throw new Error(`the anchor transaction ${a.tx_hash} of tree size ${a.tree_size} did not anchor root ${a.aggregate_root.slice(0, 16)}…`);
+          txs++;
+        }
       }
-      out.push({ name, ok: true, detail: `${anchors.length} aggregate roots found in contract on chain ${id}` });
+      out.push({ name, ok: true, detail: `${anchors.length} aggregate roots found in contract on chain ${id}${txs ? `, written by the ${txs} anchor transactions the export names` : ''}` });
     } catch (e) {
       out.push({ name, ok: false, detail: e instanceof Error ? e.message : String(e) });
     }

@@ -1,4 +1,5 @@
 /** Composition root of the anchor service: the chain, tree-head consumer, batcher, scheduler, gRPC. No logic here. */
+import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { runService } from '@agw/shared';
 import { AnchorBatcher } from './anchoring/anchor-batcher';
 import { AnchorService } from './anchoring/anchor-service';
@@ -20,10 +21,12 @@ runService({
     const repo = new AnchorRepository(db);
     registerAnchorLagGauges(registry, db);
     const chain = await connectAnchorChain(config, repo, logger);
-    const batcher = new AnchorBatcher(db, repo, () => chain.contract(), logger, config.maxLeavesPerTx, createAnchorMetrics(registry));
     const merkleClient = createMerkleClient(config.auditGrpcUrl, config.auditDeadlineMs);
+    const localHeads = new GrpcLocalTreeHeads(merkleClient);
+    // each head's aggregate leaf covers its signed checkpoint (docs/evidence.md, "The anchor as a witness")
+    const batcher = new AnchorBatcher(db, repo, () => chain.contract(), logger, config.maxLeavesPerTx, createAnchorMetrics(registry), localHeads.checkpointDigest);
     const triggerMinIntervalMs = (config.triggerMinIntervalSeconds ?? (chain.state.embedded ? 0 : 300)) * 1000;
-    const service = new AnchorService({ repo, batcher, chain: () => chain.state, local: new GrpcLocalTreeHeads(merkleClient), logger, triggerMinIntervalMs });
+    const service = new AnchorService({ repo, batcher, chain: () => chain.state, local: localHeads, logger, triggerMinIntervalMs });
     const consumer = await consumeTreeHeads(await nats(), repo, logger);
     const scheduler = new AnchorScheduler(batcher, repo, logger, config.tickSeconds * 1000);
     if (config.scheduleEnabled) scheduler.start();

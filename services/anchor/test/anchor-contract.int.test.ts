@@ -47,4 +47,20 @@ describe('anchoring through an RPC URL', () => {
       /serves chain 80002, not the configured chain 137/,
     );
   });
+
+  it('replicas connecting at the same time to a chain without the contract deploy it once and share it', async () => {
+    await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
+    const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId: 80002, logger });
+    try {
+      const connect = () => AnchorContract.connect({ rpcUrl: other.rpcUrl, chainId: 80002, privateKey: ANVIL_DEV_KEY, store: new AnchorRepository(db), logger });
+      const replicas = await Promise.all([connect(), connect(), connect()]);
+      expect(new Set(replicas.map((c) => c.address)).size).toBe(1);
+      expect(await new AnchorRepository(db).contractAddress(80002)).toBe(replicas[0].address);
+      // every replica writes to the contract the others read from
+      const a = await replicas[1].anchor('b2'.repeat(32), 2);
+      expect(await replicas[2].anchorOf('b2'.repeat(32))).toMatchObject({ leafCount: 2, blockNumber: a.blockNumber });
+    } finally {
+      await other.stop();
+    }
+  }, 30_000);
 });

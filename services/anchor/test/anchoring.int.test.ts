@@ -153,7 +153,7 @@ describe('anchoring', () => {
   it('keeps the heads pending and answers 502 when the chain does not take the transaction', async () => {
     const chainId = 31337;
     const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId, logger });
-    const store = { contractAddress: async () => undefined, saveContractAddress: async () => undefined };
+    const store = { contractAddress: async () => undefined, saveContractAddress: async () => undefined, withDeployLock: <T>(_c: number, fn: () => Promise<T>) => fn() };
     const doomed = await AnchorContract.connect({ rpcUrl: other.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store, logger });
     await other.stop();
     const failing = new AnchorBatcher(db, repo, () => doomed, logger, 10_000);
@@ -165,6 +165,36 @@ describe('anchoring', () => {
     expect(await repo.latestAnchored(t)).toBeUndefined();
     await batcher.run({ wait: true });
     expect(await repo.pendingCount(t)).toBe(0);
+  }, 30_000);
+
+  it('binds each leaf to the head’s signed checkpoint when the audit service has one; a head without one is anchored anyway', async () => {
+    const [signed, unsigned] = [randomUUID(), randomUUID()];
+    const digest = 'c4'.repeat(32);
+    const asked: string[] = [];
+    const bound = new AnchorBatcher(db, repo, () => contract, logger, 10_000, undefined, async (t, size) => {
+      asked.push(`${t}:${size}`);
+      if (t === unsigned) throw new Error('vault down: no signed checkpoint');
+      return digest;
+    });
+    const now = new Date().toISOString();
+    await repo.recordTreeHead(signed, { tree_index: 0, tree_size: 4, merkle_root: '56'.repeat(32), period_start: now, period_end: now });
+    await repo.recordTreeHead(unsigned, { tree_index: 0, tree_size: 2, merkle_root: '78'.repeat(32), period_start: now, period_end: now });
+    const run = await bound.run({ wait: true });
+    expect(asked).toEqual(expect.arrayContaining([`${signed}:4`, `${unsigned}:2`]));
+    const a = (await repo.latestAnchored(signed))!;
+    const b = (await repo.latestAnchored(unsigned))!;
+    expect(a.checkpoint_sha256).toBe(digest);
+    expect(b.checkpoint_sha256).toBeNull();
+    const leafA = aggregateLeafBytes(a);
+    expect(leafA).toHaveLength(88);
+    expect(aggregateLeafBytes(b)).toHaveLength(56);
+    for (const h of [a, b]) {
+      const root = rootFromProof(hashLeaf(aggregateLeafBytes(h)), h.leaf_index, h.leaf_count, h.aggregate_proof.map((p) => Buffer.from(p, 'hex')));
+      expect(root?.toString('hex')).toBe(run.batch!.aggregate_root);
+    }
+    // the anchor's view and the chain agree on that leaf
+    expect(service.view(a).leaf_hex).toBe(leafA.toString('hex'));
+    expect((await contract.anchorOf(run.batch!.aggregate_root)).timestamp).toBeGreaterThan(0);
   }, 30_000);
 
   it('anchors on schedule once per clock hour', async () => {

@@ -13,6 +13,7 @@ export const auditSettings = {
   merkleScheduleEnabled: setting('MERKLE_SCHEDULE_ENABLED', envBool(true), 'run the hourly Merkle tree build in this replica (an advisory lock lets one replica build)'),
   merkleTickSeconds: setting('MERKLE_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly tree heads are due'),
   merkleMaxLeavesPerBuild: setting('MERKLE_MAX_LEAVES_PER_BUILD', envInt(1_000_000), 'most records one tree head adds (the rest go into the next build)'),
+  verifyThreads: setting('AUDIT_VERIFY_THREADS', z.coerce.number().int().min(0).default(0), 'ranges of a long chain verified at the same time by GET /api/audit/verify (worker threads; 0 = one per CPU core, 1 = sequential)'),
   anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address (anchor references of the compliance export)'),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (signs checkpoints with its HSM-held Ed25519 key)'),
   policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (policy snapshot of the compliance export)'),

@@ -1,9 +1,12 @@
 /** Composition root of the audit service: the chain, Merkle tree heads and proofs, export, gRPC. No logic here. */
+import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
+import { availableParallelism } from 'node:os';
 import { runService } from '@agw/shared';
 import { AuditRecordRepository } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
 import { instrumentChain } from './chain/chain.metrics';
 import { EventRelay } from './chain/event-relay';
+import { DecisionCountsRepository } from './chain/decision-counts.repository';
 import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
@@ -34,7 +37,12 @@ runService({
     const relay = new EventRelay(bus, db, logger);
     registerOutboxGauge(registry, db);
     relay.start();
-    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: config.tamperDemo, streamPrefix: config.streamPrefix, onCommitted: (b) => relay.committed(b) });
+    const chain = new AuditChain(new AuditRecordRepository(db), {
+      tamperDemo: config.tamperDemo,
+      streamPrefix: config.streamPrefix,
+      onCommitted: (b) => relay.committed(b),
+      verify: { databaseUrl: config.databaseUrl, threads: config.verifyThreads || availableParallelism() },
+    });
     instrumentChain(chain, registry);
     const merkleRepo = new MerkleRepository(db);
     const proofs = new MerkleProofs(merkleRepo);
@@ -62,7 +70,7 @@ runService({
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     return {
       grpc: [
-        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner)),
+        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db)),
         merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exporter, logger),
       ],

@@ -75,6 +75,21 @@ describe('audit chain', () => {
     expect(await chain.verify(t)).toEqual({ valid: true, record_count: 3 });
   });
 
+  it('restores the original even when tampers and restores of one record race (the backup is never a tampered value)', async () => {
+    const t = randomUUID();
+    const victim = await chain.append(t, entry({ method: 'delete' }));
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([
+        chain.tamperSimulate(t, { actionId: victim.action_id, field: 'method', value: `m${round}a` }),
+        chain.tamperRestore(t),
+        chain.tamperSimulate(t, { actionId: victim.action_id, field: 'method', value: `m${round}b` }),
+        chain.tamperRestore(t),
+      ]);
+    }
+    await chain.tamperRestore(t);
+    expect(await chain.verify(t)).toEqual({ valid: true, record_count: 1 });
+  });
+
   it('detects a record edited directly in the database (params)', async () => {
     const t = randomUUID();
     const r = await chain.append(t, entry());

@@ -137,6 +137,10 @@ describe('compliance export', () => {
     expect(() => parseBound('yesterday', 'from')).toThrow(expect.objectContaining({ code: 'invalid_input', detail: [expect.objectContaining({ loc: ['query', 'from'] })] }));
     expect(() => parseBound('2026-13-45', 'to')).toThrow(expect.objectContaining({ code: 'invalid_input' }));
     expect(parseBound('2026-11-21', 'to')?.toISOString()).toBe('2026-11-22T00:00:00.000Z');
+    // days that do not exist are refused, not rolled over into the next month (found by R4)
+    for (const v of ['2020-02-30', '2021-02-29', '2026-04-31T10:00:00Z'])
+      expect(() => parseBound(v, 'from')).toThrow(expect.objectContaining({ code: 'invalid_input', detail: [expect.objectContaining({ loc: ['query', 'from'] })] }));
+    expect(parseBound('2024-02-29', 'from')?.toISOString()).toBe('2024-02-29T00:00:00.000Z');
   });
 
   it('renders a PDF whose pages carry text (rendered to PNG with pdftoppm)', async () => {

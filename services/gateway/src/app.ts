@@ -5,13 +5,17 @@
 import express, { type Express, Router } from 'express';
 import type { GatewayDeps } from './deps';
 import { authenticate } from './http/auth.middleware';
+import { consoleStatic } from './http/console-static';
 import { errorHandler } from './http/error-handler';
 import { inputGuard } from './http/input-guard';
 import { methodNotAllowedWithoutCredentials, notFoundOrMethodNotAllowed } from './http/not-found';
 import { ipRateLimit, tenantRateLimit } from './http/rate-limit.middleware';
 import { requestId } from './http/request-context';
+import { keyScopeGuard } from './http/key-scope.middleware';
+import { apiKeyRoutes } from './http/routes/api-keys.routes';
 import { approvalRoutes } from './http/routes/approvals.routes';
 import { auditRoutes } from './http/routes/audit.routes';
+import { backupRoutes } from './http/routes/backup.routes';
 import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
 import { credentialRoutes } from './http/routes/credentials.routes';
 import { hsmRoutes } from './http/routes/hsm.routes';
@@ -19,6 +23,7 @@ import { subjectRoutes } from './http/routes/subjects.routes';
 import { githubRoutes } from './http/routes/github.routes';
 import { managedRoutes } from './http/routes/managed.routes';
 import { policyRoutes } from './http/routes/policy.routes';
+import { publicRoutes } from './http/routes/public.routes';
 import { anchorRoutes } from './http/routes/anchor.routes';
 import { complianceRoutes } from './http/routes/compliance.routes';
 import { merkleRoutes } from './http/routes/merkle.routes';
@@ -29,12 +34,16 @@ import { tenantRoutes } from './http/routes/tenants.routes';
 import { toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
+import { countInFlight } from './http/in-flight';
 
 export function createApp(d: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // no ETag (a SHA-1 of every JSON body): the API's answers are per call, never revalidated by clients
+  app.set('etag', false);
   app.set('trust proxy', d.config.trustProxy);
   app.use(requestId);
+  app.use(countInFlight(d.metrics.httpInFlight));
   app.use((req, res, next) => {
     const end = d.metrics.httpDuration.startTimer({ method: req.method });
     res.on('finish', () => {
@@ -59,12 +68,18 @@ export function createApp(d: GatewayDeps): Express {
   api.use(publicAuthRoutes(d));
   api.use(githubRoutes(d));
   api.use(mcpPublicRoutes());
+  // public transparency (opted-in tenants only, aggregates only): per-IP limit like the auth routes
+  api.use(['/dashboard/public', '/transparency'], ipRateLimit({ redis: d.redis, perMinute: d.config.publicRateLimitPerMinute, name: 'public' }));
+  api.use(publicRoutes(d));
 
   // no credentials and a wrong method on a known path (e.g. GET /auth/signup): 405, not 401 (http/not-found.ts)
   api.use(methodNotAllowedWithoutCredentials(api));
   api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));
   api.use(tenantRateLimit(d));
+  // an agent-scoped key reaches tool calls, the MCP server and its own actions only (403 elsewhere)
+  api.use(keyScopeGuard);
   api.use(authRoutes(d));
+  api.use(apiKeyRoutes(d));
   api.use(toolCallRoutes(d));
   api.use(approvalRoutes(d));
   api.use(auditRoutes(d));
@@ -81,9 +96,11 @@ export function createApp(d: GatewayDeps): Express {
   api.use(webhookRoutes(d));
   api.use(mcpRoutes(d));
   api.use(managedRoutes(d));
+  api.use(backupRoutes(d));
   api.use(notFoundOrMethodNotAllowed(api));
 
   app.use('/api', api);
+  app.use(consoleStatic()); // the operator console at / (http/console-static.ts)
   app.use((_req, res) => {
     res.status(404).json({ detail: 'Not found: every endpoint is under /api/' });
   });

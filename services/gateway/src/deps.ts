@@ -1,5 +1,6 @@
 /** Everything the HTTP layer needs, built once by main.ts and passed as one typed object. */
 import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
+import type { ApprovalExpiry } from './approvals/approval-expiry';
 import type { ApprovalQueue } from './approvals/approval-queue';
 import type { AuditClient, PolicyClient, VaultClient, WebhookClient } from './clients/grpc-clients';
 import type { AnchorClient, ComplianceClient, ManagedClient, MerkleClient } from './clients/grpc-clients';
@@ -38,6 +39,7 @@ export interface GatewayDeps {
   rateLimiter: RateLimiter;
   pipeline: ToolCallPipeline;
   approvals: ApprovalQueue;
+  approvalExpiry: ApprovalExpiry;
   health: HealthService;
   adminEmails: Set<string>;
 }

@@ -4,16 +4,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { connectBus, createDb, createRedis, type Logger, pingPostgres, publishTenantChange, type Registry } from '@agw/shared';
+import { connectBus, createDb, createRedis, type Logger, pingPostgres, onTenantChange, publishTenantChange, type Registry } from '@agw/shared';
 import { createApp } from './app';
+import { ApprovalExpiry } from './approvals/approval-expiry';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovalRepository } from './approvals/approval.repository';
+import { ApprovedRetries } from './approvals/approved-retry';
 import { createAuditClient, createPolicyClient, createVaultClient, createWebhookClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
 import { EventOutboxRepository } from './events/event-outbox.repository';
 import { HealthService } from './health';
+import { createLimitedServer } from './http/server-limits';
 import { createAnchorClient, createComplianceClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
@@ -25,7 +28,8 @@ import { ApiKeyRepository } from './tenants/api-key.repository';
 import { ApiKeyService } from './tenants/api-keys';
 import { SessionTokens } from './tenants/session-tokens';
 import { SettingsRepository } from './tenants/settings.repository';
-import { SettingsService } from './tenants/settings.service';
+import { SettingsService, vaultWebhookSecretSealer } from './tenants/settings.service';
+import { startWebhookSecretSealing } from './tenants/webhook-secret-sealing';
 import { TenantRepository } from './tenants/tenant.repository';
 import { withErasureMarks } from './vault/erased-pii-marker';
 import { credentialChanges } from './vault/credential-changes';
@@ -41,7 +45,7 @@ export interface Gateway {
 
 export async function buildGateway(config: GatewayConfig, logger: Logger, registry: Registry): Promise<Gateway> {
   const metrics = createGatewayMetrics(registry);
-  const db = createDb(config.databaseUrl);
+  const db = createDb(config.databaseUrl, { max: config.databasePoolMax });
   await pingPostgres(db);
   const redis = createRedis(config.redisUrl);
   const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
@@ -69,17 +73,24 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis, { limiter: rateLimiter, limitOf: (tenantId) => settings.rateLimit(tenantId) });
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
-  }, (tenantId) => publishTenantChange(bus, 'settings', tenantId));
+  }, (tenantId) => publishTenantChange(bus, 'settings', tenantId), vaultWebhookSecretSealer(vault));
+  // a change saved on another gateway replica reaches this one's settings cache at once (rate limits, failure modes)
+  onTenantChange(bus, 'settings', (tenantId) => settings.invalidate(tenantId));
+  // rows written before webhook secrets were sealed: sealed in the background (docs/webhooks.md)
+  const stopSealing = startWebhookSecretSealing(db, vaultWebhookSecretSealer(vault), logger);
   const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
   publisher.start();
-  const recorder = new DecisionRecorder(audit, publisher);
+  const recorder = new DecisionRecorder(audit, publisher, { retryBudgetMs: config.auditAppendRetryMs });
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
   const broker = createVaultBroker(vault, credentials.cache);
+  const approvalExpiry = new ApprovalExpiry(approvalRepo, recorder, logger);
+  approvalExpiry.start(config.approvalSweepMs);
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,
     approvals: approvalRepo,
+    approvedRetries: new ApprovedRetries(approvalRepo, recorder, logger),
     constraints: createGatewayConstraints(redis),
     pii: createVaultPiiGuard(vault),
     broker,
@@ -117,12 +128,18 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     settings,
     rateLimiter,
     pipeline,
-    approvals: new ApprovalQueue(approvalRepo, recorder, broker),
+    approvals: new ApprovalQueue(approvalRepo, recorder, broker, {
+      currentRevision: async (tenantId) => (await policy.getTenantPolicy({ tenantId })).bundle?.revision || 'unknown',
+      expireNow: approvalExpiry.expireNow,
+    }),
+    approvalExpiry,
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),
     adminEmails,
   };
   const app = createApp(deps);
   const close = async () => {
+    await approvalExpiry.stop();
+    stopSealing();
     publisher.stop();
     await publisher.relay();
     policy.close();
@@ -142,21 +159,17 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     app,
     close,
     listen: async () => {
-      const server = http.createServer(app);
-      server.keepAliveTimeout = 65_000;
+      const { server, stop } = createLimitedServer(
+        app,
+        { headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs, maxConnections: config.maxConnections, graceMs: config.shutdownGraceMs },
+        logger,
+      );
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, () => resolve());
       });
       const addr = server.address();
-      return {
-        port: typeof addr === 'object' && addr ? addr.port : config.port,
-        close: () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          }),
-      };
+      return { port: typeof addr === 'object' && addr ? addr.port : config.port, close: stop };
     },
   };
 }

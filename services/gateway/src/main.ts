@@ -1,4 +1,5 @@
 /** Composition root of the gateway: the HTTP edge assembled by gateway.ts (integration tests build it in-process too). */
+import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { pingPostgres, runService } from '@agw/shared';
 import { loadGatewayConfig } from './config';
 import { buildGateway } from './gateway';

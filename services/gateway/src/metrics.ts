@@ -1,5 +1,5 @@
 /** The gateway's own Prometheus metrics (served on /api/metrics and the ops port). */
-import { Counter, Histogram, type Registry, Summary } from '@agw/shared';
+import { Counter, Gauge, Histogram, type Registry, Summary } from '@agw/shared';
 
 export function createGatewayMetrics(registry: Registry) {
   return {
@@ -11,6 +11,8 @@ export function createGatewayMetrics(registry: Registry) {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    // the autoscaling signal of the Kubernetes HPA (deploy/k8s: per-pod average through prometheus-adapter)
+    httpInFlight: new Gauge({ name: 'agw_http_requests_in_flight', help: 'HTTP requests being served by this gateway right now (tool calls included)', registers: [registry] }),
     decisions: new Counter({ name: 'agw_decisions_total', help: 'Governance decisions by outcome and stage', labelNames: ['decision', 'stage'], registers: [registry] }),
     policyEvalMs: new Summary({
       name: 'agw_policy_eval_ms',

@@ -2,6 +2,7 @@
  * Composition root of the managed-session service: config, stores, the agent platform client, the
  * session domain, the consumer supervisor, the gRPC server, shutdown. No logic here.
  */
+import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { DecisionPublisher, EventOutboxRepository, runService } from '@agw/shared';
 import { AgentConfigRepository } from './agents/agent-config.repository';
 import { AgentConfigs } from './agents/agent-configs';

@@ -1,4 +1,5 @@
 /** Composition root of the policy service: templates, stores, evaluation, replay, gRPC. No logic here. */
+import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { vault } from '@agw/proto';
 import { createClient, Histogram, runService } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';

@@ -1,4 +1,5 @@
 /** Composition root of the vault service: HSM, keyring, PII, credentials, brokered execution, gRPC. No logic here. */
+import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { runService } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
@@ -7,6 +8,7 @@ import { AccessLogRepository } from './credentials/access-log.repository';
 import { CredentialRepository } from './credentials/credential.repository';
 import { CredentialStore } from './credentials/credential-store';
 import { vaultGrpcService } from './grpc/vault.grpc';
+import { ServiceSecrets } from './secrets/service-secrets';
 import { createHsm } from './hsm/create-hsm';
 import { instrumentHsm } from './hsm/hsm.metrics';
 import { KeyRepository } from './keys/key.repository';
@@ -17,7 +19,10 @@ import { PiiProtector } from './pii/pii-protector';
 import { SubjectEnvelopes } from './pii/subject-envelopes';
 import { SubjectRepository } from './pii/subject.repository';
 import { noteSigningGrpcService } from './grpc/note-signing.grpc';
-import { NoteSigner } from './signing/note-signer';
+import { EVIDENCE_KEY_LABEL, NoteSigner } from './signing/note-signer';
+
+/** The tenant part of the advisory-lock key of keys that belong to no tenant (the evidence signing key). */
+const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 
 runService({
   name: 'vault',
@@ -33,7 +38,12 @@ runService({
     const accessLog = new AccessLogRepository(db);
     const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger });
     return {
-      grpc: [noteSigningGrpcService(new NoteSigner(hsm, config.evidenceLogHost), logger), vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, metrics: createVaultMetrics(registry) }, logger)],
+      grpc: [
+        noteSigningGrpcService(
+          // the evidence key is found or created under the replicas' advisory lock (one key pair, ever)
+          new NoteSigner(hsm, config.evidenceLogHost, { lock: (fn) => new KeyRepository(db).withLabelLock(GLOBAL_KEY_SCOPE, EVIDENCE_KEY_LABEL, () => fn()) }),
+          logger,
+        ), vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, secrets: new ServiceSecrets(keyring), metrics: createVaultMetrics(registry) }, logger)],
       closers: [() => hsm.close()],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },

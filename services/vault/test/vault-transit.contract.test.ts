@@ -3,7 +3,7 @@
  * Runs only when VAULT_ADDR (and VAULT_TOKEN) point at a Vault with the Transit engine mounted
  * (VAULT_TRANSIT_MOUNT, default `transit`); no Vault server can run on the developer machines.
  */
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import { DecryptionFailedError, KeyMissingError } from '../src/hsm/hsm-backend';
 import { VaultTransitHsm } from '../src/hsm/vault-transit-hsm';
 
@@ -24,6 +24,18 @@ maybe('VaultTransitHsm (contract, needs VAULT_ADDR)', () => {
     expect(await hsm.destroyKey(label)).toBe(1);
     expect(await hsm.keyExists(label)).toBe(false);
     await expect(hsm.decrypt(label, sealed, Buffer.from('tenant|subject'))).rejects.toBeInstanceOf(KeyMissingError);
+  });
+
+  test('ed25519 keys: one key, pure Ed25519 signatures that verify with its public key', async () => {
+    const label = `agw:contract:${randomUUID()}`;
+    const { publicKey, created } = await hsm.ensureEd25519Key(label);
+    expect(created).toBe(true);
+    expect((await hsm.ensureEd25519Key(label)).publicKey.equals(publicKey)).toBe(true);
+    const data = Buffer.from('origin\n1\nroot\n');
+    const sig = await hsm.signEd25519(label, data);
+    const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicKey]), format: 'der', type: 'spki' });
+    expect(verify(null, data, spki, sig)).toBe(true);
+    await hsm.destroyKey(label);
   });
 
   test('HMAC keys are deterministic', async () => {

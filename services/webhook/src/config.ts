@@ -2,16 +2,19 @@
 import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
+/** unset: undefined (the profile's default); set (even empty): the whole list */
 const cidrList = z
   .string()
-  .default('')
+  .optional()
   .transform((s) =>
-    s
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean),
+    s === undefined
+      ? undefined
+      : s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
   )
-  .refine((list) => list.every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
+  .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
 
 export const webhookSettings = {
   ...commonSettings,
@@ -23,8 +26,10 @@ export const webhookSettings = {
   allowCidrs: setting(
     'WEBHOOK_ALLOW_CIDRS',
     cidrList,
-    'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); the local profile adds loopback',
+    'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
   ),
+  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (opens the sealed webhook signing secrets)'),
+  vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5_000), 'deadline of one vault call (opening a webhook secret)'),
   caFile: setting('WEBHOOK_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for webhook targets (re-read when it changes)'),
   timeoutMs: setting('WEBHOOK_TIMEOUT_MS', envInt(10_000), 'limit of one attempt, from DNS lookup to the end of the response'),
   connectTimeoutMs: setting('WEBHOOK_CONNECT_TIMEOUT_MS', envInt(5_000), 'limit of DNS lookup + TCP/TLS connect of one attempt'),
@@ -37,7 +42,12 @@ export const webhookSettings = {
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(webhookSettings, env);
 
-/** The addresses allowed despite being internal: the configured CIDRs, plus loopback in the local profile. */
+/**
+ * The addresses allowed despite being internal: WEBHOOK_ALLOW_CIDRS when it is set (then it is the whole
+ * list, so a test can allow one loopback address and prove the others refused); unset, loopback in the
+ * local profile and nothing otherwise.
+ */
 export function allowedInternalCidrs(config: Pick<WebhookConfig, 'allowCidrs' | 'profile'>): string[] {
-  return config.profile === 'local' ? [...config.allowCidrs, '127.0.0.0/8', '::1/128'] : config.allowCidrs;
+  if (config.allowCidrs !== undefined) return config.allowCidrs;
+  return config.profile === 'local' ? ['127.0.0.0/8', '::1/128'] : [];
 }

@@ -1,5 +1,10 @@
-/** A small client for the public API, used by every e2e test (fetch, no generated code). */
+/**
+ * A small client for the public API, used by every e2e test (fetch, no generated code). Every response it
+ * sees is appended to the contract log (E2E_CONTRACT_LOG, set by global-setup), which global-teardown
+ * checks against the OpenAPI document (support/contract-check.mjs).
+ */
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { E2E_BASE_URL, E2E_CONTROL_URL } from './e2e-env';
 
 export interface ApiResponse<T = any> {
@@ -25,7 +30,26 @@ export async function api<T = any>(
   } catch {
     /* not JSON */
   }
+  recordForContract(method, path, res, body);
   return { status: res.status, body, headers: res.headers };
+}
+
+/**
+ * For a test that calls the API with `fetch` itself (to test a wire detail): record its response for the
+ * contract test too (status, media type, and the body when it is JSON; the response stays unread).
+ */
+export async function recordRaw(method: string, url: string, res: Response): Promise<void> {
+  const path = url.startsWith('http') ? new URL(url).pathname.replace(/^\/api/, '') + new URL(url).search : url;
+  const text = (res.headers.get('content-type') ?? '').includes('json') ? await res.clone().text() : '';
+  recordForContract(method, path, res, text ? JSON.parse(text) : undefined);
+}
+
+/** One line of the contract log: what the suite saw, to be validated against the OpenAPI document. */
+export function recordForContract(method: string, path: string, res: Response, body: unknown): void {
+  const log = process.env.E2E_CONTRACT_LOG;
+  if (!log) return;
+  const line = { method: method.toUpperCase(), path, status: res.status, content_type: res.headers.get('content-type') ?? '', body, test: expect.getState?.().currentTestName ?? null };
+  appendFileSync(log, `${JSON.stringify(line)}\n`);
 }
 
 export interface Tenant {
@@ -43,6 +67,13 @@ export async function newTenant(name = 'E2E Tenant'): Promise<Tenant> {
   const r = await api('POST', '/auth/signup', { body: { email, password, tenant_name: name } });
   if (r.status !== 201) throw new Error(`signup failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { tenantId: r.body.tenant_id, apiKey: r.body.api_key, email, password, slug: r.body.slug };
+}
+
+/** A signed-in human's session token for the tenant's owner (POST /auth/login): what approvals need by default. */
+export async function humanSession(t: Tenant): Promise<string> {
+  const r = await api('POST', '/auth/login', { body: { email: t.email, password: t.password } });
+  if (r.status !== 200) throw new Error(`login failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.access_token;
 }
 
 export function toolCall(over: Record<string, unknown> = {}) {

@@ -14,6 +14,8 @@ export const E2E_STAND_IN_URL = `http://127.0.0.1:${4010 + E2E_OFFSET}`;
 export const E2E_DATABASE_NAME = E2E_OFFSET === 10000 ? 'agw_e2e' : `agw_e2e_${E2E_OFFSET}`;
 export const E2E_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${E2E_DATABASE_NAME}`;
 export const E2E_STREAM_PREFIX = E2E_OFFSET === 10000 ? 'E2E' : `E2E${E2E_OFFSET}`;
+/** Every response the run's API helper saw (JSON lines), checked against the OpenAPI document at the end. */
+export const E2E_CONTRACT_LOG = path.resolve(__dirname, `../../../.run/e2e-contract-${E2E_OFFSET}.jsonl`);
 /** Extra CA trusted by the e2e webhook service (re-read when it changes); written by the webhook e2e tests. */
 export const E2E_WEBHOOK_CA_FILE = path.resolve(__dirname, '../../../.run/e2e-webhook-ca.pem');
 
@@ -35,4 +37,8 @@ export const E2E_ENV: Record<string, string> = {
   DEFAULT_MAX_CONCURRENT_SESSIONS: '3',
   DEFAULT_MAX_DAILY_SESSIONS: '6',
   MANAGED_RECONNECT_DELAY_MS: '200',
+  // public dashboard: the per-IP limit is reachable; tests that exhaust it send their own X-Forwarded-For
+  // (honoured with TRUST_PROXY), so the loopback address of every other test keeps its budget
+  PUBLIC_RATE_LIMIT_PER_MINUTE: '40',
+  TRUST_PROXY: 'true',
 };

@@ -1,9 +1,19 @@
 /** Starts the e2e fleet (scripts/fleet.mjs at a port offset, own database and stream prefix) once. */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { E2E_CONTROL_URL, E2E_DATABASE_NAME, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './e2e-env';
+import { E2E_CONTRACT_LOG, E2E_CONTROL_URL, E2E_DATABASE_NAME, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './e2e-env';
 
 export default async function globalSetup(): Promise<void> {
+  // the contract log starts empty; support/api.ts appends every response the run sees
+  mkdirSync(path.dirname(E2E_CONTRACT_LOG), { recursive: true });
+  writeFileSync(E2E_CONTRACT_LOG, '');
+  process.env.E2E_CONTRACT_LOG = E2E_CONTRACT_LOG;
+  (globalThis as { __FLEET__?: unknown }).__FLEET__ = await startFleet();
+}
+
+/** Start the e2e fleet with `extraEnv` on top of E2E_ENV; resolves once every service is ready. */
+export async function startFleet(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
   const root = path.resolve(__dirname, '../../..');
   const child = spawn(
     process.execPath,
@@ -20,9 +30,8 @@ export default async function globalSetup(): Promise<void> {
       '--quiet',
       '--no-stand-in-demo',
     ],
-    { cwd: root, env: { ...process.env, ...E2E_ENV }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: root, env: { ...process.env, ...E2E_ENV, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  (globalThis as { __FLEET__?: unknown }).__FLEET__ = child;
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`e2e fleet did not start in 120 s:\n${output}`)), 120_000);
@@ -45,4 +54,5 @@ export default async function globalSetup(): Promise<void> {
   child.stdout.resume();
   child.stderr.resume();
   child.removeAllListeners('exit');
+  return child;
 }

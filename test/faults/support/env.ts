@@ -20,6 +20,8 @@ export const NATS_PROXY_PORT = 4222 + OFFSET + 100; // 11322
 export const REDIS_URL = 'redis://127.0.0.1:6379/0';
 /** The extra CA the fleet's webhook service trusts (the suite's HTTPS receiver). */
 export const WEBHOOK_CA_FILE = path.join(ROOT, '.run', `faults-webhook-ca-${OFFSET}.pem`);
+/** The suite's DNS answers for names under .faults.test (support/dns-stub.cjs, preloaded into the fleet; R7). */
+export const DNS_FILE = path.join(ROOT, '.run', `faults-dns-${OFFSET}.json`);
 /** HS256 key of the fleet's session tokens: the suite signs an expired token with it (R5). */
 export const JWT_SECRET = 'faults-suite-jwt-secret-0123456789abcdef';
 
@@ -27,9 +29,20 @@ export const FLEET_ENV: Record<string, string> = {
   LOG_LEVEL: 'info',
   AGW_PROFILE: 'local',
   AUTH_RATE_LIMIT_PER_MINUTE: '100000',
+  // the isolation matrix and the fuzzer call the public dashboard routes hundreds of times from one address
+  PUBLIC_RATE_LIMIT_PER_MINUTE: '100000',
   MERKLE_SCHEDULE_ENABLED: 'false',
   ANCHOR_SCHEDULE_ENABLED: 'false',
-  WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+  // one loopback address for the suite's receivers; every other internal address stays refused (R7)
+  WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32',
+  // brokered upstreams: the production rule (public addresses only) in this local-profile fleet (R7)
+  VAULT_ALLOW_PRIVATE_UPSTREAMS: 'false',
+  NODE_OPTIONS: `--require ${path.join(__dirname, 'dns-stub.cjs')}`,
+  FAULTS_DNS_FILE: DNS_FILE,
+  // edge limits short enough to be measured within the suite's few minutes (EDGE part); defaults 10/30/20 s
+  GATEWAY_HEADERS_TIMEOUT_MS: '3000',
+  GATEWAY_REQUEST_TIMEOUT_MS: '6000',
+  GATEWAY_SHUTDOWN_GRACE_MS: '5000',
   WEBHOOK_CA_FILE,
   ANTHROPIC_API_KEY: '',
   MANAGED_RECONNECT_DELAY_MS: '200',

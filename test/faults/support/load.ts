@@ -96,7 +96,10 @@ export class Load {
             const k = n++;
             const tenant = this.tenants[k % this.tenants.length];
             const kind = this.mix[Math.floor(k / this.tenants.length) % this.mix.length];
-            this.results.push(await oneCall(tenant, kind, this.phase, this.run));
+            const r = await oneCall(tenant, kind, this.phase, this.run);
+            this.results.push(r);
+            // no answer (the gateway stopped: connection refused): do not spin
+            if (r.status === 0) await new Promise((res) => setTimeout(res, 50));
           }
         })(),
       );

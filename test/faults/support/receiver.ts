@@ -32,7 +32,7 @@ export function writeReceiverCa(): void {
   try {
     execFileSync('openssl', [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-      '-subj', '/CN=agw-faults-webhook-receiver', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-subj', '/CN=agw-faults-webhook-receiver', '-addext', 'subjectAltName=DNS:localhost,DNS:*.faults.test,IP:127.0.0.1,IP:127.0.0.2,IP:::1',
       '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
     ], { stdio: 'pipe' });
     cert = { cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: readFileSync(path.join(dir, 'key.pem'), 'utf8') };
@@ -50,9 +50,18 @@ export class Receiver {
   private server?: https.Server;
 
   /** `answer(agentId, attempt)`: the status to give (default 200). */
-  constructor(private readonly answer: (agentId: string, attempt: number) => number = () => 200) {}
+  port = 0;
+  /** the Location of a 3xx answer */
+  location = '';
+  /** connections accepted (a target the fleet must never reach counts them) */
+  connections = 0;
 
-  async start(): Promise<this> {
+  constructor(
+    private readonly answer: (agentId: string, attempt: number) => number = () => 200,
+    private readonly host = '127.0.0.1',
+  ) {}
+
+  async start(port = 0): Promise<this> {
     if (!cert) throw new Error('writeReceiverCa() first');
     this.server = https.createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
       const at = Date.now();
@@ -73,11 +82,13 @@ export class Receiver {
         const agentId = String(json.data?.agent_id ?? '');
         const answered = this.answer(agentId, attempt);
         this.got.push({ at, deliveryId: String(req.headers['x-service-delivery'] ?? ''), attempt, event: String(json.event ?? ''), actionId: String(json.data?.action_id ?? ''), agentId, answered, signed });
-        res.writeHead(answered).end();
+        res.writeHead(answered, answered >= 300 && answered < 400 && this.location ? { location: this.location } : {}).end();
       });
     });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks/agw`;
+    this.server.on('connection', () => this.connections++);
+    await new Promise<void>((r) => this.server!.listen(port, this.host, r));
+    this.port = (this.server.address() as AddressInfo).port;
+    this.url = `https://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}/hooks/agw`;
     return this;
   }
 

@@ -9,6 +9,7 @@
  * the caller leaves in its outbox. A late ack of a timed-out event is ignored (the outbox still has it).
  */
 import { type Msg, type NatsConnection, type Subscription, createInbox, headers } from 'nats';
+import { traceHooks } from '../tracing/hooks';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -70,13 +71,24 @@ export class BatchPublisher {
         new Promise<Error | null>((resolve) => {
           const key = (++this.seq).toString(36);
           keys.push(key);
-          this.waiting.set(key, resolve);
+          const trace = traceHooks.current?.publish(item.subject, item.event.event_id, false);
+          this.waiting.set(
+            key,
+            trace
+              ? (err) => {
+                  trace.end(err ?? undefined);
+                  resolve(err);
+                }
+              : resolve,
+          );
           try {
             const h = headers();
             h.set('Nats-Msg-Id', item.event.event_id);
+            if (trace) for (const [k, v] of Object.entries(trace.headers)) h.set(k, v);
             this.nc.publish(item.subject, enc.encode(JSON.stringify(item.event)), { reply: `${this.inbox}.${key}`, headers: h });
           } catch (e) {
             this.waiting.delete(key);
+            trace?.end(e);
             resolve(e instanceof Error ? e : new Error(String(e)));
           }
         }),

@@ -10,9 +10,11 @@ import {
   type NatsConnection,
   RetentionPolicy,
   connect,
+  headers as natsHeaders,
 } from 'nats';
 import type { z } from 'zod';
 import type { Logger } from '../logger';
+import { traceHooks } from '../tracing/hooks';
 import { type StreamDef, streams } from './events';
 
 export interface Bus {
@@ -58,7 +60,21 @@ const dec = new TextDecoder();
 
 /** Publish one event; `msgId` deduplicates retries inside the stream's duplicate window. */
 export async function publishEvent(bus: Bus, subject: string, event: { event_id: string }): Promise<void> {
-  await bus.js.publish(subject, enc.encode(JSON.stringify(event)), { msgID: event.event_id });
+  const trace = traceHooks.current?.publish(subject, event.event_id, true);
+  if (!trace) {
+    await bus.js.publish(subject, enc.encode(JSON.stringify(event)), { msgID: event.event_id });
+    return;
+  }
+  // traced: the trace context travels in the message headers (W3C traceparent)
+  const h = natsHeaders();
+  for (const [k, v] of Object.entries(trace.headers)) h.set(k, v);
+  try {
+    await bus.js.publish(subject, enc.encode(JSON.stringify(event)), { msgID: event.event_id, headers: h });
+    trace.end();
+  } catch (e) {
+    trace.end(e);
+    throw e;
+  }
 }
 
 export interface DurableConsumerOptions<T> {
@@ -107,12 +123,13 @@ export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>):
   }
   const consumer = await bus.js.consumers.get(o.stream, o.durable);
   const messages = await consumer.consume({ max_messages: 64 });
+  const acks = new AckCoalescer();
   let inFlight: Promise<void> = Promise.resolve();
   const loop = (async () => {
     for await (const m of messages) {
       const work = (async () => {
         if (o.skip && (await Promise.resolve(o.skip(m.subject)).catch(() => false))) {
-          m.ack();
+          acks.ack(m);
           return;
         }
         let event: T;
@@ -124,8 +141,10 @@ export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>):
           return;
         }
         try {
-          await o.handle(event, m);
-          m.ack();
+          const tracing = traceHooks.current;
+          if (tracing) await tracing.consume(m.subject, m.headers, (event as { event_id?: string }).event_id, () => o.handle(event, m));
+          else await o.handle(event, m);
+          acks.ack(m);
         } catch (e) {
           o.logger.warn({ err: e, subject: m.subject, seq: m.seq }, 'event handler failed; will be redelivered');
           m.nak(o.retryDelayMs ?? 1000);
@@ -140,6 +159,27 @@ export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>):
       await messages.close().catch(() => undefined);
       await inFlight.catch(() => undefined);
       await loop.catch(() => undefined);
+      acks.flush();
     },
   };
+}
+
+/**
+ * Acks of the messages handled in one turn of the event loop, sent together (one socket write instead of one
+ * per message): nats.js flushes what was queued in the same microtask run, and messages handled one after the
+ * other each get their own. An ack is held until setImmediate, well inside ack_wait; a process that dies in
+ * between gets those messages redelivered, which at-least-once handlers already expect.
+ */
+class AckCoalescer {
+  private pending: JsMsg[] = [];
+
+  ack(m: JsMsg): void {
+    if (this.pending.push(m) === 1) setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    for (const m of batch) m.ack();
+  }
 }

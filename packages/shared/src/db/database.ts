@@ -5,6 +5,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, types } from 'pg';
+import { tagStore } from '../errors';
 import type { Database } from './schema';
 
 export type { Database };
@@ -20,6 +21,18 @@ export function createDb(url: string, options: { max?: number } = {}): Db {
   // Nor a checked-out client's: pg-pool listens only while a client is idle, and a connection reset during
   // a query or transaction is emitted on the client as well as failing the query (which the caller sees);
   // the broken client is dropped when it is released. Found by the fault suite (test/faults, R2).
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    // a socket error of a query (ECONNRESET mid-query) is named as Postgres too
+    const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+    (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      const r = query(...a);
+      return r instanceof Promise ? r.catch((e: unknown) => Promise.reject(tagStore(e, 'Postgres'))) : r;
+    };
+  });
+  // a refused or failed connect is named as Postgres (unreachableStore: a 503, or UNAVAILABLE over gRPC)
+  const connect = pool.connect.bind(pool) as () => Promise<unknown>;
+  (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = (cb?: unknown) =>
+    cb ? (pool.constructor.prototype.connect as (cb: unknown) => unknown).call(pool, cb) : connect().catch((e: unknown) => Promise.reject(tagStore(e, 'Postgres')));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

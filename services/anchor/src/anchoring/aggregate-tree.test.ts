@@ -46,4 +46,17 @@ describe('aggregate tree (RFC 9162)', () => {
     }
     expect(rootFromProof(hashLeaf(Buffer.from(tree.leaves[0].leaf_hex, 'hex')), 0, 3, [])).toBeUndefined();
   });
+
+  it('a leaf covers the signed checkpoint when the head had one (88 bytes), else 56 bytes', () => {
+    const head = { tenant_id: '8c1d2f0e-0000-4000-8000-0000000000e2', tree_size: 9, merkle_root: 'ab'.repeat(32) };
+    const short = aggregateLeafBytes(head);
+    expect(short).toHaveLength(56);
+    expect(aggregateLeafBytes({ ...head, checkpoint_sha256: null }).equals(short)).toBe(true);
+    const long = aggregateLeafBytes({ ...head, checkpoint_sha256: 'cd'.repeat(32) });
+    expect(long).toHaveLength(88);
+    expect(long.subarray(0, 56).equals(short)).toBe(true);
+    expect(long.subarray(56).toString('hex')).toBe('cd'.repeat(32));
+    // another checkpoint is another leaf, so another aggregate root
+    expect(buildAggregate([{ ...head, checkpoint_sha256: 'cd'.repeat(32) }]).root).not.toBe(buildAggregate([{ ...head, checkpoint_sha256: 'ce'.repeat(32) }]).root);
+  });
 });

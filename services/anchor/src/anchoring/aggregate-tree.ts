@@ -1,9 +1,12 @@
 /**
  * The hour's aggregate tree: one RFC 9162 (SHA-256) Merkle tree over the tenant tree heads of a batch,
- * whose root is the single value written on chain. Leaf bytes (56 bytes, documented in
- * docs/merkle-and-anchoring.md):
+ * whose root is the single value written on chain. Leaf bytes (documented in docs/merkle-and-anchoring.md):
  *
  *   tenant_id (16 raw UUID bytes) || tree_size (uint64 big-endian) || merkle_root (32 raw bytes)
+ *     [ || checkpoint_sha256 (32 raw bytes) ]
+ *
+ * 88 bytes when the head had a signed checkpoint when it was anchored (SHA-256 of the whole signed note,
+ * so the anchor transaction commits to that exact checkpoint, signature included), else 56 bytes.
  *
  * Leaves are ordered by (tenant_id, tree_index). Each tenant keeps the inclusion proof of its leaf, so
  * anyone can go from the tenant's root to the anchored root with a standard RFC 9162 verifier.
@@ -22,12 +25,16 @@ export interface AggregateLeafInput {
   tenant_id: string;
   tree_size: number;
   merkle_root: string;
+  /** SHA-256 (hex) of the head's signed checkpoint note, when it had one */
+  checkpoint_sha256?: string | null;
 }
 
 export function aggregateLeafBytes(h: AggregateLeafInput): Buffer {
   const size = Buffer.alloc(8);
   size.writeBigUInt64BE(BigInt(h.tree_size));
-  return Buffer.concat([Buffer.from(h.tenant_id.replace(/-/g, ''), 'hex'), size, Buffer.from(h.merkle_root, 'hex')]);
+  const parts = [Buffer.from(h.tenant_id.replace(/-/g, ''), 'hex'), size, Buffer.from(h.merkle_root, 'hex')];
+  if (h.checkpoint_sha256) parts.push(Buffer.from(h.checkpoint_sha256, 'hex'));
+  return Buffer.concat(parts);
 }
 
 const split = (n: number) => {

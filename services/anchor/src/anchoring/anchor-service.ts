@@ -92,7 +92,7 @@ export class AnchorService {
     const chain = this.d.chain();
     if (!chain.contract) return { verified: false, on_chain_root: '', local_root: '', tx_hash: last.tx_hash, anchor: this.view(last), reason: `chain unavailable: ${chain.error ?? ''}`, local_tenant_root: '' };
     const localTenantRoot = (await this.d.local.rootAt(tenantId, last.tree_index)) ?? '';
-    const leafHash = hashLeaf(aggregateLeafBytes({ tenant_id: tenantId, tree_size: last.tree_size, merkle_root: localTenantRoot || last.merkle_root }));
+    const leafHash = hashLeaf(aggregateLeafBytes({ tenant_id: tenantId, tree_size: last.tree_size, merkle_root: localTenantRoot || last.merkle_root, checkpoint_sha256: last.checkpoint_sha256 }));
     const local = rootFromProof(leafHash, last.leaf_index, last.leaf_count, last.aggregate_proof.map((p) => Buffer.from(p, 'hex')));
     const localRoot = local ? local.toString('hex') : '';
     const event = await chain.contract.rootOfTransaction(last.tx_hash as Hex);

@@ -6,6 +6,9 @@ import type { Database, Db } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
 import type { ContractAddressStore } from '../chain/anchor-contract';
 
+/** first key of the contract deployment's advisory lock ("andp"; the second is the chain id) */
+export const ANCHOR_DEPLOY_LOCK = 0x616e6470;
+
 type Conn = Db | Transaction<Database>;
 
 export interface ReceivedHead {
@@ -15,6 +18,8 @@ export interface ReceivedHead {
   merkle_root: string;
   period_start: string;
   period_end: string;
+  /** SHA-256 of its signed checkpoint note, once known (covered by its aggregate leaf when anchored) */
+  checkpoint_sha256?: string | null;
 }
 
 /** A tenant tree head as anchored, joined with its batch. */
@@ -53,6 +58,7 @@ function toAnchored(r: Record<string, unknown>): AnchoredHead {
     chain_id: Number(r.chain_id),
     network: r.network as string,
     contract_address: r.contract_address as string,
+    checkpoint_sha256: (r.checkpoint_sha256 as string | null) ?? null,
   };
 }
 
@@ -62,6 +68,18 @@ export class AnchorRepository implements ContractAddressStore {
   async contractAddress(chainId: number): Promise<string | undefined> {
     const r = await this.db.selectFrom('anchor_contracts').select('address').where('chain_id', '=', chainId).executeTakeFirst();
     return r?.address;
+  }
+
+  /** A session-level advisory lock (key "andp", chain id) held on one connection while `fn` runs. */
+  async withDeployLock<T>(chainId: number, fn: () => Promise<T>): Promise<T> {
+    return this.db.connection().execute(async (conn) => {
+      await sql`SELECT pg_advisory_lock(${ANCHOR_DEPLOY_LOCK}, ${chainId})`.execute(conn);
+      try {
+        return await fn();
+      } finally {
+        await sql`SELECT pg_advisory_unlock(${ANCHOR_DEPLOY_LOCK}, ${chainId})`.execute(conn);
+      }
+    });
   }
 
   async saveContractAddress(chainId: number, address: string, txHash: string): Promise<void> {
@@ -95,6 +113,7 @@ export class AnchorRepository implements ContractAddressStore {
         'h.batch_id',
         'h.leaf_index',
         'h.aggregate_proof',
+        'h.checkpoint_sha256',
         'b.aggregate_root',
         'b.leaf_count',
         'b.tx_hash',
@@ -148,11 +167,24 @@ export class AnchorRepository implements ContractAddressStore {
     return r ? { ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) } : undefined;
   }
 
+  /** Cross-tenant (batch job): pending heads in leaf order, not locked (what the run will probably claim). */
+  async listPendingAcrossTenants(limit: number): Promise<ReceivedHead[]> {
+    const rows = await this.db
+      .selectFrom('anchor_tree_heads')
+      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end', 'checkpoint_sha256'])
+      .where('batch_id', 'is', null)
+      .orderBy('tenant_id')
+      .orderBy('tree_index')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) }));
+  }
+
   /** Cross-tenant (batch job): pending heads in leaf order, locked for this transaction. */
   async claimPendingAcrossTenants(trx: Transaction<Database>, limit: number): Promise<ReceivedHead[]> {
     const rows = await trx
       .selectFrom('anchor_tree_heads')
-      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end'])
+      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end', 'checkpoint_sha256'])
       .where('batch_id', 'is', null)
       .orderBy('tenant_id')
       .orderBy('tree_index')
@@ -168,11 +200,15 @@ export class AnchorRepository implements ContractAddressStore {
   }
 
   /** Cross-tenant (batch job): attach each head to the batch with its leaf index and aggregate proof. */
-  async assignAcrossTenants(trx: Transaction<Database>, batchId: number, entries: Array<{ tenant_id: string; tree_index: number; leaf_index: number; proof: string[] }>): Promise<void> {
+  async assignAcrossTenants(
+    trx: Transaction<Database>,
+    batchId: number,
+    entries: Array<{ tenant_id: string; tree_index: number; leaf_index: number; proof: string[]; checkpoint_sha256?: string | null }>,
+  ): Promise<void> {
     for (const e of entries) {
       await trx
         .updateTable('anchor_tree_heads')
-        .set({ batch_id: batchId, leaf_index: e.leaf_index, aggregate_proof: JSON.stringify(e.proof) })
+        .set({ batch_id: batchId, leaf_index: e.leaf_index, aggregate_proof: JSON.stringify(e.proof), checkpoint_sha256: e.checkpoint_sha256 ?? null })
         .where('tenant_id', '=', e.tenant_id)
         .where('tree_index', '=', e.tree_index)
         .execute();

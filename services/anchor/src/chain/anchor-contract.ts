@@ -50,6 +50,8 @@ export function explorerAddressUrl(chainId: number, address: string): string {
 export interface ContractAddressStore {
   contractAddress(chainId: number): Promise<string | undefined>;
   saveContractAddress(chainId: number, address: string, txHash: string): Promise<void>;
+  /** run `fn` while no other replica runs it for this chain (replicas starting together deploy once) */
+  withDeployLock<T>(chainId: number, fn: () => Promise<T>): Promise<T>;
 }
 
 export interface OnChainAnchor {
@@ -78,6 +80,18 @@ export class AnchorContract {
     const account = privateKeyToAccount(o.privateKey);
     const wallet = createWalletClient({ account, chain, transport: http(o.rpcUrl, { retryCount: 2, timeout: 20_000 }) });
     const artifact = loadAnchorArtifact();
+    // replicas starting at the same time on a fresh chain: one deploys, the others wait and read its address
+    const address = await o.store.withDeployLock(o.chainId, () => AnchorContract.deployedOrDeploy(o, publicClient, wallet, account, artifact));
+    return new AnchorContract(o.chainId, networkOfChainId(o.chainId), address, publicClient, wallet, account, artifact);
+  }
+
+  private static async deployedOrDeploy(
+    o: { chainId: number; store: ContractAddressStore; logger: Logger },
+    publicClient: PublicClient,
+    wallet: WalletClient,
+    account: Account,
+    artifact: ContractArtifact,
+  ): Promise<Hex> {
     let address = (await o.store.contractAddress(o.chainId)) as Hex | undefined;
     if (address) {
       const code = await publicClient.getCode({ address });
@@ -87,14 +101,14 @@ export class AnchorContract {
       }
     }
     if (!address) {
-      const hash = await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, account, chain });
+      const hash = await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, account, chain: wallet.chain });
       const receipt = await publicClient.waitForTransactionReceipt({ hash });
       if (!receipt.contractAddress) throw new Error(`contract deployment ${hash} produced no address`);
       address = receipt.contractAddress;
       await o.store.saveContractAddress(o.chainId, address, hash);
       o.logger.info({ chainId: o.chainId, address, tx: hash }, 'anchor contract deployed');
     }
-    return new AnchorContract(o.chainId, networkOfChainId(o.chainId), address, publicClient, wallet, account, artifact);
+    return address;
   }
 
   /** Write `root` on chain and wait for the receipt. */

@@ -21,6 +21,7 @@ export function toTenantAnchor(a: TenantAnchorView): pb.TenantAnchor {
     explorerTxUrl: a.explorer_tx_url,
     batchId: a.batch_id,
     leafHex: a.leaf_hex,
+    checkpointSha256: a.checkpoint_sha256 ?? '',
   };
 }
 

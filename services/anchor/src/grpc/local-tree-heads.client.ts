@@ -14,4 +14,10 @@ export class GrpcLocalTreeHeads implements LocalTreeHeads {
     const { trees } = await this.client.listTreeHeads({ tenantId });
     return trees.find((t) => t.treeIndex === treeIndex)?.merkleRoot;
   }
+
+  /** SHA-256 of the tenant's signed checkpoint of this size (the audit service signs what is pending first). */
+  checkpointDigest = async (tenantId: string, treeSize: number): Promise<string | undefined> => {
+    const c = await this.client.getCheckpoint({ tenantId, treeSize });
+    return c.treeSize === treeSize ? c.checkpointSha256 : undefined;
+  };
 }

@@ -2,8 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { type DecisionKind, ForbiddenError, InputError, NotFoundError, decisionEventOf, decisionKinds, subjects } from '@agw/shared';
 import type { AuditRecordRepository, BatchAppended, StoredRecord } from './audit-record.repository';
+import { type ParallelVerifyOptions, type VerifyResult, verifyChain } from './chain-verify';
 import { GroupCommit } from './group-commit';
-import { type ChainEntry, GENESIS, canonicalContent, recordHash } from './record-hash';
+import { type ChainEntry, canonicalContent } from './record-hash';
+
+export type { VerifyResult };
 
 /** What an append may commit with its record, in the same transaction. */
 export interface AppendExtras {
@@ -11,6 +14,8 @@ export interface AppendExtras {
   eventKind?: string;
   /** the policy service's replay input for this action */
   replay?: Record<string, unknown>;
+  /** idempotency key chosen by the caller for this append and reused on its retries (docs/audit.md) */
+  appendKey?: string;
 }
 
 export interface AuditChainOptions {
@@ -21,15 +26,10 @@ export interface AuditChainOptions {
   maxBatch?: number;
   /** called after each committed batch (the event relay publishes its outbox events) */
   onCommitted?: (appended: BatchAppended[]) => void;
+  /** long chains verified in parallel ranges (worker threads); without it, in this thread */
+  verify?: ParallelVerifyOptions;
 }
 
-export interface VerifyResult {
-  valid: boolean;
-  record_count: number;
-  failed_at_action_id?: string;
-  failed_at_record_id?: number;
-  reason?: 'hash_mismatch';
-}
 
 export class AuditChain {
   private readonly group: GroupCommit;
@@ -56,8 +56,10 @@ export class AuditChain {
         event: decisionEventOf(randomUUID(), kind, tenantId, entry),
       };
     }
-    const r = await this.group.append({ tenantId, entry, canonical: canonicalContent(entry), replay: extras.replay, event });
-    return { ...r.record, event_queued: r.outboxId !== null };
+    if (extras.appendKey !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(extras.appendKey)) throw InputError.field('append_key', 'append_key is 1-128 characters of A-Z a-z 0-9 . _ : -', 'pattern');
+    const r = await this.group.append({ tenantId, entry, canonical: canonicalContent(entry), replay: extras.replay, event, appendKey: extras.appendKey });
+    // a replayed append's event went to the outbox with the first attempt's commit
+    return { ...r.record, event_queued: r.outboxId !== null || (r.replayed && event !== undefined) };
   }
 
   list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {
@@ -68,23 +70,9 @@ export class AuditChain {
     return this.records.byAction(tenantId, actionId);
   }
 
-  /** Walk the chain in order: each prev_hash must be the previous record_hash, each hash must recompute. */
+  /** Verify the tenant's whole chain (chain-verify.ts: what is checked, and how it is fast). */
   async verify(tenantId: string): Promise<VerifyResult> {
-    let prev = GENESIS;
-    let count = 0;
-    let after = -1;
-    for (;;) {
-      const page = await this.records.page(tenantId, after, 1000);
-      for (const r of page) {
-        if (r.prev_hash !== prev || recordHash(r, prev) !== r.record_hash) {
-          return { valid: false, record_count: count, failed_at_action_id: r.action_id, failed_at_record_id: r.id, reason: 'hash_mismatch' };
-        }
-        prev = r.record_hash;
-        count++;
-        after = r.tenant_seq;
-      }
-      if (page.length < 1000) return { valid: true, record_count: count };
-    }
+    return verifyChain(this.records, tenantId, await this.records.chainLength(tenantId), this.options.verify);
   }
 
   async tamperSimulate(tenantId: string, req: { actionId?: string; field?: string; value?: unknown }): Promise<{ action_id: string }> {

@@ -56,12 +56,16 @@ export interface BatchAppend {
   replay?: Record<string, unknown>;
   /** the decision event for the outbox; record_id and record_hash are added by the append */
   event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
+  /** idempotency key: an append already written under it is answered with its record, not written again */
+  appendKey?: string;
 }
 
 export interface BatchAppended {
   record: StoredRecord;
-  /** the outbox row holding the event (null when the append carried none) */
+  /** the outbox row holding the event (null when the append carried none, or was replayed) */
   outboxId: number | null;
+  /** the append key had been used: this is the record (and outbox event) the earlier attempt wrote */
+  replayed: boolean;
   /** the event as written to the outbox (with record_id and record_hash) */
   event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
 }
@@ -78,7 +82,7 @@ export class AuditRecordRepository {
   async appendBatch(items: readonly BatchAppend[]): Promise<BatchAppended[]> {
     const order = items.map((_, i) => i).sort((a, b) => (items[a].tenantId < items[b].tenantId ? -1 : items[a].tenantId > items[b].tenantId ? 1 : a - b));
     const payload = order.map((i) => {
-      const { tenantId, entry: e, canonical, replay, event } = items[i];
+      const { tenantId, entry: e, canonical, replay, event, appendKey } = items[i];
       return {
         tenant_id: tenantId,
         canonical,
@@ -103,9 +107,10 @@ export class AuditRecordRepository {
         replay: replay ?? null,
         subject: event?.subject ?? null,
         event: event?.event ?? null,
+        append_key: appendKey ?? null,
       };
     });
-    const { rows } = await sql<{ ord: number; id: string; tenant_seq: string; prev_hash: string; record_hash: string; outbox_id: string | null }>`
+    const { rows } = await sql<{ ord: number; id: string; tenant_seq: string; prev_hash: string; record_hash: string; outbox_id: string | null; replayed: boolean }>`
       SELECT * FROM audit_append_batch(${JSON.stringify(payload)}::jsonb)`.execute(this.db);
     const out = new Array<BatchAppended>(items.length);
     for (const r of rows) {
@@ -115,6 +120,7 @@ export class AuditRecordRepository {
       out[i] = {
         record,
         outboxId: r.outbox_id === null ? null : Number(r.outbox_id),
+        replayed: r.replayed,
         event: event && { subject: event.subject, event: { ...event.event, record_id: record.id, record_hash: record.record_hash } },
       };
     }
@@ -156,17 +162,26 @@ export class AuditRecordRepository {
     return rows.map((r) => toRecord(r as Row));
   }
 
-  /** Records in chain order from `afterSeq` (exclusive), a page at a time. */
-  async page(tenantId: string, afterSeq: number, size: number): Promise<StoredRecord[]> {
-    const rows = await this.db
-      .selectFrom('audit_records')
-      .select(columns)
-      .where('tenant_id', '=', tenantId)
-      .where('tenant_seq', '>', afterSeq)
-      .orderBy('tenant_seq', 'asc')
-      .limit(size)
-      .execute();
-    return rows.map((r) => toRecord(r as Row));
+  /**
+   * Records in chain order from `afterSeq` (exclusive), a page at a time (keyset on the unique
+   * (tenant_id, tenant_seq) index: each page is one index range scan). The rows pg returns are converted
+   * in place (no copy per record: verification reads a million of them).
+   */
+  async page(tenantId: string, afterSeq: number, size: number, beforeSeq?: number): Promise<StoredRecord[]> {
+    let q = this.db.selectFrom('audit_records').select(columns).where('tenant_id', '=', tenantId).where('tenant_seq', '>', afterSeq);
+    if (beforeSeq !== undefined) q = q.where('tenant_seq', '<', beforeSeq);
+    const rows = (await q.orderBy('tenant_seq', 'asc').limit(size).execute()) as unknown as Array<Row & StoredRecord>;
+    for (const r of rows) {
+      // BIGINT columns are numbers already (createDb's type parser); timestamptz comes as a Date
+      r.requested_at = (r.requested_at as unknown as Date).toISOString();
+    }
+    return rows;
+  }
+
+  /** The tenant's chain length as its head row counts it (0 without a chain). */
+  async chainLength(tenantId: string): Promise<number> {
+    const r = await this.db.selectFrom('audit_chain_heads').select('record_count').where('tenant_id', '=', tenantId).executeTakeFirst();
+    return r ? Number(r.record_count) : 0;
   }
 
   async latest(tenantId: string): Promise<StoredRecord | undefined> {
@@ -181,6 +196,9 @@ export class AuditRecordRepository {
         .select(['decision', 'tool', 'method', 'params'])
         .where('tenant_id', '=', tenantId)
         .where('id', '=', recordId)
+        // locked: a restore running at the same time commits first, and the backup keeps the restored original
+        // (without the lock a tamper racing a restore backed up the tampered value; found by the fault suite's R4)
+        .forUpdate()
         .executeTakeFirstOrThrow();
       await trx
         .insertInto('audit_tamper_backups')
@@ -213,3 +231,4 @@ export class AuditRecordRepository {
     });
   }
 }
+

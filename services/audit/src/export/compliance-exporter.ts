@@ -30,6 +30,8 @@ export interface AnchorReference {
   contract_address: string;
   /** null on chains without an explorer (the local chain) */
   explorer_tx_url: string | null;
+  /** SHA-256 of the signed checkpoint note the anchored leaf covers (docs/evidence.md); null: a leaf without it */
+  checkpoint_sha256: string | null;
 }
 
 export interface AnchorReferenceSource {
@@ -83,7 +85,11 @@ export function parseBound(value: string | undefined, field: 'from' | 'to'): Dat
   if (value === undefined || value === '') return undefined;
   const ok = DATE.test(value) || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value);
   const d = new Date(DATE.test(value) ? `${value}T00:00:00.000Z` : value);
-  if (!ok || Number.isNaN(d.getTime())) throw InputError.at(['query', field], `${field} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with time zone`, 'datetime_parsing');
+  // a day that does not exist (2020-02-30) is refused, not rolled over to the next month
+  const [y, m, day] = value.slice(0, 10).split('-').map(Number);
+  const calendar = new Date(Date.UTC(y, m - 1, day));
+  const exists = calendar.getUTCFullYear() === y && calendar.getUTCMonth() === m - 1 && calendar.getUTCDate() === day;
+  if (!ok || !exists || Number.isNaN(d.getTime())) throw InputError.at(['query', field], `${field} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with time zone`, 'datetime_parsing');
   if (field === 'to' && DATE.test(value)) return new Date(d.getTime() + 86_400_000);
   return d;
 }

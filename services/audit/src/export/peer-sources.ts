@@ -25,6 +25,7 @@ export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
     chain_id: a.chainId,
     contract_address: a.contractAddress,
     explorer_tx_url: a.explorerTxUrl || null,
+    checkpoint_sha256: a.checkpointSha256 || null,
   };
 }
 

@@ -4,6 +4,7 @@ import { type GrpcServiceBinding, InputError, type Logger, fromAuditEntry, imple
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
+import type { DecisionCountsRepository } from '../chain/decision-counts.repository';
 import type { SessionTotalsRepository } from '../chain/session-totals.repository';
 import type { ErasureStatements } from '../checkpoints/erasure-statements';
 
@@ -25,18 +26,26 @@ export function toMessage(r: StoredRecord): pb.AuditRecord {
   return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false };
 }
 
-export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotalsRepository, logger: Logger, erasures?: ErasureStatements): GrpcServiceBinding {
+export function auditGrpcService(
+  chain: AuditChain,
+  sessionTotals: SessionTotalsRepository,
+  logger: Logger,
+  erasures?: ErasureStatements,
+  decisionCounts?: DecisionCountsRepository,
+): GrpcServiceBinding {
+  const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
+    const replay = req.replayJson ? parseJson<Record<string, unknown>>(req.replayJson, 'replay_json', {}) : undefined;
+    const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay, appendKey: req.appendKey || undefined });
+    if (req.omitEntry) return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
+    return { ...toMessage(r), eventQueued: r.event_queued };
+  };
   return {
     definition: pb.AuditServiceService,
     implementation: implement(
       pb.AuditServiceService,
       {
-        append: async (req) => {
-          const replay = req.replayJson ? parseJson<Record<string, unknown>>(req.replayJson, 'replay_json', {}) : undefined;
-          const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay });
-          if (req.omitEntry) return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
-          return { ...toMessage(r), eventQueued: r.event_queued };
-        },
+        append,
+        appendStream: append,
         listRecords: async (req) => ({
           records: (
             await chain.list(req.tenantId, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.sessionId || undefined, chronological: req.chronological })
@@ -70,6 +79,10 @@ export function auditGrpcService(chain: AuditChain, sessionTotals: SessionTotals
         sessionTotals: async (req) => ({
           totals: (await sessionTotals.totals(req.tenantId, req.sessionIds)).map((t) => ({ sessionId: t.session_id, governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending })),
         }),
+        decisionCounts: async (req) => {
+          if (!decisionCounts) throw new Error('decision counts are not configured in this audit service');
+          return { counts: await decisionCounts.counts(req.tenantId, req.days) };
+        },
       },
       logger,
     ),

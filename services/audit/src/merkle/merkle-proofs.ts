@@ -46,17 +46,21 @@ export class MerkleProofs {
     }
     if (!HEX64.test(recordHashInput)) throw InputError.at(['path', 'record_hash'], 'record_hash must be 64 hexadecimal characters (SHA-256)', 'pattern');
     const recordHash = recordHashInput.toLowerCase();
-    const record = await this.repo.recordByHash(tenantId, recordHash);
+    // the record and the tree head do not depend on each other: one round trip's time for both
+    const [record, head] = await Promise.all([
+      this.repo.recordByHash(tenantId, recordHash),
+      treeIndex !== undefined ? this.repo.headByIndex(tenantId, treeIndex) : this.repo.latestHead(tenantId),
+    ]);
     if (!record) throw new NotFoundError('No audit record with this record_hash');
     if (treeIndex !== undefined) {
-      const chosen = await this.repo.headByIndex(tenantId, treeIndex);
+      const chosen = head;
       if (!chosen) throw new NotFoundError(`Tree head ${treeIndex} not found`);
       if (chosen.tree_size <= record.tenant_seq) {
         throw new ConflictError(`Tree head ${treeIndex} covers ${chosen.tree_size} records and does not include this one (leaf ${record.tenant_seq}): use a later tree head`);
       }
       return this.inclusionAt(tenantId, record, chosen);
     }
-    const tree = await this.repo.latestHead(tenantId);
+    const tree = head;
     if (!tree || tree.tree_size <= record.tenant_seq) {
       throw new ConflictError(
         'The record is not in a Merkle tree yet: the hourly build (or POST /api/anchor/trigger) will include it',

@@ -22,9 +22,9 @@ export function authenticate(d: AuthDeps) {
     const authz = req.header('authorization');
     const bearer = authz?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
     if (apiKey !== undefined || bearer?.startsWith('agw_')) {
-      const { tenantId, allowed } = await d.apiKeys.authenticate((apiKey ?? bearer) as string);
+      const { tenantId, allowed, scope, keyHash } = await d.apiKeys.authenticate((apiKey ?? bearer) as string);
       if (!tenantId) throw new AuthenticationError('Invalid API key');
-      req.auth = { tenantId, method: 'api_key', isAdmin: false };
+      req.auth = { tenantId, method: 'api_key', isAdmin: false, keyScope: scope, keyHash };
       // the tenant's rate limit was counted in the key look-up's round trip: tenantRateLimit uses the answer
       if (allowed !== undefined) res.locals.rateLimitAllowed = allowed;
       return next();
@@ -46,6 +46,7 @@ export function authenticate(d: AuthDeps) {
         userId: user.id,
         email: user.email,
         isAdmin: user.is_admin || d.adminEmails.has(user.email.toLowerCase()),
+        ...(claims.viaApiKey ? { viaApiKey: true } : {}),
       };
       return next();
     }

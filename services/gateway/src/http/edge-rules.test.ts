@@ -6,7 +6,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { AuthenticationError, RateLimitError, createLogger } from '@agw/shared';
+import net from 'node:net';
+import { AppError, AuthenticationError, DependencyUnavailableError, RateLimitError, createDb, createLogger, createRedis } from '@agw/shared';
+import { sql } from 'kysely';
 import express, { Router } from 'express';
 import { errorHandler } from './error-handler';
 import { MAX_JSON_DEPTH, inputGuard } from './input-guard';
@@ -35,6 +37,35 @@ beforeAll(async () => {
   tenant.get('/limited', () => {
     throw new RateLimitError('Too many', 'Too many', 7);
   });
+  // stores that cannot be reached, with the real drivers: nothing listens on deadPort
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const deadPort = (probe.address() as AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const db = createDb(`postgres://postgres@127.0.0.1:${deadPort}/none`, { max: 1 });
+  const redis = createRedis(`redis://127.0.0.1:${deadPort}/0`);
+  closers.push(() => db.destroy(), () => redis.disconnect());
+  tenant.get('/pg-down', async (_req, res, next) => {
+    try {
+      res.json(await sql`SELECT 1`.execute(db));
+    } catch (e) {
+      next(e);
+    }
+  });
+  tenant.get('/redis-down', async (_req, res, next) => {
+    try {
+      res.json(await redis.get('x'));
+    } catch (e) {
+      next(e);
+    }
+  });
+  tenant.get('/peer-store-down', () => {
+    // as a gRPC client rebuilds it (packages/shared/src/grpc.ts)
+    throw new AppError('store_unavailable', 'Postgres is unreachable (audit service)');
+  });
+  tenant.get('/peer-down', () => {
+    throw new DependencyUnavailableError('audit service is unreachable');
+  });
   api.use(tenant);
   api.use(notFoundOrMethodNotAllowed(api));
   app.use('/api', api);
@@ -43,7 +74,11 @@ beforeAll(async () => {
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
 });
-afterAll(() => new Promise((r) => server.close(r)));
+const closers: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of closers) await c();
+  await new Promise((r) => server.close(r));
+});
 
 async function send(method: string, path: string, o: { body?: unknown; raw?: string | Buffer; key?: string; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -55,6 +90,26 @@ async function send(method: string, path: string, o: { body?: unknown; raw?: str
 }
 
 const nestedText = (depth: number) => `${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}`;
+
+describe('a dependency that cannot be reached', () => {
+  it('is a 503 naming the store (the gateway\'s own Postgres or Redis, or one behind a service) with Retry-After, never a 500', async () => {
+    for (const [path, detail] of [
+      ['/pg-down', 'Service unavailable: Postgres is unreachable (gateway); retry later'],
+      ['/redis-down', 'Service unavailable: Redis is unreachable (gateway); retry later'],
+      ['/peer-store-down', 'Service unavailable: Postgres is unreachable (audit service); retry later'],
+    ]) {
+      const r = await send('GET', path, { key: 'k' });
+      expect([path, r.status, r.body]).toEqual([path, 503, { detail }]);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+  });
+  it('is a 502 for a peer service, with Retry-After', async () => {
+    const r = await send('GET', '/peer-down', { key: 'k' });
+    expect(r.status).toBe(502);
+    expect(r.body).toEqual({ detail: 'audit service is unreachable' });
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
 
 describe('edge rules', () => {
   it('answers a NUL or a lone surrogate in a body, query or path string with 422 at its loc, with or without a key', async () => {

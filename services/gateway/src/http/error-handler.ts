@@ -1,6 +1,6 @@
 /** The one place where the error taxonomy becomes HTTP: status + `{detail}`. Never a stack trace. */
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, type ErrorCode, type Logger, type ValidationIssue, locateAtEdge } from '@agw/shared';
+import { AppError, type ErrorCode, type Logger, STORE_RETRY_AFTER_SECONDS, StoreUnavailableError, type ValidationIssue, isDependencyDown, locateAtEdge, unreachableStore } from '@agw/shared';
 
 export const httpStatus: Record<ErrorCode, number> = {
   invalid_input: 422,
@@ -11,11 +11,16 @@ export const httpStatus: Record<ErrorCode, number> = {
   rate_limited: 429,
   payload_too_large: 413,
   dependency_unavailable: 502,
+  store_unavailable: 503,
   internal: 500,
 };
 
 export function errorHandler(logger: Logger) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  return (thrown: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    // a store of the gateway itself (Postgres, Redis, NATS) that cannot be reached: 503, never a 500
+    const store = unreachableStore(thrown);
+    const err = store ? new StoreUnavailableError(store, 'gateway', { cause: thrown }) : thrown;
+    if (store) logger.warn({ err: thrown, reqId: req.id, path: req.path, store }, 'store unreachable');
     // body-parser failures: malformed JSON and oversized bodies are the client's fault
     const bp = err as { type?: string; status?: number; message?: string };
     if (bp?.type === 'entity.parse.failed') {
@@ -46,6 +51,14 @@ export function errorHandler(logger: Logger) {
       if (status === 500) logger.error({ err, reqId: req.id, path: req.path }, 'request failed');
       else if (status >= 500) logger.debug({ reqId: req.id, path: req.path, detail: err.message }, 'dependency unavailable');
       if (err.code === 'rate_limited') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
+      // a store (503) or a peer service (502) that cannot answer: say what, and when to try again
+      if (isDependencyDown(err)) {
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? STORE_RETRY_AFTER_SECONDS))));
+        if (err.code === 'store_unavailable') {
+          res.status(503).json({ detail: `Service unavailable: ${err.message}; retry later` });
+          return;
+        }
+      }
       if (err.code === 'rate_limited' && typeof err.detail === 'object' && err.detail && 'error' in err.detail) {
         res.status(status).json(err.detail);
         return;

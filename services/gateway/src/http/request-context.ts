@@ -11,6 +11,12 @@ export interface AuthContext {
   userId?: string;
   email?: string;
   isAdmin: boolean;
+  /** an API key's scope (docs/auth.md, "Scoped keys"): an `agent` key reaches tool calls, the MCP server and its own actions only */
+  keyScope?: 'tenant' | 'agent';
+  /** SHA-256 of the API key (identifies the key, e.g. the one that queued an action) */
+  keyHash?: string;
+  /** a session token that POST /auth/session made from an API key: not a human log-in */
+  viaApiKey?: boolean;
 }
 
 declare global {

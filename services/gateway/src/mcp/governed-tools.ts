@@ -19,9 +19,13 @@ export const governedToolInput = {
   agent_id: z.string().min(1).max(256).default('mcp-client').describe('the calling agent (letters, digits, ".", "_", "-")'),
   agent_type: z.string().min(1).max(128).default('mcp').describe('the kind of agent'),
   agent_version: z.string().max(128).default('1.0.0').describe('semantic version of the agent'),
+  approved_action_id: z
+    .string()
+    .optional()
+    .describe('when a human approved this exact call (same method and params) queued under this action id: run it now, once (docs/auth.md)'),
 };
 
-export type GovernedToolArgs = { method: string; params: Record<string, unknown>; agent_id: string; agent_type: string; agent_version: string };
+export type GovernedToolArgs = { method: string; params: Record<string, unknown>; agent_id: string; agent_type: string; agent_version: string; approved_action_id?: string };
 
 export interface McpToolResult {
   [key: string]: unknown;
@@ -44,14 +48,22 @@ export interface SessionScope {
 }
 
 /** One MCP tools/call through the governance pipeline (a session's calls carry its id and approval patterns). */
-export async function callGovernedTool(d: GatewayDeps, tenantId: string, tool: string, args: GovernedToolArgs, session?: SessionScope): Promise<McpToolResult> {
+export async function callGovernedTool(
+  d: GatewayDeps,
+  tenantId: string,
+  tool: string,
+  args: GovernedToolArgs,
+  session?: SessionScope,
+  /** the API key making the call (its queued actions are its own: GET /actions/{id} for an agent key) */
+  caller?: { apiKeyHash?: string; agentKey?: boolean },
+): Promise<McpToolResult> {
   const parsed = toolCallSchema.safeParse({ ...args, tool, ...(session ? { agent_id: session.agentId, agent_type: 'managed' } : {}) });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw new InputError([{ loc: ['arguments', ...first.path.map(String)], msg: first.message, type: first.code }]);
   }
   const settings = await d.settings.stored(tenantId);
-  return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns }, parsed.data));
+  return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, ...caller }, parsed.data));
 }
 
 /** Decisions as MCP results: allowed -> the execution result; pending -> a text that it is queued; denied -> an error result. */

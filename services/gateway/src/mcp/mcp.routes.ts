@@ -11,21 +11,32 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { type Request, type Response, Router } from 'express';
 import { ConflictError, ForbiddenError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
+import { z } from 'zod';
 import { addPaths } from '../openapi/openapi';
+import { errors, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
 import { uuidParam } from '../http/params';
 import { type GovernedToolArgs, type SessionScope, callGovernedTool, governedToolInput, governedTools } from './governed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
+const mcpHealthSchema = z.object({ status: z.literal('ok'), transport: z.literal('streamable-http'), endpoint: z.string(), server: z.object({ name: z.string(), version: z.string() }) });
+/** JSON-RPC 2.0 (MCP) messages: described as JSON-RPC, their content is MCP's (modelcontextprotocol.io). */
+export const jsonRpcSchema = z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]).optional() }).meta({ id: 'JsonRpcMessage' });
+/** What the MCP transport itself refuses (a JSON-RPC error body): a bad message (400), an Accept header without both JSON and SSE (406). */
+export const mcpTransportErrors = {
+  400: response('the MCP transport refuses the message (JSON-RPC error)', jsonRpcSchema),
+  406: response('Accept must name both application/json and text/event-stream (JSON-RPC error)', jsonRpcSchema),
+};
+
 addPaths({
   '/mcp/server': {
     post: {
       summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
-      responses: { 200: { description: 'JSON-RPC response' }, 401: { description: 'Invalid API key' }, 403: { description: 'source address not in MCP_IP_ALLOWLIST' } },
+      responses: { 200: response('JSON-RPC response', jsonRpcSchema), ...mcpTransportErrors, 403: errors[403]('source address not in MCP_IP_ALLOWLIST') },
     },
   },
-  '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: { description: '{status, transport, endpoint, server}' } } } },
+  '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: response('the MCP server', mcpHealthSchema) } } },
 });
 
 /** A BlockList of the allowed sources (IPs or CIDRs), or undefined for "any". */
@@ -48,7 +59,7 @@ export function parseAllowlist(spec: string): BlockList | undefined {
 export function mcpPublicRoutes(): Router {
   const r = Router();
   r.get('/mcp/server/health', (_req, res) => {
-    res.json({ status: 'ok', transport: 'streamable-http', endpoint: '/api/mcp/server', server: MCP_SERVER_INFO });
+    reply(res, mcpHealthSchema, { status: 'ok', transport: 'streamable-http', endpoint: '/api/mcp/server', server: MCP_SERVER_INFO });
   });
   return r;
 }
@@ -67,7 +78,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
       server.registerTool(
         tool,
         { description: `Governed tool ${tool}: policy-checked and audited by the gateway${session ? ` (managed session ${session.sessionId})` : ', executed with its HSM-held credential'}.`, inputSchema: governedToolInput },
-        (args) => callGovernedTool(d, tenantId, tool, args as GovernedToolArgs, session),
+        (args) => callGovernedTool(d, tenantId, tool, args as GovernedToolArgs, session, { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent' }),
       );
     }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,76 +1,80 @@
 /**
- * The OpenAPI 3.1.0 description (interface version 1.0.0), served at GET /api/openapi.json. Request
- * schemas are the same zod schemas the routes validate with, converted by zod's own JSON Schema output,
- * so the document cannot drift from the validation. Features register their paths with `addPaths`.
+ * The OpenAPI 3.1.0 description (interface version 1.0.0), served at GET /api/openapi.json. Request and
+ * response schemas are the zod schemas the routes validate with and answer with (openapi/schema.ts), so
+ * the document cannot drift from the code. Features register their paths with `addPaths` next to their
+ * routes; every operation also gets the error responses any route may answer (401 when secured, 429, and
+ * a `default` error) unless it describes them itself, and an operationId derived from method and path.
  */
-import { z } from 'zod';
-import { toolCallSchema } from '../pipeline/tool-call.schema';
-import { settingsPatchSchema } from '../tenants/settings.schema';
+import type { z } from 'zod';
+import { componentSchemas, defaultResponse, errors, json } from './schema';
 
 type PathItem = Record<string, unknown>;
-const extraPaths: Record<string, PathItem> = {};
+const paths: Record<string, PathItem> = {};
 
-export function addPaths(paths: Record<string, PathItem>): void {
-  Object.assign(extraPaths, paths);
+export function addPaths(more: Record<string, PathItem>): void {
+  Object.assign(paths, more);
 }
 
-const json = (schema: z.ZodType) => ({ 'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } });
 /** A required JSON request body described by the zod schema the route validates with. */
-export const jsonBody = (schema: z.ZodType) => ({ required: true, content: json(schema) });
-const ref = (description: string) => ({ description });
-const secured = [{ ApiKey: [] }, { Bearer: [] }];
+export const jsonBody = (schema: z.ZodType) => ({ required: true, content: json(schema, 'input') });
+/** An optional JSON request body. */
+export const optionalJsonBody = (schema: z.ZodType) => ({ required: false, content: json(schema, 'input') });
+export const secured = [{ ApiKey: [] }, { Bearer: [] }];
+/** A path parameter. */
+export const pathParam = (name: string, schema: Record<string, unknown> = { type: 'string' }) => ({ name, in: 'path', required: true, schema });
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+
+/** A stable operationId from method and path (`GET /audit/merkle/proof/{record_hash}` → `getAuditMerkleProofByRecordHash`), for generated clients. */
+export function operationIdOf(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .flatMap((seg) => (seg.startsWith('{') ? ['by', ...seg.slice(1, -1).split(/[_.-]/)] : seg.split(/[_.-]/)));
+  return method.toLowerCase() + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+}
+
+function withCommonResponses(path: string, item: PathItem): PathItem {
+  const out: PathItem = {};
+  for (const [method, op] of Object.entries(item)) {
+    if (!METHODS.includes(method)) {
+      out[method] = op;
+      continue;
+    }
+    const o = op as { security?: unknown[]; responses?: Record<string, unknown> };
+    const isPublic = Array.isArray(o.security) && o.security.length === 0;
+    const responses = { ...(o.responses ?? {}) };
+    if (!isPublic && !responses[401]) responses[401] = errors[401]();
+    if (!responses[429]) responses[429] = errors[429]();
+    if (!responses.default) responses.default = defaultResponse();
+    out[method] = { operationId: operationIdOf(method, path), ...o, responses };
+  }
+  return out;
+}
 
 export function openApiDocument(): Record<string, unknown> {
+  const built = Object.fromEntries(
+    Object.entries(paths)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([p, item]) => [p, withCommonResponses(p, item)]),
+  );
   return {
     openapi: '3.1.0',
-    info: { title: 'Agent Governance Gateway', version: '1.0.0', description: 'Supervision proxy for AI agents. Implements AGCS v0.9. Input rules for every operation: JSON bodies up to 1 MB, nested at most 32 levels, no `__proto__` key; no string in a body, query or path may contain a NUL character or an unpaired UTF-16 surrogate (422 with the loc of the first offending value); a wrong method on a known path is 405 with Allow; every 429 carries Retry-After (seconds).' },
+    info: {
+      title: 'Agent Governance Gateway',
+      version: '1.0.0',
+      description:
+        'Supervision proxy for AI agents. Implements AGCS v0.9. Input rules for every operation: JSON bodies up to 1 MB, nested at most 32 levels, no `__proto__` key; no string in a body, query or path may contain a NUL character or an unpaired UTF-16 surrogate (422 with the loc of the first offending value); a wrong method on a known path is 405 with Allow; every 429 carries Retry-After (seconds). Public operations (`security: []`) need no credentials and are rate-limited per client IP.',
+    },
     servers: [{ url: '/api' }],
     components: {
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         Bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
       },
+      schemas: Object.fromEntries(Object.entries(componentSchemas).sort(([a], [b]) => a.localeCompare(b))),
     },
     security: secured,
-    paths: {
-      '/mcp/tools/call': {
-        post: {
-          summary: 'Submit a tool call for governance',
-          requestBody: { required: true, content: json(toolCallSchema) },
-          responses: {
-            200: ref('allowed: {status, action_id, execution_mode[, execution_result, latency]}'),
-            202: ref('pending_approval: {status, action_id, message}'),
-            401: ref('Invalid API key'),
-            403: ref('denied: {detail: {action_id, violations, severity, alert_tier}}'),
-            422: ref('validation error: {detail: [{loc, msg, type}]}'),
-            429: ref('{error: rate_limit_exceeded, tenant_id, rate_limit_rps, rate_limit_burst}'),
-            502: ref('policy engine unreachable (fail-closed)'),
-          },
-        },
-      },
-      '/auth/signup': { post: { security: [], summary: 'Create a tenant and its owner; returns the API key once', responses: { 201: ref('tenant, api_key'), 409: ref('e-mail taken'), 422: ref('invalid') } } },
-      '/auth/login': { post: { security: [], summary: 'Session token (JWT)', responses: { 200: ref('{access_token, token_type, expires_in}'), 401: ref('bad credentials') } } },
-      '/auth/verify-email': { get: { security: [], parameters: [{ name: 'token', in: 'query', required: true, schema: { type: 'string' } }], responses: { 200: ref('verified') } } },
-      '/auth/session': { post: { summary: 'Create a JWT session from the current credentials', responses: { 200: ref('token') } } },
-      '/auth/me': { get: { summary: 'Current caller', responses: { 200: ref('tenant and user') } } },
-      '/api-keys/rotate': { post: { summary: 'New API key; the old one is invalid at once', responses: { 200: ref('{api_key}') } } },
-      '/approvals': { get: { responses: { 200: ref('{pending: [approval queue item]}') } } },
-      '/approvals/history': { get: { responses: { 200: ref('{history: [...], count}') } } },
-      '/approve/{action_id}': { post: { parameters: [{ name: 'action_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }], responses: { 200: ref('{status: approved, action_id}'), 404: ref('unknown'), 409: ref('not pending') } } },
-      '/reject/{action_id}': { post: { parameters: [{ name: 'action_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }], responses: { 200: ref('{status: rejected, action_id}'), 404: ref('unknown'), 409: ref('not pending') } } },
-      '/audit/log': { get: { parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }], responses: { 200: ref('{records: [audit record]}'), 422: ref('limit out of range') } } },
-      '/audit/verify': { get: { responses: { 200: ref('{valid, record_count[, failed_at_action_id, reason]}') } } },
-      '/audit/tamper-simulate': { post: { summary: 'Demo only (local profile)', responses: { 200: ref('tampered'), 403: ref('disabled') } } },
-      '/audit/tamper-restore': { post: { summary: 'Demo only (local profile)', responses: { 200: ref('restored'), 403: ref('disabled') } } },
-      '/dashboard/settings': {
-        get: { responses: { 200: ref('settings') } },
-        patch: { requestBody: { content: json(settingsPatchSchema) }, responses: { 200: ref('updated settings'), 422: ref('invalid key or value') } },
-      },
-      '/tenants': { get: { responses: { 200: ref('admin only') } }, post: { responses: { 201: ref('admin only') } } },
-      '/tenants/{id}': { get: { parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: ref('tenant'), 404: ref('not found') } } },
-      '/health': { get: { security: [], responses: { 200: ref('health'), 503: ref('unhealthy') } } },
-      '/metrics': { get: { security: [], responses: { 200: ref('Prometheus text') } } },
-      ...extraPaths,
-    },
+    paths: built,
   };
 }

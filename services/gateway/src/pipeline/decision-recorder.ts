@@ -6,8 +6,9 @@
  * The policy's replay input, when given, is committed in that transaction too: one commit per call.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { audit } from '@agw/proto';
-import { type ActionRecord, type DecisionKind, decisionEventOf, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type DecisionKind, decisionEventOf, isDependencyDown, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 
@@ -31,22 +32,48 @@ export interface DecisionRecord extends ActionRecord {
   source: 'mcp_governed' | 'mcp_observed' | 'control_plane';
 }
 
+export interface RecorderOptions {
+  /** how long an append that found the audit service unreachable is sent again (same key) before the call fails */
+  retryBudgetMs: number;
+}
+
 export class DecisionRecorder {
   constructor(
     private readonly audit: AuditClient,
     private readonly publisher: DecisionPublisher,
+    private readonly o: RecorderOptions = { retryBudgetMs: 15_000 },
   ) {}
+
+  /**
+   * One append under one idempotency key, sent again while the audit service or its Postgres is unreachable
+   * (killed, or the answer lost with a connection, possibly after the commit) until `retryBudgetMs` is spent: the
+   * chain answers a key it has written with that record, so the call is answered with exactly one record
+   * or fails with none written by a later attempt (docs/audit.md, "Idempotent appends").
+   */
+  private async append(request: audit.AppendRequest): Promise<audit.AuditRecord> {
+    const giveUpAt = Date.now() + this.o.retryBudgetMs;
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await this.audit.appendStream(request);
+      } catch (e) {
+        // the audit service unreachable, or its Postgres (the outcome of the commit unknown): the same key again
+        if (!isDependencyDown(e) || Date.now() + wait > giveUpAt) throw e;
+        await sleep(wait);
+      }
+    }
+  }
 
   /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
   async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>, replayJson = ''): Promise<audit.AuditRecord> {
     const t0 = performance.now();
-    const stored = await this.audit.append({
+    const stored = await this.append({
       tenantId,
       eventKind: kind,
       replayJson,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire
       omitEntry: true,
+      appendKey: randomUUID(),
     });
     const t1 = performance.now();
     if (!stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });

@@ -61,6 +61,11 @@ export class RateLimiter {
     this.scripts = redis as unknown as RateLimiter['scripts'];
   }
 
+  /** A limit of its own for one operation (e.g. backups: 2 per minute): `limit` requests in any `windowMs` under `key`. */
+  async allowKey(key: string, limit: number, windowMs: number): Promise<boolean> {
+    return (await this.scripts.agwRateLimit(key, Date.now(), windowMs, limit, randomUUID())) === 1;
+  }
+
   /** true when the request may proceed. */
   async allow(tenantId: string, limit: RateLimit): Promise<boolean> {
     const r = await this.scripts.agwRateLimit(windowKey(tenantId), Date.now(), windowMsOf(limit), limit.burst, randomUUID());

@@ -6,11 +6,12 @@
  * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
  */
 import { randomUUID } from 'node:crypto';
-import { type AppError, type DecisionKind, DependencyUnavailableError, type Logger, isDependencyDown } from '@agw/shared';
+import { type AppError, type DecisionKind, DependencyUnavailableError, type Logger, isDependencyDown, paramsSha256 } from '@agw/shared';
 import type { ApprovalRepository } from '../approvals/approval.repository';
+import type { ApprovedRetries } from '../approvals/approved-retry';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
-import { DEFAULT_FAILURE_CONFIG, type StoredSettings } from '../tenants/settings.schema';
+import { DEFAULT_FAILURE_CONFIG, type StoredSettings, approvalExpiryOf } from '../tenants/settings.schema';
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
 import type { GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import { approvalPatternFor } from './approval-patterns';
@@ -37,6 +38,10 @@ export interface CallContext {
   approvalPatterns?: readonly string[];
   /** filled with the duration (ms) of each step; the HTTP route returns them as a Server-Timing header */
   timings?: StepTimings;
+  /** SHA-256 of the API key making the call (kept with a queued action: an agent key sees its own actions) */
+  apiKeyHash?: string;
+  /** the call comes with an agent-scoped key: a retry of an approved action must come from the key that queued it */
+  agentKey?: boolean;
 }
 
 export type StepTimings = Record<string, number>;
@@ -56,6 +61,8 @@ export interface PipelineDeps {
   policy: PolicyClient;
   recorder: DecisionRecorder;
   approvals: ApprovalRepository;
+  /** the agent's retry of an approved agent_direct action (approvals/approved-retry.ts) */
+  approvedRetries?: Pick<ApprovedRetries, 'claim'>;
   constraints: GatewayConstraints;
   pii: PiiGuard;
   broker: ToolBroker;
@@ -84,6 +91,11 @@ export class ToolCallPipeline {
   async run(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
     const started = performance.now();
     const { tenantId } = ctx;
+    if (call.approved_action_id && this.d.approvedRetries) {
+      // the exact approved call comes back: allowed once without a new evaluation; anything else is a new call
+      const retried = await this.d.approvedRetries.claim({ ...ctx, agentKeyHash: ctx.agentKey ? ctx.apiKeyHash : undefined }, call, call.approved_action_id);
+      if (retried) return retried;
+    }
     const base: ActionFacts = {
       action_id: randomUUID(),
       agent_id: call.agent_id,
@@ -185,7 +197,7 @@ export class ToolCallPipeline {
   /** Steps 3-5 in the policy service; the replay input comes back to be committed with the record. */
   private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: ProtectedParams) {
     const evaluation = await timed(ctx.timings, 'policy', () =>
-      this.d.policy.evaluate({
+      this.d.policy.evaluateStream({
         tenantId: ctx.tenantId,
         actionId,
         call: {
@@ -224,13 +236,8 @@ export class ToolCallPipeline {
     alertTier: string | null,
     replayJson = '',
   ): Promise<void> {
-    await this.d.recorder.record(
-      ctx.tenantId,
-      { ...common, decision: 'requires_human', requires_human: true, alert_tier: alertTier, execution_mode: null, details: { ...details, queue_reason: reason } },
-      'pending',
-      ctx.timings,
-      replayJson,
-    );
+    // The queue row first, then the record: a queue write that fails (Postgres unreachable) leaves no record
+    // behind a 5xx answer; a record that cannot be appended takes the queue row back.
     await this.d.approvals.enqueue(ctx.tenantId, {
       action_id: common.action_id,
       agent_id: call.agent_id,
@@ -243,7 +250,24 @@ export class ToolCallPipeline {
       queue_reason: reason,
       queued_at: new Date(common.requested_at),
       session_id: common.session_id,
+      // what binds a decision to this exact call, and when it expires (approvals/*, docs/auth.md)
+      params_sha256: paramsSha256(call.params),
+      bundle_revision: common.bundle_revision,
+      requested_by_key: ctx.apiKeyHash ?? null,
+      expires_at: approvalExpiryOf(ctx.settings, new Date(common.requested_at)),
     });
+    try {
+      await this.d.recorder.record(
+        ctx.tenantId,
+        { ...common, decision: 'requires_human', requires_human: true, alert_tier: alertTier, execution_mode: null, details: { ...details, queue_reason: reason } },
+        'pending',
+        ctx.timings,
+        replayJson,
+      );
+    } catch (e) {
+      await this.d.approvals.withdraw(ctx.tenantId, common.action_id).catch(() => undefined);
+      throw e;
+    }
     await this.d.constraints.record(ctx.tenantId, call, { decision: 'requires_human', violations: common.violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: 'requires_human', stage: reason });
   }

@@ -26,6 +26,15 @@ export const toolCallSchema = z.object({
       if (bytes > MAX_PARAMS_BYTES) ctx.addIssue({ code: 'custom', message: `params must be at most 64KB of JSON (got ${bytes} bytes)`, params: { type: 'too_big' } });
       else if (hasUnstorableText(p)) ctx.addIssue({ code: 'custom', message: 'params must not contain NUL characters or unpaired surrogates' });
     }),
+  /**
+   * The agent's retry of an action a human approved (agent_direct): allowed once without a new evaluation
+   * when tool, method, agent and params are those approved; otherwise the call is evaluated as a new one.
+   */
+  approved_action_id: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'approved_action_id must be the action_id (UUID) of the approved action')
+    .transform((s) => s.toLowerCase())
+    .optional(),
 });
 
 export type ToolCallRequest = z.infer<typeof toolCallSchema>;

@@ -10,6 +10,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import { newApiKey } from './api-keys';
 import { hashPassword, verifyPassword } from './passwords';
 import type { SessionTokens } from './session-tokens';
+import { NEW_TENANT_SETTINGS } from './settings.schema';
 import type { TenantRepository } from './tenant.repository';
 
 export function slugify(name: string): string {
@@ -53,7 +54,7 @@ export class Accounts {
         { id: tenantId, slug, name: input.tenant_name },
         { id: userId, email, passwordHash: await hashPassword(input.password), isAdmin: this.o.adminEmails.has(email) },
         key,
-        {},
+        { ...NEW_TENANT_SETTINGS },
       );
     } catch (e) {
       if ((e as { code?: string }).code === '23505') throw new ConflictError('An account with this e-mail already exists');
@@ -68,7 +69,7 @@ export class Accounts {
       user_id: userId,
       email,
       api_key: key.key,
-      email_verification: 'sent',
+      email_verification: 'sent' as const,
       message: 'Store the API key now: it is shown only once. Send it as the X-API-Key header.',
     };
   }
@@ -114,7 +115,7 @@ export class Accounts {
         { id: tenantId, slug, name: g.login },
         { id: userId, email, passwordHash: null, githubId: g.githubId, isAdmin: this.o.adminEmails.has(email), emailVerified: true },
         newApiKey(),
-        {},
+        { ...NEW_TENANT_SETTINGS },
       );
       user = (await this.tenants.findUserByGithubId(g.githubId))!;
       created = true;

@@ -6,6 +6,8 @@ export interface SessionClaims {
   userId: string;
   tenantId: string;
   email: string;
+  /** made by POST /auth/session from an API key (claim `via: "api_key"`): not a human log-in */
+  viaApiKey?: boolean;
 }
 
 const MCP_SCOPE = 'mcp_session';
@@ -21,7 +23,7 @@ export class SessionTokens {
   }
 
   async issue(c: SessionClaims): Promise<{ access_token: string; token_type: 'bearer'; expires_in: number }> {
-    const token = await new SignJWT({ tid: c.tenantId, email: c.email })
+    const token = await new SignJWT({ tid: c.tenantId, email: c.email, ...(c.viaApiKey ? { via: 'api_key' } : {}) })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(c.userId)
       .setIssuer(this.issuer)
@@ -63,7 +65,7 @@ export class SessionTokens {
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: this.issuer, algorithms: ['HS256'] });
       if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || payload.scope !== undefined) return undefined;
-      return { userId: payload.sub, tenantId: payload.tid, email: String(payload.email ?? '') };
+      return { userId: payload.sub, tenantId: payload.tid, email: String(payload.email ?? ''), ...(payload.via === 'api_key' ? { viaApiKey: true } : {}) };
     } catch {
       return undefined;
     }

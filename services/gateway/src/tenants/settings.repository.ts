@@ -26,4 +26,10 @@ export class SettingsRepository {
       return next;
     });
   }
+
+  /** The tenant's own slug (the default slug of its public dashboard). */
+  async tenantSlug(tenantId: string): Promise<string> {
+    const row = await this.db.selectFrom('tenants').select('slug').where('id', '=', tenantId).executeTakeFirstOrThrow();
+    return row.slug;
+  }
 }

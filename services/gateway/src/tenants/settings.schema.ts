@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
 export const POLICY_TEMPLATES = ['general', 'financial', 'email', 'crm', 'data_access', 'custom'] as const;
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted'] as const;
 export const FAILURE_MODES = ['fail-closed', 'fail-open', 'fail_to_queue'] as const;
 export const ANCHOR_CHAINS = ['polygon', 'polygon-amoy', 'local'] as const;
 
@@ -22,10 +22,26 @@ const httpsUrl = z
     }
   }, 'webhook_url must be an absolute HTTPS URL (http:// is rejected)');
 
+export const DEFAULT_APPROVAL_EXPIRY_SECONDS = 24 * 3600;
+export const MAX_APPROVAL_EXPIRY_SECONDS = 30 * 24 * 3600;
+
 export const failureConfigSchema = z
   .object({
     /** what happens when the policy engine or its stores are unreachable */
     mode: z.enum(FAILURE_MODES),
+  })
+  .strict();
+
+/** A public dashboard slug: lowercase letters, digits and inner hyphens, 1-64 characters. */
+export const PUBLIC_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+export const publicSlugSchema = z.string().regex(PUBLIC_SLUG, 'slug must be 1-64 lowercase letters, digits or inner hyphens');
+
+/** Opt-in to the public dashboard and transparency pages (docs/public-dashboard.md); off unless enabled. */
+export const publicDashboardSchema = z
+  .object({
+    enabled: z.boolean(),
+    /** the address of the page, /api/dashboard/public/{slug}; defaults to the tenant's slug */
+    slug: publicSlugSchema.optional(),
   })
   .strict();
 
@@ -44,15 +60,49 @@ export const settingsPatchSchema = z
     gateway_constraints: gatewayConstraintsSchema.optional(),
     /** managed sessions: an observed event scoring above this (0-1) auto-interrupts the session (default 0.8) */
     session_anomaly_threshold: z.number().min(0).max(1).optional(),
+    public_dashboard: publicDashboardSchema.optional(),
+    /** approvals and rejections need a signed-in human (session token), not an API key (docs/auth.md) */
+    approvals_require_human: z.boolean().optional(),
+    /** a queued action not decided within this many seconds becomes `expired` (60 s to 30 days; default 24 h) */
+    approval_expiry_seconds: z
+      .number()
+      .int('approval_expiry_seconds must be an integer')
+      .min(60, 'approval_expiry_seconds must be at least 60')
+      .max(MAX_APPROVAL_EXPIRY_SECONDS, `approval_expiry_seconds must be at most ${MAX_APPROVAL_EXPIRY_SECONDS} (30 days)`)
+      .optional(),
   })
   .strict();
+
+/** The settings as GET/PATCH /api/dashboard/settings answer them (secrets never included). */
+export const settingsViewSchema = z.object({
+  policy_template: z.string(),
+  policy_config: z.record(z.string(), z.unknown()),
+  custom_policy: z.string().nullable(),
+  bundle_revision: z.string().nullable(),
+  webhook_url: z.string().nullable(),
+  webhook_secret_set: z.boolean(),
+  webhook_events: z.array(z.string()),
+  anchor_chain: z.string(),
+  failure_config: z.object({ mode: z.enum(FAILURE_MODES) }),
+  rate_limit_rps: z.number(),
+  rate_limit_burst: z.number(),
+  gateway_constraints: z.record(z.string(), z.unknown()),
+  session_anomaly_threshold: z.number().nullable(),
+  public_dashboard: z.object({ enabled: z.boolean(), slug: z.string().nullable() }),
+  approvals_require_human: z.boolean().meta({ description: 'approvals need a signed-in human (docs/auth.md)' }),
+  approval_expiry_seconds: z.number().int().meta({ description: 'a queued action not decided within this time expires' }),
+});
+export type SettingsView = z.infer<typeof settingsViewSchema>;
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 
 /** The gateway-owned settings as stored in tenant_settings.settings. */
 export interface StoredSettings {
   webhook_url?: string | null;
+  /** only in rows written before secrets were sealed (re-sealed by webhook-secret-sealing.ts) */
   webhook_secret?: string;
+  /** the webhook signing secret sealed by the vault (SealSecret) */
+  webhook_secret_sealed?: string;
   webhook_events?: string[];
   anchor_chain?: string;
   failure_config?: { mode: (typeof FAILURE_MODES)[number] };
@@ -60,7 +110,18 @@ export interface StoredSettings {
   rate_limit_burst?: number;
   gateway_constraints?: Record<string, unknown>;
   session_anomaly_threshold?: number;
+  public_dashboard?: { enabled: boolean; slug: string };
+  approvals_require_human?: boolean;
+  approval_expiry_seconds?: number;
 }
+
+/** When an action queued at `queuedAt` under these settings expires. */
+export function approvalExpiryOf(settings: StoredSettings, queuedAt: Date): Date {
+  return new Date(queuedAt.getTime() + (settings.approval_expiry_seconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS) * 1000);
+}
+
+/** The settings a tenant created from now on starts with (existing tenants keep the spec's behaviour). */
+export const NEW_TENANT_SETTINGS: StoredSettings = { approvals_require_human: true };
 
 export const DEFAULT_WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const DEFAULT_FAILURE_CONFIG = { mode: 'fail-closed' } as const;

@@ -2,14 +2,33 @@
  * GET/PATCH of a tenant's settings. Policy keys (policy_template, policy_config, custom_policy) are owned
  * by the policy service, which compiles them first (a policy that does not compile is a 422 and the old
  * one stays in force); the other keys are stored here. A webhook secret is generated when a webhook URL
- * is set without one, and returned only in the PATCH response that saved webhook settings.
+ * is set without one, and returned only in the PATCH response that saved webhook settings. It is stored
+ * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { isDependencyDown } from '@agw/shared';
-import type { PolicyClient } from '../clients/grpc-clients';
+import { ConflictError, isDependencyDown } from '@agw/shared';
+import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
-import { DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type StoredSettings } from './settings.schema';
+import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
 import type { SettingsRepository } from './settings.repository';
+
+export interface WebhookSecretSealer {
+  seal(tenantId: string, plaintext: string): Promise<string>;
+  open(tenantId: string, sealedJson: string): Promise<string>;
+}
+
+const noSealer: WebhookSecretSealer = {
+  seal: () => Promise.reject(new Error('no webhook secret sealer configured')),
+  open: () => Promise.reject(new Error('no webhook secret sealer configured')),
+};
+
+/** The vault's SealSecret/OpenSecret for webhook secrets. */
+export function vaultWebhookSecretSealer(vault: Pick<VaultClient, 'sealSecret' | 'openSecret'>): WebhookSecretSealer {
+  return {
+    seal: async (tenantId, plaintext) => (await vault.sealSecret({ tenantId, purpose: 'webhook_secret', plaintext })).sealedJson,
+    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenantId, purpose: 'webhook_secret', sealedJson })).plaintext,
+  };
+}
 
 export class SettingsService {
   constructor(
@@ -20,9 +39,15 @@ export class SettingsService {
     private readonly checkWebhookUrl: (url: string) => Promise<void> = async () => undefined,
     /** Told after a change is saved (the gateway publishes it on NATS: the webhook service caches webhook settings). */
     private readonly onSaved: (tenantId: string) => void = () => undefined,
+    /** Seals a webhook secret for storage and opens it back (the vault's SealSecret/OpenSecret: the tenant's HSM-held credentials key). */
+    private readonly secrets: WebhookSecretSealer = noSealer,
   ) {}
 
-  /** A short in-process cache: settings are read on every request, changed rarely (other replicas see a change within CACHE_MS). */
+  /**
+   * A short in-process cache: settings are read on every request, changed rarely. A change drops the entry
+   * here and, through the change message (`invalidate`, wired in gateway.ts), on every other replica as soon
+   * as it arrives; CACHE_MS bounds it when a message is lost.
+   */
   private readonly cache = new Map<string, { at: number; value: Promise<StoredSettings & Record<string, unknown>> }>();
   private static readonly CACHE_MS = 2000;
 
@@ -36,19 +61,25 @@ export class SettingsService {
     return value;
   }
 
+  /** Drop a tenant's cached settings (a change saved by any replica), or all of them (undefined). */
+  invalidate(tenantId: string | undefined): void {
+    if (tenantId === undefined) this.cache.clear();
+    else this.cache.delete(tenantId);
+  }
+
   async rateLimit(tenantId: string): Promise<RateLimit> {
     const s = await this.stored(tenantId);
     return { rps: s.rate_limit_rps ?? this.defaults.rps, burst: s.rate_limit_burst ?? this.defaults.burst };
   }
 
   /** The settings as the dashboard shows them (secrets never included). */
-  async view(tenantId: string): Promise<Record<string, unknown>> {
+  async view(tenantId: string): Promise<SettingsView> {
     const [s, policy] = await Promise.all([this.repo.get(tenantId), this.policy.getTenantPolicy({ tenantId })]);
     return this.present(s, policy);
   }
 
-  async update(tenantId: string, patch: SettingsPatch): Promise<Record<string, unknown>> {
-    const { policy_template, policy_config, custom_policy, webhook_secret, ...rest } = patch;
+  async update(tenantId: string, patch: SettingsPatch): Promise<SettingsView & { webhook_secret?: string }> {
+    const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, ...rest } = patch;
     if (typeof patch.webhook_url === 'string') {
       // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
       // name resolves to can change), so when it cannot be asked now the URL is still accepted.
@@ -69,27 +100,54 @@ export class SettingsService {
     }
     const current = await this.repo.get(tenantId);
     const toStore: Record<string, unknown> = { ...rest };
+    if (public_dashboard) {
+      // the slug is kept while disabled; enabling without one uses the last one, else the tenant's slug
+      const prev = current.public_dashboard as StoredSettings['public_dashboard'];
+      const slug = public_dashboard.slug ?? prev?.slug ?? (await this.repo.tenantSlug(tenantId));
+      toStore.public_dashboard = { enabled: public_dashboard.enabled, slug };
+    }
     const webhookTouched = patch.webhook_url !== undefined || webhook_secret !== undefined || patch.webhook_events !== undefined;
     let secret: string | undefined;
     if (webhook_secret !== undefined) secret = webhook_secret;
-    else if (patch.webhook_url && !current.webhook_secret) secret = `whsec_${randomBytes(24).toString('base64url')}`;
-    if (secret) toStore.webhook_secret = secret;
-    const saved = Object.keys(toStore).length ? await this.repo.merge(tenantId, toStore) : current;
+    else if (patch.webhook_url && !hasWebhookSecret(current)) secret = `whsec_${randomBytes(24).toString('base64url')}`;
+    if (secret) {
+      toStore.webhook_secret_sealed = await this.secrets.seal(tenantId, secret);
+      toStore.webhook_secret = undefined; // a clear value of before sealing goes
+    }
+    const saved = Object.keys(toStore).length
+      ? await this.repo.merge(tenantId, toStore).catch((e: unknown) => {
+          // the unique index on the slug of enabled public dashboards
+          if ((e as { code?: string }).code === '23505') throw new ConflictError('public_dashboard.slug is taken by another tenant: choose another slug');
+          throw e;
+        })
+      : current;
     this.cache.delete(tenantId);
     if (saved !== current) this.onSaved(tenantId);
-    const view = this.present(saved, policy ?? (await this.policy.getTenantPolicy({ tenantId })));
-    if (webhookTouched && saved.webhook_secret) view.webhook_secret = saved.webhook_secret;
+    const view: SettingsView & { webhook_secret?: string } = this.present(saved, policy ?? (await this.policy.getTenantPolicy({ tenantId })));
+    // the spec: the signing secret is in the answer whenever webhook settings are saved
+    if (webhookTouched) {
+      const stored = saved as StoredSettings;
+      // the change is saved: a vault that cannot open the secret for the answer only leaves it out
+      const opened = stored.webhook_secret_sealed
+        ? await this.secrets.open(tenantId, stored.webhook_secret_sealed).catch((e: unknown) => {
+            if (isDependencyDown(e)) return undefined;
+            throw e;
+          })
+        : stored.webhook_secret;
+      const shown = secret ?? opened;
+      if (shown) view.webhook_secret = shown;
+    }
     return view;
   }
 
-  private present(s: StoredSettings, policy: { policyTemplate: string; policyConfigJson: string; customPolicy: string; bundle?: { revision: string } }): Record<string, unknown> {
+  private present(s: StoredSettings, policy: { policyTemplate: string; policyConfigJson: string; customPolicy: string; bundle?: { revision: string } }): SettingsView {
     return {
       policy_template: policy.policyTemplate || 'general',
       policy_config: policy.policyConfigJson ? JSON.parse(policy.policyConfigJson) : {},
       custom_policy: policy.customPolicy || null,
       bundle_revision: policy.bundle?.revision ?? null,
       webhook_url: s.webhook_url ?? null,
-      webhook_secret_set: Boolean(s.webhook_secret),
+      webhook_secret_set: hasWebhookSecret(s),
       webhook_events: s.webhook_events ?? DEFAULT_WEBHOOK_EVENTS,
       anchor_chain: s.anchor_chain ?? 'polygon',
       failure_config: s.failure_config ?? DEFAULT_FAILURE_CONFIG,
@@ -98,6 +156,14 @@ export class SettingsService {
       gateway_constraints: s.gateway_constraints ?? {},
       // null: the managed service's default (SESSION_ANOMALY_THRESHOLD, 0.8)
       session_anomaly_threshold: s.session_anomaly_threshold ?? null,
+      public_dashboard: { enabled: s.public_dashboard?.enabled === true, slug: s.public_dashboard?.slug ?? null },
+      // absent: a tenant created before the setting existed (the spec's behaviour: any authenticated caller decides)
+      approvals_require_human: s.approvals_require_human ?? false,
+      approval_expiry_seconds: s.approval_expiry_seconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS,
     };
   }
+}
+
+function hasWebhookSecret(s: StoredSettings): boolean {
+  return Boolean(s.webhook_secret_sealed || s.webhook_secret);
 }

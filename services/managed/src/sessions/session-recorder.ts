@@ -104,6 +104,9 @@ export class SessionRecorder {
       // published by the audit service; control-plane facts have their session events instead
       eventKind: r.eventKind ?? '',
       replayJson: '',
+      // an observed tool use is recorded once even when two consumers or a restart replay its event
+      // between the look-up above and this append: the key is its derived action id
+      appendKey: r.source === 'mcp_observed' ? `observed:${r.actionId}` : '',
     });
   }
 }

@@ -118,7 +118,7 @@ export class SessionViews {
     const records = await this.records(tenantId, id, MAX_SESSION_RECORDS);
     const actionIds = [...new Set(records.filter((r) => r.entry!.source === 'mcp_governed' && r.entry!.decision !== 'observed').map((r) => r.entry!.actionId))];
     const results = [];
-    for (let i = 0; i < actionIds.length; i += 1000) results.push(...(await this.policy.replay({ tenantId, actionIds: actionIds.slice(i, i + 1000) })).results);
+    for (let i = 0; i < actionIds.length; i += 1000) results.push(...(await this.policy.replay({ tenantId, actionIds: actionIds.slice(i, i + 1000), candidate: undefined })).results);
     const found = results.filter((r) => r.found);
     const changed = found.filter((r) => !r.consistent);
     return {

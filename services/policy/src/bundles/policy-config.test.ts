@@ -33,6 +33,21 @@ describe('policy_config overrides', () => {
       'policy_config.colour',
     ]);
   });
+  test('numeric parameters are never negative nor beyond a usable range (-1 and 1e308 were accepted): a 422 naming the key', () => {
+    const t = catalog.get('general')!;
+    const issues = (patch: Record<string, unknown>) => {
+      try {
+        applyConfigPatch(t, {}, patch);
+        return [];
+      } catch (e) {
+        return (e as InputError).issues.map((i) => `${i.loc.join('.')} ${i.type}: ${i.msg}`);
+      }
+    };
+    expect(issues({ daily_action_limit: -1 })).toEqual(['policy_config.daily_action_limit out_of_range: must be between 0 and 1000000000']);
+    expect(issues({ daily_action_limit: 1e308 })).toEqual(['policy_config.daily_action_limit integer_type: must be of type integer']);
+    expect(issues({ anomaly_threshold: -0.5 })).toEqual(['policy_config.anomaly_threshold out_of_range: must be between 0 and 1000000000000000']);
+    expect(issues({ daily_action_limit: 0, cooldown_violations: 1_000_000_000, anomaly_threshold: 0.5 })).toEqual([]);
+  });
   test('object parameters merge key by key', () => {
     const t = catalog.get('financial')!;
     const eff = effectiveConfig(t.defaults, { business_hours: { timezone: 'Europe/Berlin' } }) as { business_hours: Record<string, unknown> };

@@ -7,10 +7,25 @@ import type { LoadedTemplate, TemplateParameter } from '../templates/template-ca
 
 const LOC = ['policy_config'];
 
+/**
+ * Numeric template parameters are counts, limits, amounts and thresholds: never negative, and within a
+ * range a policy can use (1e308 was accepted and compared as Infinity). A declaration may narrow them
+ * with `minimum` / `maximum`.
+ */
+export const NUMERIC_LIMITS = { integer: 1_000_000_000, number: 1e15 } as const;
+
+function rangeIssue(p: TemplateParameter, v: number): string | undefined {
+  if (p.type !== 'integer' && p.type !== 'number') return undefined;
+  const min = p.minimum ?? 0;
+  const max = p.maximum ?? NUMERIC_LIMITS[p.type];
+  if (v < min || v > max) return `must be between ${min} and ${max}`;
+  return undefined;
+}
+
 function typeOk(type: TemplateParameter['type'], v: unknown): boolean {
   switch (type) {
     case 'integer':
-      return typeof v === 'number' && Number.isInteger(v);
+      return typeof v === 'number' && Number.isSafeInteger(v);
     case 'number':
       return typeof v === 'number' && Number.isFinite(v);
     case 'boolean':
@@ -58,6 +73,11 @@ export function applyConfigPatch(template: LoadedTemplate | undefined, current: 
       }
       if (!typeOk(p.type, value)) {
         issues.push({ loc: [...LOC, key], msg: `must be of type ${p.type}`, type: `${p.type.replace('[]', '_array')}_type` });
+        continue;
+      }
+      const range = rangeIssue(p, value as number);
+      if (range) {
+        issues.push({ loc: [...LOC, key], msg: range, type: 'out_of_range' });
         continue;
       }
     }

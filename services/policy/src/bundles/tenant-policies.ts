@@ -49,7 +49,27 @@ export class TenantPolicies {
     return value;
   }
 
+  /**
+   * The bundle `change` would make, validated and compiled as `set` does (422 for an unknown template, bad
+   * overrides or Rego that does not compile), without activating it: replay under a policy before saving it.
+   */
+  async candidate(tenantId: string, change: PolicyChange): Promise<ActiveBundle> {
+    const { bundle } = await this.prepare(tenantId, change);
+    return { ...bundle, tenantId, activatedAt: '' };
+  }
+
   async set(tenantId: string, change: PolicyChange): Promise<ActiveBundle> {
+    const { current, template, overrides, customPolicy, bundle: candidate } = await this.prepare(tenantId, change);
+    const unchanged =
+      current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
+    if (unchanged) return this.build(tenantId, current);
+    const row = await postgres(() => this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash }));
+    this.cache.delete(tenantId);
+    this.logger.info({ tenantId, template, revision: candidate.revision }, 'tenant policy activated');
+    return this.build(tenantId, row);
+  }
+
+  private async prepare(tenantId: string, change: PolicyChange) {
     const current = await postgres(() => this.repo.get(tenantId));
     const curTemplate = current?.policy_template ?? DEFAULT_TEMPLATE;
     const template = change.template || curTemplate;
@@ -63,14 +83,8 @@ export class TenantPolicies {
     // overrides belong to a template: switching templates starts from its defaults
     const baseOverrides = template === curTemplate ? (current?.policy_overrides ?? {}) : {};
     const overrides = change.configJson !== undefined ? applyConfigPatch(tpl, baseOverrides, parseConfigPatch(change.configJson)) : baseOverrides;
-    const candidate = this.bundleFor(tenantId, { policy_template: template, policy_overrides: overrides, custom_policy: customPolicy });
-    const unchanged =
-      current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
-    if (unchanged) return this.build(tenantId, current);
-    const row = await postgres(() => this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash }));
-    this.cache.delete(tenantId);
-    this.logger.info({ tenantId, template, revision: candidate.revision }, 'tenant policy activated');
-    return this.build(tenantId, row);
+    const bundle = this.bundleFor(tenantId, { policy_template: template, policy_overrides: overrides, custom_policy: customPolicy });
+    return { current, template, overrides, customPolicy, bundle };
   }
 
   private build(tenantId: string, row: StoredTenantPolicy | undefined): ActiveBundle {

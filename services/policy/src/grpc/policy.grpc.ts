@@ -47,38 +47,40 @@ export function tenantPolicy(b: ActiveBundle): pb.TenantPolicy {
 }
 
 export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceBinding {
+  const evaluate = async (req: pb.EvaluateRequest): Promise<pb.EvaluateResponse> => {
+    const c = req.call;
+    if (!c) throw InputError.at(['call'], 'call is required', 'missing');
+    const params = parseObject(c.paramsJson, 'call.params_json');
+    // replay keeps what the stores keep; plaintext params with PII are never stored
+    if (!req.storedParamsJson && c.piiDetected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
+    const stored = req.storedParamsJson ? parseObject(req.storedParamsJson, 'stored_params_json') : params;
+    const r = await d.evaluation.evaluate(
+      required(req.tenantId, 'tenant_id'),
+      required(req.actionId, 'action_id'),
+      { agentId: c.agentId, agentType: c.agentType, agentVersion: c.agentVersion, tool: c.tool, method: c.method, params, piiDetected: c.piiDetected, sessionId: c.sessionId },
+      stored,
+      { deferReplay: req.deferReplayRecord },
+    );
+    return {
+      decision: r.decision,
+      violations: r.violations,
+      severity: r.severity,
+      alertTier: r.alertTier,
+      requiresHuman: r.requiresHuman,
+      bundleRevision: r.bundleRevision,
+      evalMs: r.evalMs,
+      passes: r.passes,
+      behavioralJson: r.behavioral ? JSON.stringify(r.behavioral) : '',
+      replayJson: r.replay ? JSON.stringify(r.replay) : '',
+    };
+  };
   return {
     definition: pb.PolicyServiceService,
     implementation: implement(
       pb.PolicyServiceService,
       {
-        evaluate: async (req) => {
-          const c = req.call;
-          if (!c) throw InputError.at(['call'], 'call is required', 'missing');
-          const params = parseObject(c.paramsJson, 'call.params_json');
-          // replay keeps what the stores keep; plaintext params with PII are never stored
-          if (!req.storedParamsJson && c.piiDetected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
-          const stored = req.storedParamsJson ? parseObject(req.storedParamsJson, 'stored_params_json') : params;
-          const r = await d.evaluation.evaluate(
-            required(req.tenantId, 'tenant_id'),
-            required(req.actionId, 'action_id'),
-            { agentId: c.agentId, agentType: c.agentType, agentVersion: c.agentVersion, tool: c.tool, method: c.method, params, piiDetected: c.piiDetected, sessionId: c.sessionId },
-            stored,
-            { deferReplay: req.deferReplayRecord },
-          );
-          return {
-            decision: r.decision,
-            violations: r.violations,
-            severity: r.severity,
-            alertTier: r.alertTier,
-            requiresHuman: r.requiresHuman,
-            bundleRevision: r.bundleRevision,
-            evalMs: r.evalMs,
-            passes: r.passes,
-            behavioralJson: r.behavioral ? JSON.stringify(r.behavioral) : '',
-            replayJson: r.replay ? JSON.stringify(r.replay) : '',
-          };
-        },
+        evaluate,
+        evaluateStream: evaluate,
         getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenantId, 'tenant_id'))),
         setTenantPolicy: async (req) =>
           tenantPolicy(
@@ -101,7 +103,19 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           return { policyTemplate: b.template, bundleRevision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
         },
         replay: async (req) => ({
-          results: (await d.replay.replay(required(req.tenantId, 'tenant_id'), req.actionIds)).map((r) => ({
+          results: (
+            await d.replay.replay(
+              required(req.tenantId, 'tenant_id'),
+              req.actionIds,
+              req.candidate
+                ? {
+                    template: req.candidate.policyTemplate || undefined,
+                    configJson: req.candidate.hasPolicyConfig ? req.candidate.policyConfigJson || '{}' : undefined,
+                    customPolicy: req.candidate.hasCustomPolicy ? req.candidate.customPolicy : undefined,
+                  }
+                : undefined,
+            )
+          ).map((r) => ({
             actionId: r.action_id,
             found: r.found,
             originalDecision: r.original_decision,

@@ -1,10 +1,10 @@
 /**
- * Replay: re-evaluate stored decisions under the tenant's current policy, with the original input (params
+ * Replay: re-evaluate stored decisions under the tenant's current policy (or a candidate not saved yet), with the original input (params
  * revealed from their stored envelopes, the behavioral data of the decision, the decision time) so only
  * the policy differs. Reports original and replay decisions and whether they agree.
  */
 import { InputError } from '@agw/shared';
-import type { TenantPolicies } from '../bundles/tenant-policies';
+import type { PolicyChange, TenantPolicies } from '../bundles/tenant-policies';
 import type { DecisionRepository, StoredDecision } from '../decisions/decision.repository';
 import { type ToolCallFacts, twoPass } from '../decisions/policy-evaluation';
 import { postgres } from '../stores/store-errors';
@@ -33,9 +33,10 @@ export class ReplayService {
     private readonly revealer: ParamsRevealer,
   ) {}
 
-  async replay(tenantId: string, actionIds: string[]): Promise<ReplayResult[]> {
+  /** Under the tenant's active policy, or under `candidate` (a change not saved: what it would decide). */
+  async replay(tenantId: string, actionIds: string[], candidate?: PolicyChange): Promise<ReplayResult[]> {
     if (actionIds.length > MAX_REPLAY) throw InputError.field('action_ids', `at most ${MAX_REPLAY} action ids`, 'too_long');
-    const bundle = await this.policies.active(tenantId);
+    const bundle = candidate ? await this.policies.candidate(tenantId, candidate) : await this.policies.active(tenantId);
     const stored = new Map((await postgres(() => this.decisions.byActions(tenantId, [...new Set(actionIds)]))).map((d) => [d.action_id, d]));
     const out: ReplayResult[] = [];
     for (const id of actionIds) {

@@ -16,6 +16,9 @@ export interface TemplateParameter {
   type: 'integer' | 'number' | 'boolean' | 'string' | 'string[]' | 'object';
   default: unknown;
   description: string;
+  /** bounds of a numeric parameter, when its declaration gives them (else 0 and LIMITS in policy-config.ts) */
+  minimum?: number;
+  maximum?: number;
 }
 
 export interface RuleInfo {
@@ -49,9 +52,9 @@ export class TemplateCatalog {
       const policy = compile([{ name: `${name}.rego`, source }]);
       const packagePath = `data.agw.${name}`;
       if (!policy.packages.includes(`agw.${name}`)) throw new Error(`${file} must declare package agw.${name}`);
-      const params = (policy.evaluate(`${packagePath}.parameters`, { data: { config: {} } }) ?? {}) as Record<string, { type: TemplateParameter['type']; default: unknown; description: string }>;
+      const params = (policy.evaluate(`${packagePath}.parameters`, { data: { config: {} } }) ?? {}) as Record<string, { type: TemplateParameter['type']; default: unknown; description: string; minimum?: number; maximum?: number }>;
       const meta = (policy.evaluate(`${packagePath}.template`, { data: { config: {} } }) ?? {}) as { description?: string };
-      const parameters = Object.entries(params).map(([pname, p]) => ({ name: pname, type: p.type, default: p.default, description: p.description }));
+      const parameters = Object.entries(params).map(([pname, p]) => ({ name: pname, type: p.type, default: p.default, description: p.description, ...(typeof p.minimum === 'number' ? { minimum: p.minimum } : {}), ...(typeof p.maximum === 'number' ? { maximum: p.maximum } : {}) }));
       map.set(name, {
         name,
         description: meta.description ?? '',

@@ -12,6 +12,7 @@ import type { DataSubjects } from '../pii/data-subjects';
 import type { PiiProtector } from '../pii/pii-protector';
 import type { SubjectEnvelopes } from '../pii/subject-envelopes';
 import type { SubjectRow } from '../pii/subject.repository';
+import type { ServiceSecrets } from '../secrets/service-secrets';
 
 export interface VaultDomain {
   hsm: HsmBackend;
@@ -22,6 +23,7 @@ export interface VaultDomain {
   credentials: CredentialStore;
   accessLog: AccessLogRepository;
   broker: BrokeredExecutor;
+  secrets: ServiceSecrets;
   metrics?: VaultMetrics;
 }
 
@@ -209,6 +211,8 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
           const r = await d.envelopes.decrypt(tenant(req.tenantId), req.envelopeJson ? parseJson(req.envelopeJson, 'envelope_json') : null);
           return { subjectId: r.subjectId, plaintextJson: JSON.stringify(r.value) };
         },
+        sealSecret: async (req) => ({ sealedJson: await d.secrets.seal(tenant(req.tenantId), req.purpose, req.plaintext) }),
+        openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenantId), req.purpose, req.sealedJson) }),
         getHsmStatus: async () => {
           const i = d.hsm.info();
           return { backend: i.backend, tokenLabel: i.tokenLabel, ready: i.ready, library: i.library };

@@ -3,6 +3,8 @@
  * Keys are `aes256-gcm96` (encryption) or `hmac` Transit keys created non-exportable; the AAD travels
  * as Transit's `associated_data`. Transit returns `vault:vN:<base64(nonce|ct|tag)>`, kept whole in
  * `ct`. Destroying a key first sets `deletion_allowed`, then deletes it (Transit's crypto-shredding).
+ * The evidence signing key is a non-exportable Transit `ed25519` key: its public key is read from the key
+ * (`keys.<version>.public_key`) and notes are signed with `sign/<key>` (pure Ed25519, RFC 8032).
  * Kept thin on purpose: no Vault server runs on the developer machines; its contract test runs when
  * VAULT_ADDR is set (test/vault-transit.contract.test.ts).
  */
@@ -84,6 +86,28 @@ export class VaultTransitHsm implements HsmBackend {
     const r = await this.call(label, () => this.vault.write(this.path('hmac', keyName(label), 'sha2-256'), { input: data.toString('base64') }));
     // vault:v1:<base64>
     return Buffer.from(String(r.data.hmac).split(':').pop() ?? '', 'base64');
+  }
+
+  async ensureEd25519Key(label: string): Promise<{ publicKey: Buffer; created: boolean }> {
+    let created = false;
+    if (!(await this.keyExists(label))) {
+      await this.call(label, () => this.vault.write(this.path('keys', keyName(label)), { type: 'ed25519', exportable: false }));
+      created = true;
+    }
+    const r = await this.call(label, () => this.vault.read(this.path('keys', keyName(label))));
+    const d = r.data as { type?: string; latest_version?: number; keys?: Record<string, { public_key?: string }> };
+    if (d.type !== 'ed25519') throw new DependencyUnavailableError(`Vault Transit key ${keyName(label)} is of type ${d.type}, not ed25519`);
+    const publicKey = Buffer.from(d.keys?.[String(d.latest_version ?? 1)]?.public_key ?? '', 'base64');
+    if (publicKey.length !== 32) throw new DependencyUnavailableError(`Vault Transit key ${keyName(label)} has no 32-byte Ed25519 public key`);
+    return { publicKey, created };
+  }
+
+  async signEd25519(label: string, data: Buffer): Promise<Buffer> {
+    const r = await this.call(label, () => this.vault.write(this.path('sign', keyName(label)), { input: data.toString('base64') }));
+    // vault:v1:<base64 signature>
+    const sig = Buffer.from(String(r.data.signature).split(':').pop() ?? '', 'base64');
+    if (sig.length !== 64) throw new DependencyUnavailableError('Vault Transit returned no 64-byte Ed25519 signature');
+    return sig;
   }
 
   async destroyKey(label: string): Promise<number> {

@@ -50,27 +50,51 @@ function noteLines(text: string): string[] {
   return lines;
 }
 
+export interface NoteSignerOptions {
+  /** HSM label of the signing key (default EVIDENCE_KEY_LABEL; tests use fresh labels) */
+  label?: string;
+  /**
+   * Runs the key's find-or-create under a lock every vault replica shares (KeyRepository.withLabelLock, a
+   * Postgres advisory lock): two replicas signing their first checkpoint at once must not generate two key
+   * pairs under one label (each would then publish its own public key, and signatures would follow
+   * whichever private key the token finds first).
+   */
+  lock?: <T>(fn: () => Promise<T>) => Promise<T>;
+}
+
 export class NoteSigner {
-  private publicKey?: Buffer;
+  private publicKey?: Promise<Buffer>;
+  private readonly label: string;
 
   constructor(
     private readonly hsm: HsmBackend,
     private readonly logHost: string,
-  ) {}
+    private readonly o: NoteSignerOptions = {},
+  ) {
+    this.label = o.label ?? EVIDENCE_KEY_LABEL;
+  }
 
   originOf(tenantId: string): string {
     if (!UUID.test(tenantId)) throw InputError.field('tenant_id', 'tenant_id must be a UUID');
     return `${this.logHost}/agw/${tenantId.toLowerCase()}`;
   }
 
-  private async key(): Promise<Buffer> {
-    if (this.publicKey) return this.publicKey;
-    if (!this.hsm.ensureEd25519Key || !this.hsm.signEd25519) {
-      throw new DependencyUnavailableError(`the ${this.hsm.name} key backend offers no Ed25519 signing: signed checkpoints are unavailable (docs/evidence.md)`);
+  private key(): Promise<Buffer> {
+    // one find-or-create per process (concurrent first calls share it), under the replicas' lock
+    this.publicKey ??= this.findOrCreateKey().catch((e: unknown) => {
+      this.publicKey = undefined;
+      throw e;
+    });
+    return this.publicKey;
+  }
+
+  private async findOrCreateKey(): Promise<Buffer> {
+    const hsm = this.hsm;
+    if (!hsm.ensureEd25519Key || !hsm.signEd25519) {
+      throw new DependencyUnavailableError(`the ${hsm.name} key backend offers no Ed25519 signing: signed checkpoints are unavailable (docs/evidence.md)`);
     }
-    const { publicKey } = await this.hsm.ensureEd25519Key(EVIDENCE_KEY_LABEL);
-    this.publicKey = publicKey;
-    return publicKey;
+    const ensure = async () => (await hsm.ensureEd25519Key!(this.label)).publicKey;
+    return this.o.lock ? this.o.lock(ensure) : ensure();
   }
 
   async keyInfo(tenantId: string): Promise<NoteKeyInfo> {
@@ -96,7 +120,7 @@ export class NoteSigner {
     }
     await this.key();
     const info = await this.keyInfo(tenantId);
-    const sig = await this.hsm.signEd25519!(EVIDENCE_KEY_LABEL, Buffer.from(text, 'utf8'));
+    const sig = await this.hsm.signEd25519!(this.label, Buffer.from(text, 'utf8'));
     const signature = Buffer.concat([info.keyId, sig]).toString('base64');
     return { note: `${text}\n\u2014 ${info.keyName} ${signature}\n`, keyName: info.keyName, signature };
   }

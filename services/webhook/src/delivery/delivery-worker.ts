@@ -4,12 +4,13 @@
  * A replica wakes when a new event was enqueued here (`kick`), when one of its own retries falls due
  * (a timer at the exact delay), and every `pollMs` for work enqueued or left by other replicas.
  */
-import type { Logger } from '@agw/shared';
+import { type Logger, traceHooks } from '@agw/shared';
 import type { WebhookMetrics } from '../metrics';
 import { type HttpsSender, type SendResult } from '../target/https-sender';
 import type { DeliveryRepository, DeliveryRow } from './delivery.repository';
 import { type NextStep, nextStep } from './retry-schedule';
 import type { TenantWebhookRepository } from './tenant-webhook.repository';
+import type { WebhookSecrets } from './webhook-secrets';
 import { SIGNATURE_HEADER, signBody } from './webhook.signer';
 
 export interface DeliveryWorkerOptions {
@@ -26,6 +27,8 @@ export interface DeliveryWorkerDeps {
   repo: DeliveryRepository;
   tenants: TenantWebhookRepository;
   sender: Pick<HttpsSender, 'send'>;
+  /** opens the tenant's sealed secret (through the vault) */
+  secrets: Pick<WebhookSecrets, 'of'>;
   metrics: WebhookMetrics;
   logger: Logger;
 }
@@ -118,18 +121,30 @@ export class DeliveryWorker {
   async attempt(row: DeliveryRow): Promise<{ result: SendResult; next: NextStep }> {
     const attempt = row.attempts + 1;
     const tenant = await this.d.tenants.get(row.tenant_id);
-    const result: SendResult = tenant.secret
-      ? await this.d.sender.send({
-          url: row.url,
-          body: row.body,
-          headers: {
-            [SIGNATURE_HEADER]: signBody(tenant.secret, row.body),
-            'X-Service-Event': row.event,
-            'X-Service-Delivery': row.id,
-            'X-Service-Attempt': String(attempt),
-          },
-        })
-      : { outcome: 'error', statusCode: null, error: 'the tenant has no webhook_secret', startedAt: new Date(), durationMs: 0 };
+    const signAndSend = async (): Promise<SendResult> => {
+      let secret: string | null = null;
+      let secretError = 'the tenant has no webhook_secret';
+      try {
+        secret = await this.d.secrets.of(row.tenant_id, tenant);
+      } catch (e) {
+        // counted as a failed attempt and retried on the schedule (the vault may be back by then)
+        secretError = `the webhook secret could not be unsealed: ${e instanceof Error ? e.message : String(e)}`;
+      }
+      return secret
+        ? this.d.sender.send({
+            url: row.url,
+            body: row.body,
+            headers: {
+              [SIGNATURE_HEADER]: signBody(secret, row.body),
+              'X-Service-Event': row.event,
+              'X-Service-Delivery': row.id,
+              'X-Service-Attempt': String(attempt),
+            },
+          })
+        : { outcome: 'error', statusCode: null, error: secretError, startedAt: new Date(), durationMs: 0 };
+    };
+    const tracing = traceHooks.current; // tracing on: the attempt continues the trace of the call that made the event
+    const result = await (tracing ? tracing.within(row.event_id, 'webhook deliver', { 'agw.webhook.attempt': attempt, 'agw.webhook.event': row.event }, signAndSend) : signAndSend());
     const next = nextStep(attempt, result.outcome === 'success');
     await this.d.repo.recordAttempt(row.tenant_id, row.id, { attempt, ...result }, next);
 

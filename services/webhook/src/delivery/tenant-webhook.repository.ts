@@ -12,7 +12,10 @@ export const WEBHOOK_SETTINGS_CACHE_MS = 5_000;
 
 export interface TenantWebhook {
   url: string | null;
+  /** a secret stored in clear before sealing existed (re-sealed by the gateway's start-up sweep) */
   secret: string | null;
+  /** the secret sealed by the vault (opened by WebhookSecrets when an attempt is signed) */
+  sealedSecret: string | null;
   /** undefined when the tenant never chose (then the defaults apply) */
   events: string[] | undefined;
 }
@@ -38,6 +41,7 @@ export class TenantWebhookRepository {
     return {
       url: typeof s.webhook_url === 'string' && s.webhook_url ? s.webhook_url : null,
       secret: typeof s.webhook_secret === 'string' && s.webhook_secret ? s.webhook_secret : null,
+      sealedSecret: typeof s.webhook_secret_sealed === 'string' && s.webhook_secret_sealed ? s.webhook_secret_sealed : null,
       events: Array.isArray(s.webhook_events) ? s.webhook_events.filter((e): e is string => typeof e === 'string') : undefined,
     };
   }

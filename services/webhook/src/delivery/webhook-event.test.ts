@@ -33,6 +33,12 @@ describe('webhook events', () => {
     expect(webhookEventFor('allowed', [])).toBeNull();
   });
 
+  it('delivers expired queued actions as action.expired to tenants that subscribed to it (not a default)', () => {
+    expect(webhookEventFor('expired', ['action.expired'])).toBe('action.expired');
+    expect(webhookEventFor('expired', undefined)).toBeNull();
+    expect(webhookEventFor('expired', ['action.pending', 'action.pending_approval'])).toBeNull();
+  });
+
   it('delivers pending actions under the alias action.pending_approval when that is what the tenant chose', () => {
     expect(webhookEventFor('pending', ['action.pending_approval'])).toBe('action.pending_approval');
     expect(webhookEventFor('pending', ['action.pending'])).toBe('action.pending');

@@ -39,6 +39,8 @@ export interface AnchorTreeHeadsTable {
   leaf_index: number | null;
   /** RFC 9162 inclusion proof (hex) of this tenant leaf in the batch's aggregate tree */
   aggregate_proof: JSONColumnType<string[]> | null;
+  /** SHA-256 (hex) of the head's signed checkpoint note that its aggregate leaf covers; null: a leaf without it */
+  checkpoint_sha256: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AnchorTables {

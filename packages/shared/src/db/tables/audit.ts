@@ -27,6 +27,8 @@ export interface AuditRecordsTable {
   requested_at: ColumnType<Date, Date | string, Date | string>;
   prev_hash: string;
   record_hash: string;
+  /** the caller's idempotency key of the append that wrote it (not hashed; migration 0016) */
+  append_key: string | null;
 }
 
 export interface AuditChainHeadsTable {

@@ -31,6 +31,11 @@ export interface ApiKeysTable {
   key_prefix: string;
   created_at: Timestamp;
   revoked_at: Date | null;
+  /** 'tenant' (every endpoint: the spec's key) or 'agent' (tool calls, MCP server, its own actions' status) */
+  scope: ColumnType<'tenant' | 'agent', 'tenant' | 'agent' | undefined, 'tenant' | 'agent'>;
+  name: ColumnType<string | null, string | null | undefined, string | null>;
+  /** who issued it: `user:<email>` or `api_key:<prefix>`; null for keys issued at sign-up or rotation */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TenantSettingsTable {
@@ -52,13 +57,25 @@ export interface ApprovalsTable {
   opa_result: JSONColumnType<{ requires_human: boolean; violations: string[]; severity: string }>;
   /** why it was queued: 'policy' or 'fail_to_queue' */
   queue_reason: string;
-  status: 'pending' | 'approved' | 'rejected';
+  status: 'pending' | 'approved' | 'rejected' | 'expired';
   queued_at: Timestamp;
   decided_at: Date | null;
   decided_by: string | null;
   note: string | null;
   execution: JSONColumnType<Record<string, unknown>> | null;
   session_id: string | null;
+  /** SHA-256 of the RFC 8785 params as the agent sent them (paramsSha256 in action-record.ts); null for actions queued before migration 20261126_0013 */
+  params_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  /** the policy bundle revision the action was evaluated under */
+  bundle_revision: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the API key that made the call (an agent key reads the status of its own actions only) */
+  requested_by_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** after this the action is `expired` (tenant setting approval_expiry_seconds, default 24 h) */
+  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** the ApprovalBinding (action-record.ts) of the decision */
+  decision_binding: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** when the agent's retry of this approved agent_direct action was allowed (one retry per approval) */
+  retried_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** Decision events not yet on the bus (publish failed); relayed by the gateway (events/decision-publisher.ts). */

@@ -6,11 +6,53 @@
 import type { anchor } from '@agw/proto';
 import { Router } from 'express';
 import type { GatewayDeps } from '../../deps';
+import { z } from 'zod';
 import { addPaths } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { authOf } from '../request-context';
-import { presentTree } from './merkle.routes';
+import { presentTree, treeSchema } from './merkle.routes';
 
-function presentAnchor(a: anchor.TenantAnchor) {
+export const anchorSchema = z
+  .object({
+    merkle_root: z.string().meta({ description: 'the aggregate root written on chain' }),
+    tx_hash: z.string(),
+    block_number: z.number().int(),
+    anchored_at: timestamp(),
+    network: z.string(),
+    chain_id: z.number().int(),
+    contract_address: z.string(),
+    explorer_tx_url: z.string().nullable(),
+    tenant_root: z.string(),
+    tree_index: z.number().int(),
+    tree_size: z.number().int(),
+    aggregate_proof: z.object({ leaf_hex: z.string(), leaf_index: z.number().int(), tree_size: z.number().int(), proof: z.array(z.string()) }),
+    checkpoint_sha256: z.string().nullable().meta({ description: 'SHA-256 of the signed checkpoint the anchored leaf covers (docs/evidence.md); null: anchored without one' }),
+  })
+  .meta({ id: 'Anchor', description: 'A tenant root anchored on chain (inside an aggregate root of all tenants)' });
+const statusResponse = z.object({
+  network: z.string(),
+  connected_chains: z.array(z.string()),
+  contract_address: z.string(),
+  anchor_count: z.number().int(),
+  last_anchor: anchorSchema.nullable(),
+  chain_id: z.number().int(),
+  requested_chain: z.string(),
+  pending_tree_heads: z.number().int(),
+  explorer_address_url: z.string().nullable(),
+});
+const verifyResponse = z.object({
+  verified: z.boolean(),
+  on_chain_root: z.string().nullable(),
+  local_root: z.string().nullable(),
+  tx_hash: z.string().nullable(),
+  tenant_root: z.string().nullable(),
+  local_tenant_root: z.string().nullable(),
+  reason: z.string().optional(),
+  anchor: anchorSchema.nullable(),
+});
+const triggerResponse = anchorSchema.extend({ status: z.literal('anchored'), tree_heads_built: z.array(treeSchema) });
+
+function presentAnchor(a: anchor.TenantAnchor): z.infer<typeof anchorSchema> {
   return {
     merkle_root: a.aggregateRoot,
     tx_hash: a.txHash,
@@ -24,6 +66,8 @@ function presentAnchor(a: anchor.TenantAnchor) {
     tree_index: a.treeIndex,
     tree_size: a.treeSize,
     aggregate_proof: { leaf_hex: a.leafHex, leaf_index: a.leafIndex, tree_size: a.leafCount, proof: a.aggregateProof },
+    // the signed checkpoint the anchored leaf covers (docs/evidence.md); null: anchored without one
+    checkpoint_sha256: a.checkpointSha256 || null,
   };
 }
 
@@ -52,7 +96,7 @@ export function anchorRoutes(d: GatewayDeps): Router {
   r.get('/anchor/status', async (req, res) => {
     const tenantId = authOf(req).tenantId;
     const s = await d.anchor.status({ tenantId, requestedChain: await anchorChainOf(d, tenantId) });
-    res.json({
+    reply(res, statusResponse, {
       network: s.network,
       connected_chains: s.connectedChains,
       contract_address: s.contractAddress,
@@ -67,7 +111,7 @@ export function anchorRoutes(d: GatewayDeps): Router {
 
   r.get('/anchor/verify', async (req, res) => {
     const v = await d.anchor.verify({ tenantId: authOf(req).tenantId, requestedChain: '' });
-    res.json({
+    reply(res, verifyResponse, {
       verified: v.verified,
       on_chain_root: v.onChainRoot || null,
       local_root: v.localRoot || null,
@@ -91,15 +135,23 @@ export function anchorRoutes(d: GatewayDeps): Router {
       periodEnd: h.periodEnd,
     }));
     const out = await d.anchor.trigger({ tenantId, heads, requestedChain: await anchorChainOf(d, tenantId) });
-    res.json({ status: 'anchored', ...presentAnchor(out.anchor!), tree_heads_built: built.built.map(presentTree) });
+    reply(res, triggerResponse, { status: 'anchored' as const, ...presentAnchor(out.anchor!), tree_heads_built: built.built.map(presentTree) });
   });
   return r;
 }
 
-const ok = (description: string) => ({ description });
-const secured = [{ ApiKey: [] }, { Bearer: [] }];
 addPaths({
-  '/anchor/status': { get: { security: secured, responses: { 200: ok('{network, connected_chains, contract_address, anchor_count, last_anchor}') } } },
-  '/anchor/verify': { get: { security: secured, responses: { 200: ok('{verified, on_chain_root, local_root, tx_hash}') } } },
-  '/anchor/trigger': { post: { security: secured, summary: 'Build pending tree heads and anchor them now', responses: { 200: ok('{status: anchored, merkle_root, tx_hash}'), 409: ok('nothing to anchor'), 429: ok('the last transaction is too recent; the head stays pending'), 502: ok('anchor service unreachable') } } },
+  '/anchor/status': { get: { summary: 'The tenant’s anchoring: network, contract, count and the last anchor', responses: { 200: response('status', statusResponse) } } },
+  '/anchor/verify': { get: { summary: 'Check the latest anchored root against the contract', responses: { 200: response('verification', verifyResponse) } } },
+  '/anchor/trigger': {
+    post: {
+      summary: 'Build pending tree heads and anchor them now',
+      responses: {
+        200: response('anchored', triggerResponse),
+        409: errors[409]('nothing to anchor'),
+        429: errors[429]('the last transaction is too recent; the head stays pending'),
+        502: errors[502]('anchor service unreachable'),
+      },
+    },
+  },
 });

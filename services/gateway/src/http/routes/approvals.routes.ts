@@ -1,11 +1,20 @@
-/** The approval queue: list, history, approve, reject. */
+/**
+ * The approval queue: list, history, approve, reject; and GET /actions/{action_id}, the status of a queued
+ * action (an agent-scoped key reads only the actions it queued). Where the tenant's setting
+ * `approvals_require_human` is on, approving and rejecting need a signed-in user's session token: an API
+ * key, or a session token made from one, is refused with a 403 (docs/auth.md, "Approvals").
+ */
+import { ForbiddenError, NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { ApprovalRow } from '../../approvals/approval.repository';
 import type { GatewayDeps } from '../../deps';
+import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { uuidParam } from '../params';
-import { authOf } from '../request-context';
+import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
+import { executionResultSchema } from './tool-calls.routes';
 
 const decisionBody = z
   .object({ note: z.string().max(4000).optional(), reason: z.string().max(4000).optional() })
@@ -13,7 +22,63 @@ const decisionBody = z
   .optional()
   .nullable();
 
-const item = (a: ApprovalRow) => ({
+export const approvalItemSchema = z
+  .object({
+    action_id: z.string(),
+    agent_id: z.string(),
+    tool: z.string(),
+    method: z.string(),
+    params: z.record(z.string(), z.unknown()).meta({ description: 'as stored: personal data is an encrypted envelope {"$pii": …}' }),
+    queued_at: timestamp(),
+    opa_result: z.object({ requires_human: z.boolean(), violations: z.array(z.string()), severity: z.string() }),
+    queue_reason: z.string().meta({ description: 'policy | fail_to_queue | session_approval' }),
+    session_id: z.string().optional(),
+    expires_at: timestamp().nullable().meta({ description: 'when the action expires if nobody decides (approval_expiry_seconds)' }),
+    params_sha256: z.string().nullable().meta({ description: 'SHA-256 of the params the agent sent: an approval is bound to them' }),
+    bundle_revision: z.string().nullable().meta({ description: 'the policy bundle revision the action was evaluated under' }),
+  })
+  .meta({ id: 'ApprovalQueueItem' });
+
+export const approvalBindingSchema = z
+  .object({ params_sha256: z.string(), evaluated_bundle_revision: z.string(), bundle_revision: z.string() })
+  .meta({ id: 'ApprovalBinding', description: 'the exact call a decision was made on (docs/auth.md, "Approvals")' });
+
+const historyItemSchema = approvalItemSchema.extend({
+  status: z.enum(['pending', 'approved', 'rejected', 'expired']),
+  decided_at: timestamp().nullable(),
+  decided_by: z.string().nullable(),
+  note: z.string().nullable(),
+  execution: z.record(z.string(), z.unknown()).nullable(),
+  approval_binding: z.record(z.string(), z.unknown()).nullable(),
+  retried_at: timestamp().nullable(),
+});
+
+const pendingResponse = z.object({ pending: z.array(approvalItemSchema) });
+const historyResponse = z.object({ history: z.array(historyItemSchema), count: z.number().int() });
+const decisionResponse = z.object({
+  status: z.enum(['approved', 'rejected']),
+  action_id: z.string(),
+  execution_mode: z.enum(['agent_direct', 'gateway_brokered']).optional(),
+  execution_result: executionResultSchema.optional(),
+  approval_binding: approvalBindingSchema,
+});
+const actionStatusResponse = z.object({
+  action_id: z.string(),
+  status: z.enum(['pending', 'approved', 'rejected', 'expired']),
+  agent_id: z.string(),
+  tool: z.string(),
+  method: z.string(),
+  queued_at: timestamp(),
+  expires_at: timestamp().nullable(),
+  decided_at: timestamp().nullable(),
+  params_sha256: z.string().nullable(),
+  bundle_revision: z.string().nullable(),
+  execution_mode: z.enum(['agent_direct', 'gateway_brokered']).nullable(),
+  retry_allowed: z.boolean().meta({ description: 'approved agent_direct action not retried yet: the agent may send the same call with approved_action_id' }),
+  retried_at: timestamp().nullable(),
+});
+
+const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
   action_id: a.action_id,
   agent_id: a.agent_id,
   tool: a.tool,
@@ -23,16 +88,22 @@ const item = (a: ApprovalRow) => ({
   opa_result: a.opa_result,
   queue_reason: a.queue_reason,
   ...(a.session_id ? { session_id: a.session_id } : {}),
+  expires_at: a.expires_at?.toISOString() ?? null,
+  params_sha256: a.params_sha256,
+  bundle_revision: a.bundle_revision,
 });
+
+/** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
+const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
 
 export function approvalRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.get('/approvals', async (req, res) => {
-    res.json({ pending: (await d.approvals.pending(authOf(req).tenantId)).map(item) });
+    reply(res, pendingResponse, { pending: (await d.approvals.pending(authOf(req).tenantId)).map(item) });
   });
   r.get('/approvals/history', async (req, res) => {
     const rows = await d.approvals.history(authOf(req).tenantId);
-    res.json({
+    reply(res, historyResponse, {
       history: rows.map((a) => ({
         ...item(a),
         status: a.status,
@@ -40,6 +111,8 @@ export function approvalRoutes(d: GatewayDeps): Router {
         decided_by: a.decided_by,
         note: a.note,
         execution: a.execution,
+        approval_binding: a.decision_binding,
+        retried_at: a.retried_at?.toISOString() ?? null,
       })),
       count: rows.length,
     });
@@ -52,9 +125,62 @@ export function approvalRoutes(d: GatewayDeps): Router {
       const auth = authOf(req);
       const actionId = uuidParam(req.params.action_id, 'Pending action');
       const body = parseWith(decisionBody, req.body && Object.keys(req.body).length ? req.body : undefined, 'body');
-      const by = auth.email ?? `api_key:${auth.tenantId}`;
-      res.json(await d.approvals.decide(auth.tenantId, actionId, status, by, body?.note ?? body?.reason ?? null));
+      if (!isHumanSession(auth) && (await d.settings.stored(auth.tenantId)).approvals_require_human) {
+        throw new ForbiddenError(
+          `Approvals of this tenant require a signed-in human (setting approvals_require_human): sign in (POST /api/auth/login) and send the session token; ${auth.method === 'jwt' ? 'a session token made from an API key' : 'an API key'} cannot approve or reject`,
+        );
+      }
+      const by = auth.method === 'jwt' && auth.email ? (auth.viaApiKey ? `api_key_session:${auth.email}` : auth.email) : `api_key:${auth.tenantId}`;
+      reply(res, decisionResponse, await d.approvals.decide(auth.tenantId, actionId, status, by, body?.note ?? body?.reason ?? null));
     });
   }
+  r.get('/actions/:action_id', async (req, res) => {
+    const auth = authOf(req);
+    const actionId = uuidParam(req.params.action_id, 'Queued action');
+    const a = await d.approvals.get(auth.tenantId, actionId);
+    // an agent key sees the actions it queued; anything else is as unknown as another tenant's
+    if (!a || (auth.keyScope === 'agent' && a.requested_by_key !== auth.keyHash)) throw new NotFoundError('Queued action not found');
+    reply(res, actionStatusResponse, {
+      action_id: a.action_id,
+      status: a.status,
+      agent_id: a.agent_id,
+      tool: a.tool,
+      method: a.method,
+      queued_at: a.queued_at.toISOString(),
+      expires_at: a.expires_at?.toISOString() ?? null,
+      decided_at: a.decided_at?.toISOString() ?? null,
+      params_sha256: a.params_sha256,
+      bundle_revision: a.bundle_revision,
+      execution_mode: a.status !== 'approved' ? null : a.execution ? 'gateway_brokered' : 'agent_direct',
+      // approved, agent_direct, not retried yet: the agent may now send the same call with approved_action_id
+      retry_allowed: a.status === 'approved' && !a.execution && !a.retried_at,
+      retried_at: a.retried_at?.toISOString() ?? null,
+    });
+  });
   return r;
 }
+
+const actionPath = [pathParam('action_id', { type: 'string', format: 'uuid' })];
+const decide = (what: string) => ({
+  post: {
+    summary: `${what} a pending action (an approved brokered call is executed now)`,
+    parameters: actionPath,
+    requestBody: optionalJsonBody(decisionBody.unwrap().unwrap()),
+    responses: { 200: response('decided', decisionResponse), 404: errors[404]('unknown, or of another tenant'), 409: errors[409]('not pending (decided already)'), 422: errors[422]() },
+  },
+});
+addPaths({
+  '/approvals': { get: { summary: 'Pending actions of the tenant, oldest first', responses: { 200: response('the queue', pendingResponse) } } },
+  '/approvals/history': { get: { summary: 'Decided actions with who decided, when and the note', responses: { 200: response('past decisions', historyResponse) } } },
+  '/approve/{action_id}': decide('Approve'),
+  '/reject/{action_id}': decide('Reject'),
+});
+addPaths({
+  '/actions/{action_id}': {
+    get: {
+      summary: 'Status of a queued action (pending, approved, rejected, expired); an agent-scoped key sees only the actions it queued',
+      parameters: actionPath,
+      responses: { 200: response('the queued action', actionStatusResponse), 404: errors[404]('no queued action with this id for this caller'), 422: errors[422]() },
+    },
+  },
+});

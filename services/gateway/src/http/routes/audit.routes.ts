@@ -2,17 +2,58 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { fromAuditEntry, presentStoredRecord } from '@agw/shared';
+import { type ActionRecord, fromAuditEntry, presentStoredRecord } from '@agw/shared';
 import type { GatewayDeps } from '../../deps';
+import { addPaths, optionalJsonBody } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
-/** An audit record as the API shows it (spec: "Audit record"). */
-export function presentRecord(r: audit.AuditRecord) {
+/** An audit record as the API shows it (spec: "Audit record"; packages/shared/src/action-record.ts). */
+export const auditRecordSchema = z
+  .object({
+    id: z.number().int(),
+    action_id: z.string(),
+    agent_id: z.string(),
+    agent_type: z.string(),
+    agent_version: z.string(),
+    tool: z.string(),
+    method: z.string(),
+    params: z.record(z.string(), z.unknown()).meta({ description: 'personal data as an encrypted envelope {"$pii": …}' }),
+    decision: z.string().meta({ description: 'allow | deny | requires_human | observed (control_plane records: approved, rejected, …)' }),
+    violations: z.array(z.string()),
+    severity: z.string(),
+    alert_tier: z.string().nullable(),
+    requires_human: z.boolean(),
+    execution_mode: z.string().nullable(),
+    source: z.string().meta({ description: 'mcp_governed | mcp_observed | control_plane' }),
+    session_id: z.string().nullable(),
+    bundle_revision: z.string(),
+    details: z.record(z.string(), z.unknown()),
+    requested_at: timestamp(),
+    prev_hash: z.string(),
+    record_hash: z.string(),
+  })
+  .meta({ id: 'AuditRecord', description: 'One record of the tenant’s hash chain (docs/audit.md)' });
+export type PresentedRecord = z.infer<typeof auditRecordSchema>;
+// the schema lists exactly the fields of the record contract (a field added there fails the build here)
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameFields: Same<Omit<PresentedRecord, 'id' | 'prev_hash' | 'record_hash'>, ActionRecord> = true;
+void sameFields;
+
+export function presentRecord(r: audit.AuditRecord): PresentedRecord {
   const parse = (text: string) => JSON.parse(text || '{}') as Record<string, unknown>;
-  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), id: r.id, prev_hash: r.prevHash, record_hash: r.recordHash });
+  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), id: r.id, prev_hash: r.prevHash, record_hash: r.recordHash }) as PresentedRecord;
 }
+
+const logResponse = z.object({ records: z.array(auditRecordSchema), count: z.number().int() });
+const verifyResponse = z.union([
+  z.object({ valid: z.literal(true), record_count: z.number().int() }),
+  z.object({ valid: z.literal(false), record_count: z.number().int(), failed_at_action_id: z.string(), failed_at_record_id: z.number().int(), reason: z.string().meta({ description: 'hash_mismatch | …' }) }),
+]);
+const tamperResponse = z.object({ status: z.literal('tampered'), action_id: z.string(), field: z.string(), message: z.string() });
+const restoreResponse = z.object({ status: z.literal('restored'), records_restored: z.number().int() });
 
 const logQuery = z.object({
   limit: z.coerce.number({ error: 'limit must be an integer' }).int('limit must be an integer').min(1).max(1000, 'limit must be at most 1000').default(200),
@@ -31,11 +72,13 @@ export function auditRoutes(d: GatewayDeps): Router {
   r.get('/audit/log', async (req, res) => {
     const { limit } = parseWith(logQuery, { limit: req.query.limit }, 'query');
     const { records } = await d.audit.listRecords({ tenantId: authOf(req).tenantId, limit, sessionId: '', chronological: false });
-    res.json({ records: records.map(presentRecord), count: records.length });
+    reply(res, logResponse, { records: records.map(presentRecord), count: records.length });
   });
   r.get('/audit/verify', async (req, res) => {
     const v = await d.audit.verify({ tenantId: authOf(req).tenantId });
-    res.json(
+    reply(
+      res,
+      verifyResponse,
       v.valid
         ? { valid: true, record_count: v.recordCount }
         : { valid: false, record_count: v.recordCount, failed_at_action_id: v.failedAtActionId, failed_at_record_id: v.failedAtRecordId, reason: v.reason },
@@ -49,11 +92,27 @@ export function auditRoutes(d: GatewayDeps): Router {
       field: body.field ?? '',
       valueJson: body.value === undefined ? '' : JSON.stringify(body.value),
     });
-    res.json({ status: 'tampered', action_id: out.actionId, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
+    reply(res, tamperResponse, { status: 'tampered', action_id: out.actionId, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
   });
   r.post('/audit/tamper-restore', async (req, res) => {
     const out = await d.audit.tamperRestore({ tenantId: authOf(req).tenantId });
-    res.json({ status: 'restored', records_restored: out.records });
+    reply(res, restoreResponse, { status: 'restored', records_restored: out.records });
   });
   return r;
 }
+
+const demoOnly = errors[403]('disabled outside the local profile');
+addPaths({
+  '/audit/log': {
+    get: {
+      summary: 'The tenant’s audit records, newest first',
+      parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }],
+      responses: { 200: response('records', logResponse), 422: errors[422]('limit out of range') },
+    },
+  },
+  '/audit/verify': { get: { summary: 'Verify the tenant’s hash chain', responses: { 200: response('the verification result', verifyResponse) } } },
+  '/audit/tamper-simulate': {
+    post: { summary: 'Demo only (local profile): alter one stored record', requestBody: optionalJsonBody(tamperBody), responses: { 200: response('tampered', tamperResponse), 403: demoOnly, 404: errors[404]('no such record'), 422: errors[422]() } },
+  },
+  '/audit/tamper-restore': { post: { summary: 'Demo only (local profile): undo the tampering', responses: { 200: response('restored', restoreResponse), 403: demoOnly } } },
+});

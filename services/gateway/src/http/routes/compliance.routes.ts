@@ -6,7 +6,8 @@ import { NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths } from '../../openapi/openapi';
+import { addPaths, pathParam } from '../../openapi/openapi';
+import { errors } from '../../openapi/schema';
 import { uuidParam } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -32,19 +33,24 @@ export function complianceRoutes(d: GatewayDeps): Router {
   return r;
 }
 
-const ok = (description: string) => ({ description });
-const secured = [{ ApiKey: [] }, { Bearer: [] }];
 addPaths({
   '/compliance/export/{tenant_id}': {
     get: {
-      security: secured,
+      summary: 'The tenant’s evidence package (docs/compliance-export.md)',
       parameters: [
-        { name: 'tenant_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        pathParam('tenant_id', { type: 'string', format: 'uuid' }),
         { name: 'from', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD or ISO 8601 timestamp' } },
         { name: 'to', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD (inclusive) or ISO 8601 timestamp' } },
         { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf'], default: 'json' } },
       ],
-      responses: { 200: ok('the package (application/json or application/pdf)'), 404: ok('another tenant'), 422: ok('bad dates or format') },
+      responses: {
+        200: {
+          description: 'the package: JSON (audit records in range, chain verification, Merkle summary, anchors, sample proofs, policy snapshot; checked offline by agw-verify) or a PDF report',
+          content: { 'application/json': { schema: { type: 'object' } }, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } },
+        },
+        404: errors[404]('another tenant'),
+        422: errors[422]('bad dates or format'),
+      },
     },
   },
 });

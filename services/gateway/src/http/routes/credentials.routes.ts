@@ -7,7 +7,8 @@ import type { vault as pb } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths, jsonBody } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { orNull, pathName } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -27,7 +28,42 @@ const accessLogQuery = z.object({
   tool_id: z.string().min(1).max(256).optional(),
 });
 
-function presentCredential(c: pb.Credential) {
+const credentialSchema = z
+  .object({
+    tool_id: z.string(),
+    name: z.string(),
+    credential_type: z.string(),
+    upstream_url: z.string().nullable(),
+    upstream_method: z.string(),
+    header_name: z.string().nullable(),
+    registered_at: timestamp(),
+  })
+  .meta({ id: 'Credential', description: 'Credential metadata (the value never comes back)' });
+const registeredResponse = credentialSchema.extend({ status: z.literal('registered'), message: z.string() });
+const listResponse = z.object({ credentials: z.array(credentialSchema), count: z.number().int() });
+const accessLogResponse = z.object({
+  entries: z.array(
+    z.object({
+      id: z.number().int(),
+      at: timestamp(),
+      agent_id: z.string(),
+      tool_id: z.string(),
+      credential_name: z.string(),
+      action_id: z.string().nullable(),
+      origin: z.string(),
+      outcome: z.string(),
+      status_code: z.number().int().nullable(),
+      hsm_fetch_ms: z.number(),
+      execution_ms: z.number(),
+      error: z.string().nullable(),
+    }),
+  ),
+  count: z.number().int(),
+});
+const statusResponse = z.object({ tool_id: z.string(), registered: z.boolean(), name: z.string().nullable(), credential_type: z.string().nullable(), registered_at: timestamp().nullable() });
+const deletedResponse = z.object({ status: z.literal('deleted'), tool_id: z.string(), name: z.string() });
+
+function presentCredential(c: pb.Credential): z.infer<typeof credentialSchema> {
   return {
     tool_id: c.toolId,
     name: c.name,
@@ -53,16 +89,16 @@ export function credentialRoutes(d: GatewayDeps): Router {
       upstreamMethod: b.upstream_method ?? '',
       headerName: b.header_name ?? '',
     });
-    res.status(201).json({ status: 'registered', ...presentCredential(c), message: 'The value is encrypted by an HSM key and cannot be read back.' });
+    reply(res, registeredResponse, { status: 'registered' as const, ...presentCredential(c), message: 'The value is encrypted by an HSM key and cannot be read back.' }, 201);
   });
   r.get('/credentials', async (req, res) => {
     const { credentials } = await d.vault.listCredentials({ tenantId: authOf(req).tenantId });
-    res.json({ credentials: credentials.map(presentCredential), count: credentials.length });
+    reply(res, listResponse, { credentials: credentials.map(presentCredential), count: credentials.length });
   });
   r.get('/credentials/access-log', async (req, res) => {
     const q = parseWith(accessLogQuery, { limit: req.query.limit, tool_id: req.query.tool_id }, 'query');
     const { entries } = await d.vault.listAccessLog({ tenantId: authOf(req).tenantId, limit: q.limit, toolId: q.tool_id ?? '' });
-    res.json({
+    reply(res, accessLogResponse, {
       entries: entries.map((e) => ({
         id: e.id,
         at: e.at,
@@ -82,31 +118,31 @@ export function credentialRoutes(d: GatewayDeps): Router {
   });
   r.get('/credentials/:tool_id/status', async (req, res) => {
     const s = await d.vault.getCredentialStatus({ tenantId: authOf(req).tenantId, toolId: pathName(req.params.tool_id, 'tool_id') });
-    res.json({ tool_id: s.toolId, registered: s.registered, name: orNull(s.name), credential_type: orNull(s.credentialType), registered_at: orNull(s.registeredAt) });
+    reply(res, statusResponse, { tool_id: s.toolId, registered: s.registered, name: orNull(s.name), credential_type: orNull(s.credentialType), registered_at: orNull(s.registeredAt) });
   });
   r.delete('/credentials/:tool_id/:name', async (req, res) => {
     const c = await d.vault.deleteCredential({ tenantId: authOf(req).tenantId, toolId: pathName(req.params.tool_id, 'tool_id'), name: pathName(req.params.name, 'name') });
-    res.json({ status: 'deleted', tool_id: c.toolId, name: c.name });
+    reply(res, deletedResponse, { status: 'deleted' as const, tool_id: c.toolId, name: c.name });
   });
   return r;
 }
 
-const p = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 addPaths({
   '/credentials/register': {
     post: {
       summary: 'Register a tool credential (value sealed by an HSM key, never returned); calls to the tool are then brokered to upstream_url',
       requestBody: jsonBody(registerCredentialSchema),
-      responses: { 201: { description: '{status: registered, tool_id, name, credential_type, upstream_url, upstream_method, header_name, registered_at}' }, 422: { description: 'invalid' } },
+      responses: { 201: response('registered', registeredResponse), 422: errors[422]() },
     },
   },
-  '/credentials': { get: { responses: { 200: { description: '{credentials: [credential metadata]}' } } } },
+  '/credentials': { get: { summary: 'Credential metadata of the tenant', responses: { 200: response('credentials', listResponse) } } },
   '/credentials/access-log': {
     get: {
-      parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } }, { name: 'tool_id', in: 'query', schema: { type: 'string' } }],
-      responses: { 200: { description: '{entries: [{id, at, agent_id, tool_id, credential_name, action_id, origin, outcome, status_code, hsm_fetch_ms, execution_ms, error}]}' } },
+      summary: 'Brokered uses of credentials, newest first',
+      parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }, { name: 'tool_id', in: 'query', schema: { type: 'string' } }],
+      responses: { 200: response('access log', accessLogResponse), 422: errors[422]() },
     },
   },
-  '/credentials/{tool_id}/status': { get: { parameters: [p('tool_id')], responses: { 200: { description: '{tool_id, registered, name}' } } } },
-  '/credentials/{tool_id}/{name}': { delete: { parameters: [p('tool_id'), p('name')], responses: { 200: { description: '{status: deleted, tool_id, name}' }, 404: { description: 'not found' } } } },
+  '/credentials/{tool_id}/status': { get: { parameters: [pathParam('tool_id')], responses: { 200: response('status', statusResponse), 422: errors[422]() } } },
+  '/credentials/{tool_id}/{name}': { delete: { parameters: [pathParam('tool_id'), pathParam('name')], responses: { 200: response('deleted', deletedResponse), 404: errors[404]() } } },
 });

@@ -11,9 +11,15 @@ import { SignJWT, jwtVerify } from 'jose';
 import passport from 'passport';
 import { Strategy as GitHubStrategy, type Profile } from 'passport-github2';
 import { AppError, AuthenticationError, NotFoundError } from '@agw/shared';
+import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
+import { addPaths } from '../../openapi/openapi';
+import { errors, reply, response } from '../../openapi/schema';
+import { sessionTokenSchema } from './auth.routes';
 
 type LoginResult = Awaited<ReturnType<GatewayDeps['accounts']['loginWithGithub']>>;
+
+const githubLoginSchema = sessionTokenSchema.extend({ tenant_id: z.string(), new_account: z.boolean().meta({ description: 'a tenant was created for this GitHub user' }) });
 
 /** OAuth `state` without a session: a signed, 10-minute token carrying a nonce. */
 function stateStore(key: Uint8Array) {
@@ -77,10 +83,37 @@ export function githubRoutes(d: GatewayDeps): Router {
         return next(new AuthenticationError('GitHub login failed'));
       }
       if (!user) return next(new AuthenticationError(info?.message ?? 'GitHub login was refused'));
-      if (!c.oauthRedirectUrl) return res.json(user);
+      if (!c.oauthRedirectUrl) return reply(res, githubLoginSchema, user);
       const fragment = new URLSearchParams({ access_token: user.access_token, token_type: user.token_type, expires_in: String(user.expires_in) });
       res.redirect(302, `${c.oauthRedirectUrl}#${fragment.toString()}`);
     })(req, res, next);
   });
   return r;
 }
+
+const notConfigured = errors[404]('GitHub login is not configured on this deployment');
+addPaths({
+  '/auth/github': {
+    get: {
+      security: [],
+      summary: 'Log in or sign up with GitHub (OAuth 2.0): redirects the browser to GitHub',
+      responses: { 302: { description: 'to GitHub’s authorization page (Location)' }, 404: notConfigured },
+    },
+  },
+  '/auth/github/callback': {
+    get: {
+      security: [],
+      summary: 'GitHub’s redirect back: the session token in the URL fragment of OAUTH_REDIRECT_URL, or as JSON when that is unset',
+      parameters: [
+        { name: 'code', in: 'query', schema: { type: 'string' } },
+        { name: 'state', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: {
+        302: { description: 'to OAUTH_REDIRECT_URL#access_token=…&token_type=bearer&expires_in=…' },
+        200: response('the session (OAUTH_REDIRECT_URL unset)', githubLoginSchema),
+        401: errors[401]('invalid state or code, or no verified e-mail'),
+        404: notConfigured,
+      },
+    },
+  },
+});

@@ -6,7 +6,8 @@ import { detectInString } from '@agw/pii';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths, jsonBody } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { SUBJECT_ID_RULE, isSubjectId, orNull, subjectParam } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -31,6 +32,18 @@ const encryptSchema = z.object({
 
 const decryptSchema = z.object({ envelope: z.record(z.string(), z.unknown()) });
 
+const keyResponse = z.object({ subject_id: z.string(), key_id: z.string(), algorithm: z.string(), backend: z.string(), status: z.string(), created: z.boolean(), created_at: timestamp() });
+const keysResponse = z.object({
+  keys: z.array(
+    z.object({ key_id: z.string(), purpose: z.string(), subject_id: z.string().nullable(), algorithm: z.string(), backend: z.string(), status: z.string(), created_at: timestamp(), destroyed_at: timestamp().nullable() }),
+  ),
+  count: z.number().int(),
+});
+const subjectKeyResponse = z.object({ subject_id: z.string(), key_id: z.string(), key_exists: z.boolean(), status: z.string(), erased: z.boolean(), created_at: z.string(), erased_at: timestamp().nullable() });
+const envelopeSchema = z.record(z.string(), z.unknown()).meta({ id: 'PiiEnvelope', description: 'Encrypted personal data: {"$pii": {v, kind, subject_id, key_id, alg, iv, ct, tag, …}}' });
+const encryptResponse = z.object({ subject_id: z.string(), envelope: envelopeSchema });
+const decryptResponse = z.object({ subject_id: z.string(), plaintext: z.unknown().optional() });
+
 export function hsmRoutes(d: GatewayDeps): Router {
   const r = Router();
   // GET /api/health: the vault's key backend (PKCS#11 token or Vault Transit)
@@ -41,7 +54,10 @@ export function hsmRoutes(d: GatewayDeps): Router {
   r.post('/hsm/keys', async (req, res) => {
     const b = parseWith(createKeySchema, req.body ?? {}, 'body');
     const k = await d.vault.createKey({ tenantId: authOf(req).tenantId, subjectId: b.subject_id ?? '', identifier: b.identifier ?? '' });
-    res.status(k.created ? 201 : 200).json({
+    reply(
+      res,
+      keyResponse,
+      {
       subject_id: k.subjectId,
       key_id: k.keyId,
       algorithm: k.algorithm,
@@ -49,11 +65,13 @@ export function hsmRoutes(d: GatewayDeps): Router {
       status: k.status,
       created: k.created,
       created_at: k.createdAt,
-    });
+      },
+      k.created ? 201 : 200,
+    );
   });
   r.get('/hsm/keys', async (req, res) => {
     const { keys } = await d.vault.listKeys({ tenantId: authOf(req).tenantId });
-    res.json({
+    reply(res, keysResponse, {
       keys: keys.map((k) => ({
         key_id: k.keyId,
         purpose: k.purpose,
@@ -69,28 +87,28 @@ export function hsmRoutes(d: GatewayDeps): Router {
   });
   r.get('/hsm/keys/:subject_id/status', async (req, res) => {
     const s = await d.vault.getSubjectStatus({ tenantId: authOf(req).tenantId, subjectId: subjectParam(req.params.subject_id) });
-    res.json({ subject_id: s.subjectId, key_id: s.keyId, key_exists: s.keyExists, status: s.status, erased: s.erased, created_at: s.createdAt, erased_at: orNull(s.erasedAt) });
+    reply(res, subjectKeyResponse, { subject_id: s.subjectId, key_id: s.keyId, key_exists: s.keyExists, status: s.status, erased: s.erased, created_at: s.createdAt, erased_at: orNull(s.erasedAt) });
   });
   r.post('/hsm/encrypt', async (req, res) => {
     const b = parseWith(encryptSchema, req.body, 'body');
     const e = await d.vault.encrypt({ tenantId: authOf(req).tenantId, subjectId: b.subject_id, plaintextJson: JSON.stringify(b.plaintext) });
-    res.json({ subject_id: e.subjectId, envelope: JSON.parse(e.envelopeJson) });
+    reply(res, encryptResponse, { subject_id: e.subjectId, envelope: JSON.parse(e.envelopeJson) });
   });
   r.post('/hsm/decrypt', async (req, res) => {
     const b = parseWith(decryptSchema, req.body, 'body');
     const p = await d.vault.decrypt({ tenantId: authOf(req).tenantId, envelopeJson: JSON.stringify(b.envelope) });
-    res.json({ subject_id: p.subjectId, plaintext: JSON.parse(p.plaintextJson) });
+    reply(res, decryptResponse, { subject_id: p.subjectId, plaintext: JSON.parse(p.plaintextJson) });
   });
   return r;
 }
 
-const p = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+const erased = errors[409]('subject erased (its key is destroyed)');
 addPaths({
   '/hsm/keys': {
-    post: { requestBody: jsonBody(createKeySchema), responses: { 201: { description: 'created {subject_id, key_id, algorithm, backend, status, created}' }, 200: { description: 'existed' }, 409: { description: 'subject erased' } } },
-    get: { responses: { 200: { description: '{keys: [{key_id, purpose, subject_id, algorithm, backend, status, created_at, destroyed_at}]}' } } },
+    post: { summary: 'Create (or return) the HSM key of a data subject', requestBody: jsonBody(createKeySchema), responses: { 201: response('created', keyResponse), 200: response('existed', keyResponse), 409: erased, 422: errors[422]() } },
+    get: { summary: 'HSM keys of the tenant', responses: { 200: response('keys', keysResponse) } },
   },
-  '/hsm/keys/{subject_id}/status': { get: { parameters: [p('subject_id')], responses: { 200: { description: '{subject_id, key_id, key_exists, status, erased}' }, 404: { description: 'unknown subject' } } } },
-  '/hsm/encrypt': { post: { requestBody: jsonBody(encryptSchema), responses: { 200: { description: '{subject_id, envelope: {"$pii": {...}}}' }, 409: { description: 'subject erased' } } } },
-  '/hsm/decrypt': { post: { requestBody: jsonBody(decryptSchema), responses: { 200: { description: '{subject_id, plaintext}' }, 409: { description: 'subject erased' }, 422: { description: 'envelope invalid' } } } },
+  '/hsm/keys/{subject_id}/status': { get: { parameters: [pathParam('subject_id')], responses: { 200: response('status', subjectKeyResponse), 404: errors[404]('unknown subject') } } },
+  '/hsm/encrypt': { post: { requestBody: jsonBody(encryptSchema), responses: { 200: response('the envelope', encryptResponse), 404: errors[404]('unknown subject'), 409: erased, 422: errors[422]() } } },
+  '/hsm/decrypt': { post: { requestBody: jsonBody(decryptSchema), responses: { 200: response('the plaintext', decryptResponse), 409: erased, 422: errors[422]('envelope invalid') } } },
 });

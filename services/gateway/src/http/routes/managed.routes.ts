@@ -10,7 +10,9 @@ import { NotFoundError } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths, jsonBody } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
+import { jsonRpcSchema, mcpTransportErrors } from '../../mcp/mcp.routes';
 import { isUuid, uuidParam } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -52,7 +54,93 @@ export const interruptSchema = z.object({ reason: z.string().min(1).max(1000), a
 
 const nullIfEmpty = (s: string) => s || null;
 
-export function presentConfig(c: managed.AgentConfig) {
+const configSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    name: z.string(),
+    anthropic_model: z.string(),
+    system_prompt: z.string().nullable(),
+    allowed_tools: z.array(z.string()),
+    require_human_approval: z.array(z.string()),
+    max_session_hours: z.number(),
+    max_daily_sessions: z.number().int().nullable(),
+    max_delegation_depth: z.number().int(),
+    governance_profile: z.record(z.string(), z.unknown()),
+    parent_agent_id: z.string().nullable(),
+    created_at: timestamp(),
+  })
+  .meta({ id: 'ManagedAgentConfig' });
+const configsResponse = z.object({ configs: z.array(configSchema), count: z.number().int() });
+const sessionSchema = z
+  .object({
+    session_id: z.string(),
+    anthropic_session_id: z.string(),
+    tenant_id: z.string(),
+    agent_id: z.string(),
+    status: z.string(),
+    system_prompt_hash: z.string(),
+    governance: z.string(),
+    mcp_server_url: z.string(),
+    created_at: timestamp(),
+  })
+  .meta({ id: 'ManagedSession' });
+const totalsShape = { total_governed_calls: z.number().int(), total_observed_calls: z.number().int(), total_denied: z.number().int(), total_pending: z.number().int() };
+const sessionsResponse = z.object({
+  sessions: z.array(z.object({ id: z.string(), agent_id: z.string(), status: z.string(), ...totalsShape, created_at: timestamp() })),
+  count: z.number().int(),
+});
+const statusResponse = z.object({
+  session_id: z.string(),
+  anthropic_session_id: z.string(),
+  agent_id: z.string(),
+  status: z.string(),
+  ...totalsShape,
+  system_prompt_hash: z.string(),
+  created_at: timestamp(),
+  ended_at: timestamp().nullable(),
+  end_reason: z.string().optional(),
+});
+const sessionAuditResponse = z.object({
+  session_id: z.string(),
+  records: z.array(
+    z.object({ action_id: z.string(), tool: z.string(), method: z.string(), decision: z.string(), source: z.string(), severity: z.string(), violations: z.array(z.string()), requested_at: timestamp() }),
+  ),
+  count: z.number().int(),
+});
+const interruptResponse = z.object({ status: z.string(), session_id: z.string(), reason: z.string(), interrupted_at: timestamp(), auto_triggered: z.boolean(), audit_action_id: z.string() });
+const complianceResponse = z.object({
+  session: z.object({ id: z.string(), agent_id: z.string(), status: z.string(), system_prompt_hash: z.string(), created_at: timestamp(), ended_at: timestamp().nullable(), duration_seconds: z.number() }),
+  governance_profile: z.object({ allowed_tools: z.array(z.string()), require_human_approval: z.array(z.string()) }),
+  summary: z.object({
+    total_events: z.number().int(),
+    governed_calls: z.number().int(),
+    observed_calls: z.number().int(),
+    denied: z.number().int(),
+    pending: z.number().int(),
+    anomalies_detected: z.number().int(),
+    denial_rate: z.string().meta({ description: 'percent, e.g. "12.5%"' }),
+    approvals_used: z.number().int(),
+  }),
+  timeline: z.array(z.object({ action_id: z.string(), tool: z.string(), decision: z.string(), source: z.string(), requested_at: timestamp() })),
+  agcs_controls: z.record(z.string(), z.string()),
+  generated_at: timestamp(),
+});
+const replayResponse = z.object({
+  session_id: z.string(),
+  total_replayed: z.number().int(),
+  consistent: z.number().int(),
+  changed: z.number().int(),
+  changes: z.array(z.object({ action_id: z.string(), tool: z.string(), original_decision: z.string(), replayed_decision: z.string(), new_violations: z.array(z.string()) })),
+});
+const consumersResponse = z.object({
+  consumers: z.array(
+    z.object({ session_id: z.string(), anthropic_session_id: z.string(), tenant_id: z.string(), agent_id: z.string(), status: z.string(), events_processed: z.number().int(), connected_since: timestamp().nullable() }),
+  ),
+  count: z.number().int(),
+});
+
+export function presentConfig(c: managed.AgentConfig): z.infer<typeof configSchema> {
   return {
     id: c.id,
     tenant_id: c.tenantId,
@@ -77,7 +165,7 @@ const totals = (s: managed.Session) => ({
   total_pending: s.totals?.pending ?? 0,
 });
 
-export function presentSession(s: managed.Session) {
+export function presentSession(s: managed.Session): z.infer<typeof sessionSchema> {
   return {
     session_id: s.sessionId,
     anthropic_session_id: s.anthropicSessionId,
@@ -120,17 +208,17 @@ export function managedRoutes(d: GatewayDeps): Router {
       governanceProfileJson: JSON.stringify(b.governance_profile ?? {}),
       parentAgentId: b.parent_agent_id ?? '',
     });
-    res.json(presentConfig(c));
+    reply(res, configSchema, presentConfig(c));
   });
 
   r.get('/managed/agents', async (req, res) => {
     const { configs } = await d.managed.listAgents({ tenantId: authOf(req).tenantId });
-    res.json({ configs: configs.map(presentConfig), count: configs.length });
+    reply(res, configsResponse, { configs: configs.map(presentConfig), count: configs.length });
   });
 
   r.get('/managed/agents/:config_id', async (req, res) => {
     const configId = uuidParam(req.params.config_id, 'Managed agent config');
-    res.json(presentConfig(await d.managed.getAgent({ tenantId: authOf(req).tenantId, configId })));
+    reply(res, configSchema, presentConfig(await d.managed.getAgent({ tenantId: authOf(req).tenantId, configId })));
   });
 
   r.post('/managed/sessions', async (req, res) => {
@@ -150,14 +238,14 @@ export function managedRoutes(d: GatewayDeps): Router {
       mcpBearer,
       mcpServerUrl: sessionMcpUrl(d.config.publicBaseUrl, sessionId),
     });
-    res.json(presentSession(s));
+    reply(res, sessionSchema, presentSession(s));
   });
 
   r.get('/managed/sessions', async (req, res) => {
     const q = parseWith(listQuery, req.query, 'query');
-    if (q.agent_id && !isUuid(q.agent_id)) return void res.json({ sessions: [], count: 0 });
+    if (q.agent_id && !isUuid(q.agent_id)) return void reply(res, sessionsResponse, { sessions: [], count: 0 });
     const { sessions } = await d.managed.listSessions({ tenantId: authOf(req).tenantId, status: q.status ?? '', agentId: q.agent_id ?? '' });
-    res.json({
+    reply(res, sessionsResponse, {
       sessions: sessions.map((s) => ({ id: s.sessionId, agent_id: s.agentId, status: s.status, ...totals(s), created_at: s.createdAt })),
       count: sessions.length,
     });
@@ -165,7 +253,7 @@ export function managedRoutes(d: GatewayDeps): Router {
 
   r.get('/managed/sessions/:session_id/status', async (req, res) => {
     const s = await d.managed.getSession({ tenantId: authOf(req).tenantId, sessionId: sessionParam(req) });
-    res.json({
+    reply(res, statusResponse, {
       session_id: s.sessionId,
       anthropic_session_id: s.anthropicSessionId,
       agent_id: s.agentId,
@@ -192,21 +280,21 @@ export function managedRoutes(d: GatewayDeps): Router {
       violations: x.violations,
       requested_at: x.requestedAt,
     }));
-    res.json({ session_id: sessionId, records, count: records.length });
+    reply(res, sessionAuditResponse, { session_id: sessionId, records, count: records.length });
   });
 
   r.post('/managed/sessions/:session_id/interrupt', async (req, res) => {
     const sessionId = sessionParam(req);
     const b = parseWith(interruptSchema, req.body, 'body');
     const x = await d.managed.interruptSession({ tenantId: authOf(req).tenantId, sessionId, reason: b.reason, autoTriggered: b.auto_triggered });
-    res.json({ status: x.status, session_id: x.sessionId, reason: x.reason, interrupted_at: x.interruptedAt, auto_triggered: x.autoTriggered, audit_action_id: x.auditActionId });
+    reply(res, interruptResponse, { status: x.status, session_id: x.sessionId, reason: x.reason, interrupted_at: x.interruptedAt, auto_triggered: x.autoTriggered, audit_action_id: x.auditActionId });
   });
 
   r.get('/managed/sessions/:session_id/compliance', async (req, res) => {
     const c = await d.managed.getSessionCompliance({ tenantId: authOf(req).tenantId, sessionId: sessionParam(req) });
     const s = c.session!;
     const m = c.summary!;
-    res.json({
+    reply(res, complianceResponse, {
       session: { id: s.id, agent_id: s.agentId, status: s.status, system_prompt_hash: s.systemPromptHash, created_at: s.createdAt, ended_at: nullIfEmpty(s.endedAt), duration_seconds: s.durationSeconds },
       governance_profile: { allowed_tools: c.allowedTools, require_human_approval: c.requireHumanApproval },
       summary: {
@@ -227,7 +315,7 @@ export function managedRoutes(d: GatewayDeps): Router {
 
   r.post('/managed/sessions/:session_id/replay', async (req, res) => {
     const x = await d.managed.replaySession({ tenantId: authOf(req).tenantId, sessionId: sessionParam(req) });
-    res.json({
+    reply(res, replayResponse, {
       session_id: x.sessionId,
       total_replayed: x.totalReplayed,
       consistent: x.consistent,
@@ -238,7 +326,7 @@ export function managedRoutes(d: GatewayDeps): Router {
 
   r.get('/managed/consumers', async (req, res) => {
     const { consumers } = await d.managed.listConsumers({ tenantId: authOf(req).tenantId });
-    res.json({
+    reply(res, consumersResponse, {
       consumers: consumers.map((c) => ({
         session_id: c.sessionId,
         anthropic_session_id: c.anthropicSessionId,
@@ -255,31 +343,29 @@ export function managedRoutes(d: GatewayDeps): Router {
   return r;
 }
 
-const sessionPath = [{ name: 'session_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }];
-const notFound = { description: 'unknown, or of another tenant' };
+const sessionPath = [pathParam('session_id', { type: 'string', format: 'uuid' })];
+const notFound = errors[404]('unknown, or of another tenant');
 
 addPaths({
   '/managed/agents': {
     post: {
       summary: 'Create a managed agent config (a root, or a delegate of parent_agent_id within every ancestor’s max_delegation_depth)',
       requestBody: jsonBody(managedAgentSchema),
-      responses: { 200: { description: 'the config: {id, tenant_id, name, anthropic_model, system_prompt, allowed_tools, require_human_approval, max_session_hours, max_daily_sessions, max_delegation_depth, governance_profile, parent_agent_id, created_at}' }, 401: { description: 'Invalid API key' }, 404: { description: 'parent_agent_id unknown' }, 422: { description: 'invalid field, or delegation too deep' } },
+      responses: { 200: response('the config', configSchema), 404: errors[404]('parent_agent_id unknown'), 422: errors[422]('invalid field, or delegation too deep') },
     },
-    get: { summary: 'The tenant’s managed agent configs', responses: { 200: { description: '{configs: [config], count}' } } },
+    get: { summary: 'The tenant’s managed agent configs', responses: { 200: response('configs', configsResponse) } },
   },
-  '/managed/agents/{config_id}': {
-    get: { parameters: [{ name: 'config_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }], responses: { 200: { description: 'the full config' }, 404: notFound } },
-  },
+  '/managed/agents/{config_id}': { get: { parameters: [pathParam('config_id', { type: 'string', format: 'uuid' })], responses: { 200: response('the full config', configSchema), 404: notFound } } },
   '/managed/sessions': {
     post: {
       summary: 'Start a governed session on the agent platform with this gateway as its remote MCP server (docs/managed.md)',
       requestBody: jsonBody(managedSessionSchema),
       responses: {
-        200: { description: '{session_id, anthropic_session_id, tenant_id, agent_id, status, system_prompt_hash, governance, mcp_server_url, created_at}' },
-        404: { description: 'agent config unknown' },
-        422: { description: 'invalid field' },
-        429: { description: 'concurrent, daily or per-agent session limit exceeded (Retry-After)' },
-        502: { description: 'policy engine or agent platform unreachable' },
+        200: response('the session', sessionSchema),
+        404: errors[404]('agent config unknown'),
+        422: errors[422](),
+        429: errors[429]('concurrent, daily or per-agent session limit exceeded (Retry-After)'),
+        502: errors[502]('policy engine or agent platform unreachable'),
       },
     },
     get: {
@@ -287,37 +373,37 @@ addPaths({
         { name: 'status', in: 'query', schema: { type: 'string', enum: [...SESSION_STATUSES] } },
         { name: 'agent_id', in: 'query', schema: { type: 'string' } },
       ],
-      responses: { 200: { description: '{sessions: [{id, agent_id, status, total_governed_calls, total_observed_calls, total_denied, total_pending, created_at}], count}' } },
+      responses: { 200: response('sessions', sessionsResponse), 422: errors[422]() },
     },
   },
-  '/managed/sessions/{session_id}/status': {
-    get: { parameters: sessionPath, responses: { 200: { description: 'session_id, anthropic_session_id, agent_id, status, the four totals (live from the audit log), system_prompt_hash, created_at, ended_at' }, 404: notFound } },
-  },
+  '/managed/sessions/{session_id}/status': { get: { parameters: sessionPath, responses: { 200: response('the session with its live totals', statusResponse), 404: notFound } } },
   '/managed/sessions/{session_id}/audit': {
     get: {
       parameters: [...sessionPath, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }],
-      responses: { 200: { description: '{session_id, records: [{action_id, tool, method, decision, source, severity, violations, requested_at}], count}, oldest first' }, 404: notFound },
+      responses: { 200: response('the session’s records, oldest first', sessionAuditResponse), 404: notFound, 422: errors[422]() },
     },
   },
   '/managed/sessions/{session_id}/interrupt': {
     post: {
       parameters: sessionPath,
       requestBody: jsonBody(interruptSchema),
-      responses: { 200: { description: '{status: interrupted, session_id, reason, interrupted_at, auto_triggered, audit_action_id}' }, 404: notFound, 409: { description: 'the session already ended' }, 422: { description: 'reason missing or longer than 1000' } },
+      responses: { 200: response('interrupted', interruptResponse), 404: notFound, 409: errors[409]('the session already ended'), 422: errors[422]('reason missing or longer than 1000') },
     },
   },
-  '/managed/sessions/{session_id}/compliance': {
-    get: { parameters: sessionPath, responses: { 200: { description: '{session, governance_profile, summary, timeline, agcs_controls, generated_at}' }, 404: notFound } },
-  },
-  '/managed/sessions/{session_id}/replay': {
-    post: { parameters: sessionPath, responses: { 200: { description: '{session_id, total_replayed, consistent, changed, changes: [{action_id, tool, original_decision, replayed_decision, new_violations}]}' }, 404: notFound } },
-  },
-  '/managed/consumers': { get: { responses: { 200: { description: '{consumers: [{session_id, anthropic_session_id, tenant_id, agent_id, status, events_processed, connected_since}], count}' } } } },
+  '/managed/sessions/{session_id}/compliance': { get: { parameters: sessionPath, responses: { 200: response('the compliance view', complianceResponse), 404: notFound } } },
+  '/managed/sessions/{session_id}/replay': { post: { parameters: sessionPath, responses: { 200: response('the replay', replayResponse), 404: notFound } } },
+  '/managed/consumers': { get: { responses: { 200: response('event consumers', consumersResponse) } } },
   '/mcp/server/sessions/{session_id}': {
     post: {
       summary: 'A managed session’s remote MCP server (Streamable HTTP): tools/list lists the config’s allowed_tools; tools/call runs the governance pipeline (source mcp_governed, require_human_approval patterns escalate)',
       parameters: sessionPath,
-      responses: { 200: { description: 'JSON-RPC response' }, 401: { description: 'Invalid API key' }, 403: { description: 'source not in MCP_IP_ALLOWLIST, or a token scoped to another session' }, 404: notFound, 409: { description: 'the session is not active' } },
+      responses: {
+        200: response('JSON-RPC response', jsonRpcSchema),
+        ...mcpTransportErrors,
+        403: errors[403]('source not in MCP_IP_ALLOWLIST, or a token scoped to another session'),
+        404: notFound,
+        409: errors[409]('the session is not active'),
+      },
     },
   },
 });

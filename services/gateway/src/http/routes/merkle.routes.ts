@@ -7,12 +7,42 @@ import type { merkle } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths } from '../../openapi/openapi';
+import { addPaths, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
+export const treeSchema = z
+  .object({
+    tree_index: z.number().int(),
+    merkle_root: z.string(),
+    record_count: z.number().int().meta({ description: 'leaves the cumulative root covers' }),
+    from_record_id: z.number().int().nullable(),
+    to_record_id: z.number().int().nullable(),
+    period_start: timestamp(),
+    period_end: timestamp(),
+    records_added: z.number().int(),
+    built_by: z.string(),
+  })
+  .meta({ id: 'MerkleTree', description: 'A tree head (RFC 9162, cumulative per tenant)' });
+const rootsResponse = z.object({ trees: z.array(treeSchema) });
+const proofResponse = z.object({
+  record_hash: z.string(),
+  merkle_root: z.string(),
+  proof: z.array(z.string()),
+  verified: z.boolean(),
+  record_id: z.number().int(),
+  leaf_index: z.number().int(),
+  leaf_hash: z.string(),
+  tree_index: z.number().int(),
+  tree_size: z.number().int(),
+  algorithm: z.string(),
+});
+const headSchema = z.object({ tree_index: z.number().int(), tree_size: z.number().int(), merkle_root: z.string() });
+const consistencyResponse = z.object({ tree_n: z.number().int(), tree_m: z.number().int(), first: headSchema, second: headSchema, proof: z.array(z.string()), verified: z.boolean(), algorithm: z.string() });
+
 /** A Merkle tree entry as the spec lists it (record_count = leaves the cumulative root covers). */
-export function presentTree(t: merkle.TreeHead) {
+export function presentTree(t: merkle.TreeHead): z.infer<typeof treeSchema> {
   return {
     tree_index: t.treeIndex,
     merkle_root: t.merkleRoot,
@@ -50,14 +80,14 @@ export function merkleRoutes(d: GatewayDeps): Router {
   });
   r.get('/audit/merkle/roots', async (req, res) => {
     const { trees } = await d.merkle.listTreeHeads({ tenantId: authOf(req).tenantId });
-    res.json({ trees: trees.map(presentTree) });
+    reply(res, rootsResponse, { trees: trees.map(presentTree) });
   });
 
   r.get('/audit/merkle/proof/:record_hash', async (req, res) => {
     const { tree_index } = parseWith(proofQuery, { tree_index: req.query.tree_index }, 'query');
     const p = await d.merkle.inclusionProof({ tenantId: authOf(req).tenantId, recordHash: String(req.params.record_hash), treeIndex: tree_index });
     const tree = p.tree!;
-    res.json({
+    reply(res, proofResponse, {
       record_hash: p.recordHash,
       merkle_root: tree.merkleRoot,
       proof: p.proof,
@@ -75,32 +105,28 @@ export function merkleRoutes(d: GatewayDeps): Router {
     const { tree_n, tree_m } = parseWith(consistencyParams, req.params, 'path');
     const p = await d.merkle.consistencyProof({ tenantId: authOf(req).tenantId, treeN: tree_n, treeM: tree_m });
     const head = (t: merkle.TreeHead) => ({ tree_index: t.treeIndex, tree_size: t.treeSize, merkle_root: t.merkleRoot });
-    res.json({ tree_n, tree_m, first: head(p.first!), second: head(p.second!), proof: p.proof, verified: p.verified, algorithm: 'RFC 9162 section 2.1.4' });
+    reply(res, consistencyResponse, { tree_n, tree_m, first: head(p.first!), second: head(p.second!), proof: p.proof, verified: p.verified, algorithm: 'RFC 9162 section 2.1.4' });
   });
   return r;
 }
 
-const ok = (description: string) => ({ description });
-const secured = [{ ApiKey: [] }, { Bearer: [] }];
 addPaths({
-  '/audit/merkle/roots': { get: { security: secured, summary: 'Merkle tree heads (RFC 9162, cumulative per tenant)', responses: { 200: ok('{trees: [Merkle tree entry]}') } } },
+  '/audit/merkle/roots': { get: { summary: 'Merkle tree heads (RFC 9162, cumulative per tenant)', responses: { 200: response('tree heads', rootsResponse) } } },
   '/audit/merkle/proof/{record_hash}': {
     get: {
-      security: secured,
-      summary: 'Inclusion proof of a record in the latest tree head',
+      summary: 'Inclusion proof of a record in the latest tree head (or the one given)',
       parameters: [
-        { name: 'record_hash', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' } },
+        pathParam('record_hash', { type: 'string', pattern: '^[0-9a-fA-F]{64}$' }),
         { name: 'tree_index', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'prove against this tree head (e.g. an anchored one) instead of the latest' },
       ],
-      responses: { 200: ok('{record_hash, merkle_root, proof, verified, leaf_index, tree_index, tree_size}'), 404: ok('unknown record'), 409: ok('not in a tree yet'), 422: ok('not a SHA-256 hex') },
+      responses: { 200: response('the proof', proofResponse), 404: errors[404]('unknown record'), 409: errors[409]('not in a tree yet'), 422: errors[422]('not a SHA-256 hex') },
     },
   },
   '/audit/merkle/consistency/{tree_n}/{tree_m}': {
     get: {
-      security: secured,
       summary: 'RFC 9162 consistency proof: tree_n is a prefix of tree_m',
-      parameters: ['tree_n', 'tree_m'].map((name) => ({ name, in: 'path', required: true, schema: { type: 'integer', minimum: 0 } })),
-      responses: { 200: ok('{tree_n, tree_m, first: {tree_index, tree_size, merkle_root}, second: {...}, proof, verified}'), 404: ok('unknown tree head'), 422: ok('bad indexes') },
+      parameters: ['tree_n', 'tree_m'].map((name) => pathParam(name, { type: 'integer', minimum: 0 })),
+      responses: { 200: response('the proof', consistencyResponse), 404: errors[404]('unknown tree head'), 422: errors[422]('bad indexes') },
     },
   },
 });

@@ -7,14 +7,33 @@ import { NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid } from '../params';
+import { settingsPatchSchema } from '../../tenants/settings.schema';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
 const uuid = z.string().refine(isUuid, 'must be a UUID (an action_id returned by POST /mcp/tools/call)');
 export const replaySchema = z.object({ action_id: uuid }).strict();
-export const replayBulkSchema = z.object({ action_ids: z.array(uuid).min(1).max(1000) }).strict();
+/** A policy change not saved yet, as PATCH /dashboard/settings takes it: replay shows what it would decide. */
+const candidateSchema = settingsPatchSchema
+  .pick({ policy_template: true, policy_config: true, custom_policy: true })
+  .strict()
+  .meta({ description: 'replay under this policy instead of the active one, without saving it (same checks as PATCH /dashboard/settings)' });
+export const replayBulkSchema = z.object({ action_ids: z.array(uuid).min(1).max(1000), candidate: candidateSchema.optional() }).strict();
+
+function candidateOf(c: z.infer<typeof candidateSchema> | undefined): policy.SetTenantPolicyRequest | undefined {
+  if (!c) return undefined;
+  return {
+    tenantId: '',
+    policyTemplate: c.policy_template ?? '',
+    policyConfigJson: c.policy_config !== undefined ? JSON.stringify(c.policy_config) : '',
+    hasPolicyConfig: c.policy_config !== undefined,
+    customPolicy: c.custom_policy ?? '',
+    hasCustomPolicy: c.custom_policy !== undefined,
+  };
+}
 
 const AGENT_ID = /^[a-zA-Z0-9._-]{1,256}$/;
 function agentParam(value: string | undefined): string {
@@ -22,7 +41,47 @@ function agentParam(value: string | undefined): string {
   return value;
 }
 
-function presentReplay(r: policy.ReplayResult) {
+const templatesResponse = z.object({
+  templates: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      parameters: z.array(z.object({ name: z.string(), type: z.string(), default: z.unknown().optional(), description: z.string() })),
+    }),
+  ),
+});
+const rulesResponse = z.object({
+  policy_template: z.string(),
+  bundle_revision: z.string(),
+  rules: z.array(z.object({ id: z.string(), kind: z.string().meta({ description: 'violation | approval' }), trigger: z.string(), severity: z.string() })),
+});
+const bundleResponse = z.object({ bundle: z.literal('gateway'), revision: z.string(), hash: z.string(), hash_algorithm: z.literal('sha256'), policy_template: z.string(), activated_at: timestamp().nullable() });
+const replayResultSchema = z
+  .object({
+    action_id: z.string(),
+    tool: z.string(),
+    original_decision: z.string(),
+    replay_decision: z.string(),
+    consistent: z.boolean(),
+    original_violations: z.array(z.string()),
+    replay_violations: z.array(z.string()),
+    original_bundle_revision: z.string(),
+    replay_bundle_revision: z.string(),
+    erased_subjects: z.array(z.string()).optional(),
+  })
+  .meta({ id: 'ReplayResult' });
+const replayBulkResponse = z.object({
+  total: z.number().int(),
+  replayed: z.number().int(),
+  consistent_count: z.number().int(),
+  changed_count: z.number().int(),
+  not_found: z.array(z.string()),
+  results: z.array(replayResultSchema),
+});
+const anomalyResponse = z.object({ agent_id: z.string(), anomaly_score: z.number(), factors: z.record(z.string(), z.unknown()), updated_at: timestamp().nullable() });
+const clearedResponse = z.object({ agent_id: z.string(), cleared: z.boolean(), keys_removed: z.number().int(), anomaly_score_kept: z.boolean() });
+
+function presentReplay(r: policy.ReplayResult): z.infer<typeof replayResultSchema> {
   return {
     action_id: r.actionId,
     tool: r.tool,
@@ -38,7 +97,7 @@ function presentReplay(r: policy.ReplayResult) {
 }
 
 function presentBundle(b: policy.BundleStatus) {
-  return { revision: b.revision, hash: b.hash, hash_algorithm: 'sha256', policy_template: b.policyTemplate, activated_at: b.activatedAt || null };
+  return { revision: b.revision, hash: b.hash, hash_algorithm: 'sha256' as const, policy_template: b.policyTemplate, activated_at: b.activatedAt || null };
 }
 
 export function policyRoutes(d: GatewayDeps): Router {
@@ -46,7 +105,7 @@ export function policyRoutes(d: GatewayDeps): Router {
 
   r.get('/policy/templates', async (_req, res) => {
     const { templates } = await d.policy.listTemplates({});
-    res.json({
+    reply(res, templatesResponse, {
       templates: templates.map((t) => ({
         name: t.name,
         description: t.description,
@@ -58,28 +117,28 @@ export function policyRoutes(d: GatewayDeps): Router {
   r.get('/policy/rules', async (req, res) => {
     const { tenantId } = authOf(req);
     const out = await d.policy.listRules({ tenantId });
-    res.json({ policy_template: out.policyTemplate, bundle_revision: out.bundleRevision, rules: out.rules.map((x) => ({ id: x.id, kind: x.kind, trigger: x.trigger, severity: x.severity })) });
+    reply(res, rulesResponse, { policy_template: out.policyTemplate, bundle_revision: out.bundleRevision, rules: out.rules.map((x) => ({ id: x.id, kind: x.kind, trigger: x.trigger, severity: x.severity })) });
   });
 
   r.get('/bundles/gateway/status', async (req, res) => {
     const { tenantId } = authOf(req);
-    res.json({ bundle: 'gateway', ...presentBundle(await d.policy.getBundleStatus({ tenantId })) });
+    reply(res, bundleResponse, { bundle: 'gateway' as const, ...presentBundle(await d.policy.getBundleStatus({ tenantId })) });
   });
 
   r.post('/audit/replay', async (req, res) => {
     const { tenantId } = authOf(req);
     const { action_id } = parseWith(replaySchema, req.body, 'body');
-    const [result] = (await d.policy.replay({ tenantId, actionIds: [action_id.toLowerCase()] })).results;
+    const [result] = (await d.policy.replay({ tenantId, actionIds: [action_id.toLowerCase()], candidate: undefined })).results;
     if (!result?.found) throw new NotFoundError('Action not found (or decided before the policy: gateway constraint or failure mode)');
-    res.json(presentReplay(result));
+    reply(res, replayResultSchema, presentReplay(result));
   });
 
   r.post('/audit/replay-bulk', async (req, res) => {
     const { tenantId } = authOf(req);
-    const { action_ids } = parseWith(replayBulkSchema, req.body, 'body');
-    const { results } = await d.policy.replay({ tenantId, actionIds: action_ids.map((a) => a.toLowerCase()) });
+    const { action_ids, candidate } = parseWith(replayBulkSchema, req.body, 'body');
+    const { results } = await d.policy.replay({ tenantId, actionIds: action_ids.map((a) => a.toLowerCase()), candidate: candidateOf(candidate) });
     const found = results.filter((x) => x.found);
-    res.json({
+    reply(res, replayBulkResponse, {
       total: results.length,
       replayed: found.length,
       consistent_count: found.filter((x) => x.consistent).length,
@@ -93,71 +152,44 @@ export function policyRoutes(d: GatewayDeps): Router {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
     const a = await d.policy.getAnomalyScore({ tenantId, agentId });
-    res.json({ agent_id: agentId, anomaly_score: a.anomalyScore, factors: JSON.parse(a.factorsJson || '{}'), updated_at: a.updatedAt || null });
+    reply(res, anomalyResponse, { agent_id: agentId, anomaly_score: a.anomalyScore, factors: JSON.parse(a.factorsJson || '{}'), updated_at: a.updatedAt || null });
   });
 
   r.delete('/agents/:agent_id/history', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
     const c = await d.policy.clearAgentHistory({ tenantId, agentId });
-    res.json({ agent_id: agentId, cleared: c.cleared, keys_removed: c.keysRemoved, anomaly_score_kept: false });
+    reply(res, clearedResponse, { agent_id: agentId, cleared: c.cleared, keys_removed: c.keysRemoved, anomaly_score_kept: false });
   });
 
   r.delete('/agents/:agent_id/counters', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
     const c = await d.policy.clearAgentCounters({ tenantId, agentId });
-    res.json({ agent_id: agentId, cleared: c.cleared, keys_removed: c.keysRemoved, anomaly_score_kept: true });
+    reply(res, clearedResponse, { agent_id: agentId, cleared: c.cleared, keys_removed: c.keysRemoved, anomaly_score_kept: true });
   });
 
   return r;
 }
 
-const ok = (description: string) => ({ description });
-const json = (schema: z.ZodType) => ({ 'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } });
-const agentPath = [{ name: 'agent_id', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-zA-Z0-9._-]+$', maxLength: 256 } }];
+const agentPath = [pathParam('agent_id', { type: 'string', pattern: '^[a-zA-Z0-9._-]+$', maxLength: 256 })];
+const unknownAgent = errors[404]('not a valid agent id');
 
 addPaths({
-  '/policy/templates': {
-    get: {
-      summary: 'Policy templates with their parameters, types and defaults',
-      responses: { 200: ok('{templates: [{name, description, parameters: [{name, type, default, description}]}]}') },
-    },
-  },
-  '/policy/rules': {
-    get: {
-      summary: "The active rules of the caller's policy",
-      responses: { 200: ok('{policy_template, bundle_revision, rules: [{id, kind (violation|approval), trigger, severity}]}') },
-    },
-  },
-  '/bundles/gateway/status': {
-    get: { summary: 'Current policy bundle revision and hash', responses: { 200: ok('{bundle, revision, hash, hash_algorithm, policy_template, activated_at}') } },
-  },
+  '/policy/templates': { get: { summary: 'Policy templates with their parameters, types and defaults', responses: { 200: response('templates', templatesResponse) } } },
+  '/policy/rules': { get: { summary: "The active rules of the caller's policy", responses: { 200: response('rules', rulesResponse) } } },
+  '/bundles/gateway/status': { get: { summary: 'Current policy bundle revision and hash', responses: { 200: response('bundle status', bundleResponse) } } },
   '/audit/replay': {
     post: {
       summary: 'Re-evaluate a stored action under the current policy',
-      requestBody: { required: true, content: json(replaySchema) },
-      responses: {
-        200: ok('{action_id, tool, original_decision, replay_decision, consistent, original_violations, replay_violations, original_bundle_revision, replay_bundle_revision}'),
-        404: ok('unknown action (or one decided before the policy)'),
-        422: ok('validation error'),
-      },
+      requestBody: jsonBody(replaySchema),
+      responses: { 200: response('the replay', replayResultSchema), 404: errors[404]('unknown action (or one decided before the policy)'), 422: errors[422]() },
     },
   },
   '/audit/replay-bulk': {
-    post: {
-      summary: 'Re-evaluate up to 1000 stored actions under the current policy',
-      requestBody: { required: true, content: json(replayBulkSchema) },
-      responses: { 200: ok('{total, replayed, consistent_count, changed_count, not_found: [action_id], results: [replay result]}'), 422: ok('validation error') },
-    },
+    post: { summary: 'Re-evaluate up to 1000 stored actions under the current policy, or under a candidate policy before it is saved', requestBody: jsonBody(replayBulkSchema), responses: { 200: response('the replays', replayBulkResponse), 422: errors[422]() } },
   },
-  '/agents/{agent_id}/anomaly_score': {
-    get: { summary: 'Current anomaly score of an agent (0-1) and its factors', parameters: agentPath, responses: { 200: ok('{agent_id, anomaly_score, factors, updated_at}') } },
-  },
-  '/agents/{agent_id}/history': {
-    delete: { summary: 'Clear the behavioral history of an agent (counters and anomaly score)', parameters: agentPath, responses: { 200: ok('{agent_id, cleared, keys_removed, anomaly_score_kept: false}') } },
-  },
-  '/agents/{agent_id}/counters': {
-    delete: { summary: 'Clear the counters and actions of an agent, keeping its anomaly score', parameters: agentPath, responses: { 200: ok('{agent_id, cleared, keys_removed, anomaly_score_kept: true}') } },
-  },
+  '/agents/{agent_id}/anomaly_score': { get: { summary: 'Current anomaly score of an agent (0-1) and its factors', parameters: agentPath, responses: { 200: response('score', anomalyResponse), 404: unknownAgent } } },
+  '/agents/{agent_id}/history': { delete: { summary: 'Clear the behavioral history of an agent (counters and anomaly score)', parameters: agentPath, responses: { 200: response('cleared', clearedResponse), 404: unknownAgent } } },
+  '/agents/{agent_id}/counters': { delete: { summary: 'Clear the counters and actions of an agent, keeping its anomaly score', parameters: agentPath, responses: { 200: response('cleared', clearedResponse), 404: unknownAgent } } },
 });

@@ -1,22 +1,48 @@
 /** GET/PATCH (and POST, as one guide uses) /api/dashboard/settings. */
 import { Router } from 'express';
+import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { settingsPatchSchema } from '../../tenants/settings.schema';
+import { addPaths, jsonBody } from '../../openapi/openapi';
+import { errors, reply, response } from '../../openapi/schema';
+import { settingsPatchSchema, settingsViewSchema } from '../../tenants/settings.schema';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
+
+const settingsResponse = settingsViewSchema.extend({ tenant_id: z.string(), api_key_prefix: z.string().optional() }).meta({ id: 'TenantSettings' });
+const updatedResponse = settingsViewSchema.extend({
+  tenant_id: z.string(),
+  webhook_secret: z.string().optional().meta({ description: 'only in the answer that saved webhook settings (generated when a URL is set without one)' }),
+});
 
 export function settingsRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.get('/dashboard/settings', async (req, res) => {
     const { tenantId } = authOf(req);
-    res.json({ tenant_id: tenantId, api_key_prefix: await d.apiKeys.activePrefix(tenantId), ...(await d.settings.view(tenantId)) });
+    reply(res, settingsResponse, { tenant_id: tenantId, api_key_prefix: await d.apiKeys.activePrefix(tenantId), ...(await d.settings.view(tenantId)) });
   });
   const update = async (req: import('express').Request, res: import('express').Response) => {
     const { tenantId } = authOf(req);
     const patch = parseWith(settingsPatchSchema, req.body, 'body');
-    res.json({ tenant_id: tenantId, ...(await d.settings.update(tenantId, patch)) });
+    reply(res, updatedResponse, { tenant_id: tenantId, ...(await d.settings.update(tenantId, patch)) });
   };
   r.patch('/dashboard/settings', update);
   r.post('/dashboard/settings', update);
   return r;
 }
+
+const patchOp = (summary: string) => ({
+  summary,
+  requestBody: jsonBody(settingsPatchSchema),
+  responses: {
+    200: response('the updated settings', updatedResponse),
+    409: errors[409]('public_dashboard.slug taken by another tenant'),
+    422: errors[422]('invalid key or value (a custom policy that does not compile names its line)'),
+  },
+});
+addPaths({
+  '/dashboard/settings': {
+    get: { summary: 'The tenant’s settings (secrets never included)', responses: { 200: response('settings', settingsResponse) } },
+    patch: patchOp('Change any settings keys'),
+    post: patchOp('Same as PATCH (one guide uses POST)'),
+  },
+});

@@ -1,13 +1,30 @@
 /** Public system endpoints: health, Prometheus metrics (internal network only), the OpenAPI document. */
 import { Router } from 'express';
+import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { openApiDocument } from '../../openapi/openapi';
+import { addPaths, openApiDocument } from '../../openapi/openapi';
+import { reply, response, timestamp } from '../../openapi/schema';
+
+const check = z.string().meta({ description: 'ok, or what failed' });
+const healthSchema = z
+  .looseObject({
+    status: z.enum(['healthy', 'degraded', 'unhealthy']),
+    redis: check,
+    postgres: check,
+    nats: check,
+    services: z.record(z.string(), check),
+    blockchain: z.looseObject({ status: z.string() }),
+    merkle: z.looseObject({ status: z.string() }),
+    hsm: z.looseObject({ status: z.string() }).optional(),
+    checked_at: timestamp(),
+  })
+  .meta({ id: 'Health', description: 'Stores, services and the blockchain, Merkle and HSM sections (each with a status; more fields per section)' });
 
 export function systemRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.get('/health', async (_req, res) => {
-    const report = await d.health.report();
-    res.status(report.status === 'unhealthy' ? 503 : 200).json(report);
+    const report = (await d.health.report()) as z.infer<typeof healthSchema>;
+    reply(res, healthSchema, report, report.status === 'unhealthy' ? 503 : 200);
   });
   r.get('/metrics', async (_req, res) => {
     res.type(d.registry.contentType).send(await d.registry.metrics());
@@ -17,3 +34,9 @@ export function systemRoutes(d: GatewayDeps): Router {
   });
   return r;
 }
+
+addPaths({
+  '/health': { get: { security: [], summary: 'Gateway health including stores, services, blockchain and Merkle status', responses: { 200: response('healthy or degraded', healthSchema), 503: response('unhealthy (a store is down)', healthSchema) } } },
+  '/metrics': { get: { security: [], summary: 'Prometheus metrics (internal network only)', responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+  '/openapi.json': { get: { security: [], summary: 'This document (OpenAPI 3.1.0)', responses: { 200: { description: 'the OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } } } } },
+});

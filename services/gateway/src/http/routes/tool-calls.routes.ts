@@ -1,14 +1,38 @@
 /** POST /api/mcp/tools/call: the governed tool call (pipeline in pipeline/tool-call.pipeline.ts). */
 import { Router } from 'express';
+import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
+import { addPaths, jsonBody } from '../../openapi/openapi';
+import { errors, response } from '../../openapi/schema';
 import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
 import type { ToolCallOutcome } from '../../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../../pipeline/tool-call.schema';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
+const latencySchema = z.object({ opa_eval_ms: z.number(), hsm_fetch_ms: z.number(), execution_ms: z.number(), total_ms: z.number() });
+export const executionResultSchema = z
+  .object({ status_code: z.number().int(), body: z.unknown() })
+  .meta({ id: 'ExecutionResult', description: 'what the upstream tool answered when the gateway brokered the call with its HSM-held credential' });
+
+export const allowedSchema = z.object({
+  status: z.literal('allowed'),
+  action_id: z.string(),
+  execution_mode: z.enum(['agent_direct', 'gateway_brokered']),
+  execution_result: executionResultSchema.optional(),
+  latency: latencySchema.optional(),
+  violations: z.array(z.string()).optional().meta({ description: 'present when the policy allowed with (low severity) violations' }),
+  severity: z.string().optional(),
+});
+export const pendingSchema = z.object({ status: z.literal('pending_approval'), action_id: z.string(), message: z.string() });
+export const denialSchema = z
+  .object({ detail: z.object({ action_id: z.string(), violations: z.array(z.string()), severity: z.string(), alert_tier: z.string() }) })
+  .meta({ id: 'PolicyDenial' });
+
+type HttpOutcome = { status: 200; body: z.infer<typeof allowedSchema> } | { status: 202; body: z.infer<typeof pendingSchema> } | { status: 403; body: z.infer<typeof denialSchema> };
+
 /** The spec's HTTP shape of an outcome: 200 allowed, 202 pending_approval, 403 denial. */
-export function outcomeToHttp(o: ToolCallOutcome): { status: number; body: unknown } {
+export function outcomeToHttp(o: ToolCallOutcome): HttpOutcome {
   if (o.kind === 'allowed') {
     return {
       status: 200,
@@ -28,11 +52,11 @@ export function outcomeToHttp(o: ToolCallOutcome): { status: number; body: unkno
 export function toolCallRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.post('/mcp/tools/call', async (req, res) => {
-    const { tenantId } = authOf(req);
+    const { tenantId, keyHash, keyScope } = authOf(req);
     const call = parseWith(toolCallSchema, req.body, 'body');
     const settings = await d.settings.stored(tenantId);
     const timings: Record<string, number> = {};
-    const outcome = await d.pipeline.run({ tenantId, settings, timings }, call);
+    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent' }, call);
     const { status, body } = outcomeToHttp(outcome);
     // where the time went, per pipeline step (W3C Server-Timing; durations in ms)
     observePipelineSteps(d.registry, timings);
@@ -41,3 +65,20 @@ export function toolCallRoutes(d: GatewayDeps): Router {
   });
   return r;
 }
+
+addPaths({
+  '/mcp/tools/call': {
+    post: {
+      summary: 'Submit a tool call for governance',
+      requestBody: jsonBody(toolCallSchema),
+      responses: {
+        200: response('allowed by the policy (executed by the gateway when a credential is registered for the tool)', allowedSchema),
+        202: response('queued for human approval', pendingSchema),
+        403: response('denied by the policy', denialSchema),
+        422: errors[422](),
+        429: errors[429]('tenant rate limit exceeded: {error: rate_limit_exceeded, tenant_id, rate_limit_rps, rate_limit_burst}'),
+        502: errors[502]('policy engine unreachable (fail-closed)'),
+      },
+    },
+  },
+});

@@ -12,7 +12,8 @@ import type { webhook } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths } from '../../openapi/openapi';
+import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid, uuidParam } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -29,14 +30,35 @@ const listQuery = z.object({
 
 const testBody = z.object({ event: z.enum(TEST_DELIVERY_EVENTS).default('webhook.test') }).strict();
 
+export const deliverySchema = z
+  .object({
+    delivery_id: z.string(),
+    event: z.string(),
+    action_id: z.string().nullable(),
+    url: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.number().int(),
+    test: z.boolean(),
+    created_at: timestamp(),
+    next_attempt_at: timestamp().nullable(),
+    completed_at: timestamp().nullable(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    attempt_log: z.array(
+      z.object({ attempt: z.number().int(), started_at: timestamp(), duration_ms: z.number(), status_code: z.number().int().nullable(), outcome: z.string(), error: z.string().nullable() }),
+    ),
+  })
+  .meta({ id: 'WebhookDelivery' });
+const deliveriesResponse = z.object({ deliveries: z.array(deliverySchema), count: z.number().int() });
+
 /** A delivery as the API shows it. */
-export function presentDelivery(d: webhook.Delivery) {
+export function presentDelivery(d: webhook.Delivery): z.infer<typeof deliverySchema> {
   return {
     delivery_id: d.deliveryId,
     event: d.event,
     action_id: d.actionId || null,
     url: d.url,
-    status: d.status,
+    status: d.status as (typeof DELIVERY_STATUSES)[number],
     attempts: d.attempts,
     test: d.test,
     created_at: d.createdAt,
@@ -66,21 +88,18 @@ export function webhookRoutes(d: GatewayDeps): Router {
       actionId: q.action_id ?? '',
       event: q.event ?? '',
     });
-    res.json({ deliveries: deliveries.map(presentDelivery), count: deliveries.length });
+    reply(res, deliveriesResponse, { deliveries: deliveries.map(presentDelivery), count: deliveries.length });
   });
   r.get('/webhooks/deliveries/:delivery_id', async (req, res) => {
     const id = uuidParam(req.params.delivery_id, 'Webhook delivery');
-    res.json(presentDelivery(await d.webhook.getDelivery({ tenantId: authOf(req).tenantId, deliveryId: id })));
+    reply(res, deliverySchema, presentDelivery(await d.webhook.getDelivery({ tenantId: authOf(req).tenantId, deliveryId: id })));
   });
   r.post('/webhooks/test', async (req, res) => {
     const body = parseWith(testBody, req.body ?? {}, 'body');
-    res.json(presentDelivery(await d.webhook.testDelivery({ tenantId: authOf(req).tenantId, event: body.event })));
+    reply(res, deliverySchema, presentDelivery(await d.webhook.testDelivery({ tenantId: authOf(req).tenantId, event: body.event })));
   });
   return r;
 }
-
-const deliveryShape =
-  '{delivery_id, event, action_id, url, status (pending|delivered|failed), attempts, test, created_at, next_attempt_at, completed_at, last_status_code, last_error, attempt_log: [{attempt, started_at, duration_ms, status_code, outcome, error}]}';
 
 addPaths({
   '/webhooks/deliveries': {
@@ -92,24 +111,21 @@ addPaths({
         { name: 'action_id', in: 'query', schema: { type: 'string' } },
         { name: 'event', in: 'query', schema: { type: 'string' } },
       ],
-      responses: { 200: { description: `{deliveries: [${deliveryShape}], count}` }, 422: { description: 'invalid query parameter' } },
+      responses: { 200: response('deliveries', deliveriesResponse), 422: errors[422]('invalid query parameter') },
     },
   },
   '/webhooks/deliveries/{delivery_id}': {
-    get: {
-      parameters: [{ name: 'delivery_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-      responses: { 200: { description: deliveryShape }, 404: { description: 'unknown or another tenant’s delivery' } },
-    },
+    get: { parameters: [pathParam('delivery_id', { type: 'string', format: 'uuid' })], responses: { 200: response('the delivery with every attempt', deliverySchema), 404: errors[404]('unknown or another tenant’s delivery') } },
   },
   '/webhooks/test': {
     post: {
       summary: 'Send a signed sample event to the configured webhook_url now; answers after attempt 1',
-      requestBody: { required: false, content: { 'application/json': { schema: z.toJSONSchema(testBody, { io: 'input' }) } } },
+      requestBody: optionalJsonBody(testBody),
       responses: {
-        200: { description: `the delivery: ${deliveryShape}` },
-        409: { description: 'no webhook_url configured' },
-        422: { description: 'unknown event' },
-        502: { description: 'webhook service unreachable' },
+        200: response('the delivery', deliverySchema),
+        409: errors[409]('no webhook_url configured'),
+        422: errors[422]('unknown event'),
+        502: errors[502]('webhook service unreachable'),
       },
     },
   },

@@ -1,0 +1,115 @@
+/** The console: app shell, navigation, and which page a path shows. */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ok } from './lib/api';
+import { navigate, onLinkClick, usePath } from './lib/router';
+import { session } from './lib/session';
+import type { LoginResult, Me } from './lib/wire';
+import { Alert } from './lib/ui';
+import { SignIn, SignUp } from './pages/auth';
+import { Approvals } from './pages/approvals';
+import { Audit } from './pages/audit';
+import { Policy } from './pages/policy';
+import { SettingsPage } from './pages/settings';
+import { Sessions } from './pages/sessions';
+import { PublicDashboard, Transparency } from './pages/public';
+import './styles.css';
+
+const NAV = [
+  { path: '/approvals', label: 'Approvals' },
+  { path: '/audit', label: 'Audit' },
+  { path: '/policy', label: 'Policy' },
+  { path: '/settings', label: 'Settings' },
+  { path: '/sessions', label: 'Managed sessions' },
+];
+
+function useSession() {
+  const [, setTick] = useState(0);
+  useEffect(() => session.subscribe(() => setTick((t) => t + 1)), []);
+  return session;
+}
+
+/** GitHub sign-in comes back to the console with the token in the URL fragment (OAUTH_REDIRECT_URL). */
+function takeTokenFromFragment(): void {
+  if (!location.hash.includes('access_token=')) return;
+  const p = new URLSearchParams(location.hash.slice(1));
+  const token = p.get('access_token');
+  if (token) session.start(token, Number(p.get('expires_in') ?? 3600));
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+function Shell() {
+  const path = usePath();
+  const s = useSession();
+  const [me, setMe] = useState<Me | null>(null);
+  const [menuOpen, setMenuOpen] = useState(false);
+
+  useEffect(() => {
+    if (!s.token) return setMe(null);
+    api.GET('/auth/me').then((r) => setMe(ok(r) as Me), () => setMe(null));
+  }, [s.token]);
+  useEffect(() => setMenuOpen(false), [path]);
+
+  const isPublic = path.startsWith('/public/') || path.startsWith('/transparency');
+  const isAuthPage = path === '/signin' || path === '/signup';
+  useEffect(() => {
+    if (!s.token && !isPublic && !isAuthPage) navigate('/signin', true);
+    if (s.token && (isAuthPage || path === '/')) navigate('/approvals', true);
+  }, [s.token, path]);
+
+  let page;
+  if (path.startsWith('/public/')) page = <PublicDashboard slug={decodeURIComponent(path.slice('/public/'.length))} />;
+  else if (path.startsWith('/transparency')) page = <Transparency tenantId={path.split('/')[2]} />;
+  else if (path === '/signup') page = <SignUp />;
+  else if (!s.token) page = <SignIn reason={s.reason} />;
+  else if (path.startsWith('/approvals')) page = <Approvals me={me} />;
+  else if (path.startsWith('/audit')) page = <Audit me={me} />;
+  else if (path.startsWith('/policy')) page = <Policy />;
+  else if (path.startsWith('/settings')) page = <SettingsPage />;
+  else if (path.startsWith('/sessions')) page = <Sessions />;
+  else page = <Alert kind="warn">No page at {path}.</Alert>;
+
+  return (
+    <div class="shell" onClick={onLinkClick}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={s.token ? '/approvals' : '/signin'}>
+          <span aria-hidden="true">◆</span> Governance Console
+        </a>
+        {s.token && (
+          <>
+            <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen(!menuOpen)}>
+              Menu
+            </button>
+            <nav id="nav" aria-label="Main" class={menuOpen ? 'open' : ''}>
+              <ul>
+                {NAV.map((n) => (
+                  <li key={n.path}>
+                    <a href={n.path} aria-current={path.startsWith(n.path) ? 'page' : undefined}>
+                      {n.label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+              <div class="who">
+                <span title={me?.tenant_id}>{me ? `${me.email ?? 'API key'} · ${me.tenant_name ?? ''}` : ''}</span>
+                <button type="button" class="secondary" onClick={() => s.end('You have signed out.')}>
+                  Sign out
+                </button>
+              </div>
+            </nav>
+          </>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+    </div>
+  );
+}
+
+export type { LoginResult };
+takeTokenFromFragment();
+render(<Shell />, document.getElementById('app')!);

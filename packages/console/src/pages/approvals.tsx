@@ -1,0 +1,178 @@
+/**
+ * Approvals inbox: the tenant's pending actions, newest first, refreshed by a short poll every 3 s
+ * (docs/console.md: why not SSE), approve / reject with a note; history tab with who decided and why.
+ * Parameters are shown as stored: personal data stays the vault's encrypted envelope, never decrypted.
+ */
+import { useState } from 'preact/hooks';
+import { api, messageOf, ok } from '../lib/api';
+import { Alert, Badge, Json, Tabs, Time, useData } from '../lib/ui';
+import type { ApprovalItem, HistoryItem, Me } from '../lib/wire';
+
+export const INBOX_POLL_MS = 3000;
+
+async function anomalyScores(agents: string[]): Promise<Record<string, number | null>> {
+  const out: Record<string, number | null> = {};
+  await Promise.all(
+    agents.map(async (a) => {
+      try {
+        const r = ok(await api.GET('/agents/{agent_id}/anomaly_score', { params: { path: { agent_id: a } } })) as { anomaly_score: number };
+        out[a] = r.anomaly_score;
+      } catch {
+        out[a] = null;
+      }
+    }),
+  );
+  return out;
+}
+
+function Pending() {
+  const [notes, setNotes] = useState<Record<string, string>>({});
+  const [flash, setFlash] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const { data, error, reload } = useData(
+    async () => {
+      const { pending } = ok(await api.GET('/approvals')) as { pending: ApprovalItem[] };
+      const items = [...pending].sort((a, b) => b.queued_at.localeCompare(a.queued_at));
+      return { items, scores: await anomalyScores([...new Set(items.map((i) => i.agent_id))]), at: Date.now() };
+    },
+    [],
+    INBOX_POLL_MS,
+  );
+  const decide = async (item: ApprovalItem, verdict: 'approve' | 'reject') => {
+    const note = notes[item.action_id]?.trim() || undefined;
+    try {
+      const path = verdict === 'approve' ? '/approve/{action_id}' : '/reject/{action_id}';
+      ok(await api.POST(path, { params: { path: { action_id: item.action_id } }, body: (note ? { note } : {}) as never }));
+      setFlash({ kind: 'ok', text: `${item.tool}.${item.method} (${item.action_id.slice(0, 8)}) ${verdict === 'approve' ? 'approved' : 'rejected'}.` });
+      await reload();
+    } catch (e) {
+      setFlash({ kind: 'error', text: messageOf(e) });
+    }
+  };
+  return (
+    <div>
+      <p class="muted" aria-live="polite">
+        {data ? `${data.items.length} pending · updated automatically every ${INBOX_POLL_MS / 1000} s` : 'Loading…'}
+      </p>
+      {flash && <Alert kind={flash.kind}>{flash.text}</Alert>}
+      {error && <Alert>{error}</Alert>}
+      {data && data.items.length === 0 && <p class="empty">Nothing waits for a decision.</p>}
+      <ul class="cards" aria-label="Pending actions">
+        {data?.items.map((i) => (
+          <li key={i.action_id} class="card approval" data-action-id={i.action_id}>
+            <div class="row between">
+              <h3>
+                <code>
+                  {i.tool}.{i.method}
+                </code>
+              </h3>
+              <Badge value={i.opa_result?.severity ?? 'none'} />
+            </div>
+            <dl class="facts">
+              <dt>Agent</dt>
+              <dd>{i.agent_id}</dd>
+              <dt>Waiting</dt>
+              <dd>
+                <Time iso={i.queued_at} />
+              </dd>
+              <dt>Anomaly score</dt>
+              <dd>{data.scores[i.agent_id] == null ? '—' : data.scores[i.agent_id]!.toFixed(2)}</dd>
+              <dt>Violations</dt>
+              <dd>{i.opa_result?.violations?.length ? i.opa_result.violations.join(', ') : 'none'}</dd>
+              {i.queue_reason && (
+                <>
+                  <dt>Why queued</dt>
+                  <dd>{i.queue_reason}</dd>
+                </>
+              )}
+              <dt>Action</dt>
+              <dd>
+                <code class="small">{i.action_id}</code>
+              </dd>
+            </dl>
+            <details open>
+              <summary>Parameters</summary>
+              <Json value={i.params} label="Parameters (personal data stays encrypted)" />
+            </details>
+            <label for={`note-${i.action_id}`}>Note (optional)</label>
+            <textarea id={`note-${i.action_id}`} rows={2} value={notes[i.action_id] ?? ''} onInput={(e) => setNotes({ ...notes, [i.action_id]: e.currentTarget.value })} />
+            <div class="row">
+              <button type="button" onClick={() => decide(i, 'approve')}>
+                Approve
+              </button>
+              <button type="button" class="danger" onClick={() => decide(i, 'reject')}>
+                Reject
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function History() {
+  const { data, error } = useData(async () => (ok(await api.GET('/approvals/history')) as { history: HistoryItem[] }).history, [], INBOX_POLL_MS * 2);
+  return (
+    <div>
+      {error && <Alert>{error}</Alert>}
+      {data && data.length === 0 && <p class="empty">No decisions yet.</p>}
+      {data && data.length > 0 && (
+        <div class="table-wrap">
+          <table class="stacked">
+            <caption class="sr-only">Decided actions</caption>
+            <thead>
+              <tr>
+                <th scope="col">Action</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Decision</th>
+                <th scope="col">By</th>
+                <th scope="col">When</th>
+                <th scope="col">Note</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.map((h) => (
+                <tr key={h.action_id} data-action-id={h.action_id}>
+                  <td data-label="Action">
+                    <code>
+                      {h.tool}.{h.method}
+                    </code>
+                  </td>
+                  <td data-label="Agent">{h.agent_id}</td>
+                  <td data-label="Decision">
+                    <Badge value={h.status} />
+                  </td>
+                  <td data-label="By">{h.decided_by ?? '—'}</td>
+                  <td data-label="When">
+                    <Time iso={h.decided_at} />
+                  </td>
+                  <td data-label="Note" class="note">{h.note ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function Approvals(_: { me: Me | null }) {
+  const [tab, setTab] = useState(location.search.includes('tab=history') ? 'history' : 'pending');
+  return (
+    <section aria-labelledby="approvals-title">
+      <h1 id="approvals-title">Approvals</h1>
+      <Tabs
+        tabs={[
+          { id: 'pending', label: 'Pending' },
+          { id: 'history', label: 'History' },
+        ]}
+        value={tab}
+        onChange={setTab}
+      />
+      <div role="tabpanel" aria-labelledby={`tab-${tab}`}>
+        {tab === 'pending' ? <Pending /> : <History />}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,105 @@
+/** Sign in (e-mail + password, or GitHub) and sign up (the API key is shown once). */
+import { useState } from 'preact/hooks';
+import { ApiError, api, messageOf, ok } from '../lib/api';
+import { session } from '../lib/session';
+import { Alert, Field, ShownOnce } from '../lib/ui';
+import type { LoginResult, SignupResult } from '../lib/wire';
+
+export function SignIn({ reason }: { reason: string | null }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = ok(await api.POST('/auth/login', { body: { email, password } as never })) as LoginResult;
+      session.start(r.access_token, r.expires_in);
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? 'Wrong e-mail or password.' : messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card narrow" aria-labelledby="signin-title">
+      <h1 id="signin-title">Sign in</h1>
+      {reason && <Alert kind="info">{reason}</Alert>}
+      {error && <Alert>{error}</Alert>}
+      <form onSubmit={submit}>
+        <Field id="email" label="E-mail">
+          <input id="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+        </Field>
+        <Field id="password" label="Password">
+          <input id="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p class="or">or</p>
+      <a class="button secondary" href="/api/auth/github">
+        Sign in with GitHub
+      </a>
+      <p class="muted">
+        No account yet? <a href="/signup">Create a tenant</a>.
+      </p>
+    </section>
+  );
+}
+
+export function SignUp() {
+  const [form, setForm] = useState({ email: '', password: '', tenant_name: '' });
+  const [issues, setIssues] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<SignupResult | null>(null);
+  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setIssues({});
+    try {
+      setDone(ok(await api.POST('/auth/signup', { body: form as never })) as SignupResult);
+    } catch (err) {
+      if (err instanceof ApiError && err.issues.length) setIssues(Object.fromEntries(err.issues.map((i) => [String(i.loc[i.loc.length - 1]), i.msg])));
+      else setError(err instanceof ApiError && err.status === 409 ? 'This e-mail already has an account.' : messageOf(err));
+    }
+  };
+  if (done)
+    return (
+      <section class="card narrow" aria-labelledby="signup-title">
+        <h1 id="signup-title">Tenant created</h1>
+        <p>
+          Tenant <strong>{done.slug}</strong> ({done.tenant_id}).
+        </p>
+        <ShownOnce label="Your API key" value={done.api_key} />
+        <p>Agents send it as the X-API-Key header. You can rotate it later in Settings.</p>
+        <a class="button" href="/signin">
+          Continue to sign in
+        </a>
+      </section>
+    );
+  return (
+    <section class="card narrow" aria-labelledby="signup-title">
+      <h1 id="signup-title">Create a tenant</h1>
+      {error && <Alert>{error}</Alert>}
+      <form onSubmit={submit} noValidate>
+        <Field id="su-tenant" label="Organisation name" error={issues.tenant_name}>
+          <input id="su-tenant" required value={form.tenant_name} onInput={set('tenant_name')} aria-invalid={!!issues.tenant_name} />
+        </Field>
+        <Field id="su-email" label="E-mail" error={issues.email}>
+          <input id="su-email" type="email" autocomplete="username" required value={form.email} onInput={set('email')} aria-invalid={!!issues.email} />
+        </Field>
+        <Field id="su-password" label="Password" hint="At least 8 characters." error={issues.password}>
+          <input id="su-password" type="password" autocomplete="new-password" required value={form.password} onInput={set('password')} aria-invalid={!!issues.password} />
+        </Field>
+        <button type="submit">Create tenant</button>
+      </form>
+      <p class="muted">
+        Already have an account? <a href="/signin">Sign in</a>.
+      </p>
+    </section>
+  );
+}

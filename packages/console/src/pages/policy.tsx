@@ -1,0 +1,280 @@
+/**
+ * Policy: the active template, its effective parameters (defaults + overrides) with inline server
+ * validation (a 422's loc [body, policy_config, key] is shown at that field), the custom Rego editor with
+ * compile errors at their line, and a replay of recent actions under the policy in force or under the
+ * unsaved edits (a candidate policy: POST /audit/replay-bulk with `candidate`, nothing saved).
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, messageOf, ok } from '../lib/api';
+import { LazyRegoEditor as RegoEditor } from '../lib/lazy-rego-editor';
+import { Alert, Badge, Field, useData } from '../lib/ui';
+import type { AuditRecord, ReplayBulk, Settings, Template } from '../lib/wire';
+
+const STARTER = `package agw.custom
+
+import rego.v1
+
+deny contains "Refunds above 100 EUR need a manager" if {
+	input.method == "refund"
+	input.params.amount > 100
+}
+
+approval contains "Closing an account needs a human" if input.method == "close_account"
+`;
+
+type Param = Template['parameters'][number];
+const show = (p: Param, v: unknown) => (p.type === 'string' ? String(v ?? '') : JSON.stringify(v));
+
+/** The typed value of a field's text; text that is not of the type is sent as is, for the server to judge. */
+function parseValue(p: Param, text: string): unknown {
+  if (p.type === 'string') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+type Candidate = { policy_template?: string; policy_config?: Record<string, unknown>; custom_policy?: string };
+
+function Overrides({ settings, template, onSaved, onDraft }: { settings: Settings; template: Template; onSaved: (s: Settings) => void; onDraft: (c: Candidate | null) => void }) {
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  useEffect(() => {
+    setValues(Object.fromEntries(template.parameters.map((p) => [p.name, show(p, settings.policy_config[p.name] ?? p.default)])));
+    setErrors({});
+  }, [settings, template]);
+  const changed = template.parameters.filter((p) => values[p.name] !== undefined && values[p.name] !== show(p, settings.policy_config[p.name] ?? p.default));
+  // the unsaved edits, for the replay below
+  useEffect(() => onDraft(changed.length ? { policy_config: Object.fromEntries(changed.map((p) => [p.name, parseValue(p, values[p.name])])) } : null), [values]);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setMsg(null);
+    setErrors({});
+    const policy_config = Object.fromEntries(changed.map((p) => [p.name, parseValue(p, values[p.name])]));
+    try {
+      const s = ok(await api.PATCH('/dashboard/settings', { body: { policy_config } as never })) as Settings;
+      setMsg({ kind: 'ok', text: `Saved: bundle revision ${s.bundle_revision}.` });
+      onSaved(s);
+    } catch (err) {
+      if (err instanceof ApiError && err.issues.length) {
+        const byField: Record<string, string> = {};
+        const other: string[] = [];
+        for (const i of err.issues) {
+          const key = i.loc[0] === 'body' && i.loc[1] === 'policy_config' ? String(i.loc[2] ?? '') : '';
+          if (key && template.parameters.some((p) => p.name === key)) byField[key] = i.msg;
+          else other.push(`${i.loc.join('.')}: ${i.msg}`);
+        }
+        setErrors(byField);
+        if (other.length) setMsg({ kind: 'error', text: other.join('; ') });
+      } else setMsg({ kind: 'error', text: messageOf(err) });
+    }
+  };
+  const reset = async (p: Param) => {
+    try {
+      onSaved(ok(await api.PATCH('/dashboard/settings', { body: { policy_config: { [p.name]: null } } as never })) as Settings);
+    } catch (err) {
+      setMsg({ kind: 'error', text: messageOf(err) });
+    }
+  };
+  return (
+    <form onSubmit={save} aria-labelledby="params-title" noValidate>
+      <h2 id="params-title">Parameters of “{template.name}”</h2>
+      {template.parameters.length === 0 && <p class="muted">This template has no parameters.</p>}
+      <div class="grid">
+        {template.parameters.map((p) => {
+          const id = `param-${p.name}`;
+          const overridden = Object.prototype.hasOwnProperty.call(settings.policy_config, p.name) && JSON.stringify(settings.policy_config[p.name]) !== JSON.stringify(p.default);
+          return (
+            <Field key={p.name} id={id} label={`${p.name} (${p.type})`} hint={`${p.description.replace(/\.?$/, '.')} Default: ${JSON.stringify(p.default)}.`} error={errors[p.name]}>
+              {p.type === 'boolean' ? (
+                <select id={id} value={values[p.name]} onChange={(e) => setValues({ ...values, [p.name]: e.currentTarget.value })} aria-invalid={!!errors[p.name]} aria-describedby={errors[p.name] ? `${id}-error` : `${id}-hint`}>
+                  <option value="true">true</option>
+                  <option value="false">false</option>
+                </select>
+              ) : (
+                <input
+                  id={id}
+                  value={values[p.name] ?? ''}
+                  inputMode={p.type === 'integer' || p.type === 'number' ? 'decimal' : undefined}
+                  onInput={(e) => setValues({ ...values, [p.name]: e.currentTarget.value })}
+                  aria-invalid={!!errors[p.name]}
+                  aria-describedby={errors[p.name] ? `${id}-error` : `${id}-hint`}
+                />
+              )}
+              {overridden && (
+                <button type="button" class="link small" onClick={() => reset(p)}>
+                  Back to default
+                </button>
+              )}
+            </Field>
+          );
+        })}
+      </div>
+      {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+      <button type="submit" disabled={changed.length === 0}>
+        Save overrides{changed.length ? ` (${changed.length})` : ''}
+      </button>
+    </form>
+  );
+}
+
+function CustomPolicy({ settings, onSaved, onDraft }: { settings: Settings; onSaved: (s: Settings) => void; onDraft: (c: Candidate | null) => void }) {
+  const [source, setSource] = useState(settings.custom_policy ?? STARTER);
+  useEffect(() => onDraft(source !== (settings.custom_policy ?? STARTER) ? { policy_template: 'custom', custom_policy: source } : null), [source, settings.custom_policy]);
+  const [errors, setErrors] = useState<string[]>([]);
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const save = async () => {
+    setMsg(null);
+    try {
+      const s = ok(await api.PATCH('/dashboard/settings', { body: { policy_template: 'custom', custom_policy: source } as never })) as Settings;
+      setErrors([]);
+      setMsg({ kind: 'ok', text: `Compiled and saved: bundle revision ${s.bundle_revision}.` });
+      onSaved(s);
+    } catch (err) {
+      const compile = err instanceof ApiError ? err.issues.filter((i) => i.loc.includes('custom_policy')).map((i) => i.msg) : [];
+      setErrors(compile);
+      setMsg({ kind: 'error', text: compile.length ? `The policy does not compile; the old policy stays in force. ${compile.join(' · ')}` : messageOf(err) });
+    }
+  };
+  return (
+    <section aria-labelledby="rego-title">
+      <h2 id="rego-title">Custom Rego policy</h2>
+      <p class="muted">
+        <code>package agw.custom</code>; rules <code>deny</code>, <code>warn</code>, <code>approval</code> (docs/policy.md). Saving switches the tenant to the <code>custom</code> template; a policy that does not compile is refused and
+        the errors are shown at their line.
+      </p>
+      <RegoEditor value={source} onChange={setSource} errors={errors} labelId="rego-title" />
+      {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+      <button type="button" onClick={save}>
+        Compile and save
+      </button>
+    </section>
+  );
+}
+
+function Replay({ revision, candidate }: { revision: string | null; candidate: Candidate | null }) {
+  const [result, setResult] = useState<(ReplayBulk & { under: string }) | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (under: Candidate | null) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const { records } = ok(await api.GET('/audit/log', { params: { query: { limit: 200 } } })) as { records: AuditRecord[] };
+      const ids = [...new Set(records.filter((r) => r.source === 'mcp_governed').map((r) => r.action_id))].slice(0, 200);
+      if (!ids.length) {
+        setResult({ total: 0, replayed: 0, consistent_count: 0, changed_count: 0, not_found: [], results: [], under: '' });
+        return;
+      }
+      const r = ok(await api.POST('/audit/replay-bulk', { body: { action_ids: ids, ...(under ? { candidate: under } : {}) } as never })) as ReplayBulk;
+      setResult({ ...r, under: under ? 'your unsaved changes (nothing saved)' : `the policy in force (revision ${revision ?? 'default'})` });
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const changed = result?.results.filter((r) => !r.consistent) ?? [];
+  return (
+    <section aria-labelledby="replay-title">
+      <h2 id="replay-title">Replay recent actions</h2>
+      <p class="muted">Re-evaluates up to 200 recent governed actions with their original inputs, under the policy in force (revision {revision ?? 'default'}) or under your unsaved edits above, and lists the decisions that would change.</p>
+      <button type="button" class="secondary" onClick={() => run(null)} disabled={busy}>
+        {busy ? 'Replaying…' : 'Replay recent actions'}
+      </button>{' '}
+      <button type="button" class="secondary" onClick={() => run(candidate)} disabled={busy || !candidate}>
+        Try my unsaved changes
+      </button>
+      {error && <Alert>{error}</Alert>}
+      {result && (
+        <div data-testid="replay-result">
+          <p>
+            Under {result.under}: {result.replayed} replayed · {result.consistent_count} unchanged · <strong>{result.changed_count} would change</strong>
+            {result.not_found.length ? ` · ${result.not_found.length} decided before the policy (not replayable)` : ''}
+          </p>
+          {changed.length > 0 && (
+            <div class="table-wrap">
+              <table>
+                <caption class="sr-only">Decisions that would change</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Action</th>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Was</th>
+                    <th scope="col">Would be</th>
+                    <th scope="col">New violations</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {changed.map((r) => (
+                    <tr key={r.action_id}>
+                      <td><code class="small">{r.action_id.slice(0, 8)}</code></td>
+                      <td>{r.tool}</td>
+                      <td><Badge value={r.original_decision} /></td>
+                      <td><Badge value={r.replay_decision} /></td>
+                      <td>{r.replay_violations.filter((v) => !r.original_violations.includes(v)).join(', ') || '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function Policy() {
+  const { data, error, setData } = useData(async () => {
+    const [settings, templates] = await Promise.all([api.GET('/dashboard/settings').then(ok), api.GET('/policy/templates').then(ok)]);
+    return { settings: settings as Settings, templates: (templates as { templates: Template[] }).templates };
+  });
+  const [msg, setMsg] = useState<string | null>(null);
+  const [drafts, setDrafts] = useState<{ overrides: Candidate | null; rego: Candidate | null }>({ overrides: null, rego: null });
+  if (error) return <Alert>{error}</Alert>;
+  if (!data) return <p>Loading…</p>;
+  const { settings, templates } = data;
+  const template = templates.find((t) => t.name === settings.policy_template);
+  const onSaved = (s: Settings) => setData({ settings: { ...settings, ...s }, templates });
+  const switchTemplate = async (name: string) => {
+    setMsg(null);
+    if (name === 'custom') return onSaved({ ...settings, policy_template: 'custom' });
+    try {
+      onSaved(ok(await api.PATCH('/dashboard/settings', { body: { policy_template: name } as never })) as Settings);
+    } catch (e) {
+      setMsg(messageOf(e));
+    }
+  };
+  return (
+    <section aria-labelledby="policy-title">
+      <h1 id="policy-title">Policy</h1>
+      <div class="card">
+        <Field id="template" label="Active template" hint={template?.description ?? 'Your own Rego module (below).'}>
+          <select id="template" value={settings.policy_template} onChange={(e) => switchTemplate(e.currentTarget.value)}>
+            {[...templates.map((t) => t.name), 'custom'].map((n) => (
+              <option key={n}>{n}</option>
+            ))}
+          </select>
+        </Field>
+        <p class="muted">
+          Bundle revision <code data-testid="bundle-revision">{settings.bundle_revision ?? 'built-in default'}</code>. Switching templates starts from the new template's defaults.
+        </p>
+        {msg && <Alert>{msg}</Alert>}
+      </div>
+      {template && (
+        <div class="card">
+          <Overrides settings={settings} template={template} onSaved={onSaved} onDraft={(c) => setDrafts((d) => ({ ...d, overrides: c }))} />
+        </div>
+      )}
+      <div class="card">
+        <CustomPolicy settings={settings} onSaved={onSaved} onDraft={(c) => setDrafts((d) => ({ ...d, rego: c }))} />
+      </div>
+      <div class="card">
+        <Replay revision={settings.bundle_revision} candidate={settings.policy_template === 'custom' ? drafts.rego : drafts.overrides} />
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,195 @@
+/** Settings: API key (prefix, rotation), webhook URL and events, delivery log, rate limits, failure mode. */
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, messageOf, ok } from '../lib/api';
+import { Alert, Badge, Field, ShownOnce, Time, useData } from '../lib/ui';
+import type { Delivery, Settings } from '../lib/wire';
+
+const EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'];
+const MODES = ['fail-closed', 'fail-open', 'fail_to_queue'];
+
+function ApiKey({ prefix, onRotated }: { prefix: string | null; onRotated: () => void }) {
+  const [key, setKey] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const rotate = async () => {
+    setError(null);
+    try {
+      const r = ok(await api.POST('/api-keys/rotate')) as { api_key: string };
+      setKey(r.api_key);
+      setConfirming(false);
+      onRotated();
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="key-title">
+      <h2 id="key-title">API key</h2>
+      <p>
+        Active key: <code data-testid="key-prefix">{prefix ? `${prefix}…` : 'none'}</code>
+      </p>
+      {key && <ShownOnce label="New API key" value={key} />}
+      {error && <Alert>{error}</Alert>}
+      {!confirming ? (
+        <button type="button" class="secondary" onClick={() => setConfirming(true)}>
+          Rotate key…
+        </button>
+      ) : (
+        <div class="confirm" role="group" aria-label="Confirm rotation">
+          <p>The current key stops working at once, for every agent that uses it.</p>
+          <button type="button" class="danger" onClick={rotate}>
+            Rotate now
+          </button>
+          <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Deliveries() {
+  const [status, setStatus] = useState('');
+  const { data, error, reload } = useData(
+    async () => (ok(await api.GET('/webhooks/deliveries', { params: { query: { limit: 50, ...(status ? { status } : {}) } as never } })) as { deliveries: Delivery[] }).deliveries,
+    [status],
+  );
+  const [testError, setTestError] = useState<string | null>(null);
+  const test = async () => {
+    setTestError(null);
+    try {
+      ok(await api.POST('/webhooks/test', { body: { event: 'webhook.test' } as never }));
+    } catch (e) {
+      setTestError(messageOf(e)); // e.g. no webhook URL yet; a failed attempt also shows in the log
+    }
+    await reload();
+  };
+  return (
+    <section class="card" aria-labelledby="deliveries-title">
+      <h2 id="deliveries-title">Webhook deliveries</h2>
+      <div class="row wrap bottom">
+        <Field id="d-status" label="Status">
+          <select id="d-status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">all</option>
+            <option value="failed">failed</option>
+            <option value="pending">pending</option>
+            <option value="delivered">delivered</option>
+          </select>
+        </Field>
+        <button type="button" class="secondary" onClick={test}>
+          Send a test event
+        </button>
+      </div>
+      {testError && <Alert kind="warn">{testError}</Alert>}
+      {error && <Alert>{error}</Alert>}
+      {data && data.length === 0 && <p class="empty">No deliveries.</p>}
+      {data && data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Webhook deliveries, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.map((d) => (
+                <tr key={d.delivery_id}>
+                  <td>{d.event}{d.test ? ' (test)' : ''}</td>
+                  <td><Badge value={d.status} /></td>
+                  <td>{d.attempts}</td>
+                  <td>{d.last_status_code ?? ''} {d.last_error ?? ''}</td>
+                  <td><Time iso={d.created_at} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function SettingsPage() {
+  const { data, error, reload, setData } = useData(async () => ok(await api.GET('/dashboard/settings')) as Settings);
+  const [form, setForm] = useState({ webhook_url: '', webhook_events: [] as string[], rate_limit_rps: '', rate_limit_burst: '', mode: 'fail-closed' });
+  const [issues, setIssues] = useState<Record<string, string>>({});
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  useEffect(() => {
+    if (data)
+      setForm({ webhook_url: data.webhook_url ?? '', webhook_events: data.webhook_events, rate_limit_rps: String(data.rate_limit_rps), rate_limit_burst: String(data.rate_limit_burst), mode: data.failure_config.mode });
+  }, [data]);
+  if (error) return <Alert>{error}</Alert>;
+  if (!data) return <p>Loading…</p>;
+  const num = (s: string) => (/^-?\d+(\.\d+)?$/.test(s.trim()) ? Number(s) : s);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setMsg(null);
+    setIssues({});
+    const body: Record<string, unknown> = {
+      webhook_url: form.webhook_url.trim() || null,
+      webhook_events: form.webhook_events,
+      rate_limit_rps: num(form.rate_limit_rps),
+      rate_limit_burst: num(form.rate_limit_burst),
+      failure_config: { mode: form.mode },
+    };
+    try {
+      const s = ok(await api.PATCH('/dashboard/settings', { body: body as never })) as Settings;
+      if (s.webhook_secret) setSecret(s.webhook_secret);
+      setData({ ...data, ...s });
+      setMsg({ kind: 'ok', text: 'Settings saved.' });
+    } catch (err) {
+      if (err instanceof ApiError && err.issues.length) {
+        setIssues(Object.fromEntries(err.issues.map((i) => [String(i.loc[1] ?? ''), i.msg])));
+        setMsg({ kind: 'error', text: 'Some values were refused; see the fields.' });
+      } else setMsg({ kind: 'error', text: messageOf(err) });
+    }
+  };
+  const toggle = (ev: string) => setForm({ ...form, webhook_events: form.webhook_events.includes(ev) ? form.webhook_events.filter((x) => x !== ev) : [...form.webhook_events, ev] });
+  return (
+    <section aria-labelledby="settings-title">
+      <h1 id="settings-title">Settings</h1>
+      <ApiKey prefix={data.api_key_prefix ?? null} onRotated={() => void reload()} />
+      <form class="card" onSubmit={save} noValidate aria-labelledby="tenant-settings-title">
+        <h2 id="tenant-settings-title">Webhooks, limits and failure mode</h2>
+        <Field id="webhook_url" label="Webhook URL (HTTPS)" error={issues.webhook_url} hint="Signed events are POSTed here; private and loopback targets are refused.">
+          <input id="webhook_url" type="url" value={form.webhook_url} onInput={(e) => setForm({ ...form, webhook_url: e.currentTarget.value })} aria-invalid={!!issues.webhook_url} />
+        </Field>
+        {secret && <ShownOnce label="Webhook signing secret" value={secret} />}
+        <fieldset>
+          <legend>Webhook events</legend>
+          {EVENTS.map((ev) => (
+            <label key={ev} class="check">
+              <input type="checkbox" checked={form.webhook_events.includes(ev)} onChange={() => toggle(ev)} /> {ev}
+            </label>
+          ))}
+          {issues.webhook_events && <p class="field-error">{issues.webhook_events}</p>}
+        </fieldset>
+        <div class="grid">
+          <Field id="rate_limit_rps" label="Rate limit (calls per second)" error={issues.rate_limit_rps}>
+            <input id="rate_limit_rps" inputMode="numeric" value={form.rate_limit_rps} onInput={(e) => setForm({ ...form, rate_limit_rps: e.currentTarget.value })} aria-invalid={!!issues.rate_limit_rps} />
+          </Field>
+          <Field id="rate_limit_burst" label="Burst" error={issues.rate_limit_burst}>
+            <input id="rate_limit_burst" inputMode="numeric" value={form.rate_limit_burst} onInput={(e) => setForm({ ...form, rate_limit_burst: e.currentTarget.value })} aria-invalid={!!issues.rate_limit_burst} />
+          </Field>
+          <Field id="mode" label="When the policy engine is unreachable" error={issues.failure_config}>
+            <select id="mode" value={form.mode} onChange={(e) => setForm({ ...form, mode: e.currentTarget.value })}>
+              {MODES.map((m) => (
+                <option key={m}>{m}</option>
+              ))}
+            </select>
+          </Field>
+        </div>
+        {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+        <button type="submit">Save settings</button>
+      </form>
+      <Deliveries />
+    </section>
+  );
+}

@@ -1,0 +1,94 @@
+/**
+ * The real drivers' errors when a store cannot be reached are recognised as such (unreachableStore), so
+ * the gateway answers 503 and a gRPC service UNAVAILABLE, never a 500: Postgres refused (nothing listens),
+ * Postgres reset mid-query (a TCP proxy that drops the connection), Redis refused.
+ */
+import net from 'node:net';
+import { sql } from 'kysely';
+import { createDb } from '../src/db/database';
+import { AppError, StoreUnavailableError, isDependencyDown, unreachableStore } from '../src/errors';
+import { createRedis } from '../src/redis';
+
+const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
+
+/** A port nothing listens on (bound, then closed). */
+async function deadPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const caught = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+test('Postgres refusing connections is named Postgres', async () => {
+  const url = new URL(target.toString());
+  url.hostname = '127.0.0.1';
+  url.port = String(await deadPort());
+  const db = createDb(url.toString(), { max: 1 });
+  try {
+    const e = await caught(sql`SELECT 1`.execute(db));
+    expect(e).toBeDefined();
+    expect(unreachableStore(e)).toBe('Postgres');
+  } finally {
+    await db.destroy();
+  }
+});
+
+test('a Postgres connection dropped mid-query is named Postgres', async () => {
+  const open = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+      open.add(a);
+      a.on('error', () => b.destroy());
+      a.on('close', () => b.destroy());
+      a.pipe(b);
+    }
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const url = new URL(target.toString());
+  url.hostname = '127.0.0.1';
+  url.port = String((proxy.address() as net.AddressInfo).port);
+  const db = createDb(url.toString(), { max: 1 });
+  try {
+    const slow = caught(sql`SELECT pg_sleep(5)`.execute(db));
+    await new Promise((r) => setTimeout(r, 300));
+    for (const s of open) s.resetAndDestroy();
+    expect(unreachableStore(await slow)).toBe('Postgres');
+    // and a transaction cut before its COMMIT
+    const tx = caught(
+      db.transaction().execute(async (trx) => {
+        await sql`SELECT 1`.execute(trx);
+        for (const s of open) s.resetAndDestroy();
+        await sql`SELECT pg_sleep(1)`.execute(trx);
+      }),
+    );
+    expect(unreachableStore(await tx)).toBe('Postgres');
+  } finally {
+    await db.destroy();
+    proxy.close();
+  }
+});
+
+test('Redis refusing connections is named Redis', async () => {
+  const redis = createRedis(`redis://127.0.0.1:${await deadPort()}/0`);
+  try {
+    await new Promise((r) => setTimeout(r, 200));
+    const e = await caught(redis.get('k'));
+    expect(unreachableStore(e)).toBe('Redis');
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('other errors are not store failures; StoreUnavailableError is a dependency failure with a Retry-After', () => {
+  expect(unreachableStore(new Error('boom'))).toBeUndefined();
+  expect(unreachableStore(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBeUndefined();
+  expect(unreachableStore(new AppError('internal', 'x'))).toBeUndefined();
+  const e = new StoreUnavailableError('Postgres', 'gateway');
+  expect(e.message).toBe('Postgres is unreachable (gateway)');
+  expect(isDependencyDown(e)).toBe(true);
+  expect(e.retryAfterSeconds).toBeGreaterThan(0);
+});

@@ -1,0 +1,105 @@
+/**
+ * Queued actions nobody decided in time become `expired` (spec: "Expiry or timeout of queued actions: not
+ * shown"; the project's choice in docs/auth.md): each gets a `control_plane` audit record (decision `deny`,
+ * `details.approval: "expired"`) and an `expired` decision event, which the webhook service delivers as
+ * `action.expired`. The time comes from an injected clock, so tests set it explicitly; the gateway sweeps
+ * every `APPROVAL_SWEEP_MS` with the system clock, and a decision arriving after the time expires the
+ * action on the spot (approval-queue.ts). A record that cannot be appended (audit down) leaves the action
+ * pending until the next sweep: no action is expired without its record.
+ */
+import type { ApprovalBinding, Logger } from '@agw/shared';
+import type { DecisionRecorder } from '../pipeline/decision-recorder';
+import { type Clock, UNKNOWN_REVISION, systemClock } from './approval-queue';
+import type { ApprovalRepository, ApprovalRow } from './approval.repository';
+
+export class ApprovalExpiry {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    private readonly approvals: ApprovalRepository,
+    private readonly recorder: DecisionRecorder,
+    private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
+    private readonly batch = 200,
+  ) {}
+
+  /** Expire every action due at the clock's time (or only the given one); resolves to the expired rows. */
+  async sweep(only?: { tenantId: string; actionId: string }): Promise<ApprovalRow[]> {
+    const now = this.clock();
+    return this.approvals.expireDue(
+      now,
+      this.batch,
+      async (row) => {
+        try {
+          await this.record(row, now);
+          return true;
+        } catch (e) {
+          this.logger.warn({ err: e, tenantId: row.tenant_id, action_id: row.action_id }, 'could not record an approval expiry: the action stays pending until the next sweep');
+          return false;
+        }
+      },
+      only,
+    );
+  }
+
+  expireNow = async (tenantId: string, actionId: string): Promise<void> => {
+    await this.sweep({ tenantId, actionId });
+  };
+
+  start(everyMs: number): void {
+    if (this.timer || everyMs <= 0) return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.sweep()
+        .then((rows) => rows.length && this.logger.info({ expired: rows.length }, 'queued actions expired'))
+        .catch((e) => this.logger.warn({ err: e }, 'approval expiry sweep failed'))
+        .finally(() => (this.running = undefined));
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private async record(row: ApprovalRow, now: Date): Promise<void> {
+    const binding: ApprovalBinding = {
+      params_sha256: row.params_sha256 ?? UNKNOWN_REVISION,
+      evaluated_bundle_revision: row.bundle_revision ?? UNKNOWN_REVISION,
+      bundle_revision: row.bundle_revision ?? UNKNOWN_REVISION,
+    };
+    await this.recorder.record(
+      row.tenant_id,
+      {
+        action_id: row.action_id,
+        agent_id: row.agent_id,
+        agent_type: row.agent_type,
+        agent_version: row.agent_version,
+        tool: row.tool,
+        method: row.method,
+        params: row.params,
+        decision: 'deny',
+        violations: row.opa_result.violations,
+        severity: row.opa_result.severity,
+        alert_tier: null,
+        requires_human: true,
+        execution_mode: null,
+        source: 'control_plane',
+        session_id: row.session_id,
+        bundle_revision: 'human-approval',
+        details: {
+          approval: 'expired',
+          decided_by: 'system:expiry',
+          queued_at: row.queued_at.toISOString(),
+          expires_at: (row.expires_at ?? now).toISOString(),
+          approval_binding: binding,
+        },
+        requested_at: now.toISOString(),
+      },
+      'expired',
+    );
+  }
+}

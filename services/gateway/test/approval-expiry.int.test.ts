@@ -1,0 +1,204 @@
+/**
+ * Approvals against the real Postgres, a real audit service (its chain and gRPC server, in process) and a
+ * real NATS connection, with an explicit clock (no sleeps): a queued action expires exactly at its time,
+ * with a control_plane record and an `expired` decision event; approving or rejecting it afterwards is a
+ * 409 naming the expiry; the decision record carries the params hash and bundle revisions; the agent's
+ * retry of an approved call is allowed once, only with the same params.
+ */
+import { randomUUID } from 'node:crypto';
+import { audit as pb } from '@agw/proto';
+import { type Bus, type Db, canonicalJson, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
+import { createHash } from 'node:crypto';
+import { AuditChain } from '../../audit/src/chain/audit-chain';
+import { AuditRecordRepository } from '../../audit/src/chain/audit-record.repository';
+import { SessionTotalsRepository } from '../../audit/src/chain/session-totals.repository';
+import { auditGrpcService } from '../../audit/src/grpc/audit.grpc';
+import { ApprovalExpiry } from '../src/approvals/approval-expiry';
+import { ApprovalQueue } from '../src/approvals/approval-queue';
+import { ApprovalRepository } from '../src/approvals/approval.repository';
+import { ApprovedRetries } from '../src/approvals/approved-retry';
+import { DecisionPublisher } from '../src/events/decision-publisher';
+import { EventOutboxRepository } from '../src/events/event-outbox.repository';
+import { DecisionRecorder } from '../src/pipeline/decision-recorder';
+import { newApiKey } from '../src/tenants/api-keys';
+import { TenantRepository } from '../src/tenants/tenant.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const prefix = `APX${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+const logger = createLogger('test', 'silent');
+let db: Db;
+let bus: Bus;
+let server: Awaited<ReturnType<typeof startGrpcServer>>;
+let auditClient: ReturnType<typeof createClient<typeof pb.AuditServiceService>>;
+let recorder: DecisionRecorder;
+let repo: ApprovalRepository;
+
+/** The test's clock: time moves only when the test says so. */
+let now = new Date('2026-11-23T10:00:00.000Z');
+const clock = () => now;
+const noBroker = { execute: async () => null };
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-expiry-test');
+  const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
+  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), logger)]);
+  auditClient = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
+  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db), logger));
+  repo = new ApprovalRepository(db);
+});
+afterAll(async () => {
+  auditClient.close();
+  await server.close();
+  await bus.close();
+  await db.destroy();
+});
+
+async function tenant(): Promise<string> {
+  const id = randomUUID();
+  await new TenantRepository(db).createTenant({ id, slug: `apx-${id}`, name: 'APX' }, newApiKey(), {});
+  return id;
+}
+
+const jcsSha256 = (v: unknown) => createHash('sha256').update(canonicalJson(v)).digest('hex');
+
+async function queue(tenantId: string, params: Record<string, unknown>, ttlSeconds: number, by: string | null = null): Promise<string> {
+  const actionId = randomUUID();
+  await repo.enqueue(tenantId, {
+    action_id: actionId,
+    agent_id: 'agent-x',
+    agent_type: 'assistant',
+    agent_version: '1.0.0',
+    tool: 'svc_db',
+    method: 'delete',
+    params,
+    opa_result: { requires_human: true, violations: ['destructive_operation_requires_approval'], severity: 'high' },
+    queue_reason: 'policy',
+    queued_at: now,
+    session_id: null,
+    params_sha256: jcsSha256(params),
+    bundle_revision: 'rev-at-queue',
+    requested_by_key: by,
+    expires_at: new Date(now.getTime() + ttlSeconds * 1000),
+  });
+  return actionId;
+}
+
+const records = async (tenantId: string, actionId: string) => (await auditClient.getByAction({ tenantId, actionId })).records.map((r) => r.entry!);
+
+describe('expiry with an explicit clock', () => {
+  it('expires a queued action exactly at its time, records it and queues an `expired` event; a late decision is a 409', async () => {
+    const t = await tenant();
+    now = new Date('2026-11-23T10:00:00.000Z');
+    const expiry = new ApprovalExpiry(repo, recorder, logger, clock);
+    const queueSvc = new ApprovalQueue(repo, recorder, noBroker, { clock, currentRevision: async () => 'rev-now', expireNow: expiry.expireNow });
+    const a = await queue(t, { table: 'orders' }, 3600);
+
+    now = new Date('2026-11-23T10:59:59.999Z'); // one millisecond before
+    expect((await expiry.sweep()).filter((r) => r.tenant_id === t)).toEqual([]);
+    expect((await queueSvc.pending(t)).map((r) => r.action_id)).toEqual([a]);
+
+    now = new Date('2026-11-23T11:00:00.000Z'); // due
+    const swept = (await expiry.sweep()).filter((r) => r.tenant_id === t);
+    expect(swept.map((r) => [r.action_id, r.status])).toEqual([[a, 'expired']]);
+    expect(await queueSvc.pending(t)).toEqual([]);
+    expect(await repo.get(t, a)).toMatchObject({ status: 'expired', decided_by: 'system:expiry', decided_at: now });
+
+    const [rec] = await records(t, a);
+    expect(rec).toMatchObject({ source: 'control_plane', decision: 'deny', tool: 'svc_db', method: 'delete' });
+    expect(JSON.parse(rec.detailsJson)).toMatchObject({
+      approval: 'expired',
+      expires_at: '2026-11-23T11:00:00.000Z',
+      approval_binding: { params_sha256: jcsSha256({ table: 'orders' }), evaluated_bundle_revision: 'rev-at-queue' },
+    });
+    const events = await db.selectFrom('event_outbox').select(['subject', 'event']).where('subject', '=', `${prefix}.decisions.${t}.expired`).execute();
+    expect(events.map((e) => e.event)).toEqual([expect.objectContaining({ kind: 'expired', action_id: a, tenant_id: t })]);
+
+    for (const decision of ['approved', 'rejected'] as const) {
+      await expect(queueSvc.decide(t, a, decision, 'someone@example.com', null)).rejects.toMatchObject({
+        code: 'conflict',
+        message: expect.stringContaining(`expired at 2026-11-23T11:00:00.000Z`),
+      });
+    }
+    expect(await expiry.sweep()).toEqual([]); // nothing is expired twice
+    expect(await records(t, a)).toHaveLength(1);
+  });
+
+  it('a decision arriving after the time (before any sweep) expires the action on the spot and is refused', async () => {
+    const t = await tenant();
+    now = new Date('2026-11-23T10:00:00.000Z');
+    const expiry = new ApprovalExpiry(repo, recorder, logger, clock);
+    const queueSvc = new ApprovalQueue(repo, recorder, noBroker, { clock, expireNow: expiry.expireNow });
+    const a = await queue(t, { id: 1 }, 60);
+    now = new Date('2026-11-23T10:01:00.000Z');
+    await expect(queueSvc.decide(t, a, 'approved', 'h@example.com', null)).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('expired') });
+    expect((await repo.get(t, a))?.status).toBe('expired');
+    expect((await records(t, a)).map((r) => JSON.parse(r.detailsJson).approval)).toEqual(['expired']);
+  });
+
+  it('a decision just before the time wins, and the sweep leaves the decided action alone', async () => {
+    const t = await tenant();
+    now = new Date('2026-11-23T10:00:00.000Z');
+    const expiry = new ApprovalExpiry(repo, recorder, logger, clock);
+    const queueSvc = new ApprovalQueue(repo, recorder, noBroker, { clock, currentRevision: async () => 'rev-now', expireNow: expiry.expireNow });
+    const a = await queue(t, { id: 2 }, 60);
+    now = new Date('2026-11-23T10:00:59.999Z');
+    await expect(queueSvc.decide(t, a, 'rejected', 'h@example.com', 'no')).resolves.toMatchObject({ status: 'rejected' });
+    now = new Date('2026-11-23T12:00:00.000Z');
+    expect((await expiry.sweep()).filter((r) => r.tenant_id === t)).toEqual([]);
+    expect((await repo.get(t, a))?.status).toBe('rejected');
+  });
+});
+
+describe('an approval is bound to the exact call', () => {
+  it('the decision record carries the params hash and the bundle revisions; only the same params retry, once', async () => {
+    const t = await tenant();
+    now = new Date('2026-11-23T10:00:00.000Z');
+    const queueSvc = new ApprovalQueue(repo, recorder, noBroker, { clock, currentRevision: async () => 'rev-now' });
+    const retries = new ApprovedRetries(repo, recorder, logger, clock);
+    const params = { table: 'orders', where: { id: [1, 2] } };
+    const a = await queue(t, params, 3600);
+    const decided = await queueSvc.decide(t, a, 'approved', 'h@example.com', 'ok');
+    const binding = { params_sha256: jcsSha256(params), evaluated_bundle_revision: 'rev-at-queue', bundle_revision: 'rev-now' };
+    expect(decided).toMatchObject({ status: 'approved', execution_mode: 'agent_direct', approval_binding: binding });
+    const [rec] = await records(t, a);
+    expect(rec).toMatchObject({ source: 'control_plane', decision: 'allow' });
+    expect(JSON.parse(rec.detailsJson)).toMatchObject({ approval: 'approved', decided_by: 'h@example.com', approval_binding: binding });
+
+    const call = (p: Record<string, unknown>, over: Record<string, string> = {}) => ({ agent_id: 'agent-x', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_db', method: 'delete', params: p, ...over });
+    // different params, another method, another agent: not the approved call
+    expect(await retries.claim({ tenantId: t }, call({ table: 'orders', where: { id: [1, 2, 3] } }), a)).toBeNull();
+    expect(await retries.claim({ tenantId: t }, call(params, { method: 'drop' }), a)).toBeNull();
+    expect(await retries.claim({ tenantId: t }, call(params, { agent_id: 'agent-y' }), a)).toBeNull();
+    // the same params, keys in another order: allowed, under the approved action's id
+    const ok = await retries.claim({ tenantId: t }, call({ where: { id: [1, 2] }, table: 'orders' }), a);
+    expect(ok).toEqual({ kind: 'allowed', action_id: a, execution_mode: 'agent_direct', violations: ['destructive_operation_requires_approval'], severity: 'high' });
+    expect(await retries.claim({ tenantId: t }, call(params), a)).toBeNull(); // once
+    const recs = await records(t, a);
+    expect(recs.map((r) => [r.source, r.decision])).toEqual([
+      ['control_plane', 'allow'],
+      ['mcp_governed', 'allow'],
+    ]);
+    expect(recs[1]).toMatchObject({ executionMode: 'agent_direct', bundleRevision: 'rev-at-queue' });
+    expect(JSON.parse(recs[1].detailsJson)).toMatchObject({ stage: 'approved_retry', approved_action_id: a, approval_binding: binding });
+    expect(await auditClient.verify({ tenantId: t })).toMatchObject({ valid: true, recordCount: 2 });
+  });
+
+  it('an action queued by an agent key is retried only with that key; a rejected or pending one never', async () => {
+    const t = await tenant();
+    now = new Date('2026-11-23T10:00:00.000Z');
+    const queueSvc = new ApprovalQueue(repo, recorder, noBroker, { clock });
+    const retries = new ApprovedRetries(repo, recorder, logger, clock);
+    const call = { agent_id: 'agent-x', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_db', method: 'delete', params: { n: 1 } };
+    const pending = await queue(t, { n: 1 }, 3600, 'key-hash-a');
+    expect(await retries.claim({ tenantId: t, agentKeyHash: 'key-hash-a' }, call, pending)).toBeNull();
+    const rejected = await queue(t, { n: 1 }, 3600, 'key-hash-a');
+    await queueSvc.decide(t, rejected, 'rejected', 'h@example.com', null);
+    expect(await retries.claim({ tenantId: t, agentKeyHash: 'key-hash-a' }, call, rejected)).toBeNull();
+    await queueSvc.decide(t, pending, 'approved', 'h@example.com', null);
+    expect(await retries.claim({ tenantId: t, agentKeyHash: 'key-hash-b' }, call, pending)).toBeNull();
+    expect(await retries.claim({ tenantId: randomUUID() }, call, pending)).toBeNull(); // another tenant
+    expect(await retries.claim({ tenantId: t, agentKeyHash: 'key-hash-a' }, call, pending)).toMatchObject({ kind: 'allowed', action_id: pending });
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Tenant settings across two gateway replicas (real Postgres, two NATS connections): a change saved on one
+ * replica reaches the other's settings cache as soon as the change message arrives, not after the cache's age.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Db, createDb, migrateToLatest, onTenantChange, publishTenantChange } from '@agw/shared';
+import { type NatsConnection, connect } from 'nats';
+import type { PolicyClient } from '../src/clients/grpc-clients';
+import { newApiKey } from '../src/tenants/api-keys';
+import { SettingsRepository } from '../src/tenants/settings.repository';
+import { SettingsService } from '../src/tenants/settings.service';
+import { TenantRepository } from '../src/tenants/tenant.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const prefix = `SRP${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+const conns: NatsConnection[] = [];
+let db: Db;
+
+const policy = { getTenantPolicy: async () => ({ policyTemplate: 'general', policyConfigJson: '{}', customPolicy: '' }) } as unknown as PolicyClient;
+
+/** one gateway replica's settings service, wired as gateway.ts wires it */
+async function replica(): Promise<SettingsService> {
+  const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  conns.push(nc);
+  const bus = { nc, prefix };
+  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 }, async () => undefined, (t) => publishTenantChange(bus, 'settings', t));
+  onTenantChange(bus, 'settings', (t) => settings.invalidate(t));
+  await nc.flush();
+  return settings;
+}
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+});
+afterAll(async () => {
+  for (const nc of conns) await nc.close();
+  await db.destroy();
+});
+
+it('a rate limit saved on one replica applies on the other at once', async () => {
+  const tenantId = randomUUID();
+  await new TenantRepository(db).createTenant({ id: tenantId, slug: `s-${tenantId}`, name: 'S' }, newApiKey(), {});
+  const a = await replica();
+  const b = await replica();
+  expect(await b.rateLimit(tenantId)).toEqual({ rps: 50, burst: 100 }); // now cached on b (for 2 s)
+  await a.update(tenantId, { rate_limit_rps: 1, rate_limit_burst: 6 });
+  const t0 = Date.now();
+  while ((await b.rateLimit(tenantId)).burst !== 6) {
+    if (Date.now() - t0 > 1000) throw new Error('replica b still has the old limit after 1 s (its cache would keep it 2 s)');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(await b.rateLimit(tenantId)).toEqual({ rps: 1, burst: 6 });
+});

@@ -1,0 +1,59 @@
+/**
+ * A tenant's service secrets (today only the webhook signing secret) sealed at rest: the owner of the
+ * setting (the gateway) stores the sealed form, the service that needs the plaintext (the webhook signer)
+ * opens it here. Sealed by the tenant's credentials key inside the HSM (AES-256-GCM) with the AAD
+ * `agw:secret:v1|<tenant>|<purpose>`, so a sealed value copied to another tenant or purpose does not open.
+ * Transport-free; the plaintext is never logged.
+ */
+import { InputError } from '@agw/shared';
+import { DecryptionFailedError, KeyMissingError, type SealedData } from '../hsm/hsm-backend';
+import { type Keyring, credentialsKeyId } from '../keys/keyring';
+
+export const SECRET_PURPOSES = ['webhook_secret'] as const;
+export type SecretPurpose = (typeof SECRET_PURPOSES)[number];
+
+interface SealedSecretV1 extends SealedData {
+  v: 1;
+  key_id: string;
+}
+
+const aad = (tenantId: string, purpose: string) => `agw:secret:v1|${tenantId}|${purpose}`;
+
+function purposeOf(p: string): SecretPurpose {
+  if (!(SECRET_PURPOSES as readonly string[]).includes(p)) throw InputError.at(['purpose'], `purpose must be one of ${SECRET_PURPOSES.join(', ')}`, 'enum');
+  return p as SecretPurpose;
+}
+
+export class ServiceSecrets {
+  constructor(private readonly keyring: Keyring) {}
+
+  async seal(tenantId: string, purpose: string, plaintext: string): Promise<string> {
+    const p = purposeOf(purpose);
+    if (!plaintext || plaintext.length > 4096) throw InputError.at(['plaintext'], 'plaintext must be 1-4096 characters', 'string_too_long');
+    const keyId = credentialsKeyId(tenantId);
+    await this.keyring.ensure(tenantId, keyId, 'credentials');
+    const sealed = await this.keyring.seal(keyId, Buffer.from(plaintext, 'utf8'), aad(tenantId, p));
+    const out: SealedSecretV1 = { v: 1, key_id: keyId, ...sealed };
+    return JSON.stringify(out);
+  }
+
+  async open(tenantId: string, purpose: string, sealedJson: string): Promise<string> {
+    const p = purposeOf(purpose);
+    let s: SealedSecretV1;
+    try {
+      s = JSON.parse(sealedJson) as SealedSecretV1;
+    } catch {
+      throw InputError.at(['sealed_json'], 'sealed_json must be JSON', 'json_invalid');
+    }
+    if (!s || s.v !== 1 || typeof s.key_id !== 'string' || !s.ct || !s.iv || !s.tag) throw InputError.at(['sealed_json'], 'not a sealed secret (v1)', 'value_error');
+    // the key named inside the sealed value must be this tenant's: a value of another tenant never opens here
+    if (s.key_id !== credentialsKeyId(tenantId)) throw InputError.at(['sealed_json'], 'the sealed secret is not this tenant’s', 'value_error');
+    try {
+      const { v: _v, key_id: _k, ...sealed } = s;
+      return (await this.keyring.open(s.key_id, sealed, aad(tenantId, p))).toString('utf8');
+    } catch (e) {
+      if (e instanceof DecryptionFailedError || e instanceof KeyMissingError) throw InputError.at(['sealed_json'], 'the sealed secret does not open for this tenant and purpose', 'value_error');
+      throw e;
+    }
+  }
+}

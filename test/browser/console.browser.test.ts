@@ -1,0 +1,342 @@
+/**
+ * The operator console in Debian's chromium (playwright-core), against the fleet the suite starts: sign-up
+ * with the key shown once, sign-in, the inbox picking up an escalated call without a reload, approve (the
+ * action is allowed), reject with a note (history), in-browser verification of an inclusion proof up to
+ * the anchored root (and a tampered proof failing), an override with a bad value (the server's 422 at the
+ * field), a Rego compile error at its line, replay, key rotation, managed sessions, the public page, phone
+ * width, sign-out. Every page is photographed into docs/console/ (docs/console.md shows them). Throughout,
+ * no request leaves the origin and the CSP reports no violation.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { api, call, eventually } from '../e2e/support/api';
+import { E2E_BASE_URL } from '../e2e/support/e2e-env';
+
+const ORIGIN = new URL(E2E_BASE_URL).origin;
+const SHOTS = path.resolve(__dirname, '../../docs/console');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let browser: Browser;
+let page: Page;
+const offOrigin: string[] = [];
+const cspViolations: string[] = [];
+const pageErrors: string[] = [];
+const unlabelled: string[] = [];
+const email = `console-${Date.now()}@e2e.test`;
+const password = 'correct-horse-battery-staple';
+let key = '';
+let slug = '';
+const ids: Record<string, string> = {};
+
+async function shot(name: string): Promise<void> {
+  await page.waitForTimeout(150); // let the last render settle
+  // every form control of the page has an accessible name (label[for], aria-label or aria-labelledby)
+  const missing = await page.evaluate(() =>
+    Array.from(document.querySelectorAll('input, select, textarea, button'))
+      .filter((el) => {
+        const e = el as HTMLInputElement;
+        if (e.type === 'hidden') return false;
+        const byLabel = e.labels && e.labels.length > 0;
+        const named = e.getAttribute('aria-label') || e.getAttribute('aria-labelledby') || (e.tagName === 'BUTTON' && e.textContent?.trim());
+        const wrapped = !!e.closest('label');
+        return !(byLabel || named || wrapped);
+      })
+      .map((e) => e.outerHTML.slice(0, 120)),
+  );
+  unlabelled.push(...missing.map((m) => `${name}: ${m}`));
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** In-app navigation (a reload would end the in-memory session). */
+async function open(label: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+const text = async (selector: string) => (await page.locator(selector).innerText()).trim();
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(20_000);
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== ORIGIN) offOrigin.push(r.url());
+  });
+  // the page reports each CSP violation with where it came from
+  await page.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (e) => console.log(`CSP violation: ${e.violatedDirective} ${e.sourceFile}:${e.lineNumber}:${e.columnNumber} ${e.sample}`)),
+  );
+  page.on('console', (m) => {
+    if (/Content Security Policy|CSP violation/i.test(m.text())) cspViolations.push(`${expect.getState().currentTestName}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+it('signs up a tenant and shows its API key once', async () => {
+  await page.goto(`${ORIGIN}/`);
+  await page.waitForURL('**/signin');
+  await page.getByRole('link', { name: 'Create a tenant' }).click();
+  await page.getByLabel('Organisation name').fill('Console Corp');
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create tenant' }).click();
+  await page.getByTestId('secret-value').waitFor();
+  key = await text('[data-testid=secret-value]');
+  expect(key.length).toBeGreaterThan(20);
+  slug = (await page.locator('main strong').first().innerText()).trim();
+  await shot('signup-key-shown-once');
+  // the key works for an agent
+  expect((await call(key)).status).toBe(200);
+});
+
+it('signs in with e-mail and password', async () => {
+  await page.getByRole('link', { name: 'Continue to sign in' }).click();
+  await page.waitForURL('**/signin');
+  await shot('signin');
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill('wrong-password');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('alert').filter({ hasText: 'Wrong e-mail or password' }).waitFor();
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/approvals');
+  await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+  await page.getByRole('navigation', { name: 'Main' }).getByText(email, { exact: false }).waitFor();
+});
+
+it('shows an escalated call in the inbox without a reload; approving it lets the agent’s retry through', async () => {
+  let navigations = 0;
+  const countNav = (f: unknown) => f === page.mainFrame() && navigations++;
+  page.on('framenavigated', countNav);
+  const a = await call(key, { agent_id: 'billing-bot', tool: 'svc_db', method: 'delete', params: { table: 'orders', notify: 'jane.doe@example.com' } });
+  const b = await call(key, { agent_id: 'billing-bot', tool: 'svc_db', method: 'drop', params: { table: 'customers' } });
+  expect([a.status, b.status]).toEqual([202, 202]);
+  ids.approve = a.body.action_id;
+  ids.reject = b.body.action_id;
+  const cardA = page.locator(`li[data-action-id="${ids.approve}"]`);
+  await cardA.waitFor({ timeout: 15_000 });
+  await page.locator(`li[data-action-id="${ids.reject}"]`).waitFor();
+  expect(navigations).toBe(0);
+  page.off('framenavigated', countNav);
+  // newest first, with agent, tool, method, violations, severity, anomaly score, age
+  const order = await page.locator('li.approval').evaluateAll((els) => els.map((e) => e.getAttribute('data-action-id')));
+  expect(order.slice(0, 2)).toEqual([ids.reject, ids.approve]);
+  const card = await cardA.innerText();
+  expect(card).toContain('svc_db.delete');
+  expect(card).toContain('billing-bot');
+  expect(card).toMatch(/Anomaly score\s+(\d\.\d\d|—)/);
+  expect(card).toMatch(/\ds ago|\dm ago/);
+  // personal data is shown as stored (the vault's envelope), never decrypted in the browser
+  expect(card).not.toContain('jane.doe@example.com');
+  await shot('approvals-inbox');
+
+  await cardA.getByLabel('Note (optional)').fill('Checked with the billing team');
+  const answer = page.waitForResponse((r) => r.url().endsWith(`/api/approve/${ids.approve}`));
+  await cardA.getByRole('button', { name: 'Approve' }).click();
+  const res = await answer;
+  expect(res.status()).toBe(200);
+  expect(await res.json()).toMatchObject({ status: 'approved', action_id: ids.approve });
+  await cardA.waitFor({ state: 'detached' });
+  // the approved action is allowed: the human decision is in the audit chain as `allow`
+  const decided = await eventually(async () => {
+    const log = await api('GET', '/audit/log?limit=50', { key });
+    return log.body.records.find((r: { action_id: string; source: string }) => r.action_id === ids.approve && r.source === 'control_plane');
+  });
+  expect(decided).toMatchObject({ decision: 'allow', bundle_revision: 'human-approval' });
+  // and the agent's retry of exactly that call (approved_action_id, the same params) is allowed, once
+  const retry = () => call(key, { agent_id: 'billing-bot', tool: 'svc_db', method: 'delete', params: { table: 'orders', notify: 'jane.doe@example.com' }, approved_action_id: ids.approve });
+  const allowed = await retry();
+  expect(allowed.status).toBe(200);
+  expect(allowed.body).toMatchObject({ status: 'allowed', action_id: ids.approve });
+  expect((await retry()).status).toBe(202); // once: a second retry is a new evaluation
+});
+
+it('rejects another with a note, and the history shows who, when and the note', async () => {
+  // keyboard only: the note, then Tab to Approve, Tab to Reject, Enter
+  const card = page.locator(`li[data-action-id="${ids.reject}"]`);
+  await card.getByLabel('Note (optional)').focus();
+  await page.keyboard.insertText('Not during the quarter-end freeze');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Reject');
+  await page.keyboard.press('Enter');
+  await card.waitFor({ state: 'detached' });
+  await page.getByRole('tab', { name: 'History' }).click();
+  const row = page.locator(`tr[data-action-id="${ids.reject}"]`);
+  await row.waitFor();
+  const cells = await row.innerText();
+  expect(cells).toContain('rejected');
+  expect(cells).toContain('Not during the quarter-end freeze');
+  expect(cells).toContain(email);
+  expect(await page.locator(`tr[data-action-id="${ids.approve}"]`).innerText()).toContain('approved');
+  await shot('approvals-history');
+});
+
+it('verifies a record’s inclusion proof in the browser up to the anchored root; a tampered proof fails', async () => {
+  await open('Audit', 'Audit log');
+  await page.getByRole('button', { name: 'Verify chain' }).click();
+  await page.getByText(/Chain valid: \d+ records/).waitFor();
+  await page.getByRole('button', { name: 'Build and anchor now' }).click();
+  await page.getByText(/anchored in 0x[0-9a-f]+/).waitFor({ timeout: 30_000 });
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  const row = page.locator(`tr[data-action-id="${ids.approve}"]`).last();
+  await row.getByRole('button').click();
+  const detail = page.getByTestId('record-detail');
+  await detail.waitFor();
+  const info = await detail.innerText();
+  for (const label of ['Record hash', 'Previous hash', 'Bundle revision', 'Violations']) expect(info).toContain(label);
+  await detail.getByRole('button', { name: 'Verify inclusion proof in this browser' }).click();
+  const result = page.getByTestId('proof-result');
+  await result.waitFor();
+  const verified = await result.innerText();
+  expect(verified).toContain('Inclusion proof VERIFIED in the browser');
+  expect(verified).toContain('anchored on chain');
+  expect(verified).toContain('Aggregate path folds to the anchored root');
+  expect(verified).not.toContain('✘');
+  await shot('audit-proof-verified');
+
+  // the same server answer with one proof byte flipped: the server still says verified=true, the browser says no
+  await page.route('**/api/audit/merkle/proof/**', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    const first: string = body.proof[0];
+    body.proof[0] = `${first.slice(0, -1)}${first.endsWith('0') ? '1' : '0'}`;
+    await route.fulfill({ response, json: body });
+  });
+  await detail.getByRole('button', { name: 'Verify inclusion proof in this browser' }).click();
+  await page.getByText('Inclusion proof FAILED in the browser').waitFor();
+  expect(await result.innerText()).toContain('verified=true');
+  await shot('audit-proof-tampered');
+  await page.unroute('**/api/audit/merkle/proof/**');
+});
+
+it('shows the server’s 422 at the override field, a Rego compile error at its line, and a replay', async () => {
+  await open('Policy', 'Policy');
+  await page.getByLabel('Active template').selectOption('financial');
+  const field = page.locator('#param-approval_threshold');
+  await field.waitFor();
+  await field.fill('a lot');
+  await page.getByRole('button', { name: /Save overrides/ }).click();
+  const error = page.locator('#param-approval_threshold-error');
+  await error.waitFor();
+  expect((await error.innerText()).length).toBeGreaterThan(3);
+  expect(await field.getAttribute('aria-invalid')).toBe('true');
+  await shot('policy-override-error');
+  await field.fill('2000');
+  await page.getByRole('button', { name: /Save overrides/ }).click();
+  await page.getByText(/Saved: bundle revision [0-9a-f]{12}/).waitFor();
+  expect(await error.count()).toBe(0);
+
+  // a custom policy that does not compile: refused, the error shown at its line in the editor
+  await page.locator('.cm-content').click();
+  // pasted over the whole document (CodeMirror handles the paste event itself)
+  await page.keyboard.press('Control+A');
+  await page.locator('.cm-content').evaluate((el, source) => {
+    const clipboardData = new DataTransfer();
+    clipboardData.setData('text/plain', source);
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData, bubbles: true, cancelable: true }));
+  }, 'package agw.custom\n\nimport rego.v1\n\ndeny contains "x" if {\n\tinput.method == "refund"\n}}\n');
+  await page.getByRole('button', { name: 'Compile and save' }).click();
+  await page.getByText(/The policy does not compile; the old policy stays in force/).waitFor();
+  await page.locator('.cm-gutter-lint .cm-lint-marker-error').first().waitFor();
+  await shot('policy-rego-error');
+  expect(await text('[data-testid=bundle-revision]')).toMatch(/^[0-9a-f]{12}$/);
+
+  // replay of recent actions under the policy in force: the deletes queued under `general` would now pass
+  await page.getByRole('button', { name: 'Replay recent actions' }).click();
+  const replay = page.getByTestId('replay-result');
+  await replay.waitFor({ timeout: 30_000 });
+  expect(await replay.innerText()).toMatch(/[1-9]\d* would change/);
+  expect(await replay.locator('tbody tr').count()).toBeGreaterThan(0);
+  await shot('policy-replay');
+
+  // an override edited but not saved: replayed as a candidate policy, and nothing is saved
+  const revision = await text('[data-testid=bundle-revision]');
+  await field.fill('1');
+  await page.getByRole('button', { name: 'Try my unsaved changes' }).click();
+  await page.getByText(/Under your unsaved changes \(nothing saved\): \d+ replayed/).waitFor({ timeout: 30_000 });
+  expect(await text('[data-testid=bundle-revision]')).toBe(revision);
+  const stored = await api('GET', '/dashboard/settings', { key });
+  expect([stored.body.bundle_revision, stored.body.policy_config.approval_threshold]).toEqual([revision, 2000]);
+  await shot('policy-replay-candidate');
+});
+
+it('rotates the API key and shows the new key once; the old key stops working', async () => {
+  await open('Settings', 'Settings');
+  const before = await text('[data-testid=key-prefix]');
+  await page.getByRole('button', { name: 'Rotate key…' }).click();
+  await page.getByRole('button', { name: 'Rotate now' }).click();
+  await page.getByTestId('secret-value').waitFor();
+  const fresh = await text('[data-testid=secret-value]');
+  expect(fresh).not.toBe(key);
+  await eventually(async () => (await text('[data-testid=key-prefix]')) !== before);
+  expect(fresh.startsWith((await text('[data-testid=key-prefix]')).replace('…', ''))).toBe(true);
+  expect((await call(key)).status).toBe(401);
+  expect((await call(fresh)).status).toBe(200);
+  key = fresh;
+  await page.getByRole('button', { name: 'Send a test event' }).click();
+  await shot('settings');
+});
+
+it('lists managed sessions with their timeline and interrupts one with a reason', async () => {
+  const agent = await api('POST', '/managed/agents', { key, body: { name: 'support-agent', allowed_tools: ['svc_web_search'], require_human_approval: ['svc_send_*'] } });
+  expect(agent.status).toBe(200);
+  const s = await api('POST', '/managed/sessions', { key, body: { agent_id: agent.body.id, user_message: 'Look up the status page' } });
+  expect(s.status).toBe(200);
+  const sessionId: string = s.body.session_id;
+  await open('Managed sessions', 'Managed sessions');
+  await page.getByRole('button', { name: sessionId.slice(0, 8) }).click({ timeout: 15_000 });
+  await page.getByRole('heading', { name: /Session/ }).waitFor();
+  expect(await page.locator('main').innerText()).toContain('Timeline');
+  const reason = page.getByLabel('Reason for interrupting');
+  if (await reason.count()) {
+    await reason.fill('Operator stop: wrong customer');
+    await page.getByRole('button', { name: 'Interrupt session' }).click();
+    await page.getByText('Session interrupted.').waitFor();
+    const st = await api('GET', `/managed/sessions/${sessionId}/status`, { key });
+    expect(st.body.status).toBe('interrupted');
+  }
+  await shot('managed-sessions');
+});
+
+it('reads at phone width, with the menu behind a button', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole('button', { name: 'Menu' }).click();
+  await open('Approvals', 'Approvals');
+  await page.getByRole('tab', { name: 'History' }).click();
+  await page.locator(`tr[data-action-id="${ids.reject}"]`).waitFor();
+  await shot('phone-approvals-history');
+  await page.setViewportSize({ width: 1280, height: 860 });
+});
+
+it('signs out; the session token was never stored by the browser', async () => {
+  const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+  expect(stored).not.toMatch(/eyJ/); // no JWT anywhere the page's storage could keep it
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL('**/signin');
+  await page.getByText('You have signed out.').waitFor();
+});
+
+it('renders the public page from public endpoints only: "not published" until the tenant opts in', async () => {
+  const res = page.waitForResponse((r) => r.url().includes(`/api/dashboard/public/`));
+  await page.goto(`${ORIGIN}/public/${slug}`);
+  const r = await res;
+  expect(r.request().headers().authorization).toBeUndefined();
+  if ([404, 401].includes(r.status())) await page.getByText(/Not published/).waitFor();
+  else await page.getByText('Policy template:').waitFor();
+  await shot('public-page');
+});
+
+it('made no request outside its origin, raised no CSP violation or script error, and every control had a name', () => {
+  expect(offOrigin).toEqual([]);
+  expect(cspViolations).toEqual([]);
+  expect(pageErrors).toEqual([]);
+  expect(unlabelled).toEqual([]);
+});

@@ -78,7 +78,7 @@ describe('audit chain', () => {
   it('restores the original even when tampers and restores of one record race (the backup is never a tampered value)', async () => {
     const t = randomUUID();
     const victim = await chain.append(t, entry({ method: 'delete' }));
-    for (let round = 0; round < 10; round++) {
+    for (let round = 0; round < 60; round++) {
       await Promise.all([
         chain.tamperSimulate(t, { actionId: victim.action_id, field: 'method', value: `m${round}a` }),
         chain.tamperRestore(t),

@@ -1,6 +1,6 @@
 /** The only queries on audit_records / audit_chain_heads / audit_tamper_backups. Tenant id first, always. */
-import type { Db } from '@agw/shared';
-import { sql } from 'kysely';
+import type { Database, Db } from '@agw/shared';
+import { type Transaction, sql } from 'kysely';
 import type { ChainEntry } from './record-hash';
 
 export interface StoredRecord extends ChainEntry {
@@ -191,6 +191,7 @@ export class AuditRecordRepository {
   /** Demo: overwrite one column of a record, keeping the original in audit_tamper_backups. */
   async tamper(tenantId: string, recordId: number, patch: { decision?: string; tool?: string; method?: string; params?: string }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await lockTamperDemo(trx, tenantId);
       const original = await trx
         .selectFrom('audit_records')
         .select(['decision', 'tool', 'method', 'params'])
@@ -212,6 +213,7 @@ export class AuditRecordRepository {
   /** Demo: put back every tampered record of the tenant; returns how many. */
   async restore(tenantId: string): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
+      await lockTamperDemo(trx, tenantId);
       const backups = await trx
         .selectFrom('audit_tamper_backups')
         .select(['record_id', 'original'])
@@ -232,3 +234,11 @@ export class AuditRecordRepository {
   }
 }
 
+/**
+ * Tampers and restores of one tenant run one at a time. Row locks alone were not enough: a restore that read
+ * no backup could, in its later DELETE (a fresh READ COMMITTED snapshot), remove the backup of a tamper that
+ * committed in between, leaving the record tampered with nothing to restore it from (seen once in CI).
+ */
+async function lockTamperDemo(trx: Transaction<Database>, tenantId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${'tamper-demo:' + tenantId}))`.execute(trx);
+}

@@ -124,6 +124,8 @@ export interface MultiplexedClientOptions {
    */
   maxStreamAgeMs?: number;
   fromError: (e: { status: number; details: string; errorJson: string }) => AppError;
+  /** createClient's readyGate: a call that finds the channel in TRANSIENT_FAILURE waits a moment for a reconnect */
+  readyGate?: (deadlineMs: number) => Promise<void> | undefined;
 }
 
 /** Unary-shaped calls of one multiplexed method of `raw`. */
@@ -148,9 +150,12 @@ export class MultiplexedClient<Req, Res> {
       const callId = ++this.lastId;
       const metadata: { [key: string]: string } = {};
       if (options.metadata) for (const [k, v] of Object.entries(options.metadata.getMap())) if (typeof v === 'string') metadata[k] = v;
-      const timer = setTimeout(() => this.settle(callId, () => reject(new DependencyUnavailableError(`${this.o.peer} is unreachable (deadline exceeded)`))), options.deadlineMs ?? this.o.deadlineMs);
+      const deadlineMs = options.deadlineMs ?? this.o.deadlineMs;
+      const timer = setTimeout(() => this.settle(callId, () => reject(new DependencyUnavailableError(`${this.o.peer} is unreachable (deadline exceeded)`))), deadlineMs);
       this.pending.set(callId, { message: { callId, request, metadata }, resolve, reject, timer });
-      this.send(callId);
+      const waiting = this.o.readyGate?.(deadlineMs);
+      if (waiting) void waiting.then(() => this.send(callId));
+      else this.send(callId);
     });
   }
 

@@ -13,6 +13,7 @@ import {
   type ServiceDefinition,
   type ServiceError,
   type UntypedServiceImplementation,
+  connectivityState,
   credentials,
   status,
 } from '@grpc/grpc-js';
@@ -205,19 +206,44 @@ export function grpcTarget(address: string): string {
  */
 export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
 
+/**
+ * How long a call that finds its peer's channel in TRANSIENT_FAILURE waits for it to be ready before it is
+ * sent (at most half of the call's deadline). grpc-js fails such a call at once, although a restarted peer
+ * (a deploy, a crash and its restart) is often back before the channel's next reconnect attempt: the gateway
+ * answered 502 for up to 2 s after every peer restart. A peer that stays away costs a call this much more
+ * before it fails as unreachable. The reconnect back-off is capped below it, so a peer that is back is seen
+ * within the wait.
+ */
+export const READY_GRACE_MS = 1000;
+const RECONNECT_BACKOFF = { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 500 };
+
+/**
+ * Undefined (send now) unless the channel is in TRANSIENT_FAILURE; then a promise that settles when it is
+ * ready or the wait is over, whichever comes first (the call is sent either way: a channel still down
+ * fails it as before). Reading the state costs a property read, so every call may ask.
+ */
+export function readyGate(raw: Client, graceMs = READY_GRACE_MS): (deadlineMs: number) => Promise<void> | undefined {
+  const channel = raw.getChannel();
+  return (deadlineMs) => {
+    if (channel.getConnectivityState(false) !== connectivityState.TRANSIENT_FAILURE) return undefined;
+    const wait = Math.min(graceMs, Math.floor(deadlineMs / 2));
+    return new Promise<void>((resolve) => raw.waitForReady(Date.now() + wait, () => resolve()));
+  };
+}
+
 /** A promise-returning client with a per-call deadline and errors mapped back to the taxonomy. */
 export function createClient<S extends ServiceDefinition>(
   Ctor: ClientCtor & { service: S },
   address: string,
   peer: string,
-  defaults: { deadlineMs?: number } = {},
+  defaults: { deadlineMs?: number; readyGraceMs?: number } = {},
 ): PromiseClient<S> {
   const raw = new Ctor(grpcTarget(address), credentials.createInsecure(), {
     'grpc.service_config': ROUND_ROBIN_SERVICE_CONFIG,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
-    'grpc.initial_reconnect_backoff_ms': 200,
-    'grpc.max_reconnect_backoff_ms': 2000,
+    ...RECONNECT_BACKOFF,
   });
+  const gate = readyGate(raw, defaults.readyGraceMs);
   const out: Record<string, unknown> = { close: () => raw.close(), raw };
   const methods = Ctor.service;
   for (const key of Object.keys(methods)) {
@@ -227,6 +253,7 @@ export function createClient<S extends ServiceDefinition>(
         // at least one stream per listed replica (round_robin gives each new stream the next one)
         streams: Math.max(4, address.split(',').length),
         deadlineMs: defaults.deadlineMs ?? 10_000,
+        readyGate: gate,
         fromError: (e) => fromErrorParts(e.status, e.errorJson || undefined, peer, e),
       });
       out[key] = (request: unknown, options?: { deadlineMs?: number; metadata?: Metadata }) => mux.call(request, options);
@@ -248,9 +275,8 @@ export function createClient<S extends ServiceDefinition>(
       continue;
     }
     const fn = (raw as unknown as Record<string, (...a: unknown[]) => void>)[key].bind(raw);
-    out[key] = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata } = {}) =>
+    const unary = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata }, deadline: Date) =>
       new Promise((resolve, reject) => {
-        const deadline = new Date(Date.now() + (options.deadlineMs ?? defaults.deadlineMs ?? 10_000));
         // grpc-js captures a stack trace (`new Error()`) on every unary call, only to append it to a failed
         // call's error; ours are rebuilt into the taxonomy by fromServiceError and never show it. Capturing
         // none was 2.8 % of the gateway's busy time under load (docs/performance.md, change 9).
@@ -264,6 +290,12 @@ export function createClient<S extends ServiceDefinition>(
           Error.stackTraceLimit = limit;
         }
       });
+    out[key] = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata } = {}) => {
+      const deadlineMs = options.deadlineMs ?? defaults.deadlineMs ?? 10_000;
+      const deadline = new Date(Date.now() + deadlineMs); // the wait for a reconnect counts against it
+      const waiting = gate(deadlineMs);
+      return waiting ? waiting.then(() => unary(request, options, deadline)) : unary(request, options, deadline);
+    };
   }
   return out as PromiseClient<S>;
 }

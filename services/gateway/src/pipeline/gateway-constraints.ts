@@ -8,7 +8,7 @@
  * A hit is a 403 with its own violation id (severity high), audited like any decision. Counters live
  * in Redis (`agw:gc:<tenant>:<agent>:*`); Redis is only touched when caps or a cooldown are configured.
  */
-import { DependencyUnavailableError, type Redis } from '@agw/shared';
+import { type Redis, StoreUnavailableError } from '@agw/shared';
 import { z } from 'zod';
 import type { ConstraintHit, GatewayConstraints } from './hooks';
 import type { ToolCallRequest } from './tool-call.schema';
@@ -114,7 +114,8 @@ export class RedisGatewayConstraints implements GatewayConstraints {
     try {
       return await fn();
     } catch (e) {
-      throw new DependencyUnavailableError('gateway constraint store (Redis) is unreachable', { cause: e });
+      // a store, as the rate limiter's Redis is: 503 naming it, with Retry-After (docs/reliability.md)
+      throw new StoreUnavailableError('Redis', 'gateway', { cause: e });
     }
   }
 

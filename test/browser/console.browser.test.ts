@@ -27,6 +27,7 @@ const email = `console-${Date.now()}@e2e.test`;
 const password = 'correct-horse-battery-staple';
 let key = '';
 let slug = '';
+let publicSlug = '';
 const ids: Record<string, string> = {};
 
 async function shot(name: string): Promise<void> {
@@ -285,6 +286,19 @@ it('rotates the API key and shows the new key once; the old key stops working', 
   await shot('settings');
 });
 
+it('publishes the public report from Settings; an address that is not a slug is refused at the field', async () => {
+  await page.getByLabel('Publish my public report').check();
+  await page.getByLabel('Address (slug)').fill('Not A Slug');
+  await page.getByRole('button', { name: 'Save public report' }).click();
+  await page.getByText('The address was refused; see the field.').waitFor();
+  expect(await page.getByLabel('Address (slug)').getAttribute('aria-invalid')).toBe('true');
+  publicSlug = `${slug}-report`;
+  await page.getByLabel('Address (slug)').fill(publicSlug);
+  await page.getByRole('button', { name: 'Save public report' }).click();
+  await page.getByText('Your public report is published.').waitFor();
+  await page.getByRole('link', { name: `/public/${publicSlug}` }).waitFor();
+});
+
 it('lists managed sessions with their timeline and interrupts one with a reason', async () => {
   const agent = await api('POST', '/managed/agents', { key, body: { name: 'support-agent', allowed_tools: ['svc_web_search'], require_human_approval: ['svc_send_*'] } });
   expect(agent.status).toBe(200);
@@ -324,14 +338,28 @@ it('signs out; the session token was never stored by the browser', async () => {
   await page.getByText('You have signed out.').waitFor();
 });
 
-it('renders the public page from public endpoints only: "not published" until the tenant opts in', async () => {
+it('renders the public report from public endpoints only, and "not published" for any other address', async () => {
   const res = page.waitForResponse((r) => r.url().includes(`/api/dashboard/public/`));
-  await page.goto(`${ORIGIN}/public/${slug}`);
+  await page.goto(`${ORIGIN}/public/${publicSlug}`);
   const r = await res;
   expect(r.request().headers().authorization).toBeUndefined();
-  if ([404, 401].includes(r.status())) await page.getByText(/Not published/).waitFor();
-  else await page.getByText('Policy template:').waitFor();
+  expect(r.status()).toBe(200);
+  await page.getByRole('heading', { level: 2, name: 'Console Corp' }).waitFor();
+  const main = await page.locator('main').innerText();
+  expect(main).toMatch(/Policy template: \S+/);
+  expect(main).toMatch(/Audit chain: verified \(\d+ records\)/);
+  await page.getByRole('table', { name: 'Decisions by kind and period' }).waitFor();
+  expect(await page.getByRole('row', { name: /^Today/ }).innerText()).toMatch(/\d/);
+  await page.getByLabel('Signed checkpoint').waitFor(); // the inclusion-proof test built and anchored a tree
+  expect(main).toMatch(/Root \S+ \(\d+ records\) in transaction 0x[0-9a-f]+/);
+  expect(main).not.toContain('billing-bot'); // aggregates only: no agent ids
   await shot('public-page');
+  // the list of publishing tenants links to it
+  await page.goto(`${ORIGIN}/transparency`);
+  await page.getByRole('link', { name: 'Console Corp' }).first().waitFor();
+  await shot('transparency');
+  await page.goto(`${ORIGIN}/public/no-such-report`);
+  await page.getByText(/Not published/).waitFor();
 });
 
 it('made no request outside its origin, raised no CSP violation or script error, and every control had a name', () => {

@@ -5,7 +5,7 @@
  * the per-IP rate limit answers 429 with Retry-After.
  */
 import { randomInt } from 'node:crypto';
-import { api, call, newTenant, type Tenant } from './support/api';
+import { api, call, fleet, newTenant, type Tenant } from './support/api';
 
 jest.setTimeout(120_000);
 
@@ -63,6 +63,7 @@ describe('public dashboard and transparency', () => {
     expect(r.body.anchor).toMatchObject({ tx_hash: anchorTx, tree_size: 3 });
     expect(r.body.anchor.chain_id).toEqual(expect.any(Number));
     expect(r.body.anchor.contract_address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(r.body.unavailable).toEqual([]);
 
     // never parameters, policy parameters, agent ids, action ids, personal data or credentials
     const text = JSON.stringify(r.body);
@@ -120,6 +121,58 @@ describe('public dashboard and transparency', () => {
     expect((await api('GET', '/transparency')).body.tenants.map((t: { tenant_id: string }) => t.tenant_id)).not.toContain(a.tenantId);
     // reserved: another tenant cannot take it while A's dashboard is off
     expect((await api('PATCH', '/dashboard/settings', { key: b.apiKey, body: { public_dashboard: { enabled: true, slug: a.slug } } })).status).toBe(409);
+  });
+
+  it('lists published tenants a page at a time in slug order (limit, after → next_after), and refuses a bad page with 422', async () => {
+    const from = { 'X-Forwarded-For': `192.0.2.${randomInt(1, 254)}` }; // its own address: the 40/min public limit is per address
+    const prefix = `page-${randomInt(100000, 999999)}`;
+    const ts = await Promise.all(['c', 'a', 'b'].map((x) => newTenant(`Paged ${x}`)));
+    for (const [i, t] of ts.entries()) {
+      expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { public_dashboard: { enabled: true, slug: `${prefix}-${'cab'[i]}` } } })).status).toBe(200);
+    }
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 50; pages++) {
+      const r = await api('GET', `/transparency?limit=2${after ? `&after=${after}` : ''}`, { headers: from });
+      expect(r.status).toBe(200);
+      expect(r.body.tenants.length).toBeLessThanOrEqual(2);
+      expect(r.body.count).toBe(r.body.tenants.length);
+      seen.push(...r.body.tenants.map((t: { slug: string }) => t.slug));
+      after = r.body.next_after;
+      if (!after) break;
+      expect(after).toBe(seen[seen.length - 1]);
+    }
+    expect(after).toBeNull();
+    expect(seen).toEqual([...new Set(seen)].sort());
+    expect(seen.filter((x) => x.startsWith(prefix))).toEqual([`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
+    for (const [q, loc] of [['limit=0', 'limit'], ['limit=501', 'limit'], ['limit=x', 'limit'], ['after=Not%20A%20Slug', 'after']]) {
+      const bad = await api('GET', `/transparency?${q}`, { headers: from });
+      expect([q, bad.status, bad.body.detail[0].loc]).toEqual([q, 422, ['query', loc]]);
+    }
+  });
+
+  it('shows what it can while a service behind it is down: that section null and named in `unavailable`, never cached', async () => {
+    const from = { 'X-Forwarded-For': `192.0.2.${randomInt(1, 254)}` };
+    const t = await newTenant('Public Co Partial');
+    expect((await call(t.apiKey, pay({ amount: 100, currency: 'EUR' }))).status).toBe(200);
+    expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { public_dashboard: { enabled: true } } })).status).toBe(200);
+    await fleet('kill', 'anchor');
+    let partial;
+    try {
+      partial = await api('GET', `/dashboard/public/${t.slug}`, { headers: from });
+    } finally {
+      await fleet('start', 'anchor');
+    }
+    expect(partial.status).toBe(200);
+    expect(partial.body.unavailable).toEqual(['anchor']);
+    expect(partial.body.anchor).toBeNull();
+    expect(partial.body.chain).toEqual({ valid: true, record_count: 1 });
+    expect(partial.body.decisions.totals.today).toMatchObject({ allow: 1 });
+    expect(partial.body.policy_template).toEqual(expect.any(String));
+    // the partial page was not cached: with the anchor service back the next read is whole
+    const whole = await api('GET', `/dashboard/public/${t.slug}`, { headers: from });
+    expect(whole.status).toBe(200);
+    expect(whole.body.unavailable).toEqual([]);
   });
 
   it('is rate-limited per client address: 429 with Retry-After, other addresses unaffected', async () => {

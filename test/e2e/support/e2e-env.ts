@@ -14,6 +14,11 @@ export const E2E_STAND_IN_URL = `http://127.0.0.1:${4010 + E2E_OFFSET}`;
 export const E2E_DATABASE_NAME = E2E_OFFSET === 10000 ? 'agw_e2e' : `agw_e2e_${E2E_OFFSET}`;
 export const E2E_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${E2E_DATABASE_NAME}`;
 export const E2E_STREAM_PREFIX = E2E_OFFSET === 10000 ? 'E2E' : `E2E${E2E_OFFSET}`;
+/**
+ * The e2e fleet's own Redis database (1-15; 0 is `npm start`'s and the fault suite's): per-address keys such
+ * as the public per-IP limit would otherwise be shared with a fleet running beside it on the same Redis.
+ */
+export const E2E_REDIS_URL = `redis://127.0.0.1:6379/${1 + (Math.floor(E2E_OFFSET / 100) % 15)}`;
 /** Every response the run's API helper saw (JSON lines), checked against the OpenAPI document at the end. */
 export const E2E_CONTRACT_LOG = path.resolve(__dirname, `../../../.run/e2e-contract-${E2E_OFFSET}.jsonl`);
 /** Extra CA trusted by the e2e webhook service (re-read when it changes); written by the webhook e2e tests. */
@@ -22,6 +27,7 @@ export const E2E_WEBHOOK_CA_FILE = path.resolve(__dirname, '../../../.run/e2e-we
 export const E2E_ENV: Record<string, string> = {
   LOG_LEVEL: 'info',
   AGW_PROFILE: 'local',
+  REDIS_URL: E2E_REDIS_URL,
   ADMIN_EMAILS: 'admin@e2e.test',
   // every e2e test signs up fresh tenants from 127.0.0.1; the per-IP limit itself is tested in the gateway's integration tests
   AUTH_RATE_LIMIT_PER_MINUTE: '100000',

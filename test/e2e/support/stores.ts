@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createRedis, waitForRedis } from '@agw/shared';
-import { E2E_DATABASE_URL, E2E_OFFSET } from './e2e-env';
+import { E2E_DATABASE_URL, E2E_OFFSET, E2E_REDIS_URL } from './e2e-env';
 
 /** Tables of the e2e database whose data contains `needle` (pg_dump of the whole database). */
 export function tablesContaining(needle: string): string[] {
@@ -24,7 +24,7 @@ export function logsContaining(needle: string): string[] {
 
 /** Redis keys (any type) whose name or value contains `needle`. */
 export async function redisContaining(needle: string): Promise<string[]> {
-  const redis = createRedis('redis://127.0.0.1:6379/0');
+  const redis = createRedis(E2E_REDIS_URL);
   const found: string[] = [];
   try {
     await waitForRedis(redis);

@@ -160,3 +160,9 @@ export interface SessionRow {
 
 /** GET /managed/sessions/{session_id}/compliance, as the OpenAPI document describes it. */
 export type Compliance = JsonOf<'/managed/sessions/{session_id}/compliance', 'get'>;
+
+/** GET /dashboard/public/{slug} and /transparency/{tenant_id}: a tenant's public report. */
+export type PublicDashboardBody = components['schemas']['PublicDashboard'];
+
+/** GET /transparency: a page of publishing tenants. */
+export type TransparencyList = JsonOf<'/transparency', 'get'>;

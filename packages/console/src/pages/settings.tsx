@@ -115,6 +115,56 @@ function Deliveries() {
   );
 }
 
+/** Opt in to (or out of) the tenant's public report; aggregates only (docs/public-dashboard.md). */
+function PublicReportSettings({ current, onSaved }: { current: Settings['public_dashboard']; onSaved: (s: Settings) => void }) {
+  const [enabled, setEnabled] = useState(current.enabled);
+  const [slug, setSlug] = useState(current.slug ?? '');
+  const [issue, setIssue] = useState<string | undefined>(undefined);
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  useEffect(() => {
+    setEnabled(current.enabled);
+    setSlug(current.slug ?? '');
+  }, [current.enabled, current.slug]);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setMsg(null);
+    setIssue(undefined);
+    const body = { public_dashboard: { enabled, ...(slug.trim() ? { slug: slug.trim() } : {}) } };
+    try {
+      const s = ok(await api.PATCH('/dashboard/settings', { body: body as never })) as Settings;
+      onSaved(s);
+      setMsg({ kind: 'ok', text: s.public_dashboard.enabled ? 'Your public report is published.' : 'Your public report is not published.' });
+    } catch (err) {
+      if (err instanceof ApiError && (err.issues.length || err.status === 409)) {
+        setIssue(err.issues[0]?.msg ?? messageOf(err));
+        setMsg({ kind: 'error', text: 'The address was refused; see the field.' });
+      } else setMsg({ kind: 'error', text: messageOf(err) });
+    }
+  };
+  return (
+    <form class="card" onSubmit={save} noValidate aria-labelledby="public-report-title">
+      <h2 id="public-report-title">Public report</h2>
+      <p class="muted">
+        Anyone may read it without signing in: decision counts, the chain's status, the latest signed tree head and anchor, and the name of your policy template. Never parameters, agent ids or
+        personal data.
+      </p>
+      <label class="check">
+        <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Publish my public report
+      </label>
+      <Field id="public_slug" label="Address (slug)" error={issue} hint="Lower-case letters, digits and dashes; left empty, your tenant's slug is used.">
+        <input id="public_slug" value={slug} onInput={(e) => setSlug(e.currentTarget.value)} aria-invalid={!!issue} />
+      </Field>
+      {current.enabled && current.slug && (
+        <p>
+          Published at <a href={`/public/${current.slug}`}>/public/{current.slug}</a>
+        </p>
+      )}
+      {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+      <button type="submit">Save public report</button>
+    </form>
+  );
+}
+
 export function SettingsPage() {
   const { data, error, reload, setData } = useData(async () => ok(await api.GET('/dashboard/settings')) as Settings);
   const [form, setForm] = useState({ webhook_url: '', webhook_events: [] as string[], rate_limit_rps: '', rate_limit_burst: '', mode: 'fail-closed' });
@@ -189,6 +239,7 @@ export function SettingsPage() {
         {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
         <button type="submit">Save settings</button>
       </form>
+      <PublicReportSettings current={data.public_dashboard} onSaved={(s) => setData({ ...data, ...s })} />
       <Deliveries />
     </section>
   );

@@ -5,7 +5,7 @@
  * field is picked here by name, nothing is passed through. The aggregate is cached briefly in Redis
  * (shared by the replicas): verifying a chain reads every record.
  */
-import { AppError, type Redis } from '@agw/shared';
+import { AppError, type Logger, type Redis, isDependencyDown } from '@agw/shared';
 import { z } from 'zod';
 import type { AnchorClient, AuditClient, MerkleClient, PolicyClient } from '../clients/grpc-clients';
 import { timestamp } from '../openapi/schema';
@@ -44,17 +44,27 @@ export const publicAnchorSchema = z
 
 export const publicTenantSchema = z.object({ tenant_id: z.string(), slug: z.string(), name: z.string() });
 
+/** The parts of a public page, each read from its own service; one that cannot be read is null and named in `unavailable`. */
+export const PUBLIC_SECTIONS = ['policy_template', 'decisions', 'chain', 'signed_tree_head', 'anchor'] as const;
+export type PublicSection = (typeof PUBLIC_SECTIONS)[number];
+
 export const publicAggregateSchema = z.object({
-  policy_template: z.string().meta({ description: 'the name of the policy template in force (never its parameters)' }),
-  decisions: z.object({
-    period_days: z.number().int(),
-    totals: z.object({ today: counts, last_7_days: counts, last_30_days: counts }),
-    daily: z.array(z.object({ date: z.string().meta({ description: 'YYYY-MM-DD (UTC)' }), counts })),
-  }),
-  chain: z.object({ valid: z.boolean(), record_count: z.number().int() }),
-  signed_tree_head: signedHeadSchema.nullable(),
+  policy_template: z.string().nullable().meta({ description: 'the name of the policy template in force (never its parameters); null while unavailable' }),
+  decisions: z
+    .object({
+      period_days: z.number().int(),
+      totals: z.object({ today: counts, last_7_days: counts, last_30_days: counts }),
+      daily: z.array(z.object({ date: z.string().meta({ description: 'YYYY-MM-DD (UTC)' }), counts })),
+    })
+    .nullable()
+    .meta({ description: 'null while unavailable' }),
+  chain: z.object({ valid: z.boolean(), record_count: z.number().int() }).nullable().meta({ description: 'null while unavailable' }),
+  signed_tree_head: signedHeadSchema.nullable().meta({ description: 'null before the first tree, or while unavailable' }),
   verifier_key: z.string().nullable().meta({ description: 'the checkpoints’ verifier key (name+keyhash+base64)' }),
-  anchor: publicAnchorSchema.nullable(),
+  anchor: publicAnchorSchema.nullable().meta({ description: 'null before the first anchor, or while unavailable' }),
+  unavailable: z
+    .array(z.enum(PUBLIC_SECTIONS))
+    .meta({ description: 'sections that could not be read just now (a service or store behind them is down); the page shows the rest, and is not cached' }),
   generated_at: timestamp(),
 });
 
@@ -70,6 +80,7 @@ export interface PublicDashboardDeps {
   policy: PolicyClient;
   settings: SettingsService;
   cacheSeconds: number;
+  logger: Logger;
 }
 
 const add = (into: Record<string, number>, from: Record<string, number>) => {
@@ -82,12 +93,12 @@ const dayString = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_00
 export class PublicDashboard {
   constructor(private readonly d: PublicDashboardDeps) {}
 
-  /** A cached value (JSON in Redis for `cacheSeconds`); Redis down: computed every time. */
-  private async cached<T>(key: string, compute: () => Promise<T>): Promise<T> {
+  /** A cached value (JSON in Redis for `cacheSeconds`); Redis down: computed every time. A partial value is never kept. */
+  private async cached<T>(key: string, compute: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
     const hit = await this.d.redis.get(key).catch(() => null);
     if (hit) return JSON.parse(hit) as T;
     const value = await compute();
-    await this.d.redis.set(key, JSON.stringify(value), 'EX', Math.max(1, this.d.cacheSeconds)).catch(() => undefined);
+    if (keep(value)) await this.d.redis.set(key, JSON.stringify(value), 'EX', Math.max(1, this.d.cacheSeconds)).catch(() => undefined);
     return value;
   }
 
@@ -104,56 +115,82 @@ export class PublicDashboard {
     });
   }
 
+  /**
+   * The page. Each section is read on its own: one whose service (or store) is down is null and named in
+   * `unavailable`, so a status page still shows what it can while a part of the fleet is down. When every
+   * section is down the error itself is the answer (502/503 with Retry-After).
+   */
   aggregate(tenant: PublicTenant): Promise<PublicAggregate> {
     const tenantId = tenant.tenant_id;
-    return this.cached(`agw:public:v1:aggregate:${tenantId}`, async () => {
-      const settings = await this.d.settings.stored(tenantId);
-      const requestedChain = typeof settings.anchor_chain === 'string' ? settings.anchor_chain : '';
-      const [countsOut, verify, head, policy, anchor, vkey] = await Promise.all([
-        this.d.audit.decisionCounts({ tenantId, days: PERIOD_DAYS }),
-        this.d.audit.verify({ tenantId }),
-        this.signedHead(tenantId),
-        this.d.policy.getTenantPolicy({ tenantId }),
-        this.d.anchor.status({ tenantId, requestedChain }),
-        this.d.merkle.getVerifierKey({ tenantId }).then(
-          (k) => k.vkey,
-          () => null,
-        ),
-      ]);
-      const byDay = new Map<string, Record<string, number>>();
-      for (const c of countsOut.counts) byDay.set(c.day, { ...(byDay.get(c.day) ?? {}), [c.decision]: Number(c.count) });
-      const daily = [...byDay.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([date, c]) => ({ date, counts: c }));
-      const today: Record<string, number> = {};
-      const week: Record<string, number> = {};
-      const month: Record<string, number> = {};
-      for (const { date, counts: c } of daily) {
-        add(month, c);
-        if (date >= dayString(6)) add(week, c);
-        if (date === dayString(0)) add(today, c);
-      }
-      const a = anchor.lastAnchor;
-      return {
-        policy_template: policy.policyTemplate || 'general',
-        decisions: { period_days: PERIOD_DAYS, totals: { today, last_7_days: week, last_30_days: month }, daily },
-        chain: { valid: verify.valid, record_count: verify.recordCount },
-        signed_tree_head: head,
-        verifier_key: head ? vkey : null,
-        anchor: a
-          ? {
-              network: a.network,
-              chain_id: a.chainId,
-              contract_address: a.contractAddress,
-              tx_hash: a.txHash,
-              block_number: a.blockNumber,
-              anchored_at: a.anchoredAt,
-              merkle_root: a.aggregateRoot,
-              tenant_root: a.tenantRoot,
-              tree_size: a.treeSize,
-              explorer_tx_url: a.explorerTxUrl || null,
-            }
-          : null,
-        generated_at: new Date().toISOString(),
-      };
-    });
+    return this.cached(
+      `agw:public:v1:aggregate:${tenantId}`,
+      async () => {
+        const settings = await this.d.settings.stored(tenantId);
+        const requestedChain = typeof settings.anchor_chain === 'string' ? settings.anchor_chain : '';
+        const unavailable: PublicSection[] = [];
+        const failures: unknown[] = [];
+        const section = <T>(name: PublicSection, read: Promise<T>): Promise<T | null> =>
+          read.catch((e: unknown) => {
+            if (!isDependencyDown(e)) throw e;
+            this.d.logger.warn({ tenant_id: tenantId, section: name, err: (e as Error).message }, 'public dashboard section unavailable');
+            unavailable.push(name);
+            failures.push(e);
+            return null;
+          });
+        const [countsOut, verify, head, policy, anchor, vkey] = await Promise.all([
+          section('decisions', this.d.audit.decisionCounts({ tenantId, days: PERIOD_DAYS })),
+          section('chain', this.d.audit.verify({ tenantId })),
+          section('signed_tree_head', this.signedHead(tenantId)),
+          section('policy_template', this.d.policy.getTenantPolicy({ tenantId })),
+          section('anchor', this.d.anchor.status({ tenantId, requestedChain })),
+          this.d.merkle.getVerifierKey({ tenantId }).then(
+            (k) => k.vkey,
+            () => null,
+          ),
+        ]);
+        if (unavailable.length === PUBLIC_SECTIONS.length) throw failures[0];
+        const a = anchor?.lastAnchor;
+        return {
+          policy_template: policy ? policy.policyTemplate || 'general' : null,
+          decisions: countsOut ? decisionTotals(countsOut.counts) : null,
+          chain: verify ? { valid: verify.valid, record_count: verify.recordCount } : null,
+          signed_tree_head: head,
+          verifier_key: head ? vkey : null,
+          anchor: a
+            ? {
+                network: a.network,
+                chain_id: a.chainId,
+                contract_address: a.contractAddress,
+                tx_hash: a.txHash,
+                block_number: a.blockNumber,
+                anchored_at: a.anchoredAt,
+                merkle_root: a.aggregateRoot,
+                tenant_root: a.tenantRoot,
+                tree_size: a.treeSize,
+                explorer_tx_url: a.explorerTxUrl || null,
+              }
+            : null,
+          unavailable: PUBLIC_SECTIONS.filter((n) => unavailable.includes(n)),
+          generated_at: new Date().toISOString(),
+        };
+      },
+      (page) => page.unavailable.length === 0,
+    );
   }
+}
+
+/** Counts by UTC day, and totals of today, the last 7 and the last 30 days. */
+function decisionTotals(rows: readonly { day: string; decision: string; count: number | string }[]): NonNullable<PublicAggregate['decisions']> {
+  const byDay = new Map<string, Record<string, number>>();
+  for (const c of rows) byDay.set(c.day, { ...(byDay.get(c.day) ?? {}), [c.decision]: Number(c.count) });
+  const daily = [...byDay.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([date, c]) => ({ date, counts: c }));
+  const today: Record<string, number> = {};
+  const week: Record<string, number> = {};
+  const month: Record<string, number> = {};
+  for (const { date, counts: c } of daily) {
+    add(month, c);
+    if (date >= dayString(6)) add(week, c);
+    if (date === dayString(0)) add(today, c);
+  }
+  return { period_days: PERIOD_DAYS, totals: { today, last_7_days: week, last_30_days: month }, daily };
 }

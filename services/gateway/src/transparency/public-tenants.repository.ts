@@ -34,8 +34,10 @@ export class PublicTenantsRepository {
     return this.base().where('t.id', '=', tenantId).executeTakeFirst();
   }
 
-  /** Opted-in tenants by name (at most `limit`). */
-  async list(limit: number): Promise<PublicTenant[]> {
-    return this.base().orderBy('t.name').orderBy('t.id').limit(limit).execute();
+  /** Opted-in tenants in slug order (slugs are unique), at most `limit`, after the slug `after` when given. */
+  async list(limit: number, after?: string): Promise<PublicTenant[]> {
+    let q = this.base();
+    if (after) q = q.where(slugOf, '>', after);
+    return q.orderBy(slugOf).limit(limit).execute();
   }
 }

@@ -18,13 +18,21 @@ import { PUBLIC_SLUG } from '../../tenants/settings.schema';
 import { PublicDashboard, publicDashboardSchema, publicTenantSchema, signedHeadSchema } from '../../transparency/public-dashboard';
 import { type PublicTenant, PublicTenantsRepository } from '../../transparency/public-tenants.repository';
 import { isUuid } from '../params';
+import { parseWith } from '../validation';
 
 export const PUBLIC_TENANT_HEADER = 'x-service-public-tenant';
-const LIST_LIMIT = 500;
+const LIST_MAX = 500;
+const LIST_DEFAULT = 100;
+
+const transparencyQuery = z.object({
+  limit: z.coerce.number({ error: 'limit must be an integer' }).int('limit must be an integer').min(1, 'limit must be at least 1').max(LIST_MAX, `limit must be at most ${LIST_MAX}`).default(LIST_DEFAULT),
+  after: z.string().regex(PUBLIC_SLUG, 'after must be a slug (the next_after of the previous page)').optional(),
+});
 
 const transparencyListSchema = z.object({
   tenants: z.array(publicTenantSchema.extend({ dashboard_path: z.string(), signed_tree_head: signedHeadSchema.nullable() })),
-  count: z.number().int(),
+  count: z.number().int().meta({ description: 'tenants on this page' }),
+  next_after: z.string().nullable().meta({ description: 'pass as `after` for the next page; null on the last page' }),
 });
 
 const notPublished = () => new NotFoundError('No public dashboard here');
@@ -49,12 +57,15 @@ export function publicRoutes(d: GatewayDeps): Router {
     if (!slug) throw InputError.at(['header', PUBLIC_TENANT_HEADER], 'X-Service-Public-Tenant (the slug of a public dashboard) is required here', 'missing');
     reply(res, publicDashboardSchema, await show(await bySlug(slug)));
   });
-  r.get('/transparency', async (_req, res) => {
-    const list = await tenants.list(LIST_LIMIT);
+  r.get('/transparency', async (req, res) => {
+    const { limit, after } = parseWith(transparencyQuery, { limit: req.query.limit, after: req.query.after }, 'query');
+    const page = await tenants.list(limit + 1, after);
+    const list = page.slice(0, limit);
     const heads = await Promise.all(list.map((t) => dashboard.signedHead(t.tenant_id).catch(() => null)));
     reply(res, transparencyListSchema, {
       tenants: list.map((t, i) => ({ tenant_id: t.tenant_id, slug: t.slug, name: t.name, dashboard_path: `/api/dashboard/public/${t.slug}`, signed_tree_head: heads[i] })),
       count: list.length,
+      next_after: page.length > limit ? list[list.length - 1].slug : null,
     });
   });
   r.get('/transparency/:tenant_id', async (req, res) => {
@@ -86,7 +97,15 @@ addPaths({
     },
   },
   '/transparency': {
-    get: { security: [], summary: 'Tenants that publish a dashboard, with their latest signed tree head', responses: { 200: response('published tenants (by name, at most 500)', transparencyListSchema), 429: limited } },
+    get: {
+      security: [],
+      summary: 'Tenants that publish a dashboard, with their latest signed tree head, a page at a time in slug order',
+      parameters: [
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIST_MAX, default: LIST_DEFAULT } },
+        { name: 'after', in: 'query', schema: { type: 'string', pattern: PUBLIC_SLUG.source }, description: 'the next_after of the previous page' },
+      ],
+      responses: { 200: response('published tenants', transparencyListSchema), 422: errors[422]('limit out of range, or after not a slug'), 429: limited },
+    },
   },
   '/transparency/{tenant_id}': {
     get: {

@@ -58,8 +58,12 @@ export interface ServiceContext<C extends ServiceConfig> {
   postgres(options?: { max?: number }): Promise<Db>;
   /** The Redis client (readiness-checked; closed last). */
   redis(): Redis;
-  /** The NATS bus with the fleet's streams (readiness-checked; drained last). */
-  nats(): Promise<Bus>;
+  /**
+   * The NATS bus with the fleet's streams (drained last). Readiness-checked unless `readiness: false`: a
+   * service that only follows cache invalidations on it must stay ready while NATS is away (its caches'
+   * TTLs bound what it may miss, and it drops them all when the connection comes back).
+   */
+  nats(options?: { readiness?: boolean }): Promise<Bus>;
 }
 
 export interface StartedParts {
@@ -120,11 +124,11 @@ export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): 
       }
       return redis;
     },
-    nats: () =>
+    nats: (options) =>
       (bus ??= (async () => {
         const b = await connectBus(need(config.natsUrl, 'NATS_URL'), config.streamPrefix ?? '', def.name);
         storeClosers.push(() => b.close());
-        checks.nats = () => pingNats(b);
+        if (options?.readiness !== false) checks.nats = () => pingNats(b);
         return b;
       })()),
   };

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { TenantCache, changeSubject, onTenantChange } from '@agw/shared';
 import { type NatsConnection, connect } from 'nats';
 import type { VaultClient } from '../src/clients/grpc-clients';
-import { CREDENTIAL_CACHE_MS, credentialChanges } from '../src/vault/credential-changes';
+import { credentialChanges } from '../src/vault/credential-changes';
 import { createVaultBroker } from '../src/vault/vault-broker';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -94,8 +94,8 @@ test('a registration is seen by the next call on its replica and, through NATS, 
   // the registering replica: the very next call, no waiting
   expect(await a.broker.hasCredential!(tenant, 'svc_crm')).toBe(true);
   // the other replica: when the change message arrives (well under the TTL)
-  const took = await eventually(async () => (await b.broker.hasCredential!(tenant, 'svc_crm')) === true, CREDENTIAL_CACHE_MS - 1000);
-  expect(took).toBeLessThan(CREDENTIAL_CACHE_MS - 1000);
+  const took = await eventually(async () => (await b.broker.hasCredential!(tenant, 'svc_crm')) === true, 2000);
+  expect(took).toBeLessThan(2000);
   // only that tenant's entries were dropped
   const before = mem.lookups();
   expect(await b.broker.hasCredential!(other, 'svc_crm')).toBe(false);
@@ -104,7 +104,7 @@ test('a registration is seen by the next call on its replica and, through NATS, 
   // a deletion on the other replica, the same way round
   await b.vault.deleteCredential({ tenantId: tenant, toolId: 'svc_crm', name: 'n' });
   expect(await b.broker.hasCredential!(tenant, 'svc_crm')).toBe(false);
-  await eventually(async () => (await a.broker.hasCredential!(tenant, 'svc_crm')) === false, CREDENTIAL_CACHE_MS - 1000);
+  await eventually(async () => (await a.broker.hasCredential!(tenant, 'svc_crm')) === false, 2000);
 });
 
 test('a lookup in flight when the credential is registered is not kept', async () => {

@@ -1,6 +1,6 @@
 /** Policy service settings (env validated once at start). */
 import path from 'node:path';
-import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { TENANT_CACHE_MS, commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 export const policySettings = {
@@ -15,7 +15,7 @@ export const policySettings = {
     z.string().default(path.resolve(__dirname, '..', 'templates')),
     'folder of the template Rego modules (general.rego, financial.rego, email.rego, crm.rego, data_access.rego)',
   ),
-  policyCacheMs: setting('POLICY_CACHE_MS', envInt(1000), 'how long a replica caches a tenant policy row (other replicas see a change within this time)'),
+  policyCacheMs: setting('POLICY_CACHE_MS', envInt(TENANT_CACHE_MS), 'how long a replica caches a tenant policy at most; a change reaches every replica at once over NATS, this bounds a lost message'),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5000), 'deadline of one vault call (revealing params for replay)'),
 };

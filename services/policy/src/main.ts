@@ -3,7 +3,7 @@ import '@agw/shared/dist/tracing/register'; // first: traces (when configured) i
 import { vault } from '@agw/proto';
 import { createClient, Histogram, runService } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
-import { TenantPolicies } from './bundles/tenant-policies';
+import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
 import { loadPolicyConfig } from './config';
 import { DecisionRepository } from './decisions/decision.repository';
@@ -16,7 +16,7 @@ import { TemplateCatalog } from './templates/template-catalog';
 runService({
   name: 'policy',
   loadConfig: loadPolicyConfig,
-  start: async ({ config, logger, registry, postgres, redis }) => {
+  start: async ({ config, logger, registry, postgres, redis, nats }) => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
     const db = await postgres();
     const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.vaultDeadlineMs });
@@ -27,7 +27,9 @@ runService({
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50],
       registers: [registry],
     });
-    const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: config.policyCacheMs });
+    // policy changes reach every replica's cache over NATS; a NATS outage does not make this service unready
+    const bus = await nats({ readiness: false });
+    const policies = sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, config.policyCacheMs);
     const decisions = new DecisionRepository(db);
     const behavior = new BehaviorStore(redis());
     const evaluation = new PolicyEvaluation(policies, behavior, decisions, (ms, passes) => evalMs.observe({ passes: String(passes) }, ms));

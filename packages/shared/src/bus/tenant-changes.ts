@@ -10,12 +10,20 @@
  * a millisecond on one server), at the latest after the TTL.
  *
  * Topics: `credentials` (a tool credential registered or deleted in the vault; cached by the gateway's
- * broker), `settings` (a tenant's settings changed through the gateway; cached by the webhook service).
+ * broker), `settings` (a tenant's settings changed through the gateway; cached by the gateway and the
+ * webhook service), `policy` (a tenant's policy activated; cached by the policy service).
+ *
+ * TTLs are a minute (TENANT_CACHE_MS): the messages do the invalidating, the TTL only bounds a message lost
+ * without a reconnect. Short TTLs made every call of a tenant with a few calls a minute a cold one (the
+ * throughput fell with the number of active tenants, docs/performance.md).
  */
 import { Events, type Subscription } from 'nats';
 import type { Bus } from './bus';
 
-export type ChangeTopic = 'credentials' | 'settings';
+export type ChangeTopic = 'credentials' | 'settings' | 'policy';
+
+/** How long a per-tenant cache entry followed by change messages lives at most. */
+export const TENANT_CACHE_MS = 60_000;
 
 export const changeSubject = (prefix: string, topic: ChangeTopic, tenantId: string) => `${prefix ? `${prefix}.` : ''}changes.${topic}.${tenantId}`;
 

@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, isDependencyDown } from '@agw/shared';
+import { ConflictError, TENANT_CACHE_MS, isDependencyDown } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -49,7 +49,7 @@ export class SettingsService {
    * as it arrives; CACHE_MS bounds it when a message is lost.
    */
   private readonly cache = new Map<string, { at: number; value: Promise<StoredSettings & Record<string, unknown>> }>();
-  private static readonly CACHE_MS = 2000;
+  private static readonly CACHE_MS = TENANT_CACHE_MS;
 
   stored(tenantId: string): Promise<StoredSettings & Record<string, unknown>> {
     const hit = this.cache.get(tenantId);

@@ -9,10 +9,10 @@
  * A stale "registered" is harmless (the vault finds no credential and the agent executes); a stale "none"
  * lasts at most CREDENTIAL_CACHE_MS on another replica.
  */
-import { type Bus, TenantCache, onTenantChange, publishTenantChange } from '@agw/shared';
+import { type Bus, TENANT_CACHE_MS, TenantCache, onTenantChange, publishTenantChange } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 
-export const CREDENTIAL_CACHE_MS = 5_000;
+export const CREDENTIAL_CACHE_MS = TENANT_CACHE_MS;
 
 export interface CredentialChanges {
   cache: TenantCache<boolean>;

@@ -5,7 +5,7 @@
  * policy that does not compile is refused (422 with file:line:col) and the old policy stays in force.
  */
 import type { PreparedPolicy } from '@agw/rego';
-import { InputError, type Logger, canonicalJson, sha256Hex } from '@agw/shared';
+import { InputError, type Logger, TenantCache, canonicalJson, sha256Hex } from '@agw/shared';
 import { postgres } from '../stores/store-errors';
 import type { TemplateCatalog } from '../templates/template-catalog';
 import { type PolicyBundle, compileCustom, customBundle, templateBundle } from './policy-bundle';
@@ -28,25 +28,33 @@ export interface PolicyChange {
 }
 
 export class TenantPolicies {
-  private readonly cache = new Map<string, { at: number; value: Promise<ActiveBundle> }>();
+  private readonly cache: TenantCache<ActiveBundle>;
   private readonly compiled = new Map<string, PreparedPolicy>();
 
+  /**
+   * `onActivated` tells the other replicas (the policy service publishes a `policy` tenant change on NATS,
+   * and drops a tenant's entry when one arrives: `invalidate`); `cacheMs` bounds a lost message.
+   */
   constructor(
     private readonly repo: TenantPolicyRepository,
     private readonly catalog: TemplateCatalog,
     private readonly logger: Logger,
-    private readonly opts: { cacheMs: number },
-  ) {}
+    opts: { cacheMs: number; onActivated?: (tenantId: string) => void },
+  ) {
+    this.cache = new TenantCache<ActiveBundle>(opts.cacheMs);
+    this.onActivated = opts.onActivated ?? (() => undefined);
+  }
 
-  /** The bundle in force for the tenant (cached for `cacheMs`; a change on this replica is seen at once). */
+  private readonly onActivated: (tenantId: string) => void;
+
+  /** The bundle in force for the tenant (cached; a change on this replica is seen at once, on others when told). */
   active(tenantId: string): Promise<ActiveBundle> {
-    const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < this.opts.cacheMs) return hit.value;
-    const value = postgres(() => this.repo.get(tenantId)).then((row) => this.build(tenantId, row));
-    value.catch(() => this.cache.delete(tenantId));
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(tenantId, { at: Date.now(), value });
-    return value;
+    return this.cache.get(tenantId, '', () => postgres(() => this.repo.get(tenantId)).then((row) => this.build(tenantId, row)));
+  }
+
+  /** Drop a tenant's cached bundle (activated on another replica), or every tenant's (undefined). */
+  invalidate(tenantId: string | undefined): void {
+    this.cache.invalidate(tenantId);
   }
 
   /**
@@ -64,7 +72,8 @@ export class TenantPolicies {
       current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
     if (unchanged) return this.build(tenantId, current);
     const row = await postgres(() => this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash }));
-    this.cache.delete(tenantId);
+    this.cache.invalidate(tenantId);
+    this.onActivated(tenantId);
     this.logger.info({ tenantId, template, revision: candidate.revision }, 'tenant policy activated');
     return this.build(tenantId, row);
   }

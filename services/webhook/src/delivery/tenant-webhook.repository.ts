@@ -5,10 +5,10 @@
  * cache (`cached`): dropped when the gateway publishes the tenant's settings change on NATS
  * (`followChanges`), and after WEBHOOK_SETTINGS_CACHE_MS at the latest (@agw/shared bus/tenant-changes.ts).
  */
-import { type Bus, type Db, TenantCache, onTenantChange } from '@agw/shared';
+import { type Bus, type Db, TENANT_CACHE_MS, TenantCache, onTenantChange } from '@agw/shared';
 
 /** The safety net of the settings cache: how long a lost change message can leave an entry stale. */
-export const WEBHOOK_SETTINGS_CACHE_MS = 5_000;
+export const WEBHOOK_SETTINGS_CACHE_MS = TENANT_CACHE_MS;
 
 export interface TenantWebhook {
   url: string | null;

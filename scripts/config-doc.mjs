@@ -16,7 +16,9 @@ const shown = (schema) => {
     if (!r.success) return '*(required)*';
     if (r.data === undefined) return '*(unset)*';
     if (r.data === '') return '*(empty)*';
-    return '`' + (typeof r.data === 'string' ? r.data : JSON.stringify(r.data)) + '`';
+    // a default under the checkout (a folder of the repository) is shown relative to it, the same on every machine
+    const text = typeof r.data === 'string' ? (r.data === ROOT || r.data.startsWith(ROOT + path.sep) ? path.relative(ROOT, r.data) || '.' : r.data) : JSON.stringify(r.data);
+    return '`' + text + '`';
   } catch {
     return '';
   }

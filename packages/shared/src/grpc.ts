@@ -210,24 +210,31 @@ export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: 
  * How long a call that finds its peer's channel in TRANSIENT_FAILURE waits for it to be ready before it is
  * sent (at most half of the call's deadline). grpc-js fails such a call at once, although a restarted peer
  * (a deploy, a crash and its restart) is often back before the channel's next reconnect attempt: the gateway
- * answered 502 for up to 2 s after every peer restart. A peer that stays away costs a call this much more
- * before it fails as unreachable. The reconnect back-off is capped below it, so a peer that is back is seen
- * within the wait.
+ * answered 502 for up to 2 s after every peer restart. The reconnect back-off is capped below this wait, so
+ * a peer that is back is seen within it. Only the start of an outage waits: once the channel has been failing
+ * for longer than this, calls fail at once again, as before (a long outage costs no latency per call).
  */
 export const READY_GRACE_MS = 1000;
 const RECONNECT_BACKOFF = { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 500 };
 
 /**
- * Undefined (send now) unless the channel is in TRANSIENT_FAILURE; then a promise that settles when it is
- * ready or the wait is over, whichever comes first (the call is sent either way: a channel still down
- * fails it as before). Reading the state costs a property read, so every call may ask.
+ * Undefined (send now) unless the channel is in TRANSIENT_FAILURE and has been for less than the wait; then a
+ * promise that settles when it is ready or the wait is over, whichever comes first (the call is sent either
+ * way: a channel still down fails it as before). Reading the state costs a property read, so every call may ask.
  */
 export function readyGate(raw: Client, graceMs = READY_GRACE_MS): (deadlineMs: number) => Promise<void> | undefined {
   const channel = raw.getChannel();
+  let failingSince: number | undefined; // when a call first found the channel failing (reset by a call that finds it not failing)
   return (deadlineMs) => {
-    if (channel.getConnectivityState(false) !== connectivityState.TRANSIENT_FAILURE) return undefined;
-    const wait = Math.min(graceMs, Math.floor(deadlineMs / 2));
-    return new Promise<void>((resolve) => raw.waitForReady(Date.now() + wait, () => resolve()));
+    if (channel.getConnectivityState(false) !== connectivityState.TRANSIENT_FAILURE) {
+      failingSince = undefined;
+      return undefined;
+    }
+    const now = Date.now();
+    failingSince ??= now;
+    const wait = Math.min(graceMs - (now - failingSince), Math.floor(deadlineMs / 2));
+    if (wait <= 0) return undefined;
+    return new Promise<void>((resolve) => raw.waitForReady(now + wait, () => resolve()));
   };
 }
 

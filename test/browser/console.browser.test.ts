@@ -299,6 +299,26 @@ it('publishes the public report from Settings; an address that is not a slug is 
   await page.getByRole('link', { name: `/public/${publicSlug}` }).waitFor();
 });
 
+it('issues an agent key shown once: it calls tools but cannot approve; revoked, it stops at once', async () => {
+  await page.getByLabel('Agent name').fill('Bad name!');
+  await page.getByRole('button', { name: 'Issue agent key' }).click();
+  await page.getByText(/name may contain letters/).waitFor(); // the server's 422 at the field
+  await page.getByLabel('Agent name').fill('billing-bot');
+  await page.getByRole('button', { name: 'Issue agent key' }).click();
+  const shown = page.locator('.shown-once', { hasText: 'Agent key for billing-bot' }).getByTestId('secret-value');
+  await shown.waitFor();
+  const agentKey = (await shown.innerText()).trim();
+  await page.getByRole('table', { name: 'Active agent keys' }).getByRole('row', { name: /billing-bot/ }).waitFor();
+  expect((await call(agentKey, { agent_id: 'billing-bot' })).status).toBe(200);
+  expect((await api('GET', '/approvals', { key: agentKey })).status).toBe(403);
+  await shot('settings-agent-keys');
+  await page.getByRole('button', { name: 'Revoke the key of billing-bot' }).click();
+  await page.getByRole('button', { name: 'Revoke now' }).click();
+  await page.getByText(/is revoked; it stops working at once/).waitFor();
+  expect((await call(agentKey, { agent_id: 'billing-bot' })).status).toBe(401);
+  expect(await page.getByRole('table', { name: 'Active agent keys' }).count()).toBe(0);
+});
+
 it('lists managed sessions with their timeline and interrupts one with a reason', async () => {
   const agent = await api('POST', '/managed/agents', { key, body: { name: 'support-agent', allowed_tools: ['svc_web_search'], require_human_approval: ['svc_send_*'] } });
   expect(agent.status).toBe(200);

@@ -166,3 +166,6 @@ export type PublicDashboardBody = components['schemas']['PublicDashboard'];
 
 /** GET /transparency: a page of publishing tenants. */
 export type TransparencyList = JsonOf<'/transparency', 'get'>;
+
+/** An API key by its prefix (GET /api-keys). */
+export type ApiKeyInfo = components['schemas']['ApiKeyInfo'];

@@ -1,8 +1,8 @@
-/** Settings: API key (prefix, rotation), webhook URL and events, delivery log, rate limits, failure mode. */
+/** Settings: API key (prefix, rotation), agent keys, webhook URL and events, delivery log, rate limits, failure mode, public report. */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { Alert, Badge, Field, ShownOnce, Time, useData } from '../lib/ui';
-import type { Delivery, Settings } from '../lib/wire';
+import type { ApiKeyInfo, Delivery, Settings } from '../lib/wire';
 
 const EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'];
 const MODES = ['fail-closed', 'fail-open', 'fail_to_queue'];
@@ -43,6 +43,110 @@ function ApiKey({ prefix, onRotated }: { prefix: string | null; onRotated: () =>
           <button type="button" class="secondary" onClick={() => setConfirming(false)}>
             Cancel
           </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/**
+ * Agent-scoped keys (docs/auth.md, "Scoped keys"): one per agent, each able to call tools, the MCP server
+ * and read its own actions only, so an agent can never approve its own escalated call. Issued here (the key
+ * is shown once), listed by prefix, revoked at once.
+ */
+function AgentKeys() {
+  const { data, error, reload } = useData(async () => (ok(await api.GET('/api-keys')) as { keys: ApiKeyInfo[] }).keys);
+  const [name, setName] = useState('');
+  const [issue, setIssue] = useState<string | undefined>(undefined);
+  const [issued, setIssued] = useState<{ name: string; key: string } | null>(null);
+  const [revoking, setRevoking] = useState<string | null>(null);
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setIssue(undefined);
+    setMsg(null);
+    try {
+      const k = ok(await api.POST('/api-keys', { body: { scope: 'agent', name: name.trim() } })) as ApiKeyInfo & { api_key: string };
+      setIssued({ name: k.name ?? '', key: k.api_key });
+      setName('');
+      await reload();
+    } catch (err) {
+      if (err instanceof ApiError && err.issues.length) setIssue(err.issues[0].msg);
+      else setMsg({ kind: 'error', text: messageOf(err) });
+    }
+  };
+  const revoke = async (k: ApiKeyInfo) => {
+    setMsg(null);
+    try {
+      ok(await api.DELETE('/api-keys/{id}', { params: { path: { id: k.id } } }));
+      setRevoking(null);
+      setMsg({ kind: 'ok', text: `Key ${k.key_prefix}… (${k.name ?? 'unnamed'}) is revoked; it stops working at once.` });
+      await reload();
+    } catch (err) {
+      setMsg({ kind: 'error', text: messageOf(err) });
+    }
+  };
+  const agents = (data ?? []).filter((k) => k.scope === 'agent');
+  return (
+    <section class="card" aria-labelledby="agent-keys-title">
+      <h2 id="agent-keys-title">Agent keys</h2>
+      <p class="muted">Give each agent its own key: it may call tools and the MCP server and read its own actions, never approve, read the audit log or change settings.</p>
+      <form class="row bottom wrap" onSubmit={create} noValidate>
+        <Field id="agent_key_name" label="Agent name" error={issue}>
+          <input id="agent_key_name" value={name} onInput={(e) => setName(e.currentTarget.value)} aria-invalid={!!issue} />
+        </Field>
+        <button type="submit">Issue agent key</button>
+      </form>
+      {issued && <ShownOnce label={`Agent key for ${issued.name}`} value={issued.key} />}
+      {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+      {error && <Alert>{error}</Alert>}
+      {data && !agents.length && <p>No agent keys yet.</p>}
+      {agents.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption>Active agent keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Agent</th>
+                <th scope="col">Key</th>
+                <th scope="col">Issued by</th>
+                <th scope="col">Issued</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {agents.map((k) => (
+                <tr key={k.id}>
+                  <th scope="row">{k.name ?? '—'}</th>
+                  <td>
+                    <code>{k.key_prefix}…</code>
+                  </td>
+                  <td>{k.created_by ?? '—'}</td>
+                  <td>
+                    <Time iso={k.created_at} />
+                  </td>
+                  <td>
+                    {revoking === k.id ? (
+                      <span class="confirm" role="group" aria-label={`Confirm revoking ${k.name ?? k.key_prefix}`}>
+                        <button type="button" class="danger" onClick={() => revoke(k)}>
+                          Revoke now
+                        </button>
+                        <button type="button" class="secondary" onClick={() => setRevoking(null)}>
+                          Cancel
+                        </button>
+                      </span>
+                    ) : (
+                      <button type="button" class="secondary" aria-label={`Revoke the key of ${k.name ?? k.key_prefix}`} onClick={() => setRevoking(k.id)}>
+                        Revoke…
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </section>
@@ -206,6 +310,7 @@ export function SettingsPage() {
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">Settings</h1>
       <ApiKey prefix={data.api_key_prefix ?? null} onRotated={() => void reload()} />
+      <AgentKeys />
       <form class="card" onSubmit={save} noValidate aria-labelledby="tenant-settings-title">
         <h2 id="tenant-settings-title">Webhooks, limits and failure mode</h2>
         <Field id="webhook_url" label="Webhook URL (HTTPS)" error={issues.webhook_url} hint="Signed events are POSTed here; private and loopback targets are refused.">

@@ -7,7 +7,7 @@
  * Runs the built code (dist) in the children, like the service.
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,4 +95,77 @@ it('three replicas signing their first checkpoint at once create one key pair an
   const vkeys = outs.map((o) => JSON.parse(o).vkey as string);
   expect(new Set(vkeys).size).toBe(1);
   expect(countObjects(label)).toEqual({ privateKeys: 1, publicKeys: 1 });
+});
+
+/** A key pair generated straight on the token, as another deployment sharing it (without our lock) would. */
+function generatePairDirectly(lbl: string): void {
+  const p11 = new pkcs11js.PKCS11();
+  const c = testConfig();
+  p11.load(c.pkcs11Library);
+  try {
+    p11.C_Initialize();
+  } catch {
+    /* initialised by the backend in this process */
+  }
+  const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === c.pkcs11TokenLabel)!;
+  const s = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+  try {
+    try {
+      p11.C_Login(s, pkcs11js.CKU_USER, c.pkcs11Pin);
+    } catch {
+      /* already logged in through the backend's session */
+    }
+    const common = [
+      { type: pkcs11js.CKA_TOKEN, value: true },
+      { type: pkcs11js.CKA_LABEL, value: lbl },
+      { type: pkcs11js.CKA_KEY_TYPE, value: 0x40 /* CKK_EC_EDWARDS */ },
+    ];
+    p11.C_GenerateKeyPair(
+      s,
+      { mechanism: 0x1055 /* CKM_EC_EDWARDS_KEY_PAIR_GEN */ },
+      [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
+      [...common, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SIGN, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true }],
+    );
+  } finally {
+    p11.C_CloseSession(s);
+  }
+}
+
+const signingChild = (lbl: string) => `
+const { createHsm } = require(${JSON.stringify(path.join(dist, 'hsm/create-hsm.js'))});
+const { loadVaultConfig } = require(${JSON.stringify(path.join(dist, 'config.js'))});
+(async () => {
+  const config = loadVaultConfig({ ...process.env, PKCS11_TOKEN_LABEL: 'agw-test', VAULT_HSM_BACKEND: 'pkcs11', AGW_PROFILE: 'local', LOG_LEVEL: 'silent' });
+  const hsm = createHsm(config);
+  const { publicKey } = await hsm.ensureEd25519Key(${JSON.stringify(lbl)});
+  const signature = await hsm.signEd25519(${JSON.stringify(lbl)}, Buffer.from('checkpoint text\\n'));
+  process.stdout.write(JSON.stringify({ publicKey: publicKey.toString('hex'), signature: signature.toString('hex') }));
+  await hsm.close();
+})().catch((e) => { console.error(e); process.exit(1); });
+`;
+
+it('with two key pairs under the label (a token shared without a lock), every process publishes the same key and signs with its private key', async () => {
+  const shared = `agw:test:evidence-shared:${randomUUID()}`;
+  try {
+    generatePairDirectly(shared);
+    generatePairDirectly(shared);
+    expect(countObjects(shared)).toEqual({ privateKeys: 2, publicKeys: 2 });
+    const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'agw-shared-')), 'signer.js');
+    fs.writeFileSync(script, signingChild(shared));
+    const outs = await Promise.all(
+      [0, 1, 2].map(
+        () =>
+          new Promise<{ publicKey: string; signature: string }>((resolve, reject) =>
+            execFile(process.execPath, [script], { env: { ...process.env }, timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)))),
+          ),
+      ),
+    );
+    expect(new Set(outs.map((o) => o.publicKey)).size).toBe(1);
+    for (const o of outs) {
+      const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(o.publicKey, 'hex')]), format: 'der', type: 'spki' });
+      expect(verify(null, Buffer.from('checkpoint text\n'), key, Buffer.from(o.signature, 'hex'))).toBe(true);
+    }
+  } finally {
+    await hsm.destroyKey(shared);
+  }
 });

@@ -7,6 +7,7 @@
  * pkcs11js calls are synchronous: one logged-in R/W session serves the process, and because JavaScript
  * runs one call at a time an Init/Final pair is never interleaved.
  */
+import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { DependencyUnavailableError } from '@agw/shared';
 import * as pkcs11js from 'pkcs11js';
 import { DecryptionFailedError, type HsmBackend, type HsmInfo, type KeyKind, KeyMissingError, type SealedData } from './hsm-backend';
@@ -29,6 +30,9 @@ const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055;
 const CKM_EDDSA = 0x1057;
 /** CKA_EC_PARAMS of Ed25519: the DER OBJECT IDENTIFIER 1.3.101.112 (RFC 8410). */
 const ED25519_OID_DER = Buffer.from('06032b6570', 'hex');
+/** DER SubjectPublicKeyInfo prefix of a raw 32-byte Ed25519 public key (RFC 8410) */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+const PAIRING_PROBE = Buffer.from('agw: which private key signs for this public key');
 
 function pkcs11Code(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -37,6 +41,8 @@ function pkcs11Code(e: unknown): string {
 export class Pkcs11Hsm implements HsmBackend {
   readonly name = 'pkcs11' as const;
   private readonly handles = new Map<string, Handle>();
+  /** the Ed25519 pair chosen per label (ed25519Pair): the key published is the key that signs */
+  private readonly ed25519 = new Map<string, { publicKey: Buffer; privateKey: Handle }>();
 
   private constructor(
     private readonly p11: pkcs11js.PKCS11,
@@ -212,16 +218,42 @@ export class Pkcs11Hsm implements HsmBackend {
     );
   }
 
-  private findKeyObject(label: string, cls: number): Handle | undefined {
+  private findKeyObjects(label: string, cls: number): Handle[] {
     this.p11.C_FindObjectsInit(this.session, [
       { type: pkcs11js.CKA_CLASS, value: cls },
       { type: pkcs11js.CKA_LABEL, value: label },
     ]);
     try {
-      return this.p11.C_FindObjects(this.session, 1)[0];
+      return this.p11.C_FindObjects(this.session, 16);
     } finally {
       this.p11.C_FindObjectsFinal(this.session);
     }
+  }
+
+  /**
+   * The Ed25519 key pair under `label`: of the public keys there, the smallest (bytewise), with the private
+   * key whose signature verifies under it. A token may hold several pairs under one label: two processes
+   * that share a token but not a lock (two fleets on one SoftHSM token in CI, or replicas of different
+   * deployments on one HSM partition) can each generate one at the same moment. Every process then picks
+   * the same pair, and always signs with the private key of the public key it publishes (before, it
+   * published the first public key found and signed with the first private key found: two different pairs).
+   */
+  private ed25519Pair(label: string): { publicKey: Buffer; privateKey: Handle } | undefined {
+    const publics = this.findKeyObjects(label, pkcs11js.CKO_PUBLIC_KEY)
+      .map((h) => this.ed25519PublicKey(h))
+      .sort(Buffer.compare);
+    const privates = this.findKeyObjects(label, pkcs11js.CKO_PRIVATE_KEY);
+    if (!publics.length || !privates.length) return undefined;
+    const signatures = privates.map((h) => {
+      this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, h);
+      return { h, sig: Buffer.from(this.p11.C_Sign(this.session, PAIRING_PROBE, Buffer.alloc(64))) };
+    });
+    for (const publicKey of publics) {
+      const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+      const match = signatures.find((s) => verifySignature(null, PAIRING_PROBE, key, s.sig));
+      if (match) return { publicKey, privateKey: match.h };
+    }
+    return undefined;
   }
 
   /** The raw 32-byte key from CKA_EC_POINT (SoftHSM2 returns it DER-wrapped as an OCTET STRING: 04 20 || key). */
@@ -234,14 +266,17 @@ export class Pkcs11Hsm implements HsmBackend {
 
   async ensureEd25519Key(label: string): Promise<{ publicKey: Buffer; created: boolean }> {
     return this.wrap(() => {
-      const existing = this.findKeyObject(label, pkcs11js.CKO_PUBLIC_KEY);
-      if (existing && this.findKeyObject(label, pkcs11js.CKO_PRIVATE_KEY)) return { publicKey: this.ed25519PublicKey(existing), created: false };
+      const existing = this.ed25519Pair(label);
+      if (existing) {
+        this.ed25519.set(label, existing);
+        return { publicKey: existing.publicKey, created: false };
+      }
       const common = [
         { type: pkcs11js.CKA_TOKEN, value: true },
         { type: pkcs11js.CKA_LABEL, value: label },
         { type: pkcs11js.CKA_KEY_TYPE, value: CKK_EC_EDWARDS },
       ];
-      const kp = this.p11.C_GenerateKeyPair(
+      this.p11.C_GenerateKeyPair(
         this.session,
         { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
         [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: ED25519_OID_DER }],
@@ -253,15 +288,23 @@ export class Pkcs11Hsm implements HsmBackend {
           { type: pkcs11js.CKA_EXTRACTABLE, value: false },
         ],
       );
-      return { publicKey: this.ed25519PublicKey(kp.publicKey), created: true };
+      // chosen as any other process would choose (another one may have generated a pair at the same moment)
+      const chosen = this.ed25519Pair(label);
+      if (!chosen) throw new KeyMissingError(label);
+      this.ed25519.set(label, chosen);
+      return { publicKey: chosen.publicKey, created: true };
     });
   }
 
   async signEd25519(label: string, data: Buffer): Promise<Buffer> {
     return this.wrap(() => {
-      const key = this.findKeyObject(label, pkcs11js.CKO_PRIVATE_KEY);
-      if (!key) throw new KeyMissingError(label);
-      this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, key);
+      let pair = this.ed25519.get(label);
+      if (!pair) {
+        pair = this.ed25519Pair(label);
+        if (!pair) throw new KeyMissingError(label);
+        this.ed25519.set(label, pair);
+      }
+      this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, pair.privateKey);
       return Buffer.from(this.p11.C_Sign(this.session, data, Buffer.alloc(64)));
     });
   }
@@ -269,7 +312,9 @@ export class Pkcs11Hsm implements HsmBackend {
   async destroyKey(label: string): Promise<number> {
     return this.wrap(() => {
       this.handles.delete(label);
-      const all = this.findAll(label);
+      this.ed25519.delete(label);
+      // secret keys, and key pairs (the Ed25519 evidence key's two objects) under the label
+      const all = [...this.findAll(label), ...this.findKeyObjects(label, pkcs11js.CKO_PUBLIC_KEY), ...this.findKeyObjects(label, pkcs11js.CKO_PRIVATE_KEY)];
       for (const h of all) this.p11.C_DestroyObject(this.session, h);
       return all.length;
     });

@@ -90,17 +90,11 @@ export class Pkcs11Hsm implements HsmBackend {
     return { backend: 'pkcs11', tokenLabel: this.o.tokenLabel, library: this.o.library, ready: true };
   }
 
+  /** The secret keys under `label`. */
   private findAll(label: string): Handle[] {
-    this.p11.C_FindObjectsInit(this.session, [
-      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
-      { type: pkcs11js.CKA_LABEL, value: label },
-    ]);
-    try {
-      return this.p11.C_FindObjects(this.session, 16);
-    } finally {
-      this.p11.C_FindObjectsFinal(this.session);
-    }
+    return this.findKeyObjects(label, pkcs11js.CKO_SECRET_KEY);
   }
+
 
   /** The key's handle; a cached handle is dropped when another process destroyed the object. */
   private key(label: string): Handle {
@@ -230,6 +224,11 @@ export class Pkcs11Hsm implements HsmBackend {
     }
   }
 
+  private eddsaSign(privateKey: Handle, data: Buffer): Buffer {
+    this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, privateKey);
+    return Buffer.from(this.p11.C_Sign(this.session, data, Buffer.alloc(64)));
+  }
+
   /**
    * The Ed25519 key pair under `label`: of the public keys there, the smallest (bytewise), with the private
    * key whose signature verifies under it. A token may hold several pairs under one label: two processes
@@ -244,10 +243,7 @@ export class Pkcs11Hsm implements HsmBackend {
       .sort(Buffer.compare);
     const privates = this.findKeyObjects(label, pkcs11js.CKO_PRIVATE_KEY);
     if (!publics.length || !privates.length) return undefined;
-    const signatures = privates.map((h) => {
-      this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, h);
-      return { h, sig: Buffer.from(this.p11.C_Sign(this.session, PAIRING_PROBE, Buffer.alloc(64))) };
-    });
+    const signatures = privates.map((h) => ({ h, sig: this.eddsaSign(h, PAIRING_PROBE) }));
     for (const publicKey of publics) {
       const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
       const match = signatures.find((s) => verifySignature(null, PAIRING_PROBE, key, s.sig));
@@ -304,8 +300,7 @@ export class Pkcs11Hsm implements HsmBackend {
         if (!pair) throw new KeyMissingError(label);
         this.ed25519.set(label, pair);
       }
-      this.p11.C_SignInit(this.session, { mechanism: CKM_EDDSA }, pair.privateKey);
-      return Buffer.from(this.p11.C_Sign(this.session, data, Buffer.alloc(64)));
+      return this.eddsaSign(pair.privateKey, data);
     });
   }
 

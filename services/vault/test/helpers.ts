@@ -1,5 +1,6 @@
 /** Test wiring: the real Postgres (migrated) and the real SoftHSM2 token `agw-test`, built like main.ts. */
 import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import * as pkcs11js from 'pkcs11js';
 import { BrokeredExecutor } from '../src/broker/brokered-executor';
 import { TargetGuard } from '../src/broker/target-guard';
 import { loadVaultConfig } from '../src/config';
@@ -58,4 +59,27 @@ export async function openTestVault(o: { allowPrivate?: boolean; timeoutMs?: num
       await db.destroy();
     },
   };
+}
+
+/**
+ * Runs `fn` in a second PKCS#11 session on the `agw-test` token, as any other application would open one,
+ * to inspect (or, with `write`, add) objects behind the backend's back. PKCS#11 login state is per
+ * process, so a backend created in this process has logged the session in already.
+ */
+export function withTestToken<T>(fn: (p11: pkcs11js.PKCS11, session: Buffer, slot: Buffer) => T, o: { write?: boolean } = {}): T {
+  const c = testConfig();
+  const p11 = new pkcs11js.PKCS11();
+  p11.load(c.pkcs11Library);
+  try {
+    p11.C_Initialize();
+  } catch (e) {
+    if (!/ALREADY_INITIALIZED/.test(String(e))) throw e; // initialised by the backend in this process
+  }
+  const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === c.pkcs11TokenLabel)!;
+  const session = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | (o.write ? pkcs11js.CKF_RW_SESSION : 0));
+  try {
+    return fn(p11, session, slot);
+  } finally {
+    p11.C_CloseSession(session);
+  }
 }

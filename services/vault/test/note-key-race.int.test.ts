@@ -14,7 +14,7 @@ import path from 'node:path';
 import * as pkcs11js from 'pkcs11js';
 import { createHsm } from '../src/hsm/create-hsm';
 import type { HsmBackend } from '../src/hsm/hsm-backend';
-import { DATABASE_URL, testConfig } from './helpers';
+import { DATABASE_URL, testConfig, withTestToken } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -53,17 +53,7 @@ afterAll(async () => {
 });
 
 function countObjects(lbl: string): { privateKeys: number; publicKeys: number } {
-  const p11 = new pkcs11js.PKCS11();
-  const c = testConfig();
-  p11.load(c.pkcs11Library);
-  try {
-    p11.C_Initialize();
-  } catch {
-    /* initialised by the backend in this process */
-  }
-  const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === c.pkcs11TokenLabel)!;
-  const s = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
-  try {
+  return withTestToken((p11, s) => {
     const count = (cls: number) => {
       p11.C_FindObjectsInit(s, [
         { type: pkcs11js.CKA_CLASS, value: cls },
@@ -74,9 +64,7 @@ function countObjects(lbl: string): { privateKeys: number; publicKeys: number } 
       return found.length;
     };
     return { privateKeys: count(pkcs11js.CKO_PRIVATE_KEY), publicKeys: count(pkcs11js.CKO_PUBLIC_KEY) };
-  } finally {
-    p11.C_CloseSession(s);
-  }
+  });
 }
 
 it('three replicas signing their first checkpoint at once create one key pair and publish one key', async () => {
@@ -99,36 +87,27 @@ it('three replicas signing their first checkpoint at once create one key pair an
 
 /** A key pair generated straight on the token, as another deployment sharing it (without our lock) would. */
 function generatePairDirectly(lbl: string): void {
-  const p11 = new pkcs11js.PKCS11();
-  const c = testConfig();
-  p11.load(c.pkcs11Library);
-  try {
-    p11.C_Initialize();
-  } catch {
-    /* initialised by the backend in this process */
-  }
-  const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === c.pkcs11TokenLabel)!;
-  const s = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
-  try {
-    try {
-      p11.C_Login(s, pkcs11js.CKU_USER, c.pkcs11Pin);
-    } catch {
-      /* already logged in through the backend's session */
-    }
-    const common = [
-      { type: pkcs11js.CKA_TOKEN, value: true },
-      { type: pkcs11js.CKA_LABEL, value: lbl },
-      { type: pkcs11js.CKA_KEY_TYPE, value: 0x40 /* CKK_EC_EDWARDS */ },
-    ];
-    p11.C_GenerateKeyPair(
-      s,
-      { mechanism: 0x1055 /* CKM_EC_EDWARDS_KEY_PAIR_GEN */ },
-      [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
-      [...common, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SIGN, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true }],
-    );
-  } finally {
-    p11.C_CloseSession(s);
-  }
+  withTestToken(
+    (p11, s) => {
+      try {
+        p11.C_Login(s, pkcs11js.CKU_USER, testConfig().pkcs11Pin);
+      } catch {
+        /* already logged in through the backend's session */
+      }
+      const common = [
+        { type: pkcs11js.CKA_TOKEN, value: true },
+        { type: pkcs11js.CKA_LABEL, value: lbl },
+        { type: pkcs11js.CKA_KEY_TYPE, value: 0x40 /* CKK_EC_EDWARDS */ },
+      ];
+      p11.C_GenerateKeyPair(
+        s,
+        { mechanism: 0x1055 /* CKM_EC_EDWARDS_KEY_PAIR_GEN */ },
+        [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
+        [...common, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SIGN, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true }],
+      );
+    },
+    { write: true },
+  );
 }
 
 const signingChild = (lbl: string) => `

@@ -11,7 +11,7 @@ import * as pkcs11js from 'pkcs11js';
 import { createHsm } from '../src/hsm/create-hsm';
 import type { HsmBackend } from '../src/hsm/hsm-backend';
 import { EVIDENCE_KEY_LABEL, NoteSigner } from '../src/signing/note-signer';
-import { testConfig } from './helpers';
+import { testConfig, withTestToken } from './helpers';
 
 // ---- the independent verifier (from the spec text only) ----
 interface Vkey {
@@ -119,18 +119,8 @@ describe('NoteSigner (Ed25519 in the HSM) against an independent C2SP verifier',
   });
 
   test('the private key is on the token, sensitive and not extractable; CKM_EDDSA is what signs', () => {
-    const p11 = new pkcs11js.PKCS11();
-    const c = testConfig();
-    p11.load(c.pkcs11Library);
-    try {
-      p11.C_Initialize();
-    } catch {
-      /* initialised by the backend in this process */
-    }
-    const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === c.pkcs11TokenLabel)!;
-    expect(p11.C_GetMechanismList(slot)).toEqual(expect.arrayContaining([0x1055, 0x1057]));
-    const s = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
-    try {
+    withTestToken((p11, s, slot) => {
+      expect(p11.C_GetMechanismList(slot)).toEqual(expect.arrayContaining([0x1055, 0x1057]));
       p11.C_FindObjectsInit(s, [
         { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
         { type: pkcs11js.CKA_LABEL, value: EVIDENCE_KEY_LABEL },
@@ -143,8 +133,6 @@ describe('NoteSigner (Ed25519 in the HSM) against an independent C2SP verifier',
       expect((sensitive.value as Buffer)[0]).toBe(1);
       expect((extractable.value as Buffer)[0]).toBe(0);
       expect(() => p11.C_GetAttributeValue(s, found[0], [{ type: pkcs11js.CKA_VALUE }])).toThrow(/CKR_ATTRIBUTE_SENSITIVE/);
-    } finally {
-      p11.C_CloseSession(s);
-    }
+    });
   });
 });

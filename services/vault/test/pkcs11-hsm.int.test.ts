@@ -4,7 +4,7 @@ import * as pkcs11js from 'pkcs11js';
 import { createHsm } from '../src/hsm/create-hsm';
 import { DecryptionFailedError, type HsmBackend, KeyMissingError } from '../src/hsm/hsm-backend';
 import { softHsmTokenLabels } from '../src/hsm/softhsm-token';
-import { testConfig } from './helpers';
+import { testConfig, withTestToken } from './helpers';
 
 let hsm: HsmBackend;
 const config = testConfig();
@@ -45,16 +45,7 @@ describe('Pkcs11Hsm on SoftHSM2', () => {
     const label = `test:${randomUUID()}`;
     await hsm.ensureKey(label, 'aes');
     // inspect the object through a second PKCS#11 session, as any application could
-    const p11 = new pkcs11js.PKCS11();
-    p11.load(config.pkcs11Library);
-    try {
-      p11.C_Initialize();
-    } catch (e) {
-      if (!/ALREADY_INITIALIZED/.test(String(e))) throw e;
-    }
-    {
-      const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === 'agw-test')!;
-      const session = p11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+    withTestToken((p11, session) => {
       // the application is logged in already (login state is per process in PKCS#11)
       p11.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_LABEL, value: label }]);
       const [obj] = p11.C_FindObjects(session, 2);
@@ -74,8 +65,7 @@ describe('Pkcs11Hsm on SoftHSM2', () => {
       expect(keyType.readUInt32LE(0)).toBe(pkcs11js.CKK_AES);
       // the key value cannot be read
       expect(() => p11.C_GetAttributeValue(session, obj, [{ type: pkcs11js.CKA_VALUE }])).toThrow(/CKR_ATTRIBUTE_SENSITIVE/);
-      p11.C_CloseSession(session);
-    }
+    });
     await hsm.destroyKey(label);
   });
 

@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, TENANT_CACHE_MS, isDependencyDown } from '@agw/shared';
+import { ConflictError, TENANT_CACHE_MS, TenantCache, isDependencyDown } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -46,25 +46,17 @@ export class SettingsService {
   /**
    * A short in-process cache: settings are read on every request, changed rarely. A change drops the entry
    * here and, through the change message (`invalidate`, wired in gateway.ts), on every other replica as soon
-   * as it arrives; CACHE_MS bounds it when a message is lost.
+   * as it arrives; TENANT_CACHE_MS bounds it when a message is lost.
    */
-  private readonly cache = new Map<string, { at: number; value: Promise<StoredSettings & Record<string, unknown>> }>();
-  private static readonly CACHE_MS = TENANT_CACHE_MS;
+  private readonly cache = new TenantCache<StoredSettings & Record<string, unknown>>(TENANT_CACHE_MS);
 
   stored(tenantId: string): Promise<StoredSettings & Record<string, unknown>> {
-    const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < SettingsService.CACHE_MS) return hit.value;
-    const value = this.repo.get(tenantId);
-    value.catch(() => this.cache.delete(tenantId));
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(tenantId, { at: Date.now(), value });
-    return value;
+    return this.cache.get(tenantId, '', () => this.repo.get(tenantId));
   }
 
   /** Drop a tenant's cached settings (a change saved by any replica), or all of them (undefined). */
   invalidate(tenantId: string | undefined): void {
-    if (tenantId === undefined) this.cache.clear();
-    else this.cache.delete(tenantId);
+    this.cache.invalidate(tenantId);
   }
 
   async rateLimit(tenantId: string): Promise<RateLimit> {
@@ -121,7 +113,7 @@ export class SettingsService {
           throw e;
         })
       : current;
-    this.cache.delete(tenantId);
+    this.cache.invalidate(tenantId);
     if (saved !== current) this.onSaved(tenantId);
     const view: SettingsView & { webhook_secret?: string } = this.present(saved, policy ?? (await this.policy.getTenantPolicy({ tenantId })));
     // the spec: the signing secret is in the answer whenever webhook settings are saved

@@ -30,6 +30,7 @@ export interface PolicyChange {
 export class TenantPolicies {
   private readonly cache: TenantCache<ActiveBundle>;
   private readonly compiled = new Map<string, PreparedPolicy>();
+  private readonly onActivated: (tenantId: string) => void;
 
   /**
    * `onActivated` tells the other replicas (the policy service publishes a `policy` tenant change on NATS,
@@ -44,8 +45,6 @@ export class TenantPolicies {
     this.cache = new TenantCache<ActiveBundle>(opts.cacheMs);
     this.onActivated = opts.onActivated ?? (() => undefined);
   }
-
-  private readonly onActivated: (tenantId: string) => void;
 
   /** The bundle in force for the tenant (cached; a change on this replica is seen at once, on others when told). */
   active(tenantId: string): Promise<ActiveBundle> {

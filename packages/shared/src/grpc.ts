@@ -243,14 +243,14 @@ export function createClient<S extends ServiceDefinition>(
   Ctor: ClientCtor & { service: S },
   address: string,
   peer: string,
-  defaults: { deadlineMs?: number; readyGraceMs?: number } = {},
+  defaults: { deadlineMs?: number } = {},
 ): PromiseClient<S> {
   const raw = new Ctor(grpcTarget(address), credentials.createInsecure(), {
     'grpc.service_config': ROUND_ROBIN_SERVICE_CONFIG,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
     ...RECONNECT_BACKOFF,
   });
-  const gate = readyGate(raw, defaults.readyGraceMs);
+  const gate = readyGate(raw);
   const out: Record<string, unknown> = { close: () => raw.close(), raw };
   const methods = Ctor.service;
   for (const key of Object.keys(methods)) {

@@ -116,26 +116,11 @@ export interface Template {
   parameters: { name: string; type: string; default: unknown; description: string }[];
 }
 
-export interface ReplayResult {
-  action_id: string;
-  tool: string;
-  original_decision: string;
-  replay_decision: string;
-  consistent: boolean;
-  original_violations: string[];
-  replay_violations: string[];
-  original_bundle_revision: string;
-  replay_bundle_revision: string;
-}
+/** One action replayed under a policy (components/schemas/ReplayResult). */
+export type ReplayResult = components['schemas']['ReplayResult'];
 
-export interface ReplayBulk {
-  total: number;
-  replayed: number;
-  consistent_count: number;
-  changed_count: number;
-  not_found: string[];
-  results: ReplayResult[];
-}
+/** POST /audit/replay-bulk: the actions replayed, and which decisions would change. */
+export type ReplayBulk = JsonOf<'/audit/replay-bulk', 'post'>;
 
 export interface Delivery {
   delivery_id: string;

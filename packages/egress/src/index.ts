@@ -13,3 +13,4 @@
  */
 export * from './address-policy';
 export * from './pinned-request';
+export * from './pinned-fetch';

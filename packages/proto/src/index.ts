@@ -12,3 +12,4 @@ export * as vault from './generated/agw/vault';
 export * as merkle from './generated/agw/merkle';
 export * as anchor from './generated/agw/anchor';
 export * as managed from './generated/agw/managed';
+export * as federation from './generated/agw/federation';

@@ -15,6 +15,7 @@ export * from './logger';
 export * from './metrics';
 export * from './errors';
 export * from './canonical';
+export * from './glob';
 export * from './action-record';
 export * from './redis';
 export * from './grpc';

@@ -2,14 +2,15 @@
  * Event contracts on NATS JetStream: the subjects and payload schemas, defined once here.
  *
  * Subjects (all prefixed with AGW_STREAM_PREFIX when set, to isolate test fleets):
- * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired),
+ * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired | quarantined),
  *   stream DECISIONS: one event per governance decision, published after the audit record is committed.
  * - `audit.tree.<tenant_id>`, stream AUDIT: a Merkle tree head was built.
  * - `sessions.<tenant_id>.<kind>`, stream SESSIONS: managed-session lifecycle (interrupted, ...).
  */
 import { z } from 'zod';
 
-export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired'] as const;
+/** `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md). */
+export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined'] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
 export const DecisionEventSchema = z.object({

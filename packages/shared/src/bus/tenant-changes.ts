@@ -11,7 +11,9 @@
  *
  * Topics: `credentials` (a tool credential registered or deleted in the vault; cached by the gateway's
  * broker), `settings` (a tenant's settings changed through the gateway; cached by the gateway and the
- * webhook service), `policy` (a tenant's policy activated; cached by the policy service).
+ * webhook service), `policy` (a tenant's policy activated; cached by the policy service), `upstreams` (a
+ * tenant's upstream MCP servers or the state of their tools changed in the vault; cached by the gateway's
+ * MCP server and broker, docs/federation.md).
  *
  * TTLs are a minute (TENANT_CACHE_MS): the messages do the invalidating, the TTL only bounds a message lost
  * without a reconnect. Short TTLs made every call of a tenant with a few calls a minute a cold one (the
@@ -20,7 +22,7 @@
 import { Events, type Subscription } from 'nats';
 import type { Bus } from './bus';
 
-export type ChangeTopic = 'credentials' | 'settings' | 'policy';
+export type ChangeTopic = 'credentials' | 'settings' | 'policy' | 'upstreams';
 
 /** How long a per-tenant cache entry followed by change messages lives at most. */
 export const TENANT_CACHE_MS = 60_000;

@@ -76,4 +76,56 @@ export interface VaultTables {
   vault_subject_actions: VaultSubjectActionsTable;
   vault_credentials: VaultCredentialsTable;
   vault_credential_access: VaultCredentialAccessTable;
+  federation_upstreams: FederationUpstreamsTable;
+  federation_tools: FederationToolsTable;
+}
+
+/** A tenant's upstream MCP server (migration 20261128_0017_federation; docs/federation.md). */
+export interface FederationUpstreamsTable {
+  tenant_id: string;
+  name: string;
+  url: string;
+  /** streamable_http | sse */
+  transport: string;
+  description: string | null;
+  /** none | bearer | header | oauth_client_credentials */
+  credential_type: string;
+  /** what of the credential is no secret: header_name, token_url, client_id, scope */
+  credential_meta: JSONColumnType<Record<string, string>>;
+  key_id: string | null;
+  /** the secret (bearer or header value, client secret) sealed by the tenant's credentials key in the HSM */
+  sealed: JSONColumnType<Record<string, string> | null>;
+  /** {include?: glob[], exclude?: glob[]} */
+  tool_filter: JSONColumnType<{ include?: string[]; exclude?: string[] }>;
+  /** auto | manual (the tenant setting upstream_tool_approval, as last told) */
+  tool_approval: string;
+  /** the upstream's call timeout (null: FEDERATION_CALL_TIMEOUT_MS) */
+  timeout_ms: number | null;
+  /** connected | error */
+  status: string;
+  status_reason: string | null;
+  /** {name, version, protocol_version} of the upstream's initialize answer */
+  server_info: JSONColumnType<Record<string, string>>;
+  created_at: Timestamp;
+  refreshed_at: Date | null;
+}
+
+/** One tool of an upstream: its pinned definition and, while quarantined, the candidate. */
+export interface FederationToolsTable {
+  tenant_id: string;
+  upstream: string;
+  name: string;
+  /** active | quarantined | absent */
+  state: string;
+  /** quarantined: tool_definition_changed | suspicious_description | approval_required */
+  reason: string | null;
+  markers: JSONColumnType<Array<{ rule: string; path: string; excerpt: string }>>;
+  pinned: JSONColumnType<Record<string, unknown> | null>;
+  pinned_sha256: string | null;
+  candidate: JSONColumnType<Record<string, unknown> | null>;
+  candidate_sha256: string | null;
+  first_seen_at: Timestamp;
+  updated_at: Timestamp;
+  approved_at: Date | null;
+  approved_by: string | null;
 }

@@ -36,6 +36,20 @@ export const vaultSettings = {
   ),
   upstreamTimeoutMs: setting('VAULT_UPSTREAM_TIMEOUT_MS', envInt(10_000), 'timeout of one brokered upstream call (connect + response)'),
   upstreamMaxBytes: setting('VAULT_UPSTREAM_MAX_BYTES', envInt(1_048_576), 'largest upstream response body returned to the agent'),
+  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the control_plane record of a quarantined federated tool)'),
+  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit append'),
+  upstreamAllowCidrs: setting(
+    'UPSTREAM_ALLOW_CIDRS',
+    z.string().optional(),
+    'federated MCP upstreams: address ranges allowed besides public addresses, comma-separated CIDRs (default: loopback in the local profile, none in production)',
+  ),
+  upstreamRequireHttps: setting('UPSTREAM_REQUIRE_HTTPS', z.enum(['true', 'false']).optional(), 'federated MCP upstreams must use https (default: true outside the local profile)'),
+  federationCallTimeoutMs: setting('FEDERATION_CALL_TIMEOUT_MS', envInt(30_000), 'timeout of one call to an upstream MCP server (an upstream may set its own timeout_ms)'),
+  federationConnectTimeoutMs: setting('FEDERATION_CONNECT_TIMEOUT_MS', envInt(10_000), 'timeout of connecting to an upstream MCP server (TCP, TLS, initialize)'),
+  federationMaxResultBytes: setting('FEDERATION_MAX_RESULT_BYTES', envInt(1_048_576), 'largest tool result (JSON bytes) an upstream may return; larger fails the call'),
+  federationMaxTools: setting('FEDERATION_MAX_TOOLS', envInt(1000), 'most tools kept of one upstream (the rest are ignored and the upstream says so)'),
+  federationIdleMs: setting('FEDERATION_IDLE_MS', envInt(300_000), 'an upstream connection unused this long is closed'),
+  federationMaxConnections: setting('FEDERATION_MAX_CONNECTIONS', envInt(1000), 'most upstream connections open in one vault process (least recently used closed first)'),
   evidenceLogHost: setting(
     'EVIDENCE_LOG_HOST',
     z.string().regex(/^[^\s+/]+$/, 'a host name without spaces, "+" or "/"').default('localhost'),
@@ -53,5 +67,15 @@ export function loadVaultConfig(env?: Record<string, string | undefined>) {
   if (c.backend === 'transit' && (!c.transitAddr || !c.transitToken)) {
     throw new ConfigError(['VAULT_ADDR and VAULT_TOKEN: required by VAULT_HSM_BACKEND=transit']);
   }
-  return { ...c, allowPrivateUpstreams: c.allowPrivateUpstreams ?? c.profile === 'local' };
+  const local = c.profile === 'local';
+  const upstreamAllowCidrs = (c.upstreamAllowCidrs ?? (local ? '127.0.0.0/8,::1/128' : ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    ...c,
+    allowPrivateUpstreams: c.allowPrivateUpstreams ?? local,
+    upstreamAllowCidrs,
+    upstreamRequireHttps: c.upstreamRequireHttps === undefined ? !local : c.upstreamRequireHttps === 'true',
+  };
 }

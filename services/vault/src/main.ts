@@ -1,6 +1,7 @@
 /** Composition root of the vault service: HSM, keyring, PII, credentials, brokered execution, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { runService } from '@agw/shared';
+import { audit as auditPb } from '@agw/proto';
+import { createClient, publishTenantChange, runService } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { loadVaultConfig } from './config';
@@ -8,6 +9,9 @@ import { AccessLogRepository } from './credentials/access-log.repository';
 import { CredentialRepository } from './credentials/credential.repository';
 import { CredentialStore } from './credentials/credential-store';
 import { vaultGrpcService } from './grpc/vault.grpc';
+import { federationGrpcService } from './grpc/federation.grpc';
+import { createFederation } from './federation/create-federation';
+import { auditQuarantineRecorder } from './federation/quarantine-recorder';
 import { ServiceSecrets } from './secrets/service-secrets';
 import { createHsm } from './hsm/create-hsm';
 import { instrumentHsm } from './hsm/hsm.metrics';
@@ -27,7 +31,7 @@ const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 runService({
   name: 'vault',
   loadConfig: loadVaultConfig,
-  start: async ({ config, logger, registry, postgres }) => {
+  start: async ({ config, logger, registry, postgres, nats }) => {
     const db = await postgres();
     const hsm = instrumentHsm(createHsm(config), registry);
     const keyring = new Keyring(hsm, new KeyRepository(db));
@@ -36,15 +40,28 @@ runService({
     const guard = new TargetGuard({ allowPrivate: config.allowPrivateUpstreams, requireHttps: config.profile !== 'local' });
     const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
     const accessLog = new AccessLogRepository(db);
-    const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger });
+    // federation of upstream MCP servers (docs/federation.md): their credentials and connections stay here
+    const bus = await nats({ readiness: false });
+    const audit = createClient(auditPb.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: config.auditDeadlineMs });
+    const { federation, close: closeFederation } = createFederation({
+      config,
+      db,
+      keyring,
+      quarantines: auditQuarantineRecorder(audit, logger),
+      changed: (tenantId) => publishTenantChange(bus, 'upstreams', tenantId),
+      logger,
+    });
+    const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger, federation });
     return {
       grpc: [
         noteSigningGrpcService(
           // the evidence key is found or created under the replicas' advisory lock (one key pair, ever)
           new NoteSigner(hsm, config.evidenceLogHost, { lock: (fn) => new KeyRepository(db).withLabelLock(GLOBAL_KEY_SCOPE, EVIDENCE_KEY_LABEL, () => fn()) }),
           logger,
-        ), vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, secrets: new ServiceSecrets(keyring), metrics: createVaultMetrics(registry) }, logger)],
-      closers: [() => hsm.close()],
+        ),
+        federationGrpcService(federation, logger),
+        vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, secrets: new ServiceSecrets(keyring), metrics: createVaultMetrics(registry) }, logger)],
+      closers: [() => hsm.close(), () => audit.close(), closeFederation],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
     };

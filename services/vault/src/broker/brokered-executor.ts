@@ -10,6 +10,7 @@ import type { Logger } from '@agw/shared';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialRow } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
+import type { Federation } from '../federation/federation';
 import type { PiiProtector } from '../pii/pii-protector';
 import { type TargetGuard, TargetRejected } from './target-guard';
 import { UpstreamError, sendUpstream } from './upstream-client';
@@ -31,6 +32,8 @@ export interface ExecuteOutcome {
   executionMs: number;
   credentialName: string;
   outcome: string;
+  /** a federated call: body is the upstream's MCP CallToolResult (or {error}) */
+  mcpResult?: boolean;
 }
 
 const MASK = '[redacted]';
@@ -57,10 +60,13 @@ export class BrokeredExecutor {
       timeoutMs: number;
       maxBytes: number;
       logger: Logger;
+      /** tool = one of the tenant's upstream MCP servers: the call runs there (docs/federation.md) */
+      federation?: Federation;
     },
   ) {}
 
   async execute(tenantId: string, x: ExecuteInput): Promise<ExecuteOutcome> {
+    if (this.d.federation && (await this.d.federation.isUpstream(tenantId, x.tool))) return this.executeFederated(tenantId, x, this.d.federation);
     const cred = await this.d.credentials.forTool(tenantId, x.tool);
     if (!cred) return { brokered: false, statusCode: 0, body: null, hsmFetchMs: 0, executionMs: 0, credentialName: '', outcome: 'no_credential' };
     let hsmFetchMs = 0;
@@ -140,5 +146,27 @@ export class BrokeredExecutor {
       if (!(e instanceof UpstreamError)) throw e;
       return finish(e.outcome === 'timeout' ? 504 : 502, { error: e.message }, e.outcome, e.message);
     }
+  }
+
+  /** An allowed call of a federated tool: method = the upstream's tool, params = its arguments. */
+  private async executeFederated(tenantId: string, x: ExecuteInput, federation: Federation): Promise<ExecuteOutcome> {
+    const params = (x.origin === 'approval' ? (await this.d.pii.reveal(tenantId, x.params)).params : x.params) as Record<string, unknown>;
+    const r = await federation.call(tenantId, x.tool, x.method, params);
+    const error = r.outcome === 'executed' ? null : (r.result as { error: string }).error;
+    const credentialName = `upstream:${x.tool}`;
+    await this.d.accessLog.append(tenantId, {
+      agent_id: x.agentId,
+      tool_id: x.tool,
+      credential_name: credentialName,
+      action_id: x.actionId || null,
+      origin: x.origin,
+      outcome: r.outcome,
+      status_code: r.statusCode,
+      hsm_fetch_ms: 0,
+      execution_ms: r.executionMs,
+      error,
+    });
+    this.d.logger.info({ tenantId, upstream: x.tool, tool: x.method, actionId: x.actionId, outcome: r.outcome, statusCode: r.statusCode }, 'federated execution');
+    return { brokered: true, statusCode: r.statusCode, body: r.result, hsmFetchMs: 0, executionMs: r.executionMs, credentialName, outcome: r.outcome, mcpResult: true };
   }
 }

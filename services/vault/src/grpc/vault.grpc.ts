@@ -110,6 +110,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             executionMs: r.executionMs,
             credentialName: r.credentialName,
             outcome: r.outcome,
+            mcpResult: r.mcpResult ?? false,
           };
         },
         registerCredential: async (req) =>

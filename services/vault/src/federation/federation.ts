@@ -1,0 +1,340 @@
+/**
+ * Federation of a tenant's upstream MCP servers (docs/federation.md): registration (the credential sealed
+ * in the HSM), discovery of the tools with their pinned definitions (tool-pinning.ts), the catalog the
+ * gateway's MCP server lists, the target check of a governed call, and the execution of an allowed call on
+ * the upstream. Transport-free; the gRPC adapter is grpc/federation.grpc.ts.
+ *
+ * Every change of a tenant's catalog calls `changed(tenantId)` (the gateway's caches follow it over NATS);
+ * every quarantine is recorded by `quarantines` (a control_plane audit record, the webhook
+ * `tool.quarantined`).
+ */
+import { ConflictError, InputError, type Logger, NotFoundError, matchesAnyGlob } from '@agw/shared';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { SealedData } from '../hsm/hsm-backend';
+import type { Quarantine } from './tool-pinning';
+import { approvalWrite, planPinning } from './tool-pinning';
+import { definitionDiff, pinnedForm } from './tool-definition';
+import type { UpstreamCredentials } from './upstream-credentials';
+import { type CredentialInput, UpstreamAuthError, validateCredential } from './upstream-credentials';
+import { UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
+import type { ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
+
+/** `^[a-z0-9][a-z0-9_-]*$`, 1-64 characters, no `__` (the separator of federated names). */
+export const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** A federated tool's MCP name: MCP's tool-name characters, 1-128 (SEP-986). */
+const FEDERATED_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+export const SEPARATOR = '__';
+const TRANSPORTS = ['streamable_http', 'sse'] as const;
+const MAX_GLOBS = 64;
+
+export const federatedName = (upstream: string, tool: string) => `${upstream}${SEPARATOR}${tool}`;
+
+export interface RegisterUpstreamInput {
+  name: string;
+  url: string;
+  transport?: string;
+  credential?: CredentialInput;
+  include?: string[];
+  exclude?: string[];
+  description?: string;
+  tool_approval?: string;
+  timeout_ms?: number;
+}
+
+/** An upstream as the API shows it (never its credential's value). */
+export interface UpstreamView extends UpstreamMeta {
+  tool_count: number;
+  quarantined_count: number;
+  tools?: ToolRow[];
+}
+
+export interface QuarantineRecorder {
+  record(tenantId: string, upstream: string, q: Quarantine): Promise<void>;
+}
+
+/** What a governed call of (tool, method) meets. */
+export interface ToolTarget {
+  upstream: boolean;
+  executable: boolean;
+  violation?: string;
+  message?: string;
+}
+
+export interface FederatedCallResult {
+  /** executed: the upstream answered (its isError included); otherwise why nothing came back */
+  outcome: 'executed' | 'quarantined' | UpstreamCallError['outcome'];
+  result: CallToolResult | { error: string };
+  statusCode: number;
+  executionMs: number;
+}
+
+export interface FederationDeps {
+  repo: UpstreamRepository;
+  credentials: UpstreamCredentials;
+  connections: UpstreamConnections;
+  /** URL rules of an upstream or token endpoint (scheme, no userinfo, https outside local): the URL or an Error */
+  parseUrl(url: string): string;
+  /** the egress rule on the URL's host: throws with the reason when refused */
+  checkAddress(url: string): Promise<void>;
+  quarantines: QuarantineRecorder;
+  changed(tenantId: string): void;
+  logger: Logger;
+}
+
+const MASK = '[redacted]';
+
+export class Federation {
+  /** list_changed refreshes in flight, so a burst of notifications reads the tools once */
+  private readonly refreshing = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly d: FederationDeps) {}
+
+  async register(tenantId: string, input: RegisterUpstreamInput): Promise<UpstreamView> {
+    const name = input.name ?? '';
+    if (!UPSTREAM_NAME.test(name) || name.includes(SEPARATOR)) {
+      throw InputError.at(['name'], 'name is 1-64 characters of a-z 0-9 _ - starting with a letter or digit, without "__"', 'string_pattern_mismatch');
+    }
+    const transport = input.transport || 'streamable_http';
+    if (!(TRANSPORTS as readonly string[]).includes(transport)) throw InputError.at(['transport'], `transport must be one of ${TRANSPORTS.join(', ')}`, 'enum');
+    let url: string;
+    try {
+      url = this.d.parseUrl(input.url ?? '');
+      await this.d.checkAddress(url);
+    } catch (e) {
+      throw InputError.at(['url'], (e as Error).message, 'value_error');
+    }
+    const include = checkGlobs(input.include, 'include');
+    const exclude = checkGlobs(input.exclude, 'exclude');
+    if (input.description && input.description.length > 1024) throw InputError.at(['description'], 'description is at most 1,024 characters', 'string_too_long');
+    if (input.timeout_ms !== undefined && input.timeout_ms !== 0 && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 100 || input.timeout_ms > 120_000)) {
+      throw InputError.at(['timeout_ms'], 'timeout_ms is 100-120000', 'value_error');
+    }
+    const credential = input.credential ? validateCredential(input.credential, (u) => this.d.parseUrl(u)) : null;
+    const sealed = credential ? await this.d.credentials.seal(tenantId, name, credential.secret) : null;
+    const row = await this.d.repo.insert(tenantId, {
+      name,
+      url,
+      transport,
+      description: input.description || null,
+      credential_type: credential?.type ?? 'none',
+      credential_meta: credential?.meta ?? {},
+      key_id: sealed?.key_id ?? null,
+      sealed: (sealed?.sealed as unknown as Record<string, string>) ?? null,
+      tool_filter: { ...(include.length ? { include } : {}), ...(exclude.length ? { exclude } : {}) },
+      tool_approval: input.tool_approval === 'manual' ? 'manual' : 'auto',
+      timeout_ms: input.timeout_ms || null,
+      status: 'error',
+      status_reason: 'not connected yet',
+    });
+    if (!row) throw new ConflictError(`An upstream named "${name}" is already registered`);
+    await this.sync(tenantId, name);
+    return this.view(tenantId, name, true);
+  }
+
+  async list(tenantId: string): Promise<UpstreamView[]> {
+    const [rows, counts] = await Promise.all([this.d.repo.list(tenantId), this.d.repo.countsByState(tenantId)]);
+    return rows.map((r) => ({ ...r, tool_count: counts.get(r.name)?.active ?? 0, quarantined_count: counts.get(r.name)?.quarantined ?? 0 }));
+  }
+
+  get(tenantId: string, name: string): Promise<UpstreamView> {
+    return this.view(tenantId, name, true);
+  }
+
+  async delete(tenantId: string, name: string): Promise<UpstreamView> {
+    const view = await this.view(tenantId, name, false);
+    await this.d.repo.delete(tenantId, name);
+    this.d.connections.drop(tenantId, name);
+    this.d.changed(tenantId);
+    return view;
+  }
+
+  async refresh(tenantId: string, name: string, toolApproval?: string): Promise<UpstreamView> {
+    await this.existing(tenantId, name);
+    if (toolApproval === 'auto' || toolApproval === 'manual') await this.d.repo.setToolApproval(tenantId, toolApproval, name);
+    await this.sync(tenantId, name);
+    return this.view(tenantId, name, true);
+  }
+
+  async tools(tenantId: string, name: string): Promise<ToolRow[]> {
+    await this.existing(tenantId, name);
+    return this.d.repo.tools(tenantId, name);
+  }
+
+  async approve(tenantId: string, upstream: string, tool: string, by: string, sha?: string): Promise<ToolRow> {
+    await this.existing(tenantId, upstream);
+    const row = await this.d.repo.tool(tenantId, upstream, tool);
+    if (!row) throw new NotFoundError(`Upstream ${upstream} has no tool "${tool}"`);
+    const write = approvalWrite(row, by);
+    if (!write) throw new ConflictError(`Tool ${upstream}/${tool} is ${row.state}: there is no quarantined definition to approve`);
+    if (sha && sha !== row.candidate_sha256) {
+      throw new ConflictError(`The candidate definition of ${upstream}/${tool} is ${row.candidate_sha256}, not ${sha}: it changed since it was reviewed; review it again`);
+    }
+    await this.d.repo.writeTools(tenantId, upstream, [write]);
+    this.d.changed(tenantId);
+    return (await this.d.repo.tool(tenantId, upstream, tool)) as ToolRow;
+  }
+
+  /** The tenant's active tools of connected upstreams, by federated name. */
+  async federatedTools(tenantId: string): Promise<Array<{ name: string; upstream: string; tool: string; definition: Record<string, unknown> }>> {
+    const rows = await this.d.repo.activeTools(tenantId);
+    return rows.filter((r) => r.pinned).map((r) => ({ name: federatedName(r.upstream, r.name), upstream: r.upstream, tool: r.name, definition: r.pinned as Record<string, unknown> }));
+  }
+
+  async target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
+    const upstream = await this.d.repo.get(tenantId, tool);
+    if (!upstream) return { upstream: false, executable: false };
+    const row = await this.d.repo.tool(tenantId, tool, method);
+    if (!row || row.state === 'absent') return { upstream: true, executable: false, violation: 'upstream_tool_unknown', message: `Upstream ${tool} offers no tool "${method}"` };
+    if (row.state === 'quarantined') {
+      const what =
+        row.reason === 'tool_definition_changed'
+          ? 'its definition changed since it was pinned'
+          : row.reason === 'suspicious_description'
+            ? 'its definition carries tool-poisoning markers'
+            : 'new tools of this tenant wait for a human (upstream_tool_approval: manual)';
+      return { upstream: true, executable: false, violation: row.reason ?? 'tool_definition_changed', message: `Tool ${tool}/${method} is quarantined: ${what}; a human must approve it (POST /api/upstreams/${tool}/tools/${method}/approve)` };
+    }
+    return { upstream: true, executable: true };
+  }
+
+  async setToolApproval(tenantId: string, mode: string): Promise<void> {
+    if (mode !== 'auto' && mode !== 'manual') throw InputError.at(['mode'], 'mode must be auto or manual', 'enum');
+    await this.d.repo.setToolApproval(tenantId, mode);
+  }
+
+  /** Whether `tool` names an upstream of the tenant (the executor's routing). */
+  async isUpstream(tenantId: string, tool: string): Promise<boolean> {
+    return (await this.d.repo.get(tenantId, tool)) !== undefined;
+  }
+
+  /** Runs an allowed call on the upstream: only an active tool, the credential injected, secrets masked. */
+  async call(tenantId: string, upstream: string, tool: string, args: Record<string, unknown>): Promise<FederatedCallResult> {
+    const t0 = performance.now();
+    const fail = (outcome: FederatedCallResult['outcome'], message: string): FederatedCallResult => ({
+      outcome,
+      result: { error: message },
+      statusCode: outcome === 'timeout' ? 504 : outcome === 'quarantined' ? 409 : 502,
+      executionMs: performance.now() - t0,
+    });
+    const target = await this.target(tenantId, upstream, tool);
+    if (!target.executable) return fail('quarantined', target.message ?? 'the tool is not executable');
+    const row = await this.d.repo.forConnection(tenantId, upstream);
+    if (!row) return fail('quarantined', `Upstream ${upstream} is not registered`);
+    const secrets: string[] = [];
+    try {
+      const { json } = await this.d.connections.callTool(this.endpoint(tenantId, row, secrets), tool, args);
+      return { outcome: 'executed', result: JSON.parse(mask(json, secrets)), statusCode: 200, executionMs: performance.now() - t0 };
+    } catch (e) {
+      if (e instanceof UpstreamCallError) return fail(e.outcome, mask(e.message, secrets));
+      if (e instanceof UpstreamAuthError) return fail('auth_failed', `upstream ${upstream}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /** An upstream said notifications/tools/list_changed: read its tools again (once per burst). */
+  onToolsChanged(tenantId: string, name: string): void {
+    const key = `${tenantId}|${name}`;
+    if (this.refreshing.has(key)) return;
+    const run = this.sync(tenantId, name)
+      .catch((e) => this.d.logger.warn({ tenantId, upstream: name, err: (e as Error).message }, 'refresh after tools/list_changed failed'))
+      .finally(() => this.refreshing.delete(key));
+    this.refreshing.set(key, run);
+  }
+
+  /** Reads the upstream's tools, applies the pinning plan, records the quarantines. Never throws for the upstream's faults. */
+  private async sync(tenantId: string, name: string): Promise<void> {
+    const row = await this.d.repo.forConnection(tenantId, name);
+    if (!row) return;
+    const secrets: string[] = [];
+    let listed;
+    try {
+      listed = await this.d.connections.listTools(this.endpoint(tenantId, row, secrets));
+    } catch (e) {
+      const reason = e instanceof UpstreamCallError || e instanceof UpstreamAuthError ? e.message : `unexpected: ${(e as Error).message}`;
+      await this.d.repo.setStatus(tenantId, name, { status: 'error', status_reason: mask(reason, secrets).slice(0, 500) });
+      this.d.changed(tenantId);
+      return;
+    }
+    const filter = row.tool_filter ?? {};
+    const skipped: string[] = [];
+    const offered = [];
+    for (const tool of listed.tools) {
+      const def = pinnedForm(tool);
+      if (filter.include?.length && !matchesAnyGlob(filter.include, def.name)) continue;
+      if (filter.exclude?.length && matchesAnyGlob(filter.exclude, def.name)) continue;
+      if (!FEDERATED_NAME.test(federatedName(name, def.name))) {
+        skipped.push(def.name.slice(0, 64));
+        continue;
+      }
+      offered.push(def);
+    }
+    const plan = planPinning(await this.d.repo.tools(tenantId, name), offered, row.tool_approval === 'manual' ? 'manual' : 'auto');
+    await this.d.repo.writeTools(tenantId, name, plan.writes);
+    const notes = [
+      ...(listed.truncated ? [`the upstream offers more tools than FEDERATION_MAX_TOOLS; the first ${listed.tools.length} are kept`] : []),
+      ...(skipped.length ? [`${skipped.length} tool(s) skipped: their federated name is not 1-128 of A-Z a-z 0-9 _ . - (${skipped.slice(0, 5).join(', ')})`] : []),
+    ];
+    await this.d.repo.setStatus(tenantId, name, { status: 'connected', status_reason: notes.join('; ') || null, server_info: { ...listed.info } });
+    this.d.changed(tenantId);
+    for (const q of plan.quarantined) {
+      await this.d.quarantines.record(tenantId, name, q).catch((e) => this.d.logger.error({ tenantId, upstream: name, tool: q.tool, err: (e as Error).message }, 'could not record a quarantine'));
+    }
+  }
+
+  private endpoint(tenantId: string, row: UpstreamRow, secrets: string[]): UpstreamEndpoint {
+    const version = `${row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at)}|${row.url}|${row.transport}`;
+    const u = { name: row.name, credential_type: row.credential_type, credential_meta: row.credential_meta, key_id: row.key_id, sealed: row.sealed as unknown as SealedData | null, version };
+    return {
+      tenantId,
+      name: row.name,
+      url: row.url,
+      transport: row.transport === 'sse' ? 'sse' : 'streamable_http',
+      version,
+      timeoutMs: row.timeout_ms ?? undefined,
+      credentialHeaders: async () => {
+        const h = await this.d.credentials.headers(tenantId, u);
+        for (const s of h.secrets) if (!secrets.includes(s)) secrets.push(s);
+        return h;
+      },
+      onUnauthorized: row.credential_type === 'oauth_client_credentials' ? () => this.d.credentials.forgetToken(tenantId, u) : undefined,
+    };
+  }
+
+  private async existing(tenantId: string, name: string): Promise<UpstreamMeta> {
+    const row = await this.d.repo.get(tenantId, name);
+    if (!row) throw new NotFoundError(`Upstream "${name}" not found`);
+    return row;
+  }
+
+  private async view(tenantId: string, name: string, withTools: boolean): Promise<UpstreamView> {
+    const row = await this.existing(tenantId, name);
+    const tools = await this.d.repo.tools(tenantId, name);
+    return {
+      ...row,
+      tool_count: tools.filter((t) => t.state === 'active').length,
+      quarantined_count: tools.filter((t) => t.state === 'quarantined').length,
+      ...(withTools ? { tools } : {}),
+    };
+  }
+}
+
+/** The diff a reviewer sees for a stored tool: pinned -> candidate. */
+export function diffOf(row: ToolRow): ReturnType<typeof definitionDiff> {
+  if (!row.candidate) return [];
+  return definitionDiff((row.pinned as never) ?? null, row.candidate as never);
+}
+
+function checkGlobs(globs: string[] | undefined, field: string): string[] {
+  const list = globs ?? [];
+  if (list.length > MAX_GLOBS) throw InputError.at(['tools', field], `at most ${MAX_GLOBS} patterns`, 'too_long');
+  list.forEach((g, i) => {
+    if (typeof g !== 'string' || !/^[A-Za-z0-9_.*?-]{1,128}$/.test(g)) throw InputError.at(['tools', field, i], 'a pattern is 1-128 of A-Z a-z 0-9 _ . - and the wildcards * ?', 'string_pattern_mismatch');
+  });
+  return list;
+}
+
+function mask(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join(MASK);
+  return out;
+}

@@ -1,0 +1,65 @@
+/**
+ * A quarantine is evidence: each one is appended to the tenant's hash chain as a `control_plane` record
+ * (tool = the upstream, method = the tool, decision `quarantine`, the reason as its violation, the hashes,
+ * markers and diff in `details`) with the decision event `quarantined`, which the webhook service delivers
+ * as `tool.quarantined` (docs/federation.md). The catalog row is written first: a quarantine the audit
+ * service could not take still blocks the tool; the append is sent again under the same key a few times.
+ */
+import { randomUUID } from 'node:crypto';
+import { type ActionRecord, type Logger, toAuditEntry } from '@agw/shared';
+import type { audit } from '@agw/proto';
+import type { QuarantineRecorder } from './federation';
+import type { Quarantine } from './tool-pinning';
+
+export interface AuditAppender {
+  append(req: audit.AppendRequest): Promise<unknown>;
+}
+
+export function quarantineRecord(upstream: string, q: Quarantine, now = new Date()): ActionRecord {
+  return {
+    action_id: randomUUID(),
+    agent_id: 'gateway-federation',
+    agent_type: 'control_plane',
+    agent_version: '1.0.0',
+    tool: upstream,
+    method: q.tool,
+    params: {},
+    decision: 'quarantine',
+    violations: [q.reason],
+    severity: q.reason === 'approval_required' ? 'low' : 'high',
+    alert_tier: q.reason === 'approval_required' ? null : 'escalate',
+    requires_human: true,
+    execution_mode: null,
+    source: 'control_plane',
+    session_id: null,
+    bundle_revision: 'federation-pin',
+    details: {
+      event: 'tool.quarantined',
+      reason: q.reason,
+      pinned_sha256: q.pinned_sha256,
+      candidate_sha256: q.candidate_sha256,
+      markers: q.markers,
+      diff: q.diff.slice(0, 50),
+    },
+    requested_at: now.toISOString(),
+  };
+}
+
+export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, attempts = 3): QuarantineRecorder {
+  return {
+    async record(tenantId, upstream, q) {
+      const record = quarantineRecord(upstream, q);
+      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', replayJson: '', appendKey: `quarantine:${record.action_id}` };
+      for (let i = 1; ; i++) {
+        try {
+          await audit.append(request);
+          logger.warn({ tenantId, upstream, tool: q.tool, reason: q.reason, action_id: record.action_id }, 'federated tool quarantined');
+          return;
+        } catch (e) {
+          if (i >= attempts) throw e;
+          await new Promise((r) => setTimeout(r, 500 * i));
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Pinning of federated tool definitions against "rug pulls" (docs/federation.md, "Pinned definitions"): what
+ * one read of an upstream's tools does to the catalog. Pure: the caller reads the stored rows, applies the
+ * writes and records the quarantines.
+ *
+ * For each tool the upstream offers (after the include/exclude filters):
+ * - never seen: scanned for poisoning markers; flagged -> quarantined `suspicious_description`; else with
+ *   `upstream_tool_approval: manual` -> quarantined `approval_required`; else active, its definition pinned;
+ * - seen, same definition as pinned -> active (a quarantine it came back from is lifted);
+ * - seen, another definition -> quarantined `tool_definition_changed` with the new one as candidate (the
+ *   markers of the candidate listed); the pinned definition stays what a human approved;
+ * - a candidate that is already waiting with this same definition is left as it is (no second alert).
+ * A stored tool the upstream no longer offers becomes `absent` (its pin is kept: if it comes back changed,
+ * it is quarantined). Approving makes the candidate the pinned definition.
+ */
+import { type PoisoningMarker, scanToolDefinition } from './poisoning-scanner';
+import { type ToolDefinition, definitionDiff, definitionSha256 } from './tool-definition';
+import type { ToolRow, ToolWrite } from './upstream.repository';
+
+export type QuarantineReason = 'tool_definition_changed' | 'suspicious_description' | 'approval_required';
+
+export interface Quarantine {
+  tool: string;
+  reason: QuarantineReason;
+  pinned_sha256: string | null;
+  candidate_sha256: string;
+  markers: PoisoningMarker[];
+  diff: ReturnType<typeof definitionDiff>;
+}
+
+export interface PinningPlan {
+  writes: ToolWrite[];
+  /** tools newly quarantined (or with a new candidate) by this read */
+  quarantined: Quarantine[];
+}
+
+export function planPinning(stored: ToolRow[], offered: ToolDefinition[], mode: 'auto' | 'manual'): PinningPlan {
+  const byName = new Map(stored.map((r) => [r.name, r]));
+  const writes: ToolWrite[] = [];
+  const quarantined: Quarantine[] = [];
+  const seen = new Set<string>();
+  for (const def of offered) {
+    if (seen.has(def.name)) continue; // an upstream listing a name twice: the first counts
+    seen.add(def.name);
+    const sha = definitionSha256(def);
+    const row = byName.get(def.name);
+    const pinnedSha = row?.pinned_sha256 ?? null;
+    if (pinnedSha === sha) {
+      if (row?.state !== 'active' || row.candidate_sha256) writes.push(activeWrite(def.name, row?.pinned ?? def, sha));
+      continue;
+    }
+    if (row?.state === 'quarantined' && row.candidate_sha256 === sha) continue; // already waiting for a human
+    const markers = scanToolDefinition(def);
+    const reason: QuarantineReason | null = pinnedSha ? 'tool_definition_changed' : markers.length ? 'suspicious_description' : mode === 'manual' ? 'approval_required' : null;
+    if (!reason) {
+      writes.push(activeWrite(def.name, def, sha));
+      continue;
+    }
+    writes.push({
+      name: def.name,
+      state: 'quarantined',
+      reason,
+      markers,
+      pinned: row?.pinned ?? null,
+      pinned_sha256: pinnedSha,
+      candidate: def as unknown as Record<string, unknown>,
+      candidate_sha256: sha,
+    });
+    quarantined.push({ tool: def.name, reason, pinned_sha256: pinnedSha, candidate_sha256: sha, markers, diff: definitionDiff((row?.pinned as unknown as ToolDefinition) ?? null, def) });
+  }
+  for (const row of stored) {
+    if (!seen.has(row.name) && row.state !== 'absent') {
+      writes.push({ name: row.name, state: 'absent', reason: null, markers: [], pinned: row.pinned, pinned_sha256: row.pinned_sha256, candidate: null, candidate_sha256: null });
+    }
+  }
+  return { writes, quarantined };
+}
+
+function activeWrite(name: string, def: unknown, sha: string): ToolWrite {
+  return { name, state: 'active', reason: null, markers: [], pinned: def as Record<string, unknown>, pinned_sha256: sha, candidate: null, candidate_sha256: null };
+}
+
+/** The write that approves a quarantined tool's candidate (null when there is nothing to approve). */
+export function approvalWrite(row: ToolRow, by: string, now = new Date()): ToolWrite | null {
+  if (row.state !== 'quarantined' || !row.candidate || !row.candidate_sha256) return null;
+  return {
+    name: row.name,
+    state: 'active',
+    reason: null,
+    markers: [],
+    pinned: row.candidate,
+    pinned_sha256: row.candidate_sha256,
+    candidate: null,
+    candidate_sha256: null,
+    approved_at: now,
+    approved_by: by,
+  };
+}

@@ -1,0 +1,103 @@
+/** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
+import { federation as pb } from '@agw/proto';
+import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type Federation, type UpstreamView, diffOf, federatedName } from '../federation/federation';
+import type { ToolRow } from '../federation/upstream.repository';
+
+const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '');
+const json = (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v));
+
+function toTool(t: ToolRow): pb.UpstreamTool {
+  return {
+    upstream: t.upstream,
+    name: t.name,
+    federatedName: federatedName(t.upstream, t.name),
+    state: t.state,
+    reason: t.reason ?? '',
+    pinnedJson: json(t.pinned),
+    pinnedSha256: t.pinned_sha256 ?? '',
+    candidateJson: json(t.candidate),
+    candidateSha256: t.candidate_sha256 ?? '',
+    markersJson: JSON.stringify(t.markers ?? []),
+    diffJson: JSON.stringify(diffOf(t)),
+    firstSeenAt: iso(t.first_seen_at),
+    updatedAt: iso(t.updated_at),
+    approvedAt: iso(t.approved_at),
+    approvedBy: t.approved_by ?? '',
+  };
+}
+
+function toUpstream(u: UpstreamView): pb.Upstream {
+  return {
+    name: u.name,
+    url: u.url,
+    transport: u.transport,
+    description: u.description ?? '',
+    credentialType: u.credential_type,
+    credentialHeaderName: u.credential_meta?.header_name ?? '',
+    include: u.tool_filter?.include ?? [],
+    exclude: u.tool_filter?.exclude ?? [],
+    status: u.status,
+    statusReason: u.status_reason ?? '',
+    serverName: u.server_info?.name ?? '',
+    serverVersion: u.server_info?.version ?? '',
+    protocolVersion: u.server_info?.protocol_version ?? '',
+    toolCount: u.tool_count,
+    quarantinedCount: u.quarantined_count,
+    createdAt: iso(u.created_at),
+    refreshedAt: iso(u.refreshed_at),
+    tools: (u.tools ?? []).map(toTool),
+    timeoutMs: u.timeout_ms ?? 0,
+  };
+}
+
+export function federationGrpcService(federation: Federation, logger: Logger): GrpcServiceBinding {
+  const tenant = (t: string) => {
+    if (!t) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+    return t;
+  };
+  return {
+    definition: pb.FederationServiceService,
+    implementation: implement(
+      pb.FederationServiceService,
+      {
+        registerUpstream: async (req) => {
+          const c = req.credential;
+          return toUpstream(
+            await federation.register(tenant(req.tenantId), {
+              name: req.name,
+              url: req.url,
+              transport: req.transport || undefined,
+              credential: c
+                ? { type: c.type, value: c.value || undefined, header_name: c.headerName || undefined, token_url: c.tokenUrl || undefined, client_id: c.clientId || undefined, client_secret: c.clientSecret || undefined, scope: c.scope || undefined }
+                : undefined,
+              include: req.include,
+              exclude: req.exclude,
+              description: req.description || undefined,
+              tool_approval: req.toolApproval || undefined,
+              timeout_ms: req.timeoutMs || undefined,
+            }),
+          );
+        },
+        listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenantId))).map(toUpstream) }),
+        getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenantId), req.name)),
+        deleteUpstream: async (req) => toUpstream(await federation.delete(tenant(req.tenantId), req.name)),
+        refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenantId), req.name, req.toolApproval || undefined)),
+        listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenantId), req.name)).map(toTool) }),
+        approveTool: async (req) => toTool(await federation.approve(tenant(req.tenantId), req.upstream, req.tool, req.approvedBy || 'unknown', req.definitionSha256 || undefined)),
+        listFederatedTools: async (req) => ({
+          tools: (await federation.federatedTools(tenant(req.tenantId))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definitionJson: JSON.stringify(t.definition) })),
+        }),
+        getToolTarget: async (req) => {
+          const t = await federation.target(tenant(req.tenantId), req.tool, req.method);
+          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '' };
+        },
+        setToolApproval: async (req) => {
+          await federation.setToolApproval(tenant(req.tenantId), req.mode);
+          return {};
+        },
+      },
+      logger,
+    ),
+  };
+}

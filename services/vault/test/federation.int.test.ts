@@ -1,0 +1,133 @@
+/**
+ * Federation against the real Postgres, the SoftHSM2 token and a real upstream MCP server from the npm
+ * registry (`@modelcontextprotocol/server-everything`, Streamable HTTP): registration reads and pins the
+ * tools, a call goes through the brokered executor to the upstream and back unchanged, the egress rule
+ * refuses what is not allowed, tenants never see each other's upstreams.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import { createLogger } from '@agw/shared';
+import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import type { Quarantine } from '../src/federation/tool-pinning';
+import { BrokeredExecutor } from '../src/broker/brokered-executor';
+import { TargetGuard } from '../src/broker/target-guard';
+import { type TestVault, openTestVault, testConfig } from './helpers';
+
+jest.setTimeout(60_000);
+
+let v: TestVault;
+let wiring: FederationWiring;
+let broker: BrokeredExecutor;
+let upstream: ChildProcess;
+let url: string;
+const quarantines: Array<{ tenantId: string; upstream: string; q: Quarantine }> = [];
+const changes: string[] = [];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  v = await openTestVault();
+  const port = await freePort();
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname, '../../..')] });
+  upstream = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  url = `http://127.0.0.1:${port}/mcp`;
+  for (let i = 0; i < 200; i++) {
+    const up = await new Promise<boolean>((r) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
+      s.on('error', () => r(false));
+    });
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  wiring = createFederation({
+    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
+    db: v.db,
+    keyring: v.keyring,
+    quarantines: { record: async (tenantId, name, q) => void quarantines.push({ tenantId, upstream: name, q }) },
+    changed: (tenantId) => changes.push(tenantId),
+    logger: createLogger('vault-federation-test', 'silent'),
+  });
+  broker = new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
+});
+
+afterAll(async () => {
+  await wiring?.close();
+  upstream?.kill('SIGTERM');
+  await v?.close();
+});
+
+describe('federation of a real MCP server', () => {
+  const tenant = randomUUID();
+
+  test('registration connects, reads every tool with its schema, pins each definition and says the catalog changed', async () => {
+    const view = await wiring.federation.register(tenant, { name: 'everything', url });
+    expect(view).toMatchObject({ name: 'everything', status: 'connected', status_reason: null, transport: 'streamable_http' });
+    const echo = view.tools!.find((t) => t.name === 'echo')!;
+    expect(echo).toMatchObject({ state: 'active', reason: null });
+    expect(echo.pinned_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect((echo.pinned as { inputSchema: { properties: object } }).inputSchema.properties).toHaveProperty('message');
+    expect(view.tools!.every((t) => t.state === 'active')).toBe(true);
+    expect(quarantines).toEqual([]);
+    expect(changes).toContain(tenant);
+    const listed = await wiring.federation.federatedTools(tenant);
+    expect(listed.map((t) => t.name)).toContain('everything__echo');
+  });
+
+  test('an allowed call runs on the upstream through the brokered executor and comes back unchanged', async () => {
+    const out = await broker.execute(tenant, { actionId: randomUUID(), agentId: 'agent-1', tool: 'everything', method: 'echo', params: { message: 'hello upstream' }, origin: 'tool_call' });
+    expect(out.statusCode).toBe(200);
+    expect(out).toMatchObject({ brokered: true, mcpResult: true, outcome: 'executed', credentialName: 'upstream:everything' });
+    const result = out.body as { content: Array<{ type: string; text: string }> };
+    expect(result.content[0]).toEqual({ type: 'text', text: 'Echo: hello upstream' });
+    const image = await wiring.federation.call(tenant, 'everything', 'get-tiny-image', {});
+    expect(image.outcome).toBe('executed');
+    expect((image.result as { content: Array<{ type: string }> }).content.map((c) => c.type)).toContain('image');
+  });
+
+  test('a tool the upstream does not offer is refused before any request; another tenant sees nothing', async () => {
+    expect(await wiring.federation.target(tenant, 'everything', 'no-such-tool')).toMatchObject({ upstream: true, executable: false, violation: 'upstream_tool_unknown' });
+    const other = randomUUID();
+    expect(await wiring.federation.target(other, 'everything', 'echo')).toEqual({ upstream: false, executable: false });
+    expect(await wiring.federation.federatedTools(other)).toEqual([]);
+    await expect(wiring.federation.get(other, 'everything')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  test('a name taken is a conflict; bad input names the field', async () => {
+    await expect(wiring.federation.register(tenant, { name: 'everything', url })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(wiring.federation.register(tenant, { name: 'a__b', url })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['name'] })] });
+    await expect(wiring.federation.register(tenant, { name: 'x', url: 'ftp://127.0.0.1/mcp' })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['url'] })] });
+  });
+
+  test('the egress rule refuses an address outside the allowed ranges', async () => {
+    const strict = createFederation({
+      config: { ...testConfig(), upstreamAllowCidrs: [] },
+      db: v.db,
+      keyring: v.keyring,
+      quarantines: { record: async () => undefined },
+      changed: () => undefined,
+      logger: createLogger('vault-federation-test', 'silent'),
+    });
+    await expect(strict.federation.register(randomUUID(), { name: 'loop', url })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['url'], msg: expect.stringMatching(/loopback/) })] });
+    await strict.close();
+  });
+
+  test('an upstream that is down is registered in error with a reason, and deleting closes it', async () => {
+    const t = randomUUID();
+    const view = await wiring.federation.register(t, { name: 'down', url: `http://127.0.0.1:${await freePort()}/mcp` });
+    expect(view.status).toBe('error');
+    expect(view.status_reason).toMatch(/unreachable|ECONNREFUSED/);
+    const call = await wiring.federation.call(t, 'down', 'echo', {});
+    expect(call.outcome).not.toBe('executed');
+    await wiring.federation.delete(t, 'down');
+    await expect(wiring.federation.get(t, 'down')).rejects.toMatchObject({ code: 'not_found' });
+  });
+});

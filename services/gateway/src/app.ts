@@ -18,6 +18,7 @@ import { auditRoutes } from './http/routes/audit.routes';
 import { backupRoutes } from './http/routes/backup.routes';
 import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
 import { credentialRoutes } from './http/routes/credentials.routes';
+import { upstreamRoutes } from './http/routes/upstreams.routes';
 import { hsmRoutes } from './http/routes/hsm.routes';
 import { subjectRoutes } from './http/routes/subjects.routes';
 import { githubRoutes } from './http/routes/github.routes';
@@ -87,6 +88,7 @@ export function createApp(d: GatewayDeps): Express {
   api.use(tenantRoutes(d));
   api.use(policyRoutes(d));
   api.use(credentialRoutes(d));
+  api.use(upstreamRoutes(d));
   api.use(hsmRoutes(d));
   api.use(subjectRoutes(d));
   api.use(merkleRoutes(d));

@@ -29,6 +29,7 @@ export const gatewaySettings = {
   merkleDeadlineMs: setting('MERKLE_DEADLINE_MS', envInt(60_000), 'deadline of Merkle and compliance-export calls (a triggered build may wait for a running one)'),
   anchorDeadlineMs: setting('ANCHOR_DEADLINE_MS', envInt(120_000), 'deadline of anchor calls (a trigger waits for its transaction receipt)'),
   webhookDeadlineMs: setting('WEBHOOK_DEADLINE_MS', envInt(30_000), 'deadline of webhook-service calls (a test delivery waits for its first attempt)'),
+  federationDeadlineMs: setting('FEDERATION_DEADLINE_MS', envInt(45_000), 'deadline of upstream registration and refresh (the vault connects and reads the upstream\'s tools)'),
   managedDeadlineMs: setting('MANAGED_DEADLINE_MS', envInt(60_000), 'deadline of managed-session calls (creating a session waits for the agent platform)'),
   approvalSweepMs: setting('APPROVAL_SWEEP_MS', envInt(30_000), 'how often queued actions past their approval_expiry_seconds are expired (0: never swept; a late decision still expires them)'),
   probeDeadlineMs: setting('HEALTH_PROBE_DEADLINE_MS', envInt(2000), 'deadline of the dependency probes behind GET /api/health and status reads'),

@@ -5,6 +5,7 @@ import type { ApprovalQueue } from './approvals/approval-queue';
 import type { AuditClient, PolicyClient, VaultClient, WebhookClient } from './clients/grpc-clients';
 import type { AnchorClient, ComplianceClient, ManagedClient, MerkleClient } from './clients/grpc-clients';
 import type { GatewayConfig } from './config';
+import type { FederatedCatalog } from './federation/federated-catalog';
 import type { HealthService } from './health';
 import type { GatewayMetrics } from './metrics';
 import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
@@ -30,6 +31,8 @@ export interface GatewayDeps {
   anchor: AnchorClient;
   webhook: WebhookClient;
   vault: VaultClient;
+  /** upstream MCP servers (the vault's FederationService) and the cached catalog of their tools */
+  federation: FederatedCatalog;
   managed: ManagedClient;
   apiKeys: ApiKeyService;
   sessions: SessionTokens;

@@ -17,7 +17,8 @@ import { DecisionPublisher } from './events/decision-publisher';
 import { EventOutboxRepository } from './events/event-outbox.repository';
 import { HealthService } from './health';
 import { createLimitedServer } from './http/server-limits';
-import { createAnchorClient, createComplianceClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
+import { createAnchorClient, createComplianceClient, createFederationClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
+import { FederatedCatalog } from './federation/federated-catalog';
 import { createGatewayMetrics } from './metrics';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
@@ -58,6 +59,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   // register/delete of a credential invalidate the broker's credential cache here and on every replica
   const credentials = credentialChanges(createVaultClient(config), bus);
   const vault = credentials.vault;
+  const federation = new FederatedCatalog(createFederationClient(config), bus);
   const managed = createManagedClient(config);
   const adminEmails = new Set(
     config.adminEmails
@@ -73,7 +75,9 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis, { limiter: rateLimiter, limitOf: (tenantId) => settings.rateLimit(tenantId) });
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
-  }, (tenantId) => publishTenantChange(bus, 'settings', tenantId), vaultWebhookSecretSealer(vault));
+  }, (tenantId) => publishTenantChange(bus, 'settings', tenantId), vaultWebhookSecretSealer(vault), async (tenantId, mode) => {
+    await federation.client.setToolApproval({ tenantId, mode });
+  });
   // a change saved on another gateway replica reaches this one's settings cache at once (rate limits, failure modes)
   onTenantChange(bus, 'settings', (tenantId) => settings.invalidate(tenantId));
   // rows written before webhook secrets were sealed: sealed in the background (docs/webhooks.md)
@@ -83,7 +87,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   const recorder = new DecisionRecorder(audit, publisher, { retryBudgetMs: config.auditAppendRetryMs });
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
-  const broker = createVaultBroker(vault, credentials.cache);
+  const broker = createVaultBroker(vault, credentials.cache, federation);
   const approvalExpiry = new ApprovalExpiry(approvalRepo, recorder, logger);
   approvalExpiry.start(config.approvalSweepMs);
   const pipeline = new ToolCallPipeline({
@@ -114,6 +118,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     compliance,
     anchor,
     vault,
+    federation,
     managed,
     apiKeys,
     sessions,
@@ -149,6 +154,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     anchor.close();
     webhook.close();
     vault.close();
+    federation.client.close();
     managed.close();
     await bus.close();
     redis.disconnect();

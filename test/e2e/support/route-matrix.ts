@@ -47,6 +47,9 @@ export async function tenantObjects(t: Tenant, prefix: string, queueKey = t.apiK
   await api('POST', '/mcp/tools/call', { key: t.apiKey, body: toolCall({ tool: 'svc_send_email', method: 'send', params: { to: names.email, body: 'Automated' } }) });
   const subject = await api('POST', '/audit/subjects/lookup', { key: t.apiKey, body: { identifier: names.email } });
   await api('POST', '/credentials/register', { key: t.apiKey, body: { tool_id: `svc_${prefix}_tool`, name: names.credential, value: names.credentialValue } });
+  // an upstream MCP server under the credential's name (the matrix fills {name} once): unreachable, so it
+  // is registered with status error at once, and still the tenant's object
+  await api('POST', '/upstreams', { key: t.apiKey, body: { name: names.credential, url: 'http://127.0.0.1:9/mcp' } });
   const config = await api('POST', '/managed/agents', { key: t.apiKey, body: { name: `${prefix}-agent`, allowed_tools: ['svc_web_search'] } });
   const session = await api('POST', '/managed/sessions', { key: t.apiKey, body: { agent_id: config.body.id } });
   const log = await api('GET', '/audit/log?limit=1', { key: t.apiKey });
@@ -66,6 +69,7 @@ export async function tenantObjects(t: Tenant, prefix: string, queueKey = t.apiK
     tree_m: '0',
     tree_size: '1',
     agent_id: 'agent-1',
+    tool: 'weather',
   };
   return { params, pendingActionId: pending.body.action_id, pendingStatus: pending.status, subjectId: subject.body.subject_id, configId: config.body.id, sessionId: session.body.session_id, names };
 }

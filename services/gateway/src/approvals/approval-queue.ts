@@ -7,7 +7,7 @@
  */
 import { type ApprovalBinding, ConflictError, NotFoundError } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
-import type { ToolBroker } from '../pipeline/hooks';
+import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
 import type { ApprovalRepository, ApprovalRow } from './approval.repository';
 
 export interface ApprovalDecision {
@@ -92,11 +92,16 @@ export class ApprovalQueue {
           storedParams: row.params,
           origin: 'approval',
         })
-        .catch((e: unknown) => ({ status_code: 502, body: { error: e instanceof Error ? e.message : 'execution failed' }, hsm_fetch_ms: 0, execution_ms: 0, credential_name: '' }));
+        .catch((e: unknown): BrokeredExecution => ({ status_code: 502, body: { error: e instanceof Error ? e.message : 'execution failed' }, hsm_fetch_ms: 0, execution_ms: 0, credential_name: '' }));
       executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
       if (brokered) {
         execution = { status_code: brokered.status_code, body: brokered.body };
-        await this.approvals.setExecution(tenantId, actionId, { status_code: brokered.status_code, credential: brokered.credential_name });
+        // a federated call's answer is kept for the agent (GET /api/actions/{id}): it cannot retry to get it
+        await this.approvals.setExecution(tenantId, actionId, {
+          status_code: brokered.status_code,
+          credential: brokered.credential_name,
+          ...(brokered.mcp_result ? { outcome: brokered.outcome ?? 'executed', result: brokered.body } : {}),
+        });
       }
     }
     await this.recordDecision(tenantId, row, status, by, note, binding, executionMode, execution?.status_code);

@@ -1,6 +1,6 @@
 /** The gateway's gRPC clients, built once in main.ts. */
 import { audit, policy, vault, webhook } from '@agw/proto';
-import { anchor, managed, merkle } from '@agw/proto';
+import { anchor, federation, managed, merkle } from '@agw/proto';
 import { type PromiseClient, createClient } from '@agw/shared';
 import type { GatewayConfig } from '../config';
 
@@ -42,6 +42,13 @@ export function createWebhookClient(config: GatewayConfig): WebhookClient {
 
 export function createVaultClient(config: GatewayConfig): VaultClient {
   return createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.vaultDeadlineMs });
+}
+
+export type FederationClient = PromiseClient<typeof federation.FederationServiceService>;
+
+/** Federation of upstream MCP servers (served by the vault process, docs/federation.md); a registration or refresh waits for the upstream's tools/list. */
+export function createFederationClient(config: GatewayConfig): FederationClient {
+  return createClient(federation.FederationServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.federationDeadlineMs });
 }
 
 export type ManagedClient = PromiseClient<typeof managed.ManagedServiceService>;

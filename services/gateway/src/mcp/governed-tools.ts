@@ -1,10 +1,12 @@
 /**
- * The remote MCP server's tools: one MCP tool per governed tool of the tenant, and every MCP `tools/call`
- * runs the same governance pipeline as `POST /api/mcp/tools/call` (never a second implementation).
- *
- * Governed tools: for a managed session's MCP server (`/api/mcp/server/sessions/<id>`), the config's
- * `allowed_tools`; for the tenant-wide server (`/api/mcp/server`), the tools the tenant has registered a
- * credential for, i.e. the tools the gateway itself can execute (agent-blind) and answer with a result.
+ * The remote MCP server's tools, and every MCP `tools/call` runs the same governance pipeline as
+ * `POST /api/mcp/tools/call` (never a second implementation). Two kinds:
+ * - federated tools (docs/federation.md): `<upstream>__<tool>` with the upstream's own definition; a call
+ *   is `tool = <upstream>`, `method = <tool>`, `params = the arguments`, and an allowed one answers with the
+ *   upstream's CallToolResult as it sent it;
+ * - credential tools (generic `{method, params, agent_id, …}` input): for a managed session's MCP server
+ *   (`/api/mcp/server/sessions/<id>`), the config's `allowed_tools` that name no federated tool; for the
+ *   tenant-wide server (`/api/mcp/server`), the tools the tenant registered a credential for.
  */
 import { InputError } from '@agw/shared';
 import { z } from 'zod';
@@ -29,8 +31,22 @@ export type GovernedToolArgs = { method: string; params: Record<string, unknown>
 
 export interface McpToolResult {
   [key: string]: unknown;
-  content: Array<{ type: 'text'; text: string }>;
+  content: Array<{ type: string; [key: string]: unknown }>;
   isError?: boolean;
+}
+
+/** The JSON Schema of the credential tools' input, as tools/list shows it. */
+export const governedToolInputJsonSchema = z.toJSONSchema(z.object(governedToolInput), { io: 'input' }) as Record<string, unknown>;
+const governedToolArgs = z.object(governedToolInput);
+
+/** A credential tool's arguments, defaults applied; a bad one is a field error at `arguments.*`. */
+export function parseGovernedToolArgs(args: unknown): GovernedToolArgs {
+  const parsed = governedToolArgs.safeParse(args ?? {});
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new InputError([{ loc: ['arguments', ...first.path.map(String)], msg: first.message, type: first.code }]);
+  }
+  return parsed.data as GovernedToolArgs;
 }
 
 /** The tenant's governed tools (distinct tool ids with a registered credential). */
@@ -66,12 +82,39 @@ export async function callGovernedTool(
   return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, ...caller }, parsed.data));
 }
 
-/** Decisions as MCP results: allowed -> the execution result; pending -> a text that it is queued; denied -> an error result. */
+/** A federated tool's call: the arguments are the upstream tool's, the agent is the MCP client (or the session's). */
+export async function callFederatedTool(
+  d: GatewayDeps,
+  tenantId: string,
+  tool: { upstream: string; tool: string },
+  args: Record<string, unknown>,
+  session?: SessionScope,
+  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string },
+): Promise<McpToolResult> {
+  const call = { method: tool.tool, params: args, agent_id: caller?.agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0' };
+  return callGovernedTool(d, tenantId, tool.upstream, call, session, caller);
+}
+
+const text = (v: unknown) => [{ type: 'text' as const, text: typeof v === 'string' ? v : JSON.stringify(v) }];
+
+/**
+ * Decisions as MCP results: allowed -> the execution result (a federated call: the upstream's own
+ * CallToolResult, with the action id in `_meta`); pending -> a text that it is queued; denied -> an error result.
+ */
 export function toMcpResult(o: ToolCallOutcome): McpToolResult {
-  const text = (v: unknown) => [{ type: 'text' as const, text: typeof v === 'string' ? v : JSON.stringify(v) }];
+  if (o.kind === 'allowed' && o.mcp_result && o.execution_result) {
+    const meta = { 'io.agw/action_id': o.action_id };
+    const body = o.execution_result.body as McpToolResult | { error?: string } | null;
+    if (o.execution_result.status_code === 200 && body && Array.isArray((body as McpToolResult).content)) {
+      const r = body as McpToolResult;
+      return { ...r, _meta: { ...((r._meta as object) ?? {}), ...meta } };
+    }
+    const error = (body as { error?: string } | null)?.error ?? `upstream status ${o.execution_result.status_code}`;
+    return { isError: true, content: text(`The gateway allowed the call (action ${o.action_id}) but the upstream failed: ${error}`), _meta: meta };
+  }
   if (o.kind === 'allowed') {
     return { content: text({ status: 'allowed', action_id: o.action_id, execution_mode: o.execution_mode, ...(o.execution_result ? { execution_result: o.execution_result } : {}) }) };
   }
-  if (o.kind === 'pending') return { content: text(o.message) };
+  if (o.kind === 'pending') return { content: text(`${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`) };
   return { isError: true, content: text({ status: 'denied', action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier }) };
 }

@@ -6,17 +6,19 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Request, type Response, Router } from 'express';
-import { ConflictError, ForbiddenError } from '@agw/shared';
+import { AppError, ConflictError, ForbiddenError, matchesAnyGlob } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
 import { addPaths } from '../openapi/openapi';
 import { errors, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
 import { uuidParam } from '../http/params';
-import { type GovernedToolArgs, type SessionScope, callGovernedTool, governedToolInput, governedTools } from './governed-tools';
+import type { FederatedTool } from '../federation/federated-catalog';
+import { type McpToolResult, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, governedTools, parseGovernedToolArgs } from './governed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -56,6 +58,30 @@ export function parseAllowlist(spec: string): BlockList | undefined {
   return list;
 }
 
+/** The tools one request's server offers. */
+interface McpTools {
+  federated: Map<string, FederatedTool>;
+  credential: string[];
+}
+
+/** tools/list: federated tools with the upstream's definition, then credential tools with the generic input. */
+function listedTools(tools: McpTools, session?: SessionScope): Tool[] {
+  const federated: Tool[] = [...tools.federated.values()].map((t) => ({
+    name: t.name,
+    ...(t.definition.title ? { title: t.definition.title } : {}),
+    description: t.definition.description ?? '',
+    inputSchema: t.definition.inputSchema as Tool['inputSchema'],
+    ...(t.definition.outputSchema ? { outputSchema: t.definition.outputSchema as Tool['outputSchema'] } : {}),
+    ...(t.definition.annotations ? { annotations: t.definition.annotations } : {}),
+  }));
+  const credential: Tool[] = tools.credential.map((tool) => ({
+    name: tool,
+    description: `Governed tool ${tool}: policy-checked and audited by the gateway${session ? ` (managed session ${session.sessionId})` : ', executed with its HSM-held credential'}.`,
+    inputSchema: governedToolInputJsonSchema as Tool['inputSchema'],
+  }));
+  return [...federated, ...credential];
+}
+
 export function mcpPublicRoutes(): Router {
   const r = Router();
   r.get('/mcp/server/health', (_req, res) => {
@@ -71,16 +97,25 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const ip = (req.ip ?? '').replace(/^::ffff:/, '');
     if (allow && !allow.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) throw new ForbiddenError('This source address may not use the MCP server (MCP_IP_ALLOWLIST)');
   };
-  /** One stateless MCP server for this request, its tools bound to the pipeline. */
-  const serve = async (req: Request, res: Response, tools: string[], tenantId: string, session?: SessionScope) => {
-    const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} } });
-    for (const tool of tools) {
-      server.registerTool(
-        tool,
-        { description: `Governed tool ${tool}: policy-checked and audited by the gateway${session ? ` (managed session ${session.sessionId})` : ', executed with its HSM-held credential'}.`, inputSchema: governedToolInput },
-        (args) => callGovernedTool(d, tenantId, tool, args as GovernedToolArgs, session, { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent' }),
-      );
-    }
+  /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
+  const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
+    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent' };
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => {
+      const name = request.params.name;
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const federated = tools.federated.get(name);
+      if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+      try {
+        return federated
+          ? await callFederatedTool(d, tenantId, federated, args, session, caller)
+          : await callGovernedTool(d, tenantId, name, parseGovernedToolArgs(args), session, caller);
+      } catch (e) {
+        // as the SDK's McpServer does: a failed tool call is a tool result with isError, never a transport error
+        return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
+      }
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -90,10 +125,19 @@ export function mcpRoutes(d: GatewayDeps): Router {
     // the SDK reads req.auth as its own AuthInfo; ours is the tenant context, so hand it the plain message
     await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
   };
+  /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
+  const toolsOf = async (tenantId: string, allowed?: string[]): Promise<McpTools> => {
+    const federated = await d.federation.tools(tenantId);
+    const selected = allowed ? federated.filter((t) => matchesAnyGlob(allowed, t.name)) : federated;
+    const federatedByName = new Map(selected.map((t) => [t.name, t]));
+    // a session's literal names that name no federated tool are credential tools ("__" is federation's)
+    const credential = allowed ? allowed.filter((n) => !/[*?]/.test(n) && !n.includes('__')) : await governedTools(d, tenantId);
+    return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)) };
+  };
   r.post('/mcp/server', async (req: Request, res: Response) => {
     checkSource(req);
     const { tenantId } = authOf(req);
-    await serve(req, res, await governedTools(d, tenantId), tenantId);
+    await serve(req, res, await toolsOf(tenantId), tenantId);
   });
   // a managed session's MCP server: its config's allowed_tools, every call recorded with the session id
   r.post('/mcp/server/sessions/:session_id', async (req: Request, res: Response) => {
@@ -102,7 +146,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const sessionId = uuidParam(req.params.session_id as string, 'Managed session');
     const g = await d.managed.getSessionGovernance({ tenantId, sessionId });
     if (g.status !== 'active') throw new ConflictError(`Managed session ${sessionId} is ${g.status}: its MCP server takes no more calls`);
-    await serve(req, res, g.allowedTools, tenantId, { sessionId, agentId: g.agentId, approvalPatterns: g.requireHumanApproval });
+    await serve(req, res, await toolsOf(tenantId, g.allowedTools), tenantId, { sessionId, agentId: g.agentId, approvalPatterns: g.requireHumanApproval });
   });
   const notAllowed = (_req: Request, res: Response) => {
     res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null });

@@ -37,6 +37,12 @@ export interface ToolBroker {
    * when the tenant has no credential for the tool, so an allowed call skips `execute` altogether.
    */
   hasCredential?(tenantId: string, tool: string): Promise<boolean>;
+  /**
+   * Optional, started with `hasCredential`: whether the call's tool is one of the tenant's upstream MCP
+   * servers (docs/federation.md) and whether its tool `method` may run (a quarantined or unknown tool is
+   * refused before any policy with the violation named here).
+   */
+  federatedTarget?(tenantId: string, tool: string, method: string): Promise<FederatedTarget>;
   /** null when no credential is registered for the tool (the agent executes). */
   execute(
     tenantId: string,
@@ -46,10 +52,21 @@ export interface ToolBroker {
   ): Promise<BrokeredExecution | null>;
 }
 
+export interface FederatedTarget {
+  upstream: boolean;
+  executable: boolean;
+  violation?: string;
+  message?: string;
+}
+
 export interface BrokeredExecution {
   status_code: number;
   body: unknown;
   hsm_fetch_ms: number;
   execution_ms: number;
   credential_name: string;
+  /** executed | upstream_error | timeout | too_large | ... (the vault's outcome) */
+  outcome?: string;
+  /** a federated call: body is the upstream's MCP CallToolResult (or {error}) */
+  mcp_result?: boolean;
 }

@@ -1,6 +1,7 @@
 /**
  * The governed tool call, in the spec's fixed order:
- *  1. rate limit (http/rate-limit.middleware.ts, before this runs)   2. gateway constraints
+ *  1. rate limit (http/rate-limit.middleware.ts, before this runs)   2. gateway constraints, and a federated
+ *     tool that is quarantined or unknown (docs/federation.md)
  *  3-5. policy pass 1, behavioral enrichment, pass 2 (one call to the policy service)
  *  6. decision   7. brokered execution   8. audit (committed before we answer)   9. event for webhooks.
  * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
@@ -13,7 +14,7 @@ import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings, approvalExpiryOf } from '../tenants/settings.schema';
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
-import type { GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
+import type { BrokeredExecution, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import { approvalPatternFor } from './approval-patterns';
 import type { ToolCallRequest } from './tool-call.schema';
 
@@ -23,6 +24,8 @@ export type ToolCallOutcome =
       action_id: string;
       execution_mode: 'agent_direct' | 'gateway_brokered';
       execution_result?: { status_code: number; body: unknown };
+      /** a federated call: execution_result.body is the upstream's MCP CallToolResult (or {error}) */
+      mcp_result?: boolean;
       latency?: { opa_eval_ms: number; hsm_fetch_ms: number; execution_ms: number; total_ms: number };
       violations: string[];
       severity: string;
@@ -112,6 +115,8 @@ export class ToolCallPipeline {
     // Started now, awaited only for an allowed call: does the tool have a credential (brokered execution)?
     // undefined when the broker cannot tell quickly; then `execute` decides.
     const credentialCheck = this.d.broker.hasCredential?.(tenantId, call.tool).catch(() => undefined);
+    // ... and is it a federated upstream's tool (then the vault executes it; a quarantined one is refused)?
+    const federatedCheck = this.d.broker.federatedTarget?.(tenantId, call.tool, call.method).catch(() => undefined);
 
     // PII is found and encrypted first: the policy sees pii_detected, the stores only ever see ciphertext.
     const protectedParams = await timed(ctx.timings, 'pii', () => this.d.pii.protect(tenantId, actionId, call.params));
@@ -123,6 +128,12 @@ export class ToolCallPipeline {
       const record = { ...base, params: stored, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', requires_human: false, execution_mode: null, bundle_revision: 'gateway-constraints' };
       await this.decide(ctx, call, { ...record, decision: 'deny', details: { stage: 'gateway_constraints', message: hit.message } }, 'denied', 'constraints');
       return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate' };
+    }
+    const federated = await federatedCheck;
+    if (federated?.upstream && !federated.executable && federated.violation) {
+      const record = { ...base, params: stored, violations: [federated.violation], severity: 'high', alert_tier: 'escalate', requires_human: false, execution_mode: null, bundle_revision: 'federation-pin' };
+      await this.decide(ctx, call, { ...record, decision: 'deny', details: { stage: 'federation', message: federated.message ?? '' } }, 'denied', 'federation');
+      return { kind: 'denied', action_id: actionId, violations: [federated.violation], severity: 'high', alert_tier: 'escalate' };
     }
 
     // 3-5. policy (pass 1, enrichment, pass 2 inside the policy service)
@@ -152,7 +163,7 @@ export class ToolCallPipeline {
       await this.queue(ctx, call, common, details, 'policy', alertTier, replayJson);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
-    const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method);
+    const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method, federated?.upstream ? `${call.tool}__${call.method}` : undefined);
     if (pattern) {
       const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
       await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, replayJson);
@@ -161,7 +172,7 @@ export class ToolCallPipeline {
 
     // 7. brokered execution
     const brokered = await timed(ctx.timings, 'broker', async () =>
-      (await credentialCheck) === false ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call' }),
+      (await credentialCheck) === false && !federated?.upstream ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call' }),
     );
     await this.decide(
       ctx,
@@ -171,7 +182,7 @@ export class ToolCallPipeline {
         decision: 'allow',
         alert_tier: alertTier,
         execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
-        details: brokered ? { ...details, execution: { status_code: brokered.status_code, credential: brokered.credential_name } } : details,
+        details: brokered ? { ...details, execution: executionDetails(brokered) } : details,
       },
       'allowed',
       'policy',
@@ -183,6 +194,7 @@ export class ToolCallPipeline {
       action_id: actionId,
       execution_mode: 'gateway_brokered',
       execution_result: { status_code: brokered.status_code, body: brokered.body },
+      ...(brokered.mcp_result ? { mcp_result: true } : {}),
       latency: {
         opa_eval_ms: round(opaEvalMs),
         hsm_fetch_ms: round(brokered.hsm_fetch_ms),
@@ -324,6 +336,16 @@ export class ToolCallPipeline {
     this.d.metrics.decisions.inc({ decision: 'deny', stage: 'fail_closed' });
     throw new DependencyUnavailableError(`Policy engine unreachable: the request was refused (fail-closed). action_id=${base.action_id}`, { cause });
   }
+}
+
+/** What the audit record keeps of an execution: status, credential, and for a federated call its outcome. */
+export function executionDetails(b: BrokeredExecution): Record<string, unknown> {
+  const body = b.body as { isError?: unknown } | null;
+  return {
+    status_code: b.status_code,
+    credential: b.credential_name,
+    ...(b.mcp_result ? { outcome: b.outcome ?? 'executed', is_error: body?.isError === true } : {}),
+  };
 }
 
 export function pendingMessage(actionId: string): string {

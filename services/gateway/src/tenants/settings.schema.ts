@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
 export const POLICY_TEMPLATES = ['general', 'financial', 'email', 'crm', 'data_access', 'custom'] as const;
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined'] as const;
 export const FAILURE_MODES = ['fail-closed', 'fail-open', 'fail_to_queue'] as const;
 export const ANCHOR_CHAINS = ['polygon', 'polygon-amoy', 'local'] as const;
 
@@ -70,6 +70,8 @@ export const settingsPatchSchema = z
       .min(60, 'approval_expiry_seconds must be at least 60')
       .max(MAX_APPROVAL_EXPIRY_SECONDS, `approval_expiry_seconds must be at most ${MAX_APPROVAL_EXPIRY_SECONDS} (30 days)`)
       .optional(),
+    /** a federated tool never seen before: auto (pinned at once unless flagged) or manual (waits for a human) */
+    upstream_tool_approval: z.enum(['auto', 'manual']).optional(),
   })
   .strict();
 
@@ -91,6 +93,7 @@ export const settingsViewSchema = z.object({
   public_dashboard: z.object({ enabled: z.boolean(), slug: z.string().nullable() }),
   approvals_require_human: z.boolean().meta({ description: 'approvals need a signed-in human (docs/auth.md)' }),
   approval_expiry_seconds: z.number().int().meta({ description: 'a queued action not decided within this time expires' }),
+  upstream_tool_approval: z.enum(['auto', 'manual']).meta({ description: 'new tools of upstream MCP servers: pinned at once (auto) or held for a human (manual); docs/federation.md' }),
 });
 export type SettingsView = z.infer<typeof settingsViewSchema>;
 
@@ -113,6 +116,7 @@ export interface StoredSettings {
   public_dashboard?: { enabled: boolean; slug: string };
   approvals_require_human?: boolean;
   approval_expiry_seconds?: number;
+  upstream_tool_approval?: 'auto' | 'manual';
 }
 
 /** When an action queued at `queuedAt` under these settings expires. */

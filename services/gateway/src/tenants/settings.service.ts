@@ -41,6 +41,8 @@ export class SettingsService {
     private readonly onSaved: (tenantId: string) => void = () => undefined,
     /** Seals a webhook secret for storage and opens it back (the vault's SealSecret/OpenSecret: the tenant's HSM-held credentials key). */
     private readonly secrets: WebhookSecretSealer = noSealer,
+    /** Tells the vault the tenant's upstream_tool_approval (docs/federation.md). */
+    private readonly setToolApproval?: (tenantId: string, mode: 'auto' | 'manual') => Promise<void>,
   ) {}
 
   /**
@@ -79,6 +81,8 @@ export class SettingsService {
         if (!isDependencyDown(e)) throw e;
       });
     }
+    // the vault applies it to tools seen from now on (also on a list_changed it handles by itself)
+    if (patch.upstream_tool_approval !== undefined) await this.setToolApproval?.(tenantId, patch.upstream_tool_approval);
     let policy;
     if (policy_template !== undefined || policy_config !== undefined || custom_policy !== undefined) {
       policy = await this.policy.setTenantPolicy({
@@ -152,6 +156,7 @@ export class SettingsService {
       // absent: a tenant created before the setting existed (the spec's behaviour: any authenticated caller decides)
       approvals_require_human: s.approvals_require_human ?? false,
       approval_expiry_seconds: s.approval_expiry_seconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS,
+      upstream_tool_approval: s.upstream_tool_approval ?? 'auto',
     };
   }
 }

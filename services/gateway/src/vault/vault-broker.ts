@@ -5,21 +5,23 @@
  */
 import { DependencyUnavailableError, type TenantCache, isDependencyDown } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
+import type { FederatedCatalog } from '../federation/federated-catalog';
 import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
 
-/** Deadline of one brokered execution: the vault's upstream timeout plus headroom. */
-const EXECUTE_DEADLINE_MS = 30_000;
+/** Deadline of one brokered execution: the vault's upstream timeouts (a federated upstream: up to 120 s plus connecting) plus headroom. */
+const EXECUTE_DEADLINE_MS = 135_000;
 
 /**
  * `credentials`: when given, "has this tool a credential?" is answered from this per-(tenant, tool) cache
  * (see vault/credential-changes.ts for how it is invalidated) instead of a vault round trip per call.
  */
-export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<boolean>): ToolBroker {
+export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<boolean>, federation?: FederatedCatalog): ToolBroker {
   const lookup = async (tenantId: string, tool: string) => (await vault.getCredentialStatus({ tenantId, toolId: tool })).registered;
   return {
     hasCredential(tenantId, tool) {
       return credentials ? credentials.get(tenantId, tool, () => lookup(tenantId, tool)) : lookup(tenantId, tool);
     },
+    ...(federation ? { federatedTarget: (tenantId: string, tool: string, method: string) => federation.target(tenantId, tool, method) } : {}),
     async execute(tenantId, actionId, call): Promise<BrokeredExecution | null> {
       // A live call carries its plaintext params (and storedParams beside them); an approved action only
       // has its stored params, whose PII envelopes the vault opens itself.
@@ -51,6 +53,8 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
         hsm_fetch_ms: r.hsmFetchMs,
         execution_ms: r.executionMs,
         credential_name: r.credentialName,
+        outcome: r.outcome,
+        mcp_result: r.mcpResult,
       };
     },
   };

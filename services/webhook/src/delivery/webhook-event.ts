@@ -6,6 +6,8 @@
  * - A tenant subscribed to `action.pending_approval` (the alias one guide uses) gets pending actions too;
  *   the payload then carries the name it subscribed with. Subscribed to both, it gets `action.pending` once.
  * - expired -> `action.expired` (a queued action nobody decided in time; not a default: subscribe to it).
+ * - quarantined -> `tool.quarantined` (a federated tool's definition changed or was flagged, docs/federation.md;
+ *   `tool` is the upstream, `method` the tool, `violations` the reason; not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
  *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
@@ -17,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
 export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const TEST_EVENT = 'webhook.test';
@@ -58,6 +60,7 @@ const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   denied: 'action.denied',
   pending: 'action.pending',
   expired: 'action.expired',
+  quarantined: 'tool.quarantined',
 };
 
 /** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */

@@ -76,6 +76,11 @@ const actionStatusResponse = z.object({
   execution_mode: z.enum(['agent_direct', 'gateway_brokered']).nullable(),
   retry_allowed: z.boolean().meta({ description: 'approved agent_direct action not retried yet: the agent may send the same call with approved_action_id' }),
   retried_at: timestamp().nullable(),
+  execution_result: z
+    .object({ status_code: z.number().int(), body: z.unknown(), outcome: z.string().optional() })
+    .nullable()
+    .optional()
+    .meta({ description: 'an approved call the gateway executed: the upstream status and answer (for a federated tool its MCP CallToolResult, docs/federation.md)' }),
 });
 
 const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
@@ -95,6 +100,21 @@ const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
 
 /** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
 const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
+
+/**
+ * Where the tenant's `approvals_require_human` is on, a human decision (an approval, a rejection, a
+ * quarantined tool definition approved) needs a signed-in user's session token: a 403 otherwise.
+ */
+export async function assertMayDecide(d: GatewayDeps, auth: AuthContext, what: string): Promise<void> {
+  if (!isHumanSession(auth) && (await d.settings.stored(auth.tenantId)).approvals_require_human) {
+    throw new ForbiddenError(
+      `Approvals of this tenant require a signed-in human (setting approvals_require_human): sign in (POST /api/auth/login) and send the session token; ${auth.method === 'jwt' ? 'a session token made from an API key' : 'an API key'} cannot ${what}`,
+    );
+  }
+}
+
+/** Who decided, as the records name them. */
+export const deciderOf = (auth: AuthContext) => (auth.method === 'jwt' && auth.email ? (auth.viaApiKey ? `api_key_session:${auth.email}` : auth.email) : `api_key:${auth.tenantId}`);
 
 export function approvalRoutes(d: GatewayDeps): Router {
   const r = Router();
@@ -125,12 +145,8 @@ export function approvalRoutes(d: GatewayDeps): Router {
       const auth = authOf(req);
       const actionId = uuidParam(req.params.action_id, 'Pending action');
       const body = parseWith(decisionBody, req.body && Object.keys(req.body).length ? req.body : undefined, 'body');
-      if (!isHumanSession(auth) && (await d.settings.stored(auth.tenantId)).approvals_require_human) {
-        throw new ForbiddenError(
-          `Approvals of this tenant require a signed-in human (setting approvals_require_human): sign in (POST /api/auth/login) and send the session token; ${auth.method === 'jwt' ? 'a session token made from an API key' : 'an API key'} cannot approve or reject`,
-        );
-      }
-      const by = auth.method === 'jwt' && auth.email ? (auth.viaApiKey ? `api_key_session:${auth.email}` : auth.email) : `api_key:${auth.tenantId}`;
+      await assertMayDecide(d, auth, 'approve or reject');
+      const by = deciderOf(auth);
       reply(res, decisionResponse, await d.approvals.decide(auth.tenantId, actionId, status, by, body?.note ?? body?.reason ?? null));
     });
   }
@@ -155,6 +171,7 @@ export function approvalRoutes(d: GatewayDeps): Router {
       // approved, agent_direct, not retried yet: the agent may now send the same call with approved_action_id
       retry_allowed: a.status === 'approved' && !a.execution && !a.retried_at,
       retried_at: a.retried_at?.toISOString() ?? null,
+      execution_result: a.execution && 'result' in a.execution ? { status_code: Number(a.execution.status_code), body: a.execution.result, ...(a.execution.outcome ? { outcome: String(a.execution.outcome) } : {}) } : null,
     });
   });
   return r;

@@ -1,0 +1,264 @@
+/**
+ * Upstream MCP servers (/upstreams/*, docs/federation.md): register (the credential is sealed by the
+ * vault's HSM and never comes back), list, read, delete, refresh, the tools of an upstream with their
+ * pinned and quarantined definitions, and a human's approval of a quarantined definition. Thin: validate,
+ * call the vault's FederationService over gRPC, present. An agent-scoped key reaches none of it (403,
+ * key-scope.middleware.ts); approving a definition follows the approvals' rule (approvals_require_human).
+ */
+import type { federation as pb } from '@agw/proto';
+import { Router } from 'express';
+import { z } from 'zod';
+import type { GatewayDeps } from '../../deps';
+import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
+import { orNull } from '../params';
+import { authOf } from '../request-context';
+import { parseWith } from '../validation';
+import { NotFoundError } from '@agw/shared';
+import { assertMayDecide, deciderOf } from './approvals.routes';
+
+const glob = z.string().regex(/^[A-Za-z0-9_.*?-]{1,128}$/, 'a pattern is 1-128 of A-Z a-z 0-9 _ . - and the wildcards * ?');
+const secret = z.string().min(1).max(8192);
+
+export const upstreamCredentialSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('bearer'), value: secret }).strict(),
+    z.object({ type: z.literal('header'), header_name: z.string().min(1).max(128), value: secret }).strict(),
+    z
+      .object({
+        type: z.literal('oauth_client_credentials'),
+        token_url: z.string().min(1).max(2048),
+        client_id: z.string().min(1).max(512),
+        client_secret: secret,
+        scope: z.string().max(1024).optional(),
+      })
+      .strict(),
+  ])
+  .meta({ id: 'UpstreamCredential', description: 'write-only: sealed by the HSM, never returned, logged or shown to an agent' });
+
+export const registerUpstreamSchema = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[a-z0-9][a-z0-9_-]*$/, 'name is a-z 0-9 _ - starting with a letter or digit')
+      .refine((n) => !n.includes('__'), 'name must not contain "__" (the separator of federated tool names)'),
+    url: z.string().min(1).max(2048),
+    transport: z.enum(['streamable_http', 'sse']).optional(),
+    credential: upstreamCredentialSchema.optional(),
+    tools: z
+      .object({ include: z.array(glob).max(64).optional(), exclude: z.array(glob).max(64).optional() })
+      .strict()
+      .optional(),
+    description: z.string().max(1024).optional(),
+    timeout_ms: z.number().int().min(100).max(120_000).optional().meta({ description: 'one call\'s timeout (default FEDERATION_CALL_TIMEOUT_MS, 30 s)' }),
+  })
+  .strict();
+
+const changeSchema = z.object({ path: z.string(), before: z.unknown().optional(), after: z.unknown().optional() });
+const markerSchema = z.object({ rule: z.string(), path: z.string(), excerpt: z.string() });
+
+export const upstreamToolSchema = z
+  .object({
+    name: z.string(),
+    federated_name: z.string().meta({ description: '<upstream>__<tool>, the name MCP clients see' }),
+    state: z.enum(['active', 'quarantined', 'absent']),
+    reason: z.string().nullable().meta({ description: 'quarantined: tool_definition_changed | suspicious_description | approval_required' }),
+    definition: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the pinned definition (name, title, description, inputSchema, outputSchema, annotations)' }),
+    definition_sha256: z.string().nullable(),
+    candidate: z.record(z.string(), z.unknown()).nullable().meta({ description: 'quarantined: the definition the upstream offers now, waiting for a human' }),
+    candidate_sha256: z.string().nullable(),
+    markers: z.array(markerSchema).meta({ description: 'tool-poisoning markers found in the candidate' }),
+    diff: z.array(changeSchema).meta({ description: 'pinned -> candidate, one entry per changed JSON path' }),
+    first_seen_at: timestamp(),
+    updated_at: timestamp(),
+    approved_at: timestamp().nullable(),
+    approved_by: z.string().nullable(),
+  })
+  .meta({ id: 'UpstreamTool' });
+
+export const upstreamSchema = z
+  .object({
+    name: z.string(),
+    url: z.string(),
+    transport: z.string(),
+    description: z.string().nullable(),
+    credential: z.object({ type: z.string(), header_name: z.string().optional() }).nullable().meta({ description: 'the credential\'s type; its value never comes back' }),
+    tools_filter: z.object({ include: z.array(z.string()), exclude: z.array(z.string()) }),
+    status: z.enum(['connected', 'error']),
+    status_reason: z.string().nullable(),
+    server: z.object({ name: z.string(), version: z.string(), protocol_version: z.string() }).nullable(),
+    tool_count: z.number().int().meta({ description: 'active tools' }),
+    quarantined_count: z.number().int(),
+    timeout_ms: z.number().int().nullable(),
+    created_at: timestamp(),
+    refreshed_at: timestamp().nullable(),
+    tools: z.array(upstreamToolSchema).optional(),
+  })
+  .meta({ id: 'Upstream' });
+
+const listResponse = z.object({ upstreams: z.array(upstreamSchema), count: z.number().int() });
+const toolsResponse = z.object({ tools: z.array(upstreamToolSchema), count: z.number().int() });
+const deletedResponse = z.object({ status: z.literal('deleted'), name: z.string() });
+const approveBody = z.object({ definition_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict().optional().nullable();
+
+const parsed = (text: string) => (text ? (JSON.parse(text) as Record<string, unknown>) : null);
+
+function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
+  return {
+    name: t.name,
+    federated_name: t.federatedName,
+    state: t.state as 'active' | 'quarantined' | 'absent',
+    reason: orNull(t.reason),
+    definition: parsed(t.pinnedJson),
+    definition_sha256: orNull(t.pinnedSha256),
+    candidate: parsed(t.candidateJson),
+    candidate_sha256: orNull(t.candidateSha256),
+    markers: t.markersJson ? JSON.parse(t.markersJson) : [],
+    diff: t.diffJson ? JSON.parse(t.diffJson) : [],
+    first_seen_at: t.firstSeenAt,
+    updated_at: t.updatedAt,
+    approved_at: orNull(t.approvedAt),
+    approved_by: orNull(t.approvedBy),
+  };
+}
+
+function presentUpstream(u: pb.Upstream, withTools: boolean): z.infer<typeof upstreamSchema> {
+  return {
+    name: u.name,
+    url: u.url,
+    transport: u.transport,
+    description: orNull(u.description),
+    credential: u.credentialType && u.credentialType !== 'none' ? { type: u.credentialType, ...(u.credentialHeaderName ? { header_name: u.credentialHeaderName } : {}) } : null,
+    tools_filter: { include: u.include, exclude: u.exclude },
+    status: u.status === 'connected' ? 'connected' : 'error',
+    status_reason: orNull(u.statusReason),
+    server: u.serverName || u.protocolVersion ? { name: u.serverName, version: u.serverVersion, protocol_version: u.protocolVersion } : null,
+    tool_count: u.toolCount,
+    quarantined_count: u.quarantinedCount,
+    timeout_ms: u.timeoutMs || null,
+    created_at: u.createdAt,
+    refreshed_at: orNull(u.refreshedAt),
+    ...(withTools ? { tools: u.tools.map(presentTool) } : {}),
+  };
+}
+
+/** An upstream or tool name in a path: anything that cannot be one is a 404 (never a vault round trip). */
+function nameParam(value: string | undefined, what: string, pattern: RegExp): string {
+  if (!value || !pattern.test(value)) throw new NotFoundError(`${what} not found`);
+  return value;
+}
+const upstreamParam = (v: string | undefined) => nameParam(v, 'Upstream', /^[a-z0-9][a-z0-9_-]{0,63}$/);
+const toolParam = (v: string | undefined) => nameParam(v, 'Tool', /^[A-Za-z0-9_.-]{1,128}$/);
+
+export function upstreamRoutes(d: GatewayDeps): Router {
+  const r = Router();
+  const f = d.federation.client;
+  /** what this replica changed is dropped here at once (the vault tells the other replicas over NATS) */
+  const changed = <T>(tenantId: string, v: T) => {
+    d.federation.invalidate(tenantId);
+    return v;
+  };
+  const toolApproval = async (tenantId: string) => (await d.settings.stored(tenantId)).upstream_tool_approval ?? 'auto';
+
+  r.post('/upstreams', async (req, res) => {
+    const b = parseWith(registerUpstreamSchema, req.body, 'body');
+    const { tenantId } = authOf(req);
+    const c = b.credential;
+    const u = await f.registerUpstream({
+      tenantId,
+      name: b.name,
+      url: b.url,
+      transport: b.transport ?? '',
+      credential: c
+        ? {
+            type: c.type,
+            value: 'value' in c ? c.value : '',
+            headerName: c.type === 'header' ? c.header_name : '',
+            tokenUrl: c.type === 'oauth_client_credentials' ? c.token_url : '',
+            clientId: c.type === 'oauth_client_credentials' ? c.client_id : '',
+            clientSecret: c.type === 'oauth_client_credentials' ? c.client_secret : '',
+            scope: c.type === 'oauth_client_credentials' ? (c.scope ?? '') : '',
+          }
+        : undefined,
+      include: b.tools?.include ?? [],
+      exclude: b.tools?.exclude ?? [],
+      description: b.description ?? '',
+      toolApproval: await toolApproval(tenantId),
+      timeoutMs: b.timeout_ms ?? 0,
+    });
+    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true)), 201);
+  });
+  r.get('/upstreams', async (req, res) => {
+    const { upstreams } = await f.listUpstreams({ tenantId: authOf(req).tenantId });
+    reply(res, listResponse, { upstreams: upstreams.map((u) => presentUpstream(u, false)), count: upstreams.length });
+  });
+  r.get('/upstreams/:name', async (req, res) => {
+    reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenantId: authOf(req).tenantId, name: upstreamParam(req.params.name), toolApproval: '' }), true));
+  });
+  r.delete('/upstreams/:name', async (req, res) => {
+    const { tenantId } = authOf(req);
+    const u = await f.deleteUpstream({ tenantId, name: upstreamParam(req.params.name), toolApproval: '' });
+    reply(res, deletedResponse, changed(tenantId, { status: 'deleted' as const, name: u.name }));
+  });
+  r.post('/upstreams/:name/refresh', async (req, res) => {
+    const { tenantId } = authOf(req);
+    const u = await f.refreshUpstream({ tenantId, name: upstreamParam(req.params.name), toolApproval: await toolApproval(tenantId) });
+    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true)));
+  });
+  r.get('/upstreams/:name/tools', async (req, res) => {
+    const { tools } = await f.listUpstreamTools({ tenantId: authOf(req).tenantId, name: upstreamParam(req.params.name), toolApproval: '' });
+    reply(res, toolsResponse, { tools: tools.map(presentTool), count: tools.length });
+  });
+  r.post('/upstreams/:name/tools/:tool/approve', async (req, res) => {
+    const auth = authOf(req);
+    const upstream = upstreamParam(req.params.name);
+    const tool = toolParam(req.params.tool);
+    const body = parseWith(approveBody, req.body && Object.keys(req.body).length ? req.body : undefined, 'body');
+    await assertMayDecide(d, auth, 'approve a tool definition');
+    const t = await f.approveTool({ tenantId: auth.tenantId, upstream, tool, approvedBy: deciderOf(auth), definitionSha256: body?.definition_sha256 ?? '' });
+    reply(res, upstreamToolSchema, changed(auth.tenantId, presentTool(t)));
+  });
+  return r;
+}
+
+const nameParams = [pathParam('name', { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })];
+addPaths({
+  '/upstreams': {
+    post: {
+      summary: 'Register an upstream MCP server: the gateway connects, reads its tools and pins their definitions (docs/federation.md)',
+      requestBody: jsonBody(registerUpstreamSchema),
+      responses: {
+        201: response('registered; status says whether it is connected (an unreachable upstream is registered with status error and the reason)', upstreamSchema),
+        409: errors[409]('the name is taken'),
+        422: errors[422](),
+      },
+    },
+    get: { summary: 'The tenant\'s upstream MCP servers with their health', responses: { 200: response('upstreams', listResponse) } },
+  },
+  '/upstreams/{name}': {
+    get: { parameters: nameParams, summary: 'One upstream with its tools', responses: { 200: response('the upstream', upstreamSchema), 404: errors[404]() } },
+    delete: { parameters: nameParams, summary: 'Remove an upstream (its tools leave every tools/list)', responses: { 200: response('deleted', deletedResponse), 404: errors[404]() } },
+  },
+  '/upstreams/{name}/refresh': {
+    post: { parameters: nameParams, summary: 'Read the upstream\'s tools again (changed definitions are quarantined)', responses: { 200: response('the upstream', upstreamSchema), 404: errors[404]() } },
+  },
+  '/upstreams/{name}/tools': {
+    get: { parameters: nameParams, summary: 'Every tool seen on the upstream: active, quarantined (with the diff and markers), absent', responses: { 200: response('tools', toolsResponse), 404: errors[404]() } },
+  },
+  '/upstreams/{name}/tools/{tool}/approve': {
+    post: {
+      parameters: [...nameParams, pathParam('tool', { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,128}$' })],
+      summary: 'A human approves a quarantined tool\'s candidate definition: it becomes the pinned one',
+      requestBody: optionalJsonBody(approveBody.unwrap().unwrap()),
+      responses: {
+        200: response('the tool, now active', upstreamToolSchema),
+        403: errors[403]('approvals_require_human: only a signed-in human may approve; an agent-scoped key never'),
+        404: errors[404](),
+        409: errors[409]('not quarantined, or the candidate changed since definition_sha256 was reviewed'),
+        422: errors[422](),
+      },
+    },
+  },
+});

@@ -2,7 +2,7 @@
 // Starts the whole fleet as separate processes with working local defaults, waits until every service
 // is ready, prints how to use it, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
 //
-//   node scripts/fleet.mjs [--offset N] [--db NAME] [--prefix P] [--control-port P] [--replicas N] [--logs] [--quiet] [--no-stand-in-demo]
+//   node scripts/fleet.mjs [--offset N] [--db NAME] [--prefix P] [--control-port P] [--replicas N] [--logs] [--quiet] [--no-stand-in-demo] [--no-demo-upstream]
 //
 // --replicas N (or AGW_REPLICAS=N; default 1) runs N replicas of every service against the same Postgres,
 // Redis and NATS (docs/operations.md, "Scale"): replica k (k = 2..N, named e.g. `policy-2`) listens on the
@@ -81,6 +81,8 @@ const base = {
   ...(replicas > 1 && !process.env.DB_POOL_MAX ? { DB_POOL_MAX: String(Math.max(3, Math.floor(10 / replicas))) } : {}),
 };
 const standInUrl = `http://127.0.0.1:${p(4010)}`;
+const demoUpstream = !quiet && !flag('no-demo-upstream') && (process.env.AGW_PROFILE ?? 'local') === 'local';
+const demoUpstreamUrl = `http://127.0.0.1:${p(3001)}/mcp`;
 const platformEnv = realPlatform ? {} : { ANTHROPIC_API_KEY: STAND_IN_KEY, ANTHROPIC_BASE_URL: standInUrl };
 
 // with several anchor replicas the local chain is one node beside them (started by this process), so
@@ -103,6 +105,20 @@ const SERVICE_KINDS = [
           readyUrl: `${standInUrl}/_stand-in/health`,
         },
       ]),
+  // a real upstream MCP server from the npm registry (@modelcontextprotocol/server-everything), for trying
+  // federation (docs/federation.md) in the interactive fleet; the test fleets start their own upstreams
+  ...(demoUpstream
+    ? [
+        {
+          name: 'demo-upstream',
+          entry: createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [ROOT] }),
+          args: ['streamableHttp'],
+          extraEnv: { PORT: p(3001) },
+          readyUrl: demoUpstreamUrl,
+          readyAnyStatus: true,
+        },
+      ]
+    : []),
   { name: 'policy', env: (k) => ({ POLICY_GRPC_PORT: rp(50051, k), POLICY_OPS_PORT: rp(9081, k) }), ops: 9081 },
   { name: 'audit', env: (k) => ({ AUDIT_GRPC_PORT: rp(50052, k), AUDIT_OPS_PORT: rp(9082, k) }), ops: 9082 },
   // further services join the fleet here as their issues land
@@ -195,7 +211,8 @@ async function waitReady(svc, timeoutMs = 90_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (!children.has(svc.name)) throw new Error(`${svc.name} exited during start-up`);
-    if ((await get(url)) === 200) return;
+    const status = await get(url);
+    if (status === 200 || (svc.readyAnyStatus && status > 0)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${svc.name} not ready after ${timeoutMs / 1000}s (see ${path.join(logDir, `${svc.name}.log`)})`);
@@ -307,7 +324,15 @@ async function main() {
   2. Govern a tool call:
      curl -s -X POST ${url}/mcp/tools/call -H "X-API-Key: $API_KEY" -H 'content-type: application/json' \\
        -d '{"agent_id":"agent-1","agent_type":"assistant","agent_version":"1.0.0","tool":"svc_web_search","method":"search","params":{"q":"hello"}}'
-  Managed agent sessions: ${realPlatform ? `the agent platform at ${process.env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'} (ANTHROPIC_API_KEY)` : `the LOCAL PLATFORM STAND-IN at ${standInUrl} (no ANTHROPIC_API_KEY set; its demo sessions call your governed tools)`}
+${
+    demoUpstream
+      ? `  3. Put a real MCP server behind the gateway (the DEMO UPSTREAM @modelcontextprotocol/server-everything runs at ${demoUpstreamUrl}):
+     curl -s -X POST ${url}/upstreams -H "X-API-Key: $API_KEY" -H 'content-type: application/json' \\
+       -d '{"name":"everything","url":"${demoUpstreamUrl}"}'
+     then any MCP client at ${url}/mcp/server sees its tools as everything__<tool>, governed (docs/federation.md)
+`
+      : ''
+  }  Managed agent sessions: ${realPlatform ? `the agent platform at ${process.env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'} (ANTHROPIC_API_KEY)` : `the LOCAL PLATFORM STAND-IN at ${standInUrl} (no ANTHROPIC_API_KEY set; its demo sessions call your governed tools)`}
   More: README.md (five-minute tour), ${url}/openapi.json.   Stop: Ctrl-C
 `);
 }

@@ -1,12 +1,13 @@
 /**
- * Where a secret could leak to, searched for real: the e2e database (pg_dump), the fleet's log files and
- * every Redis key. Used by the tests that prove plaintext secrets and personal data are stored nowhere.
+ * Where a secret could leak to, searched for real: the e2e database (pg_dump), the fleet's log files,
+ * every Redis key and every message of the fleet's JetStream streams. Used by the tests that prove plaintext secrets and personal data are stored nowhere.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createRedis, waitForRedis } from '@agw/shared';
-import { E2E_DATABASE_URL, E2E_OFFSET, E2E_REDIS_URL } from './e2e-env';
+import { connect } from 'nats';
+import { E2E_DATABASE_URL, E2E_OFFSET, E2E_REDIS_URL, E2E_STREAM_PREFIX } from './e2e-env';
 
 /** Tables of the e2e database whose data contains `needle` (pg_dump of the whole database). */
 export function tablesContaining(needle: string): string[] {
@@ -48,4 +49,28 @@ export async function redisContaining(needle: string): Promise<string[]> {
     redis.disconnect();
   }
   return found;
+}
+
+/** JetStream streams of the e2e fleet (`E2E_*`) with a message whose subject or data contains `needle`. */
+export async function streamsContaining(needle: string): Promise<string[]> {
+  const nc = await connect({ servers: '127.0.0.1:4222', name: 'e2e-leak-search' });
+  const found = new Set<string>();
+  try {
+    const jsm = await nc.jetstreamManager();
+    const dec = new TextDecoder();
+    for await (const info of jsm.streams.list()) {
+      const name = info.config.name;
+      if (!name.startsWith(`${E2E_STREAM_PREFIX}_`) || info.state.messages === 0) continue;
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+        const m = await jsm.streams.getMessage(name, { seq }).catch(() => null);
+        if (m && (m.subject.includes(needle) || dec.decode(m.data).includes(needle))) {
+          found.add(name);
+          break;
+        }
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+  return [...found];
 }

@@ -18,6 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, ErrorCode, McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@agw/shared';
 import { EgressRefusedError, EgressRequestError } from '@agw/egress';
+import { UpstreamAuthError } from './upstream-credentials';
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -244,6 +245,9 @@ export class UpstreamConnections {
   private mapError(err: unknown, e: UpstreamEndpoint): UpstreamCallError {
     if (err instanceof UpstreamCallError) return err;
     const cause = (err as { cause?: unknown })?.cause;
+    // the credential could not be used (the token endpoint refused it): its own reason, not the upstream's
+    const auth = [err, cause].find((x) => x instanceof UpstreamAuthError);
+    if (auth) return new UpstreamCallError('auth_failed', `upstream ${e.name}: ${(auth as Error).message}`);
     const egress = [err, cause].find((x) => x instanceof EgressRequestError || x instanceof EgressRefusedError);
     if (egress instanceof EgressRefusedError) return new UpstreamCallError('blocked', `upstream address refused by the egress rule: ${egress.reason}`);
     if (egress instanceof EgressRequestError) {

@@ -1,0 +1,43 @@
+/**
+ * A client-credentials token endpoint (RFC 6749 §4.4) for the secured fixture: client_secret_basic or
+ * client_secret_post with the fixed client `fixture-client` / `fixture-secret`; tokens are random and
+ * valid until revoked.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export const FIXTURE_CLIENT = { id: 'fixture-client', secret: 'fixture-secret' };
+
+export class TokenIssuer {
+  private readonly tokens = new Set<string>();
+  /** every token request received (to see that a client asked again after a revocation) */
+  requests = 0;
+
+  valid(token: string): boolean {
+    return this.tokens.has(token);
+  }
+
+  revokeAll(): void {
+    this.tokens.clear();
+  }
+
+  handle(req: IncomingMessage, body: string, res: ServerResponse): void {
+    this.requests++;
+    const form = new URLSearchParams(body);
+    let id = form.get('client_id') ?? '';
+    let secret = form.get('client_secret') ?? '';
+    const basic = /^Basic\s+(.+)$/i.exec(req.headers.authorization ?? '');
+    if (basic) {
+      const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+      const i = decoded.indexOf(':');
+      id = decodeURIComponent(decoded.slice(0, i));
+      secret = decodeURIComponent(decoded.slice(i + 1));
+    }
+    const json = (status: number, v: unknown): void => void res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(v));
+    if (form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
+    if (id !== FIXTURE_CLIENT.id || secret !== FIXTURE_CLIENT.secret) return json(401, { error: 'invalid_client' });
+    const token = randomBytes(24).toString('base64url');
+    this.tokens.add(token);
+    json(200, { access_token: token, token_type: 'Bearer', expires_in: 3600, scope: form.get('scope') ?? '' });
+  }
+}

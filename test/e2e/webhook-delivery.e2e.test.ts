@@ -6,14 +6,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { type Tenant, api, call, eventually, fleet, newTenant, sleep } from './support/api';
-import { E2E_DATABASE_URL, E2E_WEBHOOK_CA_FILE } from './support/e2e-env';
+import { E2E_DATABASE_URL } from './support/e2e-env';
 import { tablesContaining } from './support/stores';
+import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
 jest.setTimeout(120_000);
 
@@ -91,16 +89,7 @@ async function deliveryOf(key: string, actionId: string, final = true) {
 }
 
 beforeAll(() => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agw-e2e-webhook-'));
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', '/CN=agw-e2e-webhook-receiver', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
-  ], { stdio: 'pipe' });
-  cert = { cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: readFileSync(path.join(dir, 'key.pem'), 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(path.dirname(E2E_WEBHOOK_CA_FILE), { recursive: true });
-  writeFileSync(E2E_WEBHOOK_CA_FILE, cert.cert);
+  cert = trustedReceiverCert();
 });
 
 afterAll(async () => {

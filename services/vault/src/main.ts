@@ -1,7 +1,7 @@
 /** Composition root of the vault service: HSM, keyring, PII, credentials, brokered execution, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { audit as auditPb } from '@agw/proto';
-import { createClient, publishTenantChange, runService } from '@agw/shared';
+import { createClient, onTenantChange, publishTenantChange, runService } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { loadVaultConfig } from './config';
@@ -51,6 +51,7 @@ runService({
       changed: (tenantId) => publishTenantChange(bus, 'upstreams', tenantId),
       logger,
     });
+    onTenantChange(bus, 'upstreams', (tenantId) => federation.invalidate(tenantId));
     const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger, federation });
     return {
       grpc: [

@@ -25,6 +25,10 @@ let url: string;
 const quarantines: Array<{ tenantId: string; upstream: string; q: Quarantine }> = [];
 const changes: string[] = [];
 
+async function callOn(tenantId: string, upstream: string, tool: string, args: Record<string, unknown>) {
+  return wiring.federation.call(tenantId, (await wiring.federation.lookup(tenantId, upstream, tool))!, args);
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -88,7 +92,7 @@ describe('federation of a real MCP server', () => {
     expect(out).toMatchObject({ brokered: true, mcpResult: true, outcome: 'executed', credentialName: 'upstream:everything' });
     const result = out.body as { content: Array<{ type: string; text: string }> };
     expect(result.content[0]).toEqual({ type: 'text', text: 'Echo: hello upstream' });
-    const image = await wiring.federation.call(tenant, 'everything', 'get-tiny-image', {});
+    const image = await callOn(tenant, 'everything', 'get-tiny-image', {});
     expect(image.outcome).toBe('executed');
     expect((image.result as { content: Array<{ type: string }> }).content.map((c) => c.type)).toContain('image');
   });
@@ -125,7 +129,7 @@ describe('federation of a real MCP server', () => {
     const view = await wiring.federation.register(t, { name: 'down', url: `http://127.0.0.1:${await freePort()}/mcp` });
     expect(view.status).toBe('error');
     expect(view.status_reason).toMatch(/unreachable|ECONNREFUSED/);
-    const call = await wiring.federation.call(t, 'down', 'echo', {});
+    const call = await callOn(t, 'down', 'echo', {});
     expect(call.outcome).not.toBe('executed');
     await wiring.federation.delete(t, 'down');
     await expect(wiring.federation.get(t, 'down')).rejects.toMatchObject({ code: 'not_found' });

@@ -10,7 +10,7 @@ import type { Logger } from '@agw/shared';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialRow } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
-import type { Federation } from '../federation/federation';
+import type { FederatedTarget, Federation } from '../federation/federation';
 import type { PiiProtector } from '../pii/pii-protector';
 import { type TargetGuard, TargetRejected } from './target-guard';
 import { UpstreamError, sendUpstream } from './upstream-client';
@@ -66,7 +66,8 @@ export class BrokeredExecutor {
   ) {}
 
   async execute(tenantId: string, x: ExecuteInput): Promise<ExecuteOutcome> {
-    if (this.d.federation && (await this.d.federation.isUpstream(tenantId, x.tool))) return this.executeFederated(tenantId, x, this.d.federation);
+    const federated = await this.d.federation?.lookup(tenantId, x.tool, x.method);
+    if (federated && this.d.federation) return this.executeFederated(tenantId, x, this.d.federation, federated);
     const cred = await this.d.credentials.forTool(tenantId, x.tool);
     if (!cred) return { brokered: false, statusCode: 0, body: null, hsmFetchMs: 0, executionMs: 0, credentialName: '', outcome: 'no_credential' };
     let hsmFetchMs = 0;
@@ -149,9 +150,9 @@ export class BrokeredExecutor {
   }
 
   /** An allowed call of a federated tool: method = the upstream's tool, params = its arguments. */
-  private async executeFederated(tenantId: string, x: ExecuteInput, federation: Federation): Promise<ExecuteOutcome> {
+  private async executeFederated(tenantId: string, x: ExecuteInput, federation: Federation, at: FederatedTarget): Promise<ExecuteOutcome> {
     const params = (x.origin === 'approval' ? (await this.d.pii.reveal(tenantId, x.params)).params : x.params) as Record<string, unknown>;
-    const r = await federation.call(tenantId, x.tool, x.method, params);
+    const r = await federation.call(tenantId, at, params);
     const error = r.outcome === 'executed' ? null : (r.result as { error: string }).error;
     const credentialName = `upstream:${x.tool}`;
     await this.d.accessLog.append(tenantId, {

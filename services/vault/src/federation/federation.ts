@@ -8,7 +8,7 @@
  * every quarantine is recorded by `quarantines` (a control_plane audit record, the webhook
  * `tool.quarantined`).
  */
-import { ConflictError, InputError, type Logger, NotFoundError, matchesAnyGlob } from '@agw/shared';
+import { ConflictError, InputError, type Logger, NotFoundError, TENANT_CACHE_MS, TenantCache, matchesAnyGlob } from '@agw/shared';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SealedData } from '../hsm/hsm-backend';
 import type { Quarantine } from './tool-pinning';
@@ -60,6 +60,13 @@ export interface ToolTarget {
   message?: string;
 }
 
+/** A governed call's upstream, read once: the row (with its sealed credential), the tool, what it meets. */
+export interface FederatedTarget {
+  row: UpstreamRow;
+  method: string;
+  target: ToolTarget;
+}
+
 export interface FederatedCallResult {
   /** executed: the upstream answered (its isError included); otherwise why nothing came back */
   outcome: 'executed' | 'quarantined' | UpstreamCallError['outcome'];
@@ -87,7 +94,20 @@ export class Federation {
   /** list_changed refreshes in flight, so a burst of notifications reads the tools once */
   private readonly refreshing = new Map<string, Promise<unknown>>();
 
+  /** governed calls' targets, per tenant; dropped on every catalog change here and, over NATS, in other replicas */
+  private readonly targets = new TenantCache<FederatedTarget | undefined>(TENANT_CACHE_MS);
+
   constructor(private readonly d: FederationDeps) {}
+
+  /** Another replica changed the tenant's catalog (the NATS change topic `upstreams`). */
+  invalidate(tenantId: string | undefined): void {
+    this.targets.invalidate(tenantId);
+  }
+
+  private changed(tenantId: string): void {
+    this.targets.invalidate(tenantId);
+    this.d.changed(tenantId);
+  }
 
   async register(tenantId: string, input: RegisterUpstreamInput): Promise<UpstreamView> {
     const name = input.name ?? '';
@@ -144,7 +164,7 @@ export class Federation {
     const view = await this.view(tenantId, name, false);
     await this.d.repo.delete(tenantId, name);
     this.d.connections.drop(tenantId, name);
-    this.d.changed(tenantId);
+    this.changed(tenantId);
     return view;
   }
 
@@ -170,7 +190,7 @@ export class Federation {
       throw new ConflictError(`The candidate definition of ${upstream}/${tool} is ${row.candidate_sha256}, not ${sha}: it changed since it was reviewed; review it again`);
     }
     await this.d.repo.writeTools(tenantId, upstream, [write]);
-    this.d.changed(tenantId);
+    this.changed(tenantId);
     return (await this.d.repo.tool(tenantId, upstream, tool)) as ToolRow;
   }
 
@@ -181,20 +201,16 @@ export class Federation {
   }
 
   async target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
-    const upstream = await this.d.repo.get(tenantId, tool);
-    if (!upstream) return { upstream: false, executable: false };
-    const row = await this.d.repo.tool(tenantId, tool, method);
-    if (!row || row.state === 'absent') return { upstream: true, executable: false, violation: 'upstream_tool_unknown', message: `Upstream ${tool} offers no tool "${method}"` };
-    if (row.state === 'quarantined') {
-      const what =
-        row.reason === 'tool_definition_changed'
-          ? 'its definition changed since it was pinned'
-          : row.reason === 'suspicious_description'
-            ? 'its definition carries tool-poisoning markers'
-            : 'new tools of this tenant wait for a human (upstream_tool_approval: manual)';
-      return { upstream: true, executable: false, violation: row.reason ?? 'tool_definition_changed', message: `Tool ${tool}/${method} is quarantined: ${what}; a human must approve it (POST /api/upstreams/${tool}/tools/${method}/approve)` };
-    }
-    return { upstream: true, executable: true };
+    const row = await this.d.repo.forCall(tenantId, tool, method);
+    return row ? targetOf(row, method) : { upstream: false, executable: false };
+  }
+
+  /** The upstream a governed call of (tool, method) goes to, in one query; undefined when `tool` names none. */
+  lookup(tenantId: string, tool: string, method: string): Promise<FederatedTarget | undefined> {
+    return this.targets.get(tenantId, `${tool}\u0000${method}`, async () => {
+      const row = await this.d.repo.forCall(tenantId, tool, method);
+      return row ? { row, method, target: targetOf(row, method) } : undefined;
+    });
   }
 
   async setToolApproval(tenantId: string, mode: string): Promise<void> {
@@ -202,27 +218,20 @@ export class Federation {
     await this.d.repo.setToolApproval(tenantId, mode);
   }
 
-  /** Whether `tool` names an upstream of the tenant (the executor's routing). */
-  async isUpstream(tenantId: string, tool: string): Promise<boolean> {
-    return (await this.d.repo.get(tenantId, tool)) !== undefined;
-  }
-
   /** Runs an allowed call on the upstream: only an active tool, the credential injected, secrets masked. */
-  async call(tenantId: string, upstream: string, tool: string, args: Record<string, unknown>): Promise<FederatedCallResult> {
+  async call(tenantId: string, at: FederatedTarget, args: Record<string, unknown>): Promise<FederatedCallResult> {
     const t0 = performance.now();
+    const upstream = at.row.name;
     const fail = (outcome: FederatedCallResult['outcome'], message: string): FederatedCallResult => ({
       outcome,
       result: { error: message },
       statusCode: outcome === 'timeout' ? 504 : outcome === 'quarantined' ? 409 : 502,
       executionMs: performance.now() - t0,
     });
-    const target = await this.target(tenantId, upstream, tool);
-    if (!target.executable) return fail('quarantined', target.message ?? 'the tool is not executable');
-    const row = await this.d.repo.forConnection(tenantId, upstream);
-    if (!row) return fail('quarantined', `Upstream ${upstream} is not registered`);
+    if (!at.target.executable) return fail('quarantined', at.target.message ?? 'the tool is not executable');
     const secrets: string[] = [];
     try {
-      const { json } = await this.d.connections.callTool(this.endpoint(tenantId, row, secrets), tool, args);
+      const { json } = await this.d.connections.callTool(this.endpoint(tenantId, at.row, secrets), at.method, args);
       return { outcome: 'executed', result: JSON.parse(mask(json, secrets)), statusCode: 200, executionMs: performance.now() - t0 };
     } catch (e) {
       if (e instanceof UpstreamCallError) return fail(e.outcome, mask(e.message, secrets));
@@ -252,7 +261,7 @@ export class Federation {
     } catch (e) {
       const reason = e instanceof UpstreamCallError || e instanceof UpstreamAuthError ? e.message : `unexpected: ${(e as Error).message}`;
       await this.d.repo.setStatus(tenantId, name, { status: 'error', status_reason: mask(reason, secrets).slice(0, 500) });
-      this.d.changed(tenantId);
+      this.changed(tenantId);
       return;
     }
     const filter = row.tool_filter ?? {};
@@ -275,7 +284,7 @@ export class Federation {
       ...(skipped.length ? [`${skipped.length} tool(s) skipped: their federated name is not 1-128 of A-Z a-z 0-9 _ . - (${skipped.slice(0, 5).join(', ')})`] : []),
     ];
     await this.d.repo.setStatus(tenantId, name, { status: 'connected', status_reason: notes.join('; ') || null, server_info: { ...listed.info } });
-    this.d.changed(tenantId);
+    this.changed(tenantId);
     for (const q of plan.quarantined) {
       await this.d.quarantines.record(tenantId, name, q).catch((e) => this.d.logger.error({ tenantId, upstream: name, tool: q.tool, err: (e as Error).message }, 'could not record a quarantine'));
     }
@@ -316,6 +325,22 @@ export class Federation {
       ...(withTools ? { tools } : {}),
     };
   }
+}
+
+/** What a call of `method` on the upstream row meets: unknown, quarantined (and why) or executable. */
+function targetOf(row: { name: string; tool_state: string | null; tool_reason: string | null }, method: string): ToolTarget {
+  const tool = row.name;
+  if (!row.tool_state || row.tool_state === 'absent') return { upstream: true, executable: false, violation: 'upstream_tool_unknown', message: `Upstream ${tool} offers no tool "${method}"` };
+  if (row.tool_state === 'quarantined') {
+    const what =
+      row.tool_reason === 'tool_definition_changed'
+        ? 'its definition changed since it was pinned'
+        : row.tool_reason === 'suspicious_description'
+          ? 'its definition carries tool-poisoning markers'
+          : 'new tools of this tenant wait for a human (upstream_tool_approval: manual)';
+    return { upstream: true, executable: false, violation: row.tool_reason ?? 'tool_definition_changed', message: `Tool ${tool}/${method} is quarantined: ${what}; a human must approve it (POST /api/upstreams/${tool}/tools/${method}/approve)` };
+  }
+  return { upstream: true, executable: true };
 }
 
 /** The diff a reviewer sees for a stored tool: pinned -> candidate. */

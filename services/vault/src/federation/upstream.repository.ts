@@ -72,6 +72,18 @@ export class UpstreamRepository {
     return this.db.selectFrom('federation_upstreams').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
   }
 
+  /** One round trip for a governed call: the upstream (with its sealed credential) and the called tool's state. */
+  forCall(tenantId: string, name: string, tool: string): Promise<(UpstreamRow & { tool_state: string | null; tool_reason: string | null }) | undefined> {
+    return this.db
+      .selectFrom('federation_upstreams as u')
+      .leftJoin('federation_tools as t', (j) => j.onRef('t.tenant_id', '=', 'u.tenant_id').onRef('t.upstream', '=', 'u.name').on('t.name', '=', tool))
+      .selectAll('u')
+      .select(['t.state as tool_state', 't.reason as tool_reason'])
+      .where('u.tenant_id', '=', tenantId)
+      .where('u.name', '=', name)
+      .executeTakeFirst();
+  }
+
   delete(tenantId: string, name: string): Promise<UpstreamMeta | undefined> {
     return this.db.deleteFrom('federation_upstreams').where('tenant_id', '=', tenantId).where('name', '=', name).returning(META_COLUMNS).executeTakeFirst();
   }

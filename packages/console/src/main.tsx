@@ -12,6 +12,7 @@ import { Audit } from './pages/audit';
 import { Policy } from './pages/policy';
 import { SettingsPage } from './pages/settings';
 import { Sessions } from './pages/sessions';
+import { Tools } from './pages/tools';
 import { PublicDashboard, Transparency } from './pages/public';
 import './styles.css';
 
@@ -20,6 +21,7 @@ const NAV = [
   { path: '/audit', label: 'Audit' },
   { path: '/policy', label: 'Policy' },
   { path: '/settings', label: 'Settings' },
+  { path: '/tools', label: 'Tools' },
   { path: '/sessions', label: 'Managed sessions' },
 ];
 
@@ -67,6 +69,7 @@ function Shell() {
   else if (path.startsWith('/policy')) page = <Policy />;
   else if (path.startsWith('/settings')) page = <SettingsPage />;
   else if (path.startsWith('/sessions')) page = <Sessions />;
+  else if (path === '/tools' || path.startsWith('/tools/')) page = <Tools selected={path.length > '/tools/'.length ? decodeURIComponent(path.slice('/tools/'.length)) : null} />;
   else page = <Alert kind="warn">No page at {path}.</Alert>;
 
   return (

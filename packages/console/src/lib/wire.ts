@@ -154,3 +154,6 @@ export type TransparencyList = JsonOf<'/transparency', 'get'>;
 
 /** An API key by its prefix (GET /api-keys). */
 export type ApiKeyInfo = components['schemas']['ApiKeyInfo'];
+
+export type Upstream = components['schemas']['Upstream'];
+export type UpstreamTool = components['schemas']['UpstreamTool'];

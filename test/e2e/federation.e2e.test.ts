@@ -19,6 +19,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Tenant, api, eventually, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
+import { script } from './support/stand-in';
 import { logsContaining, redisContaining, streamsContaining, tablesContaining } from './support/stores';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
@@ -222,8 +223,27 @@ describe('a real MCP server behind the gateway', () => {
     expect(after.body).toMatchObject({ status: 'approved', execution_mode: 'gateway_brokered' });
     expect(after.body.execution_result.status_code).toBe(200);
     expect(JSON.stringify(after.body.execution_result.body.content)).toContain('5001');
+    // the approval already ran it: the agent's retry with approved_action_id is not a second free run, but a
+    // new call evaluated from scratch (queued again)
+    const retry = await api('POST', '/mcp/tools/call', { key: t.apiKey, body: { agent_id: 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0', tool: 'everything', method: 'get-sum', params: { a: 5000, b: 1 }, approved_action_id: actionId } });
+    expect(retry.status).toBe(202);
+    expect(retry.body.action_id).not.toBe(actionId);
     await client.close();
     await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'general' } });
+  });
+
+  test("a managed session's MCP server lists only what its config's allowed_tools select, globs included", async () => {
+    const cfg = await api('POST', '/managed/agents', { key: t.apiKey, body: { name: 'federated-agent', allowed_tools: ['everything__get-*', 'svc_web_search'] } });
+    expect(cfg.status).toBe(200);
+    const s = await api('POST', '/managed/sessions', { key: t.apiKey, body: { agent_id: cfg.body.id, user_message: 'Add two numbers' } });
+    expect(s.status).toBe(200);
+    const { results } = await script(s.body.anthropic_session_id, [{ mcp_list: true }, { mcp_call: { tool: 'everything__get-sum', arguments: { a: 20, b: 22 } } }]);
+    const names = [...results[0]] as string[];
+    expect(names).toEqual(expect.arrayContaining(['everything__get-sum', 'everything__get-tiny-image', 'svc_web_search']));
+    expect(names).not.toContain('everything__echo');
+    expect(JSON.stringify(results[1])).toContain('42');
+    const audit = await api('GET', `/managed/sessions/${s.body.session_id}/audit`, { key: t.apiKey });
+    expect(JSON.stringify(audit.body)).toContain('get-sum');
   });
 
   test('the legacy HTTP+SSE transport and a second real server (server-memory behind supergateway)', async () => {

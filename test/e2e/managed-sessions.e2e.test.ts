@@ -3,18 +3,9 @@
  * (real HTTP + SSE, and a real MCP client of our per-session MCP server) scripted through its control API.
  */
 import { api, fleet, newTenant, recordRaw, type Tenant } from './support/api';
-import { E2E_STAND_IN_URL } from './support/e2e-env';
+import { script, standIn } from './support/stand-in';
 
 jest.setTimeout(120_000);
-
-async function standIn<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${E2E_STAND_IN_URL}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`stand-in ${method} ${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
-const script = (platformSessionId: string, steps: unknown[]) => standIn<{ results: any[] }>('POST', `/_stand-in/sessions/${platformSessionId}/script`, { steps });
 
 async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;

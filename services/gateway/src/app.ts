@@ -35,6 +35,7 @@ import { tenantRoutes } from './http/routes/tenants.routes';
 import { toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
+import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
 import { countInFlight } from './http/in-flight';
 
 export function createApp(d: GatewayDeps): Express {
@@ -68,6 +69,8 @@ export function createApp(d: GatewayDeps): Express {
   api.use(['/auth/signup', '/auth/login'], authLimit);
   api.use(publicAuthRoutes(d));
   api.use(githubRoutes(d));
+  // Origin and Host of the MCP endpoints, before authentication (DNS rebinding: mcp/origin-guard.ts)
+  api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: parseOrigins(d.config.mcpAllowedOrigins), local: d.config.profile === 'local' }));
   api.use(mcpPublicRoutes());
   // public transparency (opted-in tenants only, aggregates only): per-IP limit like the auth routes
   api.use(['/dashboard/public', '/transparency'], ipRateLimit({ redis: d.redis, perMinute: d.config.publicRateLimitPerMinute, name: 'public' }));
@@ -102,6 +105,10 @@ export function createApp(d: GatewayDeps): Express {
   api.use(notFoundOrMethodNotAllowed(api));
 
   app.use('/api', api);
+  // discovery documents this server does not publish are a JSON 404, never the console's page
+  app.use('/.well-known', (_req, res) => {
+    res.status(404).json({ detail: 'Not found: no such discovery document' });
+  });
   app.use(consoleStatic()); // the operator console at / (http/console-static.ts)
   app.use((_req, res) => {
     res.status(404).json({ detail: 'Not found: every endpoint is under /api/' });

@@ -14,7 +14,7 @@ import { AppError, ConflictError, ForbiddenError, matchesAnyGlob } from '@agw/sh
 import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
 import { addPaths } from '../openapi/openapi';
-import { errors, reply, response } from '../openapi/schema';
+import { errorSchema, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
 import { uuidParam } from '../http/params';
 import type { FederatedTool } from '../federation/federated-catalog';
@@ -35,7 +35,7 @@ addPaths({
   '/mcp/server': {
     post: {
       summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
-      responses: { 200: response('JSON-RPC response', jsonRpcSchema), ...mcpTransportErrors, 403: errors[403]('source address not in MCP_IP_ALLOWLIST') },
+      responses: { 200: response('JSON-RPC response', jsonRpcSchema), ...mcpTransportErrors, 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
     },
   },
   '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: response('the MCP server', mcpHealthSchema) } } },
@@ -100,7 +100,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent' };
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {} } });
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
     server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => {
       const name = request.params.name;

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from './lib/api';
 import { navigate, onLinkClick, usePath } from './lib/router';
 import { session } from './lib/session';
+import { toolsSelection } from './lib/upstreams';
 import type { LoginResult, Me } from './lib/wire';
 import { Alert } from './lib/ui';
 import { SignIn, SignUp } from './pages/auth';
@@ -40,6 +41,12 @@ function takeTokenFromFragment(): void {
   history.replaceState(null, '', location.pathname + location.search);
 }
 
+/**
+ * The page a signed-out visit asked for (a reload signs out: the session is in memory), shown again once
+ * the operator has signed in. Held in memory like the session; an explicit sign-out forgets it.
+ */
+let returnTo: string | null = null;
+
 function Shell() {
   const path = usePath();
   const s = useSession();
@@ -55,9 +62,20 @@ function Shell() {
   const isPublic = path.startsWith('/public/') || path.startsWith('/transparency');
   const isAuthPage = path === '/signin' || path === '/signup';
   useEffect(() => {
-    if (!s.token && !isPublic && !isAuthPage) navigate('/signin', true);
-    if (s.token && (isAuthPage || path === '/')) navigate('/approvals', true);
+    if (!s.token && !isPublic && !isAuthPage) {
+      if (path !== '/') returnTo = path + location.search;
+      navigate('/signin', true);
+    }
+    if (s.token && (isAuthPage || path === '/')) {
+      navigate(returnTo ?? '/approvals', true);
+      returnTo = null;
+    }
   }, [s.token, path]);
+  const signOut = () => {
+    returnTo = null;
+    s.end('You have signed out.');
+    navigate('/signin', true);
+  };
 
   let page;
   if (path.startsWith('/public/')) page = <PublicDashboard slug={decodeURIComponent(path.slice('/public/'.length))} />;
@@ -69,7 +87,7 @@ function Shell() {
   else if (path.startsWith('/policy')) page = <Policy />;
   else if (path.startsWith('/settings')) page = <SettingsPage />;
   else if (path.startsWith('/sessions')) page = <Sessions />;
-  else if (path === '/tools' || path.startsWith('/tools/')) page = <Tools selected={path.length > '/tools/'.length ? decodeURIComponent(path.slice('/tools/'.length)) : null} />;
+  else if (toolsSelection(path) !== undefined) page = <Tools selected={toolsSelection(path) ?? null} />;
   else page = <Alert kind="warn">No page at {path}.</Alert>;
 
   return (
@@ -98,7 +116,7 @@ function Shell() {
               </ul>
               <div class="who">
                 <span title={me?.tenant_id}>{me ? `${me.email ?? 'API key'} · ${me.tenant_name ?? ''}` : ''}</span>
-                <button type="button" class="secondary" onClick={() => s.end('You have signed out.')}>
+                <button type="button" class="secondary" onClick={signOut}>
                   Sign out
                 </button>
               </div>

@@ -1,47 +1,59 @@
-/** A quarantined tool's definition beside the pinned one: the changed paths, then both in full. */
+/**
+ * A quarantined tool's candidate definition beside the pinned one: one row per changed JSON path (pinned |
+ * candidate, from the server's `diff`), then both definitions in full, side by side.
+ */
+import { diffValue } from '../lib/upstreams';
 import { Json } from '../lib/ui';
 import type { UpstreamTool } from '../lib/wire';
 
-const shown = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v, null, 2));
+const Sha = ({ sha }: { sha: string | null }) => (sha ? <code class="small" title={`SHA-256 ${sha}`}>{sha.slice(0, 12)}</code> : null);
 
 export function DefinitionDiff({ tool }: { tool: UpstreamTool }) {
   return (
     <div class="definition-diff">
-      <div class="table-wrap">
-        <table>
-          <caption>Changes, pinned → candidate</caption>
-          <thead>
-            <tr>
-              <th scope="col">Path</th>
-              <th scope="col">Pinned</th>
-              <th scope="col">Candidate</th>
-            </tr>
-          </thead>
-          <tbody>
-            {tool.diff.map((c) => (
-              <tr key={c.path}>
-                <td>
-                  <code>{c.path}</code>
-                </td>
-                <td class="diff-before">
-                  <pre>{shown(c.before)}</pre>
-                </td>
-                <td class="diff-after">
-                  <pre>{shown(c.after)}</pre>
-                </td>
+      {tool.diff.length > 0 ? (
+        <div class="table-wrap">
+          <table class="stacked">
+            <caption>Changes, pinned → candidate</caption>
+            <thead>
+              <tr>
+                <th scope="col">Path</th>
+                <th scope="col">Pinned</th>
+                <th scope="col">Candidate</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {tool.diff.map((c) => (
+                <tr key={c.path}>
+                  <td data-label="Path" class="diff-path">
+                    <code>{c.path}</code>
+                  </td>
+                  <td data-label="Pinned" class="diff-before">
+                    <pre>{diffValue(c.before)}</pre>
+                  </td>
+                  <td data-label="Candidate" class="diff-after">
+                    <pre>{diffValue(c.after)}</pre>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p class="muted">{tool.definition ? 'No path differs from the pinned definition.' : 'Nothing is pinned yet: the whole definition is new.'}</p>
+      )}
       <div class="side-by-side">
         <div>
-          <h4>Pinned {tool.definition_sha256 ? <code class="small">{tool.definition_sha256.slice(0, 12)}</code> : '(none: a new tool)'}</h4>
-          {tool.definition ? <Json value={tool.definition} label="pinned definition" /> : <p class="empty">Nothing pinned yet.</p>}
+          <h4>
+            Pinned <Sha sha={tool.definition_sha256} />
+          </h4>
+          {tool.definition ? <Json value={tool.definition} label={`pinned definition of ${tool.name}`} /> : <p class="empty">Nothing pinned yet.</p>}
         </div>
         <div>
-          <h4>Candidate {tool.candidate_sha256 && <code class="small">{tool.candidate_sha256.slice(0, 12)}</code>}</h4>
-          <Json value={tool.candidate} label="candidate definition" />
+          <h4>
+            Candidate <Sha sha={tool.candidate_sha256} />
+          </h4>
+          {tool.candidate ? <Json value={tool.candidate} label={`candidate definition of ${tool.name}`} /> : <p class="empty">No candidate.</p>}
         </div>
       </div>
     </div>

@@ -46,6 +46,7 @@ export const gatewaySettings = {
   backupTimeoutMs: setting('BACKUP_TIMEOUT_MS', envInt(600_000), 'longest one backup may take before pg_dump/psql are stopped'),
   mcpIpAllowlist: setting('MCP_IP_ALLOWLIST', z.string().default(''), 'comma-separated source IPs/CIDRs allowed to use /api/mcp/server (empty: any authenticated caller)'),
   mcpAllowedOrigins: setting('MCP_ALLOWED_ORIGINS', z.string().default(''), 'browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoints besides the gateway\'s own (PUBLIC_BASE_URL; the local profile also allows loopback origins); requests without Origin pass'),
+  metricsBearerToken: setting('METRICS_BEARER_TOKEN', z.string().min(16).optional(), 'when set, /api/metrics answers only with this bearer token; in production without it /api/metrics is absent (scrape GATEWAY_OPS_PORT)'),
   githubClientId: setting('GITHUB_CLIENT_ID', z.string().optional(), 'OAuth app client id; GitHub login (/auth/github) is off while unset'),
   githubClientSecret: setting('GITHUB_CLIENT_SECRET', z.string().optional(), 'OAuth app client secret (from a secret store)'),
   githubAuthorizationUrl: setting('GITHUB_AUTHORIZATION_URL', z.url().default('https://github.com/login/oauth/authorize'), 'GitHub authorization endpoint'),

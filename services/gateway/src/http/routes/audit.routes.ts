@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { type ActionRecord, fromAuditEntry, presentStoredRecord } from '@agw/shared';
 import type { GatewayDeps } from '../../deps';
 import { addPaths, optionalJsonBody } from '../../openapi/openapi';
-import { errors, reply, response, timestamp } from '../../openapi/schema';
+import { errorSchema, errors, reply, response, timestamp } from '../../openapi/schema';
+import { localProfileOnly } from '../profile-exposure';
 import { isUuid } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -84,7 +85,7 @@ export function auditRoutes(d: GatewayDeps): Router {
         : { valid: false, record_count: v.recordCount, failed_at_action_id: v.failedAtActionId, failed_at_record_id: v.failedAtRecordId, reason: v.reason },
     );
   });
-  r.post('/audit/tamper-simulate', async (req, res) => {
+  r.post('/audit/tamper-simulate', localProfileOnly(d.config.profile), async (req, res) => {
     const body = parseWith(tamperBody, req.body ?? {}, 'body');
     const out = await d.audit.tamperSimulate({
       tenantId: authOf(req).tenantId,
@@ -94,14 +95,14 @@ export function auditRoutes(d: GatewayDeps): Router {
     });
     reply(res, tamperResponse, { status: 'tampered', action_id: out.actionId, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
   });
-  r.post('/audit/tamper-restore', async (req, res) => {
+  r.post('/audit/tamper-restore', localProfileOnly(d.config.profile), async (req, res) => {
     const out = await d.audit.tamperRestore({ tenantId: authOf(req).tenantId });
     reply(res, restoreResponse, { status: 'restored', records_restored: out.records });
   });
   return r;
 }
 
-const demoOnly = errors[403]('disabled outside the local profile');
+const demoOnly = errors[404]('absent outside the local profile');
 addPaths({
   '/audit/log': {
     get: {
@@ -112,7 +113,7 @@ addPaths({
   },
   '/audit/verify': { get: { summary: 'Verify the tenant’s hash chain', responses: { 200: response('the verification result', verifyResponse) } } },
   '/audit/tamper-simulate': {
-    post: { summary: 'Demo only (local profile): alter one stored record', requestBody: optionalJsonBody(tamperBody), responses: { 200: response('tampered', tamperResponse), 403: demoOnly, 404: errors[404]('no such record'), 422: errors[422]() } },
+    post: { summary: 'Demo only (local profile): alter one stored record', requestBody: optionalJsonBody(tamperBody), responses: { 200: response('tampered', tamperResponse), 404: response('no such record, or the production profile (the demo is absent there)', errorSchema), 422: errors[422]() } },
   },
-  '/audit/tamper-restore': { post: { summary: 'Demo only (local profile): undo the tampering', responses: { 200: response('restored', restoreResponse), 403: demoOnly } } },
+  '/audit/tamper-restore': { post: { summary: 'Demo only (local profile): undo the tampering', responses: { 200: response('restored', restoreResponse), 404: demoOnly } } },
 });

@@ -2,8 +2,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
+import { metricsExposure } from '../profile-exposure';
 import { addPaths, openApiDocument } from '../../openapi/openapi';
-import { reply, response, timestamp } from '../../openapi/schema';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
 
 const check = z.string().meta({ description: 'ok, or what failed' });
 const healthSchema = z
@@ -26,7 +27,7 @@ export function systemRoutes(d: GatewayDeps): Router {
     const report = (await d.health.report()) as z.infer<typeof healthSchema>;
     reply(res, healthSchema, report, report.status === 'unhealthy' ? 503 : 200);
   });
-  r.get('/metrics', async (_req, res) => {
+  r.get('/metrics', metricsExposure(d.config.profile, d.config.metricsBearerToken), async (_req, res) => {
     res.type(d.registry.contentType).send(await d.registry.metrics());
   });
   r.get('/openapi.json', (_req, res) => {
@@ -37,6 +38,12 @@ export function systemRoutes(d: GatewayDeps): Router {
 
 addPaths({
   '/health': { get: { security: [], summary: 'Gateway health including stores, services, blockchain and Merkle status', responses: { 200: response('healthy or degraded', healthSchema), 503: response('unhealthy (a store is down)', healthSchema) } } },
-  '/metrics': { get: { security: [], summary: 'Prometheus metrics (internal network only)', responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+  '/metrics': {
+    get: {
+      security: [],
+      summary: 'Prometheus metrics: local profile only, or with METRICS_BEARER_TOKEN (production serves them on the ops port)',
+      responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } }, 401: errors[401]('METRICS_BEARER_TOKEN is set and was not sent'), 404: errors[404]('production profile without METRICS_BEARER_TOKEN') },
+    },
+  },
   '/openapi.json': { get: { security: [], summary: 'This document (OpenAPI 3.1.0)', responses: { 200: { description: 'the OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } } } } },
 });

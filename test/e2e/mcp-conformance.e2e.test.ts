@@ -77,7 +77,7 @@ test('a browser page of another origin is refused before authentication; a disal
   const anonymous = await fetch(`${E2E_BASE_URL}/mcp/server`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example.com' }, body: '{}' });
   expect(anonymous.status).toBe(403);
   // a discovery document the gateway does not publish is a JSON 404, never the console's page
-  const wellKnown = await fetch(`${new URL(E2E_BASE_URL).origin}/.well-known/oauth-protected-resource`);
+  const wellKnown = await fetch(`${new URL(E2E_BASE_URL).origin}/.well-known/not-a-discovery-document`);
   expect(wellKnown.status).toBe(404);
   expect(wellKnown.headers.get('content-type')).toMatch(/application\/json/);
 });

@@ -14,6 +14,7 @@ import { Policy } from './pages/policy';
 import { SettingsPage } from './pages/settings';
 import { Sessions } from './pages/sessions';
 import { Tools } from './pages/tools';
+import { OauthConsent } from './pages/oauth-consent';
 import { PublicDashboard, Transparency } from './pages/public';
 import './styles.css';
 
@@ -87,6 +88,7 @@ function Shell() {
   else if (path.startsWith('/policy')) page = <Policy />;
   else if (path.startsWith('/settings')) page = <SettingsPage />;
   else if (path.startsWith('/sessions')) page = <Sessions />;
+  else if (path.startsWith('/oauth/consent/')) page = <OauthConsent id={decodeURIComponent(path.slice('/oauth/consent/'.length))} />;
   else if (toolsSelection(path) !== undefined) page = <Tools selected={toolsSelection(path) ?? null} />;
   else page = <Alert kind="warn">No page at {path}.</Alert>;
 

@@ -36,6 +36,7 @@ import { toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
+import { mcpAuthChallenge, oauthConsentRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
 import { countInFlight } from './http/in-flight';
 
 export function createApp(d: GatewayDeps): Express {
@@ -71,6 +72,9 @@ export function createApp(d: GatewayDeps): Express {
   api.use(githubRoutes(d));
   // Origin and Host of the MCP endpoints, before authentication (DNS rebinding: mcp/origin-guard.ts)
   api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: parseOrigins(d.config.mcpAllowedOrigins), local: d.config.profile === 'local' }));
+  // OAuth 2.1 of the MCP endpoints: 401s name the resource metadata; the authorization server's endpoints
+  api.use('/mcp/server', mcpAuthChallenge(d.oauthUrls));
+  api.use(oauthServerRoutes(d.oauth, ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'oauth' })));
   api.use(mcpPublicRoutes());
   // public transparency (opted-in tenants only, aggregates only): per-IP limit like the auth routes
   api.use(['/dashboard/public', '/transparency'], ipRateLimit({ redis: d.redis, perMinute: d.config.publicRateLimitPerMinute, name: 'public' }));
@@ -78,7 +82,7 @@ export function createApp(d: GatewayDeps): Express {
 
   // no credentials and a wrong method on a known path (e.g. GET /auth/signup): 405, not 401 (http/not-found.ts)
   api.use(methodNotAllowedWithoutCredentials(api));
-  api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails }));
+  api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails, oauth: d.oauth }));
   api.use(tenantRateLimit(d));
   // an agent-scoped key reaches tool calls, the MCP server and its own actions only (403 elsewhere)
   api.use(keyScopeGuard);
@@ -100,11 +104,14 @@ export function createApp(d: GatewayDeps): Express {
   api.use(complianceRoutes(d));
   api.use(webhookRoutes(d));
   api.use(mcpRoutes(d));
+  api.use(oauthConsentRoutes(d.oauth));
   api.use(managedRoutes(d));
   api.use(backupRoutes(d));
   api.use(notFoundOrMethodNotAllowed(api));
 
   app.use('/api', api);
+  // discovery of the MCP endpoints' OAuth (RFC 9728, RFC 8414) at the origin's root, where clients look
+  app.use(oauthDiscoveryRoutes(d.oauthUrls));
   // discovery documents this server does not publish are a JSON 404, never the console's page
   app.use('/.well-known', (_req, res) => {
     res.status(404).json({ detail: 'Not found: no such discovery document' });

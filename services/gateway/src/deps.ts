@@ -7,6 +7,8 @@ import type { AnchorClient, ComplianceClient, ManagedClient, MerkleClient } from
 import type { GatewayConfig } from './config';
 import type { FederatedCatalog } from './federation/federated-catalog';
 import type { HealthService } from './health';
+import type { McpOauthProvider } from './oauth/mcp-oauth-provider';
+import type { McpOauthUrls } from './oauth/oauth.routes';
 import type { GatewayMetrics } from './metrics';
 import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import type { RateLimiter } from './pipeline/rate-limiter';
@@ -34,6 +36,9 @@ export interface GatewayDeps {
   /** upstream MCP servers (the vault's FederationService) and the cached catalog of their tools */
   federation: FederatedCatalog;
   managed: ManagedClient;
+  /** OAuth 2.1 for the MCP endpoints: the authorization server's provider and its URLs */
+  oauth: McpOauthProvider;
+  oauthUrls: McpOauthUrls;
   apiKeys: ApiKeyService;
   sessions: SessionTokens;
   tenants: TenantRepository;

@@ -20,6 +20,9 @@ import { createLimitedServer } from './http/server-limits';
 import { createAnchorClient, createComplianceClient, createFederationClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
 import { FederatedCatalog } from './federation/federated-catalog';
 import { createGatewayMetrics } from './metrics';
+import { McpOauthProvider } from './oauth/mcp-oauth-provider';
+import { OauthRepository } from './oauth/oauth.repository';
+import { mcpOauthUrls } from './oauth/oauth.routes';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
 import { RateLimiter } from './pipeline/rate-limiter';
@@ -101,6 +104,8 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     metrics,
     logger,
   });
+  const oauthUrls = mcpOauthUrls(config.publicBaseUrl);
+  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);
   const deps: GatewayDeps = {
     config,
@@ -120,6 +125,8 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     vault,
     federation,
     managed,
+    oauth,
+    oauthUrls,
     apiKeys,
     sessions,
     tenants,

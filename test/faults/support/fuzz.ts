@@ -229,8 +229,19 @@ export async function sendRaw(raw: string | Buffer, timeoutMs = 5_000): Promise<
   });
 }
 
+/** Which error shape a route speaks besides the spec's `{detail}`. */
+export type ErrorDialect = 'api' | 'mcp' | 'oauth';
+
+/** The dialect of an operation ("POST /mcp/server", "GET /oauth/authorize", ...). */
+export function dialectOf(op: string): ErrorDialect {
+  if (op.includes(' /mcp/server')) return 'mcp';
+  if (/ \/oauth\/(authorize|token|register|revoke)\b/.test(op)) return 'oauth';
+  return 'api';
+}
+
 /** The spec's error shape for a 4xx; a list of problems (empty when fine). */
-export function checkAnswer(status: number, text: string, mcp = false): string[] {
+export function checkAnswer(status: number, text: string, dialect: ErrorDialect = 'api'): string[] {
+  const mcp = dialect === 'mcp';
   if (status === 0) return ['no answer'];
   if (status >= 500) return [`${status}`];
   if (status < 400) return [];
@@ -243,6 +254,8 @@ export function checkAnswer(status: number, text: string, mcp = false): string[]
   if (status === 429 && body?.error === 'rate_limit_exceeded') return [];
   // the MCP endpoint (/mcp/server) speaks JSON-RPC: its errors are JSON-RPC error objects (MCP transport)
   if (mcp && body?.jsonrpc === '2.0' && typeof body?.error?.code === 'number' && typeof body.error.message === 'string' && body.error.message) return [];
+  // the OAuth 2.1 endpoints of the MCP authorization server answer OAuth's own error body (RFC 6749 §5.2)
+  if (dialect === 'oauth' && typeof body?.error === 'string' && body.error) return [];
   if (!body || typeof body !== 'object' || !('detail' in body)) return [`${status} without detail`];
   const d = body.detail;
   if (status === 422) {

@@ -1,6 +1,8 @@
 /**
  * Authentication of tenant requests: `X-API-Key: <key>`, or `Authorization: Bearer <token>` where the
- * token is a session JWT or (as external agent platforms send it to the MCP server) the API key itself.
+ * token is a session JWT, (as external agent platforms send it to the MCP server) the API key itself, or
+ * an MCP client's OAuth access token (`mcpat_…`, good for the MCP server only, acting as an agent-scoped
+ * key named by its grant).
  * Anything else is 401 `{"detail": "Invalid API key"}`.
  */
 import type { NextFunction, Request, Response } from 'express';
@@ -14,6 +16,8 @@ export interface AuthDeps {
   sessions: SessionTokens;
   tenants: TenantRepository;
   adminEmails: Set<string>;
+  /** OAuth access tokens of MCP clients (docs/auth.md, "MCP clients: OAuth") */
+  oauth: { caller(token: string): Promise<{ tenantId: string; agentName: string; clientId: string; grantId: string } | undefined> };
 }
 
 export function authenticate(d: AuthDeps) {
@@ -27,6 +31,12 @@ export function authenticate(d: AuthDeps) {
       req.auth = { tenantId, method: 'api_key', isAdmin: false, keyScope: scope, keyHash };
       // the tenant's rate limit was counted in the key look-up's round trip: tenantRateLimit uses the answer
       if (allowed !== undefined) res.locals.rateLimitAllowed = allowed;
+      return next();
+    }
+    if (bearer?.startsWith('mcpat_')) {
+      const caller = await d.oauth.caller(bearer);
+      if (!caller) throw new AuthenticationError('Invalid, expired or revoked access token');
+      req.auth = { tenantId: caller.tenantId, method: 'oauth', isAdmin: false, keyScope: 'agent', keyHash: `oauth-grant:${caller.grantId}`, agentName: caller.agentName, oauthClientId: caller.clientId };
       return next();
     }
     if (bearer) {

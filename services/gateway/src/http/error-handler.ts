@@ -50,6 +50,8 @@ export function errorHandler(logger: Logger) {
       // expected dependency failures are logged once where they are decided; only internal errors carry a stack
       if (status === 500) logger.error({ err, reqId: req.id, path: req.path }, 'request failed');
       else if (status >= 500) logger.debug({ reqId: req.id, path: req.path, detail: err.message }, 'dependency unavailable');
+      // a route group that can sign a client in names where (the MCP endpoints: OAuth resource metadata)
+      if (status === 401 && typeof res.locals.authChallenge === 'string') res.setHeader('WWW-Authenticate', res.locals.authChallenge);
       if (err.code === 'rate_limited') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
       // a store (503) or a peer service (502) that cannot answer: say what, and when to try again
       if (isDependencyDown(err)) {

@@ -4,8 +4,11 @@ import type { NextFunction, Request, Response } from 'express';
 
 export interface AuthContext {
   tenantId: string;
-  /** 'api_key', 'jwt', or 'mcp_session' (a token good for one managed session's MCP server only) */
-  method: 'api_key' | 'jwt' | 'mcp_session';
+  /** 'api_key', 'jwt', 'mcp_session' (a token good for one managed session's MCP server only) or 'oauth' (an MCP client's access token) */
+  method: 'api_key' | 'jwt' | 'mcp_session' | 'oauth';
+  /** an OAuth caller's agent identity (the agent_id of its records) and client */
+  agentName?: string;
+  oauthClientId?: string;
   /** the managed session an 'mcp_session' token is scoped to */
   mcpSessionId?: string;
   userId?: string;

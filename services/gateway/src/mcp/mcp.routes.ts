@@ -99,7 +99,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
   };
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
-    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent' };
+    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName };
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
     server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => {
@@ -110,7 +110,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
       try {
         return federated
           ? await callFederatedTool(d, tenantId, federated, args, session, caller)
-          : await callGovernedTool(d, tenantId, name, parseGovernedToolArgs(args), session, caller);
+          : await callGovernedTool(d, tenantId, name, { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}) }, session, caller);
       } catch (e) {
         // as the SDK's McpServer does: a failed tool call is a tool result with isError, never a transport error
         return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };

@@ -68,6 +68,11 @@ describe('OpenAPI document', () => {
         'GET /health',
         'GET /mcp/server/health',
         'GET /metrics',
+        // OAuth 2.1 of the MCP endpoints: the way to get a credential (docs/auth.md)
+        'GET /oauth/authorize',
+        'POST /oauth/register',
+        'POST /oauth/revoke',
+        'POST /oauth/token',
         'GET /openapi.json',
         'GET /transparency',
         'GET /transparency/{tenant_id}',

@@ -88,7 +88,68 @@ export interface EventOutboxTable {
   last_error: string | null;
 }
 
+/** OAuth 2.1 for the MCP endpoints (migration 0018): dynamically registered public clients. */
+export interface OauthClientsTable {
+  client_id: string;
+  /** the RFC 7591 client metadata as registered (no secret: public clients only) */
+  metadata: JSONColumnType<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+/** An authorization request waiting for a signed-in human's consent. */
+export interface OauthAuthorizationRequestsTable {
+  id: string;
+  client_id: string;
+  redirect_uri: string;
+  state: string | null;
+  scopes: string[];
+  code_challenge: string;
+  resource: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  decided_at: Timestamp | null;
+}
+
+/** A tenant's consent: one client acting as one agent identity with these scopes, on one resource. */
+export interface OauthGrantsTable {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  agent_name: string;
+  scopes: string[];
+  resource: string;
+  granted_by: string;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface OauthCodesTable {
+  /** SHA-256 hex of the code */
+  code_hash: string;
+  grant_id: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface OauthTokensTable {
+  /** SHA-256 hex of the token */
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  grant_id: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
 export interface CoreTables {
+  oauth_clients: OauthClientsTable;
+  oauth_authorization_requests: OauthAuthorizationRequestsTable;
+  oauth_grants: OauthGrantsTable;
+  oauth_codes: OauthCodesTable;
+  oauth_tokens: OauthTokensTable;
   event_outbox: EventOutboxTable;
   tenants: TenantsTable;
   users: UsersTable;

@@ -3,7 +3,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { addPaths, jsonBody } from '../../openapi/openapi';
-import { errors, response } from '../../openapi/schema';
+import { errorSchema, errors, response } from '../../openapi/schema';
 import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
 import type { ToolCallOutcome } from '../../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../../pipeline/tool-call.schema';
@@ -74,7 +74,7 @@ addPaths({
       responses: {
         200: response('allowed by the policy (executed by the gateway when a credential is registered for the tool)', allowedSchema),
         202: response('queued for human approval', pendingSchema),
-        403: response('denied by the policy', denialSchema),
+        403: response('denied by the policy (PolicyDenial); or {detail}: an MCP client’s OAuth token, which is bound to the MCP server', z.union([denialSchema, errorSchema])),
         422: errors[422](),
         429: errors[429]('tenant rate limit exceeded: {error: rate_limit_exceeded, tenant_id, rate_limit_rps, rate_limit_burst}'),
         502: errors[502]('policy engine unreachable (fail-closed)'),

@@ -1,0 +1,228 @@
+/**
+ * The gateway as OAuth 2.1 authorization server of its MCP endpoints (docs/auth.md, "MCP clients: OAuth"),
+ * behind the MCP SDK's own handlers (authorize, token, register, revoke: request parsing, PKCE S256
+ * verification, client authentication, error format): this module is the SDK's `OAuthServerProvider`,
+ * i.e. where the state lives and what a consent means.
+ *
+ * - Clients register dynamically (RFC 7591) as public clients (`token_endpoint_auth_method: none`): PKCE
+ *   protects the code, and no client secret is ever stored.
+ * - `/authorize` keeps the request and sends the browser to the console's consent page; a signed-in human
+ *   of a tenant picks the agent identity and the scopes (`decide`), which makes a grant and a code.
+ * - Tokens are random, stored as SHA-256 only, audience-bound to the MCP resource (RFC 8707): access 1 h,
+ *   refresh 30 days and rotated on every use; a refresh token used twice revokes its whole grant.
+ * - A token acts as an agent-scoped key of the tenant, named by the grant's agent identity.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Response } from 'express';
+import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
+import { InvalidClientMetadataError, InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { ConflictError, InputError, NotFoundError } from '@agw/shared';
+import type { OauthRepository } from './oauth.repository';
+
+/** Calling the tenant's governed tools through its MCP server. Approving is never a scope of an agent. */
+export const MCP_SCOPES = ['mcp:tools'] as const;
+const AGENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+export interface McpOauthOptions {
+  repo: OauthRepository;
+  /** the protected resource: the MCP server's URL (PUBLIC_BASE_URL + /mcp/server) */
+  resource: string;
+  /** the console page where a human decides on request `id` */
+  consentUrl(id: string): string;
+  accessTtlSeconds?: number;
+  refreshTtlSeconds?: number;
+  clock?: () => Date;
+}
+
+/** What the gateway knows of a caller holding a valid access token. */
+export interface OauthCaller {
+  tenantId: string;
+  agentName: string;
+  clientId: string;
+  grantId: string;
+  scopes: string[];
+  resource: string;
+}
+
+const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+const secret = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`;
+const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
+function redirectWith(uri: string, params: Record<string, string | undefined>): string {
+  const u = new URL(uri);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, v);
+  return u.href;
+}
+
+export class McpOauthProvider implements OAuthServerProvider {
+  private readonly accessTtl: number;
+  private readonly refreshTtl: number;
+  private readonly now: () => Date;
+
+  constructor(private readonly o: McpOauthOptions) {
+    this.accessTtl = o.accessTtlSeconds ?? 3600;
+    this.refreshTtl = o.refreshTtlSeconds ?? 30 * 86400;
+    this.now = o.clock ?? (() => new Date());
+  }
+
+  get clientsStore(): OAuthRegisteredClientsStore {
+    return {
+      getClient: async (clientId) => {
+        if (!clientId || clientId.length > 256 || clientId.includes('\u0000')) return undefined;
+        const metadata = await this.o.repo.client(clientId);
+        return metadata ? ({ ...metadata, client_id: clientId } as OAuthClientInformationFull) : undefined;
+      },
+      registerClient: async (client) => {
+        const full = client as OAuthClientInformationFull;
+        if (full.client_secret || (full.token_endpoint_auth_method && full.token_endpoint_auth_method !== 'none')) {
+          throw new InvalidClientMetadataError('only public clients may register: token_endpoint_auth_method must be "none" (PKCE protects the code)');
+        }
+        const clientId = full.client_id || randomUUID();
+        const registered = { ...full, client_id: clientId, client_id_issued_at: full.client_id_issued_at ?? Math.floor(this.now().getTime() / 1000), token_endpoint_auth_method: 'none' };
+        await this.o.repo.insertClient(clientId, registered);
+        return registered;
+      },
+    };
+  }
+
+  /** Keeps the request and sends the browser to the consent page (or back with an error). */
+  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+    const scopes = params.scopes?.length ? params.scopes : [...MCP_SCOPES];
+    const resource = params.resource?.href ?? this.o.resource;
+    const back = (error: string, description: string) => res.redirect(302, redirectWith(params.redirectUri, { error, error_description: description, state: params.state }));
+    const texts = [params.state ?? '', params.codeChallenge, params.redirectUri];
+    if (texts.some((x) => x.length > 2048 || x.includes('\u0000'))) return back('invalid_request', 'a parameter is too long or holds a NUL character');
+    if (scopes.some((s) => !(MCP_SCOPES as readonly string[]).includes(s))) return back('invalid_scope', `scopes offered: ${MCP_SCOPES.join(' ')}`);
+    if (!sameResource(resource, this.o.resource)) return back('invalid_target', `this authorization server issues tokens for ${this.o.resource} only`);
+    const id = randomBytes(18).toString('base64url');
+    const now = this.now();
+    await this.o.repo.insertRequest({
+      id,
+      client_id: client.client_id,
+      redirect_uri: params.redirectUri,
+      state: params.state ?? null,
+      scopes,
+      code_challenge: params.codeChallenge,
+      resource: this.o.resource,
+      expires_at: new Date(now.getTime() + 10 * 60_000),
+    });
+    res.redirect(302, this.o.consentUrl(id));
+  }
+
+  /** What the consent page shows of a request. */
+  async describe(id: string) {
+    const r = await this.request(id);
+    const client = (await this.o.repo.client(r.client_id)) ?? {};
+    return {
+      id: r.id,
+      client_id: r.client_id,
+      client_name: typeof client.client_name === 'string' ? client.client_name : null,
+      client_uri: typeof client.client_uri === 'string' ? client.client_uri : null,
+      redirect_host: new URL(r.redirect_uri).host,
+      scopes: r.scopes,
+      resource: r.resource,
+      expires_at: new Date(r.expires_at).toISOString(),
+    };
+  }
+
+  /** A signed-in human's decision: approved, a grant and a code for the client; denied, the client is told. */
+  async decide(id: string, human: { tenantId: string; email: string }, d: { approve: boolean; agentName?: string; scopes?: string[] }): Promise<{ redirect_to: string }> {
+    const r = await this.request(id);
+    if (d.approve) {
+      if (!d.agentName || !AGENT_NAME.test(d.agentName)) throw InputError.at(['body', 'agent_name'], 'agent_name is 1-64 of A-Z a-z 0-9 . _ - (the agent_id of its audit records)', 'string_pattern_mismatch');
+      const scopes = d.scopes ?? r.scopes;
+      if (!scopes.length || scopes.some((s) => !r.scopes.includes(s))) throw InputError.at(['body', 'scopes'], `scopes are a non-empty subset of what the client asked for: ${r.scopes.join(' ')}`, 'value_error');
+      d = { ...d, scopes };
+    }
+    const now = this.now();
+    if (!(await this.o.repo.decide(id, now))) throw new ConflictError('This authorization request was decided already, or has expired');
+    if (!d.approve) return { redirect_to: redirectWith(r.redirect_uri, { error: 'access_denied', error_description: 'the request was denied', state: r.state ?? undefined }) };
+    const grantId = randomUUID();
+    await this.o.repo.insertGrant({ id: grantId, tenant_id: human.tenantId, client_id: r.client_id, agent_name: d.agentName!, scopes: d.scopes!, resource: r.resource, granted_by: human.email });
+    const code = secret('mcpac_');
+    await this.o.repo.insertCode({ code_hash: sha256(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
+    return { redirect_to: redirectWith(r.redirect_uri, { code, state: r.state ?? undefined }) };
+  }
+
+  async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
+    const row = await this.o.repo.code(sha256(code));
+    if (!row || row.client_id !== client.client_id) throw new InvalidGrantError('invalid authorization code');
+    return row.code_challenge;
+  }
+
+  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
+    const hash = sha256(code);
+    const row = await this.o.repo.useCode(hash, this.now());
+    if (!row) {
+      // a code used twice: the tokens issued from it go too (RFC 6749 §4.1.2)
+      const used = await this.o.repo.code(hash);
+      if (used?.used_at) await this.o.repo.revokeGrant(used.grant_id, this.now());
+      throw new InvalidGrantError('invalid, expired or already used authorization code');
+    }
+    if (row.client_id !== client.client_id) throw new InvalidGrantError('the code was issued to another client');
+    if (redirectUri !== undefined && redirectUri !== row.redirect_uri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
+    if (resource && !sameResource(resource.href, this.o.resource)) throw new InvalidTargetError(`tokens are issued for ${this.o.resource} only`);
+    return this.issue(row.grant_id);
+  }
+
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
+    const hash = sha256(refreshToken);
+    const t = await this.o.repo.token(hash);
+    const now = this.now();
+    if (!t || t.kind !== 'refresh' || t.grant.client_id !== client.client_id) throw new InvalidGrantError('invalid refresh token');
+    if (t.revoked_at || t.grant.revoked_at || !(await this.o.repo.revokeToken(hash, now))) {
+      // used before (rotation makes every refresh token single-use): someone else holds a copy
+      await this.o.repo.revokeGrant(t.grant.id, now);
+      throw new InvalidGrantError('refresh token already used: every token of this grant is revoked');
+    }
+    if (t.expires_at <= now) throw new InvalidGrantError('refresh token expired');
+    if (scopes?.some((s) => !t.grant.scopes.includes(s))) throw new InvalidScopeError(`the grant holds ${t.grant.scopes.join(' ')}`);
+    if (resource && !sameResource(resource.href, t.grant.resource)) throw new InvalidTargetError(`the grant is for ${t.grant.resource}`);
+    return this.issue(t.grant.id, scopes);
+  }
+
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    const caller = await this.caller(token);
+    if (!caller) throw new InvalidTokenError('invalid, expired or revoked access token');
+    return { token, clientId: caller.clientId, scopes: caller.scopes, resource: new URL(caller.resource), extra: { tenantId: caller.tenantId, agentName: caller.agentName } };
+  }
+
+  /** The caller of a live access token, or undefined. */
+  async caller(token: string): Promise<OauthCaller | undefined> {
+    if (!token.startsWith('mcpat_')) return undefined;
+    const t = await this.o.repo.token(sha256(token));
+    if (!t || t.kind !== 'access' || t.revoked_at || t.grant.revoked_at || t.expires_at <= this.now()) return undefined;
+    return { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource };
+  }
+
+  async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
+    const hash = sha256(request.token);
+    const t = await this.o.repo.token(hash);
+    if (!t || t.grant.client_id !== client.client_id) return; // unknown tokens are not an error (RFC 7009)
+    // revoking a refresh token ends the grant (its access tokens too); an access token goes alone
+    if (t.kind === 'refresh') await this.o.repo.revokeGrant(t.grant.id, this.now());
+    else await this.o.repo.revokeToken(hash, this.now());
+  }
+
+  private async request(id: string) {
+    const r = await this.o.repo.request(id);
+    if (!r) throw new NotFoundError('No such authorization request');
+    if (r.decided_at || new Date(r.expires_at) <= this.now()) throw new ConflictError('This authorization request was decided already, or has expired');
+    return r;
+  }
+
+  private async issue(grantId: string, scopes?: string[]): Promise<OAuthTokens> {
+    const now = this.now().getTime();
+    const access = secret('mcpat_');
+    const refresh = secret('mcprt_');
+    await this.o.repo.insertTokens(grantId, [
+      { token_hash: sha256(access), kind: 'access', expires_at: new Date(now + this.accessTtl * 1000) },
+      { token_hash: sha256(refresh), kind: 'refresh', expires_at: new Date(now + this.refreshTtl * 1000) },
+    ]);
+    const t = await this.o.repo.token(sha256(access));
+    return { access_token: access, token_type: 'Bearer', expires_in: this.accessTtl, refresh_token: refresh, scope: (scopes ?? t?.grant.scopes ?? [...MCP_SCOPES]).join(' ') };
+  }
+}

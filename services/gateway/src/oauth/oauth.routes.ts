@@ -1,0 +1,196 @@
+/**
+ * OAuth 2.1 for the MCP endpoints (docs/auth.md, "MCP clients: OAuth"):
+ * - discovery at the origin's root, where RFC 9728 and RFC 8414 put it: the protected resource metadata
+ *   of the MCP server (`/.well-known/oauth-protected-resource/api/mcp/server`, and the root form) and the
+ *   authorization server metadata (`/.well-known/oauth-authorization-server/api/oauth`, and the root form);
+ * - the authorization server under /api/oauth: the MCP SDK's own handlers for authorize, token, register
+ *   and revoke, on our provider (mcp-oauth-provider.ts), behind the per-IP limit of the sign-in routes;
+ * - the consent a signed-in human gives in the console (GET/POST /api/oauth/requests/{id}).
+ * A 401 of the MCP endpoints names the resource metadata in `WWW-Authenticate` (mcpAuthChallenge).
+ */
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
+import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
+import { z } from 'zod';
+import { ForbiddenError } from '@agw/shared';
+import { addPaths, jsonBody, pathParam } from '../openapi/openapi';
+import { errors, reply, response, timestamp } from '../openapi/schema';
+import { authOf } from '../http/request-context';
+import { parseWith } from '../http/validation';
+import { MCP_SCOPES, type McpOauthProvider } from './mcp-oauth-provider';
+
+export interface McpOauthUrls {
+  /** the protected resource: PUBLIC_BASE_URL + /mcp/server */
+  resource: string;
+  /** the authorization server's issuer: PUBLIC_BASE_URL + /oauth */
+  issuer: string;
+  /** where the protected resource metadata is (the WWW-Authenticate challenge names it) */
+  resourceMetadata: string;
+}
+
+/** The URLs of the MCP resource and its authorization server, from PUBLIC_BASE_URL (…/api). */
+export function mcpOauthUrls(publicBaseUrl: string): McpOauthUrls {
+  const base = new URL(publicBaseUrl.replace(/\/+$/, ''));
+  const apiPath = base.pathname.replace(/\/+$/, '');
+  const resource = `${base.origin}${apiPath}/mcp/server`;
+  return { resource, issuer: `${base.origin}${apiPath}/oauth`, resourceMetadata: `${base.origin}/.well-known/oauth-protected-resource${apiPath}/mcp/server` };
+}
+
+export function authorizationServerMetadata(u: McpOauthUrls): OAuthMetadata {
+  return {
+    issuer: u.issuer,
+    authorization_endpoint: `${u.issuer}/authorize`,
+    token_endpoint: `${u.issuer}/token`,
+    registration_endpoint: `${u.issuer}/register`,
+    revocation_endpoint: `${u.issuer}/revoke`,
+    response_types_supported: ['code'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: [...MCP_SCOPES],
+    service_documentation: 'https://github.com/agent-governance-gateway/docs/auth.md',
+  };
+}
+
+export function protectedResourceMetadata(u: McpOauthUrls): OAuthProtectedResourceMetadata {
+  return {
+    resource: u.resource,
+    authorization_servers: [u.issuer],
+    scopes_supported: [...MCP_SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Agent Governance Gateway: governed MCP tools',
+  };
+}
+
+/** Discovery documents at the origin's root (mounted on the app, before the /.well-known 404). */
+export function oauthDiscoveryRoutes(u: McpOauthUrls): Router {
+  const r = Router();
+  const apiPath = new URL(u.issuer).pathname.replace(/\/oauth$/, '');
+  const prm = metadataHandler(protectedResourceMetadata(u));
+  const as = metadataHandler(authorizationServerMetadata(u));
+  r.use(`/.well-known/oauth-protected-resource${apiPath}/mcp/server`, prm);
+  r.use(`/.well-known/oauth-authorization-server${apiPath}/oauth`, as);
+  r.use('/.well-known/oauth-protected-resource', exactly(prm));
+  r.use('/.well-known/oauth-authorization-server', exactly(as));
+  return r;
+}
+
+/** A handler for its mount path only (the root forms must not answer for every suffix). */
+const exactly = (h: RequestHandler): RequestHandler => (req, res, next) => (req.path === '/' ? h(req, res, next) : next());
+
+/** The authorization server's endpoints under /api/oauth (no credentials: they are the way to get one). */
+export function oauthServerRoutes(provider: McpOauthProvider, limit: RequestHandler): Router {
+  const r = Router();
+  // the SDK's own per-process limits are off: the fleet's per-IP limit (Redis, shared by replicas) applies
+  r.use(['/oauth/authorize', '/oauth/token', '/oauth/register', '/oauth/revoke'], limit);
+  r.use('/oauth/authorize', authorizationHandler({ provider, rateLimit: false }));
+  r.use('/oauth/token', tokenHandler({ provider, rateLimit: false }));
+  r.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false, clientSecretExpirySeconds: 0 }));
+  r.use('/oauth/revoke', revocationHandler({ provider, rateLimit: false }));
+  return r;
+}
+
+/** Every 401 of the MCP endpoints tells a client where to sign in (RFC 9728 §5.1). */
+export function mcpAuthChallenge(u: McpOauthUrls) {
+  const challenge = `Bearer resource_metadata="${u.resourceMetadata}", scope="${MCP_SCOPES.join(' ')}"`;
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    res.locals.authChallenge = challenge;
+    next();
+  };
+}
+
+const requestSchema = z
+  .object({
+    id: z.string(),
+    client_id: z.string(),
+    client_name: z.string().nullable(),
+    client_uri: z.string().nullable(),
+    redirect_host: z.string().meta({ description: 'where the browser goes back to: the client is trusted with the code there' }),
+    scopes: z.array(z.string()),
+    resource: z.string(),
+    expires_at: timestamp(),
+  })
+  .meta({ id: 'OauthAuthorizationRequest' });
+const decisionSchema = z
+  .object({
+    approve: z.boolean(),
+    agent_name: z.string().max(64).optional().meta({ description: 'the agent identity the client acts as (agent_id of its audit records); needed to approve' }),
+    scopes: z.array(z.enum(MCP_SCOPES)).optional(),
+  })
+  .strict();
+const decidedSchema = z.object({ redirect_to: z.string().meta({ description: 'the client’s redirect URI with the code (or the error): the console sends the browser there' }) });
+const idParams = [pathParam('id', { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' })];
+
+/** The consent: what a request asks, and a signed-in human's decision (agent keys and API keys: 403). */
+export function oauthConsentRoutes(provider: McpOauthProvider): Router {
+  const r = Router();
+  const human = (req: Request) => {
+    const a = authOf(req);
+    if (a.method !== 'jwt' || a.viaApiKey || !a.email) throw new ForbiddenError('Granting an MCP client access needs a signed-in human (the console), not an API key');
+    return { tenantId: a.tenantId, email: a.email };
+  };
+  r.get('/oauth/requests/:id', async (req, res) => {
+    human(req);
+    reply(res, requestSchema, await provider.describe(req.params.id as string));
+  });
+  r.post('/oauth/requests/:id/decision', async (req, res) => {
+    const who = human(req);
+    const body = parseWith(decisionSchema, req.body ?? {}, 'body');
+    reply(res, decidedSchema, await provider.decide(req.params.id as string, who, { approve: body.approve, agentName: body.agent_name, scopes: body.scopes }));
+  });
+  return r;
+}
+
+addPaths({
+  '/oauth/requests/{id}': {
+    get: { parameters: idParams, summary: 'An MCP client’s authorization request waiting for consent (signed-in human)', responses: { 200: response('the request', requestSchema), 403: errors[403](), 404: errors[404](), 409: errors[409]('decided already or expired') } },
+  },
+  '/oauth/requests/{id}/decision': {
+    post: {
+      parameters: idParams,
+      summary: 'Approve (as an agent identity, with scopes) or deny an MCP client’s authorization request (signed-in human)',
+      requestBody: jsonBody(decisionSchema),
+      responses: { 200: response('where the browser goes next', decidedSchema), 403: errors[403](), 404: errors[404](), 409: errors[409]('decided already or expired'), 422: errors[422]() },
+    },
+  },
+});
+
+/** The authorization server's endpoints (the MCP SDK's handlers): OAuth's own wire formats. */
+const oauthError = z.object({ error: z.string(), error_description: z.string().optional() }).meta({ id: 'OauthError' });
+const form = (props: Record<string, z.ZodType>) => ({ required: true, content: { 'application/x-www-form-urlencoded': { schema: z.toJSONSchema(z.object(props)) } } });
+addPaths({
+  '/oauth/authorize': {
+    get: {
+      security: [],
+      summary: 'OAuth 2.1 authorization endpoint (code + PKCE S256): sends the browser to the console’s consent page',
+      responses: { 302: { description: 'to the consent page, or back to the client with an error' }, 400: response('an invalid request that cannot go back to the client', oauthError) },
+    },
+  },
+  '/oauth/token': {
+    post: {
+      security: [],
+      summary: 'OAuth 2.1 token endpoint: authorization_code (with code_verifier) and refresh_token (rotated on every use)',
+      requestBody: form({ grant_type: z.enum(['authorization_code', 'refresh_token']), client_id: z.string(), code: z.string().optional(), code_verifier: z.string().optional(), redirect_uri: z.string().optional(), refresh_token: z.string().optional(), resource: z.string().optional() }),
+      responses: {
+        200: response('tokens', z.object({ access_token: z.string(), token_type: z.string(), expires_in: z.number(), refresh_token: z.string(), scope: z.string() })),
+        400: response('OAuth error (invalid_grant, invalid_request, invalid_target, …)', oauthError),
+      },
+    },
+  },
+  '/oauth/register': {
+    post: {
+      security: [],
+      summary: 'Dynamic client registration (RFC 7591): public clients (token_endpoint_auth_method none)',
+      requestBody: jsonBody(z.looseObject({ redirect_uris: z.array(z.string()), client_name: z.string().optional(), token_endpoint_auth_method: z.literal('none').optional() })),
+      responses: { 201: response('the registered client', z.looseObject({ client_id: z.string() })), 400: response('invalid client metadata', oauthError) },
+    },
+  },
+  '/oauth/revoke': {
+    post: { security: [], summary: 'Token revocation (RFC 7009): a refresh token ends its grant', requestBody: form({ token: z.string(), client_id: z.string(), token_type_hint: z.string().optional() }), responses: { 200: response('revoked (or unknown: not an error)', z.object({})), 400: response('OAuth error', oauthError) } },
+  },
+});

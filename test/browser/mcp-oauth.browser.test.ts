@@ -1,0 +1,126 @@
+/**
+ * A standard MCP client signs in through the console (docs/auth.md, "MCP clients: OAuth 2.1"): the MCP SDK's
+ * own client discovers the authorization server from the 401, registers, and sends the user's browser to
+ * authorize with PKCE; in Chromium the human signs in (the console comes back to the consent page after
+ * the sign-in), names the agent identity and clicks Approve; the browser lands on the client's redirect URI
+ * with the code; the client gets its tokens, lists and calls a governed tool, and the audit record names
+ * the granted agent. The consent page is photographed into docs/console/.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { startFixtures } from '@agw/mcp-fixtures';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { type Browser, chromium } from 'playwright-core';
+import { api, newTenant } from '../e2e/support/api';
+import { E2E_BASE_URL } from '../e2e/support/e2e-env';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = process.env.CONSOLE_SHOTS_DIR ?? path.resolve(__dirname, '../../docs/console');
+
+let browser: Browser;
+let callback: http.Server;
+let redirectUri: string;
+const codes: URLSearchParams[] = [];
+
+class MemoryAuthProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authorizationUrl?: URL;
+  get redirectUrl() {
+    return redirectUri;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'Claude Desktop (browser test)', redirect_uris: [redirectUri], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(c: OAuthClientInformationMixed) {
+    this.client = c;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(t: OAuthTokens) {
+    this.saved = t;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  // the client's redirect URI: a loopback listener, as desktop clients use (RFC 8252)
+  callback = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname === '/callback') codes.push(u.searchParams); // not the browser's /favicon.ico
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<title>signed in</title><p>You can close this window.</p>');
+  });
+  await new Promise<void>((r) => callback.listen(0, '127.0.0.1', r));
+  redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  callback?.closeAllConnections();
+  await new Promise((r) => callback?.close(r));
+});
+
+it('an MCP client signs in through the console: discovery, registration, consent clicked in the browser, tokens, a governed call as the granted agent', async () => {
+  const t = await newTenant('OAuth browser');
+  const fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });
+  try {
+    expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'fx', url: `${fixtures.url}/mutable/mcp` } })).body.status).toBe('connected');
+    const auth = new MemoryAuthProvider();
+    const mcpUrl = new URL(`${E2E_BASE_URL}/mcp/server`);
+    await expect(new Client({ name: 'browser-oauth', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(auth.authorizationUrl).toBeDefined();
+
+    // the user's browser: /authorize -> the console's consent page -> sign-in first -> back to the consent
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    page.setDefaultTimeout(20_000);
+    await page.goto(auth.authorizationUrl!.href);
+    await page.waitForURL('**/signin');
+    await page.getByLabel('E-mail').fill(t.email);
+    await page.getByLabel('Password').fill(t.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const consent = page.getByTestId('oauth-consent');
+    await consent.waitFor();
+    expect(page.url()).toMatch(/\/oauth\/consent\/[A-Za-z0-9_-]+$/);
+    const shown = await consent.innerText();
+    expect(shown).toContain('Claude Desktop (browser test)');
+    expect(shown).toContain(new URL(redirectUri).host);
+    expect(await page.getByLabel('Agent identity').inputValue()).toBe('claude-desktop-browser-test');
+    await page.getByLabel('Agent identity').fill('claude-desktop-alice');
+    await page.screenshot({ path: path.join(SHOTS, 'oauth-consent.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL(`${redirectUri}**`);
+    await page.close();
+
+    const got = codes.at(-1)!;
+    expect(got.get('state')).toBe(auth.authorizationUrl!.searchParams.get('state'));
+    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: auth });
+    await transport.finishAuth(got.get('code')!);
+    const client = new Client({ name: 'browser-oauth', version: '1.0.0' });
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((x) => x.name)).toContain('fx__add');
+    expect((await client.callTool({ name: 'fx__add', arguments: { a: 20, b: 22 } })).content).toEqual([{ type: 'text', text: '42' }]);
+    await client.close();
+    const log = await api('GET', '/audit/log?limit=5', { key: t.apiKey });
+    expect(log.body.records.find((r: { tool: string }) => r.tool === 'fx')).toMatchObject({ agent_id: 'claude-desktop-alice', method: 'add' });
+  } finally {
+    await fixtures.close();
+  }
+});

@@ -1,0 +1,229 @@
+/**
+ * OAuth 2.1 of the MCP endpoints (docs/auth.md, "MCP clients: OAuth"), with the MCP SDK's own client doing
+ * what Claude Desktop, Cursor or VS Code do with a URL alone: the 401 names the resource metadata, the
+ * client discovers the authorization server, registers itself (RFC 7591), sends the user to authorize with
+ * PKCE; a signed-in human of the tenant consents (here through the API the console's consent page calls;
+ * the click in Chromium is in test/browser); the code becomes tokens; tools are listed and called, and the
+ * audit record names the granted agent. Then refresh (rotation, reuse revokes the grant), revocation, and
+ * the refusals: another resource, no PKCE verifier, an agent token on an approval route.
+ */
+import { startFixtures } from '@agw/mcp-fixtures';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { type Tenant, api, humanSession, newTenant } from './support/api';
+import { E2E_BASE_URL } from './support/e2e-env';
+
+jest.setTimeout(60_000);
+
+const ORIGIN = new URL(E2E_BASE_URL).origin;
+const MCP_URL = `${E2E_BASE_URL}/mcp/server`;
+const REDIRECT = 'http://127.0.0.1:9/callback'; // never fetched: the test reads the code from the redirect
+
+/** The SDK's client-side OAuth state, kept in memory as a desktop client keeps it on disk. */
+class MemoryAuthProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authorizationUrl?: URL;
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'E2E MCP client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(c: OAuthClientInformationMixed) {
+    this.client = c;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(t: OAuthTokens) {
+    this.saved = t;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+const mcpPost = (token: string, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) =>
+  fetch(MCP_URL, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(body) });
+
+/** The browser's part: follow /authorize to the consent page, and a human's decision through the console's API. */
+async function consent(t: Tenant, authorizationUrl: URL, decision: Record<string, unknown> = { approve: true, agent_name: 'claude-desktop-e2e', scopes: ['mcp:tools'] }) {
+  const res = await fetch(authorizationUrl, { redirect: 'manual' });
+  expect(res.status).toBe(302);
+  const location = new URL(res.headers.get('location')!);
+  expect(location.origin).toBe(ORIGIN);
+  const id = /^\/oauth\/consent\/([A-Za-z0-9_-]+)$/.exec(location.pathname)![1];
+  const token = await humanSession(t);
+  const shown = await api('GET', `/oauth/requests/${id}`, { token });
+  expect(shown.status).toBe(200);
+  const decided = await api('POST', `/oauth/requests/${id}/decision`, { token, body: decision });
+  expect(decided.status).toBe(200);
+  return { id, shown: shown.body, redirect: new URL(decided.body.redirect_to) };
+}
+
+let t: Tenant;
+let fixtures: Awaited<ReturnType<typeof startFixtures>>;
+const auth = new MemoryAuthProvider();
+
+beforeAll(async () => {
+  t = await newTenant('MCP OAuth');
+  fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });
+  expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'fx', url: `${fixtures.url}/mutable/mcp` } })).body.status).toBe('connected');
+});
+afterAll(() => fixtures?.close());
+
+describe('a standard MCP client signs in by URL alone', () => {
+  test('the 401 names the resource metadata; the metadata names the authorization server; unknown discovery paths are a JSON 404', async () => {
+    const res = await fetch(MCP_URL, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get('www-authenticate')!;
+    expect(challenge).toMatch(/^Bearer resource_metadata="([^"]+)", scope="mcp:tools"$/);
+    const prmUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
+    expect(prmUrl).toBe(`${ORIGIN}/.well-known/oauth-protected-resource/api/mcp/server`);
+    const prm = await (await fetch(prmUrl)).json();
+    expect(prm).toMatchObject({ resource: MCP_URL, authorization_servers: [`${E2E_BASE_URL}/oauth`], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'] });
+    expect(await (await fetch(`${ORIGIN}/.well-known/oauth-protected-resource`)).json()).toEqual(prm);
+    const as = await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json();
+    expect(as).toMatchObject({
+      issuer: `${E2E_BASE_URL}/oauth`,
+      authorization_endpoint: `${E2E_BASE_URL}/oauth/authorize`,
+      token_endpoint: `${E2E_BASE_URL}/oauth/token`,
+      registration_endpoint: `${E2E_BASE_URL}/oauth/register`,
+      revocation_endpoint: `${E2E_BASE_URL}/oauth/revoke`,
+      code_challenge_methods_supported: ['S256'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+    });
+    const unknown = await fetch(`${ORIGIN}/.well-known/openid-configuration`);
+    expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, expect.stringMatching(/application\/json/)]);
+  });
+
+  test('discovery, registration, PKCE authorization with consent, tokens; the calls are the granted agent’s', async () => {
+    const first = new Client({ name: 'e2e-oauth', version: '1.0.0' });
+    await expect(first.connect(new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(auth.client?.client_id).toBeTruthy();
+    expect(auth.authorizationUrl?.href).toMatch(new RegExp(`^${E2E_BASE_URL}/oauth/authorize\\?`));
+    expect(auth.authorizationUrl!.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(auth.authorizationUrl!.searchParams.get('resource')).toBe(MCP_URL);
+
+    const { shown, redirect } = await consent(t, auth.authorizationUrl!);
+    expect(shown).toMatchObject({ client_name: 'E2E MCP client', redirect_host: '127.0.0.1:9', scopes: ['mcp:tools'], resource: MCP_URL });
+    expect(redirect.origin + redirect.pathname).toBe(REDIRECT);
+    expect(redirect.searchParams.get('state')).toBe(auth.authorizationUrl!.searchParams.get('state'));
+    const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: auth });
+    await transport.finishAuth(redirect.searchParams.get('code')!);
+    expect(auth.saved).toMatchObject({ token_type: expect.stringMatching(/bearer/i), scope: 'mcp:tools', expires_in: 3600 });
+
+    const client = new Client({ name: 'e2e-oauth', version: '1.0.0' });
+    await client.connect(transport);
+    const names = (await client.listTools()).tools.map((x) => x.name);
+    expect(names).toContain('fx__add');
+    const sum = await client.callTool({ name: 'fx__add', arguments: { a: 2, b: 3 } });
+    expect(sum.content).toEqual([{ type: 'text', text: '5' }]);
+    await client.close();
+    const log = await api('GET', '/audit/log?limit=5', { key: t.apiKey });
+    expect(log.body.records.find((r: { tool: string }) => r.tool === 'fx')).toMatchObject({ agent_id: 'claude-desktop-e2e', method: 'add', decision: 'allow' });
+  });
+
+  test('the token acts as an agent: never on an approval route, nowhere but the MCP server', async () => {
+    const access = auth.saved!.access_token;
+    expect((await api('GET', '/approvals', { token: access })).status).toBe(403);
+    expect((await api('POST', '/approve/00000000-0000-4000-8000-000000000000', { token: access, body: {} })).status).toBe(403);
+    expect((await api('POST', '/mcp/tools/call', { token: access, body: { agent_id: 'a', agent_type: 'b', agent_version: '1', tool: 'fx', method: 'add', params: { a: 1, b: 1 } } })).status).toBe(403);
+    expect((await mcpPost(access)).status).toBe(200);
+  });
+
+  test('a refresh rotates the refresh token; revoking an access token makes the next call a 401; a reused refresh token revokes the grant', async () => {
+    const clientId = auth.client!.client_id;
+    const before = auth.saved!;
+    const refreshed = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: clientId }));
+    expect(refreshed.status).toBe(200);
+    const after = (await refreshed.json()) as OAuthTokens;
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    expect(after.access_token).not.toBe(before.access_token);
+    expect((await mcpPost(after.access_token)).status).toBe(200);
+
+    const revoked = await fetch(`${E2E_BASE_URL}/oauth/revoke`, form({ token: after.access_token, client_id: clientId }));
+    expect(revoked.status).toBe(200);
+    const refused = await mcpPost(after.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/resource_metadata=/);
+
+    // the first refresh token again: someone holds a copy, so every token of the grant goes
+    const reuse = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: clientId }));
+    expect(reuse.status).toBe(400);
+    expect((await reuse.json()).error).toBe('invalid_grant');
+    const dead = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: after.refresh_token!, client_id: clientId }));
+    expect(dead.status).toBe(400);
+    expect((await mcpPost(before.access_token)).status).toBe(401);
+  });
+});
+
+describe('refused', () => {
+  const challenge = () => {
+    const verifier = randomBytes(32).toString('base64url');
+    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+  };
+  const authorizeUrl = (clientId: string, codeChallenge: string, extra: Record<string, string> = {}) => {
+    const u = new URL(`${E2E_BASE_URL}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: codeChallenge, code_challenge_method: 'S256', state: 's1', ...extra })) u.searchParams.set(k, v);
+    return u;
+  };
+
+  test('a token for another resource is never issued', async () => {
+    const { challenge: c } = challenge();
+    const res = await fetch(authorizeUrl(auth.client!.client_id, c, { resource: 'https://other.example/mcp' }), { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const back = new URL(res.headers.get('location')!);
+    expect(back.origin + back.pathname).toBe(REDIRECT);
+    expect(back.searchParams.get('error')).toBe('invalid_target');
+  });
+
+  test('no PKCE verifier, or a wrong one, gets no token; a denied request sends access_denied back', async () => {
+    const clientId = auth.client!.client_id;
+    const { verifier, challenge: c } = challenge();
+    const { redirect } = await consent(t, authorizeUrl(clientId, c));
+    const code = redirect.searchParams.get('code')!;
+    const missing = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT }));
+    expect(missing.status).toBe(400);
+    const wrong = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: randomBytes(32).toString('base64url') }));
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).error).toBe('invalid_grant');
+    const right = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
+    expect(right.status).toBe(200);
+    // once only
+    const again = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
+    expect(again.status).toBe(400);
+
+    const denied = await consent(t, authorizeUrl(clientId, challenge().challenge), { approve: false });
+    expect(denied.redirect.searchParams.get('error')).toBe('access_denied');
+  });
+
+  test('consent needs a signed-in human: an API key or an agent key is refused; a decided request cannot be decided again', async () => {
+    const res = await fetch(authorizeUrl(auth.client!.client_id, challenge().challenge), { redirect: 'manual' });
+    const id = /\/oauth\/consent\/([A-Za-z0-9_-]+)$/.exec(res.headers.get('location')!)![1];
+    expect((await api('GET', `/oauth/requests/${id}`, { key: t.apiKey })).status).toBe(403);
+    const agent = (await api('POST', '/api-keys', { key: t.apiKey, body: { scope: 'agent', name: 'oauth-bot' } })).body.api_key;
+    expect((await api('POST', `/oauth/requests/${id}/decision`, { key: agent, body: { approve: true, agent_name: 'x' } })).status).toBe(403);
+    const token = await humanSession(t);
+    expect((await api('POST', `/oauth/requests/${id}/decision`, { token, body: { approve: true, agent_name: 'bad name!' } })).status).toBe(422);
+    expect((await api('POST', `/oauth/requests/${id}/decision`, { token, body: { approve: true, agent_name: 'ok-agent' } })).status).toBe(200);
+    expect((await api('POST', `/oauth/requests/${id}/decision`, { token, body: { approve: true, agent_name: 'ok-agent' } })).status).toBe(409);
+    expect((await api('GET', '/oauth/requests/nope', { token })).status).toBe(404);
+  });
+});

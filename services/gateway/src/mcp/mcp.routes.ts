@@ -18,6 +18,7 @@ import { errorSchema, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
 import { uuidParam } from '../http/params';
 import type { FederatedTool } from '../federation/federated-catalog';
+import { answerModern, classify } from './modern-revision';
 import { type McpToolResult, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, governedTools, parseGovernedToolArgs } from './governed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
@@ -27,7 +28,8 @@ const mcpHealthSchema = z.object({ status: z.literal('ok'), transport: z.literal
 export const jsonRpcSchema = z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]).optional() }).meta({ id: 'JsonRpcMessage' });
 /** What the MCP transport itself refuses (a JSON-RPC error body): a bad message (400), an Accept header without both JSON and SSE (406). */
 export const mcpTransportErrors = {
-  400: response('the MCP transport refuses the message (JSON-RPC error)', jsonRpcSchema),
+  400: response('the MCP transport refuses the message (JSON-RPC error; revision 2026-07-28: -32020 HeaderMismatch, -32022 UnsupportedProtocolVersion)', jsonRpcSchema),
+  404: response('revision 2026-07-28: a method this server does not implement (JSON-RPC -32601)', jsonRpcSchema),
   406: response('Accept must name both application/json and text/event-stream (JSON-RPC error)', jsonRpcSchema),
 };
 
@@ -35,7 +37,7 @@ addPaths({
   '/mcp/server': {
     post: {
       summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
-      responses: { 200: response('JSON-RPC response', jsonRpcSchema), ...mcpTransportErrors, 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
+      responses: { 200: response('JSON-RPC response', jsonRpcSchema), 202: { description: 'a JSON-RPC notification accepted (no body)' }, ...mcpTransportErrors, 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
     },
   },
   '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: response('the MCP server', mcpHealthSchema) } } },
@@ -100,11 +102,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName };
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => {
-      const name = request.params.name;
-      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const callTool = async (name: string, args: Record<string, unknown>): Promise<McpToolResult> => {
       const federated = tools.federated.get(name);
       if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       try {
@@ -115,7 +113,26 @@ export function mcpRoutes(d: GatewayDeps): Router {
         // as the SDK's McpServer does: a failed tool call is a tool result with isError, never a transport error
         return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
       }
-    });
+    };
+    // protocol revision 2026-07-28 (stateless, no initialize): its HTTP rules in modern-revision.ts
+    const era = classify(req.headers, req.body);
+    if (era.kind === 'reject') return void res.status(era.status).json(era.body);
+    if (era.kind === 'modern') {
+      const out = await answerModern(era.request, {
+        serverInfo: MCP_SERVER_INFO,
+        capabilities: { tools: {} },
+        listTtlMs: 30_000,
+        listTools: async () => listedTools(tools, session),
+        callTool: async (name, args) => callTool(name, args) as Promise<Record<string, unknown>>,
+      }).catch((e: unknown) => {
+        if (!(e instanceof McpError)) throw e;
+        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message } } };
+      });
+      return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
+    }
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

@@ -26,12 +26,14 @@ describe('OpenAPI document', () => {
     expect(r).toMatchObject({ valid: true, version: '3.1' });
   });
 
-  it('describes every response of every operation with a schema (redirects: none), and every $ref resolves', () => {
+  it('describes every response of every operation with a schema (redirects and an accepted notification: none), and every $ref resolves', () => {
     const missing: string[] = [];
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item)) {
         for (const [status, r] of Object.entries(op.responses)) {
           if (status.startsWith('3')) continue;
+          // MCP: a JSON-RPC notification is answered 202 with no body (the transport's rule)
+          if (status === '202' && path === '/mcp/server' && !r.content) continue;
           const schemas = Object.values(r.content ?? {}).map((c) => c.schema);
           if (!schemas.length || schemas.some((s) => !s)) missing.push(`${method.toUpperCase()} ${path} ${status}`);
         }

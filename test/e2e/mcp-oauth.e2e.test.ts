@@ -14,8 +14,11 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createHash, randomBytes } from 'node:crypto';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { type Tenant, api, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
+import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
 jest.setTimeout(60_000);
 
@@ -25,6 +28,7 @@ const REDIRECT = 'http://127.0.0.1:9/callback'; // never fetched: the test reads
 
 /** The SDK's client-side OAuth state, kept in memory as a desktop client keeps it on disk. */
 class MemoryAuthProvider implements OAuthClientProvider {
+  clientMetadataUrl?: string;
   client?: OAuthClientInformationMixed;
   saved?: OAuthTokens;
   verifier = '';
@@ -171,6 +175,57 @@ describe('a standard MCP client signs in by URL alone', () => {
     const dead = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: after.refresh_token!, client_id: clientId }));
     expect(dead.status).toBe(400);
     expect((await mcpPost(before.access_token)).status).toBe(401);
+  });
+});
+
+describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', () => {
+  let server: https.Server;
+  let base: string;
+  const docs = new Map<string, Record<string, unknown>>();
+  beforeAll(async () => {
+    server = https.createServer(trustedReceiverCert(), (req, res) => {
+      const doc = docs.get(req.url ?? '');
+      if (!doc) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(doc));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+
+  test('the SDK client uses its metadata URL as client_id; the document names it on the consent page; the flow completes', async () => {
+    const url = `${base}/clients/desktop.json`;
+    docs.set('/clients/desktop.json', { client_id: url, client_name: 'Desktop via CIMD', client_uri: base, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' });
+    const as = await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json();
+    expect(as.client_id_metadata_document_supported).toBe(true);
+    const cimd = new MemoryAuthProvider();
+    cimd.clientMetadataUrl = url;
+    await expect(new Client({ name: 'e2e-cimd', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: cimd }))).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(cimd.client?.client_id).toBe(url);
+    expect(cimd.authorizationUrl!.searchParams.get('client_id')).toBe(url);
+    const { shown, redirect } = await consent(t, cimd.authorizationUrl!, { approve: true, agent_name: 'desktop-cimd' });
+    expect(shown).toMatchObject({ client_id: url, client_name: 'Desktop via CIMD', client_uri: base });
+    const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: cimd });
+    await transport.finishAuth(redirect.searchParams.get('code')!);
+    const client = new Client({ name: 'e2e-cimd', version: '1.0.0' });
+    await client.connect(transport);
+    expect((await client.callTool({ name: 'fx__add', arguments: { a: 6, b: 7 } })).content).toEqual([{ type: 'text', text: '13' }]);
+    await client.close();
+  });
+
+  test('a document whose client_id is not its URL, or a redirect URI it does not list, gets no authorization', async () => {
+    const url = `${base}/clients/liar.json`;
+    docs.set('/clients/liar.json', { client_id: `${base}/clients/someone-else.json`, client_name: 'Liar', redirect_uris: [REDIRECT] });
+    const u = new URL(`${E2E_BASE_URL}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: url, redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) u.searchParams.set(k, v);
+    const liar = await fetch(u, { redirect: 'manual' });
+    expect(liar.status).toBe(400);
+    expect(await liar.json()).toMatchObject({ error: 'invalid_client', error_description: expect.stringMatching(/client_id is not exactly its URL/) });
+    docs.set('/clients/honest.json', { client_id: `${base}/clients/honest.json`, client_name: 'Honest', redirect_uris: ['http://127.0.0.1:9/elsewhere'] });
+    u.searchParams.set('client_id', `${base}/clients/honest.json`);
+    const elsewhere = await fetch(u, { redirect: 'manual' });
+    expect(elsewhere.status).toBe(400);
+    expect((await elsewhere.json()).error).toBe('invalid_request');
   });
 });
 

@@ -14,3 +14,4 @@
 export * from './address-policy';
 export * from './pinned-request';
 export * from './pinned-fetch';
+export * from './ca-file';

@@ -26,8 +26,8 @@ export interface PinnedFetchOptions {
   connectTimeoutMs: number;
   /** from the request sent to the response headers */
   headersTimeoutMs: number;
-  /** TLS trust (e.g. system roots plus an operator's CA); node's defaults when absent */
-  secureContext?: SecureContext;
+  /** TLS trust (e.g. system roots plus an operator's CA, `caFileContext`), read per request; node's defaults when absent */
+  secureContext?: SecureContext | (() => SecureContext | undefined);
   /** sockets kept per address (default 64) */
   maxSocketsPerAddress?: number;
 }
@@ -63,6 +63,7 @@ export function createPinnedFetch(o: PinnedFetchOptions): PinnedFetch {
     if (body) headers['content-length'] = String(body.length);
     if (init.body instanceof URLSearchParams && !headers['content-type']) headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8';
     const cap = capOf(method);
+    const context = typeof o.secureContext === 'function' ? o.secureContext() : o.secureContext;
 
     return new Promise<Response>((resolve, reject) => {
       let settled = false;
@@ -86,7 +87,7 @@ export function createPinnedFetch(o: PinnedFetchOptions): PinnedFetch {
         path: `${url.pathname}${url.search}`,
         method,
         // SNI and certificate verification use the URL's host name, never the pinned address
-        ...(secure ? { servername: isIP(hostname) ? undefined : hostname, ...(o.secureContext ? { secureContext: o.secureContext } : {}) } : {}),
+        ...(secure ? { servername: isIP(hostname) ? undefined : hostname, ...(context ? { secureContext: context } : {}) } : {}),
         agent: secure ? httpsAgent : httpAgent,
         headers,
       };

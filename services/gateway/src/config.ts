@@ -47,6 +47,8 @@ export const gatewaySettings = {
   mcpIpAllowlist: setting('MCP_IP_ALLOWLIST', z.string().default(''), 'comma-separated source IPs/CIDRs allowed to use /api/mcp/server (empty: any authenticated caller)'),
   mcpAllowedOrigins: setting('MCP_ALLOWED_ORIGINS', z.string().default(''), 'browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoints besides the gateway\'s own (PUBLIC_BASE_URL; the local profile also allows loopback origins); requests without Origin pass'),
   metricsBearerToken: setting('METRICS_BEARER_TOKEN', z.string().min(16).optional(), 'when set, /api/metrics answers only with this bearer token; in production without it /api/metrics is absent (scrape GATEWAY_OPS_PORT)'),
+  oauthClientMetadataCaFile: setting('OAUTH_CLIENT_METADATA_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted when fetching MCP clients\' metadata documents (re-read when it changes)'),
+  oauthClientMetadataAllowCidrs: setting('OAUTH_CLIENT_METADATA_ALLOW_CIDRS', z.string().optional(), 'address ranges besides public ones where MCP clients\' metadata documents may be fetched, comma-separated CIDRs (default: loopback in the local profile, none in production)'),
   githubClientId: setting('GITHUB_CLIENT_ID', z.string().optional(), 'OAuth app client id; GitHub login (/auth/github) is off while unset'),
   githubClientSecret: setting('GITHUB_CLIENT_SECRET', z.string().optional(), 'OAuth app client secret (from a secret store)'),
   githubAuthorizationUrl: setting('GITHUB_AUTHORIZATION_URL', z.url().default('https://github.com/login/oauth/authorize'), 'GitHub authorization endpoint'),

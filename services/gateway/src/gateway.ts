@@ -20,6 +20,8 @@ import { createLimitedServer } from './http/server-limits';
 import { createAnchorClient, createComplianceClient, createFederationClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
 import { FederatedCatalog } from './federation/federated-catalog';
 import { createGatewayMetrics } from './metrics';
+import { AddressPolicy, caFileContext, createPinnedFetch } from '@agw/egress';
+import { ClientMetadataDocuments } from './oauth/client-metadata-documents';
 import { McpOauthProvider } from './oauth/mcp-oauth-provider';
 import { OauthRepository } from './oauth/oauth.repository';
 import { mcpOauthUrls } from './oauth/oauth.routes';
@@ -105,7 +107,16 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     logger,
   });
   const oauthUrls = mcpOauthUrls(config.publicBaseUrl);
-  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
+  const documents = new ClientMetadataDocuments({
+    fetch: createPinnedFetch({
+      policy: new AddressPolicy({ allowCidrs: (config.oauthClientMetadataAllowCidrs ?? (config.profile === 'local' ? '127.0.0.0/8,::1/128' : '')).split(',').map((c) => c.trim()).filter(Boolean) }),
+      maxResponseBytes: 64 * 1024,
+      connectTimeoutMs: 5000,
+      headersTimeoutMs: 5000,
+      secureContext: caFileContext(config.oauthClientMetadataCaFile),
+    }),
+  });
+  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);
   const deps: GatewayDeps = {
     config,

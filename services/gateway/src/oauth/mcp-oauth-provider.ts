@@ -20,6 +20,7 @@ import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprot
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { ConflictError, InputError, NotFoundError } from '@agw/shared';
+import { type ClientMetadataDocuments, isUrlClientId } from './client-metadata-documents';
 import type { OauthRepository } from './oauth.repository';
 
 /** Calling the tenant's governed tools through its MCP server. Approving is never a scope of an agent. */
@@ -32,6 +33,8 @@ export interface McpOauthOptions {
   resource: string;
   /** the console page where a human decides on request `id` */
   consentUrl(id: string): string;
+  /** clients identified by an HTTPS client_id (client ID metadata documents) */
+  documents?: ClientMetadataDocuments;
   accessTtlSeconds?: number;
   refreshTtlSeconds?: number;
   clock?: () => Date;
@@ -71,6 +74,7 @@ export class McpOauthProvider implements OAuthServerProvider {
   get clientsStore(): OAuthRegisteredClientsStore {
     return {
       getClient: async (clientId) => {
+        if (this.o.documents && isUrlClientId(clientId)) return this.o.documents.get(clientId);
         if (!clientId || clientId.length > 256 || clientId.includes('\u0000')) return undefined;
         const metadata = await this.o.repo.client(clientId);
         return metadata ? ({ ...metadata, client_id: clientId } as OAuthClientInformationFull) : undefined;
@@ -115,7 +119,7 @@ export class McpOauthProvider implements OAuthServerProvider {
   /** What the consent page shows of a request. */
   async describe(id: string) {
     const r = await this.request(id);
-    const client = (await this.o.repo.client(r.client_id)) ?? {};
+    const client: Record<string, unknown> = (await Promise.resolve(this.clientsStore.getClient(r.client_id)).catch(() => undefined)) ?? {};
     return {
       id: r.id,
       client_id: r.client_id,

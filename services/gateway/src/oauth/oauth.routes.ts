@@ -53,6 +53,7 @@ export function authorizationServerMetadata(u: McpOauthUrls): OAuthMetadata {
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...MCP_SCOPES],
+    client_id_metadata_document_supported: true,
     service_documentation: 'https://github.com/agent-governance-gateway/docs/auth.md',
   };
 }

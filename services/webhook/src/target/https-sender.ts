@@ -4,9 +4,7 @@
  * verification and the Host header), redirects are never followed, and the whole attempt is bounded.
  * The request itself is the fleet's pinned client (`@agw/egress` pinnedRequest).
  */
-import { readFileSync, statSync } from 'node:fs';
-import { type SecureContext, createSecureContext, rootCertificates } from 'node:tls';
-import { EgressRequestError, pinnedRequest } from '@agw/egress';
+import { EgressRequestError, caFileContext, pinnedRequest } from '@agw/egress';
 import { type TargetGuard, TargetRefusedError } from './target-guard';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'tls_error' | 'refused' | 'error';
@@ -39,9 +37,12 @@ export interface HttpsSenderOptions {
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export class HttpsSender {
-  private ca?: { mtimeMs: number; context: SecureContext };
+  /** system roots plus the configured extra CA file, rebuilt when the file changes */
+  private readonly secureContext: ReturnType<typeof caFileContext>;
 
-  constructor(private readonly o: HttpsSenderOptions) {}
+  constructor(private readonly o: HttpsSenderOptions) {
+    this.secureContext = caFileContext(o.caFile);
+  }
 
   async send(req: SendRequest): Promise<SendResult> {
     const startedAt = new Date();
@@ -97,25 +98,6 @@ export class HttpsSender {
       if (e.kind === 'network') return done('network_error', null, e.code ?? e.message);
       return done('error', null, e.message);
     }
-  }
-
-  /**
-   * System roots plus the configured extra CA file, as one TLS context built when the file changed
-   * (a missing file means no extra CA yet); undefined means node's defaults.
-   */
-  private secureContext(): SecureContext | undefined {
-    if (!this.o.caFile) return undefined;
-    let mtimeMs: number;
-    try {
-      mtimeMs = statSync(this.o.caFile).mtimeMs;
-    } catch {
-      this.ca = undefined;
-      return undefined;
-    }
-    if (!this.ca || this.ca.mtimeMs !== mtimeMs) {
-      this.ca = { mtimeMs, context: createSecureContext({ ca: [...rootCertificates, readFileSync(this.o.caFile, 'utf8')] }) };
-    }
-    return this.ca.context;
   }
 }
 

@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * OAuth 2.1 for the MCP endpoints (docs/auth.md, "MCP clients: OAuth"), owned by the gateway: clients
- * registered dynamically (RFC 7591; public clients, PKCE), authorization requests waiting for a human's
+ * registered dynamically (RFC 7591; public clients, PKCE; clients identified by a client ID metadata
+ * document are fetched, not stored), authorization requests waiting for a human's
  * consent, authorization codes, grants (a tenant's consent to one client for one agent identity) and the
  * tokens issued under them. Codes and tokens are stored as SHA-256 hashes only, like API keys.
  */
@@ -15,7 +16,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     );
     CREATE TABLE oauth_authorization_requests (
       id text PRIMARY KEY,
-      client_id text NOT NULL REFERENCES oauth_clients (client_id) ON DELETE CASCADE,
+      -- a registered client's id, or the HTTPS URL of a client ID metadata document (not in oauth_clients)
+      client_id text NOT NULL,
       redirect_uri text NOT NULL,
       state text,
       scopes text[] NOT NULL,

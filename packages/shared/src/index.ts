@@ -32,3 +32,4 @@ export * from './db/migrate';
 export * from './db/backup';
 export * from './stores';
 export * from './tracing/hooks';
+export * from './free-port';

@@ -3,7 +3,7 @@
  * remote chain. Network names and explorer links come from viem's chain definitions; a node serving
  * another chain than the configured one is refused.
  */
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, createDb, createLogger, migrateToLatest, freeLoopbackPort } from '@agw/shared';
 import { ANVIL_DEV_KEY } from '../src/config';
 import { AnchorRepository } from '../src/anchoring/anchor.repository';
 import { AnchorContract, explorerAddressUrl, explorerTxUrl, networkOfChainId } from '../src/chain/anchor-contract';
@@ -17,7 +17,7 @@ let node: EmbeddedAnvil;
 beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
-  node = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId: 80002, logger });
+  node = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId: 80002, logger });
   await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
 }, 30_000);
 
@@ -50,7 +50,7 @@ describe('anchoring through an RPC URL', () => {
 
   it('replicas connecting at the same time to a chain without the contract deploy it once and share it', async () => {
     await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
-    const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId: 80002, logger });
+    const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId: 80002, logger });
     try {
       const connect = () => AnchorContract.connect({ rpcUrl: other.rpcUrl, chainId: 80002, privateKey: ANVIL_DEV_KEY, store: new AnchorRepository(db), logger });
       const replicas = await Promise.all([connect(), connect(), connect()]);

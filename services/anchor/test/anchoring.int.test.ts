@@ -4,7 +4,7 @@
  * all, each tenant's proof leads to the root the chain holds, and a restart reuses the contract.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, createMetricsRegistry, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, createMetricsRegistry, migrateToLatest, publishEvent, subjects, freeLoopbackPort } from '@agw/shared';
 import { sql } from 'kysely';
 import { AnchorContract } from '../src/chain/anchor-contract';
 import { type EmbeddedAnvil, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
@@ -47,7 +47,8 @@ beforeAll(async () => {
   repo = new AnchorRepository(db);
   // a chain id of its own, so the contract address stored for it belongs to this test's chain
   const chainId = 31337;
-  anvil = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId, logger });
+  // a port the OS just handed out (a random one could be a running fleet's)
+  anvil = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId, logger });
   await db.deleteFrom('anchor_contracts').where('chain_id', '=', chainId).execute();
   contract = await AnchorContract.connect({ rpcUrl: anvil.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store: repo, logger });
   bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'anchor-test');
@@ -152,7 +153,7 @@ describe('anchoring', () => {
 
   it('keeps the heads pending and answers 502 when the chain does not take the transaction', async () => {
     const chainId = 31337;
-    const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), chainId, logger });
+    const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId, logger });
     const store = { contractAddress: async () => undefined, saveContractAddress: async () => undefined, withDeployLock: <T>(_c: number, fn: () => Promise<T>) => fn() };
     const doomed = await AnchorContract.connect({ rpcUrl: other.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store, logger });
     await other.stop();

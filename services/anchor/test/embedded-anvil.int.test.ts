@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createLogger } from '@agw/shared';
+import { createLogger, freeLoopbackPort } from '@agw/shared';
 import { anvilCommand, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
 
 const logger = createLogger('test', 'silent');
@@ -18,7 +18,7 @@ async function chainId(url: string): Promise<string | undefined> {
 
 describe('embedded anvil', () => {
   it('starts, answers JSON-RPC with the configured chain id, and stops', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freeLoopbackPort();
     const node = await startEmbeddedAnvil({ host: '127.0.0.1', port, chainId: 31337, logger });
     expect(await chainId(node.rpcUrl)).toBe('0x7a69');
     await node.stop();
@@ -26,7 +26,7 @@ describe('embedded anvil', () => {
   });
 
   it('replaces an orphaned anvil of a previous run (pid file), never a foreign process', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freeLoopbackPort();
     const { command, args } = anvilCommand();
     const orphan = spawn(command, [...args, '--port', String(port), '--silent'], { stdio: 'ignore' });
     const url = `http://127.0.0.1:${port}`;

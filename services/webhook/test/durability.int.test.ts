@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { type Bus, type Db, Registry, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Bus, type Db, Registry, createDb, createLogger, migrateToLatest, freeLoopbackPort } from '@agw/shared';
 import { type WebhookService, startWebhookService } from '../src/webhook-service';
 import { DATABASE_URL, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testConfig, testEnv, uniquePrefix, writeCaFile } from './support/harness';
 import { type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
@@ -57,7 +57,7 @@ describe('durability', () => {
     const prefix = uniquePrefix('kill');
     const bus = await publisherBus(prefix);
     const rx = await startReceiver(cert);
-    const opsPort = 20000 + Math.floor(Math.random() * 20000);
+    const opsPort = await freeLoopbackPort();
     const env = testEnv(prefix, caFile, { WEBHOOK_OPS_PORT: String(opsPort) });
     try {
       const t = await createTenant(db, { url: rx.url() });

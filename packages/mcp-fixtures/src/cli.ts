@@ -1,17 +1,37 @@
 #!/usr/bin/env node
-/** agw-mcp-fixtures [--port 4020] [--host 127.0.0.1] [--bearer TOKEN]: run the fixture servers until Ctrl-C. */
+/**
+ * agw-mcp-fixtures [--port 4020] [--host 127.0.0.1] [--bearer TOKEN] (env fallbacks MCP_FIXTURES_PORT,
+ * MCP_FIXTURES_BEARER): runs the fixture servers, prints one line with the URL, exits cleanly on SIGTERM /
+ * SIGINT.
+ */
 import { parseArgs } from 'node:util';
-import { startFixtures } from './fixture-server';
+import { type FixtureOptions, startFixtures } from './fixture-server';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '4020' }, host: { type: 'string', default: '127.0.0.1' }, bearer: { type: 'string' } } });
-startFixtures({ port: Number(values.port), host: values.host, bearer: values.bearer })
-  .then((fx) => {
-    process.stdout.write(`MCP fixtures at ${fx.url} (/mutable/mcp, /secured/mcp, /huge/mcp, /silent/mcp, /endless/mcp, /malformed/mcp, /garbage/mcp, /many/mcp, /poisoned/mcp, /legacy/sse)\n`);
-    const stop = () => void fx.close().then(() => process.exit(0));
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  })
-  .catch((e: Error) => {
-    process.stderr.write(`${e.message}\n`);
+export const DEFAULT_PORT = 4020;
+
+/** The fixture options of a command line (argv without node and the script) and an environment. */
+export function cliOptions(argv: string[], env: NodeJS.ProcessEnv = {}): FixtureOptions {
+  const { values } = parseArgs({ args: argv, options: { port: { type: 'string' }, host: { type: 'string' }, bearer: { type: 'string' } }, strict: true });
+  const raw = values.port ?? env.MCP_FIXTURES_PORT ?? String(DEFAULT_PORT);
+  const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new Error(`invalid port ${raw}`);
+  const bearer = values.bearer ?? env.MCP_FIXTURES_BEARER;
+  return { port, host: values.host ?? '127.0.0.1', ...(bearer ? { bearer } : {}) };
+}
+
+async function main(): Promise<void> {
+  const fx = await startFixtures(cliOptions(process.argv.slice(2), process.env));
+  console.log(
+    `MCP fixtures listening on ${fx.url} (/mutable/mcp, /secured/mcp, /huge/mcp, /silent/mcp, /endless/mcp, /malformed/mcp, /garbage/mcp, /many/mcp, /poisoned/mcp, /legacy/sse; /control/*, /oauth/token)`,
+  );
+  const stop = () => void fx.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    console.error(`MCP fixtures failed to start: ${(e as Error).message}`);
     process.exit(1);
   });
+}

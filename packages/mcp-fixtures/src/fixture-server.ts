@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type FixtureTool, MANY_PAGE, defaultTools, echoTool, endlessTools, hugeTools, manyTools, poisonedTools, silentTools } from './fixture-tools';
 import { TokenIssuer } from './oauth-token';
 
@@ -38,8 +38,12 @@ export interface FixtureOptions {
 }
 
 export interface Fixtures {
+  /** `http://host:port`, no trailing slash */
   url: string;
   state: FixtureState;
+  /** the MCP sessions open now (Streamable HTTP and legacy SSE), of one endpoint or of all */
+  openSessions(endpoint?: EndpointName): number;
+  /** closes every session and the HTTP server, open sockets (hanging calls, SSE streams) included */
   close(): Promise<void>;
 }
 
@@ -47,6 +51,10 @@ interface Session {
   server: Server;
   /** Streamable HTTP sessions: the transport that handles the session's requests */
   transport?: StreamableHTTPServerTransport;
+  /** the session's standalone GET SSE stream is open (server-initiated notifications go there) */
+  standalone?: boolean;
+  /** a tools/list_changed came while no standalone stream was open: sent as soon as one opens */
+  listChangedPending?: boolean;
   close(): Promise<void>;
 }
 
@@ -73,7 +81,9 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
     server.setRequestHandler(ListToolsRequestSchema, async (req) => {
       const all = [...toolsOf(endpoint).values()].map((t) => t.definition);
       if (endpoint !== 'many') return { tools: all };
-      const from = Number(req.params?.cursor ?? 0) || 0;
+      const cursor = req.params?.cursor;
+      const from = cursor === undefined ? 0 : /^\d+$/.test(cursor) ? Number(cursor) : NaN;
+      if (!(from >= 0 && from < all.length)) throw new McpError(ErrorCode.InvalidParams, `invalid cursor ${JSON.stringify(cursor)}`);
       const next = from + MANY_PAGE;
       return { tools: all.slice(from, next), ...(next < all.length ? { nextCursor: String(next) } : {}) };
     });
@@ -97,9 +107,34 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
     return server;
   };
 
-  /** tools/list_changed to every open session of the mutable endpoint */
+  /**
+   * tools/list_changed to every open session of the mutable endpoint, on its standalone GET stream. A session
+   * whose client has not opened that stream yet (the SDK client opens it right after `initialize`, without
+   * waiting) gets it when the stream opens: without that, a change made just after a connect would be lost.
+   */
   const notifyMutable = async () => {
-    await Promise.all([...sessions.get('mutable')!.values()].map((s) => s.server.sendToolListChanged().catch(() => undefined)));
+    await Promise.all(
+      [...sessions.get('mutable')!.values()].map((s) => {
+        if (!s.standalone) s.listChangedPending = true;
+        return s.server.sendToolListChanged().catch(() => undefined); // dropped by the transport if no stream is open
+      }),
+    );
+  };
+
+  /** Follows a session's standalone GET stream: marks it open once the SSE answer started, closed when it ends. */
+  const watchStandalone = (s: Session, res: ServerResponse) => {
+    const started = () => {
+      if (res.destroyed || res.writableEnded) return;
+      if (!res.headersSent) return void setTimeout(started, 5);
+      if (res.statusCode !== 200) return; // 4xx: no stream (a GET's 200 is always the SSE stream)
+      s.standalone = true;
+      res.once('close', () => (s.standalone = false));
+      if (s.listChangedPending) {
+        s.listChangedPending = false;
+        void s.server.sendToolListChanged().catch(() => undefined);
+      }
+    };
+    setImmediate(started);
   };
 
   const authorized = (req: IncomingMessage): boolean => {
@@ -116,6 +151,7 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
     if (sessionId) {
       const s = open.get(sessionId);
       if (!s?.transport) return json(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      if (req.method === 'GET') watchStandalone(s, res);
       return s.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return json(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no session' } });
@@ -184,7 +220,9 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
     json(res, 200, { ok: true, tools: [...state.mutable.keys()] });
   };
 
+  let closing = false;
   const server = http.createServer((req, res) => {
+    if (closing) return json(res.setHeader('connection', 'close'), 503, { error: 'fixtures closing' });
     const url = new URL(req.url ?? '/', 'http://fixture');
     const path = url.pathname;
     const route = async () => {
@@ -226,7 +264,10 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     state,
+    openSessions: (endpoint) => (endpoint ? sessions.get(endpoint)!.size : [...sessions.values()].reduce((n, m) => n + m.size, 0)),
     close: async () => {
+      if (closing) return;
+      closing = true;
       shutdown.abort(new Error('fixtures closed'));
       const all = [...sessions.values()].flatMap((m) => [...m.values()]);
       await Promise.all(all.map((s) => s.close().catch(() => undefined)));

@@ -30,14 +30,25 @@ export class TokenIssuer {
     if (basic) {
       const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
       const i = decoded.indexOf(':');
-      id = decodeURIComponent(decoded.slice(0, i));
-      secret = decodeURIComponent(decoded.slice(i + 1));
+      id = i < 0 ? '' : formDecode(decoded.slice(0, i));
+      secret = i < 0 ? '' : formDecode(decoded.slice(i + 1));
     }
-    const json = (status: number, v: unknown): void => void res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(v));
+    const json = (status: number, v: unknown, headers: Record<string, string> = {}): void =>
+      void res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(v));
     if (form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
-    if (id !== FIXTURE_CLIENT.id || secret !== FIXTURE_CLIENT.secret) return json(401, { error: 'invalid_client' });
+    // RFC 6749 §5.2: a client that authenticated with HTTP Basic is challenged again
+    if (id !== FIXTURE_CLIENT.id || secret !== FIXTURE_CLIENT.secret) return json(401, { error: 'invalid_client' }, basic ? { 'www-authenticate': 'Basic realm="agw-fixture"' } : {});
     const token = randomBytes(24).toString('base64url');
     this.tokens.add(token);
     json(200, { access_token: token, token_type: 'Bearer', expires_in: 3600, scope: form.get('scope') ?? '' });
+  }
+}
+
+/** RFC 6749 §2.3.1: the Basic credentials are form-urlencoded first ('+' is a space); a bad escape stays as it is */
+function formDecode(v: string): string {
+  try {
+    return decodeURIComponent(v.replace(/\+/g, ' '));
+  } catch {
+    return v;
   }
 }

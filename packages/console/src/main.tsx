@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from './lib/api';
 import { navigate, onLinkClick, usePath } from './lib/router';
 import { session } from './lib/session';
+import { resumeSession, signOut } from './lib/session-resume';
 import { toolsSelection } from './lib/upstreams';
 import type { LoginResult, Me } from './lib/wire';
 import { Alert } from './lib/ui';
@@ -63,6 +64,7 @@ function Shell() {
   const isPublic = path.startsWith('/public/') || path.startsWith('/transparency');
   const isAuthPage = path === '/signin' || path === '/signup';
   useEffect(() => {
+    if (s.restoring) return; // the refresh cookie may resume the session: decide once it has answered
     if (!s.token && !isPublic && !isAuthPage) {
       if (path !== '/') returnTo = path + location.search;
       navigate('/signin', true);
@@ -71,18 +73,17 @@ function Shell() {
       navigate(returnTo ?? '/approvals', true);
       returnTo = null;
     }
-  }, [s.token, path]);
-  const signOut = () => {
+  }, [s.token, s.restoring, path]);
+  const onSignOut = () => {
     returnTo = null;
-    s.end('You have signed out.');
-    navigate('/signin', true);
+    void signOut().then(() => navigate('/signin', true));
   };
 
   let page;
   if (path.startsWith('/public/')) page = <PublicDashboard slug={decodeURIComponent(path.slice('/public/'.length))} />;
   else if (path.startsWith('/transparency')) page = <Transparency tenantId={path.split('/')[2]} />;
   else if (path === '/signup') page = <SignUp />;
-  else if (!s.token) page = <SignIn reason={s.reason} />;
+  else if (!s.token) page = s.restoring ? <p aria-live="polite">Resuming your session…</p> : <SignIn reason={s.reason} />;
   else if (path.startsWith('/approvals')) page = <Approvals me={me} />;
   else if (path.startsWith('/audit')) page = <Audit me={me} />;
   else if (path.startsWith('/policy')) page = <Policy />;
@@ -118,7 +119,7 @@ function Shell() {
               </ul>
               <div class="who">
                 <span title={me?.tenant_id}>{me ? `${me.email ?? 'API key'} · ${me.tenant_name ?? ''}` : ''}</span>
-                <button type="button" class="secondary" onClick={signOut}>
+                <button type="button" class="secondary" onClick={onSignOut}>
                   Sign out
                 </button>
               </div>
@@ -135,4 +136,6 @@ function Shell() {
 
 export type { LoginResult };
 takeTokenFromFragment();
+if (session.token) session.restored();
+else void resumeSession();
 render(<Shell />, document.getElementById('app')!);

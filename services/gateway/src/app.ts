@@ -36,6 +36,7 @@ import { toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
+import { consoleSessionRoutes } from './http/routes/console-session.routes';
 import { mcpAuthChallenge, oauthConsentRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
 import { countInFlight } from './http/in-flight';
 
@@ -69,6 +70,8 @@ export function createApp(d: GatewayDeps): Express {
   const authLimit = ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'auth' });
   api.use(['/auth/signup', '/auth/login'], authLimit);
   api.use(publicAuthRoutes(d));
+  api.use(['/auth/refresh', '/auth/logout'], authLimit);
+  api.use(consoleSessionRoutes(d));
   api.use(githubRoutes(d));
   // Origin and Host of the MCP endpoints, before authentication (DNS rebinding: mcp/origin-guard.ts)
   api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: parseOrigins(d.config.mcpAllowedOrigins), local: d.config.profile === 'local' }));

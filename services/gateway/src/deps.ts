@@ -15,6 +15,7 @@ import type { RateLimiter } from './pipeline/rate-limiter';
 import type { Accounts } from './tenants/accounts';
 import type { ApiKeyService } from './tenants/api-keys';
 import type { SessionTokens } from './tenants/session-tokens';
+import type { ConsoleRefresh } from './tenants/console-refresh';
 import type { SettingsService } from './tenants/settings.service';
 import type { TenantRepository } from './tenants/tenant.repository';
 
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   oauthUrls: McpOauthUrls;
   apiKeys: ApiKeyService;
   sessions: SessionTokens;
+  /** the console's refresh cookie sessions (survive a reload) */
+  consoleRefresh: ConsoleRefresh;
   tenants: TenantRepository;
   accounts: Accounts;
   settings: SettingsService;

@@ -23,6 +23,7 @@ import { createGatewayMetrics } from './metrics';
 import { AddressPolicy, caFileContext, createPinnedFetch } from '@agw/egress';
 import { ClientMetadataDocuments } from './oauth/client-metadata-documents';
 import { McpOauthProvider } from './oauth/mcp-oauth-provider';
+import { ConsoleRefresh } from './tenants/console-refresh';
 import { OauthRepository } from './oauth/oauth.repository';
 import { mcpOauthUrls } from './oauth/oauth.routes';
 import { DecisionRecorder } from './pipeline/decision-recorder';
@@ -140,6 +141,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     oauthUrls,
     apiKeys,
     sessions,
+    consoleRefresh: new ConsoleRefresh(db),
     tenants,
     accounts: new Accounts(tenants, sessions, {
       publicBaseUrl: config.publicBaseUrl,

@@ -1,8 +1,9 @@
 /**
  * The session token is held in memory only (a module variable): never in localStorage, sessionStorage or
- * a cookie, so no other script of the origin can read it after a reload and no request carries it
- * unless the console adds it (no CSRF surface). A reload signs the operator out; the token also ends at
- * its `expires_in`, checked by a timer, and on any 401. docs/console.md explains the choice.
+ * a script-readable cookie, so no other script of the origin can read it and no request carries it unless
+ * the console adds it (no CSRF surface). A reload resumes the session from the HttpOnly refresh cookie
+ * (lib/session-resume.ts); the token also ends at its `expires_in`, checked by a timer, and on any 401.
+ * docs/console.md explains the choice.
  */
 type Listener = () => void;
 
@@ -10,6 +11,8 @@ class Session {
   token: string | null = null;
   expiresAt = 0;
   reason: string | null = null;
+  /** true until the start-up attempt to resume from the refresh cookie has answered */
+  restoring = true;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private listeners = new Set<Listener>();
 
@@ -27,6 +30,11 @@ class Session {
     this.expiresAt = 0;
     this.reason = reason;
     clearTimeout(this.timer);
+    this.emit();
+  }
+
+  restored(): void {
+    this.restoring = false;
     this.emit();
   }
 

@@ -79,6 +79,9 @@ describe('OpenAPI document', () => {
         'GET /transparency',
         'GET /transparency/{tenant_id}',
         'POST /auth/login',
+        // the console's refresh cookie is their credential (docs/console.md)
+        'POST /auth/logout',
+        'POST /auth/refresh',
         'POST /auth/signup',
       ].sort(),
     );

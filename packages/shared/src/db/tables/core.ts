@@ -144,7 +144,21 @@ export interface OauthTokensTable {
   revoked_at: Timestamp | null;
 }
 
+/** A console refresh token (migration 0019): rotated on every use, a reused one revokes its family. */
+export interface ConsoleRefreshTokensTable {
+  /** SHA-256 hex of the token */
+  token_hash: string;
+  family_id: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
 export interface CoreTables {
+  console_refresh_tokens: ConsoleRefreshTokensTable;
   oauth_clients: OauthClientsTable;
   oauth_authorization_requests: OauthAuthorizationRequestsTable;
   oauth_grants: OauthGrantsTable;

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { NotFoundError } from '@agw/shared';
 import type { GatewayDeps } from '../../deps';
+import { startConsoleSession } from './console-session.routes';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { authOf } from '../request-context';
@@ -51,7 +52,10 @@ export function publicAuthRoutes(d: GatewayDeps): Router {
     reply(res, signupResponse, await d.accounts.signup(parseWith(signupBody, req.body, 'body')), 201);
   });
   r.post('/auth/login', async (req, res) => {
-    reply(res, sessionTokenSchema, await d.accounts.login(parseWith(loginBody, req.body, 'body')));
+    const session = await d.accounts.login(parseWith(loginBody, req.body, 'body'));
+    // the console keeps the access token in memory; the refresh cookie lets it survive a reload
+    await startConsoleSession(d, res, session.access_token);
+    reply(res, sessionTokenSchema, session);
   });
   r.get('/auth/verify-email', async (req, res) => {
     const { token } = parseWith(verifyQuery, { token: req.query.token }, 'query');
@@ -66,6 +70,8 @@ export function authRoutes(d: GatewayDeps): Router {
   r.post('/api-keys/rotate', async (req, res) => {
     const { tenantId } = authOf(req);
     const key = await d.apiKeys.rotate(tenantId);
+    // a rotated key ends every console session of the tenant too (docs/auth.md)
+    await d.consoleRefresh.revokeTenant(tenantId);
     reply(res, rotateResponse, { api_key: key.key, key_prefix: key.keyPrefix, message: 'The previous key is invalid from now on, on every gateway replica.' });
   });
   r.post('/auth/session', async (req, res) => {

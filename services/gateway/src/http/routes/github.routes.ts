@@ -13,6 +13,7 @@ import { Strategy as GitHubStrategy, type Profile } from 'passport-github2';
 import { AppError, AuthenticationError, NotFoundError } from '@agw/shared';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
+import { startConsoleSession } from './console-session.routes';
 import { addPaths } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { sessionTokenSchema } from './auth.routes';
@@ -85,7 +86,8 @@ export function githubRoutes(d: GatewayDeps): Router {
       if (!user) return next(new AuthenticationError(info?.message ?? 'GitHub login was refused'));
       if (!c.oauthRedirectUrl) return reply(res, githubLoginSchema, user);
       const fragment = new URLSearchParams({ access_token: user.access_token, token_type: user.token_type, expires_in: String(user.expires_in) });
-      res.redirect(302, `${c.oauthRedirectUrl}#${fragment.toString()}`);
+      // the console's refresh cookie comes with the redirect (the session survives a reload)
+      startConsoleSession(d, res, user.access_token).then(() => res.redirect(302, `${c.oauthRedirectUrl}#${fragment.toString()}`), next);
     })(req, res, next);
   });
   return r;

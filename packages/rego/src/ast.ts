@@ -1,3 +1,10 @@
+/**
+ * The syntax tree shared by the parser, the compiler and the evaluator (there is no separate IR): `Term`
+ * (scalars, vars, refs, collections, comprehensions, calls, string templates, terms with `with`), `Expr`
+ * (one body literal, possibly negated and with `with` modifiers), `RuleAST`, `ImportAST`, `ModuleAST`, and
+ * `Loc` (file, row, col) on every node. The optional fields (`slot`, `root`, `dataPath`, `name`, `target`)
+ * are filled in by the compiler.
+ */
 import type { Value } from './value.js';
 
 export interface Loc { file: string; row: number; col: number }

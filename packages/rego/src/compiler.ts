@@ -1,3 +1,12 @@
+/**
+ * Compiles parsed modules for the evaluator: `Compiler` indexes rules into a tree of `Node`s by data path
+ * (package + static head prefix), resolves imports, package rules and builtins, gives every variable a
+ * frame slot, reorders each body so that variables are bound before use, marks the rules whose value
+ * depends only on data (cacheable per data document) and normalises term shapes (shape.ts). It checks
+ * what OPA checks at compile time: unsafe vars, unknown functions and arity, conflicting or duplicate
+ * default rules, recursion, `with` targets. Issues are collected in `errors` (`CompileIssue`), not thrown;
+ * `compileQuery` compiles a query body the same way.
+ */
 import type { Expr, ImportAST, Loc, ModuleAST, RuleAST, Term } from './ast.js';
 import { RegoError } from './errors.js';
 import { BUILTINS } from './builtins/index.js';

@@ -1,4 +1,11 @@
-/* Adapter for OPA's conformance runner (run-conformance.mjs): evalQuery({modules, query, data, input, inputTerm, strictBuiltinErrors}) */
+/**
+ * Adapter for OPA's conformance runner (run-conformance.mjs; README "Conformance"): `evalQuery` /
+ * `evalQuerySync` compile a case's modules (named `test-<i>.rego`) and run its query with its data and
+ * input, returning OPA's result set; `inputTerm` is an input given as Rego text (it may hold sets), read
+ * with `parseValue`. Errors propagate as `RegoError` / `RegoCompileError` for the runner to compare with
+ * the expected error. The default export is `{ evalQuery }`. Used by the conformance scripts and
+ * test/conformance.test.ts only, not exported from the package index.
+ */
 import { compile, parseValue, RegoError } from './index.js';
 import type { Value } from './value.js';
 

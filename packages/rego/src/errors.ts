@@ -1,3 +1,10 @@
+/**
+ * The errors of the package. `RegoError` carries an OPA error `code` (`rego_parse_error`,
+ * `eval_conflict_error`, `eval_type_error`, `eval_builtin_error`, ...), an optional `location` (file, row,
+ * col) and, when a strict builtin error is raised after a query, the `results` produced so far.
+ * `RegoCompileError` gathers every parse and compile issue of one `compile` call (or of a query text) in
+ * `errors`; its message lists them as `file:row:col: code: message`.
+ */
 export interface RegoLocation { file: string; row: number; col: number }
 
 export class RegoError extends Error {

@@ -1,3 +1,13 @@
+/**
+ * Evaluates compiled rules and queries with OPA's semantics. `Evaluator` runs bodies by backtracking with
+ * continuations (a callback per solution; returning true stops the enumeration), with a fast path that
+ * evaluates single-valued terms through closures compiled once per term. It unifies, walks refs through
+ * input, data and the rule tree, computes rule values (complete, partial set and object, ref heads,
+ * defaults, `else`) with per-evaluation and shared caches, and calls builtins and user functions.
+ * Undefined means no solution, never an exception; conflicts throw `eval_conflict_error`; builtin errors
+ * make the call undefined and in strict mode are collected in `ctx.errs` for the caller to raise.
+ * `with` is applied by with-modifier.ts; the evaluation state is eval-context.ts.
+ */
 import type { Expr, Loc, Term } from './ast.js';
 import type { BuiltinDef } from './builtins/types.js';
 import { BuiltinError } from './builtins/types.js';

@@ -1,3 +1,12 @@
+/**
+ * Public API of @agw/rego: `compile(modules)` parses and compiles Rego v1 modules once into a
+ * `PreparedPolicy` (`evaluate` a document path to plain JSON, `query` like `opa eval`, `inputPaths` /
+ * `readsInput` for the input paths the rules can read); `parseValue` reads a Rego term given as text.
+ * Parse and compile errors surface as one `RegoCompileError` listing them all (also for a bad query text
+ * and for a policy nested too deeply for the stack); evaluation errors are `RegoError`s: conflicts at
+ * once, builtin errors only with `strictBuiltinErrors` (the first, after the evaluation). The converted
+ * `data` document is cached per object: callers pass one object per data version and never mutate it.
+ */
 import type { Expr, ModuleAST, Term } from './ast.js';
 import { Compiler, type CompiledQuery } from './compiler.js';
 import { RegoCompileError, RegoError, type RegoLocation } from './errors.js';

@@ -1,3 +1,11 @@
+/**
+ * Tokenizer of Rego source: `lex(src, file)` returns identifiers (keywords included; the parser tells
+ * them apart), strings (`"..."` with JSON escapes, raw `` `...` ``), numbers (integers beyond 2^53 as
+ * `bigint`, leading zeros refused), string templates (`$"...{expr}..."`, each expression kept as text
+ * with its position for the parser) and punctuation, each token with its position and whether a newline
+ * or whitespace precedes it, then an `eof` token. `#` comments are skipped. A lexical error throws a
+ * `RegoError` `rego_parse_error` with its location.
+ */
 import type { Loc } from './ast.js';
 import { RegoError } from './errors.js';
 import { normBig } from './value.js';

@@ -1,3 +1,11 @@
+/**
+ * Recursive-descent parser of Rego v1: `parseModule` (package, imports, rules), `parseQuery` (a query
+ * body) and `parseTerm` build the tree of ast.ts, with operators already turned into builtin calls
+ * (`a + b` is `plus`, `x in c` is `internal.member_2`). Rego v0 syntax is refused (a rule body needs
+ * `if`). Newlines separate body literals except inside brackets. Term nesting and operator chains are
+ * capped (`MAX_TERM_NESTING`, `MAX_OPERATOR_CHAIN`) so a hostile policy cannot exhaust the stack.
+ * The first syntax error throws a `RegoError` `rego_parse_error` with its location.
+ */
 import type { Expr, ImportAST, Loc, ModuleAST, RuleAST, Term, With } from './ast.js';
 import { RegoError } from './errors.js';
 import { lex, type Token } from './lexer.js';

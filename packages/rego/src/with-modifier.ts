@@ -6,11 +6,19 @@
 import type { Expr, Term } from './ast.js';
 import { BUILTINS } from './builtins/index.js';
 import type { Node } from './compiler.js';
-import type { EvalCtx, Frame, MockT } from './eval-context.js';
-import type { Evaluator } from './evaluator.js';
+import type { EvalCtx, Frame, KV, MockT } from './eval-context.js';
 import { RObject, type Value } from './value.js';
 
-export function applyWith(ev: Evaluator, e: Expr, f: Frame, ctx: EvalCtx): EvalCtx | undefined {
+/**
+ * What `with` needs of the evaluator: evaluating a term (the replacement values). `Evaluator` implements
+ * it; declared here rather than imported so that this module does not depend on evaluator.ts, which
+ * imports it.
+ */
+export interface TermEvaluator {
+  evalTerm(t: Term, f: Frame, ctx: EvalCtx, k: KV): boolean;
+}
+
+export function applyWith(ev: TermEvaluator, e: Expr, f: Frame, ctx: EvalCtx): EvalCtx | undefined {
   const c2 = ctx.derive();
   for (const w of e.withs!) {
     let val: Value | undefined;
@@ -45,7 +53,7 @@ export function applyWith(ev: Evaluator, e: Expr, f: Frame, ctx: EvalCtx): EvalC
   return c2;
 }
 
-function mockFor(ev: Evaluator, t: Term, f: Frame, ctx: EvalCtx): MockT {
+function mockFor(ev: TermEvaluator, t: Term, f: Frame, ctx: EvalCtx): MockT {
   if (t.t === 'var' && t.slot === undefined) {
     const bi = BUILTINS.get(t.name); if (bi) return { kind: 'builtin', def: bi };
   }

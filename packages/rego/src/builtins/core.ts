@@ -1,3 +1,11 @@
+/**
+ * Core builtins: comparison and membership (`equal`, `lt`, ..., `internal.member_2/3` behind `in`),
+ * arithmetic with exact integers (`add`, `sub`, `mul` are exported; integers past 2^53 become `bigint`),
+ * `numbers.range(_step)`, set operators (`|`, `&`, `-`), aggregates, arrays, type tests and casts,
+ * `to_number` and `bits.*`. Also the stand-ins: `print` and `trace` succeed and do nothing, `opa.runtime`
+ * is an empty object, and `http.send` / `io.jwt.decode_verify` always fail as builtin errors so that
+ * tests can replace them with `with`.
+ */
 import { RObject, RSet, compare, compareNum, equal, isInt, keyOf, normBig, numText, typeName, type Value } from '../value.js';
 import { BuiltinError, arr, builtinErr, elems, int, num, obj, oneOf, set, str, typeErr, type Reg } from './types.js';
 

@@ -1,3 +1,10 @@
+/**
+ * Hashing, identity and miscellaneous builtins: `crypto.md5/sha1/sha256/sha512` and `crypto.hmac.*` (hex
+ * digests of the UTF-8 text; `crypto.hmac.equal` compares in constant time), `uuid.rfc4122` (a random UUID,
+ * the same for the same key within one evaluation), `semver.is_valid` / `semver.compare` (SemVer 2.0.0, no
+ * `v` prefix), `io.jwt.decode` (header, payload and hex signature, without verification) and
+ * `graph.reachable`. `io.jwt.verify_*` and `crypto.x509.*` are deliberately not provided.
+ */
 import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { RObject, RSet, typeName, type Value } from '../value.js';
 import { BuiltinError, builtinErr, elems, obj, str, type Reg } from './types.js';

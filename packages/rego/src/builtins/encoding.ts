@@ -1,3 +1,10 @@
+/**
+ * Encoding builtins: `json.marshal` / `json.marshal_with_options` (sorted keys; pretty printing with a
+ * prefix and an indent), `json.unmarshal` / `json.is_valid` through `parseJSON` (exported; integers beyond
+ * 2^53 stay exact as `bigint`), `base64.*`, `base64url.*`, `hex.*` and `urlquery.*`, with Go's escaping
+ * and error messages. Invalid input to a decoder is an `eval_builtin_error`; the `*.is_valid` builtins
+ * return false instead.
+ */
 import { RObject, RSet, normBig, toJSONText, typeName, type Value } from '../value.js';
 import { BuiltinError, builtinErr, obj, str, typeErr, type Reg } from './types.js';
 

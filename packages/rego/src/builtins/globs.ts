@@ -1,4 +1,9 @@
-/* regex.globs_match: do two simple patterns (literals, '.', [sets], '*', '+', '?', escapes) match a common string? */
+/**
+ * `regex.globs_match`: whether two simple patterns can match a common string. Patterns are made of
+ * literals, `.`, character sets (`[a-z]`, `[^...]`), escapes and the quantifiers `*`, `+`, `?`; any other
+ * character (groups, alternation, anchors) is taken literally. `globsMatch` (exported) searches the pairs
+ * of positions in both token lists; a malformed pattern is an `eval_builtin_error`.
+ */
 import { builtinErr, str, type Reg } from './types.js';
 
 interface CharSet { any: boolean; neg: boolean; ranges: [number, number][] }

@@ -1,3 +1,10 @@
+/**
+ * The builtin registry: `BUILTINS` maps the dotted name of every supported builtin (`count`,
+ * `time.now_ns`, `internal.member_2`, ...) to its `BuiltinDef`, filled once at load time by the `register`
+ * function of each builtin module. The compiler resolves calls and `with` targets against it: a name
+ * missing here is a compile error (`rego_type_error: undefined function`), which is how unsupported
+ * builtins are refused.
+ */
 import type { BuiltinDef } from './types.js';
 import { register as core } from './core.js';
 import { register as strings } from './strings.js';

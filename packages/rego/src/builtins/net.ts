@@ -1,3 +1,10 @@
+/**
+ * CIDR builtins: `net.cidr_contains`, `net.cidr_intersects`, `net.cidr_is_valid`, `net.cidr_expand` (at
+ * most 65,536 addresses), `net.cidr_contains_matches` and `net.cidr_merge`, over IPv4 and IPv6 with
+ * addresses held as `bigint`. Parsing follows Go's net package (IPv4 octets with leading zeros refused,
+ * embedded IPv4 tails such as `::ffff:1.2.3.4` accepted); IPv4 and IPv6 networks never contain each other.
+ * A malformed address is an `eval_builtin_error`. DNS lookups (`net.lookup_ip_addr`) are not provided.
+ */
 import { RObject, RSet, typeName, type Value } from '../value.js';
 import { BuiltinError, builtinErr, elems, str, type Reg } from './types.js';
 

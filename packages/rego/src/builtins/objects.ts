@@ -1,3 +1,10 @@
+/**
+ * Object and document builtins: `object.get` (a key or a path, with a default), `object.keys`,
+ * `object.remove`, `object.filter`, `object.union` (recursive merge, the right side wins) and
+ * `object.union_n`, `object.subset`, `json.filter` / `json.remove` (slash-separated or array paths),
+ * `json.patch` (RFC 6902 operations; one that cannot apply makes the call undefined) and `walk` (every
+ * [path, value] pair, a multi-valued builtin). Arguments are never modified: changed documents are copies.
+ */
 import { RObject, RSet, equal, fromJS, typeName, type Value } from '../value.js';
 import { BuiltinError, arr, builtinErr, elems, obj, typeErr, type Reg } from './types.js';
 

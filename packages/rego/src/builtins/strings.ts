@@ -1,3 +1,10 @@
+/**
+ * String builtins: `concat`, `contains`, `sprintf` (Go's fmt verbs, exported as `sprintf`), `format_int`,
+ * `indexof(_n)`, `substring`, `split`, `replace`, `trim*`, `strings.*` and `units.parse(_bytes)`; the
+ * `regex.*` family on JavaScript `RegExp`, with Go RE2 syntax translated by `goRe` (named groups, `\A`,
+ * `\z`, a leading `(?i)`, POSIX classes) and compiled patterns cached; `glob.match` and `glob.quote_meta`.
+ * Indexes and lengths count code points, as in OPA. An invalid pattern is an `eval_builtin_error`.
+ */
 import { RObject, RSet, isInt, normBig, numText, toRegoString, typeName, type Value } from '../value.js';
 import { BuiltinError, arr, builtinErr, elems, int, num, obj, str, typeErr, type Reg } from './types.js';
 

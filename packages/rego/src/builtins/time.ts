@@ -1,3 +1,11 @@
+/**
+ * Time builtins over nanoseconds since the epoch (int64 range, `bigint` beyond 2^53): `time.now_ns` (the
+ * evaluation's clock: `nowNs` or the clock read once per evaluation), `time.parse_ns` / `time.format` with
+ * Go reference layouts and named layouts (`RFC3339`, `Kitchen`, ...), `time.parse_rfc3339_ns` (exported as
+ * `parseRFC3339`), `time.parse_duration_ns`, `time.date`, `time.clock`, `time.weekday`, `time.add_date`
+ * and `time.diff`. Time zones are IANA names resolved through `Intl` (`""`, `UTC` and `Local` are UTC).
+ * Unparsable or out-of-range input is an `eval_builtin_error` with Go's message.
+ */
 import { RObject, normBig, typeName, type Value } from '../value.js';
 import { BuiltinError, arr, builtinErr, int, str, type Reg } from './types.js';
 

@@ -1,3 +1,12 @@
+/**
+ * The contract between the evaluator and the builtins: `BuiltinDef` (name, arity with -1 for any,
+ * `fn(args, ctx)`, and `multi` for a builtin whose array result is enumerated as several values),
+ * `BuiltinCtx` (clock, strict mode, a cache per evaluation), `Reg`, through which each builtin module
+ * registers, and operand helpers (`str`, `num`, `int`, `arr`, `set`, `obj`, ...) that throw OPA's operand
+ * type errors. A builtin fails by throwing a `BuiltinError` (`typeErr`: `eval_type_error`, `builtinErr`:
+ * `eval_builtin_error`): the call becomes undefined, the error is kept only in strict mode, and one marked
+ * `always` is raised at once. Returning `undefined` makes the call undefined without an error.
+ */
 import { RObject, RSet, typeName, type Value } from '../value.js';
 
 export interface BuiltinCtx { nowNs: bigint; strict: boolean; builtinCache: Map<string, unknown> }

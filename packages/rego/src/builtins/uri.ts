@@ -1,3 +1,11 @@
+/**
+ * `uri.parse` and `uri.is_valid`: a port of the parts of Go's `net/url.Parse` that OPA relies on (scheme,
+ * userinfo, host and port, path and its raw form, query, fragment; Go's percent-decoding and escaping
+ * rules). `parseURL` (exported) returns an object of the non-empty components (`scheme`, `hostname`,
+ * `port`, `path`, `raw_path`, `raw_query`, `fragment`; userinfo is checked but not returned); `uri.parse`
+ * fails with an `eval_builtin_error` carrying Go's message, `uri.is_valid` is true only for a URL that
+ * parses and has a scheme.
+ */
 import { RObject, type Value } from '../value.js';
 import { builtinErr, str, type Reg } from './types.js';
 

@@ -1,5 +1,9 @@
-/* A small YAML subset (block mappings and sequences, flow collections, plain and quoted scalars, comments)
- * for yaml.unmarshal / yaml.is_valid, and a block-style emitter for yaml.marshal. */
+/**
+ * YAML builtins on a small YAML subset: `yaml.unmarshal` / `yaml.is_valid` read block mappings and
+ * sequences, flow collections, plain and quoted scalars and comments (`parseYAML`); `yaml.marshal` emits
+ * block style with sorted keys (`toYAML`). Anchors, aliases, tags, block scalars (`|`, `>`) and multiple
+ * documents are not supported. A parse error is an `eval_builtin_error` (`yaml: ...`).
+ */
 import { RObject, RSet, numText, normBig, type Value } from '../value.js';
 import { builtinErr, str, type Reg } from './types.js';
 

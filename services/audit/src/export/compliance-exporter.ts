@@ -12,27 +12,10 @@ import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { Checkpoints } from '../checkpoints/checkpoints';
 import type { TreeHead } from '../merkle/merkle.repository';
 import { renderCompliancePdf } from './compliance-pdf.renderer';
-import type { ExportRepository, RangeStats } from './export.repository';
+import type { ExportRepository } from './export.repository';
+import type { AnchorReference, ExportPackage } from './compliance-package';
 
-export interface AnchorReference {
-  tree_index: number;
-  tree_size: number;
-  tenant_root: string;
-  aggregate_root: string;
-  leaf_index: number;
-  leaf_count: number;
-  aggregate_proof: string[];
-  tx_hash: string;
-  block_number: number;
-  anchored_at: string;
-  network: string;
-  chain_id: number;
-  contract_address: string;
-  /** null on chains without an explorer (the local chain) */
-  explorer_tx_url: string | null;
-  /** SHA-256 of the signed checkpoint note the anchored leaf covers (docs/evidence.md); null: a leaf without it */
-  checkpoint_sha256: string | null;
-}
+export type { AnchorReference, ExportPackage } from './compliance-package';
 
 export interface AnchorReferenceSource {
   listAnchors(tenantId: string): Promise<AnchorReference[]>;
@@ -40,36 +23,6 @@ export interface AnchorReferenceSource {
 
 export interface PolicySnapshotSource {
   snapshot(tenantId: string): Promise<Record<string, unknown>>;
-}
-
-export interface ExportPackage {
-  package: { format_version: string; standard: string; generated_at: string; tenant_id: string; range: { from: string; to: string } };
-  summary: RangeStats & { records_exported: number; truncated: boolean };
-  audit_records: Array<Record<string, unknown>>;
-  chain_verification: Record<string, unknown>;
-  merkle: {
-    algorithm: string;
-    leaf: string;
-    tree_heads_total: number;
-    latest_tree: Record<string, unknown> | null;
-    trees_in_range: Array<Record<string, unknown>>;
-  };
-  anchors: { status: string; references: AnchorReference[]; error?: string };
-  sample_inclusion_proofs: Array<Record<string, unknown>>;
-  policy_snapshot: Record<string, unknown>;
-  /** What an offline verifier needs beyond the sections above (docs/evidence.md); added in format 1.1. */
-  evidence: {
-    status: string;
-    error?: string;
-    /** C2SP tlog-checkpoint signed notes of every tree head, oldest first */
-    checkpoints: Array<{ tree_index: number; tree_size: number; merkle_root: string; checkpoint_sha256: string; note: string }>;
-    verifier_key: string | null;
-    origin: string | null;
-    /** RFC 9162 consistency proofs between successive tree heads (the `merkle.tree_heads` list) */
-    tree_heads: Array<{ tree_index: number; tree_size: number; merkle_root: string }>;
-    consistency_proofs: Array<{ from_size: number; to_size: number; proof: string[] }>;
-    chain: { chain_id: number | null; contract_address: string | null; network: string | null };
-  };
 }
 
 export interface ExportResult {

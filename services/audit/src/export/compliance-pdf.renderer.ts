@@ -3,7 +3,7 @@
  * summary statistics, then tables of tree heads, anchors, sample inclusion proofs and audit records.
  */
 import PDFDocument from 'pdfkit';
-import type { ExportPackage } from './compliance-exporter';
+import type { ExportPackage } from './compliance-package';
 
 type Doc = PDFKit.PDFDocument;
 

@@ -4,10 +4,19 @@
  * HSM keys, and crypto-shredding (destroying a key erases the subject's data everywhere it was sealed).
  */
 import { ConflictError, InputError, NotFoundError } from '@agw/shared';
-import { detectInString } from '@agw/pii';
+import { type Identifier, detectInString } from '@agw/pii';
 import { KeyDestroyedError, type Keyring, subjectKeyId } from '../keys/keyring';
-import { type SubjectRef, SUBJECT_ID_PATTERN, isExplicitSubjectId } from './pii-protector';
 import type { SubjectRepository, SubjectRow } from './subject.repository';
+
+export const SUBJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** Whom a piece of personal data belongs to: an explicit subject id, or the identifier its id is derived from. */
+export type SubjectRef = { source: 'explicit'; id: string } | { source: 'derived'; identifier: Identifier | { kind: 'value'; normalized: string } };
+
+/** A valid explicit subject id: a pseudonym, not itself an identifier such as an e-mail address. */
+export function isExplicitSubjectId(v: unknown): v is string {
+  return typeof v === 'string' && SUBJECT_ID_PATTERN.test(v) && detectInString(v).identifiers.length === 0;
+}
 
 export class DataSubjects {
   constructor(

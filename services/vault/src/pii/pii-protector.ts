@@ -19,14 +19,13 @@
 import { ConflictError, InputError, NotFoundError } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import { KeyDestroyedError, type Keyring, subjectKeyId } from '../keys/keyring';
-import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInString, detectInValue } from '@agw/pii';
+import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInValue } from '@agw/pii';
 import { ERASED_PLACEHOLDER, type PiiEnvelope, asEnvelope, erasedEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
-import type { DataSubjects } from './data-subjects';
+import { type DataSubjects, type SubjectRef, isExplicitSubjectId } from './data-subjects';
+
+export { SUBJECT_ID_PATTERN, type SubjectRef, isExplicitSubjectId } from './data-subjects';
 
 export const SUBJECT_FIELDS = ['subject_id', 'data_subject_id'];
-export const SUBJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
-export type SubjectRef = { source: 'explicit'; id: string } | { source: 'derived'; identifier: Identifier | { kind: 'value'; normalized: string } };
 
 interface Site {
   container: Record<string, unknown> | unknown[];
@@ -45,11 +44,6 @@ export interface ProtectResult {
 
 const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
 const refKey = (r: SubjectRef) => (r.source === 'explicit' ? `explicit:${r.id}` : `${r.identifier.kind}:${r.identifier.normalized}`);
-
-/** A valid explicit subject id: a pseudonym, not itself an identifier such as an e-mail address. */
-export function isExplicitSubjectId(v: unknown): v is string {
-  return typeof v === 'string' && SUBJECT_ID_PATTERN.test(v) && detectInString(v).identifiers.length === 0;
-}
 
 export class PiiProtector {
   constructor(

@@ -509,11 +509,19 @@ describe('R5: the isolation matrix, generated from the OpenAPI document', () => 
 
     const findings: Record<string, string[]> = { leaks: [], not_404: [], not_401: [], errors_5xx: [], own_refused: [] };
     let requests = 0;
+    // the console's session routes take the refresh cookie of a sign-in as their credential (not a key):
+    // "own" sends a fresh one of A's, the other identities none
+    const COOKIE_ROUTES = new Set(['/auth/refresh', '/auth/logout']);
+    const refreshCookieOfA = async () => {
+      const res = await fetch(`${BASE_URL}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: a.email, password: a.password }) });
+      return /agw_refresh=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    };
     const send = async (op: (typeof ops)[number], who: Who) => {
       const url = op.path.replace(/\{(\w+)\}/g, (_m, p: string) => encodeURIComponent(objects[p]));
       const mcp = op.path.startsWith('/mcp/server') && op.method === 'POST';
       const body = mcp ? { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } : ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined;
-      const r = await api(op.method, url, { ...as[who], body, headers: mcp ? { accept: 'application/json, text/event-stream' } : {} });
+      const cookie: Record<string, string> = who === 'own' && COOKIE_ROUTES.has(op.path) ? { cookie: `agw_refresh=${await refreshCookieOfA()}` } : {};
+      const r = await api(op.method, url, { ...as[who], body, headers: { ...(mcp ? { accept: 'application/json, text/event-stream' } : ({} as Record<string, string>)), ...cookie } });
       requests++;
       for (const m of r.text.matchAll(/"api_key"\s*:\s*"([^"]+)"/g)) needles.push({ what: 'API key', value: m[1] });
       const id = `${op.method} ${op.path} as ${who}: ${r.status}`;

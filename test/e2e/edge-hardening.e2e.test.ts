@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { type ApiResponse, api as rawApi, newTenant, type Tenant, recordRaw, toolCall } from './support/api';
+import { type ApiResponse, api as rawApi, eventually, newTenant, type Tenant, recordRaw, toolCall } from './support/api';
 import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 
 /** Every answer of this file, to check at the end that none was a 5xx. */
@@ -190,10 +190,9 @@ describe('input rules at the edge', () => {
     expect(signup.status).toBe(201);
     // the local profile's "mailbox": the gateway logs the link (docs/auth.md)
     const log = path.resolve(__dirname, '../../.run', `logs-${E2E_OFFSET}`, 'gateway.log');
-    const line = readFileSync(log, 'utf8')
-      .split('\n')
-      .find((l) => l.includes(signup.body.user_id) && l.includes('verify_url'));
-    const link = new URL(JSON.parse(line!).verify_url);
+    // the log line is written asynchronously (the fleet pipes each service's output to its file): wait for it
+    const line = await eventually(async () => readFileSync(log, 'utf8').split('\n').find((l) => l.includes(signup.body.user_id) && l.includes('verify_url')), 10_000);
+    const link = new URL(JSON.parse(line).verify_url);
     // the e2e fleet runs the local profile: log-in works before verification (refused with 403 in production)
     expect((await api('POST', '/auth/login', { body: { email, password: 'correct-horse-battery-staple' } })).status).toBe(200);
     const once = await api('GET', `/auth/verify-email${link.search}`);

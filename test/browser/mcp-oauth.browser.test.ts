@@ -11,12 +11,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startFixtures } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Browser, chromium } from 'playwright-core';
 import { api, newTenant } from '../e2e/support/api';
 import { E2E_BASE_URL } from '../e2e/support/e2e-env';
+import { MemoryAuthProvider } from '../e2e/support/memory-oauth-client';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.CONSOLE_SHOTS_DIR ?? path.resolve(__dirname, '../../docs/console');
@@ -25,40 +25,6 @@ let browser: Browser;
 let callback: http.Server;
 let redirectUri: string;
 const codes: URLSearchParams[] = [];
-
-class MemoryAuthProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl() {
-    return redirectUri;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Claude Desktop (browser test)', redirect_uris: [redirectUri], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(c: OAuthClientInformationMixed) {
-    this.client = c;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(t: OAuthTokens) {
-    this.saved = t;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -83,7 +49,7 @@ it('an MCP client signs in through the console: discovery, registration, consent
   const fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });
   try {
     expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'fx', url: `${fixtures.url}/mutable/mcp` } })).body.status).toBe('connected');
-    const auth = new MemoryAuthProvider();
+    const auth = new MemoryAuthProvider(() => redirectUri, 'Claude Desktop (browser test)');
     const mcpUrl = new URL(`${E2E_BASE_URL}/mcp/server`);
     await expect(new Client({ name: 'browser-oauth', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
     expect(auth.authorizationUrl).toBeDefined();

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { startFixtures } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { freeLoopbackPort } from '@agw/shared';
 import { type Tenant, api, eventually, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 import { script } from './support/stand-in';
@@ -36,15 +37,6 @@ let fixtures: Awaited<ReturnType<typeof startFixtures>>;
 let everythingUrl: string;
 let everythingSseUrl: string;
 let memoryUrl: string;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Start a real upstream program and wait until its port answers. */
 async function startUpstream(args: string[], env: Record<string, string>, port: number): Promise<void> {
@@ -109,7 +101,7 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000
 }
 
 beforeAll(async () => {
-  const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+  const [p1, p2, p3] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
   await startUpstream([everythingEntry, 'streamableHttp'], { PORT: String(p1) }, p1);
   everythingUrl = `http://127.0.0.1:${p1}/mcp`;
   await startUpstream([everythingEntry, 'sse'], { PORT: String(p2) }, p2);
@@ -507,7 +499,7 @@ describe('hostile upstreams never take the gateway down', () => {
   });
 
   test('an unreachable upstream is registered in error, and the gateway stays healthy through all of it', async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const down = await register(t, { name: 'down', url: `http://127.0.0.1:${port}/mcp` });
     expect(down.status).toBe(201);
     expect(down.body.status).toBe('error');

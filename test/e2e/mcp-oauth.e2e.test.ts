@@ -9,14 +9,14 @@
  */
 import { startFixtures } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createHash, randomBytes } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type Tenant, api, humanSession, newTenant } from './support/api';
+import { MemoryAuthProvider } from './support/memory-oauth-client';
 import { E2E_BASE_URL } from './support/e2e-env';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
@@ -25,42 +25,6 @@ jest.setTimeout(60_000);
 const ORIGIN = new URL(E2E_BASE_URL).origin;
 const MCP_URL = `${E2E_BASE_URL}/mcp/server`;
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never fetched: the test reads the code from the redirect
-
-/** The SDK's client-side OAuth state, kept in memory as a desktop client keeps it on disk. */
-class MemoryAuthProvider implements OAuthClientProvider {
-  clientMetadataUrl?: string;
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'E2E MCP client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(c: OAuthClientInformationMixed) {
-    this.client = c;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(t: OAuthTokens) {
-    this.saved = t;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
 const mcpPost = (token: string, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) =>
@@ -83,7 +47,7 @@ async function consent(t: Tenant, authorizationUrl: URL, decision: Record<string
 
 let t: Tenant;
 let fixtures: Awaited<ReturnType<typeof startFixtures>>;
-const auth = new MemoryAuthProvider();
+const auth = new MemoryAuthProvider(() => REDIRECT, 'E2E MCP client');
 
 beforeAll(async () => {
   t = await newTenant('MCP OAuth');
@@ -198,7 +162,7 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
     docs.set('/clients/desktop.json', { client_id: url, client_name: 'Desktop via CIMD', client_uri: base, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' });
     const as = await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json();
     expect(as.client_id_metadata_document_supported).toBe(true);
-    const cimd = new MemoryAuthProvider();
+    const cimd = new MemoryAuthProvider(() => REDIRECT, 'E2E MCP client');
     cimd.clientMetadataUrl = url;
     await expect(new Client({ name: 'e2e-cimd', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: cimd }))).rejects.toBeInstanceOf(UnauthorizedError);
     expect(cimd.client?.client_id).toBe(url);

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
-import { createLogger } from '@agw/shared';
+import { createLogger, freeLoopbackPort } from '@agw/shared';
 import { createFederation, type FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
 import { BrokeredExecutor } from '../src/broker/brokered-executor';
@@ -29,18 +29,9 @@ async function callOn(tenantId: string, upstream: string, tool: string, args: Re
   return wiring.federation.call(tenantId, (await wiring.federation.lookup(tenantId, upstream, tool))!, args);
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
   v = await openTestVault();
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname, '../../..')] });
   upstream = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
   url = `http://127.0.0.1:${port}/mcp`;
@@ -126,7 +117,7 @@ describe('federation of a real MCP server', () => {
 
   test('an upstream that is down is registered in error with a reason, and deleting closes it', async () => {
     const t = randomUUID();
-    const view = await wiring.federation.register(t, { name: 'down', url: `http://127.0.0.1:${await freePort()}/mcp` });
+    const view = await wiring.federation.register(t, { name: 'down', url: `http://127.0.0.1:${await freeLoopbackPort()}/mcp` });
     expect(view.status).toBe('error');
     expect(view.status_reason).toMatch(/unreachable|ECONNREFUSED/);
     const call = await callOn(t, 'down', 'echo', {});

@@ -1,21 +1,24 @@
 #!/usr/bin/env node
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
-//   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--fleet URL] [--cpu-prof DIR]
+//   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
 // `npm start`), and a bare express echo in a child process beside it. Signs up one tenant, lifts its rate
 // limit, daily action limit and anomaly threshold, and runs autocannon against the echo and
 // POST /api/mcp/tools/call (benign svc_web_search calls), alternating echo, gateway, echo, gateway...
-// Prints req/s of each, the ratio, p50/p99, non-2xx, and CPU seconds per 1,000 calls of every process of
-// the fleet and of postgres / redis / nats (utime+stime from /proc/<pid>/stat, before/after each gateway
-// run), then the latency at concurrency 1, then checks the audit chain. Figures are printed, never asserted.
+// The headline is the yardstick that survives the machine (docs/performance.md): the fleet's CPU time per
+// governed call divided by the echo's CPU time per request, both measured in the same run (utime+stime
+// from /proc/<pid>/stat), and the gateway process's alone. Then, per governed call: every system call of
+// each process (perf stat raw_syscalls:sys_enter, when perf is there), Postgres buffer hits, WAL bytes and
+// transactions (pg_stat_database, pg_stat_wal), Redis commands (INFO commandstats); req/s and the ratio to
+// the echo; CPU per process; the latency at concurrency 1; the audit chain. Figures are printed, never asserted.
 //
 // --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
 // runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
 // `node bench/profile-summary.mjs DIR`).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -34,6 +37,7 @@ const ROUNDS = Number(opt('rounds', '2'));
 const DURATION = Number(opt('duration', '8'));
 const CONNECTIONS = Number(opt('connections', '32'));
 const C1_DURATION = Number(opt('c1', '5'));
+const WARM = Number(opt('warm', '10')); // seconds of warm-up at full concurrency before anything is measured
 const TENANTS = Number(opt('tenants', '1')); // active tenants: the gateway runs rotate over their keys
 const EXTERNAL = opt('fleet', '');
 const CPU_PROF = opt('cpu-prof', '');
@@ -161,6 +165,50 @@ function writeCalls(groups) {
   return t;
 }
 
+
+// ---------- system calls, Postgres, Redis ----------
+let perfWorks;
+/** Every system call of each group's processes for `seconds` (perf stat raw_syscalls:sys_enter); {} without perf. */
+function countSyscalls(groups, seconds) {
+  if (perfWorks === false) return Promise.resolve({});
+  const runs = Object.entries(groups).map(
+    ([name, ps]) =>
+      new Promise((resolve) => {
+        const p = spawn('perf', ['stat', '-x,', '-e', 'raw_syscalls:sys_enter', '-p', ps.join(','), '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        p.stderr.on('data', (b) => (err += b));
+        p.on('error', () => resolve([name, NaN]));
+        p.on('close', () => resolve([name, Number(/^(\d+),/m.exec(err)?.[1] ?? NaN)]));
+      }),
+  );
+  return Promise.all(runs).then((rs) => {
+    const out = Object.fromEntries(rs);
+    perfWorks = Object.values(out).some(Number.isFinite);
+    return out;
+  });
+}
+
+const PG_DB = () => (EXTERNAL ? 'agw' : 'agw_load');
+/** pg_stat_database of the fleet's database and pg_stat_wal (server-wide). */
+function pgStats() {
+  try {
+    const q = `SELECT d.blks_hit, d.blks_read, d.xact_commit + d.xact_rollback, w.wal_bytes, w.wal_records FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = '${PG_DB()}'`;
+    const [hit, read, xacts, walBytes, walRecords] = execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-XAtc', q], { encoding: 'utf8' }).trim().split('|').map(Number);
+    return { hit, read, xacts, walBytes, walRecords };
+  } catch {
+    return null;
+  }
+}
+/** Commands Redis has served (INFO commandstats, server-wide). */
+function redisCommands() {
+  try {
+    const info = execFileSync('redis-cli', ['-h', '127.0.0.1', 'info', 'commandstats'], { encoding: 'utf8' });
+    return [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
+  } catch {
+    return NaN;
+  }
+}
+
 // ---------- HTTP ----------
 async function api(method, p, body, key) {
   const res = await fetch(BASE + p, { method, headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) }, body: body ? JSON.stringify(body) : undefined });
@@ -234,13 +282,20 @@ async function main() {
     echo: { url: `http://127.0.0.1:${ECHO_PORT}/echo`, headers: {} },
     gateway: { url: `${BASE}/mcp/tools/call`, headers: { 'x-api-key': key }, keys },
   };
-  // warm-up (JIT, pools, caches)
-  await run(targets.echo.url, { body: call, connections: 8, duration: 2 });
-  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: 8, duration: 3 });
+  // warm-up at full concurrency (JIT, pools, caches, the policy's compiled bundle, Postgres' buffers): a
+  // cold fleet costs several times a warm one per call (docs/performance.md, "Cold and warm")
+  await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
+  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
 
   const results = { echo: [], gateway: [] };
   const cpu = {}; // name -> ticks during gateway runs
   const writes = {}; // name -> write system calls during gateway runs
+  const syscalls = {}; // name -> every system call during gateway runs (perf)
+  let echoTicks = 0;
+  let echoRequests = 0;
+  let echoSyscalls = 0;
+  const pg0 = { hit: 0, read: 0, xacts: 0, walBytes: 0, walRecords: 0 };
+  let redisCalls = 0;
   let gwCalls = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of ['echo', 'gateway']) {
@@ -249,10 +304,25 @@ async function main() {
       if (profiling) signalServices(groups);
       const before = cpuTicks(groups);
       const wBefore = writeCalls(groups);
+      const pgBefore = pgStats();
+      const redisBefore = redisCommands();
+      const counting = countSyscalls(name === 'gateway' ? Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'echo')) : { echo: groups.echo }, DURATION);
       const r = await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
       const after = cpuTicks(groups);
       const wAfter = writeCalls(groups);
+      const pgAfter = pgStats();
+      const redisAfter = redisCommands();
+      const counted = await counting;
       if (profiling) signalServices(groups);
+      if (name === 'echo') {
+        echoTicks += after.echo - before.echo;
+        echoRequests += r['2xx'];
+        echoSyscalls += counted.echo ?? NaN;
+      } else {
+        for (const [k, v] of Object.entries(counted)) syscalls[k] = (syscalls[k] ?? 0) + v;
+        if (pgBefore && pgAfter) for (const k of Object.keys(pg0)) pg0[k] += pgAfter[k] - pgBefore[k];
+        redisCalls += redisAfter - redisBefore;
+      }
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
@@ -283,6 +353,22 @@ async function main() {
   }
   console.log(`    ${'total'.padEnd(17)} ${fmt(total, 3)}   writes ${fmt(totalWrites, 2)}   (2 cores give at most ${fmt(2000 / (total * 1000) * 1000)} calls/s at this cost)`);
   console.log(`    (redis, nats and the postgres server processes are shared with anything else running on this machine)`);
+
+  // the yardstick: CPU per governed call in units of the echo's CPU per request, same machine, same run
+  const echoCpuMs = (echoTicks / CLK_TCK / echoRequests) * 1000;
+  const fleetCpuMs = total; // CPU seconds per 1,000 calls = ms per call
+  const gatewayCpuMs = (cpu.gateway ?? 0) / CLK_TCK / (gwCalls / 1000);
+  const sys = Object.entries(syscalls).filter(([k]) => k !== 'echo');
+  const sysTotal = sys.reduce((a, [, v]) => a + v, 0) / gwCalls;
+  console.log(`\n  YARDSTICK (this run, this machine):`);
+  console.log(`    echo CPU per request                ${fmt(echoCpuMs, 3)} ms${perfWorks ? `   system calls per request ${fmt(echoSyscalls / echoRequests, 1)}` : ''}`);
+  console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes`);
+  console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes`);
+  if (perfWorks) {
+    console.log(`    system calls per governed call      ${fmt(sysTotal, 1)} (all kinds, perf raw_syscalls:sys_enter):  ${sys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / gwCalls, 1)}`).join(', ')}`);
+  } else console.log('    system calls per governed call      perf not available: the write-family counts above (/proc/<pid>/io syscw) only');
+  console.log(`    Postgres per governed call          ${fmt(pg0.hit / gwCalls, 1)} buffer hits, ${fmt(pg0.read / gwCalls, 2)} reads, ${fmt(pg0.xacts / gwCalls, 3)} transactions, ${fmt(pg0.walBytes / gwCalls)} WAL bytes (${fmt(pg0.walRecords / gwCalls, 1)} WAL records; WAL is server-wide)`);
+  console.log(`    Redis commands per governed call    ${fmt(redisCalls / gwCalls, 2)} (INFO commandstats, server-wide)`);
 
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
   const c1g = await sequential(targets.gateway, call, C1_DURATION);

@@ -17,7 +17,8 @@
 //
 // --offset shifts every port (the e2e fleet runs at +10000 beside a dev fleet); --db and --prefix
 // isolate its database and JetStream streams; --control-port opens a loopback-only HTTP endpoint
-// (POST /stop/<svc>, POST /start/<svc>, GET /status) that tests use to really stop a service.
+// (POST /stop/<svc>, POST /start/<svc>, GET /status with each service's pid) that tests use to really stop a
+// service or read what a process holds (/proc/<pid>).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -252,7 +253,7 @@ function controlServer(port) {
     const svc = SERVICES.find((s) => s.name === name);
     try {
       if (req.method === 'GET' && action === 'status') {
-        res.end(JSON.stringify({ running: [...children.keys()] }));
+        res.end(JSON.stringify({ running: [...children.keys()], pids: Object.fromEntries([...children].map(([n, c]) => [n, c.pid])) }));
       } else if (req.method === 'POST' && action === 'stop' && svc) {
         await stopService(name);
         res.end(JSON.stringify({ stopped: name }));

@@ -3,16 +3,14 @@
  * (docs/console.md, "The session token"): the access token stays in the page's memory, the HttpOnly refresh
  * cookie (scoped to /api/auth, SameSite=Strict) resumes it; no JWT is ever readable by a script.
  */
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { newTenant } from '../e2e/support/api';
-import { E2E_BASE_URL } from '../e2e/support/e2e-env';
+import { ORIGIN, launchChromium, signIn } from './support/browser';
 
-const ORIGIN = new URL(E2E_BASE_URL).origin;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let browser: Browser;
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
 });
 afterAll(() => browser?.close());
 
@@ -22,10 +20,7 @@ it('stays signed in across a reload and in a second tab; signing out in one tab 
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   await page.goto(`${ORIGIN}/approvals`);
-  await page.waitForURL('**/signin');
-  await page.getByLabel('E-mail').fill(t.email);
-  await page.getByLabel('Password').fill(t.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signIn(page, t);
   await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
 
   const cookie = (await context.cookies()).find((c) => c.name === 'agw_refresh')!;

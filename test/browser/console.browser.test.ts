@@ -12,14 +12,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { startFixtures } from '@agw/mcp-fixtures';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { api, call, eventually } from '../e2e/support/api';
-import { E2E_BASE_URL } from '../e2e/support/e2e-env';
+import { ORIGIN, SHOTS, launchChromium, signIn } from './support/browser';
 
-const ORIGIN = new URL(E2E_BASE_URL).origin;
-/** where the screenshots go: docs/console (shown by docs/console.md), or CONSOLE_SHOTS_DIR for a trial run that leaves the docs alone */
-const SHOTS = process.env.CONSOLE_SHOTS_DIR ? path.resolve(process.env.CONSOLE_SHOTS_DIR) : path.resolve(__dirname, '../../docs/console');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let browser: Browser;
 let page: Page;
@@ -66,7 +62,7 @@ const text = async (selector: string) => (await page.locator(selector).innerText
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   page.setDefaultTimeout(20_000);
   page.on('request', (r) => {
@@ -413,10 +409,7 @@ it('shows an upstream MCP server with its tools; a changed definition is quarant
 
     // a reload signs out (the session is in memory); signing in comes back to the same upstream
     await page.reload();
-    await page.waitForURL('**/signin');
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signIn(page, { email, password });
     await page.waitForURL('**/tools/fixture');
     await card.waitFor();
 

@@ -13,13 +13,11 @@ import { startFixtures } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { api, newTenant } from '../e2e/support/api';
 import { E2E_BASE_URL } from '../e2e/support/e2e-env';
 import { MemoryAuthProvider } from '../e2e/support/memory-oauth-client';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = process.env.CONSOLE_SHOTS_DIR ?? path.resolve(__dirname, '../../docs/console');
+import { SHOTS, launchChromium, signIn } from './support/browser';
 
 let browser: Browser;
 let callback: http.Server;
@@ -27,7 +25,7 @@ let redirectUri: string;
 const codes: URLSearchParams[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
   // the client's redirect URI: a loopback listener, as desktop clients use (RFC 8252)
   callback = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
@@ -58,10 +56,7 @@ it('an MCP client signs in through the console: discovery, registration, consent
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.setDefaultTimeout(20_000);
     await page.goto(auth.authorizationUrl!.href);
-    await page.waitForURL('**/signin');
-    await page.getByLabel('E-mail').fill(t.email);
-    await page.getByLabel('Password').fill(t.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, t);
     const consent = page.getByTestId('oauth-consent');
     await consent.waitFor();
     expect(page.url()).toMatch(/\/oauth\/consent\/[A-Za-z0-9_-]+$/);

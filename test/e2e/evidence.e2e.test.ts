@@ -103,6 +103,9 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     // the record is on the chain (control_plane, no personal data) and the chain stays valid
     const log = await api('GET', '/audit/log?limit=1', { key: t.apiKey });
     expect(log.body.records[0]).toMatchObject({ source: 'control_plane', tool: 'agw.subjects', method: 'erase', record_hash: erased.body.erasure_record.record_hash });
+    // the erasure record is named by the tenant's record id (3 calls + the call above + the erasure = 5), as the log shows it
+    expect(erased.body.erasure_record).toMatchObject({ id: 5, leaf_index: 4 });
+    expect(log.body.records[0].id).toBe(5);
     expect(JSON.stringify(log.body.records[0])).not.toContain('evidence.subject@example.com');
     expect((await api('GET', '/audit/verify', { key: t.apiKey })).body).toMatchObject({ valid: true });
 
@@ -127,7 +130,10 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     const exp = await api('GET', `/compliance/export/${t.tenantId}?format=json`, { key: t.apiKey });
     expect(exp.status).toBe(200);
     const doc = exp.body;
-    expect(doc.package.format_version).toBe('1.1');
+    expect(doc.package.format_version).toBe('1.2');
+    // record ids are the tenant's own: 1..n, each its leaf index + 1 (the CLI checks it: "record ids")
+    expect(doc.audit_records.map((r: { id: number }) => r.id)).toEqual(doc.audit_records.map((_: unknown, i: number) => i + 1));
+    for (const s of doc.sample_inclusion_proofs) expect(s.record_id).toBe(s.leaf_index + 1);
     expect(doc.evidence).toMatchObject({ status: 'ok', verifier_key: vkey, origin: `localhost/agw/${t.tenantId}`, chain: { chain_id: 31337 } });
     expect(doc.evidence.checkpoints).toHaveLength(2);
     expect(doc.evidence.consistency_proofs).toHaveLength(1);
@@ -145,7 +151,8 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     const pass = verifyExportFile(doc, vkeyFile);
     expect(pass.code).toBe(0);
     expect(pass.out).toMatch(/^ok   anchor proofs: 2 anchored heads = signed checkpoints, aggregate proofs verify; 2 of them anchor the signed checkpoint note itself$/m);
-    for (const name of ['verifier key', 'record hashes', 'chain links', 'checkpoint signatures', 'consistency', 'inclusion proofs', 'anchor proofs']) {
+    expect(pass.out).toMatch(new RegExp(`^ok   record ids: ${doc.audit_records.length} records and ${doc.sample_inclusion_proofs.length} samples: id = leaf index \\+ 1`, 'm'));
+    for (const name of ['verifier key', 'record hashes', 'chain links', 'record ids', 'checkpoint signatures', 'consistency', 'inclusion proofs', 'anchor proofs']) {
       expect(pass.out).toMatch(new RegExp(`^ok   ${name}: `, 'm'));
     }
     expect(pass.out).toMatch(/^verified: tenant /m);
@@ -206,6 +213,23 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     expect(f1.code).toBe(1);
     expect(f1.out).toContain(`FAIL record hashes: record ${victim.id} (leaf ${victim.leaf_index}): the hash of its canonical bytes is`);
     expect(f1.out).toMatch(/^verification FAILED at record hashes: /m);
+
+    // a record shown under another id than its leaf's (ids are not hashed: only the record ids check sees it)
+    const renumbered = copy();
+    renumbered.audit_records[1].id = 4711;
+    const f7 = verifyExportFile(renumbered, vkeyFile);
+    expect(f7.code).toBe(1);
+    expect(f7.out).toMatch(/^ok   record hashes: /m);
+    expect(f7.out).toMatch(/^verification FAILED at record ids: record 4711 is leaf 1: its id must be 2 \(leaf index \+ 1\)$/m);
+
+    // an export of format 1.1 (record ids were the fleet's global row keys then) still verifies
+    const legacy = copy();
+    legacy.package.format_version = '1.1';
+    for (const r of legacy.audit_records) r.id += 5000;
+    for (const s of legacy.sample_inclusion_proofs) s.record_id += 5000;
+    const old = verifyExportFile(legacy, vkeyFile);
+    expect(old.code).toBe(0);
+    expect(old.out).toMatch(/^ok   record ids: format 1\.1: record ids are global row keys, not tied to leaves/m);
 
     // a dropped record
     const dropped = copy();

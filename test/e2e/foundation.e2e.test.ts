@@ -188,15 +188,37 @@ describe('audit log and chain verification', () => {
     expect((await api('GET', '/audit/verify', { key: t.apiKey })).body).toEqual({ valid: true, record_count: 3 });
     const log = (await api('GET', '/audit/log', { key: t.apiKey })).body.records;
     const chrono = [...log].reverse();
+    expect(chrono.map((r: { id: number }) => r.id)).toEqual([1, 2, 3]);
     expect(chrono[0].prev_hash).toBe('GENESIS');
     expect(chrono[1].prev_hash).toBe(chrono[0].record_hash);
     const tamper = await api('POST', '/audit/tamper-simulate', { key: t.apiKey, body: { action_id: calls[1], field: 'decision', value: 'deny' } });
     expect(tamper.status).toBe(200);
     const broken = await api('GET', '/audit/verify', { key: t.apiKey });
-    expect(broken.body).toMatchObject({ valid: false, reason: 'hash_mismatch', failed_at_action_id: calls[1] });
+    // named by the tenant's record id: the second record of this tenant's chain, as the log shows it
+    expect(broken.body).toEqual({ valid: false, record_count: 1, reason: 'hash_mismatch', failed_at_action_id: calls[1], failed_at_record_id: 2 });
+    expect(chrono[1]).toMatchObject({ id: 2, action_id: calls[1] });
     expect((await api('POST', '/audit/tamper-restore', { key: t.apiKey })).body).toMatchObject({ status: 'restored', records_restored: 1 });
     expect((await api('GET', '/audit/verify', { key: t.apiKey })).body).toEqual({ valid: true, record_count: 3 });
     expect((await api('POST', '/audit/tamper-simulate', { key: t.apiKey, body: { field: 'nope' } })).status).toBe(422);
+  });
+
+  it("numbers each tenant's records 1..n, whatever other tenants record (no fleet-wide sequence shows)", async () => {
+    const [x, y] = [await newTenant('Ids X'), await newTenant('Ids Y')];
+    // y records first, then both at the same time: x's first record is still 1
+    for (let i = 0; i < 3; i++) expect((await call(y.apiKey, { params: { i } })).status).toBe(200);
+    const both = await Promise.all(Array.from({ length: 4 }, (_, i) => [call(x.apiKey, { params: { i } }), call(y.apiKey, { params: { i } })]).flat());
+    expect(both.map((r) => r.status)).toEqual(Array(8).fill(200));
+    const ids = async (t: Tenant) => ((await api('GET', '/audit/log', { key: t.apiKey })).body.records as Array<{ id: number }>).map((r) => r.id);
+    expect(await ids(x)).toEqual([4, 3, 2, 1]);
+    expect(await ids(y)).toEqual([7, 6, 5, 4, 3, 2, 1]);
+    // a tampered record of y is reported at y's record id (the demo's default target: the latest record)
+    expect((await api('POST', '/audit/tamper-simulate', { key: y.apiKey })).status).toBe(200);
+    try {
+      expect((await api('GET', '/audit/verify', { key: y.apiKey })).body).toMatchObject({ valid: false, record_count: 6, failed_at_record_id: 7 });
+      expect((await api('GET', '/audit/verify', { key: x.apiKey })).body).toEqual({ valid: true, record_count: 4 });
+    } finally {
+      expect((await api('POST', '/audit/tamper-restore', { key: y.apiKey })).body).toMatchObject({ records_restored: 1 });
+    }
   });
 });
 

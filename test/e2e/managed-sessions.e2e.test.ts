@@ -2,7 +2,7 @@
  * Managed agents and sessions through the public API, with the local stand-in of the agent platform
  * (real HTTP + SSE, and a real MCP client of our per-session MCP server) scripted through its control API.
  */
-import { api, fleet, newTenant, recordRaw, type Tenant } from './support/api';
+import { api, fleet, humanSession, newTenant, recordRaw, type Tenant } from './support/api';
 import { script, standIn } from './support/stand-in';
 
 jest.setTimeout(120_000);
@@ -106,30 +106,29 @@ describe('managed sessions', () => {
     expect(s.mcp_server_url).toMatch(new RegExp(`/api/mcp/server/sessions/${s.session_id}$`));
     expect(s.anthropic_session_id).toMatch(/^sesn_/);
 
-    // the platform session was created with our MCP server, always_allow, and the governance prompt
+    // the platform session was created with our MCP server (always_allow; always_ask for the tool
+    // require_human_approval matches: docs/managed.md) and the governance prompt
     const platform = await standIn('GET', `/_stand-in/sessions/${s.anthropic_session_id}`);
     expect(JSON.stringify(platform.agent.mcp_servers)).toContain(s.mcp_server_url);
-    expect(JSON.stringify(platform.agent.tools)).toContain('always_allow');
+    const toolset = platform.agent.tools.find((x: any) => x.type === 'mcp_toolset');
+    expect(toolset.default_config.permission_policy).toEqual({ type: 'always_allow' });
+    expect(toolset.configs).toEqual([{ name: 'svc_send_email', enabled: true, permission_policy: { type: 'always_ask' } }]);
     expect(platform.agent.system).toContain('Governance');
     expect(JSON.stringify(platform)).not.toContain(a.apiKey);
 
-    const { results } = await script(s.anthropic_session_id, [
+    // the e-mail comes last: the platform holds it for a human (managed-approvals.e2e.test.ts follows that through)
+    const running = script(s.anthropic_session_id, [
       { mcp_list: true },
       { mcp_call: { tool: 'svc_web_search', arguments: { method: 'search', params: { q: 'status page' } } } },
       { mcp_call: { tool: 'svc_payments', arguments: { method: 'transfer', params: { amount: 9000, currency: 'EUR' } } } },
-      { mcp_call: { tool: 'svc_send_email', arguments: { method: 'send', params: { to: 'ops@example.com', body: 'Automated: done' } } } },
       { tool_use: { name: 'bash', input: { command: 'ls -la' } } },
       { tool_use: { name: 'read', input: { file_path: 'README.md' } } },
       { drop_stream: true },
       { tool_use: { name: 'bash', input: { command: 'git status' } } },
+      { mcp_call: { tool: 'svc_send_email', arguments: { method: 'send', params: { to: 'ops@example.com', body: 'Automated: done' } } } },
     ]);
-    expect([...results[0]].sort()).toEqual(['svc_payments', 'svc_send_email', 'svc_web_search']);
-    expect(JSON.parse(textOf(results[1]))).toMatchObject({ status: 'allowed', execution_mode: 'agent_direct' });
-    expect(results[2].isError).toBe(true);
-    expect(JSON.parse(textOf(results[2]))).toMatchObject({ status: 'denied', violations: expect.arrayContaining(['transaction_exceeds_limit']) });
-    expect(textOf(results[3])).toMatch(/^Action [0-9a-f-]{36} requires human approval and is queued/);
 
-    const st = await until('totals', () => status(a, s.session_id), (x) => x.total_observed_calls === 3);
+    const st = await until('totals', () => status(a, s.session_id), (x) => x.total_observed_calls === 3 && x.total_pending === 1);
     expect(st).toMatchObject({ session_id: s.session_id, anthropic_session_id: s.anthropic_session_id, agent_id: cfg.id, status: 'active', total_governed_calls: 3, total_observed_calls: 3, total_denied: 1, total_pending: 1, ended_at: null });
 
     const audit = await api('GET', `/managed/sessions/${s.session_id}/audit`, { key: a.apiKey });
@@ -148,9 +147,10 @@ describe('managed sessions', () => {
     expect(recs.filter((r: any) => r.source === 'mcp_governed').map((r: any) => r.decision).sort()).toEqual(['allow', 'deny', 'requires_human']);
     expect((await api('GET', `/managed/sessions/${s.session_id}/audit?limit=2`, { key: a.apiKey })).body.records).toHaveLength(2);
 
-    // the pending call is in the tenant's approval queue with the session id
+    // the pending call is in the tenant's approval queue with the session id and the platform's tool-use id
     const pending = await api('GET', '/approvals', { key: a.apiKey });
-    expect(pending.body.pending.find((p: any) => p.session_id === s.session_id)).toMatchObject({ tool: 'svc_send_email', agent_id: cfg.id });
+    const item = pending.body.pending.find((p: any) => p.session_id === s.session_id);
+    expect(item).toMatchObject({ tool: 'svc_send_email', agent_id: cfg.id, queue_reason: 'platform_confirmation', platform_tool_use_id: expect.stringMatching(/^sevt_/) });
 
     const consumers = await api('GET', '/managed/consumers', { key: a.apiKey });
     expect(consumers.body.consumers.find((c: any) => c.session_id === s.session_id)).toMatchObject({ anthropic_session_id: s.anthropic_session_id, tenant_id: a.tenantId, agent_id: cfg.id, status: 'connected' });
@@ -179,6 +179,16 @@ describe('managed sessions', () => {
 
     // the tenant chain still verifies with the session's records in it
     expect((await api('GET', '/audit/verify', { key: a.apiKey })).body.valid).toBe(true);
+
+    // the script's results: allowed, denied, then the e-mail the platform held (a reviewer rejects it)
+    expect((await api('POST', `/reject/${item.action_id}`, { token: await humanSession(a), body: { note: 'not today' } })).status).toBe(200);
+    const { results } = await running;
+    expect([...results[0]].sort()).toEqual(['svc_payments', 'svc_send_email', 'svc_web_search']);
+    expect(JSON.parse(textOf(results[1]))).toMatchObject({ status: 'allowed', execution_mode: 'agent_direct' });
+    expect(results[2].isError).toBe(true);
+    expect(JSON.parse(textOf(results[2]))).toMatchObject({ status: 'denied', violations: expect.arrayContaining(['transaction_exceeds_limit']) });
+    expect(results[7]).toMatchObject({ isError: true, confirmation: 'deny' });
+    expect(textOf(results[7])).toContain('not today');
   });
 
   it('auto-interrupts on a dangerous shell command: user.interrupt reaches the platform, the MCP server refuses further calls, a second interrupt is 409, anomaly.detected and session.interrupted go to the webhook service', async () => {

@@ -83,9 +83,12 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
   });
 
   it('builds, anchors and proves: inclusion and consistency proofs verify independently, the root is on chain', async () => {
+    // another tenant records first: a's record ids are its own all the same (1 for its first record)
+    await governedCalls(await newTenant('Provenance noise'), 3);
     await governedCalls(a, 5);
     const first = await records(a);
     expect(first).toHaveLength(5);
+    expect(first.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
 
     // before any build: no tree, and a record's proof is a clear 409
     expect((await api('GET', '/audit/merkle/roots', { key: a.apiKey })).body).toEqual({ trees: [] });
@@ -102,6 +105,7 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     await governedCalls(a, 4);
     const all = await records(a);
     expect(all).toHaveLength(9);
+    expect(all.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const t2 = await api('POST', '/anchor/trigger', { key: a.apiKey });
     expect(t2.status).toBe(200);
     expect(t2.body).toMatchObject({ status: 'anchored', tree_index: 1, tree_size: 9 });
@@ -110,14 +114,14 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     expect(roots.status).toBe(200);
     expect(roots.body.trees).toHaveLength(2);
     const [tree0, tree1] = roots.body.trees;
-    expect(tree0).toMatchObject({ tree_index: 0, record_count: 5, from_record_id: first[0].id, to_record_id: first[4].id, merkle_root: t1.body.tenant_root });
-    expect(tree1).toMatchObject({ tree_index: 1, record_count: 9, from_record_id: all[5].id, to_record_id: all[8].id, merkle_root: t2.body.tenant_root });
+    expect(tree0).toMatchObject({ tree_index: 0, record_count: 5, from_record_id: 1, to_record_id: 5, merkle_root: t1.body.tenant_root });
+    expect(tree1).toMatchObject({ tree_index: 1, record_count: 9, records_added: 4, from_record_id: 6, to_record_id: 9, merkle_root: t2.body.tenant_root });
     for (const t of roots.body.trees) expect(Date.parse(t.period_end)).toBeGreaterThanOrEqual(Date.parse(t.period_start));
 
     // inclusion proof of the 3rd record against the latest tree head, verified here
     const proof = await api('GET', `/audit/merkle/proof/${all[2].record_hash}`, { key: a.apiKey });
     expect(proof.status).toBe(200);
-    expect(proof.body).toMatchObject({ record_hash: all[2].record_hash, merkle_root: tree1.merkle_root, verified: true, leaf_index: 2, tree_size: 9 });
+    expect(proof.body).toMatchObject({ record_hash: all[2].record_hash, merkle_root: tree1.merkle_root, verified: true, record_id: 3, leaf_index: 2, tree_size: 9 });
     const computed = inclusionRoot(leafHash(hex(all[2].record_hash)), 2, 9, proof.body.proof.map(hex));
     expect(computed?.toString('hex')).toBe(tree1.merkle_root);
     // the same proof does not prove another record
@@ -126,7 +130,7 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     // the same record against the first, already anchored tree head: record -> tree 0 root -> aggregate root of t1's transaction
     const anchoredProof = await api('GET', `/audit/merkle/proof/${all[2].record_hash}?tree_index=0`, { key: a.apiKey });
     expect(anchoredProof.status).toBe(200);
-    expect(anchoredProof.body).toMatchObject({ merkle_root: tree0.merkle_root, tree_index: 0, tree_size: 5, verified: true });
+    expect(anchoredProof.body).toMatchObject({ merkle_root: tree0.merkle_root, tree_index: 0, tree_size: 5, verified: true, record_id: 3, leaf_index: 2 });
     expect(inclusionRoot(leafHash(hex(all[2].record_hash)), 2, 5, anchoredProof.body.proof.map(hex))?.toString('hex')).toBe(t1.body.tenant_root);
     const agg1 = t1.body.aggregate_proof;
     expect(inclusionRoot(leafHash(hex(agg1.leaf_hex)), agg1.leaf_index, agg1.tree_size, agg1.proof.map(hex))?.toString('hex')).toBe(t1.body.merkle_root);
@@ -200,16 +204,20 @@ describe('provable audit (Merkle trees, anchoring, compliance export)', () => {
     expect(json.status).toBe(200);
     expect(json.headers.get('content-type')).toContain('application/json');
     const pkg = json.body;
-    expect(pkg.package.tenant_id).toBe(a.tenantId);
+    expect(pkg.package).toMatchObject({ tenant_id: a.tenantId, format_version: '1.2' });
     expect(pkg.audit_records).toHaveLength(9);
+    // the tenant's record ids, as the log shows them: id = leaf_index + 1
+    expect(pkg.audit_records.map((r: { id: number; leaf_index: number }) => [r.id, r.leaf_index])).toEqual(Array.from({ length: 9 }, (_, i) => [i + 1, i]));
     expect(pkg.chain_verification).toMatchObject({ valid: true, record_count: 9 });
-    expect(pkg.merkle.latest_tree).toMatchObject({ tree_index: 1, record_count: 9 });
+    expect(pkg.merkle.latest_tree).toMatchObject({ tree_index: 1, record_count: 9, from_record_id: 6, to_record_id: 9 });
+    expect(pkg.merkle.trees_in_range.map((h: { from_record_id: number; to_record_id: number }) => [h.from_record_id, h.to_record_id])).toEqual([[1, 5], [6, 9]]);
     expect(pkg.anchors.status).toBe('ok');
     expect(pkg.anchors.references.map((r: { tree_index: number }) => r.tree_index)).toEqual([0, 1]);
     expect(pkg.anchors.references[0]).toHaveProperty('explorer_tx_url');
     expect(pkg.policy_snapshot).toHaveProperty('status');
     expect(pkg.sample_inclusion_proofs.length).toBeGreaterThan(0);
     for (const p of pkg.sample_inclusion_proofs) {
+      expect(p.record_id).toBe(p.leaf_index + 1);
       expect(inclusionRoot(leafHash(hex(p.record_hash)), p.leaf_index, p.tree_size, p.proof.map(hex))?.toString('hex')).toBe(p.merkle_root);
     }
 

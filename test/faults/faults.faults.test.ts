@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Tenant, api, eventually, fleet, newTenant, settings, sleep } from './support/api';
+import { type Tenant, api, eventually, fleet, fleetPids, newTenant, rssMb, settings, sleep } from './support/api';
 import { BASE_URL, DNS_FILE, FLEET_ENV, JWT_SECRET, NATS_DIRECT, PG_DIRECT_URL, NATS_PROXY_PORT, OFFSET, PG_PROXY_PORT, ROOT } from './support/env';
 import { resetStores, startFleet, stopFleet } from './support/fleet';
-import { type CallResult, Load, LOAD_SETTINGS, NORMAL_STATUS, byStatus } from './support/load';
+import { type CallResult, Load, LOAD_SETTINGS, NORMAL_STATUS, byStatus, openLoop, quantileMs } from './support/load';
 import { closeDb, searchLeaks } from './support/stores';
 import { SignJWT } from 'jose';
 import { Client as PgClient } from 'pg';
@@ -330,6 +330,69 @@ describe('EDGE: slow and idle clients, many connections', () => {
     expect([...of('slow_headers'), ...of('idle')].filter((w) => !json408(w)).map((w) => `${w.kind} ${w.status} ${w.body.slice(0, 80)}`)).toEqual([]);
     expect(probes.statuses.every((x) => x === 200)).toBe(true);
     expect(probes.maxMs).toBeLessThan(2000);
+  });
+});
+
+describe('R8: overload at 3x and 10x the measured capacity', () => {
+  test('what cannot be served in time is shed with 503 + Retry-After before any work; slow is never unreachable; no failure mode fires; every accepted call has its record; memory bounded; healthy at once after', async () => {
+    const all = [tenants.closed, tenants.open, tenants.queue];
+    const pids = await fleetPids();
+    const rssBefore = rssMb(pids.gateway);
+    // capacity: a closed loop of 16 clients for 4 s
+    const measure = new Load(all, RUN, 16).start();
+    measure.phase = 'r8-capacity';
+    await sleep(4000);
+    const base = await measure.stop();
+    const capacity = Math.max(20, Math.round(base.length / 4));
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb(pids.gateway))), 250);
+    const x3 = await openLoop(all, RUN, 'r8-3x', capacity * 3, 5000);
+    const x10 = await openLoop(all, RUN, 'r8-10x', capacity * 10, 5000);
+    clearInterval(sampler);
+    const tEnd = Date.now();
+    // healthy again: the first normal answer after the load stopped
+    const after = await eventually(async () => {
+      const r = await oneCall(tenants.closed, 'allow', 'r8-after', RUN);
+      return r.status === 200 && r;
+    }, 30_000, 100);
+    const results = [...base, ...x3.results, ...x10.results, after];
+    allCalls.push(...results);
+    const overload = [...x3.results, ...x10.results];
+    const accepted = overload.filter((r) => r.status === NORMAL_STATUS[r.kind]);
+    const shed = overload.filter((r) => r.status === 503);
+    const recs = await checkRecords(all, results);
+    const phase = (rs: CallResult[], offered: number) => ({
+      offered_per_s: offered,
+      by_status: byStatus(rs),
+      accepted_per_s: Math.round(rs.filter((r) => r.status === NORMAL_STATUS[r.kind]).length / 5),
+      accepted_p50_ms: quantileMs(rs.filter((r) => r.status === NORMAL_STATUS[r.kind]), 0.5),
+      accepted_p99_ms: quantileMs(rs.filter((r) => r.status === NORMAL_STATUS[r.kind]), 0.99),
+      shed_p99_ms: quantileMs(rs.filter((r) => r.status === 503), 0.99),
+    });
+    summary.r8 = {
+      capacity_per_s: capacity,
+      capacity_p50_ms: quantileMs(base, 0.5),
+      x3: phase(x3.results, x3.offered),
+      x10: phase(x10.results, x10.offered),
+      client_skipped: x3.skipped + x10.skipped,
+      answers_5xx_by_detail: detailCounts(overload.filter((r) => r.status >= 500 || r.status === 0)),
+      gateway_rss_mb: { before: rssBefore, peak: rssPeak, after: rssMb(pids.gateway) },
+      healthy_ms_after_load: after.t1 - tEnd,
+      ...recs.figures,
+    };
+    console.log(`[faults] R8 ${JSON.stringify(summary.r8)}`);
+    // shed, not failed: every answer is the normal one or a 503 overload with Retry-After; no 502 ("unreachable"), no 500, no reset
+    expect(overload.filter((r) => r.status !== NORMAL_STATUS[r.kind] && r.status !== 503).map((r) => `${r.phase} ${r.kind} ${r.status} ${JSON.stringify(r.detail)}`)).toEqual([]);
+    expect(shed.filter((r) => !/overloaded/i.test(String(r.detail))).map((r) => `${r.phase} ${JSON.stringify(r.detail)}`)).toEqual([]);
+    expect(shed.length).toBeGreaterThan(0);
+    expect(accepted.length).toBeGreaterThan(0);
+    // overload is not an outage: no tenant's failure mode decided anything
+    expect(overload.filter((r) => (r.violations ?? []).some((v) => v.startsWith('policy_engine_unavailable'))).length).toBe(0);
+    // every accepted call has its record, none for a shed one (checkRecords), and nothing allowed without one
+    expect(recs.problems).toEqual([]);
+    // bounded: the gateway holds no queue (its in-flight limit), so its memory does not follow the offered load
+    expect(rssPeak - rssBefore).toBeLessThan(400);
+    expect(after.t1 - tEnd).toBeLessThan(10_000);
   });
 });
 

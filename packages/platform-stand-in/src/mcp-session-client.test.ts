@@ -4,6 +4,7 @@
  * session errors for a missing credential, a refused token and an unreachable server; the demo mode.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import type { BetaManagedAgentsAgentMCPToolUseEvent, BetaManagedAgentsSessionStatusIdleEvent, BetaManagedAgentsUserToolConfirmationEventParams } from '@anthropic-ai/sdk/resources/beta/sessions/events';
 import { type TestMcpServer, control, createSession, script, sdkClient, startTestMcpServer, until } from './__tests__/fixtures';
 import { type RunningStandIn, startPlatformStandIn } from './index';
 
@@ -104,5 +105,58 @@ describe('demo mode', () => {
     } finally {
       await demo.close();
     }
+  });
+});
+
+describe('permission policy always_ask: the platform asks before the tool runs', () => {
+  const pending = async (id: string) => until(() => client.beta.sessions.retrieve(id), (x) => x.status === 'idle' && standIn.state.sessions.get(id)!.awaiting.size > 0);
+  const confirm = (sessionId: string, c: BetaManagedAgentsUserToolConfirmationEventParams) => client.beta.sessions.events.send(sessionId, { events: [c] });
+
+  it('stops with requires_action naming the tool use; allow resumes it and the tool runs', async () => {
+    const s = await createSession(client, { mcpUrl: mcp.url, askTools: ['svc_echo'] });
+    expect(s.agent.tools).toContainEqual(expect.objectContaining({ type: 'mcp_toolset', configs: [{ name: 'svc_echo', enabled: true, permission_policy: { type: 'always_ask' } }] }));
+    const before = mcp.seenAuth.length;
+    const running = script(standIn, s.id, [{ mcp_call: { tool: 'svc_echo', arguments: { text: 'waited' } } }, { mcp_call: { tool: 'svc_fail', arguments: {} } }]);
+    await pending(s.id);
+    expect(mcp.seenAuth.length).toBe(before); // nothing reached the MCP server yet
+    const { data: events } = await client.beta.sessions.events.list(s.id);
+    const use = events.find((e): e is BetaManagedAgentsAgentMCPToolUseEvent => e.type === 'agent.mcp_tool_use')!;
+    expect(use).toMatchObject({ name: 'svc_echo', evaluated_permission: 'ask', evaluation: { type: 'always_ask' } });
+    const idle = events.at(-1) as BetaManagedAgentsSessionStatusIdleEvent;
+    expect(idle).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [use.id] } });
+
+    await confirm(s.id, { type: 'user.tool_confirmation', tool_use_id: use.id, result: 'allow' });
+    const [called, other] = await running;
+    expect(called).toMatchObject({ content: [{ type: 'text', text: 'echo waited' }] });
+    expect(other).toMatchObject({ isError: true }); // svc_fail is always_allow: it ran without asking
+    const types = (await view(s.id)).events.map((e: any) => e.type);
+    expect(types).toEqual(['agent.mcp_tool_use', 'session.status_idle', 'user.tool_confirmation', 'session.status_running', 'agent.mcp_tool_result', 'agent.mcp_tool_use', 'agent.mcp_tool_result']);
+    expect((await view(s.id)).events[5]).toMatchObject({ name: 'svc_fail', evaluated_permission: 'allow', evaluation: { type: 'always_allow' } });
+  });
+
+  it('deny: the tool never runs, the agent gets the deny message as an error result', async () => {
+    const s = await createSession(client, { mcpUrl: mcp.url, askTools: ['svc_echo'] });
+    const before = mcp.seenAuth.length;
+    const running = script(standIn, s.id, [{ mcp_call: { tool: 'svc_echo', arguments: { text: 'no' } } }]);
+    await pending(s.id);
+    const useId = [...standIn.state.sessions.get(s.id)!.awaiting.keys()][0];
+    await confirm(s.id, { type: 'user.tool_confirmation', tool_use_id: useId, result: 'deny', deny_message: 'not to this customer' });
+    const [denied] = await running;
+    expect(denied).toMatchObject({ isError: true, confirmation: 'deny', content: [{ type: 'text', text: 'The user denied this tool call: not to this customer' }] });
+    expect(mcp.seenAuth.length).toBe(before);
+    const events = (await view(s.id)).events;
+    expect(events.find((e: any) => e.type === 'user.tool_confirmation')).toMatchObject({ tool_use_id: useId, result: 'deny', deny_message: 'not to this customer' });
+  });
+
+  it('refuses a confirmation for nothing awaited, or a deny_message with allow (400)', async () => {
+    const s = await createSession(client, { mcpUrl: mcp.url, askTools: ['svc_echo'] });
+    await expect(confirm(s.id, { type: 'user.tool_confirmation', tool_use_id: 'sevt_unknown', result: 'allow' })).rejects.toMatchObject({ status: 400 });
+    const running = script(standIn, s.id, [{ mcp_call: { tool: 'svc_echo', arguments: { text: 'x' } } }]);
+    await pending(s.id);
+    const useId = [...standIn.state.sessions.get(s.id)!.awaiting.keys()][0];
+    await expect(confirm(s.id, { type: 'user.tool_confirmation', tool_use_id: useId, result: 'allow', deny_message: 'why' })).rejects.toMatchObject({ status: 400 });
+    // an interrupt denies what waits
+    await client.beta.sessions.events.send(s.id, { events: [{ type: 'user.interrupt' }] });
+    expect((await running)[0]).toMatchObject({ confirmation: 'deny' });
   });
 });

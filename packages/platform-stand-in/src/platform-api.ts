@@ -69,9 +69,12 @@ export function platformApi(state: PlatformState, o: PlatformApiOptions): Router
       events.forEach((e, i) => {
         if (e?.type === 'user.interrupt') return;
         if (e?.type === 'user.message' && Array.isArray(e.content)) return;
-        throw invalidRequest(`events[${i}]: the stand-in accepts user.message (with content) and user.interrupt, not ${JSON.stringify(e?.type)}`);
+        if (e?.type === 'user.tool_confirmation') return;
+        throw invalidRequest(`events[${i}]: the stand-in accepts user.message (with content), user.interrupt and user.tool_confirmation, not ${JSON.stringify(e?.type)}`);
       });
-      const data = events.map((e) => (e.type === 'user.interrupt' ? state.interrupt(s, e.session_thread_id ?? null) : state.userMessage(s, e.content)));
+      const data = events.map((e) =>
+        e.type === 'user.interrupt' ? state.interrupt(s, e.session_thread_id ?? null) : e.type === 'user.tool_confirmation' ? state.confirm(s, e) : state.userMessage(s, e.content),
+      );
       return { data };
     })
     .on('GET', '/sessions/:id/events', ({ params, query }) => session(params.id).log.page(limitOf(query), query.get('page') ?? undefined))

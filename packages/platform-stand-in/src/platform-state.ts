@@ -100,7 +100,17 @@ export interface Session {
   scripts: number;
   /** aborted by an interrupt or the end of the session: the scripts that started under it stop */
   stop: AbortController;
+  /** tool uses waiting for a `user.tool_confirmation` (permission policy always_ask), by tool-use event id */
+  awaiting: Map<string, (c: ToolConfirmation) => void>;
 }
+
+/** A `user.tool_confirmation` as a session receives it (`BetaManagedAgentsUserToolConfirmationEventParams`). */
+export interface ToolConfirmation {
+  result: 'allow' | 'deny';
+  deny_message: string | null;
+}
+
+export type PermissionPolicy = 'always_allow' | 'always_ask';
 
 const now = () => new Date().toISOString();
 const str = (v: unknown, field: string, required = true): string | undefined => {
@@ -134,6 +144,8 @@ const mcpServersOf = (v: unknown): McpServerDef[] => {
     return { type: 'url', name: s.name, url: s.url };
   });
 };
+const POLICIES = ['always_allow', 'always_ask'];
+
 /** Tool params resolved as the API answers them (configs and default_config filled in). */
 const toolsOf = (v: unknown, servers: McpServerDef[]): Json[] => {
   if (v === undefined || v === null) return [];
@@ -145,7 +157,15 @@ const toolsOf = (v: unknown, servers: McpServerDef[]): Json[] => {
     if (t?.type !== 'mcp_toolset' && t?.type !== 'agent_toolset_20260401') return t;
     const policy = t.type === 'mcp_toolset' ? { type: 'always_ask' } : { type: 'always_allow' };
     const d = t.default_config ?? {};
-    return { ...t, configs: t.configs ?? [], default_config: { enabled: d.enabled ?? true, permission_policy: d.permission_policy ?? policy } };
+    const configs = t.configs ?? [];
+    if (!Array.isArray(configs)) throw invalidRequest(`tools[${i}].configs must be an array`);
+    const resolved = configs.map((c: Json, j: number) => {
+      if (typeof c?.name !== 'string' || c.name.length < 1 || c.name.length > 128) throw invalidRequest(`tools[${i}].configs[${j}].name must be 1-128 characters`);
+      const p = c.permission_policy;
+      if (p !== undefined && p !== null && !POLICIES.includes(p?.type)) throw invalidRequest(`tools[${i}].configs[${j}].permission_policy.type must be one of ${POLICIES.join(', ')}`);
+      return { name: c.name, enabled: c.enabled ?? d.enabled ?? true, permission_policy: p ?? d.permission_policy ?? policy };
+    });
+    return { ...t, configs: resolved, default_config: { enabled: d.enabled ?? true, permission_policy: d.permission_policy ?? policy } };
   });
 };
 
@@ -246,6 +266,7 @@ export class PlatformState {
       interrupts: [],
       scripts: 0,
       stop: new AbortController(),
+      awaiting: new Map(),
     };
     this.sessions.set(s.id, s);
     for (const e of initial) this.userMessage(s, e.content);
@@ -279,6 +300,31 @@ export class PlatformState {
     return e;
   }
 
+  /** The permission policy of an MCP tool in this session: its toolset's config for the tool, else the default. */
+  permissionOf(s: Session, serverName: string, tool: string): PermissionPolicy {
+    const set = s.agent.tools.find((t) => t.type === 'mcp_toolset' && t.mcp_server_name === serverName);
+    if (!set) return 'always_ask';
+    const config = (set.configs as Json[]).find((c) => c.name === tool);
+    return (config?.permission_policy?.type ?? set.default_config?.permission_policy?.type ?? 'always_ask') as PermissionPolicy;
+  }
+
+  /**
+   * A `user.tool_confirmation`: logged, and the tool use it names (one the session is blocked on, as the
+   * last `requires_action` listed) resumes. Anything else is a 400, as on the platform.
+   */
+  confirm(s: Session, e: Json): PlatformEvent {
+    if (e.result !== 'allow' && e.result !== 'deny') throw invalidRequest("user.tool_confirmation.result must be 'allow' or 'deny'");
+    const toolUseId = str(e.tool_use_id, 'user.tool_confirmation.tool_use_id')!;
+    const message = str(e.deny_message, 'user.tool_confirmation.deny_message', false) ?? null;
+    if (message !== null && e.result !== 'deny') throw invalidRequest("deny_message is only allowed when result is 'deny'");
+    const resume = s.awaiting.get(toolUseId);
+    if (!resume) throw invalidRequest(`tool_use_id ${toolUseId} is not awaiting a confirmation in this session`);
+    s.awaiting.delete(toolUseId);
+    const event = s.log.append('user.tool_confirmation', { tool_use_id: toolUseId, result: e.result, deny_message: message });
+    resume({ result: e.result, deny_message: message });
+    return event;
+  }
+
   /** A user interrupt: recorded, running scripts stop, and the session goes idle (end_turn). */
   interrupt(s: Session, sessionThreadId: string | null): PlatformEvent {
     const e = s.log.append('user.interrupt', { session_thread_id: sessionThreadId });
@@ -306,6 +352,8 @@ export class PlatformState {
   }
 
   private stopScripts(s: Session): void {
+    // a tool use waiting for a confirmation is denied by the abort (script-runner.ts awaitConfirmation)
+    s.awaiting.clear();
     s.stop.abort();
     s.stop = new AbortController();
   }

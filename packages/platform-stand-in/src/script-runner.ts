@@ -5,13 +5,14 @@
  * Steps: `{mcp_list: true}`, `{mcp_call: {tool, arguments}}`, `{tool_use: {name, input}}`,
  * `{message: text}`, `{drop_stream: true}`, `{idle: end_turn|retries_exhausted|requires_action}`,
  * `{error: <session error type>}`, `{terminate: true}`, `{wait_ms: n}`. An MCP step may name its server
- * (`server`); the default is the agent's first. A `user.interrupt` (or the end of the session) stops
+ * (`server`); the default is the agent's first. An `mcp_call` of a tool whose permission policy is
+ * `always_ask` waits, as the platform does, for a `user.tool_confirmation` (idle, `requires_action`). A `user.interrupt` (or the end of the session) stops
  * the script: the remaining steps answer `'skipped'`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { invalidRequest } from './api-errors';
 import { McpFailure, callTool, listToolNames } from './mcp-session-client';
-import type { McpServerDef, PlatformState, Session } from './platform-state';
+import type { McpServerDef, PlatformState, Session, ToolConfirmation } from './platform-state';
 
 export type Step =
   | { mcp_list: true | string }
@@ -83,7 +84,24 @@ async function runStep(state: PlatformState, s: Session, step: Step, signal: Abo
     if (!token) return mcpError(s, server, new McpFailure('mcp_authentication_failed_error', `no vault credential of the session is registered for ${server.url}`));
     if ('mcp_list' in step) return listToolNames(server.url, token).catch((e) => (e instanceof McpFailure ? mcpError(s, server, e) : Promise.reject(e)));
     const { tool, arguments: args = {} } = step.mcp_call;
-    const use = log.append('agent.mcp_tool_use', { name: tool, input: args, mcp_server_name: server.name });
+    const policy = state.permissionOf(s, server.name, tool);
+    const use = log.append('agent.mcp_tool_use', {
+      name: tool,
+      input: args,
+      mcp_server_name: server.name,
+      evaluated_permission: policy === 'always_ask' ? 'ask' : 'allow',
+      evaluation: { type: policy },
+    });
+    if (policy === 'always_ask') {
+      // the platform stops before the tool runs: idle with requires_action until a user.tool_confirmation
+      const confirmation = await awaitConfirmation(state, s, use.id, signal);
+      if (confirmation.result === 'deny') {
+        const text = confirmation.deny_message ? `The user denied this tool call: ${confirmation.deny_message}` : 'The user denied this tool call.';
+        const denied: CallToolResult = { content: [{ type: 'text', text }], isError: true };
+        log.append('agent.mcp_tool_result', { mcp_tool_use_id: use.id, content: denied.content, is_error: true });
+        return { ...denied, confirmation: 'deny', tool_use_id: use.id };
+      }
+    }
     let result: CallToolResult;
     let failure: McpFailure | undefined;
     try {
@@ -124,15 +142,47 @@ async function runStep(state: PlatformState, s: Session, step: Step, signal: Abo
   return { waited: ms, interrupted };
 }
 
-/** What a demo session does by itself (`npm start` without ANTHROPIC_API_KEY): its governed tools, one call, `ls -la`, end of turn. */
+/**
+ * Blocks a tool use on a confirmation: the session goes idle (`requires_action` naming the tool use) until
+ * a `user.tool_confirmation` for it arrives (PlatformState.confirm), then runs again. An interrupt or the
+ * end of the session denies it.
+ */
+function awaitConfirmation(state: PlatformState, s: Session, toolUseId: string, signal: AbortSignal): Promise<ToolConfirmation> {
+  return new Promise<ToolConfirmation>((resolve) => {
+    const onAbort = () => {
+      s.awaiting.delete(toolUseId);
+      resolve({ result: 'deny', deny_message: 'the turn was interrupted' });
+    };
+    if (signal.aborted) return onAbort();
+    s.awaiting.set(toolUseId, (c) => {
+      signal.removeEventListener('abort', onAbort);
+      if (s.status === 'idle' && s.awaiting.size === 0) state.setStatus(s, 'running');
+      resolve(c);
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    state.setStatus(s, 'idle', { type: 'requires_action', event_ids: [...s.awaiting.keys()] });
+  });
+}
+
+/** A tool that sends e-mail, by its name: the demo's agent wants to send one (the tour asks a human first). */
+const EMAIL_TOOL = /e-?mail|send/i;
+
+/**
+ * What a demo session does by itself (`npm start` without ANTHROPIC_API_KEY): its governed tools, a call
+ * of the first one, an e-mail to a customer when an e-mail tool is listed (with `require_human_approval`
+ * it waits for a human in the Approvals inbox), `ls -la`, end of turn.
+ */
 export async function runDemo(state: PlatformState, s: Session): Promise<StepResult[]> {
   const signal = s.stop.signal;
   const [tools] = await runScript(state, s, [{ mcp_list: true }], signal);
-  const first = Array.isArray(tools) ? (tools[0] as string | undefined) : undefined;
+  const names = Array.isArray(tools) ? (tools as string[]) : [];
+  const first = names.find((n) => !EMAIL_TOOL.test(n)) ?? names[0];
+  const email = names.find((n) => EMAIL_TOOL.test(n) && n !== first);
   const rest = await runScript(state, s, [
     ...(first ? [{ mcp_call: { tool: first, arguments: { method: 'call', params: {} } } }] : []),
+    ...(email ? [{ mcp_call: { tool: email, arguments: { method: 'send', params: { to: 'customer@example.com', subject: 'Your order', body: 'Your order shipped today.' } } } }] : []),
     { tool_use: { name: 'bash', input: { command: 'ls -la' } } },
-    { message: first ? `Listed the governed tools and called ${first} through the governance gateway, then listed the workspace.` : 'No governed tool was available; listed the workspace.' },
+    { message: first ? `Called ${[first, email].filter(Boolean).join(' and ')} through the governance gateway, then listed the workspace.` : 'No governed tool was available; listed the workspace.' },
     { idle: 'end_turn' },
   ], signal);
   return [tools, ...rest];

@@ -8,6 +8,8 @@
  *   chain (the exact bytes: docs/audit.md; do not change a field without a chain version);
  * - the public JSON of a stored record (`presentStoredRecord`): GET /api/audit/log and the compliance export;
  * - the decision event of a record (`decisionEventOf`), as the bus carries it.
+ * A record is built by the builders of its kind (record-builders.ts: governed, observed, control-plane, a
+ * human's decision), never written out by hand.
  * It lives in @agw/shared (which depends on the @agw/proto contracts) because every service needs it and
  * the proto package holds only generated code and its index.
  */
@@ -87,9 +89,22 @@ export function paramsSha256(params: Record<string, unknown>): string {
   return sha256Hex(canonicalJson(params));
 }
 
-/** A stored record as the public API and the compliance export show it: id, `extra`, the fields, the hashes. */
-export function presentStoredRecord(r: ActionRecord & { id: number; prev_hash: string; record_hash: string }, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: r.id, ...extra, ...hashedContent(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
+/**
+ * The record id a tenant sees (API answers, exports, events): the record's 1-based position in the tenant's
+ * own chain, `tenant_seq + 1`, so a tenant's first record is 1 whatever other tenants do. The global row key
+ * (`audit_records.id`, one sequence for every tenant) never leaves the audit service (docs/audit.md,
+ * "Record ids"). Not hashed: the chain's bytes do not depend on it.
+ */
+export function recordIdOf(tenantSeq: number): number {
+  return tenantSeq + 1;
+}
+
+/**
+ * A stored record as the public API and the compliance export show it: id (`recordIdOf(tenant_seq)`),
+ * `extra`, the fields, the hashes.
+ */
+export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev_hash: string; record_hash: string }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { id: recordIdOf(r.tenant_seq), ...extra, ...hashedContent(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
 }
 
 /** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */

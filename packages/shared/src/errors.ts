@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'dependency_unavailable'
   | 'store_unavailable'
+  | 'overloaded'
   | 'internal';
 
 /** One item of a validation error, as the spec's 422 body lists them. */
@@ -96,6 +97,27 @@ export class DependencyUnavailableError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('dependency_unavailable', message, message, options);
   }
+}
+
+/**
+ * 503: more work than can be finished in time, told apart from a dependency that cannot be reached (502 /
+ * the failure modes): the gateway sheds a governed call before doing any work when its in-flight limits are
+ * reached, and a peer that is up but did not answer within the call's deadline is overloaded, not gone.
+ * Nothing was decided; the client retries after `retryAfterSeconds` (the Retry-After header).
+ */
+export class OverloadedError extends AppError {
+  constructor(message: string, retryAfterSeconds = OVERLOAD_RETRY_AFTER_SECONDS, options?: { cause?: unknown }) {
+    super('overloaded', message, message, options);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** What a client is told to wait after an overload 503: the gateway sheds in bursts shorter than this. */
+export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
+
+/** A peer that is connected but did not answer within the call's deadline (gRPC clients, grpc.ts). */
+export function overloadedPeer(peer: string, cause?: unknown): OverloadedError {
+  return new OverloadedError(`${peer} is overloaded: connected, but no answer within the call's deadline`, OVERLOAD_RETRY_AFTER_SECONDS, { cause });
 }
 
 /**

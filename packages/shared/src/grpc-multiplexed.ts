@@ -8,7 +8,8 @@
  * Semantics are the unary call's:
  * - an answer carries the response, or the error the unary call would have had (same AppError on the
  *   client, through the agw-error-bin JSON);
- * - a per-call deadline (client side) ends in DependencyUnavailableError, as DEADLINE_EXCEEDED does;
+ * - a per-call deadline (client side) ends as DEADLINE_EXCEEDED does: OverloadedError when the call was on
+ *   an open stream of a connected channel (the peer is up but slow), else DependencyUnavailableError;
  * - a stream that fails (peer gone, connection reset) fails its unanswered calls with
  *   DependencyUnavailableError, as UNAVAILABLE does: they may or may not have been handled;
  * - a server that shuts down gracefully answers every request it has read, stops reading, and ends its
@@ -16,7 +17,7 @@
  *   new one (they were never handled), as grpc-js retries a unary call refused by a GOAWAY.
  */
 import { type Client, Metadata, type ServerDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
-import { type AppError, DependencyUnavailableError } from './errors';
+import { type AppError, DependencyUnavailableError, overloadedPeer } from './errors';
 
 /** The request envelope of a multiplexed method (ts-proto names). */
 export interface MuxCall<Req> {
@@ -102,6 +103,8 @@ interface Pending<Req, Res> {
   resolve: (r: Res) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
+  /** written on a stream (not still waiting for the channel) */
+  sent: boolean;
 }
 
 interface OpenStream<Req> {
@@ -126,6 +129,8 @@ export interface MultiplexedClientOptions {
   fromError: (e: { status: number; details: string; errorJson: string }) => AppError;
   /** createClient's readyGate: a call that finds the channel in TRANSIENT_FAILURE waits a moment for a reconnect */
   readyGate?: (deadlineMs: number) => Promise<void> | undefined;
+  /** is the channel to the peer connected now? (a deadline on a connected channel is overload, not absence) */
+  connected?: () => boolean;
 }
 
 /** Unary-shaped calls of one multiplexed method of `raw`. */
@@ -151,12 +156,20 @@ export class MultiplexedClient<Req, Res> {
       const metadata: { [key: string]: string } = {};
       if (options.metadata) for (const [k, v] of Object.entries(options.metadata.getMap())) if (typeof v === 'string') metadata[k] = v;
       const deadlineMs = options.deadlineMs ?? this.o.deadlineMs;
-      const timer = setTimeout(() => this.settle(callId, () => reject(new DependencyUnavailableError(`${this.o.peer} is unreachable (deadline exceeded)`))), deadlineMs);
-      this.pending.set(callId, { message: { callId, request, metadata }, resolve, reject, timer });
+      const timer = setTimeout(() => this.settle(callId, (p) => reject(this.deadlineError(p))), deadlineMs);
+      this.pending.set(callId, { message: { callId, request, metadata }, resolve, reject, timer, sent: false });
       const waiting = this.o.readyGate?.(deadlineMs);
       if (waiting) void waiting.then(() => this.send(callId));
       else this.send(callId);
     });
+  }
+
+  /** A call past its deadline: sent on an open stream of a connected channel, the peer is slow; else it is not there. */
+  private deadlineError(p: Pending<Req, Res>): Error {
+    if (p.sent && this.o.connected?.()) {
+      return overloadedPeer(this.o.peer);
+    }
+    return new DependencyUnavailableError(`${this.o.peer} is unreachable (deadline exceeded)`);
   }
 
   close(): void {
@@ -178,6 +191,7 @@ export class MultiplexedClient<Req, Res> {
     }
     s ??= this.slots[slot] = this.open(slot);
     s.pending.add(callId);
+    p.sent = true;
     s.write(p.message);
   }
 

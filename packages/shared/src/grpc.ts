@@ -17,7 +17,7 @@ import {
   credentials,
   status,
 } from '@grpc/grpc-js';
-import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, unreachableStore } from './errors';
+import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, overloadedPeer, unreachableStore } from './errors';
 import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
 import type { Logger } from './logger';
 import { traceHooks } from './tracing/hooks';
@@ -34,6 +34,7 @@ const toStatus: Record<ErrorCode, status> = {
   payload_too_large: status.OUT_OF_RANGE,
   dependency_unavailable: status.UNAVAILABLE,
   store_unavailable: status.UNAVAILABLE,
+  overloaded: status.RESOURCE_EXHAUSTED,
   internal: status.INTERNAL,
 };
 
@@ -52,8 +53,12 @@ function errorJsonOf(e: unknown): string {
   return e instanceof AppError ? JSON.stringify({ code: e.code, message: e.message, detail: e.detail, retryAfterSeconds: e.retryAfterSeconds }) : '';
 }
 
-/** A gRPC client error back to the taxonomy. */
-export function fromServiceError(e: ServiceError, peer: string): AppError {
+/**
+ * A gRPC client error back to the taxonomy. `connected`: the channel to the peer was ready when the call
+ * failed, so a deadline exceeded means the peer is up but too slow (overloaded, 503), not unreachable (502).
+ */
+export function fromServiceError(e: ServiceError, peer: string, connected = false): AppError {
+  if (e.code === status.DEADLINE_EXCEEDED && connected) return overloadedPeer(peer, e);
   return fromErrorParts(e.code, e.metadata?.get(ERROR_KEY)?.[0], peer, e);
 }
 
@@ -251,6 +256,7 @@ export function createClient<S extends ServiceDefinition>(
     ...RECONNECT_BACKOFF,
   });
   const gate = readyGate(raw);
+  const channel = raw.getChannel();
   const out: Record<string, unknown> = { close: () => raw.close(), raw };
   const methods = Ctor.service;
   for (const key of Object.keys(methods)) {
@@ -261,6 +267,7 @@ export function createClient<S extends ServiceDefinition>(
         streams: Math.max(4, address.split(',').length),
         deadlineMs: defaults.deadlineMs ?? 10_000,
         readyGate: gate,
+        connected: () => channel.getConnectivityState(false) === connectivityState.READY,
         fromError: (e) => fromErrorParts(e.status, e.errorJson || undefined, peer, e),
       });
       out[key] = (request: unknown, options?: { deadlineMs?: number; metadata?: Metadata }) => mux.call(request, options);
@@ -291,7 +298,7 @@ export function createClient<S extends ServiceDefinition>(
         Error.stackTraceLimit = 0;
         try {
           fn(request, options.metadata ?? new Metadata(), { deadline }, (err: ServiceError | null, res: unknown) =>
-            err ? reject(fromServiceError(err, peer)) : resolve(res),
+            err ? reject(fromServiceError(err, peer, channel.getConnectivityState(false) === connectivityState.READY)) : resolve(res),
           );
         } finally {
           Error.stackTraceLimit = limit;

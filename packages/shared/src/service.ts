@@ -5,10 +5,18 @@
  * - loads the config (a bad value: one readable line, exit 1), creates the logger and metrics registry;
  * - hands out the shared stores on demand (`ctx.postgres()`, `ctx.redis()`, `ctx.nats()`): each is
  *   connected once, checked, added to `/readyz` and closed last;
- * - starts the gRPC server from the bindings `start` returns (on the config's gRPC host and port);
+ * - hands out gRPC clients of other services (`ctx.peers(['policy', 'audit'])`, @agw/shared
+ *   `createPeerClients`: the config's address and deadline settings), closed after the service's own closers;
+ * - starts the gRPC server from the bindings `start` returns (on the config's gRPC host and port), and the
+ *   HTTP server it returns (`http`: the gateway's edge, which drains its own requests when closed);
  * - serves `/healthz`, `/readyz` and `/metrics` on the config's ops port;
- * - on SIGTERM/SIGINT closes in order: ops server, gRPC server (drain), the service's own closers (reverse
- *   order), then the stores; a start-up failure is one readable line (no stack trace for a known cause).
+ * - on SIGTERM/SIGINT closes in order: ops server, gRPC server (drain), HTTP server (drain), the service's
+ *   own closers (reverse order), the peer clients, then the stores; a start-up failure is one readable line
+ *   (no stack trace for a known cause).
+ *
+ * Tests start the same definition in-process with `startService(def, { config, logger })` (as Backstage's
+ * `startTestBackend` does): the same stores, clients, servers and closing order, no signal handlers, no
+ * ops server unless asked, and `close()` instead of an exit.
  *
  * @example
  * ```ts
@@ -29,6 +37,7 @@ import { type GrpcServiceBinding, startGrpcServer } from './grpc';
 import { type Logger, createLogger } from './logger';
 import { createMetricsRegistry } from './metrics';
 import { type ReadinessCheck, startOpsServer } from './ops-server';
+import { type PeerClientOptions, type PeerClients, type PeerConfig, type PeerName, createPeerClients } from './peer-clients';
 import { type Redis, createRedis } from './redis';
 import { pingNats, pingPostgres } from './stores';
 import { traceHooks } from './tracing/hooks';
@@ -64,11 +73,23 @@ export interface ServiceContext<C extends ServiceConfig> {
    * TTLs bound what it may miss, and it drops them all when the connection comes back).
    */
   nats(options?: { readiness?: boolean }): Promise<Bus>;
+  /** gRPC clients of other services (`createPeerClients` on this config), closed after the service's own closers. */
+  peers<N extends PeerName>(names: readonly N[], options?: PeerClientOptions<N>): PeerClients<N>;
 }
 
-export interface StartedParts {
+/** A listening HTTP server; `close()` stops taking connections and drains the requests in flight. */
+export interface ListeningServer {
+  port: number;
+  close(): Promise<void> | void;
+}
+
+export interface StartedParts<A = unknown> {
   /** gRPC services to serve on the config's gRPC host/port */
   grpc?: GrpcServiceBinding[];
+  /** an HTTP server to start once the service is built (closed right after the gRPC server) */
+  http?: { listen(): Promise<ListeningServer> };
+  /** what an in-process test reaches into (`startService(...).api`); runService ignores it */
+  api?: A;
   /** the service's own resources, closed in reverse order after the gRPC server drained */
   closers?: Closer[];
   /** readiness checks beyond the stores' */
@@ -77,23 +98,45 @@ export interface StartedParts {
   info?: Record<string, unknown>;
 }
 
-export interface ServiceDefinition<C extends ServiceConfig> {
+export interface ServiceDefinition<C extends ServiceConfig, A = unknown> {
   name: string;
   loadConfig: () => C;
-  start: (ctx: ServiceContext<C>) => Promise<StartedParts>;
+  start: (ctx: ServiceContext<C>) => Promise<StartedParts<A>>;
 }
 
-export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): void {
-  let config: C;
-  try {
-    config = def.loadConfig();
-  } catch (e) {
-    process.stderr.write(`${def.name} failed to start: ${(e as Error).message}\n`);
-    process.exit(1);
-  }
-  const logger = createLogger(def.name, config.logLevel as Parameters<typeof createLogger>[1]);
-  const registry = createMetricsRegistry(def.name);
+export interface StartServiceOptions<C> {
+  /** the config (default: the definition's `loadConfig()`) */
+  config?: C;
+  logger?: Logger;
+  registry?: Registry;
+  /** serve `/healthz`, `/readyz`, `/metrics` on the config's ops port (runService: yes; tests: no unless asked) */
+  ops?: boolean;
+  /** close what was opened when start fails (default); runService exits at once instead */
+  closeOnFailure?: boolean;
+}
+
+/** A started service: its ports, what `start` exposed, and its ordered shutdown. */
+export interface StartedService<C, A> {
+  config: C;
+  logger: Logger;
+  api: A;
+  grpcPort?: number;
+  httpPort?: number;
+  opsPort?: number;
+  /** closes in order: ops server, gRPC server, HTTP server, own closers (reverse), peer clients, stores */
+  close(): Promise<void>;
+}
+
+/**
+ * Start a service definition in this process (runService's body without signals and exit; tests use it
+ * directly). A failure during start closes what was already opened and rethrows.
+ */
+export async function startService<C extends ServiceConfig, A = unknown>(def: ServiceDefinition<C, A>, options: StartServiceOptions<C> = {}): Promise<StartedService<C, A>> {
+  const config = options.config ?? def.loadConfig();
+  const logger = options.logger ?? createLogger(def.name, config.logLevel as Parameters<typeof createLogger>[1]);
+  const registry = options.registry ?? createMetricsRegistry(def.name);
   const storeClosers: Closer[] = [];
+  const peerClosers: Closer[] = [];
   const checks: Record<string, ReadinessCheck> = {};
   let db: Promise<Db> | undefined;
   let redis: Redis | undefined;
@@ -131,21 +174,85 @@ export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): 
         if (options?.readiness !== false) checks.nats = () => pingNats(b);
         return b;
       })()),
+    peers: (names, options) => {
+      const clients = createPeerClients(config as unknown as PeerConfig<(typeof names)[number]>, names, options);
+      peerClosers.push(() => clients.close());
+      return clients;
+    },
   };
 
-  let closers: Closer[] = [];
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, `${def.name} stopping`);
-    for (const c of closers) {
+  const closers: Closer[] = [];
+  const close = async () => {
+    for (const c of closers.splice(0)) {
       try {
         await c();
       } catch (e) {
         logger.warn({ err: e }, 'error while closing');
       }
     }
+  };
+  const opened = (c: Closer) => closers.unshift(c); // the last opened is closed first
+  const each = (list: Closer[]) => async () => {
+    for (const c of [...list].reverse()) {
+      try {
+        await c();
+      } catch (e) {
+        logger.warn({ err: e }, 'error while closing');
+      }
+    }
+  };
+  opened(each(storeClosers));
+  opened(each(peerClosers));
+  try {
+    const parts = await def.start(ctx);
+    for (const c of parts.closers ?? []) opened(c);
+    let httpPort: number | undefined;
+    if (parts.http) {
+      const server = await parts.http.listen();
+      httpPort = server.port;
+      opened(() => server.close());
+    }
+    let grpcPort: number | undefined;
+    if (parts.grpc?.length) {
+      const grpc = await startGrpcServer(need(config.grpcHost, 'GRPC_HOST'), need(config.grpcPort, 'GRPC_PORT'), parts.grpc);
+      grpcPort = grpc.port;
+      opened(() => grpc.close());
+    }
+    let opsPort: number | undefined;
+    if (options.ops) {
+      const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, registry, checks: { ...checks, ...parts.checks } });
+      opsPort = ops.port;
+      opened(() => ops.close());
+    }
+    logger.info(
+      { ...(grpcPort !== undefined ? { grpcPort } : {}), ...(httpPort !== undefined ? { port: httpPort } : {}), ...(opsPort !== undefined ? { opsPort } : {}), ...parts.info },
+      `${def.name} started`,
+    );
+    return { config, logger, api: parts.api as A, grpcPort, httpPort, opsPort, close };
+  } catch (e) {
+    if (options.closeOnFailure !== false) await close();
+    throw e;
+  }
+}
+
+/** The process of one service: `startService` with the ops server, SIGTERM/SIGINT as its shutdown, exit codes. */
+export function runService<C extends ServiceConfig, A = unknown>(def: ServiceDefinition<C, A>): void {
+  let config: C;
+  try {
+    config = def.loadConfig();
+  } catch (e) {
+    process.stderr.write(`${def.name} failed to start: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(def.name, config.logLevel as Parameters<typeof createLogger>[1]);
+  let started: StartedService<C, A> | undefined;
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, `${def.name} stopping`);
+    await started?.close();
     await traceHooks.current?.shutdown().catch(() => undefined); // export the spans still buffered
     logger.info(`${def.name} stopped`);
     process.exit(0);
@@ -154,18 +261,7 @@ export function runService<C extends ServiceConfig>(def: ServiceDefinition<C>): 
   process.on('SIGINT', () => void stop('SIGINT'));
   void (async () => {
     try {
-      const parts = await def.start(ctx);
-      const own = [...(parts.closers ?? [])].reverse();
-      let grpcClose: Closer | undefined;
-      let grpcPort: number | undefined;
-      if (parts.grpc?.length) {
-        const grpc = await startGrpcServer(need(config.grpcHost, 'GRPC_HOST'), need(config.grpcPort, 'GRPC_PORT'), parts.grpc);
-        grpcClose = () => grpc.close();
-        grpcPort = grpc.port;
-      }
-      const ops = await startOpsServer({ host: config.opsHost, port: config.opsPort, registry, checks: { ...checks, ...parts.checks } });
-      closers = [() => ops.close(), ...(grpcClose ? [grpcClose] : []), ...own, ...[...storeClosers].reverse()];
-      logger.info({ ...(grpcPort !== undefined ? { grpcPort } : {}), opsPort: ops.port, ...parts.info }, `${def.name} started`);
+      started = await startService(def, { config, logger, ops: true, closeOnFailure: false });
     } catch (e) {
       logger.fatal({ err: e }, `${def.name} failed to start: ${describeStartError(e)}`);
       process.exit(1);

@@ -4,7 +4,7 @@
  * loses no call and handles none twice.
  */
 import { type Client, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { AppError, DependencyUnavailableError, InputError } from '../src/errors';
+import { AppError, DependencyUnavailableError, InputError, OverloadedError } from '../src/errors';
 import { type PromiseClient, createClient, implement, startGrpcServer } from '../src/grpc';
 import { MultiplexedClient } from '../src/grpc-multiplexed';
 import { createLogger } from '../src/logger';
@@ -109,15 +109,29 @@ describe('multiplexed calls over a bidi stream', () => {
     }
   });
 
-  it('fails a call past its deadline as unreachable, and later calls still succeed', async () => {
+  it('fails a call past its deadline on a connected peer as overloaded (not unreachable), and later calls still succeed', async () => {
     const server = await startEcho([]);
     try {
       const c = client(server.port, 100);
-      await expect(c.echoStream({ n: 1, delayMs: 400 })).rejects.toBeInstanceOf(DependencyUnavailableError);
+      expect((await c.echoStream({ n: 0 })).n).toBe(0); // connected
+      const slow = c.echoStream({ n: 1, delayMs: 400 });
+      await expect(slow).rejects.toBeInstanceOf(OverloadedError);
+      await expect(slow).rejects.toMatchObject({ code: 'overloaded', retryAfterSeconds: 1, message: expect.stringMatching(/overloaded: connected, but no answer within the call's deadline/) });
+      // the unary call says the same
+      await expect(c.echo({ n: 3, delayMs: 400 })).rejects.toBeInstanceOf(OverloadedError);
       expect((await c.echoStream({ n: 2 })).n).toBe(2);
     } finally {
       await server.close();
     }
+  });
+
+  it('a peer nobody listens for is unreachable, deadline or not', async () => {
+    const server = await startEcho([]);
+    const port = server.port;
+    await server.close();
+    const c = client(port, 300);
+    await expect(c.echoStream({ n: 1 })).rejects.toBeInstanceOf(DependencyUnavailableError);
+    await expect(c.echo({ n: 1 })).rejects.toBeInstanceOf(DependencyUnavailableError);
   });
 
   it('fails the unanswered calls of a peer that goes away, then reaches a new one on the same address', async () => {

@@ -8,5 +8,5 @@
  */
 export { parseVerifierKey, openNote, parseCheckpoint, keyIdOf, type VerifierKey } from './signed-note';
 export { verifyInclusion, verifyConsistency, leafHash } from './rfc9162';
-export { verifyExport, recomputeRecordHash, HASHED_KEYS, type CheckResult, type ExportDoc, type OnChainReader } from './verify-export';
+export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, type CheckResult, type ExportDoc, type OnChainReader } from './verify-export';
 export { viemChainReader } from './chain-reader';

@@ -1,7 +1,7 @@
 /**
  * The checks of a compliance export, each one line: record hashes (RFC 8785 bytes, docs/audit.md), chain
- * links, signed checkpoints, consistency between successive tree heads, sample inclusion proofs up to
- * a signed head, anchor references up to the aggregate root, and (optional) the anchored root on chain.
+ * links, record ids, signed checkpoints, consistency between successive tree heads, sample inclusion proofs
+ * up to a signed head, anchor references up to the aggregate root, and (optional) the anchored root on chain.
  * Every check stops at its first failure and names it.
  */
 import { createHash } from 'node:crypto';
@@ -32,6 +32,16 @@ export function recomputeRecordHash(record: Record<string, unknown>): string {
 }
 
 type Rec = Record<string, unknown> & { id: number; leaf_index: number; prev_hash: string; record_hash: string };
+
+/**
+ * Whether the export's record ids are the tenant's own (format 1.2 on): a record's id is its leaf index + 1.
+ * Before 1.2 they were the fleet's global row keys, which say nothing about the record's place in the chain.
+ * An id is not hashed or signed: this check only ties what a reader sees ("record 5") to the leaf it names.
+ */
+export function hasTenantRecordIds(formatVersion: string): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(String(formatVersion));
+  return Boolean(m) && (Number(m![1]) > 1 || (Number(m![1]) === 1 && Number(m![2]) >= 2));
+}
 interface Anchor {
   tree_size: number;
   tenant_root: string;
@@ -112,6 +122,18 @@ export async function verifyExport(doc: ExportDoc, key: VerifierKey, o: { chain?
       if (r.prev_hash !== p.record_hash) throw new Error(`record ${r.id} (leaf ${r.leaf_index}): prev_hash is not the record_hash of leaf ${p.leaf_index}`);
     }
     return `${Math.max(records.length - 1, 0)} links, leaves ${records[0]?.leaf_index ?? '-'}..${records[records.length - 1]?.leaf_index ?? '-'}`;
+  });
+
+  check('record ids', () => {
+    const version = doc.package.format_version;
+    if (!hasTenantRecordIds(version)) return `format ${version}: record ids are global row keys, not tied to leaves (per-tenant ids from format 1.2)`;
+    for (const r of records) {
+      if (r.id !== r.leaf_index + 1) throw new Error(`record ${r.id} is leaf ${r.leaf_index}: its id must be ${r.leaf_index + 1} (leaf index + 1)`);
+    }
+    for (const s of doc.sample_inclusion_proofs) {
+      if (s.record_id !== s.leaf_index + 1) throw new Error(`sample of record ${s.record_id} is leaf ${s.leaf_index}: its record_id must be ${s.leaf_index + 1} (leaf index + 1)`);
+    }
+    return `${records.length} records and ${doc.sample_inclusion_proofs.length} samples: id = leaf index + 1 (the tenant's own numbering)`;
   });
 
   // signed checkpoints: every one verifies, states its own size and root, and matches the tree head of that size

@@ -10,18 +10,19 @@ import { AnchorScheduler } from './anchoring/anchor.scheduler';
 import { connectAnchorChain } from './chain/anchor-chain';
 import { loadAnchorConfig } from './config';
 import { anchorGrpcService } from './grpc/anchor.grpc';
-import { GrpcLocalTreeHeads, createMerkleClient } from './grpc/local-tree-heads.client';
+import { GrpcLocalTreeHeads } from './grpc/local-tree-heads.client';
 import { consumeTreeHeads } from './nats/tree-built.consumer';
 
 runService({
   name: 'anchor',
   loadConfig: loadAnchorConfig,
-  start: async ({ config, logger, registry, postgres, nats }) => {
+  start: async ({ config, logger, registry, postgres, nats, peers }) => {
     const db = await postgres();
     const repo = new AnchorRepository(db);
     registerAnchorLagGauges(registry, db);
     const chain = await connectAnchorChain(config, repo, logger);
-    const merkleClient = createMerkleClient(config.auditGrpcUrl, config.auditDeadlineMs);
+    // tree heads of the audit service, under this service's one audit deadline (AUDIT_DEADLINE_MS)
+    const { merkle: merkleClient } = peers(['merkle'], { deadlines: { merkle: config.auditDeadlineMs } });
     const localHeads = new GrpcLocalTreeHeads(merkleClient);
     // each head's aggregate leaf covers its signed checkpoint (docs/evidence.md, "The anchor as a witness")
     const batcher = new AnchorBatcher(db, repo, () => chain.contract(), logger, config.maxLeavesPerTx, createAnchorMetrics(registry), localHeads.checkpointDigest);
@@ -32,7 +33,7 @@ runService({
     if (config.scheduleEnabled) scheduler.start();
     return {
       grpc: [anchorGrpcService(service, logger)],
-      closers: [() => chain.close(), () => merkleClient.close(), () => consumer.stop(), () => scheduler.stop()],
+      closers: [() => chain.close(), () => consumer.stop(), () => scheduler.stop()],
     };
   },
 });

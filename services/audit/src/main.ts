@@ -12,7 +12,7 @@ import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
 import { ComplianceExporter } from './export/compliance-exporter';
 import { ExportRepository } from './export/export.repository';
-import { GrpcAnchorReferences, GrpcPolicySnapshot, createAnchorClient, createPolicyClient } from './export/peer-sources';
+import { GrpcAnchorReferences, GrpcPolicySnapshot } from './export/peer-sources';
 import { complianceGrpcService, merkleGrpcService } from './grpc/merkle.grpc';
 import { MerkleProofs } from './merkle/merkle-proofs';
 import { createMerkleMetrics } from './merkle/merkle.metrics';
@@ -24,13 +24,13 @@ import { TreeBuiltPublisher } from './merkle/tree-built.publisher';
 import { CheckpointRepository } from './checkpoints/checkpoint.repository';
 import { Checkpoints } from './checkpoints/checkpoints';
 import { CheckpointingSink } from './checkpoints/checkpointing.sink';
-import { VaultNoteSigner, createNoteSigningClient } from './checkpoints/vault-note-signer';
+import { VaultNoteSigner } from './checkpoints/vault-note-signer';
 import { ErasureStatements } from './checkpoints/erasure-statements';
 
 runService({
   name: 'audit',
   loadConfig: loadAuditConfig,
-  start: async ({ config, logger, registry, postgres, nats }) => {
+  start: async ({ config, logger, registry, postgres, nats, peers }) => {
     const db = await postgres();
     const bus = await nats();
     // decision events are committed to the outbox with their record and published from here after the commit
@@ -46,15 +46,15 @@ runService({
     instrumentChain(chain, registry);
     const merkleRepo = new MerkleRepository(db);
     const proofs = new MerkleProofs(merkleRepo);
-    const noteSigningClient = createNoteSigningClient(config.vaultGrpcUrl, config.peerDeadlineMs);
+    // this service's one deadline for its peers (PEER_DEADLINE_MS): checkpoint signing, the export's anchors and policy
+    const deadlineMs = config.peerDeadlineMs;
+    const { noteSigning: noteSigningClient, anchor: anchorClient, policy: policyClient } = peers(['noteSigning', 'anchor', 'policy'], { deadlines: { noteSigning: deadlineMs, anchor: deadlineMs, policy: deadlineMs } });
     const noteSigner = new VaultNoteSigner(noteSigningClient);
     const checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads: merkleRepo, proofs, signer: noteSigner, logger });
     const treeSink = new CheckpointingSink(checkpoints, new TreeBuiltPublisher(bus), logger);
     const builder = new TreeBuilder(db, merkleRepo, treeSink, logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
     if (config.merkleScheduleEnabled) scheduler.start();
-    const anchorClient = createAnchorClient(config.anchorGrpcUrl, config.peerDeadlineMs);
-    const policyClient = createPolicyClient(config.policyGrpcUrl, config.peerDeadlineMs);
     const exporter = new ComplianceExporter({
       chain,
       records: new ExportRepository(db),
@@ -74,7 +74,7 @@ runService({
         merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exporter, logger),
       ],
-      closers: [() => relay.stop(), () => noteSigningClient.close(), () => anchorClient.close(), () => policyClient.close(), () => scheduler.stop()],
+      closers: [() => relay.stop(), () => scheduler.stop()],
     };
   },
 });

@@ -41,11 +41,41 @@ it('answers without the entry when asked; the record is stored and chained the s
   const brief = await client.append({ tenantId, entry: e, eventKind: '', replayJson: '', omitEntry: true, appendKey: '' });
   expect(brief.entry).toBeUndefined();
   expect(brief).toMatchObject({ tenantSeq: full.tenantSeq + 1, prevHash: full.recordHash, eventQueued: false });
-  expect(brief.id).toBeGreaterThan(full.id);
+  // a new tenant's records are 1, 2, … (the tenant's record ids), whatever the rest of the fleet appended
+  expect([full.id, brief.id]).toEqual([1, 2]);
   expect(brief.recordHash).toMatch(/^[0-9a-f]{64}$/);
   const [stored] = (await client.getByAction({ tenantId, actionId: e.actionId })).records;
   expect(stored).toMatchObject({ id: brief.id, tenantSeq: brief.tenantSeq, prevHash: brief.prevHash, recordHash: brief.recordHash, entry: e });
   expect(await client.verify({ tenantId })).toMatchObject({ valid: true, recordCount: 2 });
+});
+
+describe("record ids are the tenant's own (tenant_seq + 1), never the global row key", () => {
+  it('numbers each tenant 1..n in every answer, however the tenants interleave; verification names the tenant id', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    // b appends first and in between: a's ids do not move
+    for (let i = 0; i < 3; i++) await client.append({ tenantId: b, entry: entry(), eventKind: '', replayJson: '', appendKey: '' });
+    const answers = [];
+    for (let i = 0; i < 5; i++) {
+      answers.push(await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', replayJson: '', omitEntry: i % 2 === 0, appendKey: randomUUID() }));
+      await client.append({ tenantId: b, entry: entry(), eventKind: '', replayJson: '', appendKey: '' });
+    }
+    expect(answers.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(answers.map((r) => r.tenantSeq)).toEqual([0, 1, 2, 3, 4]);
+    const listed = (await client.listRecords({ tenantId: a, limit: 100, sessionId: '', chronological: true })).records;
+    expect(listed.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+    expect((await client.listRecords({ tenantId: b, limit: 100, sessionId: '', chronological: false })).records.map((r) => r.id)).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+    expect((await client.getByAction({ tenantId: a, actionId: listed[3].entry!.actionId })).records.map((r) => r.id)).toEqual([4]);
+    // the global row keys are elsewhere: b's records sit between a's in the one shared sequence
+    const keys = await db.selectFrom('audit_records').select(['id', 'tenant_seq']).where('tenant_id', '=', a).orderBy('tenant_seq').execute();
+    expect(keys.map((k) => Number(k.id))).not.toEqual([1, 2, 3, 4, 5]);
+    expect(Number(keys[1].id) - Number(keys[0].id)).toBeGreaterThan(1);
+
+    // a broken chain is reported at the tenant's record id of the first failing record
+    await sql`UPDATE audit_records SET decision = 'tampered' WHERE tenant_id = ${a} AND tenant_seq = 2`.execute(db);
+    expect(await client.verify({ tenantId: a })).toMatchObject({ valid: false, recordCount: 2, failedAtRecordId: 3, failedAtActionId: listed[2].entry!.actionId, reason: 'hash_mismatch' });
+    await sql`UPDATE audit_records SET decision = ${listed[2].entry!.decision} WHERE tenant_id = ${a} AND tenant_seq = 2`.execute(db);
+    expect(await client.verify({ tenantId: a })).toMatchObject({ valid: true, recordCount: 5, failedAtRecordId: 0 });
+  });
 });
 
 describe('idempotent appends (append_key)', () => {
@@ -84,9 +114,14 @@ describe('idempotent appends (append_key)', () => {
   it('keys are per tenant, and a malformed key is a 422-style input error', async () => {
     const key = randomUUID();
     const [a, b] = [randomUUID(), randomUUID()];
-    const ra = await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', replayJson: '', omitEntry: true, appendKey: key });
-    const rb = await client.appendStream({ tenantId: b, entry: entry(), eventKind: '', replayJson: '', omitEntry: true, appendKey: key });
-    expect(ra.id).not.toBe(rb.id);
+    const [ea, eb] = [entry(), entry()];
+    const ra = await client.appendStream({ tenantId: a, entry: ea, eventKind: '', replayJson: '', omitEntry: true, appendKey: key });
+    const rb = await client.appendStream({ tenantId: b, entry: eb, eventKind: '', replayJson: '', omitEntry: true, appendKey: key });
+    // b's append is written, not answered with a's record: each tenant has its own first record
+    expect([ra.id, rb.id]).toEqual([1, 1]);
+    expect(rb.recordHash).not.toBe(ra.recordHash);
+    expect((await client.getByAction({ tenantId: b, actionId: eb.actionId })).records.map((r) => r.entry!.actionId)).toEqual([eb.actionId]);
+    expect((await client.getByAction({ tenantId: a, actionId: eb.actionId })).records).toHaveLength(0);
     const bad = await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', replayJson: '', omitEntry: true, appendKey: 'has space' }).catch((err: { code?: string }) => err);
     expect(bad).toMatchObject({ code: 'invalid_input' });
   });

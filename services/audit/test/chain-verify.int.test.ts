@@ -37,6 +37,8 @@ const allModes = async (t: string, modes = [1, 4]) => {
 };
 const rowAt = async (t: string, seq: number) =>
   (await db.selectFrom('audit_records').select(['id', 'action_id', 'record_hash', 'prev_hash']).where('tenant_id', '=', t).where('tenant_seq', '=', seq).executeTakeFirstOrThrow());
+/** the record id the tenant sees for the record at chain position `seq` (never the global row key `id`) */
+const recordIdAt = (seq: number) => seq + 1;
 
 jest.setTimeout(300_000); // a slow shared machine; worker threads start with their own module loading
 
@@ -91,7 +93,7 @@ describe('chain verification', () => {
       const before = await sql<{ v: unknown }>`SELECT ${sql.ref(column)} AS v FROM audit_records WHERE tenant_id = ${t} AND tenant_seq = ${seq}`.execute(db);
       await alter(t, seq).execute(db);
       const r = await rowAt(t, seq);
-      for (const v of await allModes(t)) expect(v).toEqual({ valid: false, record_count: seq, failed_at_action_id: r.action_id, failed_at_record_id: r.id, reason: 'hash_mismatch' });
+      for (const v of await allModes(t)) expect(v).toEqual({ valid: false, record_count: seq, failed_at_action_id: r.action_id, failed_at_record_id: recordIdAt(seq), reason: 'hash_mismatch' });
       await sql`UPDATE audit_records SET ${sql.ref(column)} = ${column === 'params' ? JSON.stringify(before.rows[0].v) : before.rows[0].v} WHERE tenant_id = ${t} AND tenant_seq = ${seq}`.execute(db);
       expect(await verifyChain(repo, t, N)).toEqual({ valid: true, record_count: N });
     }
@@ -101,12 +103,12 @@ describe('chain verification', () => {
     const { t } = await chainOf();
     await db.deleteFrom('audit_records').where('tenant_id', '=', t).where('tenant_seq', '=', 120).execute();
     const next = await rowAt(t, 121);
-    for (const v of await allModes(t)) expect(v).toMatchObject({ valid: false, record_count: 120, failed_at_record_id: next.id });
+    for (const v of await allModes(t)) expect(v).toMatchObject({ valid: false, record_count: 120, failed_at_action_id: next.action_id, failed_at_record_id: recordIdAt(121) });
     // a whole range deleted (range 1 of 4 is 60..119): the next range's first link must still match
     const { t: t2 } = await chainOf();
     await db.deleteFrom('audit_records').where('tenant_id', '=', t2).where('tenant_seq', '>=', 60).where('tenant_seq', '<', 120).execute();
     const after = await rowAt(t2, 120);
-    for (const v of await allModes(t2)) expect(v).toMatchObject({ valid: false, record_count: 60, failed_at_record_id: after.id });
+    for (const v of await allModes(t2)) expect(v).toMatchObject({ valid: false, record_count: 60, failed_at_action_id: after.action_id, failed_at_record_id: recordIdAt(120) });
   });
 
   it('finds two records swapped in chain order', async () => {
@@ -115,7 +117,8 @@ describe('chain verification', () => {
     await sql`UPDATE audit_records SET tenant_seq = -1 WHERE id = ${a.id}`.execute(db);
     await sql`UPDATE audit_records SET tenant_seq = 100 WHERE id = ${b.id}`.execute(db);
     await sql`UPDATE audit_records SET tenant_seq = 150 WHERE id = ${a.id}`.execute(db);
-    for (const v of await allModes(t)) expect(v).toMatchObject({ valid: false, record_count: 100, failed_at_record_id: b.id });
+    // b now sits at position 100: it is named as the log would show it there
+    for (const v of await allModes(t)) expect(v).toMatchObject({ valid: false, record_count: 100, failed_at_action_id: b.action_id, failed_at_record_id: recordIdAt(100) });
   });
 
   it('finds a forged record whose hash is recomputed, at the next record (its link no longer matches)', async () => {
@@ -125,23 +128,23 @@ describe('chain verification', () => {
     const forged = { ...rec, decision: 'deny' };
     await sql`UPDATE audit_records SET decision = 'deny', record_hash = ${recordHash(forged, rec.prev_hash)} WHERE id = ${r.id}`.execute(db);
     const next = await rowAt(t, 201);
-    for (const v of await allModes(t)) expect(v).toMatchObject({ valid: false, record_count: 201, failed_at_record_id: next.id });
+    for (const v of await allModes(t)) expect(v).toMatchObject({ valid: false, record_count: 201, failed_at_action_id: next.action_id, failed_at_record_id: recordIdAt(201) });
   });
 
   it('reports the first failure in chain order when several ranges fail', async () => {
     const { t } = await chainOf();
     await sql`UPDATE audit_records SET decision = 'x' WHERE tenant_id = ${t} AND tenant_seq IN (30, 130, 230)`.execute(db);
     const first = await rowAt(t, 30);
-    for (const v of await allModes(t, [1, 2, 3, 4])) expect(v).toMatchObject({ valid: false, record_count: 30, failed_at_record_id: first.id });
+    for (const v of await allModes(t, [1, 2, 3, 4])) expect(v).toMatchObject({ valid: false, record_count: 30, failed_at_action_id: first.action_id, failed_at_record_id: recordIdAt(30) });
   });
 
   it('joins ranges like one walk (unit)', () => {
     expect(joinRanges([])).toEqual({ valid: true, record_count: 0 });
-    const a = { count: 2, first: { prev_hash: 'GENESIS', action_id: 'a0', id: 1 }, last_hash: 'h2' };
-    const b = { count: 3, first: { prev_hash: 'h2', action_id: 'b0', id: 3 }, last_hash: 'h5' };
+    const a = { count: 2, first: { prev_hash: 'GENESIS', action_id: 'a0', record_id: 1 }, last_hash: 'h2' };
+    const b = { count: 3, first: { prev_hash: 'h2', action_id: 'b0', record_id: 3 }, last_hash: 'h5' };
     expect(joinRanges([a, { count: 0 }, b])).toEqual({ valid: true, record_count: 5 });
     expect(joinRanges([a, { ...b, first: { ...b.first, prev_hash: 'zz' } }])).toMatchObject({ valid: false, record_count: 2, failed_at_record_id: 3 });
-    expect(joinRanges([{ ...a, fail: { index: 1, action_id: 'a1', id: 2 } }, b])).toMatchObject({ valid: false, record_count: 1, failed_at_record_id: 2 });
+    expect(joinRanges([{ ...a, fail: { index: 1, action_id: 'a1', record_id: 2 } }, b])).toMatchObject({ valid: false, record_count: 1, failed_at_record_id: 2 });
   });
 
   it('the service verifies with worker threads when configured (AuditChain.verify)', async () => {

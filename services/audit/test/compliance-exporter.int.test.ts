@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Db, DependencyUnavailableError, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { MerkleProofs } from '../src/merkle/merkle-proofs';
@@ -17,6 +18,7 @@ import { hashLeaf, recordLeafBytes, verifyInclusion } from '../src/merkle/rfc916
 import { TreeBuilder } from '../src/merkle/tree-builder';
 import { type AnchorReference, ComplianceExporter, parseBound } from '../src/export/compliance-exporter';
 import { ExportRepository } from '../src/export/export.repository';
+import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -66,7 +68,10 @@ beforeAll(async () => {
   const repo = new MerkleRepository(db);
   builder = new TreeBuilder(db, repo, { treeBuilt: async () => undefined }, createLogger('test', 'silent'));
   proofs = new MerkleProofs(repo);
+  const other = randomUUID();
   for (let i = 0; i < 12; i++) {
+    // another tenant appends in between: the exported tenant's record ids are still 1..12
+    await chain.append(other, governedEntry());
     await chain.append(tenant, {
       action_id: randomUUID(),
       agent_id: `agent-${i % 3}`,
@@ -100,14 +105,19 @@ describe('compliance export', () => {
     const out = await exporter(true).export(tenant, { format: 'json' });
     expect(out.contentType).toBe('application/json');
     const pkg = JSON.parse(out.content.toString());
-    expect(pkg.package.tenant_id).toBe(tenant);
+    expect(pkg.package).toMatchObject({ tenant_id: tenant, format_version: '1.2' });
     expect(pkg.audit_records).toHaveLength(12);
+    // record ids are the tenant's: id = leaf_index + 1, 1..12
+    expect(pkg.audit_records.map((r: { id: number }) => r.id)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    for (const r of pkg.audit_records) expect(r.id).toBe(r.leaf_index + 1);
     expect(pkg.summary).toMatchObject({ total: 12, by_decision: { deny: 3, allow: 9 }, distinct_agents: 3, distinct_tools: 2, truncated: false });
     expect(pkg.chain_verification).toMatchObject({ valid: true, record_count: 12 });
-    expect(pkg.merkle.latest_tree).toMatchObject({ tree_index: 0, record_count: 12 });
+    expect(pkg.merkle.latest_tree).toMatchObject({ tree_index: 0, record_count: 12, records_added: 12, from_record_id: 1, to_record_id: 12 });
+    expect(pkg.merkle.trees_in_range).toEqual([pkg.merkle.latest_tree]);
     expect(pkg.anchors.references[0].explorer_tx_url).toContain('polygonscan');
     expect(pkg.policy_snapshot).toMatchObject({ status: 'ok', policy_template: 'financial', bundle_revision: 'rev-9' });
     expect(pkg.sample_inclusion_proofs).toHaveLength(3);
+    expect(pkg.sample_inclusion_proofs.map((p: { record_id: number; leaf_index: number }) => [p.record_id, p.leaf_index])).toEqual([[1, 0], [7, 6], [12, 11]]);
     for (const p of pkg.sample_inclusion_proofs) {
       const ok = verifyInclusion(hashLeaf(recordLeafBytes(p.record_hash)), p.leaf_index, p.tree_size, p.proof.map((x: string) => Buffer.from(x, 'hex')), Buffer.from(p.merkle_root, 'hex'));
       expect(ok).toBe(true);
@@ -169,8 +179,33 @@ describe('compliance export', () => {
       expect(text).toContain(tenant);
       expect(text).toContain('Sample inclusion proofs');
       expect(text).toContain(`page 1 of ${pngs.length}`);
+      // the tenant's record ids: samples, the tree head's range, the records table
+      expect(text).toContain('Record 1 (leaf 0 of tree 0, 12 leaves): verified');
+      expect(text).toContain('Record 12 (leaf 11 of tree 0, 12 leaves): verified');
+      expect(text).toMatch(/1–12/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('names the first failing record of a broken chain by its tenant record id, in the JSON and the PDF', async () => {
+    const { decision } = await db.selectFrom('audit_records').select('decision').where('tenant_id', '=', tenant).where('tenant_seq', '=', 4).executeTakeFirstOrThrow();
+    await sql`UPDATE audit_records SET decision = 'tampered' WHERE tenant_id = ${tenant} AND tenant_seq = 4`.execute(db);
+    try {
+      const pkg = JSON.parse((await exporter(true).export(tenant, { format: 'json' })).content.toString());
+      expect(pkg.chain_verification).toMatchObject({ valid: false, record_count: 4, failed_at_record_id: 5, failed_at_action_id: pkg.audit_records[4].action_id });
+      const dir = mkdtempSync(path.join(tmpdir(), 'agw-pdf-'));
+      try {
+        const file = path.join(dir, 'broken.pdf');
+        writeFileSync(file, (await exporter(true).export(tenant, { format: 'pdf' })).content);
+        const text = execFileSync('pdftotext', ['-layout', file, '-']).toString();
+        expect(text).toContain(`BROKEN at record 5 (action ${pkg.audit_records[4].action_id}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    } finally {
+      await sql`UPDATE audit_records SET decision = ${decision} WHERE tenant_id = ${tenant} AND tenant_seq = 4`.execute(db);
+    }
+    expect((await exporter(true).build(tenant, {})).chain_verification).toMatchObject({ valid: true, record_count: 12 });
   });
 });

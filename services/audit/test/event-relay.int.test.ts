@@ -117,3 +117,20 @@ it('the relay\'s connection cut mid-batch: no row of an unacked event is deleted
   expect(after.size).toBe(300);
   for (const t of tenants) expect(await new AuditChain(new AuditRecordRepository(db), { tamperDemo: false }).verify(t)).toEqual({ valid: true, record_count: 150 });
 });
+
+it("sweeps only the audit service's rows: a gateway's or managed service's failed publish is theirs to relay", async () => {
+  const tenant = randomUUID();
+  const mine = { event_id: randomUUID(), action_id: randomUUID(), tenant_id: tenant };
+  const theirs = { event_id: randomUUID(), action_id: randomUUID(), tenant_id: tenant };
+  // as audit_append_batch writes it (no owner: 'audit') and as the gateway's relay keeps a failed publish
+  await db.insertInto('event_outbox').values({ subject: decisionSubject(tenant), event: JSON.stringify(mine), attempts: 0 }).execute();
+  await db.insertInto('event_outbox').values({ subject: decisionSubject(tenant), event: JSON.stringify(theirs), attempts: 1, owner: 'gateway' }).execute();
+  const relay = new EventRelay(bus, db, createLogger('test', 'silent'));
+  for (let i = 0; i < 10 && (await outboxOf([mine.action_id])).length; i++) await relay.sweep(0);
+  expect(await outboxOf([mine.action_id])).toHaveLength(0);
+  expect(await outboxOf([theirs.action_id])).toHaveLength(1);
+  const seen = await onStream([tenant]);
+  expect(seen.get(mine.action_id)).toBe(1);
+  expect(seen.has(theirs.action_id)).toBe(false);
+  await db.deleteFrom('event_outbox').where(sql<boolean>`event->>'action_id' = ${theirs.action_id}`).execute();
+});

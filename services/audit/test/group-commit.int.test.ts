@@ -88,12 +88,17 @@ describe('group commit', () => {
     const outbox = await outboxOf(ids);
     expect(outbox).toHaveLength(ids.length);
     const byAction = new Map(answered.map((r) => [r.action_id, r]));
+    const recordIdsOf = new Map<string, number[]>();
     for (const row of outbox) {
       const ev = row.event as { action_id: string; record_id: number; record_hash: string; kind: string; tenant_id: string };
-      expect(ev.record_id).toBe(byAction.get(ev.action_id)!.id);
+      // the tenant's record id (1 for its first record), as audit_append_batch writes it, never the global row key
+      expect(ev.record_id).toBe(byAction.get(ev.action_id)!.tenant_seq + 1);
+      recordIdsOf.set(ev.tenant_id, [...(recordIdsOf.get(ev.tenant_id) ?? []), ev.record_id]);
       expect(ev.record_hash).toBe(byAction.get(ev.action_id)!.record_hash);
       expect(row.subject).toBe(`${prefix}.decisions.${ev.tenant_id}.allowed`);
     }
+    // the five tenants appended in the same batches, and each one's events are numbered 1..30
+    for (const t of tenants) expect([...(recordIdsOf.get(t) ?? [])].sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
   });
 

@@ -48,7 +48,8 @@ describe('Merkle tree heads', () => {
     expect(r1.built).toHaveLength(1);
     const h0 = r1.built[0];
     const leaves = hashes.map((h) => hashLeaf(recordLeafBytes(h)));
-    expect(h0).toMatchObject({ tenant_id: tenant, tree_index: 0, tree_size: 13, records_added: 13, built_by: 'trigger' });
+    // from/to_record_id are the tenant's record ids (1-based positions in its chain), not global row keys
+    expect(h0).toMatchObject({ tenant_id: tenant, tree_index: 0, tree_size: 13, records_added: 13, from_record_id: 1, to_record_id: 13, built_by: 'trigger' });
     expect(h0.merkle_root).toBe(rootOfLeafHashes(leaves).toString('hex'));
     expect(published.some((p) => p.tenant_id === tenant && p.tree_index === 0)).toBe(true);
 
@@ -59,7 +60,12 @@ describe('Merkle tree heads', () => {
     const h1 = (await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true })).built[0];
     const all = [...hashes, ...more].map((h) => hashLeaf(recordLeafBytes(h)));
     expect(h1).toMatchObject({ tree_index: 1, tree_size: 33, records_added: 20, period_start: h0.period_end });
-    expect(h1.from_record_id).toBeGreaterThan(h0.to_record_id!);
+    expect(h1).toMatchObject({ from_record_id: 14, to_record_id: 33 });
+    // read back the same way (the columns keep the global row keys, which are never shown)
+    expect((await proofs.listHeads(tenant)).map((h) => [h.from_record_id, h.to_record_id])).toEqual([[1, 13], [14, 33]]);
+    const keys = await db.selectFrom('merkle_tree_heads').select(['from_record_id', 'to_record_id']).where('tenant_id', '=', tenant).orderBy('tree_index').execute();
+    const rowKeys = await db.selectFrom('audit_records').select('id').where('tenant_id', '=', tenant).where('tenant_seq', 'in', [0, 12, 13, 32]).orderBy('tenant_seq').execute();
+    expect(keys.map((k) => [Number(k.from_record_id), Number(k.to_record_id)])).toEqual([[Number(rowKeys[0].id), Number(rowKeys[1].id)], [Number(rowKeys[2].id), Number(rowKeys[3].id)]]);
     expect(h1.merkle_root).toBe(rootOfLeafHashes(all).toString('hex'));
 
     // every record has a valid inclusion proof against the latest head, checked independently
@@ -67,6 +73,7 @@ describe('Merkle tree heads', () => {
       const p = await proofs.inclusion(tenant, h);
       expect(p.verified).toBe(true);
       expect(p.leaf_index).toBe(i);
+      expect(p.record_id).toBe(i + 1);
       expect(p.tree.tree_index).toBe(1);
       expect(verifyInclusion(all[i], i, 33, p.proof.map((x) => Buffer.from(x, 'hex')), Buffer.from(h1.merkle_root, 'hex'))).toBe(true);
     }

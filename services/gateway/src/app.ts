@@ -39,6 +39,7 @@ import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
 import { consoleSessionRoutes } from './http/routes/console-session.routes';
 import { mcpAuthChallenge, oauthConsentRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
 import { countInFlight } from './http/in-flight';
+import { Admission, GOVERNED_PATHS } from './http/admission';
 
 export function createApp(d: GatewayDeps): Express {
   const app = express();
@@ -46,6 +47,13 @@ export function createApp(d: GatewayDeps): Express {
   // no ETag (a SHA-1 of every JSON body): the API's answers are per call, never revalidated by clients
   app.set('etag', false);
   app.set('trust proxy', d.config.trustProxy);
+  // overload protection first: a governed call over the in-flight limits is shed before any work (http/admission.ts)
+  const admission = new Admission(
+    { perProcess: d.config.maxGovernedInFlight, perTenant: d.config.maxGovernedInFlightPerTenant, targetLatencyMs: d.config.targetLatencyMs },
+    d.metrics,
+    d.logger,
+  );
+  app.use(GOVERNED_PATHS.map((p) => `/api${p}`), admission.process);
   app.use(requestId);
   app.use(countInFlight(d.metrics.httpInFlight));
   app.use((req, res, next) => {
@@ -87,6 +95,7 @@ export function createApp(d: GatewayDeps): Express {
   api.use(methodNotAllowedWithoutCredentials(api));
   api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails, oauth: d.oauth }));
   api.use(tenantRateLimit(d));
+  api.use(GOVERNED_PATHS, admission.tenant);
   // an agent-scoped key reaches tool calls, the MCP server and its own actions only (403 elsewhere)
   api.use(keyScopeGuard);
   api.use(authRoutes(d));

@@ -1,23 +1,22 @@
 /**
- * Builds the gateway from its config: stores, gRPC clients, domain services, the express app.
- * main.ts runs it as a service; integration tests build it in-process against the real stores.
+ * The gateway's service definition: domain services and the express app on the stores and gRPC clients
+ * runService hands out (`ctx.postgres()`, `ctx.redis()`, `ctx.nats()`, `ctx.peers(...)`), the HTTP edge
+ * (drained on SIGTERM for GATEWAY_SHUTDOWN_GRACE_MS) as its `http` server. main.ts runs it; integration
+ * tests start the same definition in-process (`startService(gatewayService(), { config, logger })`).
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { connectBus, createDb, createRedis, type Logger, pingPostgres, onTenantChange, publishTenantChange, type Registry } from '@agw/shared';
+import { ApprovalRepository, onTenantChange, publishTenantChange, type ServiceContext, type ServiceDefinition } from '@agw/shared';
 import { createApp } from './app';
 import { ApprovalExpiry } from './approvals/approval-expiry';
 import { ApprovalQueue } from './approvals/approval-queue';
-import { ApprovalRepository } from './approvals/approval.repository';
 import { ApprovedRetries } from './approvals/approved-retry';
-import { createAuditClient, createPolicyClient, createVaultClient, createWebhookClient } from './clients/grpc-clients';
-import type { GatewayConfig } from './config';
+import { type GatewayConfig, loadGatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { DecisionPublisher } from './events/decision-publisher';
 import { EventOutboxRepository } from './events/event-outbox.repository';
 import { HealthService } from './health';
 import { createLimitedServer } from './http/server-limits';
-import { createAnchorClient, createComplianceClient, createFederationClient, createManagedClient, createMerkleClient } from './clients/grpc-clients';
 import { FederatedCatalog } from './federation/federated-catalog';
 import { createGatewayMetrics } from './metrics';
 import { AddressPolicy, caFileContext, createPinnedFetch } from '@agw/egress';
@@ -43,30 +42,28 @@ import { credentialChanges } from './vault/credential-changes';
 import { createVaultBroker } from './vault/vault-broker';
 import { createVaultPiiGuard } from './vault/vault-pii-guard';
 
+/** What an in-process test reaches into. */
 export interface Gateway {
   deps: GatewayDeps;
   app: ReturnType<typeof createApp>;
-  listen(): Promise<{ port: number; close(): Promise<void> }>;
-  close(): Promise<void>;
 }
 
-export async function buildGateway(config: GatewayConfig, logger: Logger, registry: Registry): Promise<Gateway> {
+export function gatewayService(): ServiceDefinition<GatewayConfig, Gateway> {
+  return { name: 'gateway', loadConfig: loadGatewayConfig, start: startGateway };
+}
+
+async function startGateway({ config, logger, registry, postgres, redis: redisOf, nats, peers }: ServiceContext<GatewayConfig>) {
   const metrics = createGatewayMetrics(registry);
-  const db = createDb(config.databaseUrl, { max: config.databasePoolMax });
-  await pingPostgres(db);
-  const redis = createRedis(config.redisUrl);
-  const bus = await connectBus(config.natsUrl, config.streamPrefix, 'gateway');
-  const policy = createPolicyClient(config);
-  const audit = createAuditClient(config);
-  const merkle = createMerkleClient(config);
-  const compliance = createComplianceClient(config);
-  const anchor = createAnchorClient(config);
-  const webhook = createWebhookClient(config);
+  const db = await postgres();
+  const redis = redisOf();
+  // NATS carries events (an outage sends them to the outbox) and cache invalidations: not a readiness condition
+  const bus = await nats({ readiness: false });
+  const clients = peers(['policy', 'audit', 'merkle', 'compliance', 'anchor', 'webhook', 'vault', 'federation', 'managed']);
+  const { policy, audit, merkle, compliance, anchor, webhook, managed } = clients;
   // register/delete of a credential invalidate the broker's credential cache here and on every replica
-  const credentials = credentialChanges(createVaultClient(config), bus);
+  const credentials = credentialChanges(clients.vault, bus);
   const vault = credentials.vault;
-  const federation = new FederatedCatalog(createFederationClient(config), bus);
-  const managed = createManagedClient(config);
+  const federation = new FederatedCatalog(clients.federation, bus);
   const adminEmails = new Set(
     config.adminEmails
       .split(',')
@@ -88,7 +85,7 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
   onTenantChange(bus, 'settings', (tenantId) => settings.invalidate(tenantId));
   // rows written before webhook secrets were sealed: sealed in the background (docs/webhooks.md)
   const stopSealing = startWebhookSecretSealing(db, vaultWebhookSecretSealer(vault), logger);
-  const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
+  const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger);
   publisher.start();
   const recorder = new DecisionRecorder(audit, publisher, { retryBudgetMs: config.auditAppendRetryMs });
   const approvalRepo = new ApprovalRepository(db);
@@ -162,40 +159,32 @@ export async function buildGateway(config: GatewayConfig, logger: Logger, regist
     adminEmails,
   };
   const app = createApp(deps);
-  const close = async () => {
-    await approvalExpiry.stop();
-    stopSealing();
-    publisher.stop();
-    await publisher.relay();
-    policy.close();
-    audit.close();
-    merkle.close();
-    compliance.close();
-    anchor.close();
-    webhook.close();
-    vault.close();
-    federation.client.close();
-    managed.close();
-    await bus.close();
-    redis.disconnect();
-    await db.destroy();
-  };
   return {
-    deps,
-    app,
-    close,
-    listen: async () => {
-      const { server, stop } = createLimitedServer(
-        app,
-        { headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs, maxConnections: config.maxConnections, graceMs: config.shutdownGraceMs },
-        logger,
-      );
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => resolve());
-      });
-      const addr = server.address();
-      return { port: typeof addr === 'object' && addr ? addr.port : config.port, close: stop };
+    api: { deps, app },
+    http: {
+      listen: async () => {
+        const { server, stop } = createLimitedServer(
+          app,
+          { headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs, maxConnections: config.maxConnections, graceMs: config.shutdownGraceMs },
+          logger,
+        );
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(config.port, config.host, () => resolve());
+        });
+        const addr = server.address();
+        return { port: typeof addr === 'object' && addr ? addr.port : config.port, close: stop };
+      },
     },
+    // closed in reverse, after the HTTP server drained; then runService closes the gRPC clients and the stores
+    closers: [
+      async () => {
+        publisher.stop();
+        await publisher.relay();
+      },
+      () => stopSealing(),
+      () => approvalExpiry.stop(),
+    ],
+    info: { url: config.publicBaseUrl },
   };
 }

@@ -23,6 +23,9 @@ export function createGatewayMetrics(registry: Registry) {
       registers: [registry],
     }),
     policyUnavailable: new Counter({ name: 'agw_policy_unavailable_total', help: 'Calls decided by a failure mode', labelNames: ['mode'], registers: [registry] }),
+    governedInFlight: new Gauge({ name: 'agw_governed_calls_in_flight', help: 'Governed calls this gateway process is serving right now (bounded by GATEWAY_MAX_IN_FLIGHT)', registers: [registry] }),
+    admissionLimit: new Gauge({ name: 'agw_admission_limit', help: 'The adaptive limit of governed calls in flight in this gateway process (AIMD between 32 and GATEWAY_MAX_IN_FLIGHT)', registers: [registry] }),
+    shed: new Counter({ name: 'agw_overload_shed_total', help: 'Governed calls shed with 503 before any work, by the limit that was reached (process | tenant)', labelNames: ['limit'], registers: [registry] }),
     rateLimited: new Counter({ name: 'agw_rate_limited_total', help: 'Requests refused by the tenant rate limit', registers: [registry] }),
   };
 }

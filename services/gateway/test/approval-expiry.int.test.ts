@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { audit as pb } from '@agw/proto';
-import { type Bus, type Db, canonicalJson, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
+import { ApprovalRepository, type Bus, type Db, canonicalJson, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
 import { createHash } from 'node:crypto';
 import { AuditChain } from '../../audit/src/chain/audit-chain';
 import { AuditRecordRepository } from '../../audit/src/chain/audit-record.repository';
@@ -15,7 +15,6 @@ import { SessionTotalsRepository } from '../../audit/src/chain/session-totals.re
 import { auditGrpcService } from '../../audit/src/grpc/audit.grpc';
 import { ApprovalExpiry } from '../src/approvals/approval-expiry';
 import { ApprovalQueue } from '../src/approvals/approval-queue';
-import { ApprovalRepository } from '../src/approvals/approval.repository';
 import { ApprovedRetries } from '../src/approvals/approved-retry';
 import { DecisionPublisher } from '../src/events/decision-publisher';
 import { EventOutboxRepository } from '../src/events/event-outbox.repository';
@@ -45,7 +44,7 @@ beforeAll(async () => {
   const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
   server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), logger)]);
   auditClient = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
-  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db), logger));
+  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
   repo = new ApprovalRepository(db);
 });
 afterAll(async () => {

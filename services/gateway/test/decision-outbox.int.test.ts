@@ -48,7 +48,7 @@ const event = (tenant: string) => ({
 });
 
 it('keeps an unpublishable event in the outbox and relays it once the bus takes it again', async () => {
-  const outbox = new EventOutboxRepository(db);
+  const outbox = new EventOutboxRepository(db, 'gateway');
   const publisher = new DecisionPublisher(bus, outbox, createLogger('test', 'silent'));
   const tenant = randomUUID();
   const e = event(tenant);
@@ -67,23 +67,31 @@ it('keeps an unpublishable event in the outbox and relays it once the bus takes 
   expect(JSON.parse(new TextDecoder().decode(msg.data))).toMatchObject({ action_id: e.action_id, event_id: rows[0].event.event_id });
 });
 
-it('leaves a row the audit service committed with its record to the audit service for 3 s, then relays it', async () => {
-  const outbox = new EventOutboxRepository(db);
-  const publisher = new DecisionPublisher(bus, outbox, createLogger('test', 'silent'));
+it('never relays a row the audit service owns, however old; a row of a gateway that died is relayed by the next one', async () => {
   const jsm = await bus.nc.jetstreamManager();
   const def = streams(prefix).decisions;
   await jsm.streams.add({ name: def.name, subjects: def.subjects }).catch(() => undefined); // exists after the test above
   const tenant = randomUUID();
   const subject = `${prefix}.decisions.${tenant}.allowed`;
   const e = { ...event(tenant), event_id: randomUUID() };
-  // as audit_append_batch writes it: attempts 0, the audit service publishes and deletes it itself
-  const [row] = await db.insertInto('event_outbox').values({ subject, event: JSON.stringify(e), attempts: 0 }).returning('id').execute();
+  // as audit_append_batch writes it: no owner given (the column's default, 'audit'), attempts 0
+  const [row] = await db.insertInto('event_outbox').values({ subject, event: JSON.stringify(e), attempts: 0 }).returning(['id', 'owner']).execute();
+  expect(row.owner).toBe('audit');
+  const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), createLogger('test', 'silent'));
   expect(await publisher.relay()).toBe(0);
+  await db.updateTable('event_outbox').set({ created_at: new Date(Date.now() - 60_000) }).where('id', '=', row.id).execute();
+  expect(await publisher.relay()).toBe(0); // an hour or a minute: the audit service's sweep publishes it, no one else
   expect(await db.selectFrom('event_outbox').select('id').where('id', '=', row.id).execute()).toHaveLength(1);
-  // the audit service did not take it (stopped between commit and publish): after 3 s any relay does
-  await db.updateTable('event_outbox').set({ created_at: new Date(Date.now() - 4000) }).where('id', '=', row.id).execute();
-  expect(await publisher.relay()).toBe(1);
-  expect(await db.selectFrom('event_outbox').select('id').where('id', '=', row.id).execute()).toHaveLength(0);
+  await db.deleteFrom('event_outbox').where('id', '=', row.id).execute();
+
+  // a gateway replica wrote a failed publish and died: another replica (or itself restarted) relays it
+  const e2 = { ...event(tenant), event_id: randomUUID() };
+  await new EventOutboxRepository(db, 'gateway').add(subject, e2, 'bus away');
+  const managedRelay = new DecisionPublisher(bus, new EventOutboxRepository(db, 'managed'), createLogger('test', 'silent'));
+  expect(await managedRelay.relay()).toBe(0); // not the managed service's
+  const next = new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), createLogger('test', 'silent'));
+  expect(await next.relay()).toBe(1);
+  expect(await db.selectFrom('event_outbox').select('id').where('subject', '=', subject).execute()).toHaveLength(0);
   const msg = await jsm.streams.getMessage(def.name, { last_by_subj: subject });
-  expect(JSON.parse(new TextDecoder().decode(msg.data))).toMatchObject({ event_id: e.event_id, action_id: e.action_id });
+  expect(JSON.parse(new TextDecoder().decode(msg.data))).toMatchObject({ event_id: e2.event_id, action_id: e2.action_id });
 });

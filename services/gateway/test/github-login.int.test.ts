@@ -6,9 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { createLogger, createMetricsRegistry, migrateToLatest } from '@agw/shared';
-import { loadGatewayConfig } from '../src/config';
-import { type Gateway, buildGateway } from '../src/gateway';
+import { type StartedService, createLogger, createMetricsRegistry, migrateToLatest, startService } from '@agw/shared';
+import { type GatewayConfig, loadGatewayConfig } from '../src/config';
+import { type Gateway, gatewayService } from '../src/gateway';
 import { errorHandler } from '../src/http/error-handler';
 import { githubRoutes } from '../src/http/routes/github.routes';
 
@@ -63,8 +63,7 @@ const github = http.createServer((req, res) => {
   res.writeHead(404).end();
 });
 
-let gateway: Gateway;
-let server: { port: number; close(): Promise<void> };
+let gateway: StartedService<GatewayConfig, Gateway>;
 let base: string;
 
 beforeAll(async () => {
@@ -86,11 +85,10 @@ beforeAll(async () => {
     GITHUB_USER_PROFILE_URL: `${gh}/user`,
     GITHUB_USER_EMAIL_URL: `${gh}/user/emails`,
   });
-  gateway = await buildGateway(config, createLogger('test', 'silent'), createMetricsRegistry('test'));
-  server = await gateway.listen();
+  // the gateway's own definition, as main.ts runs it: stores, clients, the HTTP edge on GATEWAY_PORT
+  gateway = await startService(gatewayService(), { config, logger: createLogger('test', 'silent'), registry: createMetricsRegistry('test') });
 });
 afterAll(async () => {
-  await server?.close();
   await gateway?.close();
   await new Promise((r) => github.close(r));
 });

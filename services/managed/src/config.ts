@@ -24,6 +24,7 @@ export const managedSettings = {
   sseTimeoutSeconds: setting('SSE_TIMEOUT', envInt(300).pipe(z.number().min(1)), 'seconds without any session event (SSE or governed call) after which the event consumer stops'),
   anomalyThreshold: setting('SESSION_ANOMALY_THRESHOLD', z.coerce.number().min(0).max(1).default(0.8), 'anomaly score of one observed event above which a session is auto-interrupted (tenant setting session_anomaly_threshold overrides)'),
   leaseSeconds: setting('MANAGED_CONSUMER_LEASE_SECONDS', envInt(15).pipe(z.number().min(3)), 'how long a replica holds a session stream lease without renewing it'),
+  confirmationSweepMs: setting('MANAGED_CONFIRMATION_SWEEP_MS', envInt(5000).pipe(z.number().min(100)), 'how often decided platform confirmation requests whose NATS event was missed are delivered to the platform'),
   reconnectDelayMs: setting('MANAGED_RECONNECT_DELAY_MS', envInt(500), 'first delay before re-opening a dropped session stream (doubles up to 10 s)'),
   replicaId: setting('MANAGED_REPLICA_ID', z.string().default(''), 'this replica in session stream leases (the pod name in Kubernetes; empty: host name and process id)'),
 };

@@ -3,11 +3,12 @@
  * session domain, the consumer supervisor, the gRPC server, shutdown. No logic here.
  */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { DecisionPublisher, EventOutboxRepository, runService } from '@agw/shared';
+import { ApprovalRepository, DecisionPublisher, EventOutboxRepository, runService } from '@agw/shared';
 import { AgentConfigRepository } from './agents/agent-config.repository';
 import { AgentConfigs } from './agents/agent-configs';
-import { createClients } from './clients';
 import { loadManagedConfig, replicaIdOf } from './config';
+import { ConfirmationRepository } from './confirmations/confirmation.repository';
+import { ToolConfirmations } from './confirmations/tool-confirmations';
 import { ConsumerSupervisor } from './consumer/consumer-supervisor';
 import { managedGrpcService } from './grpc/managed.grpc';
 import { createManagedMetrics } from './metrics';
@@ -23,11 +24,11 @@ import { TenantThresholds } from './sessions/tenant-thresholds';
 runService({
   name: 'managed',
   loadConfig: loadManagedConfig,
-  start: async ({ config, logger, registry, postgres, nats }) => {
+  start: async ({ config, logger, registry, postgres, nats, peers }) => {
     const db = await postgres();
     const bus = await nats();
-    const clients = createClients(config);
-    const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db), logger);
+    const clients = peers(['audit', 'policy', 'vault']);
+    const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db, 'managed'), logger);
     publisher.start();
 
     const repo = new SessionRepository(db, (status) => metrics.sessionsEnded.inc({ status }));
@@ -47,6 +48,19 @@ runService({
       void supervisor.detach(id, 'session_ended');
     });
     const thresholds = new TenantThresholds(db, config.anomalyThreshold);
+    const confirmations = new ToolConfirmations({
+      confirmations: new ConfirmationRepository(db),
+      approvals: new ApprovalRepository(db),
+      sessions: repo,
+      configs,
+      platform,
+      policy: clients.policy,
+      vault: clients.vault,
+      recorder,
+      approvalExpirySeconds: (t) => thresholds.approvalExpirySeconds(t),
+      onDelivered: (s) => void supervisor.onSessionActivity(s.tenant_id, s.id),
+      logger,
+    });
     const supervisor: ConsumerSupervisor = new ConsumerSupervisor(
       repo,
       {
@@ -57,6 +71,7 @@ runService({
         threshold: (t) => thresholds.threshold(t),
         onAnomaly: async (s, e, score, signals) => interrupter.onAnomaly(s, { id: e.id, tool: String(e.name) }, score, signals, await thresholds.threshold(s.tenant_id)),
         onEventProcessed: () => metrics.eventsConsumed.inc(),
+        onConfirmationRequest: (s, e) => confirmations.request(s, e),
         idleTimeoutMs: config.sseTimeoutSeconds * 1000,
         reconnectDelayMs: config.reconnectDelayMs,
       },
@@ -83,18 +98,27 @@ runService({
       logger,
     });
     const views = new SessionViews(repo, configs, clients.audit, clients.policy);
-    const activity = subscribeSessionActivity(bus, (tenantId, sessionId) => void supervisor.onSessionActivity(tenantId, sessionId), logger);
+    const activity = subscribeSessionActivity(
+      bus,
+      (e) => {
+        void supervisor.onSessionActivity(e.tenant_id, e.session_id);
+        // a human decided a platform confirmation request (or it expired): the answer goes out now
+        if (e.kind === 'approved' || e.kind === 'rejected' || e.kind === 'expired') void confirmations.deliver(e.tenant_id, e.action_id);
+      },
+      logger,
+    );
     supervisor.start();
+    confirmations.start(config.confirmationSweepMs);
     return {
       grpc: [managedGrpcService({ configs, launcher, interrupter, views, repo }, logger)],
-      // closed in reverse: consumers release their leases first, then the clients and the relay
+      // closed in reverse: consumers release their leases first, then the relay (runService closes the clients after)
       closers: [
-        () => clients.close(),
         async () => {
           publisher.stop();
           await publisher.relay();
         },
         () => activity.stop(),
+        () => confirmations.stop(),
         () => supervisor.close(),
       ],
       info: { platform: config.anthropicApiKey ? (config.anthropicBaseUrl ?? 'anthropic') : 'unconfigured' },

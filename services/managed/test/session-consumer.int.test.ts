@@ -40,7 +40,7 @@ async function activeSession(): Promise<{ row: SessionRow; platformId: string; p
   const agentId = await platform.createAgent({ name: 'c', model: 'm', system: null, metadata: {} });
   const env = await platform.ensureEnvironment('test');
   const vault = await platform.createMcpVault({ displayName: 'v', mcpServerUrl: 'http://127.0.0.1:1/mcp', bearer: 'b', metadata: {} });
-  const ps = await platform.createSession({ platformAgentId: agentId, environmentId: env, vaultId: vault, systemPrompt: 'p', mcpServerName: 'agw', mcpServerUrl: 'http://127.0.0.1:1/mcp', userMessage: 'go', metadata: {}, title: 't' });
+  const ps = await platform.createSession({ platformAgentId: agentId, environmentId: env, vaultId: vault, systemPrompt: 'p', mcpServerName: 'agw', mcpServerUrl: 'http://127.0.0.1:1/mcp', askTools: [], userMessage: 'go', metadata: {}, title: 't' });
   const reserved = await repo.reserve(tenantId, { id: randomUUID(), agent_id: c.id, system_prompt_hash: 'h', mcp_server_url: 'u', bundle_revision: 'r', metadata: {}, expires_at: new Date(Date.now() + 3600_000) }, { maxConcurrent: 10, maxDaily: 50, maxDailyForAgent: null });
   const row = await repo.setPlatform(tenantId, reserved.id, { anthropic_session_id: ps.id, platform_vault_id: vault, environment_id: env });
   return { row, platformId: ps.id, platform };
@@ -51,7 +51,7 @@ function consumerOf(row: SessionRow, platform: ReturnType<typeof createAnthropic
   const recorder = { observed: async (_s: unknown, e: { id: string }) => (recorded.includes(e.id) ? false : (recorded.push(e.id), true)) } as unknown as SessionRecorder;
   let stopped: string | undefined;
   const consumer = new SessionStreamConsumer(
-    { platform, repo, recorder, logger, threshold: async () => 0.8, onAnomaly: async () => undefined, idleTimeoutMs: 60_000, reconnectDelayMs: 50 },
+    { platform, repo, recorder, logger, threshold: async () => 0.8, onAnomaly: async () => undefined, onConfirmationRequest: async () => undefined, idleTimeoutMs: 60_000, reconnectDelayMs: 50 },
     row,
     (_id, reason) => (stopped = reason),
   );

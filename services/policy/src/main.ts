@@ -1,7 +1,6 @@
 /** Composition root of the policy service: templates, stores, evaluation, replay, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { vault } from '@agw/proto';
-import { createClient, Histogram, runService } from '@agw/shared';
+import { Histogram, runService } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
@@ -16,10 +15,10 @@ import { TemplateCatalog } from './templates/template-catalog';
 runService({
   name: 'policy',
   loadConfig: loadPolicyConfig,
-  start: async ({ config, logger, registry, postgres, redis, nats }) => {
+  start: async ({ config, logger, registry, postgres, redis, nats, peers }) => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
     const db = await postgres();
-    const vaultClient = createClient(vault.VaultServiceClient, config.vaultGrpcUrl, 'vault service', { deadlineMs: config.vaultDeadlineMs });
+    const { vault: vaultClient } = peers(['vault']);
     const evalMs = new Histogram({
       name: 'agw_policy_evaluation_ms',
       help: 'Rego evaluation time of one call (both passes and enrichment), ms',
@@ -36,7 +35,6 @@ runService({
     const replay = new ReplayService(policies, decisions, vaultRevealer(vaultClient));
     return {
       grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)],
-      closers: [() => vaultClient.close()],
       info: { templates: catalog.list().map((t) => t.name) },
     };
   },

@@ -1,7 +1,6 @@
 /** Composition root of the vault service: HSM, keyring, PII, credentials, brokered execution, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { audit as auditPb } from '@agw/proto';
-import { createClient, onTenantChange, publishTenantChange, runService } from '@agw/shared';
+import { onTenantChange, publishTenantChange, runService } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { loadVaultConfig } from './config';
@@ -31,7 +30,7 @@ const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 runService({
   name: 'vault',
   loadConfig: loadVaultConfig,
-  start: async ({ config, logger, registry, postgres, nats }) => {
+  start: async ({ config, logger, registry, postgres, nats, peers }) => {
     const db = await postgres();
     const hsm = instrumentHsm(createHsm(config), registry);
     const keyring = new Keyring(hsm, new KeyRepository(db));
@@ -42,7 +41,7 @@ runService({
     const accessLog = new AccessLogRepository(db);
     // federation of upstream MCP servers (docs/federation.md): their credentials and connections stay here
     const bus = await nats({ readiness: false });
-    const audit = createClient(auditPb.AuditServiceClient, config.auditGrpcUrl, 'audit service', { deadlineMs: config.auditDeadlineMs });
+    const { audit } = peers(['audit']);
     const { federation, close: closeFederation } = createFederation({
       config,
       db,
@@ -62,7 +61,7 @@ runService({
         ),
         federationGrpcService(federation, logger),
         vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, secrets: new ServiceSecrets(keyring), metrics: createVaultMetrics(registry) }, logger)],
-      closers: [() => hsm.close(), () => audit.close(), closeFederation],
+      closers: [() => hsm.close(), closeFederation],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
     };

@@ -16,13 +16,14 @@ export interface ApiResponse<T = any> {
 export async function api<T = any>(
   method: string,
   path: string,
-  o: { key?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  /** `base`: another gateway's API base URL (default: the e2e fleet's) */
+  o: { key?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; base?: string } = {},
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   if (o.key) headers['x-api-key'] = o.key;
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.body !== undefined || o.rawBody !== undefined) headers['content-type'] ??= 'application/json';
-  const res = await fetch(`${E2E_BASE_URL}${path}`, { method, headers, body: o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body)) });
+  const res = await fetch(`${o.base ?? E2E_BASE_URL}${path}`, { method, headers, body: o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body)) });
   const text = await res.text();
   let body: any = text;
   try {

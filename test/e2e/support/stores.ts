@@ -9,9 +9,13 @@ import { createRedis, waitForRedis } from '@agw/shared';
 import { connect } from 'nats';
 import { E2E_DATABASE_URL, E2E_OFFSET, E2E_REDIS_URL, E2E_STREAM_PREFIX } from './e2e-env';
 
-/** Tables of the e2e database whose data contains `needle` (pg_dump of the whole database). */
+/**
+ * Tables of the e2e database whose data contains `needle` (pg_dump of the whole database). `--section=data`
+ * dumps the same rows as `--data-only` without its foreign-key ordering pass, which warned about the
+ * self-reference of managed_agent_configs on every call (this dump is searched, never restored).
+ */
 export function tablesContaining(needle: string): string[] {
-  const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', E2E_DATABASE_URL], { maxBuffer: 1024 * 1024 * 1024 }).toString();
+  const dump = execFileSync('pg_dump', ['--section=data', '--no-owner', E2E_DATABASE_URL], { maxBuffer: 1024 * 1024 * 1024 }).toString();
   const out: string[] = [];
   for (const section of dump.split(/^COPY /m).slice(1)) if (section.includes(needle)) out.push(section.slice(0, section.indexOf(' ')));
   return out;

@@ -1,5 +1,6 @@
 /** A small client for the fleet's public API (fetch), like test/e2e/support/api.ts but at the suite's own base URL. */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { BASE_URL, CONTROL_URL } from './env';
 
 export interface ApiResponse<T = any> {
@@ -61,6 +62,18 @@ export async function settings(t: Tenant, patch: Record<string, unknown>): Promi
 export async function fleet(action: 'stop' | 'start' | 'kill', service: string): Promise<void> {
   const res = await fetch(`${CONTROL_URL}/${action}/${service}`, { method: 'POST' });
   if (!res.ok) throw new Error(`fleet ${action} ${service} failed: ${res.status} ${await res.text()}`);
+}
+
+/** The process id of each running service of the suite's fleet. */
+export async function fleetPids(): Promise<Record<string, number>> {
+  const res = await fetch(`${CONTROL_URL}/status`);
+  return ((await res.json()) as { pids: Record<string, number> }).pids;
+}
+
+/** Resident memory of a process in MB (/proc/<pid>/status VmRSS). */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 102.4) / 10 : NaN;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

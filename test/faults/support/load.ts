@@ -114,6 +114,45 @@ export class Load {
   }
 }
 
+/**
+ * Open-loop load: calls arrive at `ratePerSecond` for `durationMs` whatever the answers take (the way
+ * overload happens: clients do not slow down because the gateway does), spread over the tenants and
+ * kinds round-robin. At most `maxOutstanding` calls are open at once, so the suite itself never runs out of
+ * sockets; the rate actually offered is returned with the answers.
+ */
+export async function openLoop(tenants: Tenant[], run: string, phase: string, ratePerSecond: number, durationMs: number, maxOutstanding = 3000): Promise<{ results: CallResult[]; offered: number; skipped: number }> {
+  const results: CallResult[] = [];
+  const open = new Set<Promise<void>>();
+  const t0 = Date.now();
+  let sent = 0;
+  let skipped = 0;
+  while (Date.now() - t0 < durationMs) {
+    const due = Math.floor(((Date.now() - t0) / 1000) * ratePerSecond);
+    for (; sent < due; sent++) {
+      if (open.size >= maxOutstanding) {
+        skipped++;
+        continue;
+      }
+      const tenant = tenants[sent % tenants.length];
+      const kind = KIND_MIX[Math.floor(sent / tenants.length) % KIND_MIX.length];
+      const p: Promise<void> = oneCall(tenant, kind, phase, run).then((r) => {
+        results.push(r);
+        open.delete(p);
+      });
+      open.add(p);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await Promise.all(open);
+  return { results, offered: Math.round(((sent - skipped) * 1000) / (Date.now() - t0 || 1)), skipped };
+}
+
+/** The `q`-quantile of the durations of `results` (ms). */
+export function quantileMs(results: CallResult[], q: number): number {
+  const d = results.map((r) => r.t1 - r.t0).sort((a, b) => a - b);
+  return d.length ? d[Math.min(d.length - 1, Math.floor(q * d.length))] : 0;
+}
+
 export function byStatus(results: CallResult[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of results) out[r.status] = (out[r.status] ?? 0) + 1;

@@ -108,7 +108,7 @@ export async function searchLeaks(needles: Needle[]): Promise<{ hits: LeakHit[];
   searched.log_files = logs.length;
   searched.log_bytes = logBytes;
   // tables
-  const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', PG_DIRECT_URL], { maxBuffer: 2 * 1024 * 1024 * 1024 }).toString();
+  const dump = execFileSync('pg_dump', ['--section=data', '--no-owner', PG_DIRECT_URL], { maxBuffer: 2 * 1024 * 1024 * 1024 }).toString();
   const sections = dump.split(/^COPY /m).slice(1);
   for (const section of sections) look(`table ${section.slice(0, section.indexOf(' '))}`, section);
   searched.tables = sections.length;

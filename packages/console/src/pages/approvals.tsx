@@ -2,6 +2,8 @@
  * Approvals inbox: the tenant's pending actions, newest first, refreshed by a short poll every 3 s
  * (docs/console.md: why not SSE), approve / reject with a note; history tab with who decided and why.
  * Parameters are shown as stored: personal data stays the vault's encrypted envelope, never decrypted.
+ * A managed session's item names its session and, when the agent platform holds the call for this
+ * decision (platform_confirmation), the platform's tool-use id: approving resumes the session.
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
@@ -81,7 +83,21 @@ function Pending() {
               {i.queue_reason && (
                 <>
                   <dt>Why queued</dt>
-                  <dd>{i.queue_reason}</dd>
+                  <dd>{i.queue_reason === 'platform_confirmation' ? 'the agent platform holds this call until you decide' : i.queue_reason}</dd>
+                </>
+              )}
+              {i.session_id && (
+                <>
+                  <dt>Managed session</dt>
+                  <dd>
+                    <code class="small">{i.session_id}</code>
+                    {i.platform_tool_use_id && (
+                      <>
+                        {' '}
+                        · platform tool use <code class="small">{i.platform_tool_use_id}</code>
+                      </>
+                    )}
+                  </dd>
                 </>
               )}
               <dt>Action</dt>

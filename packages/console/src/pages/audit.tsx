@@ -183,7 +183,7 @@ export function Audit({ me }: { me: Me | null }) {
         <Alert kind={chain.valid ? 'ok' : 'error'}>
           {chain.valid
             ? `Chain valid: ${chain.record_count} records, every hash links to the previous one.`
-            : `Chain BROKEN at record ${chain.failed_at_record_id ?? '?'} (action ${chain.failed_at_action_id ?? '?'}): ${chain.reason ?? 'unknown reason'}.`}
+            : `Chain BROKEN at record ${chain.failed_at_record_id} (action ${chain.failed_at_action_id}): ${chain.reason}.`}
         </Alert>
       )}
       {notice && <Alert kind={notice.kind}>{notice.text}</Alert>}

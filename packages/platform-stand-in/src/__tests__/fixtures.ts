@@ -52,6 +52,8 @@ export interface SessionSpec {
   /** the credential's URL when it differs from the server's */
   credentialUrl?: string;
   message?: string;
+  /** MCP tools whose permission policy is always_ask (the rest always_allow) */
+  askTools?: string[];
 }
 
 /** An agent, an environment, a vault with a static_bearer credential, and a session with the MCP server as an override. */
@@ -68,7 +70,12 @@ export async function createSession(client: Anthropic, o: SessionSpec) {
       id: agent.id,
       system: 'governed prompt',
       mcp_servers: [{ type: 'url', name: 'gw', url: o.mcpUrl }],
-      tools: [{ type: 'agent_toolset_20260401' }, { type: 'mcp_toolset', mcp_server_name: 'gw', default_config: { permission_policy: { type: 'always_allow' } } }],
+      tools: [{ type: 'agent_toolset_20260401' }, {
+          type: 'mcp_toolset',
+          mcp_server_name: 'gw',
+          default_config: { permission_policy: { type: 'always_allow' } },
+          ...(o.askTools ? { configs: o.askTools.map((name) => ({ name, permission_policy: { type: 'always_ask' as const } })) } : {}),
+        },],
     },
     environment_id: env.id,
     vault_ids: [vault.id],

@@ -9,34 +9,40 @@ export interface OutboxRow {
 }
 
 /**
- * Rows the audit service wrote with a committed record (attempts 0) are its own to publish for this long:
- * it publishes them right after the commit and deletes them within ~100 ms, and sweeps what is left after
- * the same 3 s (services/audit/src/chain/event-relay.ts). Relaying them earlier only published every event
- * a second time (dropped by the stream as a duplicate, at full cost to both ends).
+ * The service whose relay publishes an outbox row, set when the row is written (migration 0024): the audit
+ * service for the events it commits with their records (`audit_append_batch` leaves the column's default),
+ * the gateway and the managed service for their own failed publishes. A relay takes only its own service's
+ * rows, so no relay publishes another's events a second time and none waits a timeout to take them; a
+ * replica that died with rows pending leaves them to the next relay pass of any replica of its service
+ * (the relay runs in every replica, and in a restarted one at once).
  */
-export const AUDIT_OWNED_OUTBOX_MS = 3000;
+export type OutboxOwner = 'audit' | 'gateway' | 'managed';
 
 export class EventOutboxRepository {
-  constructor(private readonly db: Db) {}
+  /** `owner`: the service this repository writes and relays rows for */
+  constructor(
+    private readonly db: Db,
+    readonly owner: OutboxOwner,
+  ) {}
 
+  /** Keep an event whose publish failed, as this owner's. */
   async add(subject: string, event: { event_id: string }, error: string): Promise<void> {
-    await this.db.insertInto('event_outbox').values({ subject, event: JSON.stringify(event), attempts: 1, last_error: error }).execute();
+    await this.db.insertInto('event_outbox').values({ subject, event: JSON.stringify(event), attempts: 1, last_error: error, owner: this.owner }).execute();
   }
 
   /**
-   * Hand the oldest pending events under `subjectPrefix` (this fleet's stream prefix) to `publish`, a batch at a time, inside one transaction (rows the
-   * audit service committed only after AUDIT_OWNED_OUTBOX_MS): rows are locked
-   * with SKIP LOCKED (replicas never relay the same event twice at once), deleted when published, and
-   * marked with the error otherwise. Returns how many were published.
+   * Hand this owner's oldest pending events under `subjectPrefix` (this fleet's stream prefix) to `publish`,
+   * a batch at a time, inside one transaction: rows are locked with SKIP LOCKED (replicas never relay the
+   * same event twice at once), deleted when published, and marked with the error otherwise. Returns how
+   * many were published.
    */
   async relay(subjectPrefix: string, limit: number, publish: (row: OutboxRow) => Promise<void>): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const rows = (await trx
         .selectFrom('event_outbox')
         .select(['id', 'subject', 'event'])
+        .where('owner', '=', this.owner)
         .where('subject', 'like', `${subjectPrefix.replace(/[%_\\]/g, '\\$&')}%`)
-        // a failed publish's row (attempts >= 1) at once; a row the audit service committed once it is its sweep's
-        .where((eb) => eb.or([eb('attempts', '>', 0), eb('created_at', '<', sql<Date>`now() - make_interval(secs => ${AUDIT_OWNED_OUTBOX_MS / 1000})`)]))
         .orderBy('id')
         .limit(limit)
         .forUpdate()
@@ -61,6 +67,7 @@ export class EventOutboxRepository {
     });
   }
 
+  /** Every row still waiting, whoever owns it (the fleet's backlog, the audit service's gauge). */
   async pending(): Promise<number> {
     const r = await this.db.selectFrom('event_outbox').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
     return Number(r.n);

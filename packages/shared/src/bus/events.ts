@@ -30,6 +30,7 @@ export const DecisionEventSchema = z.object({
   requires_human: z.boolean(),
   source: z.string(),
   session_id: z.string().nullable(),
+  /** the tenant's record id: tenant_seq + 1 (recordIdOf, docs/audit.md "Record ids"), never the global row key */
   record_id: z.number().int(),
   record_hash: z.string(),
   requested_at: z.string(),

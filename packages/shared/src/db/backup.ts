@@ -14,6 +14,13 @@
  *
  * The tools must be at least the server's major version (pg_dump refuses older servers' newer formats):
  * checked before each backup, reported in the result.
+ *
+ * Row order does not matter to either kind, and neither needs `--disable-triggers`: both load every row
+ * before any foreign key exists (the tenant file is pre-data, then the rows, then post-data, where pg_dump
+ * puts the constraints; the custom archive restores its FK constraints in post-data too), so the keys are
+ * created, and checked, once the rows are in. pg_dump's warning "circular foreign-key constraints on this
+ * table: managed_agent_configs" (its self-reference, `parent_agent_id`) concerns `--data-only` dumps, which
+ * no backup is (test/backup.int.test.ts; docs/reliability.md, "Restore drill").
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';

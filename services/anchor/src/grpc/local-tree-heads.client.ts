@@ -1,11 +1,8 @@
 /** The audit service's tree heads over gRPC (LocalTreeHeads port of AnchorService.verify). */
-import { merkle } from '@agw/proto';
-import { type PromiseClient, createClient } from '@agw/shared';
+import type { PeerClient } from '@agw/shared';
 import type { LocalTreeHeads } from '../anchoring/anchor-service';
 
-export type MerkleClient = PromiseClient<typeof merkle.MerkleServiceService>;
-
-export const createMerkleClient = (url: string, deadlineMs: number): MerkleClient => createClient(merkle.MerkleServiceClient, url, 'audit service', { deadlineMs });
+export type MerkleClient = PeerClient<'merkle'>;
 
 export class GrpcLocalTreeHeads implements LocalTreeHeads {
   constructor(private readonly client: MerkleClient) {}

@@ -1,10 +1,15 @@
 /** The only queries on audit_records / audit_chain_heads / audit_tamper_backups. Tenant id first, always. */
-import type { Database, Db } from '@agw/shared';
+import { type Database, type Db, recordIdOf } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
 import type { ChainEntry } from './record-hash';
 
 export interface StoredRecord extends ChainEntry {
+  /**
+   * The global row key (one sequence for every tenant): internal to this service (tamper demo, keys). What a
+   * tenant sees as the record's id is `recordIdOf(tenant_seq)` (docs/audit.md, "Record ids").
+   */
   id: number;
+  /** 0-based position in the tenant's chain (the Merkle leaf index) */
   tenant_seq: number;
   prev_hash: string;
   record_hash: string;
@@ -54,7 +59,7 @@ export interface BatchAppend {
   canonical: string;
   /** the policy service's replay input (a policy_decisions row without tenant_id) */
   replay?: Record<string, unknown>;
-  /** the decision event for the outbox; record_id and record_hash are added by the append */
+  /** the decision event for the outbox; record_id (the tenant's: tenant_seq + 1) and record_hash are added by the append */
   event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
   /** idempotency key: an append already written under it is answered with its record, not written again */
   appendKey?: string;
@@ -121,7 +126,8 @@ export class AuditRecordRepository {
         record,
         outboxId: r.outbox_id === null ? null : Number(r.outbox_id),
         replayed: r.replayed,
-        event: event && { subject: event.subject, event: { ...event.event, record_id: record.id, record_hash: record.record_hash } },
+        // as audit_append_batch writes it to the outbox (migration 0023): the tenant's record id, not the row key
+        event: event && { subject: event.subject, event: { ...event.event, record_id: recordIdOf(record.tenant_seq), record_hash: record.record_hash } },
       };
     }
     return out;

@@ -19,25 +19,30 @@
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { recordIdOf } from '@agw/shared';
 import type { AuditRecordRepository } from './audit-record.repository';
 import { GENESIS, recordHash } from './record-hash';
 
 /** records per page (about 1 KB each) */
 export const VERIFY_PAGE = 5000;
 
-/** What a range of the chain found; `first_prev_hash` is checked by the caller (the link into the range). */
+/**
+ * What a range of the chain found; `first.prev_hash` is checked by the caller (the link into the range).
+ * Records are named by the tenant's record id (`recordIdOf(tenant_seq)`), never by the global row key.
+ */
 export interface RangeResult {
   count: number;
-  first?: { prev_hash: string; action_id: string; id: number };
+  first?: { prev_hash: string; action_id: string; record_id: number };
   last_hash?: string;
   /** the first record of the range that fails its link inside the range or its hash; `index` records after the range's start */
-  fail?: { index: number; action_id: string; id: number };
+  fail?: { index: number; action_id: string; record_id: number };
 }
 
 export interface VerifyResult {
   valid: boolean;
   record_count: number;
   failed_at_action_id?: string;
+  /** the tenant's record id of the first failing record: its position in the chain as stored, plus 1 */
   failed_at_record_id?: number;
   reason?: 'hash_mismatch';
 }
@@ -56,11 +61,11 @@ export async function verifyRange(records: AuditRecordRepository, tenantId: stri
     }
     for (const r of page) {
       if (prev === undefined) {
-        out.first = { prev_hash: r.prev_hash, action_id: r.action_id, id: r.id };
+        out.first = { prev_hash: r.prev_hash, action_id: r.action_id, record_id: recordIdOf(r.tenant_seq) };
         prev = r.prev_hash;
       }
       if (r.prev_hash !== prev || recordHash(r, prev) !== r.record_hash) {
-        out.fail = { index: out.count, action_id: r.action_id, id: r.id };
+        out.fail = { index: out.count, action_id: r.action_id, record_id: recordIdOf(r.tenant_seq) };
         return out;
       }
       prev = r.record_hash;
@@ -77,8 +82,8 @@ export function joinRanges(ranges: RangeResult[]): VerifyResult {
   let count = 0;
   for (const r of ranges) {
     if (!r.first) continue; // an empty range (e.g. records deleted): the next link must still match
-    if (r.first.prev_hash !== prev) return { valid: false, record_count: count, failed_at_action_id: r.first.action_id, failed_at_record_id: r.first.id, reason: 'hash_mismatch' };
-    if (r.fail) return { valid: false, record_count: count + r.fail.index, failed_at_action_id: r.fail.action_id, failed_at_record_id: r.fail.id, reason: 'hash_mismatch' };
+    if (r.first.prev_hash !== prev) return { valid: false, record_count: count, failed_at_action_id: r.first.action_id, failed_at_record_id: r.first.record_id, reason: 'hash_mismatch' };
+    if (r.fail) return { valid: false, record_count: count + r.fail.index, failed_at_action_id: r.fail.action_id, failed_at_record_id: r.fail.record_id, reason: 'hash_mismatch' };
     count += r.count;
     prev = r.last_hash as string;
   }

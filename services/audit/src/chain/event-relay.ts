@@ -7,8 +7,10 @@
  *    a moment later in one statement;
  *  - a sweep every second publishes what is still in the outbox after a few seconds (the bus was down, or
  *    a replica stopped between commit and publish), rows locked with SKIP LOCKED so replicas share the work.
- * Every gateway and managed replica's relay (@agw/shared EventPublisher) drains the same outbox too, but
- * leaves rows written here alone for AUDIT_OWNED_OUTBOX_MS (the sweep's age): they are this service's to publish.
+ * The rows written here are the audit service's (`event_outbox.owner` 'audit', migration 0024): the
+ * gateway's and the managed service's relays (@agw/shared DecisionPublisher) take only their own rows, and
+ * this sweep only these. An audit replica that died between commit and publish leaves its rows to the sweep
+ * of any other audit replica, or of itself once restarted (the first sweep runs a second after start).
  * After a failed publish the immediate path pauses for a second (events stay in the outbox for the sweep).
  */
 import { BatchPublisher, type Bus, type Db, type Logger, publishEvent } from '@agw/shared';
@@ -101,7 +103,7 @@ export class EventRelay {
       return await this.db.transaction().execute(async (trx) => {
         const { rows } = await sql<{ id: string; subject: string; event: { event_id: string } }>`
           SELECT id, subject, event FROM event_outbox
-          WHERE subject LIKE ${like} AND created_at < now() - make_interval(secs => ${minAgeMs / 1000})
+          WHERE owner = 'audit' AND subject LIKE ${like} AND created_at < now() - make_interval(secs => ${minAgeMs / 1000})
           ORDER BY id LIMIT ${this.o.sweepBatch} FOR UPDATE SKIP LOCKED`.execute(trx);
         if (!rows.length) return 0;
         const settled = await Promise.allSettled(rows.map((r) => publishEvent(this.bus, r.subject, r.event)));

@@ -7,7 +7,7 @@ import { type Db, EventOutboxRepository } from '@agw/shared';
 import { Gauge, type Registry } from 'prom-client';
 
 export function registerOutboxGauge(registry: Registry, db: Db): void {
-  const outbox = new EventOutboxRepository(db);
+  const outbox = new EventOutboxRepository(db, 'audit');
   new Gauge({
     name: 'agw_event_outbox_pending',
     help: 'Decision and session events committed but not yet published on NATS (event_outbox rows)',

@@ -19,7 +19,7 @@
  *   leaf_index <n>
  */
 import { createHash } from 'node:crypto';
-import { InputError } from '@agw/shared';
+import { InputError, controlPlaneRecord } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { NoteSignerPort } from './checkpoints';
@@ -63,26 +63,20 @@ export class ErasureStatements {
     const existing = (await this.chain.byAction(tenantId, actionId))[0];
     const record =
       existing ??
-      (await this.chain.append(tenantId, {
-        action_id: actionId,
-        agent_id: 'control-plane',
-        agent_type: 'control_plane',
-        agent_version: '1',
-        tool: 'agw.subjects',
-        method: 'erase',
-        params: { subject_id: e.subjectId, key_handle: e.keyHandle, erased_at: e.erasedAt, records_affected: e.recordsAffected },
-        decision: 'allow',
-        violations: [],
-        severity: 'none',
-        alert_tier: null,
-        requires_human: false,
-        execution_mode: null,
-        source: 'control_plane',
-        session_id: null,
-        bundle_revision: 'subject-erasure',
-        details: { operation: 'subject_erasure', statement: ERASURE_STATEMENT_HEADER },
-        requested_at: new Date().toISOString(),
-      }));
+      (await this.chain.append(
+        tenantId,
+        controlPlaneRecord(
+          { action_id: actionId, agent_id: 'control-plane', agent_type: 'control_plane', agent_version: '1', tool: 'agw.subjects', method: 'erase', session_id: null },
+          {
+            params: { subject_id: e.subjectId, key_handle: e.keyHandle, erased_at: e.erasedAt, records_affected: e.recordsAffected },
+            decision: 'allow',
+            violations: [],
+            severity: 'none',
+            bundle_revision: 'subject-erasure',
+            details: { operation: 'subject_erasure', statement: ERASURE_STATEMENT_HEADER },
+          },
+        ),
+      ));
     const key = await this.signer.verifierKey(tenantId);
     const signed = await this.signer.sign(tenantId, erasureStatementText(key.keyName, record));
     return { record, note: signed.note, keyName: signed.keyName, vkey: key.vkey };

@@ -1,11 +1,9 @@
 /** The note signer port over gRPC: the vault's NoteSigningService (the Ed25519 key never leaves the vault). */
-import { vault } from '@agw/proto';
-import { type PromiseClient, createClient } from '@agw/shared';
+import type { vault } from '@agw/proto';
+import type { PeerClient } from '@agw/shared';
 import type { NoteSignerPort } from './checkpoints';
 
-export type NoteSigningClient = PromiseClient<typeof vault.NoteSigningServiceService>;
-
-export const createNoteSigningClient = (url: string, deadlineMs: number): NoteSigningClient => createClient(vault.NoteSigningServiceClient, url, 'vault service', { deadlineMs });
+export type NoteSigningClient = PeerClient<'noteSigning'>;
 
 export class VaultNoteSigner implements NoteSignerPort {
   private readonly names = new Map<string, string>();

@@ -47,6 +47,7 @@ export function parseBound(value: string | undefined, field: 'from' | 'to'): Dat
   return d;
 }
 
+/** A tree head in the package; from/to_record_id are the tenant's record ids (merkle.repository.ts TreeHead). */
 const presentHead = (h: TreeHead) => ({
   tree_index: h.tree_index,
   merkle_root: h.merkle_root,
@@ -58,6 +59,7 @@ const presentHead = (h: TreeHead) => ({
   period_end: h.period_end,
 });
 
+/** `id` is the tenant's record id, leaf_index + 1 (presentStoredRecord); the global row key is not exported. */
 const presentRecord = (r: StoredRecord) => presentStoredRecord(r, { leaf_index: r.tenant_seq });
 
 export class ComplianceExporter {
@@ -136,7 +138,9 @@ export class ComplianceExporter {
     const evidence = await this.evidence(tenantId, heads, anchors.references);
     return {
       package: {
-        format_version: '1.1',
+        // 1.2: every record id (audit_records[].id, sample_inclusion_proofs[].record_id, the heads' from/to_record_id,
+        // chain_verification.failed_at_record_id) is the tenant's, leaf_index + 1; before, the global row key
+        format_version: '1.2',
         standard: 'AGCS v0.9',
         generated_at: now.toISOString(),
         tenant_id: tenantId,
@@ -152,7 +156,7 @@ export class ComplianceExporter {
       },
       merkle: {
         algorithm: 'RFC 9162 (SHA-256): leaf = SHA-256(0x00 || leaf), node = SHA-256(0x01 || left || right)',
-        leaf: 'the 32 raw bytes of record_hash; leaf index = the record\'s 0-based position in the tenant chain',
+        leaf: 'the 32 raw bytes of record_hash; leaf index = the record\'s 0-based position in the tenant chain; the record\'s id = leaf index + 1',
         tree_heads_total: heads.length,
         latest_tree: latest ? presentHead(latest) : null,
         trees_in_range: inRange.map(presentHead),

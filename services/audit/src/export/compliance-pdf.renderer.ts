@@ -88,7 +88,7 @@ export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
     doc.on('error', reject);
   });
 
-  const cv = pkg.chain_verification as { valid?: boolean; record_count?: number; reason?: string; failed_at_action_id?: string };
+  const cv = pkg.chain_verification as { valid?: boolean; record_count?: number; reason?: string; failed_at_action_id?: string; failed_at_record_id?: number };
   const latest = pkg.merkle.latest_tree as { tree_index?: number; merkle_root?: string; record_count?: number } | null;
 
   // Cover page
@@ -103,14 +103,15 @@ export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
     ['Generated at', pkg.package.generated_at],
     ['Standard', pkg.package.standard],
     ['Records in period', pkg.summary.total],
-    ['Hash chain', cv.valid ? `VALID (${cv.record_count} records verified)` : `BROKEN at ${cv.failed_at_action_id} (${cv.reason})`],
+    ['Hash chain', cv.valid ? `VALID (${cv.record_count} records verified)` : `BROKEN at record ${cv.failed_at_record_id} (action ${cv.failed_at_action_id}, ${cv.reason})`],
     ['Latest Merkle root', latest ? `${latest.merkle_root} (tree ${latest.tree_index}, ${latest.record_count} records)` : 'no tree built yet'],
     ['Anchors on chain', pkg.anchors.status === 'ok' ? pkg.anchors.references.length : `unavailable (${pkg.anchors.error ?? ''})`],
   ]);
   doc.moveDown(2).fontSize(9).fillColor('#4b5563').text(
     'Every record is linked to its predecessor by SHA-256 (hash chain). Hourly, the chain is summarised by an RFC 9162 Merkle tree head; ' +
       'tree heads of all tenants are aggregated into one root written to a public blockchain. Inclusion proofs in this document can be ' +
-      'checked with any RFC 9162 verifier; the anchor transactions can be checked on the explorer links given.',
+      'checked with any RFC 9162 verifier; the anchor transactions can be checked on the explorer links given. ' +
+      'Record ids are this tenant\'s own: record n is the n-th record of its chain (Merkle leaf n - 1).',
     MARGIN,
     doc.y,
     { width: doc.page.width - 2 * MARGIN },

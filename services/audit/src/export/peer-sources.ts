@@ -1,13 +1,10 @@
 /** gRPC adapters of the export's ports: anchor references (anchor service) and the policy snapshot (policy service). */
-import { anchor, policy } from '@agw/proto';
-import { type PromiseClient, createClient } from '@agw/shared';
+import type { anchor } from '@agw/proto';
+import type { PeerClient } from '@agw/shared';
 import type { AnchorReference, AnchorReferenceSource, PolicySnapshotSource } from './compliance-exporter';
 
-export type AnchorClient = PromiseClient<typeof anchor.AnchorServiceService>;
-export type PolicyClient = PromiseClient<typeof policy.PolicyServiceService>;
-
-export const createAnchorClient = (url: string, deadlineMs: number): AnchorClient => createClient(anchor.AnchorServiceClient, url, 'anchor service', { deadlineMs });
-export const createPolicyClient = (url: string, deadlineMs: number): PolicyClient => createClient(policy.PolicyServiceClient, url, 'policy engine', { deadlineMs });
+export type AnchorClient = PeerClient<'anchor'>;
+export type PolicyClient = PeerClient<'policy'>;
 
 export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
   return {

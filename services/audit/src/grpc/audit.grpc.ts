@@ -1,6 +1,6 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, fromAuditEntry, implement, toAuditEntry } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
@@ -22,8 +22,12 @@ export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
   return fromAuditEntry(e, (text, field) => parseJson(text, field, {}));
 }
 
+/**
+ * A record as the RPCs answer it. `id` is the tenant's record id (`recordIdOf(tenant_seq)`, 1 for its first
+ * record): the global row key never leaves this service, so no caller can show it (docs/audit.md, "Record ids").
+ */
 export function toMessage(r: StoredRecord): pb.AuditRecord {
-  return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false };
+  return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false };
 }
 
 export function auditGrpcService(
@@ -36,7 +40,7 @@ export function auditGrpcService(
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
     const replay = req.replayJson ? parseJson<Record<string, unknown>>(req.replayJson, 'replay_json', {}) : undefined;
     const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay, appendKey: req.appendKey || undefined });
-    if (req.omitEntry) return { id: r.id, tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
+    if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
     return { ...toMessage(r), eventQueued: r.event_queued };
   };
   return {

@@ -2,12 +2,13 @@
  * Tree heads and proofs as the API serves them. A proof needs O(log n) stored nodes, read in one query;
  * every proof is verified with the RFC 9162 verifier before it is returned (`verified`).
  */
-import { ConflictError, InputError, NotFoundError } from '@agw/shared';
+import { ConflictError, InputError, NotFoundError, recordIdOf } from '@agw/shared';
 import { type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
 import { type LeafRange, type NodeKey, consistencyRanges, hashLeaf, hashRange, inclusionRanges, nodesOfRanges, recordLeafBytes, verifyConsistency, verifyInclusion } from './rfc9162';
 
 export interface InclusionProof {
   record_hash: string;
+  /** the tenant's record id (leaf_index + 1), not the global row key */
   record_id: number;
   leaf_index: number;
   leaf_hash: string;
@@ -71,7 +72,7 @@ export class MerkleProofs {
   }
 
   /** Inclusion proof of leaf `record.tenant_seq` in `tree` (also used by the compliance export). */
-  async inclusionAt(tenantId: string, record: { id: number; tenant_seq: number; record_hash: string }, tree: TreeHead): Promise<InclusionProof> {
+  async inclusionAt(tenantId: string, record: { tenant_seq: number; record_hash: string }, tree: TreeHead): Promise<InclusionProof> {
     const ranges = inclusionRanges(record.tenant_seq, tree.tree_size);
     const leafKey: NodeKey = { level: 0, index: record.tenant_seq };
     const nodes = await this.repo.nodes(tenantId, [leafKey, ...nodesOfRanges(ranges)]);
@@ -81,7 +82,7 @@ export class MerkleProofs {
     const verified = Boolean(stored?.equals(leafHash)) && verifyInclusion(leafHash, record.tenant_seq, tree.tree_size, proof, Buffer.from(tree.merkle_root, 'hex'));
     return {
       record_hash: record.record_hash,
-      record_id: record.id,
+      record_id: recordIdOf(record.tenant_seq),
       leaf_index: record.tenant_seq,
       leaf_hash: leafHash.toString('hex'),
       tree,

@@ -2,21 +2,32 @@
  * The only queries on merkle_nodes / merkle_tree_heads (and the leaf reads on audit_records). Tenant id
  * first, always; the two cross-tenant reads the hourly build needs say so in their name.
  */
-import type { Db } from '@agw/shared';
+import { type Db, recordIdOf } from '@agw/shared';
 import { type Selectable, type Transaction, sql } from 'kysely';
 import type { Database } from '@agw/shared';
 import type { NodeKey } from './rfc9162';
 
 type Conn = Db | Transaction<Database>;
 
-/** A tree head as its table type defines it, with its times as ISO 8601 text (how every reader wants them). */
+/**
+ * A tree head as its table type defines it, with its times as ISO 8601 text (how every reader wants them),
+ * and `from_record_id` / `to_record_id` as the tenant sees them: the tenant's record ids (tenant_seq + 1) of
+ * the first and last record the head added, i.e. `tree_size - records_added + 1` and `tree_size` (the build
+ * adds the leaves right after the previous head, without a gap). The columns of the same name hold the
+ * global row keys of those records (`audit_records.id`), which stay in this service (docs/audit.md,
+ * "Record ids"); they are written from `NewTreeHead`'s `first_key` / `last_key` and never read back.
+ */
 export type TreeHead = Omit<Selectable<Database['merkle_tree_heads']>, 'period_start' | 'period_end' | 'built_at'> & {
   period_start: string;
   period_end: string;
   built_at: string;
 };
 
+/** What the build writes: a head without its tenant's record ids (derived on read) but with the row keys. */
+export type NewTreeHead = Omit<TreeHead, 'tenant_id' | 'built_at' | 'from_record_id' | 'to_record_id'> & { first_key: number; last_key: number };
+
 export interface LeafRecord {
+  /** the global row key (internal: written to the head's from/to columns, never shown) */
   id: number;
   tenant_seq: number;
   record_hash: string;
@@ -29,8 +40,6 @@ const headColumns = [
   'tree_size',
   'merkle_root',
   'records_added',
-  'from_record_id',
-  'to_record_id',
   'period_start',
   'period_end',
   'built_by',
@@ -38,14 +47,17 @@ const headColumns = [
 ] as const;
 
 function toHead(r: Record<(typeof headColumns)[number], unknown>): TreeHead {
+  const size = Number(r.tree_size);
+  const added = Number(r.records_added);
   return {
     tenant_id: r.tenant_id as string,
     tree_index: Number(r.tree_index),
-    tree_size: Number(r.tree_size),
+    tree_size: size,
     merkle_root: r.merkle_root as string,
-    records_added: Number(r.records_added),
-    from_record_id: r.from_record_id === null ? null : Number(r.from_record_id),
-    to_record_id: r.to_record_id === null ? null : Number(r.to_record_id),
+    records_added: added,
+    // the tenant's record ids (leaves size - added .. size - 1, plus 1), not the stored row keys
+    from_record_id: added > 0 ? recordIdOf(size - added) : null,
+    to_record_id: added > 0 ? recordIdOf(size - 1) : null,
     period_start: (r.period_start as Date).toISOString(),
     period_end: (r.period_end as Date).toISOString(),
     built_by: r.built_by as string,
@@ -97,7 +109,7 @@ export class MerkleRepository {
     }
   }
 
-  async insertHead(tenantId: string, h: Omit<TreeHead, 'tenant_id' | 'built_at'>, conn: Conn): Promise<TreeHead> {
+  async insertHead(tenantId: string, h: NewTreeHead, conn: Conn): Promise<TreeHead> {
     const row = await conn
       .insertInto('merkle_tree_heads')
       .values({
@@ -106,8 +118,8 @@ export class MerkleRepository {
         tree_size: h.tree_size,
         merkle_root: h.merkle_root,
         records_added: h.records_added,
-        from_record_id: h.from_record_id,
-        to_record_id: h.to_record_id,
+        from_record_id: h.first_key,
+        to_record_id: h.last_key,
         period_start: h.period_start,
         period_end: h.period_end,
         built_by: h.built_by,

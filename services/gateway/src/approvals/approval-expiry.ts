@@ -7,10 +7,9 @@
  * action on the spot (approval-queue.ts). A record that cannot be appended (audit down) leaves the action
  * pending until the next sweep: no action is expired without its record.
  */
-import type { ApprovalBinding, Logger } from '@agw/shared';
+import { type ApprovalBinding, type ApprovalRepository, type ApprovalRow, type Logger, humanDecisionRecord } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
 import { type Clock, UNKNOWN_REVISION, systemClock } from './approval-queue';
-import type { ApprovalRepository, ApprovalRow } from './approval.repository';
 
 export class ApprovalExpiry {
   private timer?: NodeJS.Timeout;
@@ -73,23 +72,8 @@ export class ApprovalExpiry {
     };
     await this.recorder.record(
       row.tenant_id,
-      {
-        action_id: row.action_id,
-        agent_id: row.agent_id,
-        agent_type: row.agent_type,
-        agent_version: row.agent_version,
-        tool: row.tool,
-        method: row.method,
-        params: row.params,
+      humanDecisionRecord(row, {
         decision: 'deny',
-        violations: row.opa_result.violations,
-        severity: row.opa_result.severity,
-        alert_tier: null,
-        requires_human: true,
-        execution_mode: null,
-        source: 'control_plane',
-        session_id: row.session_id,
-        bundle_revision: 'human-approval',
         details: {
           approval: 'expired',
           decided_by: 'system:expiry',
@@ -98,7 +82,7 @@ export class ApprovalExpiry {
           approval_binding: binding,
         },
         requested_at: now.toISOString(),
-      },
+      }),
       'expired',
     );
   }

@@ -1,14 +1,15 @@
 /**
  * Human decisions on queued actions: pending -> approved (the action executes, brokered when a credential
- * is registered, else the agent's one retry of the same call is allowed), pending -> rejected (discarded),
+ * is registered, else the agent's one retry of the same call is allowed; a managed session's platform
+ * confirmation request is answered `allow` by the managed service and its call then runs once when the
+ * platform sends it), pending -> rejected (discarded),
  * pending -> expired (nobody decided in time: approval-expiry.ts). Deciding twice, or after expiry, is a
  * 409; each decision is appended to the audit chain with source `control_plane` and carries the
  * ApprovalBinding (params hash, bundle revisions) of the exact call it decided.
  */
-import { type ApprovalBinding, ConflictError, NotFoundError } from '@agw/shared';
+import { type ApprovalBinding, type ApprovalRepository, type ApprovalRow, ConflictError, NotFoundError, PLATFORM_CONFIRMATION, humanDecisionRecord } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
 import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
-import type { ApprovalRepository, ApprovalRow } from './approval.repository';
 
 export interface ApprovalDecision {
   status: 'approved' | 'rejected';
@@ -80,7 +81,9 @@ export class ApprovalQueue {
     const binding = row.decision_binding as unknown as ApprovalBinding;
     let execution: ApprovalDecision['execution_result'];
     let executionMode: ApprovalDecision['execution_mode'];
-    if (status === 'approved') {
+    // a managed session's platform confirmation request: the platform runs the call itself once it hears
+    // `allow` (the managed service tells it), through the session's MCP server (ToolCallPipeline binds it)
+    if (status === 'approved' && row.queue_reason !== PLATFORM_CONFIRMATION) {
       const brokered = await this.broker
         .execute(tenantId, actionId, {
           agent_id: row.agent_id,
@@ -126,23 +129,9 @@ export class ApprovalQueue {
   ): Promise<void> {
     await this.recorder.record(
       tenantId,
-      {
-        action_id: row.action_id,
-        agent_id: row.agent_id,
-        agent_type: row.agent_type,
-        agent_version: row.agent_version,
-        tool: row.tool,
-        method: row.method,
-        params: row.params,
+      humanDecisionRecord(row, {
         decision: status === 'approved' ? 'allow' : 'deny',
-        violations: row.opa_result.violations,
-        severity: row.opa_result.severity,
-        alert_tier: null,
-        requires_human: true,
         execution_mode: executionMode ?? null,
-        source: 'control_plane',
-        session_id: row.session_id,
-        bundle_revision: 'human-approval',
         details: {
           approval: status,
           decided_by: by,
@@ -151,7 +140,7 @@ export class ApprovalQueue {
           ...(executionStatus !== undefined ? { execution_status_code: executionStatus } : {}),
         },
         requested_at: (row.decided_at ?? this.clock()).toISOString(),
-      },
+      }),
       status,
     );
   }

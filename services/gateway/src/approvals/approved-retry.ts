@@ -6,11 +6,10 @@
  * from the key that queued it. Anything else is an ordinary new call, evaluated from scratch (it may be
  * queued again): an approval is never stretched to cover different params.
  */
-import { type ApprovalBinding, type Logger, paramsSha256 } from '@agw/shared';
+import { type ApprovalBinding, type ApprovalRepository, type Logger, governedRecord, paramsSha256 } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
 import type { ToolCallRequest } from '../pipeline/tool-call.schema';
 import { type Clock, systemClock } from './approval-queue';
-import type { ApprovalRepository } from './approval.repository';
 
 export interface RetryContext {
   tenantId: string;
@@ -46,27 +45,20 @@ export class ApprovedRetries {
     try {
       await this.recorder.record(
         ctx.tenantId,
-        {
-          action_id: row.action_id,
-          agent_id: row.agent_id,
-          agent_type: call.agent_type,
-          agent_version: call.agent_version,
-          tool: row.tool,
-          method: row.method,
-          // the stored params (PII as ciphertext envelopes), which the hash showed to be the ones sent
-          params: row.params,
-          decision: 'allow',
-          violations: row.opa_result.violations,
-          severity: row.opa_result.severity,
-          alert_tier: null,
-          requires_human: true,
-          execution_mode: 'agent_direct',
-          source: 'mcp_governed',
-          session_id: ctx.sessionId ?? row.session_id,
-          bundle_revision: row.bundle_revision ?? 'human-approval',
-          details: { stage: 'approved_retry', approved_action_id: row.action_id, decided_by: row.decided_by, approval_binding: binding ?? { params_sha256: hash } },
-          requested_at: now.toISOString(),
-        },
+        governedRecord(
+          { action_id: row.action_id, agent_id: row.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: row.tool, method: row.method, session_id: ctx.sessionId ?? row.session_id, requested_at: now.toISOString() },
+          {
+            // the stored params (PII as ciphertext envelopes), which the hash showed to be the ones sent
+            params: row.params,
+            decision: 'allow',
+            violations: row.opa_result.violations,
+            severity: row.opa_result.severity,
+            requires_human: true,
+            execution_mode: 'agent_direct',
+            bundle_revision: row.bundle_revision ?? 'human-approval',
+            details: { stage: 'approved_retry', approved_action_id: row.action_id, decided_by: row.decided_by, approval_binding: binding ?? { params_sha256: hash } },
+          },
+        ),
         'allowed',
         ctx.timings,
       );

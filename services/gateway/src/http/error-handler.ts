@@ -12,6 +12,7 @@ export const httpStatus: Record<ErrorCode, number> = {
   payload_too_large: 413,
   dependency_unavailable: 502,
   store_unavailable: 503,
+  overloaded: 503,
   internal: 500,
 };
 
@@ -52,7 +53,7 @@ export function errorHandler(logger: Logger) {
       else if (status >= 500) logger.debug({ reqId: req.id, path: req.path, detail: err.message }, 'dependency unavailable');
       // a route group that can sign a client in names where (the MCP endpoints: OAuth resource metadata)
       if (status === 401 && typeof res.locals.authChallenge === 'string') res.setHeader('WWW-Authenticate', res.locals.authChallenge);
-      if (err.code === 'rate_limited') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
+      if (err.code === 'rate_limited' || err.code === 'overloaded') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
       // a store (503) or a peer service (502) that cannot answer: say what, and when to try again
       if (isDependencyDown(err)) {
         res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? STORE_RETRY_AFTER_SECONDS))));

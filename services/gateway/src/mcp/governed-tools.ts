@@ -8,7 +8,8 @@
  *   (`/api/mcp/server/sessions/<id>`), the config's `allowed_tools` that name no federated tool; for the
  *   tenant-wide server (`/api/mcp/server`), the tools the tenant registered a credential for.
  */
-import { InputError } from '@agw/shared';
+import { InputError, matchesAnyGlob, mayRequireApproval } from '@agw/shared';
+import type { FederatedTool } from '../federation/federated-catalog';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
@@ -55,6 +56,32 @@ export async function governedTools(d: GatewayDeps, tenantId: string): Promise<s
   return [...new Set(credentials.map((c) => c.toolId))].sort();
 }
 
+/** The tools one MCP server offers: federated ones by MCP name, and credential tools. */
+export interface McpTools {
+  federated: Map<string, FederatedTool>;
+  credential: string[];
+}
+
+/** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
+export async function mcpToolsOf(d: GatewayDeps, tenantId: string, allowed?: string[]): Promise<McpTools> {
+  const federated = await d.federation.tools(tenantId);
+  const selected = allowed ? federated.filter((t) => matchesAnyGlob(allowed, t.name)) : federated;
+  const federatedByName = new Map(selected.map((t) => [t.name, t]));
+  // a session's literal names that name no federated tool are credential tools ("__" is federation's)
+  const credential = allowed ? allowed.filter((n) => !/[*?]/.test(n) && !n.includes('__')) : await governedTools(d, tenantId);
+  return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)) };
+}
+
+/**
+ * The tools of a session's server that a `require_human_approval` pattern may match: the platform asks
+ * before each call of them (permission policy always_ask; docs/managed.md, "Tools that ask a human").
+ */
+export function askToolsOf(tools: McpTools, patterns: readonly string[]): string[] {
+  if (!patterns.length) return [];
+  const federated = [...tools.federated.values()].filter((t) => mayRequireApproval(patterns, { name: t.name, upstream: t.upstream, method: t.tool })).map((t) => t.name);
+  return [...federated, ...tools.credential.filter((name) => mayRequireApproval(patterns, { name }))].sort();
+}
+
 /** A managed session's governance, as its MCP server applies it. */
 export interface SessionScope {
   sessionId: string;
@@ -70,8 +97,8 @@ export async function callGovernedTool(
   tool: string,
   args: GovernedToolArgs,
   session?: SessionScope,
-  /** the API key making the call (its queued actions are its own: GET /actions/{id} for an agent key) */
-  caller?: { apiKeyHash?: string; agentKey?: boolean },
+  /** the API key making the call (its queued actions are its own: GET /actions/{id} for an agent key); `timings` gets each step's ms */
+  caller?: { apiKeyHash?: string; agentKey?: boolean; timings?: Record<string, number> },
 ): Promise<McpToolResult> {
   const parsed = toolCallSchema.safeParse({ ...args, tool, ...(session ? { agent_id: session.agentId, agent_type: 'managed' } : {}) });
   if (!parsed.success) {
@@ -79,7 +106,8 @@ export async function callGovernedTool(
     throw new InputError([{ loc: ['arguments', ...first.path.map(String)], msg: first.message, type: first.code }]);
   }
   const settings = await d.settings.stored(tenantId);
-  return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, ...caller }, parsed.data));
+  const { timings, ...key } = caller ?? {};
+  return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, timings, ...key }, parsed.data));
 }
 
 /** A federated tool's call: the arguments are the upstream tool's, the agent is the MCP client (or the session's). */
@@ -89,10 +117,11 @@ export async function callFederatedTool(
   tool: { upstream: string; tool: string },
   args: Record<string, unknown>,
   session?: SessionScope,
-  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string },
+  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; timings?: Record<string, number> },
 ): Promise<McpToolResult> {
   const call = { method: tool.tool, params: args, agent_id: caller?.agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0' };
-  return callGovernedTool(d, tenantId, tool.upstream, call, session, caller);
+  const { agentId: _agent, ...rest } = caller ?? {};
+  return callGovernedTool(d, tenantId, tool.upstream, call, session, rest);
 }
 
 const text = (v: unknown) => [{ type: 'text' as const, text: typeof v === 'string' ? v : JSON.stringify(v) }];

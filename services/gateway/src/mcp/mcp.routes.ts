@@ -10,16 +10,16 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Request, type Response, Router } from 'express';
-import { AppError, ConflictError, ForbiddenError, matchesAnyGlob } from '@agw/shared';
+import { AppError, ConflictError, ForbiddenError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
 import { addPaths } from '../openapi/openapi';
-import { errorSchema, reply, response } from '../openapi/schema';
+import { errorSchema, errors, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
+import { EXTERNAL_MS } from '../http/admission';
 import { uuidParam } from '../http/params';
-import type { FederatedTool } from '../federation/federated-catalog';
 import { answerModern, classify } from './modern-revision';
-import { type McpToolResult, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, governedTools, parseGovernedToolArgs } from './governed-tools';
+import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, mcpToolsOf, parseGovernedToolArgs } from './governed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -37,7 +37,7 @@ addPaths({
   '/mcp/server': {
     post: {
       summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
-      responses: { 200: response('JSON-RPC response', jsonRpcSchema), 202: { description: 'a JSON-RPC notification accepted (no body)' }, ...mcpTransportErrors, 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
+      responses: { 200: response('JSON-RPC response', jsonRpcSchema), 202: { description: 'a JSON-RPC notification accepted (no body)' }, ...mcpTransportErrors, 503: errors[503]('overloaded: the gateway’s in-flight limits (Retry-After); nothing was done'), 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
     },
   },
   '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: response('the MCP server', mcpHealthSchema) } } },
@@ -58,12 +58,6 @@ export function parseAllowlist(spec: string): BlockList | undefined {
     else list.addAddress(addr, type);
   }
   return list;
-}
-
-/** The tools one request's server offers. */
-interface McpTools {
-  federated: Map<string, FederatedTool>;
-  credential: string[];
 }
 
 /** tools/list: federated tools with the upstream's definition, then credential tools with the generic input. */
@@ -101,7 +95,10 @@ export function mcpRoutes(d: GatewayDeps): Router {
   };
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
-    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName };
+    // each step's ms: a brokered upstream's execution is the tool's time, not the gateway's (http/admission.ts)
+    const timings: Record<string, number> = {};
+    res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
+    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
     const callTool = async (name: string, args: Record<string, unknown>): Promise<McpToolResult> => {
       const federated = tools.federated.get(name);
       if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
@@ -142,15 +139,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
     // the SDK reads req.auth as its own AuthInfo; ours is the tenant context, so hand it the plain message
     await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
   };
-  /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
-  const toolsOf = async (tenantId: string, allowed?: string[]): Promise<McpTools> => {
-    const federated = await d.federation.tools(tenantId);
-    const selected = allowed ? federated.filter((t) => matchesAnyGlob(allowed, t.name)) : federated;
-    const federatedByName = new Map(selected.map((t) => [t.name, t]));
-    // a session's literal names that name no federated tool are credential tools ("__" is federation's)
-    const credential = allowed ? allowed.filter((n) => !/[*?]/.test(n) && !n.includes('__')) : await governedTools(d, tenantId);
-    return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)) };
-  };
+  const toolsOf = (tenantId: string, allowed?: string[]) => mcpToolsOf(d, tenantId, allowed);
   r.post('/mcp/server', async (req: Request, res: Response) => {
     checkSource(req);
     const { tenantId } = authOf(req);

@@ -7,15 +7,28 @@
  * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
  */
 import { randomUUID } from 'node:crypto';
-import { type AppError, type DecisionKind, DependencyUnavailableError, type Logger, isDependencyDown, paramsSha256 } from '@agw/shared';
-import type { ApprovalRepository } from '../approvals/approval.repository';
+import {
+  type ActionFacts,
+  type AppError,
+  type ApprovalRepository,
+  type ApprovalRow,
+  type DecisionKind,
+  DependencyUnavailableError,
+  type GovernedDecision,
+  type Logger,
+  SESSION_APPROVAL_VIOLATION,
+  approvalPatternFor,
+  governedRecord,
+  isDependencyDown,
+  mayRequireApproval,
+  paramsSha256,
+} from '@agw/shared';
 import type { ApprovedRetries } from '../approvals/approved-retry';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings, approvalExpiryOf } from '../tenants/settings.schema';
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
 import type { BrokeredExecution, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
-import { approvalPatternFor } from './approval-patterns';
 import type { ToolCallRequest } from './tool-call.schema';
 
 export type ToolCallOutcome =
@@ -73,8 +86,11 @@ export interface PipelineDeps {
   logger: Logger;
 }
 
-/** What every record of one governed action shares, whatever is decided. */
-type ActionFacts = Pick<DecisionRecord, 'action_id' | 'agent_id' | 'agent_type' | 'agent_version' | 'tool' | 'method' | 'session_id' | 'requested_at'> & { source: 'mcp_governed' };
+/** What every record of one governed call shares, whatever is decided (the records: `governedRecord`). */
+type CallFacts = ActionFacts & { requested_at: string };
+
+/** What a queued call's record says besides its facts (the approval queue keeps the same). */
+type QueuedOutcome = Pick<GovernedDecision, 'params' | 'violations' | 'severity' | 'bundle_revision'>;
 
 /** The violation ids the failure modes record (docs/policy.md). */
 export const FAILURE_VIOLATIONS = {
@@ -83,8 +99,6 @@ export const FAILURE_VIOLATIONS = {
   queue: 'policy_engine_unavailable_queued',
 } as const;
 
-/** The violation a call carries when a managed session's require_human_approval pattern escalated it. */
-export const SESSION_APPROVAL_VIOLATION = 'session_requires_human_approval';
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -99,14 +113,13 @@ export class ToolCallPipeline {
       const retried = await this.d.approvedRetries.claim({ ...ctx, agentKeyHash: ctx.agentKey ? ctx.apiKeyHash : undefined }, call, call.approved_action_id);
       if (retried) return retried;
     }
-    const base: ActionFacts = {
+    const base: CallFacts = {
       action_id: randomUUID(),
       agent_id: call.agent_id,
       agent_type: call.agent_type,
       agent_version: call.agent_version,
       tool: call.tool,
       method: call.method,
-      source: 'mcp_governed',
       session_id: ctx.sessionId ?? null,
       requested_at: new Date().toISOString(),
     };
@@ -125,15 +138,22 @@ export class ToolCallPipeline {
     // 2. gateway constraints
     const hit = await timed(ctx.timings, 'constraints', () => this.d.constraints.check(tenantId, call, ctx.settings));
     if (hit) {
-      const record = { ...base, params: stored, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', requires_human: false, execution_mode: null, bundle_revision: 'gateway-constraints' };
-      await this.decide(ctx, call, { ...record, decision: 'deny', details: { stage: 'gateway_constraints', message: hit.message } }, 'denied', 'constraints');
+      const record = governedRecord(base, { params: stored, decision: 'deny', violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', bundle_revision: 'gateway-constraints', details: { stage: 'gateway_constraints', message: hit.message } });
+      await this.decide(ctx, call, record, 'denied', 'constraints');
       return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate' };
     }
     const federated = await federatedCheck;
     if (federated?.upstream && !federated.executable && federated.violation) {
-      const record = { ...base, params: stored, violations: [federated.violation], severity: 'high', alert_tier: 'escalate', requires_human: false, execution_mode: null, bundle_revision: 'federation-pin' };
-      await this.decide(ctx, call, { ...record, decision: 'deny', details: { stage: 'federation', message: federated.message ?? '' } }, 'denied', 'federation');
+      const record = governedRecord(base, { params: stored, decision: 'deny', violations: [federated.violation], severity: 'high', alert_tier: 'escalate', bundle_revision: 'federation-pin', details: { stage: 'federation', message: federated.message ?? '' } });
+      await this.decide(ctx, call, record, 'denied', 'federation');
       return { kind: 'denied', action_id: actionId, violations: [federated.violation], severity: 'high', alert_tier: 'escalate' };
+    }
+
+    // a managed session's call that a human approved on the platform's confirmation request: the exact call
+    // (same session, tool, method, params hash) runs once, bound to that approval; anything else goes on
+    if (ctx.sessionId && ctx.approvalPatterns?.length && mayRequireApproval(ctx.approvalPatterns, federated?.upstream ? { name: `${call.tool}__${call.method}`, upstream: call.tool, method: call.method } : { name: call.tool })) {
+      const confirmed = await this.d.approvals.claimConfirmed(tenantId, ctx.sessionId, { tool: call.tool, method: call.method, params_sha256: paramsSha256(call.params) }, new Date());
+      if (confirmed) return this.runConfirmed(ctx, call, base, confirmed, (await credentialCheck) === false && !federated?.upstream, started);
     }
 
     // 3-5. policy (pass 1, enrichment, pass 2 inside the policy service)
@@ -150,23 +170,24 @@ export class ToolCallPipeline {
     const { violations, replayJson } = evaluation;
     const severity = evaluation.severity || 'none';
     const alertTier = evaluation.alertTier || null;
-    const common = { ...base, params: stored, violations, severity, bundle_revision: evaluation.bundleRevision, requires_human: evaluation.requiresHuman };
+    const common = { params: stored, violations, severity, bundle_revision: evaluation.bundleRevision };
     const details = { stage: 'policy', passes: evaluation.passes, pii_detected: protectedParams.piiDetected, pii_subjects: protectedParams.subjectIds };
 
     // 6. decision
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
-      await this.decide(ctx, call, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', execution_mode: null, details }, 'denied', 'policy', replayJson);
+      const record = governedRecord(base, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', requires_human: evaluation.requiresHuman, details });
+      await this.decide(ctx, call, record, 'denied', 'policy', replayJson);
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, common, details, 'policy', alertTier, replayJson);
+      await this.queue(ctx, call, base, common, details, 'policy', alertTier, replayJson);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method, federated?.upstream ? `${call.tool}__${call.method}` : undefined);
     if (pattern) {
       const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
-      await this.queue(ctx, call, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, replayJson);
+      await this.queue(ctx, call, base, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, replayJson);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations: escalated, severity };
     }
 
@@ -174,36 +195,50 @@ export class ToolCallPipeline {
     const brokered = await timed(ctx.timings, 'broker', async () =>
       (await credentialCheck) === false && !federated?.upstream ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call' }),
     );
-    await this.decide(
-      ctx,
-      call,
-      {
-        ...common,
-        decision: 'allow',
-        alert_tier: alertTier,
-        execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
-        details: brokered ? { ...details, execution: executionDetails(brokered) } : details,
-      },
-      'allowed',
-      'policy',
-      replayJson,
-    );
-    if (!brokered) return { kind: 'allowed', action_id: actionId, execution_mode: 'agent_direct', violations, severity };
-    return {
-      kind: 'allowed',
-      action_id: actionId,
-      execution_mode: 'gateway_brokered',
-      execution_result: { status_code: brokered.status_code, body: brokered.body },
-      ...(brokered.mcp_result ? { mcp_result: true } : {}),
-      latency: {
-        opa_eval_ms: round(opaEvalMs),
-        hsm_fetch_ms: round(brokered.hsm_fetch_ms),
-        execution_ms: round(brokered.execution_ms),
-        total_ms: round(performance.now() - started),
-      },
-      violations,
-      severity,
+    const record = governedRecord(base, {
+      ...common,
+      decision: 'allow',
+      alert_tier: alertTier,
+      requires_human: evaluation.requiresHuman,
+      execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
+      details: brokered ? { ...details, execution: executionDetails(brokered) } : details,
+    });
+    await this.decide(ctx, call, record, 'allowed', 'policy', replayJson);
+    return allowedOutcome(actionId, brokered, violations, severity, opaEvalMs, started);
+  }
+
+  /**
+   * The platform's call after a human approved its confirmation request (docs/managed.md): no new policy
+   * evaluation (the human decided on this exact call's evaluation), executed as an allowed call, recorded
+   * under the queued action's id with the approval it used. Once executed it stays claimed even if the
+   * record fails (the call ran; it must not run twice).
+   */
+  private async runConfirmed(ctx: CallContext, call: ToolCallRequest, base: CallFacts, row: ApprovalRow, noCredential: boolean, started: number): Promise<ToolCallOutcome> {
+    const { violations, severity } = row.opa_result;
+    const brokered = await timed(ctx.timings, 'broker', async () => (noCredential ? null : this.d.broker.execute(ctx.tenantId, row.action_id, { ...call, storedParams: row.params, origin: 'approval' })));
+    const details = {
+      stage: 'approved_confirmation',
+      approved_action_id: row.action_id,
+      decided_by: row.decided_by,
+      platform_tool_use_id: row.platform_tool_use_id,
+      approval_binding: row.decision_binding,
+      ...(brokered ? { execution: executionDetails(brokered) } : {}),
     };
+    const record = governedRecord(
+      { ...base, action_id: row.action_id },
+      {
+        params: row.params,
+        decision: 'allow',
+        violations,
+        severity,
+        requires_human: true,
+        execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
+        bundle_revision: row.bundle_revision ?? 'human-approval',
+        details,
+      },
+    );
+    await this.decide(ctx, call, record, 'allowed', 'approved_confirmation');
+    return allowedOutcome(row.action_id, brokered, violations, severity, 0, started);
   }
 
   /** Steps 3-5 in the policy service; the replay input comes back to be committed with the record. */
@@ -242,7 +277,8 @@ export class ToolCallPipeline {
   private async queue(
     ctx: CallContext,
     call: ToolCallRequest,
-    common: ActionFacts & { params: Record<string, unknown>; violations: string[]; severity: string; bundle_revision: string },
+    facts: CallFacts,
+    outcome: QueuedOutcome,
     details: Record<string, unknown>,
     reason: 'policy' | 'fail_to_queue' | 'session_config',
     alertTier: string | null,
@@ -251,36 +287,36 @@ export class ToolCallPipeline {
     // The queue row first, then the record: a queue write that fails (Postgres unreachable) leaves no record
     // behind a 5xx answer; a record that cannot be appended takes the queue row back.
     await this.d.approvals.enqueue(ctx.tenantId, {
-      action_id: common.action_id,
+      action_id: facts.action_id,
       agent_id: call.agent_id,
       agent_type: call.agent_type,
       agent_version: call.agent_version,
       tool: call.tool,
       method: call.method,
-      params: common.params,
-      opa_result: { requires_human: true, violations: common.violations, severity: common.severity },
+      params: outcome.params,
+      opa_result: { requires_human: true, violations: outcome.violations, severity: outcome.severity },
       queue_reason: reason,
-      queued_at: new Date(common.requested_at),
-      session_id: common.session_id,
+      queued_at: new Date(facts.requested_at),
+      session_id: facts.session_id,
       // what binds a decision to this exact call, and when it expires (approvals/*, docs/auth.md)
       params_sha256: paramsSha256(call.params),
-      bundle_revision: common.bundle_revision,
+      bundle_revision: outcome.bundle_revision,
       requested_by_key: ctx.apiKeyHash ?? null,
-      expires_at: approvalExpiryOf(ctx.settings, new Date(common.requested_at)),
+      expires_at: approvalExpiryOf(ctx.settings, new Date(facts.requested_at)),
     });
     try {
       await this.d.recorder.record(
         ctx.tenantId,
-        { ...common, decision: 'requires_human', requires_human: true, alert_tier: alertTier, execution_mode: null, details: { ...details, queue_reason: reason } },
+        governedRecord(facts, { ...outcome, decision: 'requires_human', alert_tier: alertTier, details: { ...details, queue_reason: reason } }),
         'pending',
         ctx.timings,
         replayJson,
       );
     } catch (e) {
-      await this.d.approvals.withdraw(ctx.tenantId, common.action_id).catch(() => undefined);
+      await this.d.approvals.withdraw(ctx.tenantId, facts.action_id).catch(() => undefined);
       throw e;
     }
-    await this.d.constraints.record(ctx.tenantId, call, { decision: 'requires_human', violations: common.violations }).catch(() => undefined);
+    await this.d.constraints.record(ctx.tenantId, call, { decision: 'requires_human', violations: outcome.violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: 'requires_human', stage: reason });
   }
 
@@ -288,7 +324,7 @@ export class ToolCallPipeline {
   private async onPolicyUnavailable(
     ctx: CallContext,
     call: ToolCallRequest,
-    base: ActionFacts,
+    base: CallFacts,
     stored: Record<string, unknown>,
     cause: AppError,
   ): Promise<ToolCallOutcome> {
@@ -299,36 +335,20 @@ export class ToolCallPipeline {
     const bundle = 'unavailable';
     if (mode === 'fail-open') {
       const violations = [FAILURE_VIOLATIONS.open];
-      await this.d.recorder.record(
-        ctx.tenantId,
-        { ...base, params: stored, decision: 'allow', violations, severity: 'low', alert_tier: null, requires_human: false, execution_mode: 'agent_direct', bundle_revision: bundle, details },
-        'allowed',
-        ctx.timings,
-      );
+      await this.d.recorder.record(ctx.tenantId, governedRecord(base, { params: stored, decision: 'allow', violations, severity: 'low', execution_mode: 'agent_direct', bundle_revision: bundle, details }), 'allowed', ctx.timings);
       this.d.metrics.decisions.inc({ decision: 'allow', stage: 'fail_open' });
       return { kind: 'allowed', action_id: base.action_id, execution_mode: 'agent_direct', violations, severity: 'low' };
     }
     if (mode === 'fail_to_queue') {
       const violations = [FAILURE_VIOLATIONS.queue];
-      await this.queue(ctx, call, { ...base, params: stored, violations, severity: 'none', bundle_revision: bundle }, details, 'fail_to_queue', null);
+      await this.queue(ctx, call, base, { params: stored, violations, severity: 'none', bundle_revision: bundle }, details, 'fail_to_queue', null);
       return { kind: 'pending', action_id: base.action_id, message: pendingMessage(base.action_id), violations, severity: 'none' };
     }
     // fail-closed: nothing is allowed; the refusal is still audited when the audit service can take it.
     await this.d.recorder
       .record(
         ctx.tenantId,
-        {
-          ...base,
-          params: stored,
-          decision: 'deny',
-          violations: [FAILURE_VIOLATIONS.closed],
-          severity: 'high',
-          alert_tier: 'escalate',
-          requires_human: false,
-          execution_mode: null,
-          bundle_revision: bundle,
-          details,
-        },
+        governedRecord(base, { params: stored, decision: 'deny', violations: [FAILURE_VIOLATIONS.closed], severity: 'high', alert_tier: 'escalate', bundle_revision: bundle, details }),
         'denied',
         ctx.timings,
       )
@@ -336,6 +356,26 @@ export class ToolCallPipeline {
     this.d.metrics.decisions.inc({ decision: 'deny', stage: 'fail_closed' });
     throw new DependencyUnavailableError(`Policy engine unreachable: the request was refused (fail-closed). action_id=${base.action_id}`, { cause });
   }
+}
+
+/** An allowed call's outcome: executed by the agent, or by the gateway with its answer and where the time went. */
+function allowedOutcome(actionId: string, brokered: BrokeredExecution | null, violations: string[], severity: string, opaEvalMs: number, started: number): ToolCallOutcome {
+  if (!brokered) return { kind: 'allowed', action_id: actionId, execution_mode: 'agent_direct', violations, severity };
+  return {
+    kind: 'allowed',
+    action_id: actionId,
+    execution_mode: 'gateway_brokered',
+    execution_result: { status_code: brokered.status_code, body: brokered.body },
+    ...(brokered.mcp_result ? { mcp_result: true } : {}),
+    latency: {
+      opa_eval_ms: round(opaEvalMs),
+      hsm_fetch_ms: round(brokered.hsm_fetch_ms),
+      execution_ms: round(brokered.execution_ms),
+      total_ms: round(performance.now() - started),
+    },
+    violations,
+    severity,
+  };
 }
 
 /** What the audit record keeps of an execution: status, credential, and for a federated call its outcome. */

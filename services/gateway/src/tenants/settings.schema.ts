@@ -3,6 +3,7 @@
  * bad values are a 422 naming the key. Policy keys are handed to the policy service; the rest are
  * stored by the gateway.
  */
+import { DEFAULT_APPROVAL_EXPIRY_SECONDS } from '@agw/shared';
 import { z } from 'zod';
 import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
@@ -22,7 +23,7 @@ const httpsUrl = z
     }
   }, 'webhook_url must be an absolute HTTPS URL (http:// is rejected)');
 
-export const DEFAULT_APPROVAL_EXPIRY_SECONDS = 24 * 3600;
+export { DEFAULT_APPROVAL_EXPIRY_SECONDS };
 export const MAX_APPROVAL_EXPIRY_SECONDS = 30 * 24 * 3600;
 
 export const failureConfigSchema = z

@@ -1,7 +1,8 @@
 /**
  * The event consumer of one managed session: reads the platform session's SSE stream, logs built-in tool
  * use as `mcp_observed` records, scores each for anomalies (auto-interrupting above the tenant's
- * threshold) and moves the session to completed/failed from the platform's status events.
+ * threshold), brings the platform's confirmation requests to the approval queue and moves the session to
+ * completed/failed from the platform's status events.
  *
  * Lossless reconnection, without duplicates: the platform's stream has no replay, so after (re)opening the
  * stream the consumer lists the session's events and processes those it has not processed yet (events up
@@ -14,6 +15,7 @@ import { assessToolUse } from '../anomaly/anomaly-scorer';
 import type { AgentPlatform, PlatformEvent } from '../platform/agent-platform';
 import type { SessionRecorder } from '../sessions/session-recorder';
 import type { SessionRepository, SessionRow } from '../sessions/session.repository';
+import { isConfirmationRequest } from '../confirmations/tool-confirmations';
 import { isObservedToolUse, transitionFor } from './platform-status';
 
 export interface ConsumerDeps {
@@ -26,6 +28,8 @@ export interface ConsumerDeps {
   /** interrupt on an anomaly (publishes anomaly.detected and session.interrupted) */
   onAnomaly(s: SessionRow, e: PlatformEvent, score: number, signals: string[]): Promise<void>;
   onEventProcessed?(): void;
+  /** a tool use the platform holds for a confirmation (confirmations/tool-confirmations.ts) */
+  onConfirmationRequest(s: SessionRow, e: PlatformEvent): Promise<void>;
   idleTimeoutMs: number;
   reconnectDelayMs: number;
 }
@@ -154,6 +158,8 @@ export class SessionStreamConsumer {
         this.halt('session_ended');
       }
     }
+    // a failure here (policy or audit unreachable) leaves the event unprocessed: the stream is reopened and it comes back
+    if (isConfirmationRequest(e)) await this.d.onConfirmationRequest(this.session, e);
     const t = transitionFor(e);
     if (t && !this.stopped) {
       await this.d.repo.end(this.session.tenant_id, this.id, t.to, { end_reason: t.reason });

@@ -99,6 +99,7 @@ export function managedGrpcService(d: ManagedDomain, logger: Logger): GrpcServic
               metadata: json(r.metadataJson, 'metadata'),
               mcpBearer: r.mcpBearer,
               mcpServerUrl: r.mcpServerUrl,
+              askTools: r.askTools,
             }),
           ),
         listSessions: async (r) => {

@@ -1,12 +1,14 @@
 /**
  * NATS adapter: a plain (non-durable) subscription to the fleet's decision subjects, so a governed call
  * of a managed session counts as activity for its event consumer (the SSE_TIMEOUT idle clock) and
- * re-attaches a consumer that had stopped idle. Nothing here is a source of truth (the totals come from the
- * audit log), so a missed message costs nothing; decisions without a session are skipped before parsing.
+ * re-attaches a consumer that had stopped idle, and a human decision on a platform confirmation request is
+ * delivered to the platform at once. Nothing here is a source of truth (the totals come from the audit log,
+ * and the confirmation sweep delivers what a missed message would have), so a missed message costs only
+ * time; decisions without a session are skipped before parsing.
  */
-import { type Bus, DecisionEventSchema, type Logger } from '@agw/shared';
+import { type Bus, type DecisionEvent, DecisionEventSchema, type Logger } from '@agw/shared';
 
-export function subscribeSessionActivity(bus: Bus, onDecision: (tenantId: string, sessionId: string) => void, logger: Logger): { stop(): void } {
+export function subscribeSessionActivity(bus: Bus, onDecision: (e: DecisionEvent & { session_id: string }) => void, logger: Logger): { stop(): void } {
   const sub = bus.nc.subscribe(`${bus.prefix ? `${bus.prefix}.` : ''}decisions.>`);
   const dec = new TextDecoder();
   void (async () => {
@@ -14,7 +16,7 @@ export function subscribeSessionActivity(bus: Bus, onDecision: (tenantId: string
       const text = dec.decode(m.data);
       if (text.includes('"session_id":null')) continue;
       const e = DecisionEventSchema.safeParse(safeParse(text));
-      if (e.success && e.data.session_id) onDecision(e.data.tenant_id, e.data.session_id);
+      if (e.success && e.data.session_id) onDecision(e.data as DecisionEvent & { session_id: string });
     }
   })().catch((e) => logger.warn({ reason: (e as Error).message }, 'session activity subscription ended'));
   return { stop: () => sub.unsubscribe() };

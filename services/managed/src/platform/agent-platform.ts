@@ -24,6 +24,8 @@ export interface PlatformSessionSpec {
   systemPrompt: string;
   mcpServerName: string;
   mcpServerUrl: string;
+  /** MCP tools the platform must ask about before each call (always_ask); the others are always_allow */
+  askTools: string[];
   userMessage?: string;
   metadata: Record<string, string>;
   title: string;
@@ -39,6 +41,8 @@ export interface AgentPlatform {
   createMcpVault(spec: { displayName: string; mcpServerUrl: string; bearer: string; metadata: Record<string, string> }): Promise<string>;
   createSession(spec: PlatformSessionSpec): Promise<{ id: string; status: string }>;
   interrupt(sessionId: string): Promise<void>;
+  /** Answer a tool use the session is blocked on (`user.tool_confirmation`; `denyMessage` only with deny). */
+  confirmToolUse(sessionId: string, c: { toolUseId: string; result: 'allow' | 'deny'; denyMessage?: string }): Promise<void>;
   /** Every event of the session so far, oldest first (backfill after (re)connecting). */
   listEvents(sessionId: string): Promise<PlatformEvent[]>;
   /**

@@ -1,10 +1,14 @@
 /**
  * AgentPlatform through the official `@anthropic-ai/sdk` (beta `managed-agents-2026-04-01`, which the
- * SDK's beta resources send by themselves). The gateway is registered per session as a remote MCP server
- * whose toolset has the `always_allow` permission policy: the platform must not ask anyone, because our
- * gateway, not the platform, decides every governed call.
+ * SDK's beta resources send by themselves), typed calls only. The gateway is registered per session as a
+ * remote MCP server whose toolset's default permission policy is `always_allow` (the gateway decides every
+ * governed call), with `always_ask` for the tools a `require_human_approval` pattern may match: the
+ * platform then stops before such a call and the answer (`user.tool_confirmation`) comes from the tenant's
+ * approval queue (docs/managed.md, "Tools that ask a human").
  */
 import Anthropic from '@anthropic-ai/sdk';
+import type { BetaManagedAgentsMCPToolsetParams } from '@anthropic-ai/sdk/resources/beta/agents/agents';
+import type { BetaManagedAgentsUserToolConfirmationEventParams } from '@anthropic-ai/sdk/resources/beta/sessions/events';
 import { DependencyUnavailableError } from '@agw/shared';
 import type { AgentPlatform, PlatformEvent, PlatformSessionSpec } from './agent-platform';
 
@@ -77,16 +81,19 @@ export function createAnthropicPlatform(o: AnthropicPlatformOptions): AgentPlatf
 
     createSession: (spec: PlatformSessionSpec) =>
       call('session creation', async () => {
+        const toolset: BetaManagedAgentsMCPToolsetParams = {
+          type: 'mcp_toolset',
+          mcp_server_name: spec.mcpServerName,
+          default_config: { enabled: true, permission_policy: { type: 'always_allow' } },
+          ...(spec.askTools.length ? { configs: spec.askTools.map((name) => ({ name, permission_policy: { type: 'always_ask' as const } })) } : {}),
+        };
         const session = await beta.sessions.create({
           agent: {
             type: 'agent_with_overrides',
             id: spec.platformAgentId,
             system: spec.systemPrompt,
             mcp_servers: [{ type: 'url', name: spec.mcpServerName, url: spec.mcpServerUrl }],
-            tools: [
-              { type: 'agent_toolset_20260401' },
-              { type: 'mcp_toolset', mcp_server_name: spec.mcpServerName, default_config: { enabled: true, permission_policy: { type: 'always_allow' } } },
-            ],
+            tools: [{ type: 'agent_toolset_20260401' }, toolset],
           },
           environment_id: spec.environmentId,
           vault_ids: [spec.vaultId],
@@ -100,6 +107,17 @@ export function createAnthropicPlatform(o: AnthropicPlatformOptions): AgentPlatf
     interrupt: (sessionId) =>
       call('interrupt', async () => {
         await beta.sessions.events.send(sessionId, { events: [{ type: 'user.interrupt' }] });
+      }),
+
+    confirmToolUse: (sessionId, c) =>
+      call('tool confirmation', async () => {
+        const event: BetaManagedAgentsUserToolConfirmationEventParams = {
+          type: 'user.tool_confirmation',
+          tool_use_id: c.toolUseId,
+          result: c.result,
+          ...(c.result === 'deny' && c.denyMessage ? { deny_message: c.denyMessage } : {}),
+        };
+        await beta.sessions.events.send(sessionId, { events: [event] });
       }),
 
     listEvents: (sessionId) =>
@@ -124,5 +142,5 @@ export function unconfiguredPlatform(): AgentPlatform {
   const no = async (): Promise<never> => {
     throw new DependencyUnavailableError('Agent platform not configured: set ANTHROPIC_API_KEY (npm start runs a local stand-in when it is unset)');
   };
-  return { createAgent: no, agentExists: no, ensureEnvironment: no, createMcpVault: no, createSession: no, interrupt: no, listEvents: no, openStream: no };
+  return { createAgent: no, agentExists: no, ensureEnvironment: no, createMcpVault: no, createSession: no, interrupt: no, confirmToolUse: no, listEvents: no, openStream: no };
 }

@@ -7,7 +7,7 @@
  *  3. inject the governance instructions into the system prompt; keep its SHA-256;
  *  4. create the external session with this gateway registered as its remote MCP server (a vault with a
  *     static bearer credential for the session's MCP URL; the toolset's permission policy is always_allow
- *     because the gateway decides);
+ *     because the gateway decides, always_ask for the tools that may need a human);
  *  5. attach the event consumer;
  *  6. complete the session record and append its `control_plane` audit record (system_prompt_hash).
  * If the platform fails, the reserved row is marked failed (it no longer counts as active) and the call
@@ -32,6 +32,8 @@ export interface CreateSessionInput {
   metadata: Record<string, unknown>;
   mcpBearer: string;
   mcpServerUrl: string;
+  /** the session's MCP tools that may need a human: always_ask on the platform */
+  askTools: string[];
 }
 
 export interface LauncherDeps {
@@ -106,6 +108,7 @@ export class SessionLauncher {
         systemPrompt: prompt,
         mcpServerName: MCP_SERVER_NAME,
         mcpServerUrl: input.mcpServerUrl,
+        askTools: input.askTools,
         userMessage: input.userMessage || undefined,
         metadata: platformMetadata(input.metadata, ids),
         title: config.name,
@@ -120,7 +123,7 @@ export class SessionLauncher {
       actionId: session.id,
       tool: 'managed_session',
       method: 'create',
-      params: { config_id: config.id, anthropic_session_id: platformSession.id, system_prompt_hash: hash, model: config.anthropic_model, allowed_tools: allowedTools, require_human_approval: config.require_human_approval },
+      params: { config_id: config.id, anthropic_session_id: platformSession.id, system_prompt_hash: hash, model: config.anthropic_model, allowed_tools: allowedTools, require_human_approval: config.require_human_approval, ask_tools: input.askTools },
       decision: 'allow',
       severity: 'none',
       violations: [],

@@ -3,13 +3,16 @@
  * - observed built-in tool use (source `mcp_observed`, decision `observed`), with its anomaly assessment;
  *   its `decisions.<tenant>.observed` event is committed with the record (the audit service's outbox);
  * - control-plane facts of a session (source `control_plane`): creation with its system_prompt_hash,
- *   interrupts (their bus events are the session events: `sessions.<tenant>.interrupted`).
+ *   interrupts (their bus events are the session events: `sessions.<tenant>.interrupted`), the answers to
+ *   the platform's confirmation requests;
+ * - governed decisions taken on a confirmation request (source `mcp_governed`: a policy deny, a call queued
+ *   for a human), with their decision events and the policy's replay input, like the gateway's.
  * Observed records are idempotent: the action id is derived from (session, platform event id), so an
  * event seen again after a reconnect or by a resuming replica finds its record and appends nothing.
  */
 import { createHash } from 'node:crypto';
 import { mayContainPii } from '@agw/pii';
-import { toAuditEntry } from '@agw/shared';
+import { type ActionFacts, type ActionRecord, controlPlaneRecord, governedRecord, observedRecord, toAuditEntry } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients';
 import type { AnomalyAssessment } from '../anomaly/anomaly-scorer';
 import { toolFamily } from '../anomaly/anomaly-scorer';
@@ -34,6 +37,25 @@ export interface ControlFact {
   violations: string[];
   details: Record<string, unknown>;
   bundleRevision: string;
+  /** idempotency key of the append (a fact sent again after a lost answer is recorded once) */
+  appendKey?: string;
+}
+
+/** A governed decision on a platform confirmation request (confirmations/tool-confirmations.ts). */
+export interface GovernedFact {
+  actionId: string;
+  tool: string;
+  method: string;
+  params: Record<string, unknown>;
+  decision: 'deny' | 'requires_human';
+  violations: string[];
+  severity: string;
+  alertTier: string | null;
+  bundleRevision: string;
+  details: Record<string, unknown>;
+  replayJson: string;
+  eventKind: 'denied' | 'pending';
+  requestedAt: Date;
 }
 
 export class SessionRecorder {
@@ -54,59 +76,58 @@ export class SessionRecorder {
       params = JSON.parse(r.storedParamsJson) as Record<string, unknown>;
     }
     const severity = anomaly.score >= 0.8 ? 'high' : anomaly.score >= 0.5 ? 'medium' : anomaly.score > 0 ? 'low' : 'none';
-    await this.append(s, {
-      actionId,
-      tool: event.name,
-      method: toolFamily(event.name),
+    const record = observedRecord(sessionFacts(s, actionId, event.name, toolFamily(event.name)), {
       params,
-      decision: 'observed',
-      severity,
       violations: anomaly.signals.map((x) => `anomaly_${x.id}`),
-      source: 'mcp_observed',
-      eventKind: 'observed',
-      bundleRevision: 'observed',
+      severity,
       details: { platform_event_id: event.id, anomaly: { score: anomaly.score, signals: anomaly.signals } },
     });
+    // its decision event is written to the outbox in the record's transaction and published by the audit
+    // service; it is recorded once even when two consumers or a restart replay its event between the
+    // look-up above and this append: the key is its derived action id
+    await this.append(s, record, { eventKind: 'observed', appendKey: `observed:${actionId}` });
     return true;
   }
 
+  /** A control-plane fact of a session (no decision event: it has its session events instead). */
   async control(s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>, f: ControlFact): Promise<void> {
-    await this.append(s, { ...f, source: 'control_plane' });
+    const record = controlPlaneRecord(sessionFacts(s, f.actionId, f.tool, f.method), {
+      params: f.params,
+      decision: f.decision,
+      violations: f.violations,
+      severity: f.severity,
+      bundle_revision: f.bundleRevision,
+      details: f.details,
+    });
+    await this.append(s, record, { appendKey: f.appendKey });
   }
 
-  private async append(
-    s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>,
-    r: Omit<ControlFact, 'decision'> & { decision: string; source: string; eventKind?: 'observed' },
-  ): Promise<void> {
+  /** A governed call's decision taken on a confirmation request; idempotent by its action id. */
+  async governed(s: Pick<SessionRow, 'id' | 'tenant_id' | 'agent_id'>, f: GovernedFact): Promise<void> {
+    const record = governedRecord(sessionFacts(s, f.actionId, f.tool, f.method, f.requestedAt.toISOString()), {
+      params: f.params,
+      decision: f.decision,
+      violations: f.violations,
+      severity: f.severity,
+      alert_tier: f.alertTier,
+      bundle_revision: f.bundleRevision,
+      details: f.details,
+    });
+    await this.append(s, record, { eventKind: f.eventKind, replayJson: f.replayJson, appendKey: `governed:${f.actionId}` });
+  }
+
+  private async append(s: Pick<SessionRow, 'tenant_id'>, record: ActionRecord, o: { eventKind?: 'observed' | 'denied' | 'pending'; replayJson?: string; appendKey?: string }): Promise<void> {
     await this.audit.append({
       tenantId: s.tenant_id,
-      entry: toAuditEntry({
-        action_id: r.actionId,
-        agent_id: s.agent_id,
-        agent_type: 'managed',
-        agent_version: '1.0.0',
-        tool: r.tool,
-        method: r.method,
-        params: r.params,
-        decision: r.decision,
-        violations: r.violations,
-        severity: r.severity,
-        alert_tier: null,
-        requires_human: false,
-        execution_mode: r.source === 'mcp_observed' ? 'agent_direct' : null,
-        source: r.source,
-        session_id: s.id,
-        bundle_revision: r.bundleRevision,
-        details: r.details,
-        requested_at: new Date().toISOString(),
-      }),
-      // an observed record's decision event is written to the outbox in the record's transaction and
-      // published by the audit service; control-plane facts have their session events instead
-      eventKind: r.eventKind ?? '',
-      replayJson: '',
-      // an observed tool use is recorded once even when two consumers or a restart replay its event
-      // between the look-up above and this append: the key is its derived action id
-      appendKey: r.source === 'mcp_observed' ? `observed:${r.actionId}` : '',
+      entry: toAuditEntry(record),
+      eventKind: o.eventKind ?? '',
+      replayJson: o.replayJson ?? '',
+      appendKey: o.appendKey ?? '',
     });
   }
+}
+
+/** The facts of a session's action: the session's agent, as the managed agent it runs (`managed` 1.0.0). */
+function sessionFacts(s: Pick<SessionRow, 'id' | 'agent_id'>, actionId: string, tool: string, method: string, requestedAt?: string): ActionFacts {
+  return { action_id: actionId, agent_id: s.agent_id, agent_type: 'managed', agent_version: '1.0.0', tool, method, session_id: s.id, requested_at: requestedAt };
 }

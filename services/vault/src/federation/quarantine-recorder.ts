@@ -6,7 +6,7 @@
  * service could not take still blocks the tool; the append is sent again under the same key a few times.
  */
 import { randomUUID } from 'node:crypto';
-import { type ActionRecord, type Logger, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
 import type { audit } from '@agw/proto';
 import type { QuarantineRecorder } from './federation';
 import type { Quarantine } from './tool-pinning';
@@ -16,33 +16,26 @@ export interface AuditAppender {
 }
 
 export function quarantineRecord(upstream: string, q: Quarantine, now = new Date()): ActionRecord {
-  return {
-    action_id: randomUUID(),
-    agent_id: 'gateway-federation',
-    agent_type: 'control_plane',
-    agent_version: '1.0.0',
-    tool: upstream,
-    method: q.tool,
-    params: {},
-    decision: 'quarantine',
-    violations: [q.reason],
-    severity: q.reason === 'approval_required' ? 'low' : 'high',
-    alert_tier: q.reason === 'approval_required' ? null : 'escalate',
-    requires_human: true,
-    execution_mode: null,
-    source: 'control_plane',
-    session_id: null,
-    bundle_revision: 'federation-pin',
-    details: {
-      event: 'tool.quarantined',
-      reason: q.reason,
-      pinned_sha256: q.pinned_sha256,
-      candidate_sha256: q.candidate_sha256,
-      markers: q.markers,
-      diff: q.diff.slice(0, 50),
+  return controlPlaneRecord(
+    { action_id: randomUUID(), agent_id: 'gateway-federation', agent_type: 'control_plane', agent_version: '1.0.0', tool: upstream, method: q.tool, session_id: null, requested_at: now.toISOString() },
+    {
+      params: {},
+      decision: 'quarantine',
+      violations: [q.reason],
+      severity: q.reason === 'approval_required' ? 'low' : 'high',
+      alert_tier: q.reason === 'approval_required' ? null : 'escalate',
+      requires_human: true,
+      bundle_revision: 'federation-pin',
+      details: {
+        event: 'tool.quarantined',
+        reason: q.reason,
+        pinned_sha256: q.pinned_sha256,
+        candidate_sha256: q.candidate_sha256,
+        markers: q.markers,
+        diff: q.diff.slice(0, 50),
+      },
     },
-    requested_at: now.toISOString(),
-  };
+  );
 }
 
 export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, attempts = 3): QuarantineRecorder {

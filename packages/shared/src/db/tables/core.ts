@@ -76,6 +76,8 @@ export interface ApprovalsTable {
   decision_binding: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** when the agent's retry of this approved agent_direct action was allowed (one retry per approval) */
   retried_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** queue_reason platform_confirmation (migration 0021): the external platform's tool-use event id */
+  platform_tool_use_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Decision events not yet on the bus (publish failed); relayed by the gateway (events/decision-publisher.ts). */
@@ -86,6 +88,8 @@ export interface EventOutboxTable {
   created_at: Timestamp;
   attempts: ColumnType<number, number | undefined, number>;
   last_error: string | null;
+  /** the service whose relay publishes the row (migration 0024; 'audit' when `audit_append_batch` wrote it) */
+  owner: ColumnType<string, string | undefined, string>;
 }
 
 /** OAuth 2.1 for the MCP endpoints (migration 0018): dynamically registered public clients. */

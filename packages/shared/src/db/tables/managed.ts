@@ -66,7 +66,27 @@ export interface ManagedPlatformResourcesTable {
   created_at: Timestamp;
 }
 
+/** A confirmation request of a session's platform (migration 0021): what it was answered, and whether that arrived. */
+export interface ManagedToolConfirmationsTable {
+  tenant_id: string;
+  /** the governed action: the approval queue's item, and every audit record of this call */
+  action_id: string;
+  session_id: string;
+  /** the platform's `agent.mcp_tool_use` event id (`user.tool_confirmation.tool_use_id`) */
+  tool_use_id: string;
+  tool_name: string;
+  /** awaiting (no answer sent yet) | sent | undeliverable (the platform refused it: the session is gone) */
+  state: Defaulted<'awaiting' | 'sent' | 'undeliverable'>;
+  result: 'allow' | 'deny' | null;
+  /** approved | rejected | expired | policy_deny | not_escalated */
+  reason: string | null;
+  message: string | null;
+  created_at: Defaulted<Date>;
+  sent_at: Date | null;
+}
+
 export interface ManagedTables {
+  managed_tool_confirmations: ManagedToolConfirmationsTable;
   managed_agent_configs: ManagedAgentConfigsTable;
   managed_sessions: ManagedSessionsTable;
   managed_platform_resources: ManagedPlatformResourcesTable;

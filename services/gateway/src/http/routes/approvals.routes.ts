@@ -4,10 +4,9 @@
  * `approvals_require_human` is on, approving and rejecting need a signed-in user's session token: an API
  * key, or a session token made from one, is refused with a 403 (docs/auth.md, "Approvals").
  */
-import { ForbiddenError, NotFoundError } from '@agw/shared';
+import { type ApprovalRow, ForbiddenError, NotFoundError, PLATFORM_CONFIRMATION } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ApprovalRow } from '../../approvals/approval.repository';
 import type { GatewayDeps } from '../../deps';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
@@ -31,8 +30,9 @@ export const approvalItemSchema = z
     params: z.record(z.string(), z.unknown()).meta({ description: 'as stored: personal data is an encrypted envelope {"$pii": …}' }),
     queued_at: timestamp(),
     opa_result: z.object({ requires_human: z.boolean(), violations: z.array(z.string()), severity: z.string() }),
-    queue_reason: z.string().meta({ description: 'policy | fail_to_queue | session_approval' }),
+    queue_reason: z.string().meta({ description: 'policy | fail_to_queue | session_config | platform_confirmation (a managed session’s platform asked before running the tool: docs/managed.md)' }),
     session_id: z.string().optional(),
+    platform_tool_use_id: z.string().optional().meta({ description: 'platform_confirmation: the agent platform’s tool-use event id the decision answers (user.tool_confirmation)' }),
     expires_at: timestamp().nullable().meta({ description: 'when the action expires if nobody decides (approval_expiry_seconds)' }),
     params_sha256: z.string().nullable().meta({ description: 'SHA-256 of the params the agent sent: an approval is bound to them' }),
     bundle_revision: z.string().nullable().meta({ description: 'the policy bundle revision the action was evaluated under' }),
@@ -93,6 +93,7 @@ const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
   opa_result: a.opa_result,
   queue_reason: a.queue_reason,
   ...(a.session_id ? { session_id: a.session_id } : {}),
+  ...(a.platform_tool_use_id ? { platform_tool_use_id: a.platform_tool_use_id } : {}),
   expires_at: a.expires_at?.toISOString() ?? null,
   params_sha256: a.params_sha256,
   bundle_revision: a.bundle_revision,
@@ -169,7 +170,7 @@ export function approvalRoutes(d: GatewayDeps): Router {
       bundle_revision: a.bundle_revision,
       execution_mode: a.status !== 'approved' ? null : a.execution ? 'gateway_brokered' : 'agent_direct',
       // approved, agent_direct, not retried yet: the agent may now send the same call with approved_action_id
-      retry_allowed: a.status === 'approved' && !a.execution && !a.retried_at,
+      retry_allowed: a.status === 'approved' && !a.execution && !a.retried_at && a.queue_reason !== PLATFORM_CONFIRMATION,
       retried_at: a.retried_at?.toISOString() ?? null,
       execution_result: a.execution && 'result' in a.execution ? { status_code: Number(a.execution.status_code), body: a.execution.result, ...(a.execution.outcome ? { outcome: String(a.execution.outcome) } : {}) } : null,
     });

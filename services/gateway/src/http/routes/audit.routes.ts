@@ -14,7 +14,7 @@ import { parseWith } from '../validation';
 /** An audit record as the API shows it (spec: "Audit record"; packages/shared/src/action-record.ts). */
 export const auditRecordSchema = z
   .object({
-    id: z.number().int(),
+    id: z.number().int().meta({ description: 'the record’s id in this tenant’s chain: 1 for its first record, tenant_seq + 1 (docs/audit.md, "Record ids")' }),
     action_id: z.string(),
     agent_id: z.string(),
     agent_type: z.string(),
@@ -45,13 +45,14 @@ void sameFields;
 
 export function presentRecord(r: audit.AuditRecord): PresentedRecord {
   const parse = (text: string) => JSON.parse(text || '{}') as Record<string, unknown>;
-  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), id: r.id, prev_hash: r.prevHash, record_hash: r.recordHash }) as PresentedRecord;
+  // the id is the tenant's (tenant_seq + 1), derived here too: the global row key is never shown
+  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), tenant_seq: r.tenantSeq, prev_hash: r.prevHash, record_hash: r.recordHash }) as PresentedRecord;
 }
 
 const logResponse = z.object({ records: z.array(auditRecordSchema), count: z.number().int() });
 const verifyResponse = z.union([
   z.object({ valid: z.literal(true), record_count: z.number().int() }),
-  z.object({ valid: z.literal(false), record_count: z.number().int(), failed_at_action_id: z.string(), failed_at_record_id: z.number().int(), reason: z.string().meta({ description: 'hash_mismatch | …' }) }),
+  z.object({ valid: z.literal(false), record_count: z.number().int(), failed_at_action_id: z.string(), failed_at_record_id: z.number().int().meta({ description: 'the tenant’s record id of the first failing record (as GET /audit/log shows it)' }), reason: z.string().meta({ description: 'hash_mismatch | …' }) }),
 ]);
 const tamperResponse = z.object({ status: z.literal('tampered'), action_id: z.string(), field: z.string(), message: z.string() });
 const restoreResponse = z.object({ status: z.literal('restored'), records_restored: z.number().int() });

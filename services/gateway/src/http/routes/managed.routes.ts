@@ -13,6 +13,7 @@ import type { GatewayDeps } from '../../deps';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { jsonRpcSchema, mcpTransportErrors } from '../../mcp/mcp.routes';
+import { askToolsOf, mcpToolsOf } from '../../mcp/governed-tools';
 import { isUuid, uuidParam } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -228,6 +229,8 @@ export function managedRoutes(d: GatewayDeps): Router {
     const sessionId = randomUUID();
     const config = await d.managed.getAgent({ tenantId: auth.tenantId, configId: b.agent_id });
     const mcpBearer = bearerOf(req) ?? (await d.sessions.issueMcp(auth.tenantId, sessionId, config.maxSessionHours * 3600));
+    // the session's tools that may need a human: the platform asks before calling them
+    const askTools = config.requireHumanApproval.length ? askToolsOf(await mcpToolsOf(d, auth.tenantId, config.allowedTools), config.requireHumanApproval) : [];
     const s = await d.managed.createSession({
       tenantId: auth.tenantId,
       sessionId,
@@ -237,6 +240,7 @@ export function managedRoutes(d: GatewayDeps): Router {
       metadataJson: JSON.stringify(b.metadata ?? {}),
       mcpBearer,
       mcpServerUrl: sessionMcpUrl(d.config.publicBaseUrl, sessionId),
+      askTools,
     });
     reply(res, sessionSchema, presentSession(s));
   });

@@ -2,6 +2,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
+import { EXTERNAL_MS } from '../admission';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errorSchema, errors, response } from '../../openapi/schema';
 import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
@@ -58,6 +59,8 @@ export function toolCallRoutes(d: GatewayDeps): Router {
     const timings: Record<string, number> = {};
     const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent' }, call);
     const { status, body } = outcomeToHttp(outcome);
+    // a brokered upstream's execution time is the tool's, not the gateway's (http/admission.ts)
+    if (timings.broker) res.locals[EXTERNAL_MS] = timings.broker;
     // where the time went, per pipeline step (W3C Server-Timing; durations in ms)
     observePipelineSteps(d.registry, timings);
     res.setHeader('Server-Timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v.toFixed(2)}`).join(', '));
@@ -78,6 +81,7 @@ addPaths({
         422: errors[422](),
         429: errors[429]('tenant rate limit exceeded: {error: rate_limit_exceeded, tenant_id, rate_limit_rps, rate_limit_burst}'),
         502: errors[502]('policy engine unreachable (fail-closed)'),
+        503: errors[503]('overloaded (the gateway’s in-flight limits, or a peer connected but too slow: nothing was decided) or a store unreachable; Retry-After says when to retry'),
       },
     },
   },

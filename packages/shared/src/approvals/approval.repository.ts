@@ -1,6 +1,20 @@
-/** The only queries on the approvals table. Tenant id first, always (the expiry sweep is the one cross-tenant query). */
-import type { ApprovalBinding, Database, Db } from '@agw/shared';
+/**
+ * The only queries on the approvals table. Tenant id first, always (the expiry sweep is the one cross-tenant
+ * query). The gateway queues and decides actions; the managed service queues a session's platform
+ * confirmation requests through the same module (docs/managed.md, "Tools that ask a human").
+ */
 import { sql, type Selectable, type Transaction } from 'kysely';
+import type { ApprovalBinding } from '../action-record';
+import type { Database, Db } from '../db/database';
+
+/**
+ * The queue reason of a managed session's platform confirmation request (docs/managed.md, "Tools that ask
+ * a human"): the platform runs the call once it hears `allow`, so approving it executes nothing here.
+ */
+export const PLATFORM_CONFIRMATION = 'platform_confirmation';
+
+/** How long a queued action waits for a human when the tenant set no `approval_expiry_seconds`. */
+export const DEFAULT_APPROVAL_EXPIRY_SECONDS = 24 * 3600;
 
 /** A row of the approvals table, as its table type defines it. */
 export type ApprovalRow = Selectable<Database['approvals']>;
@@ -29,9 +43,12 @@ const cols = [
   'expires_at',
   'decision_binding',
   'retried_at',
+  'platform_tool_use_id',
 ] as const;
 
-export type NewApproval = Omit<ApprovalRow, 'tenant_id' | 'status' | 'decided_at' | 'decided_by' | 'note' | 'execution' | 'decision_binding' | 'retried_at'>;
+export type NewApproval = Omit<ApprovalRow, 'tenant_id' | 'status' | 'decided_at' | 'decided_by' | 'note' | 'execution' | 'decision_binding' | 'retried_at' | 'platform_tool_use_id'> & {
+  platform_tool_use_id?: string | null;
+};
 
 export class ApprovalRepository {
   constructor(private readonly db: Db) {}
@@ -155,7 +172,7 @@ export class ApprovalRepository {
 
   /**
    * The agent's retry of an approved agent_direct action: claimed once, only by the same call (tool,
-   * method, agent, params hash) and, when `requestedByKey` is given (an agent key), by the key that queued it.
+   * method, agent, params hash; never a platform confirmation, which only its session's call claims) and, when `requestedByKey` is given (an agent key), by the key that queued it.
    */
   claimRetry(
     tenantId: string,
@@ -170,6 +187,7 @@ export class ApprovalRepository {
       .where('tenant_id', '=', tenantId)
       .where('action_id', '=', actionId)
       .where('status', '=', 'approved')
+      .where('queue_reason', '!=', PLATFORM_CONFIRMATION)
       .where('execution', 'is', null)
       .where('retried_at', 'is', null)
       .where('tool', '=', call.tool)
@@ -178,6 +196,36 @@ export class ApprovalRepository {
       .where('params_sha256', '=', call.params_sha256);
     if (requestedByKey) q = q.where('requested_by_key', '=', requestedByKey);
     return q.returning(cols).executeTakeFirst() as Promise<ApprovalRow | undefined>;
+  }
+
+  /**
+   * The call a managed session's platform sends after a human approved its confirmation request
+   * (queue_reason `platform_confirmation`): claimed once, only by the same session, tool, method and params
+   * hash. Anything else finds nothing and is governed as a new call.
+   */
+  claimConfirmed(tenantId: string, sessionId: string, call: { tool: string; method: string; params_sha256: string }, now: Date): Promise<ApprovalRow | undefined> {
+    return this.db
+      .updateTable('approvals')
+      .set({ retried_at: now })
+      .where('action_id', '=', (eb) =>
+        eb
+          .selectFrom('approvals')
+          .select('action_id')
+          .where('tenant_id', '=', tenantId)
+          .where('session_id', '=', sessionId)
+          .where('queue_reason', '=', PLATFORM_CONFIRMATION)
+          .where('status', '=', 'approved')
+          .where('retried_at', 'is', null)
+          .where('tool', '=', call.tool)
+          .where('method', '=', call.method)
+          .where('params_sha256', '=', call.params_sha256)
+          .orderBy('decided_at', 'asc')
+          .limit(1),
+      )
+      .where('tenant_id', '=', tenantId)
+      .where('retried_at', 'is', null)
+      .returning(cols)
+      .executeTakeFirst() as Promise<ApprovalRow | undefined>;
   }
 
   /** Undo a claim whose record could not be appended. */

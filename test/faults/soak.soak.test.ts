@@ -1,0 +1,272 @@
+/**
+ * The soak (`npm run soak`, docs/reliability.md "Soak"): a fleet of its own (port offset 7600) under mixed
+ * traffic for SOAK_MINUTES (default 10): governed calls across many tenants, approvals decided by humans,
+ * managed sessions on the platform stand-in, webhooks to a local HTTPS receiver, policy switches and key
+ * rotations. Every SOAK_SAMPLE_SECONDS (default 30) it samples, per service, resident memory, heap, open
+ * file descriptors and event-loop delay (the services' own Prometheus metrics on their ops ports), and
+ * for the stores the fleet's Postgres connections, the NATS messages its consumers have not acknowledged
+ * and its Redis keys and memory. A window's value is its lowest sub-sample (the floor of a GC sawtooth is
+ * what a leak raises). It fails on sustained growth after the warm-up third: the lowest value of the last
+ * third above the lowest of the middle third by more than the series' noise floor AND faster than its
+ * documented limit per minute.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Redis, createRedis, waitForRedis } from '@agw/shared';
+import { connect } from 'nats';
+import { Client as PgClient } from 'pg';
+import { type Tenant, api, fleetPids, newTenant, settings, sleep } from './support/api';
+import { NATS_DIRECT, NATS_PROXY_PORT, OFFSET, PG_DIRECT_URL, PG_PROXY_PORT, ROOT, STREAM_PREFIX } from './support/env';
+import { resetStores, startFleet, stopFleet } from './support/fleet';
+import { LOAD_SETTINGS, Load, byStatus } from './support/load';
+import { Receiver, writeReceiverCa } from './support/receiver';
+import { TcpProxy } from './support/tcp-proxy';
+
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+const SAMPLE_MS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 30) * 1000;
+const SUB_SAMPLES = 5;
+const REDIS_URL = `redis://127.0.0.1:6379/${process.env.SOAK_REDIS_DB ?? 14}`;
+const STAND_IN = `http://127.0.0.1:${4010 + OFFSET}`;
+const SERVICES: Record<string, number> = { gateway: 9080, policy: 9081, audit: 9082, vault: 9083, webhook: 9084, anchor: 9085, managed: 9086 };
+
+/**
+ * The limits: growth per minute after the warm-up that fails the soak (`slope`), and how much the last
+ * third's floor must exceed the middle third's for the growth to count as sustained, not noise (`floor`).
+ */
+export const LIMITS: Record<string, { slope: number; floor: number; unit: string }> = {
+  rss: { slope: 6, floor: 30, unit: 'MB' },
+  heap: { slope: 3, floor: 20, unit: 'MB' },
+  fds: { slope: 2, floor: 20, unit: '' },
+  loop_p99: { slope: 10, floor: 50, unit: 'ms' },
+  pg_connections: { slope: 1, floor: 5, unit: '' },
+  nats_unacked: { slope: 200, floor: 500, unit: 'messages' },
+  redis_keys: { slope: 100, floor: 500, unit: '' },
+  redis_memory: { slope: 2, floor: 10, unit: 'MB' },
+};
+
+/**
+ * Redis memory is judged per governed call, not per minute: the policy's behavioral history keeps every
+ * call of the last 24 hours by design (services/policy/src/behavior/behavior-store.ts: sorted sets trimmed
+ * to the window), so it grows with the traffic until the window is full. More than this per call is a leak.
+ */
+export const REDIS_BYTES_PER_CALL = 1200;
+
+const RUN = `s${randomBytes(3).toString('hex')}`;
+jest.setTimeout((MINUTES * 60 + 300) * 1000);
+
+const pgProxy = new TcpProxy('postgres', PG_PROXY_PORT, { host: '127.0.0.1', port: 5432 });
+const natsProxy = new TcpProxy('nats', NATS_PROXY_PORT, NATS_DIRECT);
+let fleetProcess: ChildProcess | undefined;
+let receiver: Receiver;
+let redis: Redis;
+
+beforeAll(async () => {
+  process.env.REDIS_URL = REDIS_URL; // the fleet's own Redis database: its keys are the soak's to count
+  await resetStores();
+  redis = createRedis(REDIS_URL);
+  await waitForRedis(redis);
+  await redis.flushdb();
+  await pgProxy.start();
+  await natsProxy.start();
+  writeReceiverCa();
+  receiver = await new Receiver().start();
+  fleetProcess = await startFleet();
+}, 240_000);
+
+afterAll(async () => {
+  await receiver?.stop();
+  await stopFleet(fleetProcess);
+  await pgProxy.stop();
+  await natsProxy.stop();
+  redis?.disconnect();
+}, 60_000);
+
+type Sample = Record<string, number>;
+
+/** One sub-sample of every series: `<service>.<metric>` and the stores'. */
+async function sampleOnce(pg: PgClient, js: Awaited<ReturnType<typeof natsJsm>>): Promise<Sample> {
+  const out: Sample = {};
+  await Promise.all(
+    Object.entries(SERVICES).map(async ([name, port]) => {
+      const text = await (await fetch(`http://127.0.0.1:${port + OFFSET}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+      const metric = (m: string) => Number(new RegExp(`^${m}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+      out[`${name}.rss`] = metric('process_resident_memory_bytes') / 2 ** 20;
+      out[`${name}.heap`] = metric('nodejs_heap_size_used_bytes') / 2 ** 20;
+      out[`${name}.fds`] = metric('process_open_fds');
+      out[`${name}.loop_p99`] = metric('nodejs_eventloop_lag_p99_seconds') * 1000;
+    }),
+  );
+  out['postgres.pg_connections'] = Number((await pg.query('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows[0].n);
+  let unacked = 0;
+  for await (const s of js.streams.list()) {
+    if (!s.config.name.startsWith(`${STREAM_PREFIX}_`)) continue;
+    for await (const c of js.consumers.list(s.config.name)) unacked += c.num_pending + c.num_ack_pending;
+  }
+  out['nats.nats_unacked'] = unacked;
+  out['redis.redis_keys'] = await redis.dbsize();
+  out['redis.redis_memory'] = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? NaN) / 2 ** 20;
+  return out;
+}
+
+async function natsJsm() {
+  const nc = await connect({ servers: `${NATS_DIRECT.host}:${NATS_DIRECT.port}` });
+  return Object.assign(await nc.jetstreamManager(), { close: () => nc.close() });
+}
+
+/** Runs `fn` every `ms` until `until`, one at a time; counts what it did. */
+function every(ms: number, until: number, fn: () => Promise<void>, errors: string[]): Promise<void> {
+  return (async () => {
+    while (Date.now() < until) {
+      await fn().catch((e: Error) => errors.push(e.message.slice(0, 200)));
+      await sleep(ms);
+    }
+  })();
+}
+
+test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, async () => {
+  const tenants: Tenant[] = [];
+  for (let i = 0; i < 12; i++) tenants.push(await newTenant(`Soak ${i}`, RUN));
+  for (const t of tenants) await settings(t, LOAD_SETTINGS);
+  const [hooked, switching] = tenants;
+  const rotating = tenants[11]; // no human session of it is used (a rotation ends the tenant's console sessions)
+  const saved = await settings(hooked, { webhook_url: receiver.url, webhook_events: ['action.allowed', 'action.denied', 'action.pending'] });
+  receiver.secret = saved.webhook_secret;
+  const humans = new Map<string, string>();
+  for (const t of tenants.slice(0, 4)) humans.set(t.tenantId, (await api('POST', '/auth/login', { body: { email: t.email, password: t.password } })).body.access_token);
+  const managed = tenants.slice(4, 7);
+  const configs = new Map<string, string>();
+  for (const t of managed) {
+    const c = await api('POST', '/managed/agents', { key: t.apiKey, body: { name: 'soak-agent', allowed_tools: ['svc_web_search', 'svc_send_email'], require_human_approval: ['svc_send_*'] } });
+    configs.set(t.tenantId, c.body.id);
+    humans.set(t.tenantId, (await api('POST', '/auth/login', { body: { email: t.email, password: t.password } })).body.access_token);
+  }
+
+  const pids = await fleetPids();
+  const pg = new PgClient({ connectionString: PG_DIRECT_URL });
+  await pg.connect();
+  const js = await natsJsm();
+  const start = Date.now();
+  const until = start + MINUTES * 60_000;
+  const errors: string[] = [];
+  const counts = { approvals: 0, sessions: 0, policy_switches: 0, key_rotations: 0 };
+
+  const load = new Load(tenants, RUN, 6).start();
+  load.phase = 'soak';
+  const activities = [
+    // humans decide what is queued (policy escalations, and the managed sessions' held e-mails)
+    every(2000, until, async () => {
+      for (const t of tenants) {
+        const token = humans.get(t.tenantId);
+        if (!token) continue;
+        const { pending } = (await api('GET', '/approvals', { token })).body as { pending: Array<{ action_id: string; queue_reason: string }> };
+        // a session's held call first: its platform waits (the load's escalations pile up behind)
+        const ordered = [...pending.filter((p) => p.queue_reason === 'platform_confirmation'), ...pending.filter((p) => p.queue_reason !== 'platform_confirmation')];
+        for (const [i, p] of ordered.slice(0, 20).entries()) {
+          if ((await api('POST', `/${i % 2 ? 'reject' : 'approve'}/${p.action_id}`, { token, body: { note: 'soak' } })).status === 200) counts.approvals++;
+        }
+      }
+    }, errors),
+    // a managed session every 5 s: a governed call, an e-mail held for a human, a built-in tool, end of turn
+    every(5000, until, async () => {
+      const t = managed[counts.sessions % managed.length];
+      const s = await api('POST', '/managed/sessions', { key: t.apiKey, body: { agent_id: configs.get(t.tenantId), user_message: 'soak' } });
+      if (s.status !== 200) throw new Error(`session: ${s.status} ${s.text.slice(0, 120)}`);
+      counts.sessions++;
+      void fetch(`${STAND_IN}/_stand-in/sessions/${s.body.anthropic_session_id}/script`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          steps: [
+            { mcp_call: { tool: 'svc_web_search', arguments: { method: 'search', params: { q: 'soak' } } } },
+            { mcp_call: { tool: 'svc_send_email', arguments: { method: 'send', params: { to: 'soak@example.com', body: 'hello' } } } },
+            { tool_use: { name: 'bash', input: { command: 'ls' } } },
+            { idle: 'end_turn' },
+          ],
+        }),
+      })
+        .then((r) => r.text())
+        .catch(() => undefined); // a script still held for a human when the fleet stops
+    }, errors),
+    every(20_000, until, async () => {
+      await settings(switching, { policy_template: counts.policy_switches % 2 ? 'financial' : 'general' });
+      counts.policy_switches++;
+    }, errors),
+    every(30_000, until, async () => {
+      const r = await api('POST', '/api-keys/rotate', { key: rotating.apiKey });
+      if (r.status !== 200) throw new Error(`rotate: ${r.status}`);
+      rotating.apiKey = r.body.api_key;
+      counts.key_rotations++;
+    }, errors),
+  ];
+
+  const windows: Array<{ minute: number; values: Sample }> = [];
+  while (Date.now() < until) {
+    const subs: Sample[] = [];
+    for (let i = 0; i < SUB_SAMPLES; i++) {
+      subs.push(await sampleOnce(pg, js));
+      await sleep(SAMPLE_MS / SUB_SAMPLES);
+    }
+    const values: Sample = {};
+    for (const k of Object.keys(subs[0])) values[k] = Math.min(...subs.map((s) => s[k]));
+    windows.push({ minute: (Date.now() - start) / 60_000, values });
+  }
+  const results = await load.stop();
+  await Promise.all(activities);
+  await js.close();
+  await pg.end();
+
+  // the verdict, per series: the floor (lowest window) of the middle third against the floor of the last
+  // third (the first third is the warm-up: JIT, pools, caches); a floor is what a leak raises, while a GC
+  // sawtooth or a burst only moves the highs
+  const third = Math.max(1, Math.floor(windows.length / 3));
+  const middle = windows.slice(third, 2 * third);
+  const last = windows.slice(2 * third);
+  const centre = (ws: typeof windows) => ws.reduce((a, w) => a + w.minute, 0) / ws.length;
+  const minutesApart = Math.max(centre(last) - centre(middle), 1 / 60);
+  const series = Object.keys(windows[0].values);
+  const verdicts = series.map((k) => {
+    const limit = LIMITS[k.split('.')[1]];
+    const first = Math.min(...middle.map((w) => w.values[k]));
+    const end = Math.min(...last.map((w) => w.values[k]));
+    const rise = Math.round((end - first) * 10) / 10;
+    const per_min = Math.round((rise / minutesApart) * 100) / 100;
+    if (k === 'redis.redis_memory') {
+      const from = start + centre(middle) * 60_000;
+      const to = start + centre(last) * 60_000;
+      const calls = results.filter((r) => r.t1 >= from && r.t1 < to).length;
+      const bytes_per_call = Math.round(((end - first) * 2 ** 20) / Math.max(1, calls));
+      return { series: k, first: Math.round(first * 10) / 10, last: Math.round(end * 10) / 10, per_min, rise, bytes_per_call, grows: bytes_per_call > REDIS_BYTES_PER_CALL && rise > limit.floor };
+    }
+    return { series: k, first: Math.round(first * 10) / 10, last: Math.round(end * 10) / 10, per_min, rise, grows: per_min > limit.slope && rise > limit.floor };
+  });
+  const report = {
+    run: RUN,
+    minutes: MINUTES,
+    sample_seconds: SAMPLE_MS / 1000,
+    pids,
+    calls: results.length,
+    by_status: byStatus(results),
+    ...counts,
+    webhooks_received: receiver.got.length,
+    activity_errors: errors.slice(0, 10),
+    activity_error_count: errors.length,
+    series: verdicts,
+  };
+  const file = path.join(ROOT, '.run', `soak-summary-${OFFSET}.json`);
+  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ...report, windows }, null, 2)}\n`);
+  console.log(`[soak] ${JSON.stringify({ ...report, series: undefined })}\n${verdicts.map((v) => `  ${v.grows ? 'GROWS' : 'ok   '} ${v.series.padEnd(28)} ${String(v.first).padStart(8)} -> ${String(v.last).padStart(8)}  ${v.per_min}/min${'bytes_per_call' in v ? ` (${v.bytes_per_call} bytes per governed call)` : ''}`).join('\n')}\n  (${file})`);
+
+  expect(verdicts.filter((v) => v.grows).map((v) => `${v.series}: ${v.first} -> ${v.last} (${v.per_min}/min, limit ${LIMITS[v.series.split('.')[1]].slope}/min)`)).toEqual([]);
+  // the traffic really was mixed, and it worked: every activity did what it tried (no session refused
+  // for a limit, no approval or rotation failed), no governed call got a 5xx or no answer
+  expect(errors).toEqual([]);
+  expect(results.filter((r) => r.status >= 500 || r.status === 0).length).toBe(0);
+  expect(counts.sessions).toBeGreaterThan(0);
+  expect(counts.approvals).toBeGreaterThan(0);
+  expect(receiver.got.length).toBeGreaterThan(0);
+  expect(counts.policy_switches).toBeGreaterThan(0);
+  expect(counts.key_rotations).toBeGreaterThan(0);
+  expect(windows.length).toBeGreaterThanOrEqual(3);
+});

@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import { viemChainReader } from './chain-reader';
 import { openNote, parseVerifierKey } from './signed-note';
-import { type ExportDoc, verifyExport } from './verify-export';
+import type { ComplianceExport } from './export-format';
+import { verifyExport } from './verify-export';
 
 const USAGE = 'usage: agw-verify <export.json> --vkey <name+keyhash+base64 | file> [--rpc URL]\n       agw-verify --statement <note file> --vkey <vkey | file>';
 
@@ -61,9 +62,9 @@ async function main(): Promise<number> {
       return 1;
     }
   }
-  let doc: ExportDoc;
+  let doc: ComplianceExport;
   try {
-    doc = JSON.parse(fs.readFileSync(o.file!, 'utf8')) as ExportDoc;
+    doc = JSON.parse(fs.readFileSync(o.file!, 'utf8')) as ComplianceExport;
   } catch (e) {
     console.log(`FAIL export: cannot read ${o.file}: ${(e as Error).message}`);
     return 1;

@@ -8,5 +8,8 @@
  */
 export { parseVerifierKey, openNote, parseCheckpoint, keyIdOf, type VerifierKey } from './signed-note';
 export { verifyInclusion, verifyConsistency, leafHash } from './rfc9162';
-export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, type CheckResult, type ExportDoc, type OnChainReader } from './verify-export';
+export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, type CheckResult, type OnChainReader } from './verify-export';
+export type {
+  ComplianceExport, ExportHeader, ExportSummary, ExportedRecord, SampleInclusionProof, AnchorReference, ExportEvidence, ExportCheckpoint,
+} from './export-format';
 export { viemChainReader } from './chain-reader';

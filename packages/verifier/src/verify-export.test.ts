@@ -6,7 +6,8 @@
  */
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { keyIdOf, parseVerifierKey } from './signed-note';
-import { type ExportDoc, hasTenantRecordIds, recomputeRecordHash, verifyExport } from './verify-export';
+import type { ComplianceExport } from './export-format';
+import { hasTenantRecordIds, recomputeRecordHash, verifyExport } from './verify-export';
 
 const H = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 const leaf = (recordHash: string) => H(Buffer.from([0]), Buffer.from(recordHash, 'hex'));
@@ -27,8 +28,8 @@ function signedCheckpoint(size: number, rootHex: string): string {
 }
 
 /** three chained records, a tree head over them, two sample proofs; `ids` are the records' ids */
-function exportDoc(formatVersion: string, ids: number[]): ExportDoc {
-  const records: ExportDoc['audit_records'] = [];
+function exportDoc(formatVersion: string, ids: number[]): ComplianceExport {
+  const records: ComplianceExport['audit_records'] = [];
   let prev = 'GENESIS';
   for (let i = 0; i < 3; i++) {
     const content = {
@@ -43,18 +44,30 @@ function exportDoc(formatVersion: string, ids: number[]): ExportDoc {
   }
   const [l0, l1, l2] = records.map((r) => leaf(r.record_hash));
   const root = node(node(l0, l1), l2).toString('hex');
-  const sample = (i: number, proof: Buffer[]) => ({ record_id: ids[i], record_hash: records[i].record_hash, leaf_index: i, tree_size: 3, merkle_root: root, proof: proof.map((p) => p.toString('hex')) });
+  const sample = (i: number, proof: Buffer[]) => ({
+    record_id: ids[i], record_hash: records[i].record_hash, leaf_index: i, leaf_hash: leaf(records[i].record_hash).toString('hex'),
+    tree_index: 0, tree_size: 3, merkle_root: root, proof: proof.map((p) => p.toString('hex')), verified: true,
+  });
+  const note = signedCheckpoint(3, root);
+  const at = records[0].requested_at as string;
+  // the sections agw-verify does not read are filled in only as far as the type asks
   return {
-    package: { tenant_id: tenant, format_version: formatVersion },
+    package: { tenant_id: tenant, format_version: formatVersion, standard: 'AGCS v0.9', generated_at: at, range: { from: at, to: at } },
+    summary: { total: 3, by_decision: { allow: 3 }, by_severity: { none: 3 }, distinct_agents: 1, distinct_tools: 1, first_at: at, last_at: at, records_exported: 3, truncated: false },
     audit_records: records,
+    chain_verification: { valid: true, record_count: 3 },
+    merkle: { algorithm: 'RFC 9162', leaf: 'record_hash', tree_heads_total: 1, latest_tree: null, trees_in_range: [] },
     sample_inclusion_proofs: [sample(0, [l1, l2]), sample(2, [node(l0, l1)])],
-    anchors: { references: [] },
+    anchors: { status: 'ok', references: [] },
+    policy_snapshot: { status: 'unavailable' },
     evidence: {
-      checkpoints: [{ tree_index: 0, tree_size: 3, merkle_root: root, note: signedCheckpoint(3, root) }],
+      status: 'ok',
+      checkpoints: [{ tree_index: 0, tree_size: 3, merkle_root: root, checkpoint_sha256: createHash('sha256').update(note, 'utf8').digest('hex'), note }],
       verifier_key: vkey,
+      origin: name,
       tree_heads: [{ tree_index: 0, tree_size: 3, merkle_root: root }],
       consistency_proofs: [],
-      chain: { chain_id: null, contract_address: null },
+      chain: { chain_id: null, contract_address: null, network: null },
     },
   };
 }

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalizeImpl from 'canonicalize';
+import type { ComplianceExport } from './export-format';
 import { type CheckpointBody, type VerifierKey, openNote, parseCheckpoint } from './signed-note';
 import { leafHash, verifyConsistency, verifyInclusion } from './rfc9162';
 
@@ -31,8 +32,6 @@ export function recomputeRecordHash(record: Record<string, unknown>): string {
   return createHash('sha256').update(Buffer.concat([Buffer.from(text, 'utf8'), Buffer.from(String(record.prev_hash), 'utf8')])).digest('hex');
 }
 
-type Rec = Record<string, unknown> & { id: number; leaf_index: number; prev_hash: string; record_hash: string };
-
 /**
  * Whether the export's record ids are the tenant's own (format 1.2 on): a record's id is its leaf index + 1.
  * Before 1.2 they were the fleet's global row keys, which say nothing about the record's place in the chain.
@@ -41,32 +40,6 @@ type Rec = Record<string, unknown> & { id: number; leaf_index: number; prev_hash
 export function hasTenantRecordIds(formatVersion: string): boolean {
   const m = /^(\d+)\.(\d+)/.exec(String(formatVersion));
   return Boolean(m) && (Number(m![1]) > 1 || (Number(m![1]) === 1 && Number(m![2]) >= 2));
-}
-interface Anchor {
-  tree_size: number;
-  tenant_root: string;
-  aggregate_root: string;
-  leaf_index: number;
-  leaf_count: number;
-  aggregate_proof: string[];
-  contract_address: string;
-  chain_id: number;
-  tx_hash: string;
-  /** SHA-256 of the signed checkpoint note the aggregate leaf covers; null/absent: a 56-byte leaf without it */
-  checkpoint_sha256?: string | null;
-}
-export interface ExportDoc {
-  package: { tenant_id: string; format_version: string };
-  audit_records: Rec[];
-  sample_inclusion_proofs: Array<{ record_id: number; record_hash: string; leaf_index: number; tree_size: number; merkle_root: string; proof: string[] }>;
-  anchors?: { references?: Anchor[] };
-  evidence?: {
-    checkpoints: Array<{ tree_index: number; tree_size: number; merkle_root: string; note: string; checkpoint_sha256?: string }>;
-    verifier_key: string | null;
-    tree_heads: Array<{ tree_index: number; tree_size: number; merkle_root: string }>;
-    consistency_proofs: Array<{ from_size: number; to_size: number; proof: string[] }>;
-    chain: { chain_id: number | null; contract_address: string | null };
-  };
 }
 
 const hex = (h: string) => Buffer.from(h, 'hex');
@@ -80,7 +53,11 @@ export interface OnChainReader {
   rootsOfTransaction?(contract: string, txHash: string): Promise<string[] | undefined>;
 }
 
-export async function verifyExport(doc: ExportDoc, key: VerifierKey, o: { chain?: OnChainReader } = {}): Promise<CheckResult[]> {
+/**
+ * Checks `doc`, an export of any format version (1.0 on; fields a version lacks are optional in
+ * `ComplianceExport`), against the tenant's trusted verifier key, and with `o.chain` its anchors on chain.
+ */
+export async function verifyExport(doc: ComplianceExport, key: VerifierKey, o: { chain?: OnChainReader } = {}): Promise<CheckResult[]> {
   const out: CheckResult[] = [];
   const check = (name: string, fn: () => string) => {
     try {

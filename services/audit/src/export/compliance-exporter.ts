@@ -13,9 +13,10 @@ import type { Checkpoints } from '../checkpoints/checkpoints';
 import type { TreeHead } from '../merkle/merkle.repository';
 import { renderCompliancePdf } from './compliance-pdf.renderer';
 import type { ExportRepository } from './export.repository';
-import type { AnchorReference, ExportPackage } from './compliance-package';
+// the document's one type is the verifier's (packages/verifier/src/export-format.ts): writer and reader agree by construction
+import type { AnchorReference, ComplianceExport, ExportEvidence, ExportedRecord, SampleInclusionProof } from '@agw/verifier';
 
-export type { AnchorReference, ExportPackage } from './compliance-package';
+export type { AnchorReference, ComplianceExport } from '@agw/verifier';
 
 export interface AnchorReferenceSource {
   listAnchors(tenantId: string): Promise<AnchorReference[]>;
@@ -59,8 +60,11 @@ const presentHead = (h: TreeHead) => ({
   period_end: h.period_end,
 });
 
-/** `id` is the tenant's record id, leaf_index + 1 (presentStoredRecord); the global row key is not exported. */
-const presentRecord = (r: StoredRecord) => presentStoredRecord(r, { leaf_index: r.tenant_seq });
+/**
+ * `id` is the tenant's record id, leaf_index + 1 (presentStoredRecord); the global row key is not exported.
+ * presentStoredRecord writes `id`, `prev_hash` and `record_hash`, and `leaf_index` is passed to it.
+ */
+const presentRecord = (r: StoredRecord) => presentStoredRecord(r, { leaf_index: r.tenant_seq }) as ExportedRecord;
 
 export class ComplianceExporter {
   constructor(
@@ -82,7 +86,7 @@ export class ComplianceExporter {
   async export(tenantId: string, q: { from?: string; to?: string; format: 'json' | 'pdf' }): Promise<ExportResult> {
     const pkg = await this.build(tenantId, q);
     const day = pkg.package.generated_at.slice(0, 10);
-    const render = (p: ExportPackage) => (q.format === 'pdf' ? renderCompliancePdf(p) : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1))));
+    const render = (p: ComplianceExport) => (q.format === 'pdf' ? renderCompliancePdf(p) : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1))));
     // the document travels in one gRPC message: list fewer records (summary still counts all) until it fits
     let content = await render(pkg);
     while (content.length > this.d.maxBytes && pkg.audit_records.length > 0) {
@@ -95,7 +99,7 @@ export class ComplianceExporter {
     return { content, contentType: q.format === 'pdf' ? 'application/pdf' : 'application/json', filename: `compliance-export-${tenantId}-${day}.${ext}` };
   }
 
-  async build(tenantId: string, q: { from?: string; to?: string }): Promise<ExportPackage> {
+  async build(tenantId: string, q: { from?: string; to?: string }): Promise<ComplianceExport> {
     const now = new Date();
     const from = parseBound(q.from, 'from') ?? new Date(0);
     const to = parseBound(q.to, 'to') ?? new Date(now.getTime() + 1);
@@ -114,7 +118,7 @@ export class ComplianceExporter {
     ]);
     const latest = heads[heads.length - 1];
     const inRange = heads.filter((h) => Date.parse(h.period_end) >= from.getTime() && Date.parse(h.period_start) < to.getTime());
-    const samples: Array<Record<string, unknown>> = [];
+    const samples: SampleInclusionProof[] = [];
     if (latest) {
       const covered = records.filter((r) => r.tenant_seq < latest.tree_size);
       const picks = new Set<number>();
@@ -169,11 +173,11 @@ export class ComplianceExporter {
   }
 
   /** Checkpoints, verifier key, consistency proofs between successive heads, chain id and contract. */
-  private async evidence(tenantId: string, heads: TreeHead[], anchors: AnchorReference[]): Promise<ExportPackage['evidence']> {
+  private async evidence(tenantId: string, heads: TreeHead[], anchors: AnchorReference[]): Promise<ExportEvidence> {
     const first = anchors[0];
     const chain = { chain_id: first?.chain_id ?? null, contract_address: first?.contract_address ?? null, network: first?.network ?? null };
     const treeHeads = heads.map((h) => ({ tree_index: h.tree_index, tree_size: h.tree_size, merkle_root: h.merkle_root }));
-    const consistency: ExportPackage['evidence']['consistency_proofs'] = [];
+    const consistency: ExportEvidence['consistency_proofs'] = [];
     for (let i = 1; i < heads.length; i++) {
       const p = await this.d.proofs.consistency(tenantId, heads[i - 1].tree_index, heads[i].tree_index);
       consistency.push({ from_size: p.first.tree_size, to_size: p.second.tree_size, proof: p.proof });

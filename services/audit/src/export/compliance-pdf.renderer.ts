@@ -3,7 +3,7 @@
  * summary statistics, then tables of tree heads, anchors, sample inclusion proofs and audit records.
  */
 import PDFDocument from 'pdfkit';
-import type { ExportPackage } from './compliance-package';
+import type { ComplianceExport } from '@agw/verifier';
 
 type Doc = PDFKit.PDFDocument;
 
@@ -79,7 +79,7 @@ function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows:
   doc.x = MARGIN;
 }
 
-export function renderCompliancePdf(pkg: ExportPackage): Promise<Buffer> {
+export function renderCompliancePdf(pkg: ComplianceExport): Promise<Buffer> {
   const doc = new PDFDocument({ size: 'A4', margin: MARGIN, bufferPages: true, info: { Title: `Compliance export ${pkg.package.tenant_id}`, Author: 'Agent Governance Gateway' } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));

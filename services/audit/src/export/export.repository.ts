@@ -1,17 +1,11 @@
 /** The export's read of audit records in a time range. Tenant id first, always. */
 import type { Db } from '@agw/shared';
+import type { ExportSummary } from '@agw/verifier';
 import { sql } from 'kysely';
 import type { StoredRecord } from '../chain/audit-record.repository';
 
-export interface RangeStats {
-  total: number;
-  by_decision: Record<string, number>;
-  by_severity: Record<string, number>;
-  distinct_agents: number;
-  distinct_tools: number;
-  first_at: string | null;
-  last_at: string | null;
-}
+/** The export's `summary` but for what the exporter adds (how many records it listed, whether it cut the list). */
+export type RangeStats = Omit<ExportSummary, 'records_exported' | 'truncated'>;
 
 export class ExportRepository {
   constructor(private readonly db: Db) {}

@@ -171,7 +171,7 @@ async function appends(db, chain, tenants) {
   // throwaway tenants' rows (the bench database keeps only the big chain between runs)
   await sql`DELETE FROM event_outbox WHERE subject LIKE 'CHAINBENCH.%'`.execute(db);
   const gone = [...tenants, warm];
-  await sql`DELETE FROM policy_decisions WHERE tenant_id = ANY(${gone}::uuid[])`.execute(db);
+  await sql`DELETE FROM audit_decision_inputs WHERE tenant_id = ANY(${gone}::uuid[])`.execute(db);
   await sql`DELETE FROM audit_records WHERE tenant_id = ANY(${gone}::uuid[])`.execute(db);
   await sql`DELETE FROM audit_chain_heads WHERE tenant_id = ANY(${gone}::uuid[])`.execute(db);
   return { rate: done / secs, done, secs, p50: pct(lat, 50), p99: pct(lat, 99), valid, records, cpu };

@@ -5,6 +5,7 @@
  * `XServiceService` definition / `XServiceClient` constructor from here.
  */
 export * as common from './generated/agw/common';
+export * as decision from './generated/agw/decision';
 export * as policy from './generated/agw/policy';
 export * as audit from './generated/agw/audit';
 export * as webhook from './generated/agw/webhook';

@@ -7,7 +7,7 @@
  *
  * Semantics are the unary call's:
  * - an answer carries the response, or the error the unary call would have had (same AppError on the
- *   client, through the agw-error-bin JSON);
+ *   client, through the same agw.common.v1.ErrorInfo a unary call carries in its trailer);
  * - a per-call deadline (client side) ends as DEADLINE_EXCEEDED does: OverloadedError when the call was on
  *   an open stream of a connected channel (the peer is up but slow), else DependencyUnavailableError;
  * - a stream that fails (peer gone, connection reset) fails its unanswered calls with
@@ -16,6 +16,7 @@
  *   streams with OK; the client sends the calls still unanswered on a stream that ended cleanly again on a
  *   new one (they were never handled), as grpc-js retries a unary call refused by a GOAWAY.
  */
+import type { common } from '@agw/proto';
 import { type Client, Metadata, type ServerDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { type AppError, DependencyUnavailableError, overloadedPeer } from './errors';
 
@@ -30,7 +31,7 @@ export interface MuxCall<Req> {
 export interface MuxAnswer<Res> {
   callId: number;
   response: Res | undefined;
-  error: { status: number; details: string; errorJson: string } | undefined;
+  error: { status: number; details: string; error: common.ErrorInfo | undefined } | undefined;
 }
 
 // ---------------------------------------------------------------- server
@@ -49,7 +50,7 @@ export function drainMultiplexedStreams(): void {
 export function serveMultiplexed<Req, Res>(
   h: (request: Req, metadata: Metadata) => Promise<Res>,
   /** the failure as the caller gets it (mapped and logged once by the caller of this) */
-  toError: (e: unknown) => { code?: status; details?: string; errorJson: string },
+  toError: (e: unknown) => { code?: status; details?: string; error: common.ErrorInfo | undefined },
 ) {
   return (call: ServerDuplexStream<MuxCall<Req>, MuxAnswer<Res>>): void => {
     let inFlight = 0;
@@ -82,8 +83,8 @@ export function serveMultiplexed<Req, Res>(
       h(m.request as Req, md).then(
         (response) => answer({ callId: m.callId, response, error: undefined }),
         (e: unknown) => {
-          const { code, details, errorJson } = toError(e);
-          answer({ callId: m.callId, response: undefined, error: { status: code ?? status.INTERNAL, details: details ?? 'internal error', errorJson } });
+          const { code, details, error } = toError(e);
+          answer({ callId: m.callId, response: undefined, error: { status: code ?? status.INTERNAL, details: details ?? 'internal error', error } });
         },
       );
     });
@@ -126,7 +127,7 @@ export interface MultiplexedClientOptions {
    * opened: replicas that joined since get their share (as a unary call would pick them at once)
    */
   maxStreamAgeMs?: number;
-  fromError: (e: { status: number; details: string; errorJson: string }) => AppError;
+  fromError: (e: { status: number; details: string; error: common.ErrorInfo | undefined }) => AppError;
   /** createClient's readyGate: a call that finds the channel in TRANSIENT_FAILURE waits a moment for a reconnect */
   readyGate?: (deadlineMs: number) => Promise<void> | undefined;
   /** is the channel to the peer connected now? (a deadline on a connected channel is overload, not absence) */

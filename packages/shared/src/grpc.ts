@@ -1,6 +1,7 @@
 /**
  * gRPC plumbing shared by every service: the error taxonomy travels as a gRPC status plus an
- * `agw-error-bin` metadata entry, so a client rebuilds the same AppError the server threw.
+ * `agw-error-bin` trailer (agw.common.v1.ErrorInfo, binary-encoded as the `-bin` suffix means), so a
+ * client rebuilds the same AppError the server threw.
  * Servers implement promise-returning handlers (`implement`); clients get promise-returning stubs with a
  * deadline (`createClient`). An unreachable peer becomes a DependencyUnavailableError.
  */
@@ -17,6 +18,7 @@ import {
   credentials,
   status,
 } from '@grpc/grpc-js';
+import { common } from '@agw/proto';
 import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, overloadedPeer, unreachableStore } from './errors';
 import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
 import type { Logger } from './logger';
@@ -41,16 +43,32 @@ const toStatus: Record<ErrorCode, status> = {
 /** AppError (or anything thrown) to a gRPC ServiceError. Internal errors never leak their message. */
 export function toServiceError(e: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
-  if (e instanceof AppError) {
-    metadata.set(ERROR_KEY, Buffer.from(errorJsonOf(e)));
+  const info = errorInfoOf(e);
+  if (info && e instanceof AppError) {
+    metadata.set(ERROR_KEY, Buffer.from(common.ErrorInfo.encode(info).finish()));
     return { code: toStatus[e.code], details: e.message, metadata };
   }
   return { code: status.INTERNAL, details: 'internal error', metadata };
 }
 
-/** The agw-error-bin JSON of an error ("" for an internal one): the unary metadata and a multiplexed answer carry it. */
-function errorJsonOf(e: unknown): string {
-  return e instanceof AppError ? JSON.stringify({ code: e.code, message: e.message, detail: e.detail, retryAfterSeconds: e.retryAfterSeconds }) : '';
+/** The ErrorInfo of an error (none for an internal one): the unary trailer and a multiplexed answer carry it. */
+function errorInfoOf(e: unknown): common.ErrorInfo | undefined {
+  if (!(e instanceof AppError)) return undefined;
+  return { code: e.code, message: e.message, detailJson: JSON.stringify(e.detail ?? null), retryAfterSeconds: e.retryAfterSeconds };
+}
+
+/** The `agw-error-bin` trailer back to ErrorInfo; a peer not yet upgraded sent the same fields as JSON. */
+function decodeErrorInfo(raw: string | Buffer): common.ErrorInfo | undefined {
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
+  try {
+    if (bytes[0] === 0x7b /* { */) {
+      const { code, message, detail, retryAfterSeconds } = JSON.parse(bytes.toString());
+      return { code, message, detailJson: JSON.stringify(detail ?? null), retryAfterSeconds };
+    }
+    return common.ErrorInfo.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -59,22 +77,25 @@ function errorJsonOf(e: unknown): string {
  */
 export function fromServiceError(e: ServiceError, peer: string, connected = false): AppError {
   if (e.code === status.DEADLINE_EXCEEDED && connected) return overloadedPeer(peer, e);
-  return fromErrorParts(e.code, e.metadata?.get(ERROR_KEY)?.[0], peer, e);
+  const raw = e.metadata?.get(ERROR_KEY)?.[0];
+  return fromErrorParts(e.code, raw === undefined ? undefined : decodeErrorInfo(raw), peer, e);
 }
 
-/** A gRPC status and the agw-error-bin JSON (unary metadata or a multiplexed answer) back to the taxonomy. */
-function fromErrorParts(grpcStatus: status, raw: string | Buffer | undefined, peer: string, cause: unknown): AppError {
-  if (raw) {
+/** A gRPC status and the ErrorInfo (unary trailer or multiplexed answer) back to the taxonomy. */
+function fromErrorParts(grpcStatus: status, info: common.ErrorInfo | undefined, peer: string, cause: unknown): AppError {
+  if (info?.code) {
+    const { code, message, retryAfterSeconds } = info;
+    let detail: unknown = message;
     try {
-      const { code, message, detail, retryAfterSeconds } = JSON.parse(Buffer.isBuffer(raw) ? raw.toString() : String(raw));
-      // a store down behind a peer: name the peer (`Postgres is unreachable (audit service)`)
-      const where = code === 'store_unavailable' && typeof message === 'string' && !message.includes('(') ? ` (${peer})` : '';
-      const err = new AppError(code, `${message}${where}`, typeof detail === 'string' ? `${detail}${where}` : detail, { cause });
-      if (typeof retryAfterSeconds === 'number') err.retryAfterSeconds = retryAfterSeconds;
-      return err;
+      detail = info.detailJson ? JSON.parse(info.detailJson) : message;
     } catch {
-      /* fall through */
+      /* a detail that is not JSON: the message stands in */
     }
+    // a store down behind a peer: name the peer (`Postgres is unreachable (audit service)`)
+    const where = code === 'store_unavailable' && !message.includes('(') ? ` (${peer})` : '';
+    const err = new AppError(code as ErrorCode, `${message}${where}`, typeof detail === 'string' ? `${detail}${where}` : detail, { cause });
+    if (typeof retryAfterSeconds === 'number') err.retryAfterSeconds = retryAfterSeconds;
+    return err;
   }
   if (grpcStatus === status.UNAVAILABLE || grpcStatus === status.DEADLINE_EXCEEDED || grpcStatus === status.CANCELLED) {
     return new DependencyUnavailableError(`${peer} is unreachable`, { cause });
@@ -133,7 +154,7 @@ export function implement<S extends ServiceDefinition>(
       }
       impl[name] = serveMultiplexed(serve, (thrown) => {
         const e = failed(thrown);
-        return { ...toServiceError(e), errorJson: errorJsonOf(e) };
+        return { ...toServiceError(e), error: errorInfoOf(e) };
       }) as never;
       continue;
     }
@@ -268,7 +289,7 @@ export function createClient<S extends ServiceDefinition>(
         deadlineMs: defaults.deadlineMs ?? 10_000,
         readyGate: gate,
         connected: () => channel.getConnectivityState(false) === connectivityState.READY,
-        fromError: (e) => fromErrorParts(e.status, e.errorJson || undefined, peer, e),
+        fromError: (e) => fromErrorParts(e.status, e.error, peer, e),
       });
       out[key] = (request: unknown, options?: { deadlineMs?: number; metadata?: Metadata }) => mux.call(request, options);
       const tracing = traceHooks.current; // tracing on: the call's trace context rides in its envelope metadata

@@ -20,6 +20,7 @@ export * from './approvals/approval-patterns';
 export * from './approvals/approval.repository';
 export * from './action-record';
 export * from './record-builders';
+export * from './decision-input';
 export * from './redis';
 export * from './grpc';
 export * from './peer-clients';

@@ -3,6 +3,7 @@
  * calls, errors rebuilt as the unary call would, deadlines, a peer that dies, and a graceful shutdown that
  * loses no call and handles none twice.
  */
+import type { common } from '@agw/proto';
 import { type Client, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { AppError, DependencyUnavailableError, InputError, OverloadedError } from '../src/errors';
 import { type PromiseClient, createClient, implement, startGrpcServer } from '../src/grpc';
@@ -41,7 +42,7 @@ const definition = {
     requestSerialize: (v: unknown) => Buffer;
     requestDeserialize: (b: Buffer) => { callId: number; request: EchoReq | undefined; metadata: Record<string, string> };
     responseSerialize: (v: unknown) => Buffer;
-    responseDeserialize: (b: Buffer) => { callId: number; response: EchoRes | undefined; error: { status: number; details: string; errorJson: string } | undefined };
+    responseDeserialize: (b: Buffer) => { callId: number; response: EchoRes | undefined; error: { status: number; details: string; error: common.ErrorInfo | undefined } | undefined };
   },
 };
 const EchoClient = makeGenericClientConstructor(definition, 'Echo') as unknown as (new (address: string, creds: never, options?: object) => Client) & { service: typeof definition };

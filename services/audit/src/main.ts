@@ -7,6 +7,7 @@ import { AuditChain } from './chain/audit-chain';
 import { instrumentChain } from './chain/chain.metrics';
 import { EventRelay } from './chain/event-relay';
 import { DecisionCountsRepository } from './chain/decision-counts.repository';
+import { DecisionInputRepository } from './chain/decision-input.repository';
 import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
@@ -70,7 +71,7 @@ runService({
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     return {
       grpc: [
-        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db)),
+        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db), new DecisionInputRepository(db)),
         merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exporter, logger),
       ],

@@ -1,14 +1,16 @@
 /**
  * The Append RPC through a real gRPC server and client against the real Postgres: with omit_entry the
  * answer carries the id, sequence number, hashes and event_queued only (the caller sent the entry); the
- * stored record is the same either way.
+ * stored record is the same either way. A decision's replay input (agw.decision.v1.DecisionInput) is
+ * committed with its record and read back by GetDecisionInputs, the same message, the tenant's only.
  */
 import { randomUUID } from 'node:crypto';
-import { audit as pb } from '@agw/proto';
+import { type decision, audit as pb } from '@agw/proto';
 import { type Db, createClient, createDb, createLogger, migrateToLatest, startGrpcServer, toAuditEntry } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
+import { DecisionInputRepository } from '../src/chain/decision-input.repository';
 import { SessionTotalsRepository } from '../src/chain/session-totals.repository';
 import { auditGrpcService } from '../src/grpc/audit.grpc';
 import { governedEntry } from './support/entries';
@@ -22,7 +24,7 @@ beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
   const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), createLogger('test', 'silent'))]);
+  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), createLogger('test', 'silent'), undefined, undefined, new DecisionInputRepository(db))]);
   client = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
 });
 afterAll(async () => {
@@ -35,10 +37,10 @@ const entry = () => toAuditEntry(governedEntry({ params: { q: 'x', nested: { lis
 
 it('answers without the entry when asked; the record is stored and chained the same way', async () => {
   const tenantId = randomUUID();
-  const full = await client.append({ tenantId, entry: entry(), eventKind: '', replayJson: '', appendKey: '' });
+  const full = await client.append({ tenantId, entry: entry(), eventKind: '', appendKey: '' });
   expect(full.entry?.actionId).toBeTruthy();
   const e = entry();
-  const brief = await client.append({ tenantId, entry: e, eventKind: '', replayJson: '', omitEntry: true, appendKey: '' });
+  const brief = await client.append({ tenantId, entry: e, eventKind: '', omitEntry: true, appendKey: '' });
   expect(brief.entry).toBeUndefined();
   expect(brief).toMatchObject({ tenantSeq: full.tenantSeq + 1, prevHash: full.recordHash, eventQueued: false });
   // a new tenant's records are 1, 2, … (the tenant's record ids), whatever the rest of the fleet appended
@@ -53,11 +55,11 @@ describe("record ids are the tenant's own (tenant_seq + 1), never the global row
   it('numbers each tenant 1..n in every answer, however the tenants interleave; verification names the tenant id', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     // b appends first and in between: a's ids do not move
-    for (let i = 0; i < 3; i++) await client.append({ tenantId: b, entry: entry(), eventKind: '', replayJson: '', appendKey: '' });
+    for (let i = 0; i < 3; i++) await client.append({ tenantId: b, entry: entry(), eventKind: '', appendKey: '' });
     const answers = [];
     for (let i = 0; i < 5; i++) {
-      answers.push(await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', replayJson: '', omitEntry: i % 2 === 0, appendKey: randomUUID() }));
-      await client.append({ tenantId: b, entry: entry(), eventKind: '', replayJson: '', appendKey: '' });
+      answers.push(await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', omitEntry: i % 2 === 0, appendKey: randomUUID() }));
+      await client.append({ tenantId: b, entry: entry(), eventKind: '', appendKey: '' });
     }
     expect(answers.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
     expect(answers.map((r) => r.tenantSeq)).toEqual([0, 1, 2, 3, 4]);
@@ -85,7 +87,7 @@ describe('idempotent appends (append_key)', () => {
   it('answers an append sent again under the same key with the first record, over the stream too', async () => {
     const tenantId = randomUUID();
     const e = entry();
-    const req = { tenantId, entry: e, eventKind: 'allowed', replayJson: '', omitEntry: true, appendKey: randomUUID() };
+    const req = { tenantId, entry: e, eventKind: 'allowed', omitEntry: true, appendKey: randomUUID() };
     const first = await client.appendStream(req);
     expect(first.eventQueued).toBe(true);
     const again = await client.appendStream(req);
@@ -103,9 +105,9 @@ describe('idempotent appends (append_key)', () => {
     const tenantId = randomUUID();
     const e = entry();
     const key = randomUUID();
-    const answers = await Promise.all(Array.from({ length: 12 }, () => client.appendStream({ tenantId, entry: e, eventKind: '', replayJson: '', omitEntry: true, appendKey: key })));
+    const answers = await Promise.all(Array.from({ length: 12 }, () => client.appendStream({ tenantId, entry: e, eventKind: '', omitEntry: true, appendKey: key })));
     expect(new Set(answers.map((a) => a.id)).size).toBe(1);
-    const other = await client.appendStream({ tenantId, entry: e, eventKind: '', replayJson: '', omitEntry: true, appendKey: randomUUID() });
+    const other = await client.appendStream({ tenantId, entry: e, eventKind: '', omitEntry: true, appendKey: randomUUID() });
     expect(other.id).not.toBe(answers[0].id);
     expect(other.prevHash).toBe(answers[0].recordHash);
     expect(await client.verify({ tenantId })).toMatchObject({ valid: true, recordCount: 2 });
@@ -115,14 +117,61 @@ describe('idempotent appends (append_key)', () => {
     const key = randomUUID();
     const [a, b] = [randomUUID(), randomUUID()];
     const [ea, eb] = [entry(), entry()];
-    const ra = await client.appendStream({ tenantId: a, entry: ea, eventKind: '', replayJson: '', omitEntry: true, appendKey: key });
-    const rb = await client.appendStream({ tenantId: b, entry: eb, eventKind: '', replayJson: '', omitEntry: true, appendKey: key });
+    const ra = await client.appendStream({ tenantId: a, entry: ea, eventKind: '', omitEntry: true, appendKey: key });
+    const rb = await client.appendStream({ tenantId: b, entry: eb, eventKind: '', omitEntry: true, appendKey: key });
     // b's append is written, not answered with a's record: each tenant has its own first record
     expect([ra.id, rb.id]).toEqual([1, 1]);
     expect(rb.recordHash).not.toBe(ra.recordHash);
     expect((await client.getByAction({ tenantId: b, actionId: eb.actionId })).records.map((r) => r.entry!.actionId)).toEqual([eb.actionId]);
     expect((await client.getByAction({ tenantId: a, actionId: eb.actionId })).records).toHaveLength(0);
-    const bad = await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', replayJson: '', omitEntry: true, appendKey: 'has space' }).catch((err: { code?: string }) => err);
+    const bad = await client.appendStream({ tenantId: a, entry: entry(), eventKind: '', omitEntry: true, appendKey: 'has space' }).catch((err: { code?: string }) => err);
     expect(bad).toMatchObject({ code: 'invalid_input' });
+  });
+});
+
+describe('decision inputs: committed with the record, read back by GetDecisionInputs', () => {
+  const inputOf = (e: pb.AuditEntry): decision.DecisionInput => ({
+    actionId: e.actionId,
+    call: { agentId: e.agentId, agentType: e.agentType, agentVersion: e.agentVersion, tool: e.tool, method: e.method, paramsJson: '{"to":{"$pii":"envelope"},"amount":150.5}', piiDetected: true, sessionId: 'sess-1' },
+    behavioral: { actionCount1h: 3, actionCount24h: 40, toolCount24h: 7, violationCount24h: 1, anomalyScore: 0.4213, lastActionSecondsAgo: 12, sessionTotalAmount: 99.5 },
+    decision: 'requires_human',
+    violations: ['amount_above_threshold'],
+    severity: 'medium',
+    bundleRevision: 'rev-1',
+    passes: 2,
+    evaluatedAt: '2026-11-25T10:11:12.345Z',
+  });
+
+  it('answers the message it was given, for its tenant only; unknown and malformed ids are left out', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const e = entry();
+    const input = inputOf(e);
+    await client.appendStream({ tenantId: a, entry: e, eventKind: '', omitEntry: true, appendKey: randomUUID(), decisionInput: input });
+    const none = entry();
+    await client.append({ tenantId: a, entry: none, eventKind: '', appendKey: '' });
+    const got = await client.getDecisionInputs({ tenantId: a, actionIds: [e.actionId, none.actionId, randomUUID(), 'not-a-uuid'] });
+    // the params come back as the same JSON value (jsonb may reorder keys, so compare parsed)
+    expect(got.inputs).toHaveLength(1);
+    expect({ ...got.inputs[0], call: { ...got.inputs[0].call, paramsJson: JSON.parse(got.inputs[0].call!.paramsJson) } }).toEqual({ ...input, call: { ...input.call, paramsJson: JSON.parse(input.call!.paramsJson) } });
+    expect((await client.getDecisionInputs({ tenantId: b, actionIds: [e.actionId] })).inputs).toEqual([]);
+    // a session-less call without behavioral data
+    const bare = entry();
+    await client.append({ tenantId: a, entry: bare, eventKind: '', appendKey: '', decisionInput: { ...inputOf(bare), behavioral: undefined, call: { ...inputOf(bare).call!, sessionId: '' } } });
+    const [back] = (await client.getDecisionInputs({ tenantId: a, actionIds: [bare.actionId] })).inputs;
+    expect(back.behavioral).toBeUndefined();
+    expect(back.call!.sessionId).toBe('');
+  });
+
+  it('refuses a malformed input with INVALID_ARGUMENT and writes nothing', async () => {
+    const tenantId = randomUUID();
+    const e = entry();
+    const bad = await client.append({ tenantId, entry: e, eventKind: '', appendKey: '', decisionInput: { ...inputOf(e), call: { ...inputOf(e).call!, paramsJson: '{' } } }).catch((err) => err);
+    expect(bad.code).toBe('invalid_input');
+    expect(bad.detail[0].loc).toEqual(['decision_input', 'call', 'params_json']);
+    const noTime = await client.append({ tenantId, entry: e, eventKind: '', appendKey: '', decisionInput: { ...inputOf(e), evaluatedAt: 'yesterday' } }).catch((err) => err);
+    expect(noTime.detail[0].loc).toEqual(['decision_input', 'evaluated_at']);
+    expect((await client.listRecords({ tenantId, limit: 10, sessionId: '', chronological: false })).records).toEqual([]);
+    const tooMany = await client.getDecisionInputs({ tenantId, actionIds: Array.from({ length: 1001 }, () => randomUUID()) }).catch((err) => err);
+    expect(tooMany.code).toBe('invalid_input');
   });
 });

@@ -38,7 +38,7 @@ const replay = (e: ChainEntry) => ({
   severity: 'none',
   bundle_revision: 'rev-test',
   passes: 2,
-  evaluated_at: new Date().toISOString(),
+  evaluated_at: new Date(),
 });
 
 beforeAll(async () => {
@@ -82,7 +82,7 @@ describe('group commit', () => {
       expect((await recordsOf(t)).map((r) => r.action_id)).toEqual(entries.filter((x) => x.t === t).map((x) => x.e.action_id));
     }
     const ids = entries.map((x) => x.e.action_id);
-    const replays = await db.selectFrom('policy_decisions').select(['action_id', 'passes', 'behavioral']).where('action_id', 'in', ids).execute();
+    const replays = await db.selectFrom('audit_decision_inputs').select(['action_id', 'passes', 'behavioral']).where('action_id', 'in', ids).execute();
     expect(replays).toHaveLength(ids.length);
     expect(replays[0]).toMatchObject({ passes: 2, behavioral: { action_count_1h: 1 } });
     const outbox = await outboxOf(ids);
@@ -99,6 +99,19 @@ describe('group commit', () => {
     }
     // the five tenants appended in the same batches, and each one's events are numbered 1..30
     for (const t of tenants) expect([...(recordIdsOf.get(t) ?? [])].sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
+  });
+
+  it("puts a session's decision event on the session-bound subject, and only that one", async () => {
+    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
+    const t = randomUUID();
+    const inSession = entry({ session_id: 'sess-42' });
+    const direct = entry();
+    await Promise.all([chain.append(t, inSession, { eventKind: 'pending' }), chain.append(t, direct, { eventKind: 'pending' })]);
+    const outbox = await outboxOf([inSession.action_id, direct.action_id]);
+    const subjectOf = (id: string) => outbox.find((r) => (r.event as { action_id: string }).action_id === id)?.subject;
+    expect(subjectOf(inSession.action_id)).toBe(`${prefix}.decisions.${t}.pending.session`);
+    expect(subjectOf(direct.action_id)).toBe(`${prefix}.decisions.${t}.pending`);
     await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
   });
 

@@ -18,6 +18,8 @@ export const policySettings = {
   policyCacheMs: setting('POLICY_CACHE_MS', envInt(TENANT_CACHE_MS), 'how long a replica caches a tenant policy at most; a change reaches every replica at once over NATS, this bounds a lost message'),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5000), 'deadline of one vault call (revealing params for replay)'),
+  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the decisions\' replay inputs, for replay)'),
+  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs)'),
 };
 
 export type PolicyConfig = ReturnType<typeof loadPolicyConfig>;

@@ -5,9 +5,9 @@ import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
 import { loadPolicyConfig } from './config';
-import { DecisionRepository } from './decisions/decision.repository';
 import { PolicyEvaluation } from './decisions/policy-evaluation';
 import { policyGrpcService } from './grpc/policy.grpc';
+import { auditDecisionInputs } from './replay/audit-decision-inputs';
 import { ReplayService } from './replay/replay.service';
 import { vaultRevealer } from './replay/vault-revealer';
 import { TemplateCatalog } from './templates/template-catalog';
@@ -18,7 +18,7 @@ runService({
   start: async ({ config, logger, registry, postgres, redis, nats, peers }) => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
     const db = await postgres();
-    const { vault: vaultClient } = peers(['vault']);
+    const { vault: vaultClient, audit: auditClient } = peers(['vault', 'audit']);
     const evalMs = new Histogram({
       name: 'agw_policy_evaluation_ms',
       help: 'Rego evaluation time of one call (both passes and enrichment), ms',
@@ -29,10 +29,9 @@ runService({
     // policy changes reach every replica's cache over NATS; a NATS outage does not make this service unready
     const bus = await nats({ readiness: false });
     const policies = sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, config.policyCacheMs);
-    const decisions = new DecisionRepository(db);
     const behavior = new BehaviorStore(redis());
-    const evaluation = new PolicyEvaluation(policies, behavior, decisions, (ms, passes) => evalMs.observe({ passes: String(passes) }, ms));
-    const replay = new ReplayService(policies, decisions, vaultRevealer(vaultClient));
+    const evaluation = new PolicyEvaluation(policies, behavior, (ms, passes) => evalMs.observe({ passes: String(passes) }, ms));
+    const replay = new ReplayService(policies, auditDecisionInputs(auditClient), vaultRevealer(vaultClient));
     return {
       grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)],
       info: { templates: catalog.list().map((t) => t.name) },

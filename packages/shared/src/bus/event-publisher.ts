@@ -26,7 +26,7 @@ export class DecisionPublisher {
   /** A decision; `event_id` may be given (a deterministic id makes a retried publish a duplicate JetStream drops). */
   async publish(e: Omit<DecisionEvent, 'event_id'> & { event_id?: string }): Promise<void> {
     const event: DecisionEvent = { ...e, event_id: e.event_id ?? randomUUID() };
-    await this.send(subjects.decision(this.bus.prefix, e.tenant_id, e.kind as DecisionKind), event, e.action_id);
+    await this.send(subjects.decision(this.bus.prefix, e.tenant_id, e.kind as DecisionKind, e.session_id), event, e.action_id);
   }
 
   /** A managed-session event (`sessions.<tenant>.<kind>`: interrupted, anomaly_detected, ...). */

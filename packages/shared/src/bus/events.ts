@@ -3,7 +3,10 @@
  *
  * Subjects (all prefixed with AGW_STREAM_PREFIX when set, to isolate test fleets):
  * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired | quarantined),
- *   stream DECISIONS: one event per governance decision, published after the audit record is committed.
+ *   stream DECISIONS: one event per governance decision, published after the audit record is committed;
+ *   `decisions.<tenant_id>.<kind>.session` for a decision with a `session_id` (a managed session's or an agent's own), so
+ *   the managed service subscribes to those alone (`decisions.*.*.session`) instead of reading every
+ *   decision of the fleet. `decisions.>` (the webhook service, the stream) takes both.
  * - `audit.tree.<tenant_id>`, stream AUDIT: a Merkle tree head was built.
  * - `sessions.<tenant_id>.<kind>`, stream SESSIONS: managed-session lifecycle (interrupted, ...).
  */
@@ -76,7 +79,10 @@ export function streams(prefix = ''): { decisions: StreamDef; audit: StreamDef; 
 }
 
 export const subjects = {
-  decision: (prefix: string, tenantId: string, kind: DecisionKind) => `${prefix ? `${prefix}.` : ''}decisions.${tenantId}.${kind}`,
+  /** a decision event's subject; `sessionId` set: the session-bound subject (one more token, `session`) */
+  decision: (prefix: string, tenantId: string, kind: DecisionKind, sessionId?: string | null) => `${prefix ? `${prefix}.` : ''}decisions.${tenantId}.${kind}${sessionId ? '.session' : ''}`,
+  /** every session-bound decision of the fleet (what the managed service reads) */
+  sessionDecisions: (prefix: string) => `${prefix ? `${prefix}.` : ''}decisions.*.*.session`,
   treeBuilt: (prefix: string, tenantId: string) => `${prefix ? `${prefix}.` : ''}audit.tree.${tenantId}`,
   session: (prefix: string, tenantId: string, kind: string) => `${prefix ? `${prefix}.` : ''}sessions.${tenantId}.${kind}`,
 };

@@ -1,6 +1,6 @@
 /** The per-tenant hash chain: append, read, verify, and the tamper demo. Transport-free. */
 import { randomUUID } from 'node:crypto';
-import { type DecisionKind, ForbiddenError, InputError, NotFoundError, decisionEventOf, decisionKinds, subjects } from '@agw/shared';
+import { type DecisionInputRow, type DecisionKind, ForbiddenError, InputError, NotFoundError, decisionEventOf, decisionKinds, subjects } from '@agw/shared';
 import type { AuditRecordRepository, BatchAppended, StoredRecord } from './audit-record.repository';
 import { type ParallelVerifyOptions, type VerifyResult, verifyChain } from './chain-verify';
 import { GroupCommit } from './group-commit';
@@ -12,8 +12,8 @@ export type { VerifyResult };
 export interface AppendExtras {
   /** write the decision event of this kind to the outbox (published after the commit) */
   eventKind?: string;
-  /** the policy service's replay input for this action */
-  replay?: Record<string, unknown>;
+  /** the decision's replay input for this action (written to audit_decision_inputs with the record) */
+  replay?: DecisionInputRow;
   /** idempotency key chosen by the caller for this append and reused on its retries (docs/audit.md) */
   appendKey?: string;
 }
@@ -52,7 +52,7 @@ export class AuditChain {
       if (!(decisionKinds as readonly string[]).includes(extras.eventKind)) throw InputError.field('event_kind', `event_kind must be one of ${decisionKinds.join(', ')}`, 'enum');
       const kind = extras.eventKind as DecisionKind;
       event = {
-        subject: subjects.decision(this.options.streamPrefix ?? '', tenantId, kind),
+        subject: subjects.decision(this.options.streamPrefix ?? '', tenantId, kind, entry.session_id),
         event: decisionEventOf(randomUUID(), kind, tenantId, entry),
       };
     }

@@ -1,5 +1,5 @@
 /** The only queries on audit_records / audit_chain_heads / audit_tamper_backups. Tenant id first, always. */
-import { type Database, type Db, recordIdOf } from '@agw/shared';
+import { type Database, type Db, type DecisionInputRow, recordIdOf } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
 import type { ChainEntry } from './record-hash';
 
@@ -57,8 +57,8 @@ export interface BatchAppend {
   entry: ChainEntry;
   /** canonicalContent(entry): the bytes hashed before prev_hash */
   canonical: string;
-  /** the policy service's replay input (a policy_decisions row without tenant_id) */
-  replay?: Record<string, unknown>;
+  /** the decision's replay input (agw.decision.v1.DecisionInput as an audit_decision_inputs row) */
+  replay?: DecisionInputRow;
   /** the decision event for the outbox; record_id (the tenant's: tenant_seq + 1) and record_hash are added by the append */
   event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
   /** idempotency key: an append already written under it is answered with its record, not written again */

@@ -1,10 +1,11 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
 import type { DecisionCountsRepository } from '../chain/decision-counts.repository';
+import { type DecisionInputRepository, MAX_DECISION_INPUTS } from '../chain/decision-input.repository';
 import type { SessionTotalsRepository } from '../chain/session-totals.repository';
 import type { ErasureStatements } from '../checkpoints/erasure-statements';
 
@@ -36,9 +37,10 @@ export function auditGrpcService(
   logger: Logger,
   erasures?: ErasureStatements,
   decisionCounts?: DecisionCountsRepository,
+  decisionInputs?: DecisionInputRepository,
 ): GrpcServiceBinding {
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
-    const replay = req.replayJson ? parseJson<Record<string, unknown>>(req.replayJson, 'replay_json', {}) : undefined;
+    const replay = req.decisionInput ? decisionInputRow(req.decisionInput) : undefined;
     const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay, appendKey: req.appendKey || undefined });
     if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
     return { ...toMessage(r), eventQueued: r.event_queued };
@@ -86,6 +88,12 @@ export function auditGrpcService(
         decisionCounts: async (req) => {
           if (!decisionCounts) throw new Error('decision counts are not configured in this audit service');
           return { counts: await decisionCounts.counts(req.tenantId, req.days) };
+        },
+        getDecisionInputs: async (req) => {
+          if (!decisionInputs) throw new Error('decision inputs are not configured in this audit service');
+          if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+          if (req.actionIds.length > MAX_DECISION_INPUTS) throw InputError.field('action_ids', `at most ${MAX_DECISION_INPUTS} action ids`, 'too_long');
+          return { inputs: (await decisionInputs.byActions(req.tenantId, req.actionIds)).map(decisionInputMessage) };
         },
       },
       logger,

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { audit } from '@agw/proto';
+import type { audit, decision } from '@agw/proto';
 import { type ActionRecord, type DecisionKind, decisionEventOf, isDependencyDown, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
@@ -64,12 +64,12 @@ export class DecisionRecorder {
   }
 
   /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
-  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>, replayJson = ''): Promise<audit.AuditRecord> {
+  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>, decisionInput?: decision.DecisionInput): Promise<audit.AuditRecord> {
     const t0 = performance.now();
     const stored = await this.append({
       tenantId,
       eventKind: kind,
-      replayJson,
+      decisionInput,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire
       omitEntry: true,

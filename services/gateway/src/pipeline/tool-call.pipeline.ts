@@ -7,6 +7,7 @@
  * Both entrances (POST /api/mcp/tools/call and the MCP server's tools/call) call `run`.
  */
 import { randomUUID } from 'node:crypto';
+import type { decision } from '@agw/proto';
 import {
   type ActionFacts,
   type AppError,
@@ -167,7 +168,7 @@ export class ToolCallPipeline {
     }
     const opaEvalMs = performance.now() - t0;
 
-    const { violations, replayJson } = evaluation;
+    const { violations, decisionInput } = evaluation;
     const severity = evaluation.severity || 'none';
     const alertTier = evaluation.alertTier || null;
     const common = { params: stored, violations, severity, bundle_revision: evaluation.bundleRevision };
@@ -177,17 +178,17 @@ export class ToolCallPipeline {
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
       const record = governedRecord(base, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', requires_human: evaluation.requiresHuman, details });
-      await this.decide(ctx, call, record, 'denied', 'policy', replayJson);
+      await this.decide(ctx, call, record, 'denied', 'policy', decisionInput);
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, base, common, details, 'policy', alertTier, replayJson);
+      await this.queue(ctx, call, base, common, details, 'policy', alertTier, decisionInput);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method, federated?.upstream ? `${call.tool}__${call.method}` : undefined);
     if (pattern) {
       const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
-      await this.queue(ctx, call, base, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, replayJson);
+      await this.queue(ctx, call, base, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, decisionInput);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations: escalated, severity };
     }
 
@@ -203,7 +204,7 @@ export class ToolCallPipeline {
       execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
       details: brokered ? { ...details, execution: executionDetails(brokered) } : details,
     });
-    await this.decide(ctx, call, record, 'allowed', 'policy', replayJson);
+    await this.decide(ctx, call, record, 'allowed', 'policy', decisionInput);
     return allowedOutcome(actionId, brokered, violations, severity, opaEvalMs, started);
   }
 
@@ -260,7 +261,6 @@ export class ToolCallPipeline {
         // empty: the stored params are the params (no PII found), as policy.proto allows; the record's
         // params_json reuses the same string (paramsJsonOf)
         storedParamsJson: p.storedParams === call.params && !p.piiDetected ? '' : paramsJsonOf(p.storedParams),
-        deferReplayRecord: true,
       }),
     );
     this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
@@ -268,8 +268,8 @@ export class ToolCallPipeline {
   }
 
   /** A decision taken: its record committed (steps 8-9), the constraint counters, the metric. */
-  private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, replayJson = ''): Promise<void> {
-    await this.d.recorder.record(ctx.tenantId, record, kind, ctx.timings, replayJson);
+  private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, decisionInput?: decision.DecisionInput): Promise<void> {
+    await this.d.recorder.record(ctx.tenantId, record, kind, ctx.timings, decisionInput);
     await this.d.constraints.record(ctx.tenantId, call, { decision: record.decision, violations: record.violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: record.decision, stage });
   }
@@ -282,7 +282,7 @@ export class ToolCallPipeline {
     details: Record<string, unknown>,
     reason: 'policy' | 'fail_to_queue' | 'session_config',
     alertTier: string | null,
-    replayJson = '',
+    decisionInput?: decision.DecisionInput,
   ): Promise<void> {
     // The queue row first, then the record: a queue write that fails (Postgres unreachable) leaves no record
     // behind a 5xx answer; a record that cannot be appended takes the queue row back.
@@ -310,7 +310,7 @@ export class ToolCallPipeline {
         governedRecord(facts, { ...outcome, decision: 'requires_human', alert_tier: alertTier, details: { ...details, queue_reason: reason } }),
         'pending',
         ctx.timings,
-        replayJson,
+        decisionInput,
       );
     } catch (e) {
       await this.d.approvals.withdraw(ctx.tenantId, facts.action_id).catch(() => undefined);

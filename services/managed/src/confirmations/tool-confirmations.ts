@@ -94,7 +94,6 @@ export class ToolConfirmations {
       actionId,
       call: { agentId: s.agent_id, agentType: 'managed', agentVersion: '1.0.0', tool: call.tool, method: call.method, paramsJson: JSON.stringify(call.params), piiDetected, sessionId: s.id },
       storedParamsJson: piiDetected ? JSON.stringify(stored) : '',
-      deferReplayRecord: true,
     });
     const pattern = approvalPatternFor(config.require_human_approval, call.tool, call.method, call.federatedName);
     const fact = {
@@ -105,7 +104,7 @@ export class ToolConfirmations {
       severity: ev.severity || 'none',
       alertTier: ev.alertTier || null,
       bundleRevision: ev.bundleRevision,
-      replayJson: ev.replayJson,
+      decisionInput: ev.decisionInput,
       requestedAt,
     };
     const request = { action_id: actionId, session_id: s.id, tool_use_id: e.id, tool_name: name };

@@ -1,21 +1,20 @@
 /**
- * NATS adapter: a plain (non-durable) subscription to the fleet's decision subjects, so a governed call
+ * NATS adapter: a plain (non-durable) subscription to the fleet's session-bound decision subjects
+ * (`decisions.*.*.session`: only decisions with a session_id are published there), so a governed call
  * of a managed session counts as activity for its event consumer (the SSE_TIMEOUT idle clock) and
  * re-attaches a consumer that had stopped idle, and a human decision on a platform confirmation request is
  * delivered to the platform at once. Nothing here is a source of truth (the totals come from the audit log,
  * and the confirmation sweep delivers what a missed message would have), so a missed message costs only
- * time; decisions without a session are skipped before parsing.
+ * time.
  */
-import { type Bus, type DecisionEvent, DecisionEventSchema, type Logger } from '@agw/shared';
+import { type Bus, type DecisionEvent, DecisionEventSchema, type Logger, subjects } from '@agw/shared';
 
 export function subscribeSessionActivity(bus: Bus, onDecision: (e: DecisionEvent & { session_id: string }) => void, logger: Logger): { stop(): void } {
-  const sub = bus.nc.subscribe(`${bus.prefix ? `${bus.prefix}.` : ''}decisions.>`);
+  const sub = bus.nc.subscribe(subjects.sessionDecisions(bus.prefix));
   const dec = new TextDecoder();
   void (async () => {
     for await (const m of sub) {
-      const text = dec.decode(m.data);
-      if (text.includes('"session_id":null')) continue;
-      const e = DecisionEventSchema.safeParse(safeParse(text));
+      const e = DecisionEventSchema.safeParse(safeParse(dec.decode(m.data)));
       if (e.success && e.data.session_id) onDecision(e.data as DecisionEvent & { session_id: string });
     }
   })().catch((e) => logger.warn({ reason: (e as Error).message }, 'session activity subscription ended'));

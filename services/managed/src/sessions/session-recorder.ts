@@ -11,6 +11,7 @@
  * event seen again after a reconnect or by a resuming replica finds its record and appends nothing.
  */
 import { createHash } from 'node:crypto';
+import type { decision } from '@agw/proto';
 import { mayContainPii } from '@agw/pii';
 import { type ActionFacts, type ActionRecord, controlPlaneRecord, governedRecord, observedRecord, toAuditEntry } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients';
@@ -53,7 +54,8 @@ export interface GovernedFact {
   alertTier: string | null;
   bundleRevision: string;
   details: Record<string, unknown>;
-  replayJson: string;
+  /** the policy's replay input (EvaluateResponse.decision_input), committed with the record */
+  decisionInput: decision.DecisionInput | undefined;
   eventKind: 'denied' | 'pending';
   requestedAt: Date;
 }
@@ -113,15 +115,15 @@ export class SessionRecorder {
       bundle_revision: f.bundleRevision,
       details: f.details,
     });
-    await this.append(s, record, { eventKind: f.eventKind, replayJson: f.replayJson, appendKey: `governed:${f.actionId}` });
+    await this.append(s, record, { eventKind: f.eventKind, decisionInput: f.decisionInput, appendKey: `governed:${f.actionId}` });
   }
 
-  private async append(s: Pick<SessionRow, 'tenant_id'>, record: ActionRecord, o: { eventKind?: 'observed' | 'denied' | 'pending'; replayJson?: string; appendKey?: string }): Promise<void> {
+  private async append(s: Pick<SessionRow, 'tenant_id'>, record: ActionRecord, o: { eventKind?: 'observed' | 'denied' | 'pending'; decisionInput?: decision.DecisionInput; appendKey?: string }): Promise<void> {
     await this.audit.append({
       tenantId: s.tenant_id,
       entry: toAuditEntry(record),
       eventKind: o.eventKind ?? '',
-      replayJson: o.replayJson ?? '',
+      decisionInput: o.decisionInput,
       appendKey: o.appendKey ?? '',
     });
   }

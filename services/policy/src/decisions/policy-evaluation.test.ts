@@ -1,17 +1,18 @@
 /**
  * Integration: the policy service's domain against the real local Postgres and Redis: two passes,
- * bundles and revisions, custom policies, decisions kept for replay, exact replay.
+ * bundles and revisions, custom policies, the replay input each decision answers, exact replay (the
+ * inputs as the audit service gives them back: services/audit/test/append-grpc.int.test.ts tests that
+ * commit and read through gRPC).
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import path from 'node:path';
+import type { decision } from '@agw/proto';
 import { InputError, createDb, createLogger, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
 import { BehaviorStore } from '../behavior/behavior-store';
 import { TenantPolicies } from '../bundles/tenant-policies';
 import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
 import { ReplayService } from '../replay/replay.service';
 import { TemplateCatalog } from '../templates/template-catalog';
-import { DecisionRepository } from './decision.repository';
 import { PolicyEvaluation, type ToolCallFacts } from './policy-evaluation';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -21,6 +22,12 @@ let policies: TenantPolicies;
 let evaluation: PolicyEvaluation;
 let replay: ReplayService;
 const revealed: string[] = [];
+/** the replay inputs as committed (tenant → action → input): what AuditService.GetDecisionInputs answers */
+const committed = new Map<string, Map<string, decision.DecisionInput>>();
+const commit = (tenant: string, input: decision.DecisionInput) => {
+  if (!committed.has(tenant)) committed.set(tenant, new Map());
+  committed.get(tenant)!.set(input.actionId, structuredClone(input));
+};
 
 beforeAll(async () => {
   await migrateToLatest(url);
@@ -28,9 +35,9 @@ beforeAll(async () => {
   await waitForRedis(redis);
   const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
   policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, createLogger('test', 'silent'), { cacheMs: 1000 });
-  const decisions = new DecisionRepository(db);
-  evaluation = new PolicyEvaluation(policies, new BehaviorStore(redis), decisions);
-  replay = new ReplayService(policies, decisions, {
+  evaluation = new PolicyEvaluation(policies, new BehaviorStore(redis));
+  const inputs = { byActions: async (tenant: string, ids: string[]) => ids.flatMap((id) => committed.get(tenant)?.get(id) ?? []) };
+  replay = new ReplayService(policies, inputs, {
     reveal: async (tenantId, stored) => {
       revealed.push(tenantId);
       return { params: { ...stored, email: 'jane@corp.example' }, erasedSubjects: [] };
@@ -56,15 +63,15 @@ const call = (over: Partial<ToolCallFacts> = {}): ToolCallFacts => ({
 
 test('a tenant without a stored policy has the general template; pass 2 only when needed', async () => {
   const tenant = randomUUID();
-  const ok = await evaluation.evaluate(tenant, randomUUID(), call(), {});
+  const ok = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
   expect(ok).toMatchObject({ decision: 'allow', passes: 2, severity: 'none' });
   expect(ok.behavioral).toMatchObject({ action_count_24h: 1 });
   await policies.set(tenant, { template: 'crm' });
-  const crm = await evaluation.evaluate(tenant, randomUUID(), call({ method: 'delete' }), {});
+  const crm = await evaluation.evaluate(tenant, randomUUID(), call({ method: 'delete' }), '{}');
   expect(crm).toMatchObject({ decision: 'deny', passes: 1, violations: ['crm_delete_not_allowed'], behavioral: null });
   await policies.set(tenant, { template: 'data_access' });
   // pass 1 already denies: no enrichment
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { region: 'mars' } }), {})).toMatchObject({ decision: 'deny', passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { region: 'mars' } }), '{}')).toMatchObject({ decision: 'deny', passes: 1 });
 });
 
 test('revisions: content hashes; unchanged settings keep the revision; broken custom policy keeps the old one', async () => {
@@ -90,22 +97,27 @@ test('custom policy: free-text violations, evaluation errors deny', async () => 
     customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains msg if {\n  input.params.amount > data.config.max\n  msg := sprintf("amount %v above %v", [input.params.amount, data.config.max])\n}\n\nconflict := 1 if input.method == "boom"\nconflict := 2 if input.method == "boom"\ndeny contains "c" if conflict\n',
     configJson: '{"max": 10}',
   });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 11 } }), {})).toMatchObject({ decision: 'deny', violations: ['amount 11 above 10'], passes: 1 });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 1 } }), {})).toMatchObject({ decision: 'allow', passes: 1 });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'boom' }), {})).toMatchObject({ decision: 'deny', violations: ['policy_evaluation_error'] });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 11 } }), '{}')).toMatchObject({ decision: 'deny', violations: ['amount 11 above 10'], passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 1 } }), '{}')).toMatchObject({ decision: 'allow', passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'boom' }), '{}')).toMatchObject({ decision: 'deny', violations: ['policy_evaluation_error'] });
 });
 
-test('decisions keep stored params (never plaintext) and replay exactly, revealing PII through the vault', async () => {
+test('a decision answers its replay input (stored params, never plaintext) and replays exactly, revealing PII through the vault', async () => {
   const tenant = randomUUID();
   const plaintext = { to: 'jane@corp.example', amount: 150 };
   const stored = { to: { $pii: 'envelope-ciphertext' }, amount: 150 };
   const id = randomUUID();
   await policies.set(tenant, { template: 'financial', configJson: JSON.stringify({ business_hours: { weekdays: [] } }) });
-  const first = await evaluation.evaluate(tenant, id, call({ params: plaintext, piiDetected: true }), stored);
+  const first = await evaluation.evaluate(tenant, id, call({ params: plaintext, piiDetected: true }), JSON.stringify(stored));
   expect(first.violations).toEqual(['transaction_outside_business_hours']);
-  const row = await db.selectFrom('policy_decisions').selectAll().where('tenant_id', '=', tenant).where('action_id', '=', id).executeTakeFirstOrThrow();
-  expect(row.stored_params).toEqual(stored);
-  expect(JSON.stringify(row)).not.toContain('jane@corp.example');
+  expect(first.input).toMatchObject({ actionId: id, decision: 'allow', violations: ['transaction_outside_business_hours'], bundleRevision: first.bundleRevision, passes: first.passes });
+  expect(JSON.parse(first.input.call!.paramsJson)).toEqual(stored);
+  expect(first.input.call).toMatchObject({ agentId: 'agent-1', tool: 'svc_x', method: 'search', piiDetected: true, sessionId: '' });
+  expect(Date.parse(first.input.evaluatedAt)).toBeGreaterThan(Date.now() - 60_000);
+  // the counters at decision time are kept even when pass 2 did not read them (the call itself counted)
+  expect(first.input.behavioral).toMatchObject({ actionCount1h: 1, actionCount24h: 1, lastActionSecondsAgo: -1 });
+  expect(JSON.stringify(first.input)).not.toContain('jane@corp.example');
+  commit(tenant, first.input);
 
   const [same] = await replay.replay(tenant, [id]);
   expect(same).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true, replay_violations: ['transaction_outside_business_hours'] });
@@ -116,18 +128,18 @@ test('decisions keep stored params (never plaintext) and replay exactly, reveali
   expect((await replay.replay(randomUUID(), [id]))[0].found).toBe(false);
 });
 
-test('a deferred replay input is returned, not written, and replays exactly once committed with the audit record', async () => {
+test('replay reads the behavioral data of the decision from its input, not the counters of today', async () => {
   const tenant = randomUUID();
-  const stored = { to: { $pii: 'envelope-ciphertext' }, amount: 150 };
   const id = randomUUID();
-  await policies.set(tenant, { template: 'financial', configJson: JSON.stringify({ business_hours: { weekdays: [] } }) });
-  const r = await evaluation.evaluate(tenant, id, call({ params: { to: 'jane@corp.example', amount: 150 }, piiDetected: true }), stored, { deferReplay: true });
-  expect(await db.selectFrom('policy_decisions').select('action_id').where('tenant_id', '=', tenant).where('action_id', '=', id).execute()).toEqual([]);
-  expect(r.replay).toMatchObject({ action_id: id, stored_params: stored, decision: 'allow', violations: ['transaction_outside_business_hours'], bundle_revision: r.bundleRevision });
-  expect(JSON.stringify(r.replay)).not.toContain('jane@corp.example');
-  // what the audit service does with AppendRequest.replay_json (migration 0011), in the record's transaction
-  const entry = { tenant_id: tenant, canonical: '{}', action_id: id, agent_id: 'agent-1', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_x', method: 'search', params: stored, decision: 'allow', violations: [], severity: 'none', alert_tier: null, requires_human: false, execution_mode: 'agent_direct', source: 'mcp_governed', session_id: null, bundle_revision: r.bundleRevision, details: {}, requested_at: new Date().toISOString(), replay: JSON.parse(JSON.stringify(r.replay)), subject: null, event: null };
-  await sql`SELECT * FROM audit_append_batch(${JSON.stringify([entry])}::jsonb)`.execute(db);
-  const [same] = await replay.replay(tenant, [id]);
-  expect(same).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true, replay_violations: ['transaction_outside_business_hours'] });
+  // a custom policy reading input.behavioral: deny from the third action of the hour
+  const customPolicy = 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 2\n';
+  await policies.set(tenant, { template: 'custom', customPolicy });
+  const r = await evaluation.evaluate(tenant, id, call(), '{}');
+  expect(r).toMatchObject({ decision: 'allow', passes: 2 });
+  commit(tenant, r.input);
+  for (let i = 0; i < 3; i++) await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
+  expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'deny', violations: ['burst'] });
+  // the first decision saw one action in the hour; replayed under the same policy it is still allowed
+  const [again] = await replay.replay(tenant, [id]);
+  expect(again).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true });
 });

@@ -1,15 +1,15 @@
 /**
  * One governed call through the tenant's policy: pass 1 without behavioral data; only when the policy
  * reads input.behavioral and pass 1 did not already deny, enrich from the behavioral store and run pass 2.
- * Every decision updates the agent's counters and anomaly score and is kept (with stored params, never
- * plaintext PII) for replay.
+ * Every decision updates the agent's counters and anomaly score, and answers its replay input
+ * (agw.decision.v1.DecisionInput: stored params, never plaintext PII) for the caller to commit with the
+ * audit record; this service writes no decision table (the audit service owns it).
  */
-import { InputError } from '@agw/shared';
+import type { decision } from '@agw/proto';
+import { InputError, behavioralMessage } from '@agw/shared';
 import { type Behavioral, type BehaviorStore, countsAsViolation } from '../behavior/behavior-store';
 import type { PolicyOutcome } from '../engine/decision';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
-import { postgres } from '../stores/store-errors';
-import type { DecisionRepository, StoredDecision } from './decision.repository';
 
 export interface ToolCallFacts {
   agentId: string;
@@ -27,12 +27,19 @@ export interface EvaluationResult extends PolicyOutcome {
   evalMs: number;
   passes: 1 | 2;
   behavioral: Behavioral | null;
-  /** with `deferReplay`: the replay input, for the caller to commit with the audit record (not written here) */
-  replay?: ReplayRow;
+  /** the replay input, for the caller to commit with the audit record (AppendRequest.decision_input) */
+  input: decision.DecisionInput;
 }
 
-/** The replay input of one decision (a policy_decisions row without the tenant). */
-export type ReplayRow = Omit<StoredDecision, 'tenant_id'>;
+/** The call's facts from its message (the one conversion: live evaluation and replay). */
+export function toolCallFacts(m: decision.ToolCall, params: Record<string, unknown>): ToolCallFacts {
+  return { agentId: m.agentId, agentType: m.agentType, agentVersion: m.agentVersion, tool: m.tool, method: m.method, params, piiDetected: m.piiDetected, sessionId: m.sessionId };
+}
+
+/** The call's message with `paramsJson` (the stored params, in a replay input). */
+export function toolCallMessage(f: ToolCallFacts, paramsJson: string): decision.ToolCall {
+  return { agentId: f.agentId, agentType: f.agentType, agentVersion: f.agentVersion, tool: f.tool, method: f.method, paramsJson, piiDetected: f.piiDetected, sessionId: f.sessionId };
+}
 
 /** The policy input (spec: "Policy input and output"); behavioral only in pass 2. */
 export function policyInput(c: ToolCallFacts, behavioral?: Behavioral | Record<string, unknown> | null): Record<string, unknown> {
@@ -75,15 +82,11 @@ export class PolicyEvaluation {
   constructor(
     private readonly policies: TenantPolicies,
     private readonly behavior: BehaviorStore,
-    private readonly decisions: DecisionRepository,
     private readonly onEval: (ms: number, passes: number) => void = () => undefined,
   ) {}
 
-  /**
-   * `deferReplay`: the replay input is returned (`replay`) instead of written, so the caller commits it in
-   * the audit record's transaction (the gateway does: one durable commit per governed call).
-   */
-  async evaluate(tenantId: string, actionId: string, call: ToolCallFacts, storedParams: Record<string, unknown>, opts: { deferReplay?: boolean } = {}): Promise<EvaluationResult> {
+  /** `storedParamsJson`: the params as the stores keep them (what the replay input keeps). */
+  async evaluate(tenantId: string, actionId: string, call: ToolCallFacts, storedParamsJson: string): Promise<EvaluationResult> {
     if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
     if (!actionId) throw InputError.at(['action_id'], 'action_id is required', 'missing');
     const bundle = await this.policies.active(tenantId);
@@ -93,39 +96,25 @@ export class PolicyEvaluation {
     const { outcome, passes, behavioral } = await twoPass(bundle, call, nowNs, () => this.behavior.snapshot(tenantId, call.agentId, call.tool, call.sessionId, nowMs));
     const evalMs = performance.now() - t0;
     this.onEval(evalMs, passes);
-    // counters and anomaly score move on every decision; the snapshot at decision time is kept for replay
-    const recorded = this.behavior.record(
+    // counters and anomaly score move on every decision; the replay input keeps pass 2's behavioral data,
+    // or, when pass 2 did not run, the counters at decision time (what the record script answers)
+    const recorded = await this.behavior.record(
       tenantId,
       call.agentId,
       { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params), violation: countsAsViolation(outcome.findings) },
       nowMs,
     );
-    // the replay input needs the counters only when pass 2 did not read them; otherwise both writes run at once
-    const atDecision = behavioral ? null : await recorded;
-    const replay: ReplayRow = {
-      action_id: actionId,
-      agent_id: call.agentId,
-      agent_type: call.agentType,
-      agent_version: call.agentVersion,
-      tool: call.tool,
-      method: call.method,
-      session_id: call.sessionId || null,
-      stored_params: storedParams,
-      pii_detected: call.piiDetected,
-      behavioral: (behavioral ?? atDecision) as unknown as Record<string, unknown>,
+    const input: decision.DecisionInput = {
+      actionId,
+      call: toolCallMessage(call, storedParamsJson),
+      behavioral: behavioralMessage((behavioral as Behavioral | null) ?? recorded),
       decision: outcome.decision,
       violations: outcome.violations,
       severity: outcome.severity,
-      bundle_revision: bundle.revision,
+      bundleRevision: bundle.revision,
       passes,
-      evaluated_at: new Date(nowMs),
+      evaluatedAt: new Date(nowMs).toISOString(),
     };
-    const result: EvaluationResult = { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null };
-    if (opts.deferReplay) {
-      await recorded;
-      return { ...result, replay };
-    }
-    await Promise.all([recorded, postgres(() => this.decisions.insert(tenantId, replay))]);
-    return result;
+    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null, input };
   }
 }

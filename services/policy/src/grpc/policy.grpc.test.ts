@@ -6,7 +6,6 @@ import { AppError, createClient, createDb, createLogger, createRedis, migrateToL
 import { BehaviorStore } from '../behavior/behavior-store';
 import { TenantPolicies } from '../bundles/tenant-policies';
 import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
-import { DecisionRepository } from '../decisions/decision.repository';
 import { PolicyEvaluation } from '../decisions/policy-evaluation';
 import { identityRevealer } from '../replay/params-revealer';
 import { ReplayService } from '../replay/replay.service';
@@ -24,10 +23,9 @@ beforeAll(async () => {
   const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
   const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: 1000 });
-  const decisions = new DecisionRepository(db);
   const behavior = new BehaviorStore(redis);
   const server = await startGrpcServer('127.0.0.1', 0, [
-    policyGrpcService({ catalog, policies, behavior, evaluation: new PolicyEvaluation(policies, behavior, decisions), replay: new ReplayService(policies, decisions, identityRevealer) }, logger),
+    policyGrpcService({ catalog, policies, behavior, evaluation: new PolicyEvaluation(policies, behavior), replay: new ReplayService(policies, { byActions: async () => [] }, identityRevealer) }, logger),
   ]);
   client = createClient(pb.PolicyServiceClient, `127.0.0.1:${server.port}`, 'policy engine');
   close = async () => {
@@ -56,6 +54,13 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   });
   expect(r).toMatchObject({ decision: 'requires_human', requiresHuman: true, violations: ['destructive_action_requires_approval'], alertTier: 'P3', passes: 2 });
   expect(r.evalMs).toBeGreaterThan(0);
+  // the replay input, typed (agw.decision.v1.DecisionInput), for the caller to commit with the record
+  expect(r.decisionInput).toMatchObject({ decision: 'requires_human', violations: ['destructive_action_requires_approval'], bundleRevision: r.bundleRevision, passes: 2 });
+  expect(r.decisionInput!.call).toMatchObject({ agentId: 'a', tool: 'svc_x', method: 'delete', paramsJson: '{}', piiDetected: false });
+  expect(r.decisionInput!.behavioral).toEqual({ actionCount1h: 1, actionCount24h: 1, toolCount24h: 1, violationCount24h: 0, anomalyScore: 0, lastActionSecondsAgo: -1, sessionTotalAmount: 0 });
+  const score = await client.getAnomalyScore({ tenantId, agentId: 'a' });
+  expect(score.factors).toMatchObject({ actionCount1h: 1, actionCount24h: 1, violationCount24h: 0 });
+  expect((await client.getAnomalyScore({ tenantId, agentId: 'nobody' })).factors).toBeUndefined();
   const status = await client.getBundleStatus({ tenantId });
   expect(r.bundleRevision).toBe(status.revision);
   expect((await client.listTemplates({})).templates.map((t) => t.name)).toEqual(['general', 'financial', 'email', 'crm', 'data_access']);
@@ -68,4 +73,7 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
     .catch((e) => e);
   expect(plain.code).toBe('invalid_input');
   expect(plain.detail[0].loc).toEqual(['stored_params_json']);
+  const notJson = await client.evaluate({ tenantId, actionId: randomUUID(), call: { agentId: 'a', agentType: 't', agentVersion: '1.0.0', tool: 'x', method: 'm', paramsJson: '{}', piiDetected: false, sessionId: '' }, storedParamsJson: '{' }).catch((e) => e);
+  expect(notJson.code).toBe('invalid_input');
+  expect(notJson.detail[0].loc).toEqual(['stored_params_json']);
 });

@@ -1,9 +1,9 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, anomalyFactorsMessage, implement } from '@agw/shared';
 import type { BehaviorStore } from '../behavior/behavior-store';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
-import type { PolicyEvaluation } from '../decisions/policy-evaluation';
+import { type PolicyEvaluation, toolCallFacts } from '../decisions/policy-evaluation';
 import type { ReplayService } from '../replay/replay.service';
 import type { TemplateCatalog } from '../templates/template-catalog';
 
@@ -53,14 +53,8 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
     const params = parseObject(c.paramsJson, 'call.params_json');
     // replay keeps what the stores keep; plaintext params with PII are never stored
     if (!req.storedParamsJson && c.piiDetected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
-    const stored = req.storedParamsJson ? parseObject(req.storedParamsJson, 'stored_params_json') : params;
-    const r = await d.evaluation.evaluate(
-      required(req.tenantId, 'tenant_id'),
-      required(req.actionId, 'action_id'),
-      { agentId: c.agentId, agentType: c.agentType, agentVersion: c.agentVersion, tool: c.tool, method: c.method, params, piiDetected: c.piiDetected, sessionId: c.sessionId },
-      stored,
-      { deferReplay: req.deferReplayRecord },
-    );
+    if (req.storedParamsJson) parseObject(req.storedParamsJson, 'stored_params_json');
+    const r = await d.evaluation.evaluate(required(req.tenantId, 'tenant_id'), required(req.actionId, 'action_id'), toolCallFacts(c, params), req.storedParamsJson || c.paramsJson || '{}');
     return {
       decision: r.decision,
       violations: r.violations,
@@ -70,8 +64,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
       bundleRevision: r.bundleRevision,
       evalMs: r.evalMs,
       passes: r.passes,
-      behavioralJson: r.behavioral ? JSON.stringify(r.behavioral) : '',
-      replayJson: r.replay ? JSON.stringify(r.replay) : '',
+      decisionInput: r.input,
     };
   };
   return {
@@ -131,7 +124,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
         }),
         getAnomalyScore: async (req) => {
           const a = await d.behavior.anomaly(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'));
-          return { agentId: req.agentId, anomalyScore: a.score, factorsJson: JSON.stringify(a.factors), updatedAt: a.updatedAt };
+          return { agentId: req.agentId, anomalyScore: a.score, factors: 'burst' in a.factors ? anomalyFactorsMessage(a.factors as AnomalyFactorValues) : undefined, updatedAt: a.updatedAt };
         },
         clearAgentHistory: async (req) => {
           const n = await d.behavior.clear(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'), false);

@@ -3,12 +3,19 @@
  * revealed from their stored envelopes, the behavioral data of the decision, the decision time) so only
  * the policy differs. Reports original and replay decisions and whether they agree.
  */
-import { InputError } from '@agw/shared';
+import type { decision } from '@agw/proto';
+import { InputError, behavioralInput } from '@agw/shared';
 import type { PolicyChange, TenantPolicies } from '../bundles/tenant-policies';
-import type { DecisionRepository, StoredDecision } from '../decisions/decision.repository';
-import { type ToolCallFacts, twoPass } from '../decisions/policy-evaluation';
-import { postgres } from '../stores/store-errors';
+import { toolCallFacts, twoPass } from '../decisions/policy-evaluation';
 import type { ParamsRevealer } from './params-revealer';
+
+/**
+ * Where the decisions' replay inputs come from: the audit service, which commits them with the records
+ * (AuditService.GetDecisionInputs; decision-inputs.ts). Unknown ids are left out of the answer.
+ */
+export interface DecisionInputSource {
+  byActions(tenantId: string, actionIds: string[]): Promise<decision.DecisionInput[]>;
+}
 
 export interface ReplayResult {
   action_id: string;
@@ -29,7 +36,7 @@ export const MAX_REPLAY = 1000;
 export class ReplayService {
   constructor(
     private readonly policies: TenantPolicies,
-    private readonly decisions: DecisionRepository,
+    private readonly inputs: DecisionInputSource,
     private readonly revealer: ParamsRevealer,
   ) {}
 
@@ -37,7 +44,7 @@ export class ReplayService {
   async replay(tenantId: string, actionIds: string[], candidate?: PolicyChange): Promise<ReplayResult[]> {
     if (actionIds.length > MAX_REPLAY) throw InputError.field('action_ids', `at most ${MAX_REPLAY} action ids`, 'too_long');
     const bundle = candidate ? await this.policies.candidate(tenantId, candidate) : await this.policies.active(tenantId);
-    const stored = new Map((await postgres(() => this.decisions.byActions(tenantId, [...new Set(actionIds)]))).map((d) => [d.action_id, d]));
+    const stored = new Map((await this.inputs.byActions(tenantId, [...new Set(actionIds)])).map((d) => [d.actionId, d]));
     const out: ReplayResult[] = [];
     for (const id of actionIds) {
       const d = stored.get(id);
@@ -50,30 +57,22 @@ export class ReplayService {
     return out;
   }
 
-  private async one(tenantId: string, d: StoredDecision, bundle: Awaited<ReturnType<TenantPolicies['active']>>): Promise<ReplayResult> {
-    const revealed = d.pii_detected ? await this.revealer.reveal(tenantId, d.stored_params) : { params: d.stored_params, erasedSubjects: [] };
-    const call: ToolCallFacts = {
-      agentId: d.agent_id,
-      agentType: d.agent_type,
-      agentVersion: d.agent_version,
-      tool: d.tool,
-      method: d.method,
-      params: revealed.params,
-      piiDetected: d.pii_detected,
-      sessionId: d.session_id ?? '',
-    };
-    const nowNs = BigInt(d.evaluated_at.getTime()) * 1_000_000n;
-    const { outcome } = await twoPass(bundle, call, nowNs, async () => d.behavioral);
+  private async one(tenantId: string, d: decision.DecisionInput, bundle: Awaited<ReturnType<TenantPolicies['active']>>): Promise<ReplayResult> {
+    const c = d.call!;
+    const storedParams = JSON.parse(c.paramsJson || '{}') as Record<string, unknown>;
+    const revealed = c.piiDetected ? await this.revealer.reveal(tenantId, storedParams) : { params: storedParams, erasedSubjects: [] };
+    const nowNs = BigInt(Date.parse(d.evaluatedAt)) * 1_000_000n;
+    const { outcome } = await twoPass(bundle, toolCallFacts(c, revealed.params), nowNs, async () => (d.behavioral ? behavioralInput(d.behavioral) : null));
     return {
-      action_id: d.action_id,
+      action_id: d.actionId,
       found: true,
-      tool: d.tool,
+      tool: c.tool,
       original_decision: d.decision,
       replay_decision: outcome.decision,
       consistent: d.decision === outcome.decision,
       original_violations: d.violations,
       replay_violations: outcome.violations,
-      original_bundle_revision: d.bundle_revision,
+      original_bundle_revision: d.bundleRevision,
       replay_bundle_revision: bundle.revision,
       erased_subjects: revealed.erasedSubjects,
     };

@@ -42,7 +42,7 @@ export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, at
   return {
     async record(tenantId, upstream, q) {
       const record = quarantineRecord(upstream, q);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', replayJson: '', appendKey: `quarantine:${record.action_id}` };
+      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', appendKey: `quarantine:${record.action_id}` };
       for (let i = 1; ; i++) {
         try {
           await audit.append(request);

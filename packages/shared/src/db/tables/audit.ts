@@ -45,8 +45,38 @@ export interface AuditTamperBackupsTable {
   tampered_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/**
+ * The replay input of one governed decision (agw.decision.v1.DecisionInput): what the policy service's
+ * Replay needs to decide the call again exactly. Committed in the record's transaction by
+ * `audit_append_batch` and read back through AuditService.GetDecisionInputs; before migration 0026 this
+ * was the policy service's `policy_decisions`, written by the audit service's SQL (two owners).
+ */
+export interface AuditDecisionInputsTable {
+  tenant_id: string;
+  action_id: string;
+  agent_id: string;
+  agent_type: string;
+  agent_version: string;
+  tool: string;
+  method: string;
+  session_id: string | null;
+  /** params as the gateway stores them: PII replaced by per-subject ciphertext envelopes */
+  stored_params: JSONColumnType<Record<string, unknown>>;
+  pii_detected: boolean;
+  /** the behavioral data of the decision (pass 2's, or the counters at decision time) */
+  behavioral: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
+  decision: string;
+  violations: JSONColumnType<string[]>;
+  severity: string;
+  bundle_revision: string;
+  passes: number;
+  /** the decision time; time.now_ns() of the evaluation (business hours) */
+  evaluated_at: ColumnType<Date, Date | string, never>;
+}
+
 export interface AuditTables {
   audit_records: AuditRecordsTable;
   audit_chain_heads: AuditChainHeadsTable;
   audit_tamper_backups: AuditTamperBackupsTable;
+  audit_decision_inputs: AuditDecisionInputsTable;
 }

@@ -26,32 +26,7 @@ export interface PolicyBundleRevisionsTable {
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
-/** One policy decision with what replay needs to re-evaluate it exactly. */
-export interface PolicyDecisionsTable {
-  tenant_id: string;
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  session_id: string | null;
-  /** params as the gateway stores them: PII replaced by per-subject ciphertext envelopes */
-  stored_params: JSONColumnType<Record<string, unknown>>;
-  pii_detected: boolean;
-  /** the behavioral data of the decision (pass 2's, or the counters at decision time) */
-  behavioral: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
-  decision: string;
-  violations: JSONColumnType<string[]>;
-  severity: string;
-  bundle_revision: string;
-  passes: number;
-  /** the decision time; time.now_ns() of the evaluation (business hours) */
-  evaluated_at: ColumnType<Date, Date | string, never>;
-}
-
 export interface PolicyTables {
   policy_tenant_policies: PolicyTenantPoliciesTable;
   policy_bundle_revisions: PolicyBundleRevisionsTable;
-  policy_decisions: PolicyDecisionsTable;
 }

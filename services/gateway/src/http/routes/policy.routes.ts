@@ -3,7 +3,7 @@
  * (anomaly score, clearing history/counters). Everything is answered by the policy service.
  */
 import type { policy } from '@agw/proto';
-import { NotFoundError } from '@agw/shared';
+import { NotFoundError, anomalyFactorValues } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
@@ -152,7 +152,7 @@ export function policyRoutes(d: GatewayDeps): Router {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
     const a = await d.policy.getAnomalyScore({ tenantId, agentId });
-    reply(res, anomalyResponse, { agent_id: agentId, anomaly_score: a.anomalyScore, factors: JSON.parse(a.factorsJson || '{}'), updated_at: a.updatedAt || null });
+    reply(res, anomalyResponse, { agent_id: agentId, anomaly_score: a.anomalyScore, factors: anomalyFactorValues(a.factors), updated_at: a.updatedAt || null });
   });
 
   r.delete('/agents/:agent_id/history', async (req, res) => {

@@ -8,6 +8,8 @@
  *   new_tool         = 1 when the tool was never used by an agent with >= 20 actions in 24 h, else 0
  *   score            = 1 - (1 - 0.9 burst) (1 - 0.9 violation_ratio) (1 - 0.5 new_tool)   (noisy-OR, 0-1)
  */
+import type { AnomalyFactorValues } from '@agw/shared';
+
 export interface AnomalyInputs {
   actions1h: number;
   actions24h: number;
@@ -15,15 +17,8 @@ export interface AnomalyInputs {
   newTool: boolean;
 }
 
-export interface AnomalyFactors {
-  burst: number;
-  violation_ratio: number;
-  new_tool: number;
-  baseline_per_hour: number;
-  action_count_1h: number;
-  action_count_24h: number;
-  violation_count_24h: number;
-}
+/** the factors as the API shows them (agw.policy.v1.AnomalyFactors as an object) */
+export type AnomalyFactors = AnomalyFactorValues;
 
 export const ANOMALY_MODEL = { minBaselinePerHour: 10, burstSpan: 4, minSample: 5, establishedActions: 20, weights: { burst: 0.9, violations: 0.9, newTool: 0.5 } } as const;
 

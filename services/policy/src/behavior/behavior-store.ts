@@ -27,7 +27,7 @@
  * Redis unreachable: a read needed by the policy throws DependencyUnavailableError so the gateway's
  * failure mode applies.
  */
-import { DependencyUnavailableError, type Redis } from '@agw/shared';
+import { type BehavioralInput, DependencyUnavailableError, type Redis } from '@agw/shared';
 import { ANOMALY_MODEL, type AnomalyFactors } from './anomaly-score';
 
 export const KEY_PREFIX = 'agw:beh:';
@@ -36,16 +36,8 @@ const HOUR_MS = 3600 * 1000;
 const TTL_S = 25 * 3600;
 const LONG_TTL_S = 30 * 24 * 3600;
 
-export interface Behavioral {
-  action_count_1h: number;
-  action_count_24h: number;
-  tool_count_24h: number;
-  violation_count_24h: number;
-  anomaly_score: number;
-  /** -1 when the agent has no earlier action */
-  last_action_seconds_ago: number;
-  session_total_amount: number;
-}
+/** input.behavioral of the policy: the decision contract's type (agw.decision.v1.Behavioral as an object) */
+export type Behavioral = BehavioralInput;
 
 export interface ActionFacts {
   /** the decision's action id (identifies the call; the counters keep counts only, not ids) */

@@ -40,6 +40,7 @@ import { consoleSessionRoutes } from './http/routes/console-session.routes';
 import { mcpAuthChallenge, oauthConsentRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
 import { countInFlight } from './http/in-flight';
 import { Admission, GOVERNED_PATHS } from './http/admission';
+import { GOVERNED_BODY_LIMIT, governedJsonBody } from './http/governed-body';
 
 export function createApp(d: GatewayDeps): Express {
   const app = express();
@@ -68,9 +69,19 @@ export function createApp(d: GatewayDeps): Express {
     next();
   });
 
-  const api = Router();
   // JSON bodies up to 1 MB (params alone are limited to 64 KB by the tool-call schema).
-  api.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  const jsonBody = express.json({ limit: GOVERNED_BODY_LIMIT, strict: false, type: ['application/json', 'application/*+json'] });
+  const authenticated = authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails, oauth: d.oauth });
+  const rateLimited = tenantRateLimit(d);
+
+  // The governed tool call first, in a router of its own with the same chain as below (body, input rules,
+  // authentication, the tenant's rate limit and in-flight limit, key scope), so it does not walk the
+  // `/api` router's other routes, and its body is read without body-parser when it is plain JSON
+  // (http/governed-body.ts; docs/performance.md, round 3). Every other method and path goes on below.
+  app.use('/api', toolCallRoutes(d, [governedJsonBody(jsonBody), inputGuard, authenticated, rateLimited, admission.tenant, keyScopeGuard]));
+
+  const api = Router();
+  api.use(jsonBody);
   // NUL / lone surrogates anywhere, JSON deeper than 32, __proto__ keys: 422 before any route (http/input-guard.ts)
   api.use(inputGuard);
 
@@ -93,8 +104,8 @@ export function createApp(d: GatewayDeps): Express {
 
   // no credentials and a wrong method on a known path (e.g. GET /auth/signup): 405, not 401 (http/not-found.ts)
   api.use(methodNotAllowedWithoutCredentials(api));
-  api.use(authenticate({ apiKeys: d.apiKeys, sessions: d.sessions, tenants: d.tenants, adminEmails: d.adminEmails, oauth: d.oauth }));
-  api.use(tenantRateLimit(d));
+  api.use(authenticated);
+  api.use(rateLimited);
   api.use(GOVERNED_PATHS, admission.tenant);
   // an agent-scoped key reaches tool calls, the MCP server and its own actions only (403 elsewhere)
   api.use(keyScopeGuard);

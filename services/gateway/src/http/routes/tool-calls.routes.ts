@@ -1,5 +1,5 @@
 /** POST /api/mcp/tools/call: the governed tool call (pipeline in pipeline/tool-call.pipeline.ts). */
-import { Router } from 'express';
+import { type RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { EXTERNAL_MS } from '../admission';
@@ -50,9 +50,13 @@ export function outcomeToHttp(o: ToolCallOutcome): HttpOutcome {
   return { status: 403, body: { detail: { action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier } } };
 }
 
-export function toolCallRoutes(d: GatewayDeps): Router {
+/**
+ * The route. `before`: the middlewares it runs after in its own router (app.ts mounts it ahead of the
+ * `/api` router with the edge's chain for this one route); without them it sits in the `/api` router.
+ */
+export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): Router {
   const r = Router();
-  r.post('/mcp/tools/call', async (req, res) => {
+  r.post('/mcp/tools/call', ...before, async (req, res) => {
     const { tenantId, keyHash, keyScope } = authOf(req);
     const call = parseWith(toolCallSchema, req.body, 'body');
     const settings = await d.settings.stored(tenantId);

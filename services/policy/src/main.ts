@@ -1,6 +1,6 @@
 /** Composition root of the policy service: templates, stores, evaluation, replay, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { Histogram, runService } from '@agw/shared';
+import { Counter, Histogram, runService } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
@@ -30,7 +30,20 @@ runService({
     const bus = await nats({ readiness: false });
     const policies = sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, config.policyCacheMs);
     const behavior = new BehaviorStore(redis());
-    const evaluation = new PolicyEvaluation(policies, behavior, (ms, passes) => evalMs.observe({ passes: String(passes) }, ms));
+    const recordFailures = new Counter({
+      name: 'agw_policy_behavior_record_failures_total',
+      help: 'decisions whose behavioral record failed after the answer (pass 2 does not wait for it): their counters did not move',
+      registers: [registry],
+    });
+    const evaluation = new PolicyEvaluation(
+      policies,
+      behavior,
+      (ms, passes) => evalMs.observe({ passes: String(passes) }, ms),
+      (e) => {
+        recordFailures.inc();
+        logger.warn({ reason: (e as Error).message }, 'behavioral record failed after the answer');
+      },
+    );
     const replay = new ReplayService(policies, auditDecisionInputs(auditClient), vaultRevealer(vaultClient));
     return {
       grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)],

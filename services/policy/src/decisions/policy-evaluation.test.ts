@@ -143,3 +143,23 @@ test('replay reads the behavioral data of the decision from its input, not the c
   const [again] = await replay.replay(tenant, [id]);
   expect(again).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true });
 });
+
+test('pass 2 answers without waiting for the record (a failed record is reported); pass 1 waits for it, its counters are the replay input', async () => {
+  const tenant = randomUUID();
+  const failures: unknown[] = [];
+  class RecordFails extends BehaviorStore {
+    override async record(): Promise<never> {
+      throw new Error('record refused');
+    }
+  }
+  const failing = new PolicyEvaluation(policies, new RecordFails(redis), () => undefined, (e) => failures.push(e));
+  // general template: reads input.behavioral, so pass 2 runs and its snapshot is the replay input
+  const two = await failing.evaluate(tenant, randomUUID(), call(), '{}');
+  expect(two).toMatchObject({ decision: 'allow', passes: 2 });
+  expect(two.input.behavioral).toMatchObject({ actionCount1h: 1 });
+  await new Promise((r) => setImmediate(r));
+  expect(failures).toHaveLength(1);
+  // a policy that never reads input.behavioral decides in pass 1: the record is awaited, so its failure is the call's
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
+  await expect(failing.evaluate(tenant, randomUUID(), call(), '{}')).rejects.toThrow('record refused');
+});

@@ -83,6 +83,8 @@ export class PolicyEvaluation {
     private readonly policies: TenantPolicies,
     private readonly behavior: BehaviorStore,
     private readonly onEval: (ms: number, passes: number) => void = () => undefined,
+    /** a decision's record that failed after the answer (pass 2 does not wait for it): logged and counted */
+    private readonly onRecordFailed: (e: unknown) => void = () => undefined,
   ) {}
 
   /** `storedParamsJson`: the params as the stores keep them (what the replay input keeps). */
@@ -96,18 +98,22 @@ export class PolicyEvaluation {
     const { outcome, passes, behavioral } = await twoPass(bundle, call, nowNs, () => this.behavior.snapshot(tenantId, call.agentId, call.tool, call.sessionId, nowMs));
     const evalMs = performance.now() - t0;
     this.onEval(evalMs, passes);
-    // counters and anomaly score move on every decision; the replay input keeps pass 2's behavioral data,
-    // or, when pass 2 did not run, the counters at decision time (what the record script answers)
-    const recorded = await this.behavior.record(
-      tenantId,
-      call.agentId,
-      { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params), violation: countsAsViolation(outcome.findings) },
-      nowMs,
-    );
+    // counters and anomaly score move on every decision. The replay input keeps pass 2's behavioral data;
+    // when pass 2 ran, the answer does not wait for the record (it goes out on the same Redis connection
+    // as the agent's next snapshot, so that snapshot still reads it); when pass 1 decided, the replay input
+    // keeps the counters at decision time, which the record script answers.
+    const facts = { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params), violation: countsAsViolation(outcome.findings) };
+    let atDecision: Behavioral;
+    if (behavioral) {
+      this.behavior.record(tenantId, call.agentId, facts, nowMs).catch((e) => this.onRecordFailed(e));
+      atDecision = behavioral as Behavioral;
+    } else {
+      atDecision = await this.behavior.record(tenantId, call.agentId, facts, nowMs);
+    }
     const input: decision.DecisionInput = {
       actionId,
       call: toolCallMessage(call, storedParamsJson),
-      behavioral: behavioralMessage((behavioral as Behavioral | null) ?? recorded),
+      behavioral: behavioralMessage(atDecision),
       decision: outcome.decision,
       violations: outcome.violations,
       severity: outcome.severity,

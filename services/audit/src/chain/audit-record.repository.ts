@@ -79,8 +79,9 @@ export class AuditRecordRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Appends a batch in one statement and one transaction (`audit_append_batch`, migration 0011): per
-   * record the same locking and hashing as `append`, plus its replay input and outbox event when given.
+   * Appends a batch in one statement and one transaction (`audit_append_batch`, set-based since migration
+   * 0027): the same locking and hashing as `append`, plus each record's replay input and outbox event when
+   * given; an append key already used is answered with its record (`replayed`).
    * The batch is sent sorted by tenant (a stable sort: each tenant's records keep their order), so
    * concurrent batches lock head rows in the same order and cannot deadlock. Results in input order.
    */

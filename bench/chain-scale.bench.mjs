@@ -31,6 +31,8 @@
 //    latest head, as GET /api/audit/merkle/proof/{record_hash}) and as many random consistency proofs
 //    between two heads (MerkleProofs.consistency, as GET /api/audit/merkle/consistency/{n}/{m}), timed one
 //    at a time (median, p99), each checked with the independent RFC 9162 verifier of @agw/verifier.
+//    Three passes of new random proofs: every node read from the table, then with the audit service's
+//    cache of the upper levels (upper-node-cache.ts) while it fills, then with it warm.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -49,6 +51,7 @@ const { canonicalContent, recordHash, GENESIS } = require(path.join(ROOT, 'servi
 const { MerkleRepository } = require(path.join(ROOT, 'services/audit/dist/merkle/merkle.repository.js'));
 const { TreeBuilder } = require(path.join(ROOT, 'services/audit/dist/merkle/tree-builder.js'));
 const { MerkleProofs } = require(path.join(ROOT, 'services/audit/dist/merkle/merkle-proofs.js'));
+const { UpperNodeCache, DEFAULT_UPPER_NODE_CACHE } = require(path.join(ROOT, 'services/audit/dist/merkle/upper-node-cache.js'));
 const verifier = require(path.join(ROOT, 'packages/verifier/dist/rfc9162.js'));
 
 const args = process.argv.slice(2);
@@ -241,9 +244,10 @@ async function trees(db, tenant, n) {
   return { reused: false, secs: (performance.now() - t0) / 1000, perBuild: per, buildMs: times, heads: await repo.listHeads(tenant) };
 }
 
-async function proofs(db, tenant, heads) {
+/** `cache`: the service's upper-node cache, or one that keeps nothing (every node from the table) */
+async function proofs(db, tenant, heads, cache) {
   const repo = new MerkleRepository(db);
-  const p = new MerkleProofs(repo);
+  const p = new MerkleProofs(repo, cache);
   const latest = heads[heads.length - 1];
   // random leaves of the latest head: their record hashes, read first (not timed)
   const leaves = Array.from({ length: PROOFS }, () => Math.floor(Math.random() * latest.tree_size));
@@ -320,9 +324,20 @@ async function main() {
       if (t.reused) log(`   ${t.heads.length} tree heads reused from an earlier run`);
       else log(`   ${t.heads.length} tree heads built by TreeBuilder.buildPending (≤ ${t.perBuild} leaves each) in ${t.secs.toFixed(1)} s, per build ms: ${t.buildMs.map((x) => x.toFixed(0)).join(' ')}  load ${load()}`);
       log(`   sizes: ${t.heads.map((h) => h.tree_size).join(' ')}`);
-      const r = await proofs(db, tenant, t.heads);
-      log(`   inclusion   (${r.inc.length}, by record_hash, latest head): median ${ms(pct(r.inc, 50))} ms  p99 ${ms(pct(r.inc, 99))} ms  max ${ms(r.inc[r.inc.length - 1])} ms  verified ${r.incOk}/${r.inc.length}`);
-      log(`   consistency (${r.con.length}, random pairs of heads):      median ${ms(pct(r.con, 50))} ms  p99 ${ms(pct(r.con, 99))} ms  max ${ms(r.con[r.con.length - 1])} ms  verified ${r.conOk}/${r.con.length}  load ${load()}`);
+      // the same random proofs three times: every node from the table (the service before the node cache),
+      // then with the service's cache of the upper levels (level >= 8) as it fills, then with it warm
+      const cache = new UpperNodeCache(DEFAULT_UPPER_NODE_CACHE);
+      const runs = [
+        ['every node from the table', new UpperNodeCache({ minLevel: Number.POSITIVE_INFINITY, maxNodes: 0 })],
+        [`upper levels (>= ${DEFAULT_UPPER_NODE_CACHE.minLevel}) in memory, cache filling`, cache],
+        ['upper levels in memory, second pass', cache],
+      ];
+      for (const [what, c] of runs) {
+        const r = await proofs(db, tenant, t.heads, c);
+        log(`   ${what}${c === cache ? ` (${c.size} nodes cached after)` : ''}:`);
+        log(`     inclusion   (${r.inc.length}, by record_hash, latest head): median ${ms(pct(r.inc, 50))} ms  p99 ${ms(pct(r.inc, 99))} ms  max ${ms(r.inc[r.inc.length - 1])} ms  verified ${r.incOk}/${r.inc.length}`);
+        log(`     consistency (${r.con.length}, random pairs of heads):      median ${ms(pct(r.con, 50))} ms  p99 ${ms(pct(r.con, 99))} ms  max ${ms(r.con[r.con.length - 1])} ms  verified ${r.conOk}/${r.con.length}  load ${load()}`);
+      }
     }
   } finally {
     await db.destroy();

@@ -9,6 +9,7 @@ import { MerkleProofs } from '../src/merkle/merkle-proofs';
 import { MerkleRepository, type TreeHead } from '../src/merkle/merkle.repository';
 import { hashLeaf, recordLeafBytes, rootOfLeafHashes, verifyConsistency, verifyInclusion } from '../src/merkle/rfc9162';
 import { MERKLE_BUILD_LOCK, TreeBuilder } from '../src/merkle/tree-builder';
+import { UpperNodeCache } from '../src/merkle/upper-node-cache';
 import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -184,5 +185,46 @@ describe('Merkle tree heads', () => {
     expect(again.built.some((h) => h.tenant_id === tenant)).toBe(false);
     const nextHour = await builder.buildPending({ builtBy: 'schedule', wait: false, oncePerHour: true, now: new Date(T.getTime() + 3_600_000) });
     expect(nextHour.built.find((h) => h.tenant_id === tenant)?.tree_size).toBe(4);
+  });
+
+  it('takes the upper levels of a tree from memory, and a stale cached node never changes an answer', async () => {
+    const tenant = randomUUID();
+    const hashes = await append(tenant, 40);
+    await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+    await append(tenant, 9);
+    await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
+    // level 2 and above kept (a 49-leaf tree; the service keeps level 8 and above of trees 256× larger)
+    const cache = new UpperNodeCache({ minLevel: 2, maxNodes: 1_000 });
+    const cached = new MerkleProofs(repo, cache);
+    const read = jest.spyOn(repo, 'nodes');
+    try {
+      const first = await cached.inclusion(tenant, hashes[0]);
+      const firstKeys = read.mock.calls.at(-1)?.[1] ?? [];
+      expect(first.verified).toBe(true);
+      expect(cache.size).toBeGreaterThan(0);
+      const again = await cached.inclusion(tenant, hashes[0]);
+      // the same proof, with only the nodes below level 2 read from the table
+      expect(again).toEqual(first);
+      const againKeys = read.mock.calls.at(-1)?.[1] ?? [];
+      expect(againKeys.length).toBeLessThan(firstKeys.length);
+      expect(againKeys.every((k) => k.level < 2)).toBe(true);
+      expect(again).toEqual(await proofs.inclusion(tenant, hashes[0]));
+
+      // a cached node that no longer matches the table (an older backup restored, the chain continued
+      // differently): the proof made with it does not verify, so it is made again from the table
+      cache.remember(tenant, new Map([['2:1', Buffer.alloc(32, 7)]]));
+      expect(await cached.inclusion(tenant, hashes[0])).toEqual(first);
+      const c = await cached.consistency(tenant, 0, 1);
+      expect(c.verified).toBe(true);
+      cache.remember(tenant, new Map([['5:0', Buffer.alloc(32, 7)]]));
+      expect(await cached.consistency(tenant, 0, 1)).toEqual(c);
+      expect(await cached.consistentBySize(tenant, 40, c.first.merkle_root, 49, c.second.merkle_root)).toBe(true);
+      cache.remember(tenant, new Map([['5:0', Buffer.alloc(32, 7)]]));
+      expect(await cached.consistentBySize(tenant, 40, c.first.merkle_root, 49, c.second.merkle_root)).toBe(true);
+      // and a wrong root is still refused
+      expect(await cached.consistentBySize(tenant, 40, c.second.merkle_root, 49, c.second.merkle_root)).toBe(false);
+    } finally {
+      read.mockRestore();
+    }
   });
 });

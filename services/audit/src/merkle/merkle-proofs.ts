@@ -1,9 +1,11 @@
 /**
- * Tree heads and proofs as the API serves them. A proof needs O(log n) stored nodes, read in one query;
- * every proof is verified with the RFC 9162 verifier before it is returned (`verified`).
+ * Tree heads and proofs as the API serves them. A proof needs O(log n) stored nodes, read in one query
+ * (the upper levels come from memory: upper-node-cache.ts); every proof is verified with the RFC 9162
+ * verifier before it is returned (`verified`).
  */
 import { ConflictError, InputError, NotFoundError, recordIdOf } from '@agw/shared';
 import { type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
+import { UpperNodeCache } from './upper-node-cache';
 import { type LeafRange, type NodeKey, consistencyRanges, hashLeaf, hashRange, inclusionRanges, nodesOfRanges, recordLeafBytes, verifyConsistency, verifyInclusion } from './rfc9162';
 
 export interface InclusionProof {
@@ -27,7 +29,10 @@ export interface ConsistencyProof {
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
 export class MerkleProofs {
-  constructor(private readonly repo: MerkleRepository) {}
+  constructor(
+    private readonly repo: MerkleRepository,
+    private readonly cache: UpperNodeCache = new UpperNodeCache(),
+  ) {}
 
   listHeads(tenantId: string): Promise<TreeHead[]> {
     return this.repo.listHeads(tenantId);
@@ -75,20 +80,26 @@ export class MerkleProofs {
   async inclusionAt(tenantId: string, record: { tenant_seq: number; record_hash: string }, tree: TreeHead): Promise<InclusionProof> {
     const ranges = inclusionRanges(record.tenant_seq, tree.tree_size);
     const leafKey: NodeKey = { level: 0, index: record.tenant_seq };
-    const nodes = await this.repo.nodes(tenantId, [leafKey, ...nodesOfRanges(ranges)]);
-    const proof = this.fold(ranges, nodes);
     const leafHash = hashLeaf(recordLeafBytes(record.record_hash));
-    const stored = nodes.get(nodeKey(leafKey));
-    const verified = Boolean(stored?.equals(leafHash)) && verifyInclusion(leafHash, record.tenant_seq, tree.tree_size, proof, Buffer.from(tree.merkle_root, 'hex'));
-    return {
-      record_hash: record.record_hash,
-      record_id: recordIdOf(record.tenant_seq),
-      leaf_index: record.tenant_seq,
-      leaf_hash: leafHash.toString('hex'),
-      tree,
-      proof: proof.map((p) => p.toString('hex')),
-      verified,
-    };
+    return this.fromNodes(
+      tenantId,
+      [leafKey, ...nodesOfRanges(ranges)],
+      (nodes) => {
+        const proof = this.fold(ranges, nodes);
+        const stored = nodes.get(nodeKey(leafKey));
+        const verified = Boolean(stored?.equals(leafHash)) && verifyInclusion(leafHash, record.tenant_seq, tree.tree_size, proof, Buffer.from(tree.merkle_root, 'hex'));
+        return {
+          record_hash: record.record_hash,
+          record_id: recordIdOf(record.tenant_seq),
+          leaf_index: record.tenant_seq,
+          leaf_hash: leafHash.toString('hex'),
+          tree,
+          proof: proof.map((p) => p.toString('hex')),
+          verified,
+        };
+      },
+      (p) => p.verified,
+    );
   }
 
   /** RFC 9162 consistency proof: tree head `n` (earlier) is a prefix of tree head `m`. */
@@ -102,10 +113,16 @@ export class MerkleProofs {
     if (!first) throw new NotFoundError(`Tree head ${n} not found`);
     if (!second) throw new NotFoundError(`Tree head ${m} not found`);
     const ranges = consistencyRanges(first.tree_size, second.tree_size);
-    const nodes = await this.repo.nodes(tenantId, nodesOfRanges(ranges));
-    const proof = this.fold(ranges, nodes);
-    const verified = verifyConsistency(first.tree_size, second.tree_size, Buffer.from(first.merkle_root, 'hex'), Buffer.from(second.merkle_root, 'hex'), proof);
-    return { first, second, proof: proof.map((p) => p.toString('hex')), verified };
+    return this.fromNodes(
+      tenantId,
+      nodesOfRanges(ranges),
+      (nodes) => {
+        const proof = this.fold(ranges, nodes);
+        const verified = verifyConsistency(first.tree_size, second.tree_size, Buffer.from(first.merkle_root, 'hex'), Buffer.from(second.merkle_root, 'hex'), proof);
+        return { first, second, proof: proof.map((p) => p.toString('hex')), verified };
+      },
+      (p) => p.verified,
+    );
   }
 
   /**
@@ -116,13 +133,38 @@ export class MerkleProofs {
     if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 1 || size2 < size1) return false;
     if (size1 === size2) return root1Hex === root2Hex;
     const ranges = consistencyRanges(size1, size2);
-    let proof: Buffer[];
     try {
-      proof = this.fold(ranges, await this.repo.nodes(tenantId, nodesOfRanges(ranges)));
+      return await this.fromNodes(
+        tenantId,
+        nodesOfRanges(ranges),
+        (nodes) => verifyConsistency(size1, size2, Buffer.from(root1Hex, 'hex'), Buffer.from(root2Hex, 'hex'), this.fold(ranges, nodes)),
+        (consistent) => consistent,
+      );
     } catch {
       return false; // a node the proof needs is missing
     }
-    return verifyConsistency(size1, size2, Buffer.from(root1Hex, 'hex'), Buffer.from(root2Hex, 'hex'), proof);
+  }
+
+  /**
+   * `make` from the stored nodes `keys`: the upper levels from the cache, the rest in one query. When what
+   * `make` gives with cached nodes does not hold (`holds`) or cannot be made, the tenant's cached nodes are
+   * dropped and it is made again from the table alone, whose answer stands (a failed verification is
+   * then the table's, and is reported as such).
+   */
+  private async fromNodes<T>(tenantId: string, keys: NodeKey[], make: (nodes: Map<string, Buffer>) => T, holds: (result: T) => boolean): Promise<T> {
+    const { found, missing } = this.cache.lookup(tenantId, keys);
+    const read = await this.repo.nodes(tenantId, missing);
+    this.cache.remember(tenantId, read);
+    if (found.size === 0) return make(read);
+    for (const [k, hash] of read) found.set(k, hash);
+    try {
+      const result = make(found);
+      if (holds(result)) return result;
+    } catch {
+      // a node is missing: the table's answer below says so
+    }
+    this.cache.forget(tenantId);
+    return make(await this.repo.nodes(tenantId, keys));
   }
 
   private fold(ranges: LeafRange[], nodes: Map<string, Buffer>): Buffer[] {

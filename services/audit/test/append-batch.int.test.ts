@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { type BatchAppend, AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { GENESIS, canonicalContent, recordHash } from '../src/chain/record-hash';
-import { governedEntry } from './support/entries';
+import { decisionInputOf, governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -30,24 +30,7 @@ function item(tenantId: string, appendKey?: string): BatchAppend {
     entry,
     canonical: canonicalContent(entry),
     appendKey,
-    replay: {
-      action_id: entry.action_id,
-      agent_id: entry.agent_id,
-      agent_type: entry.agent_type,
-      agent_version: entry.agent_version,
-      tool: entry.tool,
-      method: entry.method,
-      session_id: null,
-      stored_params: entry.params,
-      pii_detected: false,
-      behavioral: null,
-      decision: entry.decision,
-      violations: [],
-      severity: 'none',
-      bundle_revision: 'rev-test',
-      passes: 1,
-      evaluated_at: new Date(),
-    } as unknown as BatchAppend['replay'],
+    replay: decisionInputOf(entry),
     event: { subject: `TEST.decisions.${tenantId}.allowed`, event: { event_id: randomUUID(), action_id: entry.action_id } },
   };
 }

@@ -13,7 +13,7 @@ import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { EventRelay } from '../src/chain/event-relay';
 import type { ChainEntry } from '../src/chain/record-hash';
-import { governedEntry } from './support/entries';
+import { decisionInputOf, governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const prefix = `GC${randomUUID().replace(/-/g, '').slice(0, 10)}`;
@@ -22,24 +22,6 @@ let bus: Bus;
 
 const entry = (over: Partial<ChainEntry> = {}): ChainEntry => governedEntry({ params: { q: 'x', n: 1 }, ...over });
 
-const replay = (e: ChainEntry) => ({
-  action_id: e.action_id,
-  agent_id: e.agent_id,
-  agent_type: e.agent_type,
-  agent_version: e.agent_version,
-  tool: e.tool,
-  method: e.method,
-  session_id: null,
-  stored_params: e.params,
-  pii_detected: false,
-  behavioral: { action_count_1h: 1 },
-  decision: 'allow',
-  violations: [],
-  severity: 'none',
-  bundle_revision: 'rev-test',
-  passes: 2,
-  evaluated_at: new Date(),
-});
 
 beforeAll(async () => {
   await migrateToLatest(url);
@@ -74,7 +56,7 @@ describe('group commit', () => {
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
     const tenants = Array.from({ length: 5 }, () => randomUUID());
     const entries = tenants.flatMap((t) => Array.from({ length: 30 }, () => ({ t, e: entry() })));
-    const answered = await Promise.all(entries.map(({ t, e }) => chain.append(t, e, { eventKind: 'allowed', replay: replay(e) })));
+    const answered = await Promise.all(entries.map(({ t, e }) => chain.append(t, e, { eventKind: 'allowed', replay: decisionInputOf(e) })));
     expect(answered.every((r) => r.event_queued)).toBe(true);
     for (const t of tenants) {
       expect(await chain.verify(t)).toEqual({ valid: true, record_count: 30 });

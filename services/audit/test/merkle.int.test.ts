@@ -212,14 +212,14 @@ describe('Merkle tree heads', () => {
 
       // a cached node that no longer matches the table (an older backup restored, the chain continued
       // differently): the proof made with it does not verify, so it is made again from the table
-      cache.remember(tenant, new Map([['2:1', Buffer.alloc(32, 7)]]));
+      cache.remember(tenant, [{ level: 2, index: 1 }], new Map([['2:1', Buffer.alloc(32, 7)]]));
       expect(await cached.inclusion(tenant, hashes[0])).toEqual(first);
       const c = await cached.consistency(tenant, 0, 1);
       expect(c.verified).toBe(true);
-      cache.remember(tenant, new Map([['5:0', Buffer.alloc(32, 7)]]));
+      cache.remember(tenant, [{ level: 5, index: 0 }], new Map([['5:0', Buffer.alloc(32, 7)]]));
       expect(await cached.consistency(tenant, 0, 1)).toEqual(c);
       expect(await cached.consistentBySize(tenant, 40, c.first.merkle_root, 49, c.second.merkle_root)).toBe(true);
-      cache.remember(tenant, new Map([['5:0', Buffer.alloc(32, 7)]]));
+      cache.remember(tenant, [{ level: 5, index: 0 }], new Map([['5:0', Buffer.alloc(32, 7)]]));
       expect(await cached.consistentBySize(tenant, 40, c.first.merkle_root, 49, c.second.merkle_root)).toBe(true);
       // and a wrong root is still refused
       expect(await cached.consistentBySize(tenant, 40, c.second.merkle_root, 49, c.second.merkle_root)).toBe(false);

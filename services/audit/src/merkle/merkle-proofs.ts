@@ -154,7 +154,7 @@ export class MerkleProofs {
   private async fromNodes<T>(tenantId: string, keys: NodeKey[], make: (nodes: Map<string, Buffer>) => T, holds: (result: T) => boolean): Promise<T> {
     const { found, missing } = this.cache.lookup(tenantId, keys);
     const read = await this.repo.nodes(tenantId, missing);
-    this.cache.remember(tenantId, read);
+    this.cache.remember(tenantId, missing, read);
     if (found.size === 0) return make(read);
     for (const [k, hash] of read) found.set(k, hash);
     try {

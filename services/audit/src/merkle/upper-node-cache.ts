@@ -14,6 +14,7 @@
  * served, and a proof that fails with cached nodes drops the tenant's cache and is made again from the
  * table (MerkleProofs).
  */
+import { nodeKey } from './merkle.repository';
 import type { NodeKey } from './rfc9162';
 
 export interface UpperNodeCacheOptions {
@@ -25,7 +26,7 @@ export interface UpperNodeCacheOptions {
 
 export const DEFAULT_UPPER_NODE_CACHE: UpperNodeCacheOptions = { minLevel: 8, maxNodes: 50_000 };
 
-const entryKey = (tenantId: string, k: NodeKey): string => `${tenantId}|${k.level}:${k.index}`;
+const entryKey = (tenantId: string, k: NodeKey): string => `${tenantId}|${nodeKey(k)}`;
 
 export class UpperNodeCache {
   /** insertion order = recency: a hit moves its entry to the end, eviction takes from the front */
@@ -37,7 +38,7 @@ export class UpperNodeCache {
     return this.entries.size;
   }
 
-  /** The keys found here (by `level:index`, as MerkleRepository.nodes answers), and those to read. */
+  /** The keys found here (by `nodeKey`, as MerkleRepository.nodes answers), and those to read. */
   lookup(tenantId: string, keys: NodeKey[]): { found: Map<string, Buffer>; missing: NodeKey[] } {
     const found = new Map<string, Buffer>();
     const missing: NodeKey[] = [];
@@ -54,17 +55,17 @@ export class UpperNodeCache {
       }
       this.entries.delete(key);
       this.entries.set(key, hash);
-      found.set(`${k.level}:${k.index}`, hash);
+      found.set(nodeKey(k), hash);
     }
     return { found, missing };
   }
 
-  /** Keeps the upper-level nodes among `nodes` (as read from committed rows, keyed `level:index`). */
-  remember(tenantId: string, nodes: Map<string, Buffer>): void {
-    for (const [k, hash] of nodes) {
-      const colon = k.indexOf(':');
-      if (Number(k.slice(0, colon)) < this.opts.minLevel) continue;
-      this.entries.set(`${tenantId}|${k}`, hash);
+  /** Keeps the upper-level nodes among `keys`, whose hashes `nodes` holds as read from committed rows (by `nodeKey`). */
+  remember(tenantId: string, keys: NodeKey[], nodes: Map<string, Buffer>): void {
+    for (const k of keys) {
+      if (k.level < this.opts.minLevel) continue;
+      const hash = nodes.get(nodeKey(k));
+      if (hash !== undefined) this.entries.set(entryKey(tenantId, k), hash);
     }
     for (const key of this.entries.keys()) {
       if (this.entries.size <= this.opts.maxNodes) break;

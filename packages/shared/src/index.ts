@@ -33,6 +33,7 @@ export * from './bus/event-outbox.repository';
 export * from './bus/event-publisher';
 export * from './bus/tenant-changes';
 export * from './db/database';
+export * from './db/copy-rows';
 export * from './db/migrate';
 export * from './db/backup';
 export * from './stores';

@@ -14,6 +14,16 @@ export type Db = Kysely<Database>;
 // BIGINT / BIGSERIAL columns come back as JS numbers (ids stay far below 2^53); NUMERIC stays a string.
 types.setTypeParser(20, (v) => Number(v));
 
+/** The pg pool behind each database handle createDb made (for what kysely cannot express: copy-rows.ts). */
+const pools = new WeakMap<Db, Pool>();
+
+/** The pool of a handle made by createDb. */
+export function poolOf(db: Db): Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('not a database handle made by createDb');
+  return pool;
+}
+
 export function createDb(url: string, options: { max?: number } = {}): Db {
   const pool = new Pool({ connectionString: url, max: options.max ?? 10 });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
@@ -34,5 +44,7 @@ export function createDb(url: string, options: { max?: number } = {}): Db {
   const connect = pool.connect.bind(pool) as () => Promise<unknown>;
   (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = (cb?: unknown) =>
     cb ? (pool.constructor.prototype.connect as (cb: unknown) => unknown).call(pool, cb) : connect().catch((e: unknown) => Promise.reject(tagStore(e, 'Postgres')));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
 }

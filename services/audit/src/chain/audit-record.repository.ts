@@ -1,5 +1,5 @@
 /** The only queries on audit_records / audit_chain_heads / audit_tamper_backups. Tenant id first, always. */
-import { type Database, type Db, type DecisionInputRow, recordIdOf } from '@agw/shared';
+import { copyLiteral, copyRows, type Database, type Db, type DecisionInputRow, recordIdOf } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
 import type { ChainEntry } from './record-hash';
 
@@ -14,6 +14,9 @@ export interface StoredRecord extends ChainEntry {
   prev_hash: string;
   record_hash: string;
 }
+
+/** A record as verification reads it (chainRecords): everything but the global row key. */
+export type ChainRecord = Omit<StoredRecord, 'id'>;
 
 const columns = [
   'id',
@@ -48,6 +51,33 @@ function toRecord(r: Row): StoredRecord {
     id: Number(r.id),
     tenant_seq: Number(r.tenant_seq),
     requested_at: (r.requested_at as Date).toISOString(),
+  };
+}
+
+/** A record from its fields' text as chainRecords selects them (COPY text, copy-rows.ts). */
+function chainRecordOf(f: Array<string | null>): ChainRecord {
+  return {
+    tenant_seq: Number(f[0]),
+    action_id: f[1] as string,
+    agent_id: f[2] as string,
+    agent_type: f[3] as string,
+    agent_version: f[4] as string,
+    tool: f[5] as string,
+    method: f[6] as string,
+    params: JSON.parse(f[7] as string),
+    decision: f[8] as string,
+    violations: JSON.parse(f[9] as string),
+    severity: f[10] as string,
+    alert_tier: f[11],
+    requires_human: f[12] === 't',
+    execution_mode: f[13],
+    source: f[14] as string,
+    session_id: f[15],
+    bundle_revision: f[16] as string,
+    details: JSON.parse(f[17] as string),
+    requested_at: new Date(Number(f[18])).toISOString(),
+    prev_hash: f[19] as string,
+    record_hash: f[20] as string,
   };
 }
 
@@ -170,19 +200,21 @@ export class AuditRecordRepository {
   }
 
   /**
-   * Records in chain order from `afterSeq` (exclusive), a page at a time (keyset on the unique
-   * (tenant_id, tenant_seq) index: each page is one index range scan). The rows pg returns are converted
-   * in place (no copy per record: verification reads a million of them).
+   * The records with fromSeq <= tenant_seq < toSeq (toSeq null: to the end) in chain order, for verification
+   * (a million of them): one index range scan on the unique (tenant_id, tenant_seq) index streamed by COPY
+   * (copy-rows.ts: the rows arrive while Postgres reads on, without pg's per-field row parsing), each record
+   * built straight from its fields' text. The same values as a SELECT through kysely: jsonb through
+   * JSON.parse (what pg does with it), booleans from `t`/`f`, and requested_at as Date#toISOString of its
+   * milliseconds (what pg's Date did: the fraction below a millisecond is dropped).
    */
-  async page(tenantId: string, afterSeq: number, size: number, beforeSeq?: number): Promise<StoredRecord[]> {
-    let q = this.db.selectFrom('audit_records').select(columns).where('tenant_id', '=', tenantId).where('tenant_seq', '>', afterSeq);
-    if (beforeSeq !== undefined) q = q.where('tenant_seq', '<', beforeSeq);
-    const rows = (await q.orderBy('tenant_seq', 'asc').limit(size).execute()) as unknown as Array<Row & StoredRecord>;
-    for (const r of rows) {
-      // BIGINT columns are numbers already (createDb's type parser); timestamptz comes as a Date
-      r.requested_at = (r.requested_at as unknown as Date).toISOString();
-    }
-    return rows;
+  async *chainRecords(tenantId: string, fromSeq: number, toSeq: number | null): AsyncGenerator<ChainRecord[]> {
+    const until = toSeq === null ? '' : ` AND tenant_seq < ${copyLiteral(toSeq)}`;
+    const select =
+      'SELECT tenant_seq, action_id, agent_id, agent_type, agent_version, tool, method, params, decision, violations, severity, alert_tier,' +
+      ' requires_human, execution_mode, source, session_id, bundle_revision, details,' +
+      ' floor(extract(epoch FROM requested_at) * 1000)::bigint, prev_hash, record_hash FROM audit_records' +
+      ` WHERE tenant_id = ${copyLiteral(tenantId)}::uuid AND tenant_seq >= ${copyLiteral(fromSeq)}${until} ORDER BY tenant_seq`;
+    for await (const rows of copyRows(this.db, select)) yield rows.map(chainRecordOf);
   }
 
   /** The tenant's chain length as its head row counts it (0 without a chain). */

@@ -7,24 +7,22 @@
  * `record_count` counts the records verified before it.
  *
  * How it is fast:
- * - records are read a page at a time on the unique (tenant_id, tenant_seq) index, the next page
- *   requested while the current one is hashed (Postgres and this thread work at the same time);
+ * - a range's records are read by one index range scan streamed with COPY (chainRecords,
+ *   copy-rows.ts): Postgres reads on while this thread hashes, and no pg row parsing per field;
  * - the canonical JSON and SHA-256 skip per-record waste (record-hash.ts);
  * - a long chain is split by tenant_seq into consecutive ranges verified at the same time, one in this
  *   thread and the others in worker threads (chain-verify.worker.ts, each with its own connection). A
  *   range checks every link inside it and every hash; the link INTO each range (its first record's
  *   prev_hash against the previous non-empty range's last record_hash, GENESIS for the first) is checked
  *   here when the ranges are joined, in chain order, so the first failure found is the sequential walk's.
- *   The last range is open-ended: records appended during the walk are verified too, as before.
+ *   The last range is open-ended: records committed before its read began are verified too (those
+ *   appended after the head's count was read).
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { recordIdOf } from '@agw/shared';
 import type { AuditRecordRepository } from './audit-record.repository';
 import { GENESIS, recordHash } from './record-hash';
-
-/** records per page (about 1 KB each) */
-export const VERIFY_PAGE = 5000;
 
 /**
  * What a range of the chain found; `first.prev_hash` is checked by the caller (the link into the range).
@@ -51,29 +49,22 @@ export interface VerifyResult {
 export async function verifyRange(records: AuditRecordRepository, tenantId: string, fromSeq: number, toSeq: number | null): Promise<RangeResult> {
   const out: RangeResult = { count: 0 };
   let prev: string | undefined;
-  let next = records.page(tenantId, fromSeq - 1, VERIFY_PAGE, toSeq ?? undefined);
-  for (;;) {
-    const page = await next;
-    const full = page.length === VERIFY_PAGE;
-    if (full) {
-      next = records.page(tenantId, page[page.length - 1].tenant_seq, VERIFY_PAGE, toSeq ?? undefined);
-      next.catch(() => undefined); // awaited on the next turn, not when this page fails
-    }
-    for (const r of page) {
+  for await (const batch of records.chainRecords(tenantId, fromSeq, toSeq)) {
+    for (const r of batch) {
       if (prev === undefined) {
         out.first = { prev_hash: r.prev_hash, action_id: r.action_id, record_id: recordIdOf(r.tenant_seq) };
         prev = r.prev_hash;
       }
       if (r.prev_hash !== prev || recordHash(r, prev) !== r.record_hash) {
         out.fail = { index: out.count, action_id: r.action_id, record_id: recordIdOf(r.tenant_seq) };
-        return out;
+        return out; // leaving the loop ends the read (copy-rows.ts)
       }
       prev = r.record_hash;
-      out.last_hash = prev;
       out.count++;
     }
-    if (!full) return out;
   }
+  if (prev !== undefined) out.last_hash = prev;
+  return out;
 }
 
 /** Join consecutive ranges in chain order into the answer of one sequential walk. */

@@ -33,13 +33,15 @@
 //    at a time (median, p99), each checked with the independent RFC 9162 verifier of @agw/verifier.
 //    Three passes of new random proofs: every node read from the table, then with the audit service's
 //    cache of the upper levels (upper-node-cache.ts) while it fills, then with it warm.
+//    Each line also counts the proofs slower than 5 ms and how many of them overlapped a garbage-collection
+//    pause of this process (the tail's two causes: cold reads, and the young generation's scavenges).
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { performance } from 'node:perf_hooks';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(ROOT, 'services/audit/package.json'));
@@ -244,6 +246,19 @@ async function trees(db, tenant, n) {
   return { reused: false, secs: (performance.now() - t0) / 1000, perBuild: per, buildMs: times, heads: await repo.listHeads(tenant) };
 }
 
+// this process's garbage-collection pauses (start, duration in ms), to tell them apart from slow reads
+const gcPauses = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push([e.startTime, e.duration]);
+}).observe({ entryTypes: ['gc'] });
+const SLOW_MS = 5;
+/** proofs slower than SLOW_MS, and how many of them overlap one of this process's GC pauses */
+function slowOnes(spans) {
+  const slow = spans.filter(([s, d]) => d > SLOW_MS);
+  const withGc = slow.filter(([s, d]) => gcPauses.some(([gs, gd]) => gs < s + d && gs + gd > s));
+  return `${slow.length} slower than ${SLOW_MS} ms, ${withGc.length} of them during a GC pause of this process`;
+}
+
 /** `cache`: the service's upper-node cache, or one that keeps nothing (every node from the table) */
 async function proofs(db, tenant, heads, cache) {
   const repo = new MerkleRepository(db);
@@ -254,11 +269,13 @@ async function proofs(db, tenant, heads, cache) {
   const { rows } = await sql`SELECT tenant_seq, record_hash FROM audit_records WHERE tenant_id = ${tenant} AND tenant_seq = ANY(${leaves}::bigint[])`.execute(db);
   const hashOf = new Map(rows.map((r) => [Number(r.tenant_seq), r.record_hash]));
   const inc = [];
+  const incSpans = [];
   let incOk = 0;
   for (const leaf of leaves) {
     const s = performance.now();
     const r = await p.inclusion(tenant, hashOf.get(leaf));
     inc.push(performance.now() - s);
+    incSpans.push([s, inc[inc.length - 1]]);
     const ok =
       r.verified &&
       r.leaf_index === leaf &&
@@ -266,6 +283,7 @@ async function proofs(db, tenant, heads, cache) {
     if (ok) incOk++;
   }
   const con = [];
+  const conSpans = [];
   let conOk = 0;
   for (let k = 0; k < PROOFS; k++) {
     let a = Math.floor(Math.random() * heads.length);
@@ -275,6 +293,7 @@ async function proofs(db, tenant, heads, cache) {
     const s = performance.now();
     const r = await p.consistency(tenant, heads[a].tree_index, heads[b].tree_index);
     con.push(performance.now() - s);
+    conSpans.push([s, con[con.length - 1]]);
     const ok =
       r.verified &&
       verifier.verifyConsistency(r.first.tree_size, r.second.tree_size, Buffer.from(r.first.merkle_root, 'hex'), Buffer.from(r.second.merkle_root, 'hex'), r.proof.map((x) => Buffer.from(x, 'hex')));
@@ -282,7 +301,7 @@ async function proofs(db, tenant, heads, cache) {
   }
   inc.sort((x, y) => x - y);
   con.sort((x, y) => x - y);
-  return { inc, con, incOk, conOk };
+  return { inc, con, incOk, conOk, incSlow: slowOnes(incSpans), conSlow: slowOnes(conSpans) };
 }
 
 // ---------- main ----------
@@ -335,8 +354,8 @@ async function main() {
       for (const [what, c] of runs) {
         const r = await proofs(db, tenant, t.heads, c);
         log(`   ${what}${c === cache ? ` (${c.size} nodes cached after)` : ''}:`);
-        log(`     inclusion   (${r.inc.length}, by record_hash, latest head): median ${ms(pct(r.inc, 50))} ms  p99 ${ms(pct(r.inc, 99))} ms  max ${ms(r.inc[r.inc.length - 1])} ms  verified ${r.incOk}/${r.inc.length}`);
-        log(`     consistency (${r.con.length}, random pairs of heads):      median ${ms(pct(r.con, 50))} ms  p99 ${ms(pct(r.con, 99))} ms  max ${ms(r.con[r.con.length - 1])} ms  verified ${r.conOk}/${r.con.length}  load ${load()}`);
+        log(`     inclusion   (${r.inc.length}, by record_hash, latest head): median ${ms(pct(r.inc, 50))} ms  p99 ${ms(pct(r.inc, 99))} ms  max ${ms(r.inc[r.inc.length - 1])} ms  verified ${r.incOk}/${r.inc.length}; ${r.incSlow}`);
+        log(`     consistency (${r.con.length}, random pairs of heads):      median ${ms(pct(r.con, 50))} ms  p99 ${ms(pct(r.con, 99))} ms  max ${ms(r.con[r.con.length - 1])} ms  verified ${r.conOk}/${r.con.length}; ${r.conSlow}  load ${load()}`);
       }
     }
   } finally {

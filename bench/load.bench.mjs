@@ -243,12 +243,18 @@ async function sequential(target, body, seconds) {
     new Promise((resolve, reject) => {
       const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...target.headers } }, (res) => {
         res.resume();
+        // the gateway's own durations per pipeline step (Server-Timing: "policy;dur=1.23, audit;dur=2.01")
+        for (const part of String(res.headers['server-timing'] ?? '').split(',')) {
+          const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+          if (m) (steps[m[1]] ??= []).push(Number(m[2]));
+        }
         res.on('end', () => resolve(res.statusCode));
       });
       req.on('error', reject);
       req.end(body);
     });
   const lat = [];
+  const steps = {};
   let non2xx = 0;
   const until = performance.now() + seconds * 1000;
   while (performance.now() < until) {
@@ -260,7 +266,8 @@ async function sequential(target, body, seconds) {
   agent.destroy();
   lat.sort((a, b) => a - b);
   const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
-  return { n: lat.length, non2xx, p50: pct(50), p99: pct(99) };
+  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  return { n: lat.length, non2xx, p50: pct(50), p99: pct(99), steps: Object.entries(steps).map(([k, xs]) => `${k} ${median(xs).toFixed(2)}`).join(', ') };
 }
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
@@ -374,6 +381,7 @@ async function main() {
   const c1g = await sequential(targets.gateway, call, C1_DURATION);
   const c1e = await sequential(targets.echo, call, C1_DURATION);
   console.log(`\n  concurrency 1, ${C1_DURATION} s each: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
+  if (c1g.steps) console.log(`  concurrency 1, the gateway's pipeline steps (Server-Timing), median ms: ${c1g.steps}`);
 
   // every tenant's chain (at most 100 of them, spread over the list)
   const checked = keys.filter((_, i) => i % Math.max(1, Math.floor(keys.length / 100)) === 0);

@@ -54,6 +54,12 @@ function toRecord(r: Row): StoredRecord {
   };
 }
 
+/** What chainRecords selects, in chainRecordOf's field order (requested_at as epoch milliseconds). */
+const CHAIN_RECORD_COLUMNS =
+  'tenant_seq, action_id, agent_id, agent_type, agent_version, tool, method, params, decision, violations, severity, alert_tier,' +
+  ' requires_human, execution_mode, source, session_id, bundle_revision, details,' +
+  ' floor(extract(epoch FROM requested_at) * 1000)::bigint, prev_hash, record_hash';
+
 /** A record from its fields' text as chainRecords selects them (COPY text, copy-rows.ts). */
 function chainRecordOf(f: Array<string | null>): ChainRecord {
   return {
@@ -209,11 +215,7 @@ export class AuditRecordRepository {
    */
   async *chainRecords(tenantId: string, fromSeq: number, toSeq: number | null): AsyncGenerator<ChainRecord[]> {
     const until = toSeq === null ? '' : ` AND tenant_seq < ${copyLiteral(toSeq)}`;
-    const select =
-      'SELECT tenant_seq, action_id, agent_id, agent_type, agent_version, tool, method, params, decision, violations, severity, alert_tier,' +
-      ' requires_human, execution_mode, source, session_id, bundle_revision, details,' +
-      ' floor(extract(epoch FROM requested_at) * 1000)::bigint, prev_hash, record_hash FROM audit_records' +
-      ` WHERE tenant_id = ${copyLiteral(tenantId)}::uuid AND tenant_seq >= ${copyLiteral(fromSeq)}${until} ORDER BY tenant_seq`;
+    const select = `SELECT ${CHAIN_RECORD_COLUMNS} FROM audit_records WHERE tenant_id = ${copyLiteral(tenantId)}::uuid AND tenant_seq >= ${copyLiteral(fromSeq)}${until} ORDER BY tenant_seq`;
     for await (const rows of copyRows(this.db, select)) yield rows.map(chainRecordOf);
   }
 

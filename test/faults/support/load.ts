@@ -66,10 +66,18 @@ export async function oneCall(tenant: Tenant, kind: Kind, phase: string, run: st
       r.detail = text.slice(0, 200);
     }
   } catch (e) {
-    r.detail = e instanceof Error ? e.message : String(e);
+    r.detail = failureOf(e);
   }
   r.t1 = Date.now();
   return r;
+}
+
+/** fetch's own message ("fetch failed") with its cause's code and message (reset, refused, timeout, ...) */
+function failureOf(e: unknown): string {
+  // not `instanceof Error`: fetch's errors come from another realm than jest's test context
+  const err = e as { message?: string; cause?: { code?: string; name?: string; message?: string } };
+  if (typeof err?.message !== 'string') return String(e);
+  return err.cause ? `${err.message}: ${err.cause.code ?? err.cause.name} ${err.cause.message}` : err.message;
 }
 
 /** A running load: `concurrency` loops, each picking tenants and kinds round-robin, until stop(). */

@@ -2,6 +2,7 @@
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
 //   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
+//                          [--checkout DIR]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
@@ -15,6 +16,10 @@
 // transactions (pg_stat_database, pg_stat_wal), Redis commands (INFO commandstats); req/s and the ratio to
 // the echo; CPU per process; the latency at concurrency 1; the audit chain. Figures are printed, never asserted.
 //
+// --checkout DIR: the private fleet of another built checkout of this repository (e.g. a `git worktree` of an
+// earlier commit), in database agw_load_<name of DIR> and JetStream prefix LOADX, measured by this bench: a
+// before and after on the same machine, back to back (docs/performance.md, "Where this stands").
+//
 // --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
 // runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
 // `node bench/profile-summary.mjs DIR`).
@@ -27,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const opt = (n, d) => {
   const i = args.indexOf(`--${n}`);
@@ -41,6 +46,11 @@ const WARM = Number(opt('warm', '10')); // seconds of warm-up at full concurrenc
 const TENANTS = Number(opt('tenants', '1')); // active tenants: the gateway runs rotate over their keys
 const EXTERNAL = opt('fleet', '');
 const CPU_PROF = opt('cpu-prof', '');
+const CHECKOUT = opt('checkout', '');
+/** the checkout whose fleet is measured (this one, or --checkout's) */
+const ROOT = CHECKOUT ? path.resolve(CHECKOUT) : HERE;
+const FLEET_DB = CHECKOUT ? `agw_load_${path.basename(ROOT).replace(/[^a-z0-9_]/gi, '_').toLowerCase()}` : 'agw_load';
+const FLEET_PREFIX = CHECKOUT ? 'LOADX' : 'LOAD';
 const OFFSET = 5000; // gRPC ports are 50051+: the offset keeps them under 65536, and clear of e2e (10000) and tool-call.bench (3000)
 const BASE = EXTERNAL || `http://127.0.0.1:${8080 + OFFSET}/api`;
 const ECHO_PORT = 8070 + OFFSET;
@@ -57,10 +67,10 @@ function startFleet() {
   if (CPU_PROF) {
     fs.mkdirSync(CPU_PROF, { recursive: true });
     // --cpu-prof is refused in NODE_OPTIONS: a preload starts/stops the profiler on SIGUSR2 instead
-    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(ROOT, 'bench/support/cpu-prof-preload.cjs')}`.trim();
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(HERE, 'bench/support/cpu-prof-preload.cjs')}`.trim();
     env.AGW_CPU_PROF_DIR = path.resolve(CPU_PROF);
   }
-  const fleet = spawn(process.execPath, [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET), '--db', 'agw_load', '--prefix', 'LOAD', '--quiet'], {
+  const fleet = spawn(process.execPath, [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET), '--db', FLEET_DB, '--prefix', FLEET_PREFIX, '--quiet'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -78,7 +88,7 @@ function startFleet() {
 
 function startEcho() {
   // express resolved from the gateway package (the same version the gateway runs)
-  const expressPath = createRequire(path.join(ROOT, 'services/gateway/package.json')).resolve('express');
+  const expressPath = createRequire(path.join(HERE, 'services/gateway/package.json')).resolve('express');
   const src = `
     const express = require(${JSON.stringify(expressPath)});
     const app = express();
@@ -132,7 +142,7 @@ function findProcesses(echoPid) {
       if (!EXTERNAL && readStat(pid)?.ppid !== children[0]?.pid) continue;
       add(svc[1], pid);
     } else if (/^postgres: /.test(cmd)) {
-      if (cmd.includes(` ${EXTERNAL ? 'agw ' : 'agw_load '}`)) add('postgres', pid);
+      if (cmd.includes(` ${PG_DB()} `)) add('postgres', pid);
       else if (/(walwriter|checkpointer|background writer|autovacuum|logical replication|stats)/.test(cmd)) add('postgres(server)', pid);
     } else if (/redis-server/.test(cmd)) add('redis', pid);
     else if (/nats-server/.test(cmd)) add('nats', pid);
@@ -188,7 +198,7 @@ function countSyscalls(groups, seconds) {
   });
 }
 
-const PG_DB = () => (EXTERNAL ? 'agw' : 'agw_load');
+const PG_DB = () => (EXTERNAL ? 'agw' : FLEET_DB);
 /** pg_stat_database of the fleet's database and pg_stat_wal (server-wide). */
 function pgStats() {
   try {

@@ -119,6 +119,13 @@ describe('Merkle tree heads', () => {
     await expect(proofs.consistency(tenant, 0, 5)).rejects.toMatchObject({ code: 'not_found' });
     await expect(proofs.consistency(tenant, 1, 0)).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(proofs.consistency(randomUUID(), 0, 0)).rejects.toMatchObject({ code: 'not_found' });
+    // the record and the head are read in one statement: each absence is told apart
+    await expect(proofs.inclusion(tenant, 'e'.repeat(64), 0)).rejects.toMatchObject({ code: 'not_found', message: 'No audit record with this record_hash' });
+    await expect(proofs.inclusion(tenant, h, 7)).rejects.toMatchObject({ code: 'not_found', message: 'Tree head 7 not found' });
+    await expect(proofs.consistency(tenant, 0, 3)).rejects.toMatchObject({ code: 'not_found', message: 'Tree head 3 not found' });
+    await expect(proofs.consistency(tenant, 2, 3)).rejects.toMatchObject({ code: 'not_found', message: 'Tree head 2 not found' });
+    expect(await proofs['repo'].recordAndHead(randomUUID(), h)).toEqual({ record: undefined, head: undefined });
+    expect((await proofs.inclusion(tenant, h, 0)).tree.tree_index).toBe(0);
   });
 
   it('retries a tree-built event that could not be published on the next build', async () => {

@@ -52,11 +52,8 @@ export class MerkleProofs {
     }
     if (!HEX64.test(recordHashInput)) throw InputError.at(['path', 'record_hash'], 'record_hash must be 64 hexadecimal characters (SHA-256)', 'pattern');
     const recordHash = recordHashInput.toLowerCase();
-    // the record and the tree head do not depend on each other: one round trip's time for both
-    const [record, head] = await Promise.all([
-      this.repo.recordByHash(tenantId, recordHash),
-      treeIndex !== undefined ? this.repo.headByIndex(tenantId, treeIndex) : this.repo.latestHead(tenantId),
-    ]);
+    // the record and the tree head do not depend on each other: one statement reads both
+    const { record, head } = await this.repo.recordAndHead(tenantId, recordHash, treeIndex);
     if (!record) throw new NotFoundError('No audit record with this record_hash');
     if (treeIndex !== undefined) {
       const chosen = head;
@@ -109,7 +106,8 @@ export class MerkleProofs {
     if (!Number.isSafeInteger(m) || m < 0) issues.push({ loc: ['path', 'tree_m'], msg: 'tree_m must be a non-negative integer (a tree_index)', type: 'int_parsing' });
     if (issues.length) throw new InputError(issues);
     if (n > m) throw InputError.at(['path', 'tree_n'], 'tree_n must not be greater than tree_m (the earlier tree comes first)', 'value_error');
-    const [first, second] = await Promise.all([this.repo.headByIndex(tenantId, n), this.repo.headByIndex(tenantId, m)]);
+    const heads = await this.repo.headsByIndex(tenantId, [n, m]);
+    const [first, second] = [heads.get(n), heads.get(m)];
     if (!first) throw new NotFoundError(`Tree head ${n} not found`);
     if (!second) throw new NotFoundError(`Tree head ${m} not found`);
     const ranges = consistencyRanges(first.tree_size, second.tree_size);

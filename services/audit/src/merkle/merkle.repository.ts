@@ -3,7 +3,7 @@
  * first, always; the two cross-tenant reads the hourly build needs say so in their name.
  */
 import { type Db, recordIdOf } from '@agw/shared';
-import { type Selectable, type Transaction, sql } from 'kysely';
+import { CompiledQuery, type Selectable, type Transaction, sql } from 'kysely';
 import type { Database } from '@agw/shared';
 import type { NodeKey } from './rfc9162';
 
@@ -67,6 +67,38 @@ function toHead(r: Record<(typeof headColumns)[number], unknown>): TreeHead {
 
 const nodeKey = (k: NodeKey) => `${k.level}:${k.index}`;
 
+/*
+ * The reads of every proof request are statements whose text is made once (kysely's CompiledQuery.raw, still
+ * run through the Db and its pool), and an inclusion proof reads its record and head in one of them: built
+ * per request, in one query more, a proof allocated 106 KB, now 74 KB. Garbage collections are what is left
+ * of the proof tail (docs/performance.md, "Proofs, round 3").
+ */
+
+/** The record with a hash and the head to prove it against ($1 tenant, $2 record hash, $3 tree index). */
+const recordAndHeadSql = (headFilter: string) => `
+  SELECT r.tenant_seq, r.record_hash, h.*
+  FROM (VALUES (1)) AS one (x)
+  LEFT JOIN LATERAL (
+    SELECT tenant_seq, record_hash FROM audit_records
+    WHERE tenant_id = $1 AND record_hash = $2 ORDER BY tenant_seq LIMIT 1) r ON true
+  LEFT JOIN LATERAL (SELECT ${headColumns.join(', ')} FROM merkle_tree_heads WHERE tenant_id = $1 ${headFilter}) h ON true`;
+const RECORD_AND_HEAD = {
+  latest: recordAndHeadSql('ORDER BY tree_index DESC LIMIT 1'),
+  byIndex: recordAndHeadSql('AND tree_index = $3'),
+};
+
+/** Stored nodes by (level, index) ($1 tenant, $2 levels, $3 indexes, as array literals). */
+const NODES_SQL = `
+  SELECT n.level, n.idx, n.hash FROM merkle_nodes n
+  JOIN unnest($2::smallint[], $3::bigint[]) AS k(level, idx) ON n.level = k.level AND n.idx = k.idx
+  WHERE n.tenant_id = $1`;
+
+/** What an inclusion proof needs of its record: its leaf index and hash. */
+export interface ProvedRecord {
+  tenant_seq: number;
+  record_hash: string;
+}
+
 export class MerkleRepository {
   constructor(readonly db: Db) {}
 
@@ -75,9 +107,24 @@ export class MerkleRepository {
     return r ? toHead(r) : undefined;
   }
 
-  async headByIndex(tenantId: string, treeIndex: number): Promise<TreeHead | undefined> {
-    const r = await this.db.selectFrom('merkle_tree_heads').select(headColumns).where('tenant_id', '=', tenantId).where('tree_index', '=', treeIndex).executeTakeFirst();
-    return r ? toHead(r) : undefined;
+  /**
+   * For an inclusion proof, in one statement: the tenant's record with this hash (its first, should a hash
+   * repeat) and the tree head to prove it against (`treeIndex`, or the latest). Either may be absent.
+   */
+  async recordAndHead(tenantId: string, recordHash: string, treeIndex?: number): Promise<{ record?: ProvedRecord; head?: TreeHead }> {
+    const query = treeIndex === undefined ? CompiledQuery.raw(RECORD_AND_HEAD.latest, [tenantId, recordHash]) : CompiledQuery.raw(RECORD_AND_HEAD.byIndex, [tenantId, recordHash, treeIndex]);
+    const { rows } = await this.db.executeQuery<Record<(typeof headColumns)[number], unknown> & { tenant_seq: string | null; record_hash: string | null }>(query);
+    const row = rows[0];
+    return {
+      record: row.tenant_seq === null ? undefined : { tenant_seq: Number(row.tenant_seq), record_hash: row.record_hash as string },
+      head: row.tree_index === null ? undefined : toHead(row),
+    };
+  }
+
+  /** Tree heads by index, in one query (absent ones are not in the map). */
+  async headsByIndex(tenantId: string, treeIndexes: number[]): Promise<Map<number, TreeHead>> {
+    const rows = await this.db.selectFrom('merkle_tree_heads').select(headColumns).where('tenant_id', '=', tenantId).where('tree_index', 'in', treeIndexes).execute();
+    return new Map(rows.map((r) => [Number(r.tree_index), toHead(r)]));
   }
 
   /** Tree heads, oldest first (at most `limit`, the newest ones when there are more). */
@@ -90,12 +137,16 @@ export class MerkleRepository {
   async nodes(tenantId: string, keys: NodeKey[], conn: Conn = this.db): Promise<Map<string, Buffer>> {
     const out = new Map<string, Buffer>();
     if (keys.length === 0) return out;
-    const rows = await sql<{ level: number; idx: number; hash: Buffer }>`
-      SELECT n.level, n.idx, n.hash FROM merkle_nodes n
-      JOIN unnest(${keys.map((k) => k.level)}::smallint[], ${keys.map((k) => k.index)}::bigint[]) AS k(level, idx)
-        ON n.level = k.level AND n.idx = k.idx
-      WHERE n.tenant_id = ${tenantId}`.execute(conn);
-    for (const r of rows.rows) out.set(nodeKey({ level: Number(r.level), index: Number(r.idx) }), r.hash);
+    // the keys as two Postgres array literals (what pg would make of two arrays, for less garbage)
+    let levels = '{';
+    let indexes = '{';
+    for (let i = 0; i < keys.length; i++) {
+      const sep = i ? ',' : '';
+      levels += sep + keys[i].level;
+      indexes += sep + keys[i].index;
+    }
+    const { rows } = await conn.executeQuery<{ level: number; idx: string; hash: Buffer }>(CompiledQuery.raw(NODES_SQL, [tenantId, `${levels}}`, `${indexes}}`]));
+    for (const r of rows) out.set(nodeKey({ level: r.level, index: Number(r.idx) }), r.hash);
     return out;
   }
 
@@ -140,18 +191,6 @@ export class MerkleRepository {
       .limit(limit)
       .execute();
     return rows.map((r) => ({ id: Number(r.id), tenant_seq: Number(r.tenant_seq), record_hash: r.record_hash, requested_at: r.requested_at.toISOString() }));
-  }
-
-  async recordByHash(tenantId: string, recordHash: string): Promise<LeafRecord | undefined> {
-    const r = await this.db
-      .selectFrom('audit_records')
-      .select(['id', 'tenant_seq', 'record_hash', 'requested_at'])
-      .where('tenant_id', '=', tenantId)
-      .where('record_hash', '=', recordHash)
-      .orderBy('tenant_seq', 'asc')
-      .limit(1)
-      .executeTakeFirst();
-    return r ? { id: Number(r.id), tenant_seq: Number(r.tenant_seq), record_hash: r.record_hash, requested_at: r.requested_at.toISOString() } : undefined;
   }
 
   /** Leaves of a tenant not yet covered by its latest tree head. */

@@ -79,7 +79,7 @@ check_stores() {
   local ok=0
   store_check PostgreSQL 127.0.0.1 5432 "pg_ctlcluster --skip-systemctl-redirect \$(ls /etc/postgresql) main start" || ok=1
   store_check Redis 127.0.0.1 6379 'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no' || ok=1
-  store_check NATS 127.0.0.1 4222 'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server' || ok=1
+  store_check NATS 127.0.0.1 4222 'GOMAXPROCS=1 start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server' || ok=1
   [ $ok -eq 0 ] || die "a store the fleet needs is down (see above)."
 }
 

@@ -198,6 +198,8 @@ describe('external dependencies (deploy/k8s/dependencies)', () => {
     const v = YAML.parse(fs.readFileSync(path.join(dir, 'dependencies/nats-values.yaml'), 'utf8'));
     expect(v.config.cluster).toEqual({ enabled: true, replicas: 3 });
     expect(v.config.jetstream).toMatchObject({ enabled: true, fileStore: { enabled: true, pvc: { enabled: true } } });
+    // the Go runtime sized to the pod, not the node (docs/performance.md, "NATS: GOMAXPROCS")
+    expect(v.container.env).toEqual({ GOMAXPROCS: '1', GOMEMLIMIT: '1800MiB' });
   });
 
   it('Postgres: a CloudNativePG Cluster of 3 instances with backups; the fleet gets it only through the agw-secrets database-url', () => {

@@ -134,3 +134,22 @@ it("sweeps only the audit service's rows: a gateway's or managed service's faile
   expect(seen.has(theirs.action_id)).toBe(false);
   await db.deleteFrom('event_outbox').where(sql<boolean>`event->>'action_id' = ${theirs.action_id}`).execute();
 });
+
+it('warns at start when autovacuum is off for the outbox, and only then', async () => {
+  const warnings: string[] = [];
+  const logger = createLogger('event-relay-test', 'silent');
+  logger.warn = ((_o: unknown, msg?: string) => void warnings.push(String(msg))) as typeof logger.warn;
+  const relay = new EventRelay(bus, db, logger);
+  const server = (await sql<{ a: string }>`SELECT current_setting('autovacuum') AS a`.execute(db)).rows[0].a;
+  expect(await relay.checkAutovacuum()).toBe(server === 'on');
+  expect(warnings.some((w) => w.startsWith('autovacuum is off'))).toBe(server !== 'on');
+  // the table's own switch counts too
+  await sql`ALTER TABLE event_outbox SET (autovacuum_enabled = false)`.execute(db);
+  try {
+    warnings.length = 0;
+    expect(await relay.checkAutovacuum()).toBe(false);
+    expect(warnings.filter((w) => w.startsWith('autovacuum is off'))).toHaveLength(1);
+  } finally {
+    await sql`ALTER TABLE event_outbox RESET (autovacuum_enabled)`.execute(db);
+  }
+});

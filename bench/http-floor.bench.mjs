@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// What the HTTP framework costs per request, on this machine: the same JSON echo (POST, the governed call's
+// body, parsed and answered) three ways, each in its own process, CPU per request from /proc/<pid>/stat:
+//   express     express 5 with express.json and res.json (the yardstick's echo: `npm run bench:load`)
+//   prototypes  node:http with express's request/response prototypes and res.json, no router or body-parser
+//   node:http   node:http, the body parsed and the answer written by hand
+// The difference is the ceiling of what taking the governed route out of express could save per call
+// (docs/performance.md, "What would reach 0.40x the echo"). Figures are printed, never asserted.
+//
+//   node bench/http-floor.bench.mjs [--duration 8] [--connections 32] [--rounds 2]
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (n, d) => {
+  const i = args.indexOf(`--${n}`);
+  return Number(i >= 0 ? args[i + 1] : d);
+};
+const DURATION = opt('duration', 8);
+const CONNECTIONS = opt('connections', 32);
+const ROUNDS = opt('rounds', 2);
+const PORT = 9300;
+
+// express resolved from the gateway package (the version the gateway runs)
+const expressPath = createRequire(path.join(ROOT, 'services/gateway/package.json')).resolve('express');
+const SERVER = `
+const http = require('node:http');
+const express = require(${JSON.stringify(expressPath)});
+const kind = process.argv[1];
+const app = express();
+app.disable('x-powered-by');
+app.set('etag', false);
+let server;
+if (kind === 'express') {
+  app.use(express.json());
+  app.post('/echo', (req, res) => res.json(req.body));
+  server = http.createServer(app);
+} else {
+  server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      if (kind === 'prototypes') {
+        Object.setPrototypeOf(req, app.request);
+        Object.setPrototypeOf(res, app.response);
+        req.res = res;
+        res.req = req;
+        res.locals = Object.create(null);
+        res.status(200).json(body);
+        return;
+      }
+      const out = JSON.stringify(body);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(out) });
+      res.end(out);
+    });
+  });
+}
+server.listen(Number(process.argv[2]), '127.0.0.1', () => process.stdout.write('ready\\n'));
+`;
+
+/** utime+stime of a process in ms */
+function cpuMs(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+const body = JSON.stringify({ agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'benchmark', page: 1 } });
+const results = new Map();
+console.log(`http-floor: ${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} rounds`);
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const [i, kind] of ['express', 'prototypes', 'node:http'].entries()) {
+    const port = PORT + i;
+    const p = spawn(process.execPath, ['-e', SERVER, kind, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => p.stdout.once('data', resolve));
+    const opts = { url: `http://127.0.0.1:${port}/echo`, method: 'POST', body, headers: { 'content-type': 'application/json' }, connections: CONNECTIONS };
+    await autocannon({ ...opts, duration: 2 }); // warm-up
+    const c0 = cpuMs(p.pid);
+    const r = await autocannon({ ...opts, duration: DURATION });
+    const perRequest = (cpuMs(p.pid) - c0) / r.requests.total;
+    p.kill();
+    if (r.non2xx || r.errors) throw new Error(`${kind}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    results.set(kind, [...(results.get(kind) ?? []), perRequest]);
+    console.log(`  round ${round} ${kind.padEnd(10)} ${String(Math.round(r.requests.average)).padStart(6)} req/s   CPU ${perRequest.toFixed(4)} ms per request`);
+  }
+}
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+const unit = median(results.get('express'));
+console.log('  CPU per request, median of the rounds (and in express echoes, the yardstick\'s unit):');
+for (const [kind, v] of results) console.log(`    ${kind.padEnd(10)} ${median(v).toFixed(4)} ms = ${(median(v) / unit).toFixed(2)} echoes`);

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // What the HTTP framework costs per request, on this machine: the same JSON echo (POST, the governed call's
 // body, parsed and answered) three ways, each in its own process, CPU per request from /proc/<pid>/stat:
-//   express     express 5 with express.json and res.json (the yardstick's echo: `npm run bench:load`)
+//   express     the yardstick's echo (bench/support/express-echo.cjs, as `npm run bench:load` runs it)
 //   prototypes  node:http with express's request/response prototypes and res.json, no router or body-parser
+//               (app settings as the gateway's: no X-Powered-By, no ETag)
 //   node:http   node:http, the body parsed and the answer written by hand
 // The difference is the ceiling of what taking the governed route out of express could save per call
 // (docs/performance.md, "What would reach 0.40x the echo"). Figures are printed, never asserted.
@@ -26,7 +27,7 @@ const CONNECTIONS = opt('connections', 32);
 const ROUNDS = opt('rounds', 2);
 const PORT = 9300;
 
-// express resolved from the gateway package (the version the gateway runs)
+// the two node:http variants; express resolved from the gateway package (the version the gateway runs)
 const expressPath = createRequire(path.join(ROOT, 'services/gateway/package.json')).resolve('express');
 const SERVER = `
 const http = require('node:http');
@@ -35,33 +36,26 @@ const kind = process.argv[1];
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
-let server;
-if (kind === 'express') {
-  app.use(express.json());
-  app.post('/echo', (req, res) => res.json(req.body));
-  server = http.createServer(app);
-} else {
-  server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-      if (kind === 'prototypes') {
-        Object.setPrototypeOf(req, app.request);
-        Object.setPrototypeOf(res, app.response);
-        req.res = res;
-        res.req = req;
-        res.locals = Object.create(null);
-        res.status(200).json(body);
-        return;
-      }
-      const out = JSON.stringify(body);
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(out) });
-      res.end(out);
-    });
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    if (kind === 'prototypes') {
+      Object.setPrototypeOf(req, app.request);
+      Object.setPrototypeOf(res, app.response);
+      req.res = res;
+      res.req = req;
+      res.locals = Object.create(null);
+      res.status(200).json(body);
+      return;
+    }
+    const out = JSON.stringify(body);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(out) });
+    res.end(out);
   });
-}
-server.listen(Number(process.argv[2]), '127.0.0.1', () => process.stdout.write('ready\\n'));
+});
+server.listen(Number(process.argv[2]), '127.0.0.1', () => process.stdout.write('ECHO_READY\\n'));
 `;
 
 /** utime+stime of a process in ms */
@@ -76,7 +70,8 @@ console.log(`http-floor: ${CONNECTIONS} connections, ${DURATION} s per run, ${RO
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [i, kind] of ['express', 'prototypes', 'node:http'].entries()) {
     const port = PORT + i;
-    const p = spawn(process.execPath, ['-e', SERVER, kind, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const argv = kind === 'express' ? [path.join(ROOT, 'bench/support/express-echo.cjs'), String(port)] : ['-e', SERVER, kind, String(port)];
+    const p = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise((resolve) => p.stdout.once('data', resolve));
     const opts = { url: `http://127.0.0.1:${port}/echo`, method: 'POST', body, headers: { 'content-type': 'application/json' }, connections: CONNECTIONS };
     await autocannon({ ...opts, duration: 2 }); // warm-up

@@ -87,15 +87,7 @@ function startFleet() {
 }
 
 function startEcho() {
-  // express resolved from the gateway package (the same version the gateway runs)
-  const expressPath = createRequire(path.join(HERE, 'services/gateway/package.json')).resolve('express');
-  const src = `
-    const express = require(${JSON.stringify(expressPath)});
-    const app = express();
-    app.use(express.json());
-    app.post('/echo', (req, res) => res.json(req.body));
-    app.listen(${ECHO_PORT}, '127.0.0.1', () => console.log('ECHO_READY'));`;
-  const echo = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const echo = spawn(process.execPath, [path.join(HERE, 'bench/support/express-echo.cjs'), String(ECHO_PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(echo);
   return new Promise((resolve, reject) => {
     echo.stdout.on('data', (b) => String(b).includes('ECHO_READY') && resolve(echo));
@@ -199,11 +191,13 @@ function countSyscalls(groups, seconds) {
 }
 
 const PG_DB = () => (EXTERNAL ? 'agw' : FLEET_DB);
+/** one statement through psql as the local superuser; its unaligned output, trimmed */
+const psql = (database, statement) => execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', database, '-XAtqc', statement], { encoding: 'utf8' }).trim();
 /** pg_stat_database of the fleet's database and pg_stat_wal (server-wide). */
 function pgStats() {
   try {
     const q = `SELECT d.blks_hit, d.blks_read, d.xact_commit + d.xact_rollback, w.wal_bytes, w.wal_records FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = '${PG_DB()}'`;
-    const [hit, read, xacts, walBytes, walRecords] = execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-XAtc', q], { encoding: 'utf8' }).trim().split('|').map(Number);
+    const [hit, read, xacts, walBytes, walRecords] = psql('postgres', q).split('|').map(Number);
     return { hit, read, xacts, walBytes, walRecords };
   } catch {
     return null;
@@ -290,8 +284,8 @@ const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
  */
 function vacuumFleetDatabase() {
   const t = Date.now();
-  const autovacuum = execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', FLEET_DB, '-XAtc', 'SHOW autovacuum'], { encoding: 'utf8' }).trim();
-  execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', FLEET_DB, '-XAtqc', 'VACUUM (ANALYZE)'], { encoding: 'utf8' });
+  const autovacuum = psql(FLEET_DB, 'SHOW autovacuum');
+  psql(FLEET_DB, 'VACUUM (ANALYZE)');
   console.log(`  database ${FLEET_DB} vacuumed and analyzed in ${((Date.now() - t) / 1000).toFixed(1)} s (autovacuum of this Postgres: ${autovacuum})`);
 }
 

@@ -1,8 +1,10 @@
 /**
- * The express application: everything under /api. Public routes first, then authentication and the
- * tenant rate limit (pipeline step 1) for every tenant route. Errors are mapped once (http/error-handler).
+ * The HTTP edge: the express application (everything under /api: public routes first, then authentication
+ * and the tenant rate limit, pipeline step 1, for every tenant route; errors mapped once in
+ * http/error-handler) and the server's request listener, which serves the governed tool call with the same
+ * steps outside express (http/governed-edge.ts) and hands every other request to the app.
  */
-import express, { type Express, Router } from 'express';
+import express, { type Express, type RequestHandler, Router } from 'express';
 import type { GatewayDeps } from './deps';
 import { authenticate } from './http/auth.middleware';
 import { consoleStatic } from './http/console-static';
@@ -32,7 +34,7 @@ import { evidenceRoutes } from './http/routes/evidence.routes';
 import { settingsRoutes } from './http/routes/settings.routes';
 import { systemRoutes } from './http/routes/system.routes';
 import { tenantRoutes } from './http/routes/tenants.routes';
-import { toolCallRoutes } from './http/routes/tool-calls.routes';
+import { toolCallHandler, toolCallRoutes } from './http/routes/tool-calls.routes';
 import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
@@ -41,8 +43,17 @@ import { mcpAuthChallenge, oauthConsentRoutes, oauthDiscoveryRoutes, oauthServer
 import { countInFlight } from './http/in-flight';
 import { Admission, GOVERNED_PATHS } from './http/admission';
 import { GOVERNED_BODY_LIMIT, governedJsonBody } from './http/governed-body';
+import { observeRequests } from './http/access-log';
+import { type EdgeRequest, type EdgeResponse, governedEdge } from './http/governed-edge';
 
-export function createApp(d: GatewayDeps): Express {
+export interface HttpEdge {
+  /** every route (in-process tests reach it) */
+  app: Express;
+  /** the gateway server's listener: the governed call outside express, the rest to `app` */
+  listener: (req: EdgeRequest, res: EdgeResponse) => void;
+}
+
+export function createHttpEdge(d: GatewayDeps): HttpEdge {
   const app = express();
   app.disable('x-powered-by');
   // no ETag (a SHA-1 of every JSON body): the API's answers are per call, never revalidated by clients
@@ -54,20 +65,10 @@ export function createApp(d: GatewayDeps): Express {
     d.metrics,
     d.logger,
   );
+  // what every request goes through first (the governed call's first steps too, in this order)
+  const edgeSteps: RequestHandler[] = [requestId, countInFlight(d.metrics.httpInFlight), observeRequests(d.metrics, d.logger)];
   app.use(GOVERNED_PATHS.map((p) => `/api${p}`), admission.process);
-  app.use(requestId);
-  app.use(countInFlight(d.metrics.httpInFlight));
-  app.use((req, res, next) => {
-    const end = d.metrics.httpDuration.startTimer({ method: req.method });
-    res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      const seconds = end({ route });
-      d.metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      // access log: path without the query string (it may carry a verification token), never headers or bodies
-      d.logger.info({ reqId: req.id, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, tenantId: req.auth?.tenantId }, 'request');
-    });
-    next();
-  });
+  for (const step of edgeSteps) app.use(step);
 
   // JSON bodies up to 1 MB (params alone are limited to 64 KB by the tool-call schema).
   const jsonBody = express.json({ limit: GOVERNED_BODY_LIMIT, strict: false, type: ['application/json', 'application/*+json'] });
@@ -78,7 +79,9 @@ export function createApp(d: GatewayDeps): Express {
   // authentication, the tenant's rate limit and in-flight limit, key scope), so it does not walk the
   // `/api` router's other routes, and its body is read without body-parser when it is plain JSON
   // (http/governed-body.ts; docs/performance.md, round 3). Every other method and path goes on below.
-  app.use('/api', toolCallRoutes(d, [governedJsonBody(jsonBody), inputGuard, authenticated, rateLimited, admission.tenant, keyScopeGuard]));
+  // The server's listener runs the same steps for `POST /api/mcp/tools/call` without express (below).
+  const governedSteps = [governedJsonBody(jsonBody), inputGuard, authenticated, rateLimited, admission.tenant, keyScopeGuard];
+  app.use('/api', toolCallRoutes(d, governedSteps));
 
   const api = Router();
   api.use(jsonBody);
@@ -143,6 +146,7 @@ export function createApp(d: GatewayDeps): Express {
   app.use((_req, res) => {
     res.status(404).json({ detail: 'Not found: every endpoint is under /api/' });
   });
-  app.use(errorHandler(d.logger));
-  return app;
+  const onError = errorHandler(d.logger);
+  app.use(onError);
+  return { app, listener: governedEdge(app, [admission.process, ...edgeSteps, ...governedSteps, toolCallHandler(d)], onError) };
 }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { ApprovalRepository, onTenantChange, publishTenantChange, type ServiceContext, type ServiceDefinition } from '@agw/shared';
-import { createApp } from './app';
+import { createHttpEdge } from './app';
 import { ApprovalExpiry } from './approvals/approval-expiry';
 import { ApprovalQueue } from './approvals/approval-queue';
 import { ApprovedRetries } from './approvals/approved-retry';
@@ -45,7 +45,7 @@ import { createVaultPiiGuard } from './vault/vault-pii-guard';
 /** What an in-process test reaches into. */
 export interface Gateway {
   deps: GatewayDeps;
-  app: ReturnType<typeof createApp>;
+  app: ReturnType<typeof createHttpEdge>['app'];
 }
 
 export function gatewayService(): ServiceDefinition<GatewayConfig, Gateway> {
@@ -158,13 +158,13 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),
     adminEmails,
   };
-  const app = createApp(deps);
+  const { app, listener } = createHttpEdge(deps);
   return {
     api: { deps, app },
     http: {
       listen: async () => {
         const { server, stop } = createLimitedServer(
-          app,
+          listener,
           { headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs, maxConnections: config.maxConnections, graceMs: config.shutdownGraceMs },
           logger,
         );

@@ -14,6 +14,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '@agw/shared';
+import { EdgeRequest, EdgeResponse } from './governed-edge';
 
 export const CHECK_INTERVAL_MS = 1000;
 
@@ -38,10 +39,18 @@ function reply(socket: Socket, status: number, detail: string): void {
   );
 }
 
-/** A server with the limits set; `stop()` drains it. */
-export function createLimitedServer(handler: http.RequestListener, limits: ServerLimits, logger: Logger): { server: http.Server; stop(): Promise<void> } {
+/**
+ * A server with the limits set; `stop()` drains it. Its requests and responses are the edge's classes
+ * (node's, with what the governed route uses of express's: http/governed-edge.ts).
+ */
+export function createLimitedServer(
+  handler: (req: EdgeRequest, res: EdgeResponse) => void,
+  limits: ServerLimits,
+  logger: Logger,
+): { server: http.Server<typeof EdgeRequest, typeof EdgeResponse>; stop(): Promise<void> } {
   let stopping = false;
-  const server = http.createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS, requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs }, (req, res) => {
+  const options = { connectionsCheckingInterval: CHECK_INTERVAL_MS, requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, IncomingMessage: EdgeRequest, ServerResponse: EdgeResponse };
+  const server = http.createServer<typeof EdgeRequest, typeof EdgeResponse>(options, (req, res) => {
     if (stopping) res.setHeader('connection', 'close');
     handler(req, res);
   });

@@ -56,7 +56,13 @@ export function outcomeToHttp(o: ToolCallOutcome): HttpOutcome {
  */
 export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): Router {
   const r = Router();
-  r.post('/mcp/tools/call', ...before, async (req, res) => {
+  r.post('/mcp/tools/call', ...before, toolCallHandler(d));
+  return r;
+}
+
+/** The governed call's handler, after authentication: express's route above and the edge's (http/governed-edge.ts) run it. */
+export function toolCallHandler(d: GatewayDeps): RequestHandler {
+  return async (req, res) => {
     const { tenantId, keyHash, keyScope } = authOf(req);
     const call = parseWith(toolCallSchema, req.body, 'body');
     const settings = await d.settings.stored(tenantId);
@@ -69,8 +75,7 @@ export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): R
     observePipelineSteps(d.registry, timings);
     res.setHeader('Server-Timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v.toFixed(2)}`).join(', '));
     res.status(status).json(body);
-  });
-  return r;
+  };
 }
 
 addPaths({

@@ -42,6 +42,11 @@ export interface TraceHooks {
   grpcClient<T>(path: string, fn: (carrier: Record<string, string>) => Promise<T>): Promise<T>;
   /** The server side: `fn` runs in a server span whose parent is in the call's metadata, else detached from the stream's context. */
   grpcServer<T>(path: string, metadata: { get(key: string): unknown[] }, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Names the active HTTP server span by its route (`http.route`; the span becomes `POST <route>`), as the
+   * express instrumentation does for express's routes: for a route served outside express.
+   */
+  httpRoute(route: string): void;
   /** Export what is still buffered and stop (the service is stopping). */
   shutdown(): Promise<void>;
 }

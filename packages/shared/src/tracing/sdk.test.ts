@@ -6,6 +6,7 @@
 import { ROOT_CONTEXT, SpanKind, context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { RPCType, getRPCMetadata, setRPCMetadata } from '@opentelemetry/core';
 import { REMEMBERED_MAX, busHooks } from './sdk';
 
 const exporter = new InMemorySpanExporter();
@@ -121,4 +122,14 @@ it('a multiplexed gRPC call: a client span under the caller, its context in the 
   expect(spans[1].parentSpanContext?.spanId).toBe(spans[0].spanContext().spanId);
   expect(spans[1].attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'agw.audit.v1.AuditService', 'rpc.method': 'AppendStream' });
   expect(spans.map((s) => s.kind)).toEqual([SpanKind.CLIENT, SpanKind.SERVER]);
+});
+
+it("names the active HTTP server span's route (a route served outside express); nothing when no HTTP span is active", () => {
+  const span = tracer.startSpan('POST');
+  const rpc: { type: RPCType.HTTP; span: typeof span; route?: string } = { type: RPCType.HTTP, span };
+  const ctx = setRPCMetadata(trace.setSpan(ROOT_CONTEXT, span), rpc);
+  context.with(ctx, () => hooks.httpRoute('/api/mcp/tools/call'));
+  expect(getRPCMetadata(ctx)).toMatchObject({ route: '/api/mcp/tools/call' });
+  expect(() => hooks.httpRoute('/elsewhere')).not.toThrow();
+  span.end();
 });

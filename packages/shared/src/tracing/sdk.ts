@@ -18,6 +18,7 @@ import {
   propagation,
   trace,
 } from '@opentelemetry/api';
+import { RPCType, getRPCMetadata } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
@@ -201,6 +202,10 @@ export function busHooks(provider: NodeTracerProvider): TraceHooks {
         endSpan(span, e);
         throw e;
       }
+    },
+    httpRoute(route) {
+      const rpc = getRPCMetadata(context.active());
+      if (rpc?.type === RPCType.HTTP) rpc.route = route;
     },
     shutdown: () => provider.shutdown(),
   };

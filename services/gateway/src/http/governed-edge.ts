@@ -16,6 +16,7 @@
  * both paths and compares the answers.
  */
 import http from 'node:http';
+import { traceHooks } from '@agw/shared';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from './request-context';
 
@@ -79,6 +80,8 @@ export function governedEdge(app: Express, steps: RequestHandler[], onError: Err
     }
     req.path = ROUTE.path;
     req.route = ROUTE;
+    // the server span is `POST /api/mcp/tools/call`, as express's instrumentation names its routes' spans
+    traceHooks.current?.httpRoute(GOVERNED_URL);
     res.locals = Object.create(null) as Record<string, unknown>;
     // the steps are express middlewares; these objects carry the part of express's API they use (above)
     runSteps(steps, onError, req as unknown as Request, res as unknown as Response);

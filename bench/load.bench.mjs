@@ -148,25 +148,54 @@ const SERVICES = ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor', 'm
 function signalServices(groups) {
   for (const s of SERVICES) for (const pid of groups[s] ?? []) process.kill(pid, 'SIGUSR2');
 }
-function cpuTicks(groups) {
-  const t = {};
-  for (const [name, ps] of Object.entries(groups)) t[name] = ps.reduce((s, pid) => s + (readStat(pid)?.ticks ?? 0), 0);
-  return t;
+/** write(2)-family system calls of a process (syscw of /proc/<pid>/io, all threads); null once it is gone */
+function syscw(pid) {
+  try {
+    return Number(/syscw: (\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
+  } catch {
+    return null;
+  }
 }
-/** write(2)-family system calls of each group (syscw of /proc/<pid>/io, all threads): on loopback a socket write runs the receiver's TCP path too, so fewer writes is less CPU on both ends. */
-function writeCalls(groups) {
-  const t = {};
-  for (const [name, ps] of Object.entries(groups))
-    t[name] = ps.reduce((s, pid) => {
-      try {
-        return s + Number(/syscw: (\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
-      } catch {
-        return s;
+/**
+ * CPU ticks and write system calls of each group over one run, counted per process: the fleet's processes
+ * are found again every `everyMs` (a pool opens a Postgres backend when load grows) and each process is
+ * read at every look, so one that starts during the run counts from zero and one that exits keeps what it
+ * used until it was last seen. (Reading the groups only at both ends lost a backend that a pool closed
+ * mid-run and subtracted what it had used before: Postgres at 0.09 ms per call in one run and 0.47 in the
+ * next. A backend is closed after 10 s idle, so what it used after the last look is nothing.)
+ * Writes: on loopback a socket write runs the receiver's TCP path too, so fewer writes is less CPU on both ends.
+ */
+function trackProcesses(echoPid, everyMs = 500) {
+  const first = new Map(); // pid -> { ticks, writes } when the run began (absent: started during it)
+  const last = new Map(); // pid -> { name, ticks, writes } last seen
+  const look = (atStart) => {
+    for (const [name, ps] of Object.entries(findProcesses(echoPid)))
+      for (const pid of ps) {
+        const ticks = readStat(pid)?.ticks;
+        if (ticks === undefined) continue;
+        const seen = { name, ticks, writes: syscw(pid) ?? last.get(pid)?.writes ?? 0 };
+        if (atStart) first.set(pid, seen);
+        last.set(pid, seen);
       }
-    }, 0);
-  return t;
+  };
+  look(true);
+  const timer = setInterval(() => look(false), everyMs);
+  return {
+    /** { ticks: name -> ticks used, writes: name -> write system calls } over the run */
+    stop() {
+      clearInterval(timer);
+      look(false);
+      const ticks = {};
+      const writes = {};
+      for (const [pid, { name, ticks: t, writes: w }] of last) {
+        const f = first.get(pid);
+        ticks[name] = (ticks[name] ?? 0) + t - (f?.ticks ?? 0);
+        writes[name] = (writes[name] ?? 0) + w - (f?.writes ?? 0);
+      }
+      return { ticks, writes };
+    },
+  };
 }
-
 
 // ---------- system calls, Postgres, Redis ----------
 let perfWorks;
@@ -329,20 +358,18 @@ async function main() {
       groups = findProcesses(echo.pid); // pools open postgres backends lazily
       const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
       if (profiling) signalServices(groups);
-      const before = cpuTicks(groups);
-      const wBefore = writeCalls(groups);
+      const tracked = trackProcesses(echo.pid);
       const pgBefore = pgStats();
       const redisBefore = redisCommands();
       const counting = countSyscalls(name === 'gateway' ? Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'echo')) : { echo: groups.echo }, DURATION);
       const r = await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
-      const after = cpuTicks(groups);
-      const wAfter = writeCalls(groups);
+      const { ticks: used, writes: written } = tracked.stop();
       const pgAfter = pgStats();
       const redisAfter = redisCommands();
       const counted = await counting;
       if (profiling) signalServices(groups);
       if (name === 'echo') {
-        echoTicks += after.echo - before.echo;
+        echoTicks += used.echo ?? 0;
         echoRequests += r['2xx'];
         echoSyscalls += counted.echo ?? NaN;
       } else {
@@ -355,8 +382,8 @@ async function main() {
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
       if (name === 'gateway') {
         gwCalls += r['2xx'];
-        for (const k of Object.keys(after)) cpu[k] = (cpu[k] ?? 0) + (after[k] - before[k]);
-        for (const k of Object.keys(wAfter)) writes[k] = (writes[k] ?? 0) + (wAfter[k] - wBefore[k]);
+        for (const k of Object.keys(used)) cpu[k] = (cpu[k] ?? 0) + used[k];
+        for (const k of Object.keys(written)) writes[k] = (writes[k] ?? 0) + written[k];
       }
     }
   }

@@ -20,10 +20,12 @@ import { traceHooks } from '@agw/shared';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from './request-context';
 
+/** The governed call's path under /api: the express route's (routes/tool-calls.routes.ts) and the edge's. */
+export const TOOL_CALL_PATH = '/mcp/tools/call';
 /** The one URL served here; everything else is express's. */
-export const GOVERNED_URL = '/api/mcp/tools/call';
+export const GOVERNED_URL = `/api${TOOL_CALL_PATH}`;
 /** express's route label and relative path of the governed call (it is mounted under /api) */
-const ROUTE = Object.freeze({ path: '/mcp/tools/call' });
+const ROUTE = Object.freeze({ path: TOOL_CALL_PATH });
 const NO_QUERY: Readonly<Record<string, never>> = Object.freeze(Object.create(null) as Record<string, never>);
 
 /** The gateway server's request: node's, with what the governed route's steps read of express's. */

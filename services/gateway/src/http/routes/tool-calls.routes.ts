@@ -3,6 +3,7 @@ import { type RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { EXTERNAL_MS } from '../admission';
+import { TOOL_CALL_PATH } from '../governed-edge';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errorSchema, errors, response } from '../../openapi/schema';
 import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
@@ -56,7 +57,7 @@ export function outcomeToHttp(o: ToolCallOutcome): HttpOutcome {
  */
 export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): Router {
   const r = Router();
-  r.post('/mcp/tools/call', ...before, toolCallHandler(d));
+  r.post(TOOL_CALL_PATH, ...before, toolCallHandler(d));
   return r;
 }
 
@@ -79,7 +80,7 @@ export function toolCallHandler(d: GatewayDeps): RequestHandler {
 }
 
 addPaths({
-  '/mcp/tools/call': {
+  [TOOL_CALL_PATH]: {
     post: {
       summary: 'Submit a tool call for governance',
       requestBody: jsonBody(toolCallSchema),

@@ -163,13 +163,14 @@ function syscw(pid) {
  * used until it was last seen. (Reading the groups only at both ends lost a backend that a pool closed
  * mid-run and subtracted what it had used before: Postgres at 0.09 ms per call in one run and 0.47 in the
  * next. A backend is closed after 10 s idle, so what it used after the last look is nothing.)
- * Writes: on loopback a socket write runs the receiver's TCP path too, so fewer writes is less CPU on both ends.
+ * `startGroups`: the groups just found (the first look). Writes: on loopback a socket write runs the
+ * receiver's TCP path too, so fewer writes is less CPU on both ends.
  */
-function trackProcesses(echoPid, everyMs = 500) {
+function trackProcesses(echoPid, startGroups, everyMs = 500) {
   const first = new Map(); // pid -> { ticks, writes } when the run began (absent: started during it)
   const last = new Map(); // pid -> { name, ticks, writes } last seen
   const look = (atStart) => {
-    for (const [name, ps] of Object.entries(findProcesses(echoPid)))
+    for (const [name, ps] of Object.entries(atStart ? startGroups : findProcesses(echoPid)))
       for (const pid of ps) {
         const ticks = readStat(pid)?.ticks;
         if (ticks === undefined) continue;
@@ -358,7 +359,7 @@ async function main() {
       groups = findProcesses(echo.pid); // pools open postgres backends lazily
       const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
       if (profiling) signalServices(groups);
-      const tracked = trackProcesses(echo.pid);
+      const tracked = trackProcesses(echo.pid, groups);
       const pgBefore = pgStats();
       const redisBefore = redisCommands();
       const counting = countSyscalls(name === 'gateway' ? Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'echo')) : { echo: groups.echo }, DURATION);

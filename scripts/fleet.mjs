@@ -160,24 +160,34 @@ async function startSharedChain() {
 function startService(svc) {
   const entry = svc.entry ?? path.join(ROOT, 'services', svc.kind ?? svc.name, 'dist', 'main.js');
   if (!fs.existsSync(entry)) throw new Error(`${svc.name} is not built (${entry}); run the build first`);
-  const log = fs.createWriteStream(path.join(logDir, `${svc.name}.log`), { flags: 'a' });
+  const logPath = path.join(logDir, `${svc.name}.log`);
+  // Without --logs a service writes its log file itself (the file is its stdout and stderr): nothing passes
+  // through this process, which otherwise read and copied every line (a loaded gateway logs each request:
+  // 0.07-0.10 ms of this process's CPU per governed call, docs/performance.md). With --logs the lines come
+  // through here to be prefixed on the terminal, and go to the file too.
+  const fd = streamLogs ? null : fs.openSync(logPath, 'a');
   const child = spawn(process.execPath, [entry, ...(svc.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, ...base, ...svc.env, ...(svc.extraEnv ?? {}) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: fd === null ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
   });
-  const out = (chunk) => {
-    log.write(chunk);
-    if (streamLogs) process.stdout.write(chunk.toString().replace(/^/gm, `${svc.name.padEnd(8)}| `));
-  };
-  child.stdout.on('data', out);
-  child.stderr.on('data', out);
+  let log = null;
+  if (fd !== null) fs.closeSync(fd); // the child holds its own copy
+  else {
+    log = fs.createWriteStream(logPath, { flags: 'a' });
+    const out = (chunk) => {
+      log.write(chunk);
+      process.stdout.write(chunk.toString().replace(/^/gm, `${svc.name.padEnd(8)}| `));
+    };
+    child.stdout.on('data', out);
+    child.stderr.on('data', out);
+  }
   child.on('exit', (code, signal) => {
     children.delete(svc.name);
-    log.end();
+    log?.end();
     if (!stopping && !svc.expectedStop) {
-      console.error(`[fleet] ${svc.name} exited (${signal ?? code}); last lines of ${path.relative(ROOT, log.path)}:`);
-      console.error(tail(path.join(logDir, `${svc.name}.log`), 15));
+      console.error(`[fleet] ${svc.name} exited (${signal ?? code}); last lines of ${path.relative(ROOT, logPath)}:`);
+      console.error(tail(logPath, 15));
     }
     svc.expectedStop = false;
   });

@@ -245,6 +245,56 @@ function redisCommands() {
   }
 }
 
+/** The services' ops ports in the private fleet (scripts/fleet.mjs), for their /metrics. */
+const OPS_PORTS = { gateway: 9080, policy: 9081, audit: 9082, vault: 9083, webhook: 9084, anchor: 9085, managed: 9086 };
+/**
+ * What each service has sent to each store so far (agw_store_requests_total, and NATS messages received:
+ * packages/shared/src/store-requests.ts): { service: { postgres, redis, nats, natsIn } }; null with --fleet
+ * (its ports are not ours to know); a service whose build does not count them is left out.
+ */
+async function storeRequestCounts() {
+  if (EXTERNAL) return null;
+  const out = {};
+  await Promise.all(
+    Object.entries(OPS_PORTS).map(async ([service, port]) => {
+      try {
+        const text = await (await fetch(`http://127.0.0.1:${port + OFFSET}/metrics`)).text();
+        const c = { postgres: 0, redis: 0, nats: 0, natsIn: 0 };
+        let found = false;
+        for (const m of text.matchAll(/^agw_store_requests_total\{[^}]*store="(\w+)"[^}]*\} (\d+)/gm)) {
+          c[m[1]] = Number(m[2]);
+          found = true;
+        }
+        const received = /^agw_nats_messages_received_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+        if (received) c.natsIn = Number(received[1]);
+        if (found || received) out[service] = c;
+      } catch {
+        /* not up, or not counting */
+      }
+    }),
+  );
+  return out;
+}
+
+/** Requests per governed call to each store, with the services that sent them (largest first). */
+function printStoreRequests(storeCalls, calls) {
+  const services = Object.entries(storeCalls);
+  if (!services.length) {
+    console.log('    requests per call to each store     not counted (--fleet, or a build without agw_store_requests_total)');
+    return;
+  }
+  const line = (key) => {
+    const by = services.map(([svc, c]) => [svc, c[key] / calls]).filter(([, v]) => v >= 0.005).sort((a, b) => b[1] - a[1]);
+    const total = by.reduce((a, [, v]) => a + v, 0);
+    return `${fmt(total, 2)}${by.length ? ` (${by.map(([svc, v]) => `${svc} ${fmt(v, 2)}`).join(', ')})` : ''}`;
+  };
+  console.log('    requests per call to each store     (agw_store_requests_total, counted by the services as they send)');
+  console.log(`      Postgres statements               ${line('postgres')}`);
+  console.log(`      Redis commands                    ${line('redis')}`);
+  console.log(`      NATS messages published           ${line('nats')}`);
+  console.log(`      NATS messages received            ${line('natsIn')}`);
+}
+
 // ---------- HTTP ----------
 async function api(method, p, body, key) {
   const res = await fetch(BASE + p, { method, headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) }, body: body ? JSON.stringify(body) : undefined });
@@ -355,12 +405,15 @@ async function main() {
   let echoSyscalls = 0;
   const pg0 = { hit: 0, read: 0, xacts: 0, walBytes: 0, walRecords: 0 };
   let redisCalls = 0;
+  const storeCalls = {}; // service -> requests sent to each store during gateway runs (agw_store_requests_total)
   let gwCalls = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of ['echo', 'gateway']) {
       groups = findProcesses(echo.pid); // pools open postgres backends lazily
       const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
       if (profiling) signalServices(groups);
+      // the services' own counts, read outside the CPU window (a scrape costs each service a little CPU)
+      const storesBefore = name === 'gateway' ? await storeRequestCounts() : null;
       const tracked = trackProcesses(echo.pid, groups);
       const pgBefore = pgStats();
       const redisBefore = redisCommands();
@@ -370,6 +423,7 @@ async function main() {
       const pgAfter = pgStats();
       const redisAfter = redisCommands();
       const counted = await counting;
+      const storesAfter = name === 'gateway' ? await storeRequestCounts() : null;
       if (profiling) signalServices(groups);
       if (name === 'echo') {
         echoTicks += used.echo ?? 0;
@@ -379,6 +433,13 @@ async function main() {
         for (const [k, v] of Object.entries(counted)) syscalls[k] = (syscalls[k] ?? 0) + v;
         if (pgBefore && pgAfter) for (const k of Object.keys(pg0)) pg0[k] += pgAfter[k] - pgBefore[k];
         redisCalls += redisAfter - redisBefore;
+        if (storesBefore && storesAfter)
+          for (const [service, c] of Object.entries(storesAfter)) {
+            const b = storesBefore[service];
+            if (!b) continue;
+            const acc = (storeCalls[service] ??= { postgres: 0, redis: 0, nats: 0, natsIn: 0 });
+            for (const k of Object.keys(acc)) acc[k] += c[k] - b[k];
+          }
       }
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
@@ -429,6 +490,7 @@ async function main() {
   } else console.log('    system calls per governed call      perf not available: the write-family counts above (/proc/<pid>/io syscw) only');
   console.log(`    Postgres per governed call          ${fmt(pg0.hit / gwCalls, 1)} buffer hits, ${fmt(pg0.read / gwCalls, 2)} reads, ${fmt(pg0.xacts / gwCalls, 3)} transactions, ${fmt(pg0.walBytes / gwCalls)} WAL bytes (${fmt(pg0.walRecords / gwCalls, 1)} WAL records; WAL is server-wide)`);
   console.log(`    Redis commands per governed call    ${fmt(redisCalls / gwCalls, 2)} (INFO commandstats, server-wide)`);
+  printStoreRequests(storeCalls, gwCalls);
 
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
   const c1g = await sequential(targets.gateway, call, C1_DURATION);

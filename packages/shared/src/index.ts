@@ -13,6 +13,7 @@
 export * from './config';
 export * from './logger';
 export * from './metrics';
+export * from './store-requests';
 export * from './errors';
 export * from './canonical';
 export * from './glob';

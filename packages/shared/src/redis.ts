@@ -1,5 +1,6 @@
 /** Redis through ioredis: hot counters (rate limits, caps, behavioral history, key cache). */
 import Redis from 'ioredis';
+import { countRedisRequest } from './store-requests';
 
 export type { Redis };
 
@@ -16,6 +17,12 @@ export function createRedis(url: string): Redis {
   });
   // Connection errors surface on the commands that fail; the client keeps reconnecting.
   redis.on('error', () => undefined);
+  // every command this client sends is counted (store-requests.ts), auto-pipelined ones each
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (...a: Parameters<Redis['sendCommand']>) => {
+    countRedisRequest();
+    return send(...a);
+  };
   return redis;
 }
 

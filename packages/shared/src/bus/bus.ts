@@ -14,6 +14,7 @@ import {
 } from 'nats';
 import type { z } from 'zod';
 import type { Logger } from '../logger';
+import { countNatsConnection } from '../store-requests';
 import { traceHooks } from '../tracing/hooks';
 import { type StreamDef, streams } from './events';
 
@@ -28,6 +29,7 @@ export async function connectBus(url: string, prefix: string, name: string): Pro
   // noAsyncTraces: no `new Error()` per request / JetStream publish to keep the caller's stack for a timeout
   // (a third of the publish cost in the audit service's profile); errors keep their code and message
   const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
+  countNatsConnection(nc);
   const jsm = await nc.jetstreamManager();
   for (const def of Object.values(streams(prefix))) await ensureStream(jsm, def);
   return {

@@ -6,6 +6,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, types } from 'pg';
 import { tagStore } from '../errors';
+import { countPostgresRequest } from '../store-requests';
 import type { Database } from './schema';
 
 export type { Database };
@@ -33,9 +34,11 @@ export function createDb(url: string, options: { max?: number } = {}): Db {
   // the broken client is dropped when it is released. Found by the fault suite (test/faults, R2).
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
-    // a socket error of a query (ECONNRESET mid-query) is named as Postgres too
+    // a socket error of a query (ECONNRESET mid-query) is named as Postgres too; each query is counted
+    // (store-requests.ts)
     const query = client.query.bind(client) as (...a: unknown[]) => unknown;
     (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      countPostgresRequest();
       const r = query(...a);
       return r instanceof Promise ? r.catch((e: unknown) => Promise.reject(tagStore(e, 'Postgres'))) : r;
     };

@@ -407,6 +407,7 @@ async function main() {
   let redisCalls = 0;
   const storeCalls = {}; // service -> requests sent to each store during gateway runs (agw_store_requests_total)
   let gwCalls = 0;
+  let lastEcho = null; // the echo round just before a gateway round: { ticks, requests }
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of ['echo', 'gateway']) {
       groups = findProcesses(echo.pid); // pools open postgres backends lazily
@@ -444,6 +445,14 @@ async function main() {
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
+      if (name === 'echo') lastEcho = { ticks: used.echo ?? 0, requests: r['2xx'] };
+      else if (lastEcho?.requests && r['2xx']) {
+        // each round's own yardstick against the echo round just before it: how far it moves within one run
+        const perCall = (ticks) => (ticks / CLK_TCK / r['2xx']) * 1000;
+        const echoMs = (lastEcho.ticks / CLK_TCK / lastEcho.requests) * 1000;
+        const fleetMs = perCall(Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0));
+        console.log(`          this round against the echo round before it: fleet ${fmt(fleetMs / echoMs, 2)} echoes, gateway ${fmt(perCall(used.gateway ?? 0) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
+      }
       if (name === 'gateway') {
         gwCalls += r['2xx'];
         for (const k of Object.keys(used)) cpu[k] = (cpu[k] ?? 0) + used[k];

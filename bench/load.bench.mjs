@@ -55,6 +55,8 @@ const OFFSET = 5000; // gRPC ports are 50051+: the offset keeps them under 65536
 const BASE = EXTERNAL || `http://127.0.0.1:${8080 + OFFSET}/api`;
 const ECHO_PORT = 8070 + OFFSET;
 const CLK_TCK = 100; // USER_HZ on Linux
+/** CPU ms per request: `ticks` of utime+stime spread over `requests` */
+const msPer = (ticks, requests) => (ticks / CLK_TCK / requests) * 1000;
 
 // ---------- processes ----------
 const children = [];
@@ -284,8 +286,10 @@ function printStoreRequests(storeCalls, calls) {
     return;
   }
   const line = (key) => {
-    const by = services.map(([svc, c]) => [svc, c[key] / calls]).filter(([, v]) => v >= 0.005).sort((a, b) => b[1] - a[1]);
-    const total = by.reduce((a, [, v]) => a + v, 0);
+    const all = services.map(([svc, c]) => [svc, c[key] / calls]);
+    const total = all.reduce((a, [, v]) => a + v, 0);
+    // the total counts every service; the list names those sending at least one request per 200 calls
+    const by = all.filter(([, v]) => v >= 0.005).sort((a, b) => b[1] - a[1]);
     return `${fmt(total, 2)}${by.length ? ` (${by.map(([svc, v]) => `${svc} ${fmt(v, 2)}`).join(', ')})` : ''}`;
   };
   console.log('    requests per call to each store     (agw_store_requests_total, counted by the services as they send)');
@@ -448,10 +452,9 @@ async function main() {
       if (name === 'echo') lastEcho = { ticks: used.echo ?? 0, requests: r['2xx'] };
       else if (lastEcho?.requests && r['2xx']) {
         // each round's own yardstick against the echo round just before it: how far it moves within one run
-        const perCall = (ticks) => (ticks / CLK_TCK / r['2xx']) * 1000;
-        const echoMs = (lastEcho.ticks / CLK_TCK / lastEcho.requests) * 1000;
-        const fleetMs = perCall(Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0));
-        console.log(`          this round against the echo round before it: fleet ${fmt(fleetMs / echoMs, 2)} echoes, gateway ${fmt(perCall(used.gateway ?? 0) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
+        const echoMs = msPer(lastEcho.ticks, lastEcho.requests);
+        const fleetMs = msPer(Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0), r['2xx']);
+        console.log(`          this round against the echo round before it: fleet ${fmt(fleetMs / echoMs, 2)} echoes, gateway ${fmt(msPer(used.gateway ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
       }
       if (name === 'gateway') {
         gwCalls += r['2xx'];
@@ -472,7 +475,7 @@ async function main() {
   let total = 0;
   let totalWrites = 0;
   for (const [k, ticks] of rows) {
-    const per = ticks / CLK_TCK / (gwCalls / 1000);
+    const per = msPer(ticks, gwCalls);
     const w = (writes[k] ?? 0) / gwCalls;
     total += per;
     totalWrites += w;
@@ -482,9 +485,9 @@ async function main() {
   console.log(`    (redis, nats and the postgres server processes are shared with anything else running on this machine)`);
 
   // the yardstick: CPU per governed call in units of the echo's CPU per request, same machine, same run
-  const echoCpuMs = (echoTicks / CLK_TCK / echoRequests) * 1000;
+  const echoCpuMs = msPer(echoTicks, echoRequests);
   const fleetCpuMs = total; // CPU seconds per 1,000 calls = ms per call
-  const gatewayCpuMs = (cpu.gateway ?? 0) / CLK_TCK / (gwCalls / 1000);
+  const gatewayCpuMs = msPer(cpu.gateway ?? 0, gwCalls);
   const sys = Object.entries(syscalls).filter(([k]) => k !== 'echo');
   // a group perf could not count (a Postgres backend that exited as perf started: perf refuses the whole list)
   // is left out of the total, which then says so

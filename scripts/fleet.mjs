@@ -171,10 +171,9 @@ function startService(svc) {
     env: { ...process.env, ...base, ...svc.env, ...(svc.extraEnv ?? {}) },
     stdio: fd === null ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
   });
-  let log = null;
   if (fd !== null) fs.closeSync(fd); // the child holds its own copy
-  else {
-    log = fs.createWriteStream(logPath, { flags: 'a' });
+  const log = fd === null ? fs.createWriteStream(logPath, { flags: 'a' }) : null;
+  if (log) {
     const out = (chunk) => {
       log.write(chunk);
       process.stdout.write(chunk.toString().replace(/^/gm, `${svc.name.padEnd(8)}| `));

@@ -9,7 +9,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type Tenant, api, call, eventually, fleet, newTenant, sleep } from './support/api';
-import { E2E_DATABASE_URL } from './support/e2e-env';
+import { connect } from 'nats';
+import { E2E_DATABASE_URL, E2E_STREAM_PREFIX } from './support/e2e-env';
 import { tablesContaining } from './support/stores';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
@@ -171,6 +172,32 @@ describe('webhook delivery of decisions', () => {
     const d = await deliveryOf(t.apiKey, r.body.action_id);
     expect(d).toMatchObject({ event: 'action.allowed', status: 'delivered', attempts: 1, last_status_code: 200 });
     expect(d.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 200, outcome: 'success', duration_ms: expect.any(Number) })]);
+  });
+
+  test('a tenant without a webhook: its decision goes under nohook.decisions. (never to the webhook service); the first call after a URL is saved is delivered', async () => {
+    const t = await tenant('late');
+    const quiet = await call(t.apiKey);
+    expect(quiet.status).toBe(200);
+    const nc = await connect({ servers: '127.0.0.1:4222', name: 'e2e-nohook' });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const onStream = await eventually(async () => {
+        const m = await jsm.streams.getMessage(`${E2E_STREAM_PREFIX}_DECISIONS`, { last_by_subj: `${E2E_STREAM_PREFIX}.nohook.decisions.${t.tenantId}.allowed` }).catch(() => undefined);
+        return m?.json<{ action_id: string }>();
+      });
+      expect(onStream.action_id).toBe(quiet.body.action_id);
+    } finally {
+      await nc.close();
+    }
+    const rx = await receiver();
+    await withWebhook(rx.url, {}, 'late');
+    const hooked = await call(t.apiKey);
+    expect(hooked.status).toBe(200);
+    const [req] = await eventually(async () => rx.forAction(hooked.body.action_id).length > 0 && rx.forAction(hooked.body.action_id));
+    expect(req.json).toMatchObject({ event: 'action.allowed', data: { action_id: hooked.body.action_id } });
+    expect(rx.forAction(quiet.body.action_id)).toEqual([]);
+    const none = await api('GET', `/webhooks/deliveries?action_id=${quiet.body.action_id}`, { key: t.apiKey });
+    expect(none.body.deliveries).toEqual([]);
   });
 
   test('a pending action goes to a tenant subscribed to action.pending_approval under that name; unsubscribed kinds do not', async () => {

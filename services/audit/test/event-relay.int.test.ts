@@ -5,10 +5,11 @@
  * - a subject without a stream fails at once (no ack), never counted as published;
  * - the relay's NATS connection cut while batches are being published: no outbox row of an event that did
  *   not reach the stream is deleted; the sweep of another replica publishes the rest; every committed
- *   record's event is on the stream exactly once and the chain verifies.
+ *   record's event is on the stream exactly once and the chain verifies;
+ * - the sweep takes the decisions of tenants without a webhook (`nohook.decisions.`) as well.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchPublisher, type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
+import { BatchPublisher, type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest, streams, subjects } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
@@ -133,6 +134,19 @@ it("sweeps only the audit service's rows: a gateway's or managed service's faile
   expect(seen.get(mine.action_id)).toBe(1);
   expect(seen.has(theirs.action_id)).toBe(false);
   await db.deleteFrom('event_outbox').where(sql<boolean>`event->>'action_id' = ${theirs.action_id}`).execute();
+});
+
+it('sweeps the decisions of tenants without a webhook too (nohook.decisions.), onto the same stream', async () => {
+  const tenant = randomUUID();
+  const quiet = { event_id: randomUUID(), action_id: randomUUID(), tenant_id: tenant };
+  await db.insertInto('event_outbox').values({ subject: subjects.decision(prefix, tenant, 'allowed', null, false), event: JSON.stringify(quiet), attempts: 0 }).execute();
+  const relay = new EventRelay(bus, db, createLogger('test', 'silent'));
+  for (let i = 0; i < 10 && (await outboxOf([quiet.action_id])).length; i++) await relay.sweep(0);
+  expect(await outboxOf([quiet.action_id])).toHaveLength(0);
+  expect((await onStream([tenant])).get(quiet.action_id)).toBe(1);
+  const jsm = await bus.nc.jetstreamManager();
+  const msg = await jsm.streams.getMessage(streams(prefix).decisions.name, { last_by_subj: `${prefix}.nohook.decisions.${tenant}.allowed` });
+  expect(msg.json<{ action_id: string }>().action_id).toBe(quiet.action_id);
 });
 
 it('warns at start when autovacuum is off for the outbox, and only then', async () => {

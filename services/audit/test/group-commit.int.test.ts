@@ -97,6 +97,25 @@ describe('group commit', () => {
     await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
   });
 
+  it('puts the decision event of a tenant without a webhook under nohook.decisions., session-bound or not', async () => {
+    const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
+    const t = randomUUID();
+    const inSession = entry({ session_id: 'sess-43' });
+    const direct = entry();
+    const hooked = entry();
+    await Promise.all([
+      chain.append(t, inSession, { eventKind: 'allowed', webhook: false }),
+      chain.append(t, direct, { eventKind: 'denied', webhook: false }),
+      chain.append(t, hooked, { eventKind: 'denied', webhook: true }),
+    ]);
+    const outbox = await outboxOf([inSession.action_id, direct.action_id, hooked.action_id]);
+    const subjectOf = (id: string) => outbox.find((r) => (r.event as { action_id: string }).action_id === id)?.subject;
+    expect(subjectOf(inSession.action_id)).toBe(`${prefix}.nohook.decisions.${t}.allowed.session`);
+    expect(subjectOf(direct.action_id)).toBe(`${prefix}.nohook.decisions.${t}.denied`);
+    expect(subjectOf(hooked.action_id)).toBe(`${prefix}.decisions.${t}.denied`);
+    await db.deleteFrom('event_outbox').where('id', 'in', outbox.map((r) => r.id)).execute();
+  });
+
   it('fails only the faulty append of a batch and commits the others', async () => {
     const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
     const t = randomUUID();

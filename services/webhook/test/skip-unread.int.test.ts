@@ -2,6 +2,8 @@
  * The decision consumer against the real Postgres and NATS: events of a tenant without a webhook are acked
  * before any decode or schema parse (counted as skipped, as before); events of a tenant with a webhook are
  * still parsed and turned into deliveries, and a malformed one of theirs is still dropped as malformed.
+ * The decisions the gateway put under `nohook.decisions.` (a tenant without a webhook URL) are on the stream
+ * but never handed to the webhook service's consumer at all.
  */
 import { rmSync } from 'node:fs';
 import { type Bus, type Db, Registry, createDb, migrateToLatest, streams, subjects } from '@agw/shared';
@@ -78,4 +80,28 @@ test('events of a tenant without a webhook are acked unread and counted as skipp
   const malformed = logger.lines.filter((l) => l.includes('dropping malformed event'));
   expect(malformed).toHaveLength(1);
   expect(malformed[0]).toContain(hooked.id);
+});
+
+test('decisions under nohook.decisions. are on the stream and never reach the webhook consumer', async () => {
+  const none = await createTenant(db, { url: null, secret: null });
+  const jsm = await bus.nc.jetstreamManager();
+  const stream = streams(prefix).decisions.name;
+  await drained();
+  const before = await jsm.consumers.info(stream, DURABLE_NAME);
+  const skippedBefore = await consumed('skipped');
+  const quiet = Array.from({ length: 20 }, () => decisionEvent(none.id));
+  for (const e of quiet) await bus.js.publish(subjects.decision(prefix, none.id, 'allowed', null, false), new TextEncoder().encode(JSON.stringify(e)), { msgID: e.event_id });
+  const inSession = { ...decisionEvent(none.id), session_id: 'sess-1' };
+  await bus.js.publish(subjects.decision(prefix, none.id, 'allowed', 'sess-1', false), new TextEncoder().encode(JSON.stringify(inSession)), { msgID: inSession.event_id });
+  // one event the consumer does take afterwards: once it is acked, the consumer has passed the quiet ones
+  await publishDecision(bus, decisionEvent(none.id));
+  await drained();
+
+  const after = await jsm.consumers.info(stream, DURABLE_NAME);
+  expect(after.delivered.consumer_seq - before.delivered.consumer_seq).toBe(1);
+  expect((await consumed('skipped')) - skippedBefore).toBe(1);
+  const lastQuiet = await jsm.streams.getMessage(stream, { last_by_subj: `${prefix}.nohook.decisions.${none.id}.allowed` });
+  expect(lastQuiet.json<{ event_id: string }>().event_id).toBe(quiet[19].event_id);
+  const last = await jsm.streams.getMessage(stream, { last_by_subj: `${prefix}.nohook.decisions.${none.id}.allowed.session` });
+  expect(last.json<{ event_id: string }>().event_id).toBe(inSession.event_id);
 });

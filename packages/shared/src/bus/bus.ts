@@ -42,9 +42,14 @@ export async function connectBus(url: string, prefix: string, name: string): Pro
   };
 }
 
-async function ensureStream(jsm: Awaited<ReturnType<NatsConnection['jetstreamManager']>>, def: StreamDef): Promise<void> {
+/**
+ * Create the stream, or give an existing one the subjects this version adds (a stream made by an older
+ * version keeps its messages and consumers; `nohook.decisions.>` was added to DECISIONS in this way).
+ */
+export async function ensureStream(jsm: Awaited<ReturnType<NatsConnection['jetstreamManager']>>, def: StreamDef): Promise<void> {
+  let existing: string[];
   try {
-    await jsm.streams.info(def.name);
+    existing = (await jsm.streams.info(def.name)).config.subjects ?? [];
   } catch {
     try {
       await jsm.streams.add({ name: def.name, subjects: def.subjects, retention: RetentionPolicy.Limits, max_age: 7 * 24 * 3600 * 1e9, duplicate_window: 120 * 1e9 });
@@ -54,7 +59,10 @@ async function ensureStream(jsm: Awaited<ReturnType<NatsConnection['jetstreamMan
         throw e;
       });
     }
+    return;
   }
+  const missing = def.subjects.filter((s) => !existing.includes(s));
+  if (missing.length) await jsm.streams.update(def.name, { subjects: [...existing, ...missing] });
 }
 
 const enc = new TextEncoder();

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger';
 import { type Bus, publishEvent } from './bus';
-import { type DecisionEvent, type DecisionKind, type SessionEvent, subjects } from './events';
+import { type DecisionEvent, type DecisionKind, type SessionEvent, decisionSubjectRoots, subjects } from './events';
 import type { EventOutboxRepository } from './event-outbox.repository';
 
 export class DecisionPublisher {
@@ -71,8 +71,8 @@ export class DecisionPublisher {
           this.memory.push(m);
         }
       }
-      for (const stream of ['decisions.', 'sessions.']) {
-        n += await this.outbox.relay(this.bus.prefix ? `${this.bus.prefix}.${stream}` : stream, 100, (row) => publishEvent(this.bus, row.subject, row.event));
+      for (const root of [...decisionSubjectRoots(this.bus.prefix), this.bus.prefix ? `${this.bus.prefix}.sessions.` : 'sessions.']) {
+        n += await this.outbox.relay(root, 100, (row) => publishEvent(this.bus, row.subject, row.event));
       }
       return n;
     } catch (e) {

@@ -6,7 +6,12 @@
  *   stream DECISIONS: one event per governance decision, published after the audit record is committed;
  *   `decisions.<tenant_id>.<kind>.session` for a decision with a `session_id` (a managed session's or an agent's own), so
  *   the managed service subscribes to those alone (`decisions.*.*.session`) instead of reading every
- *   decision of the fleet. `decisions.>` (the webhook service, the stream) takes both.
+ *   decision of the fleet. `decisions.>` (the webhook service) takes both.
+ * - `nohook.decisions.<tenant_id>.<kind>[.session]`, the same stream: the same events of a tenant that had no
+ *   webhook URL when its decision was recorded (the gateway says so from its settings cache, AppendRequest.
+ *   tenant_has_webhook). The webhook service's consumer (`decisions.>`) is never handed them: no delivery, no
+ *   ack, no wake-up for the events no webhook waits for (docs/webhooks.md, "Which events reach the webhook
+ *   service"). Every other reader takes both roots (`decisionSubjectRoots`).
  * - `audit.tree.<tenant_id>`, stream AUDIT: a Merkle tree head was built.
  * - `sessions.<tenant_id>.<kind>`, stream SESSIONS: managed-session lifecycle (interrupted, ...).
  */
@@ -72,17 +77,32 @@ export function streams(prefix = ''): { decisions: StreamDef; audit: StreamDef; 
   const p = prefix ? `${prefix}.` : '';
   const n = prefix ? `${prefix}_` : '';
   return {
-    decisions: { name: `${n}DECISIONS`, subjects: [`${p}decisions.>`] },
+    decisions: { name: `${n}DECISIONS`, subjects: decisionSubjectRoots(prefix).map((root) => `${root}>`) },
     audit: { name: `${n}AUDIT`, subjects: [`${p}audit.>`] },
     sessions: { name: `${n}SESSIONS`, subjects: [`${p}sessions.>`] },
   };
 }
 
+/**
+ * The two roots of decision subjects, each ending in a dot: `decisions.` (the webhook service reads these)
+ * and `nohook.decisions.` (decisions of a tenant without a webhook URL; nobody's consumer skips them unread).
+ */
+export function decisionSubjectRoots(prefix = ''): [hooked: string, nohook: string] {
+  const p = prefix ? `${prefix}.` : '';
+  return [`${p}decisions.`, `${p}nohook.decisions.`];
+}
+
 export const subjects = {
-  /** a decision event's subject; `sessionId` set: the session-bound subject (one more token, `session`) */
-  decision: (prefix: string, tenantId: string, kind: DecisionKind, sessionId?: string | null) => `${prefix ? `${prefix}.` : ''}decisions.${tenantId}.${kind}${sessionId ? '.session' : ''}`,
-  /** every session-bound decision of the fleet (what the managed service reads) */
-  sessionDecisions: (prefix: string) => `${prefix ? `${prefix}.` : ''}decisions.*.*.session`,
+  /**
+   * A decision event's subject; `sessionId` set: the session-bound subject (one more token, `session`);
+   * `webhook` false (the tenant had no webhook URL): under `nohook.`, which the webhook service never receives.
+   */
+  decision: (prefix: string, tenantId: string, kind: DecisionKind, sessionId?: string | null, webhook = true) =>
+    `${decisionSubjectRoots(prefix)[webhook ? 0 : 1]}${tenantId}.${kind}${sessionId ? '.session' : ''}`,
+  /** what the webhook service's durable consumer reads: the decisions of tenants with a webhook URL */
+  webhookDecisions: (prefix: string) => `${decisionSubjectRoots(prefix)[0]}>`,
+  /** every session-bound decision of the fleet (what the managed service reads), one pattern per root */
+  sessionDecisions: (prefix: string) => decisionSubjectRoots(prefix).map((root) => `${root}*.*.session`),
   treeBuilt: (prefix: string, tenantId: string) => `${prefix ? `${prefix}.` : ''}audit.tree.${tenantId}`,
   session: (prefix: string, tenantId: string, kind: string) => `${prefix ? `${prefix}.` : ''}sessions.${tenantId}.${kind}`,
 };

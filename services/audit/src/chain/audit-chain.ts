@@ -12,6 +12,8 @@ export type { VerifyResult };
 export interface AppendExtras {
   /** write the decision event of this kind to the outbox (published after the commit) */
   eventKind?: string;
+  /** false: the tenant has no webhook URL, the event goes under `nohook.decisions.` (default true) */
+  webhook?: boolean;
   /** the decision's replay input for this action (written to audit_decision_inputs with the record) */
   replay?: DecisionInputRow;
   /** idempotency key chosen by the caller for this append and reused on its retries (docs/audit.md) */
@@ -52,7 +54,7 @@ export class AuditChain {
       if (!(decisionKinds as readonly string[]).includes(extras.eventKind)) throw InputError.field('event_kind', `event_kind must be one of ${decisionKinds.join(', ')}`, 'enum');
       const kind = extras.eventKind as DecisionKind;
       event = {
-        subject: subjects.decision(this.options.streamPrefix ?? '', tenantId, kind, entry.session_id),
+        subject: subjects.decision(this.options.streamPrefix ?? '', tenantId, kind, entry.session_id, extras.webhook ?? true),
         event: decisionEventOf(randomUUID(), kind, tenantId, entry),
       };
     }

@@ -13,7 +13,7 @@
  * of any other audit replica, or of itself once restarted (the first sweep runs a second after start).
  * After a failed publish the immediate path pauses for a second (events stay in the outbox for the sweep).
  */
-import { BatchPublisher, type Bus, type Db, type Logger, publishEvent } from '@agw/shared';
+import { BatchPublisher, type Bus, type Db, type Logger, decisionSubjectRoots, publishEvent } from '@agw/shared';
 import { sql } from 'kysely';
 import type { BatchAppended } from './audit-record.repository';
 
@@ -113,12 +113,12 @@ export class EventRelay {
   async sweep(minAgeMs = this.o.sweepMinAgeMs): Promise<number> {
     if (this.sweeping) return 0;
     this.sweeping = true;
-    const like = `${this.bus.prefix ? `${this.bus.prefix}.` : ''}decisions.%`;
+    const like = decisionSubjectRoots(this.bus.prefix).map((root) => `${root}%`);
     try {
       return await this.db.transaction().execute(async (trx) => {
         const { rows } = await sql<{ id: string; subject: string; event: { event_id: string } }>`
           SELECT id, subject, event FROM event_outbox
-          WHERE owner = 'audit' AND subject LIKE ${like} AND created_at < now() - make_interval(secs => ${minAgeMs / 1000})
+          WHERE owner = 'audit' AND subject LIKE ANY(${like}::text[]) AND created_at < now() - make_interval(secs => ${minAgeMs / 1000})
           ORDER BY id LIMIT ${this.o.sweepBatch} FOR UPDATE SKIP LOCKED`.execute(trx);
         if (!rows.length) return 0;
         const settled = await Promise.allSettled(rows.map((r) => publishEvent(this.bus, r.subject, r.event)));

@@ -41,7 +41,7 @@ export function auditGrpcService(
 ): GrpcServiceBinding {
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
     const replay = req.decisionInput ? decisionInputRow(req.decisionInput) : undefined;
-    const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, replay, appendKey: req.appendKey || undefined });
+    const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, webhook: req.tenantHasWebhook ?? true, replay, appendKey: req.appendKey || undefined });
     if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
     return { ...toMessage(r), eventQueued: r.event_queued };
   };

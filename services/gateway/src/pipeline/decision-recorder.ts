@@ -35,6 +35,11 @@ export interface DecisionRecord extends ActionRecord {
 export interface RecorderOptions {
   /** how long an append that found the audit service unreachable is sent again (same key) before the call fails */
   retryBudgetMs: number;
+  /**
+   * Whether the tenant has a webhook URL (SettingsService.hasWebhook): false sends the decision event under
+   * `nohook.decisions.`, which the webhook service never receives. Absent: true for every tenant.
+   */
+  hasWebhook?: (tenantId: string) => Promise<boolean>;
 }
 
 export class DecisionRecorder {
@@ -69,6 +74,7 @@ export class DecisionRecorder {
     const stored = await this.append({
       tenantId,
       eventKind: kind,
+      tenantHasWebhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId) : true,
       decisionInput,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire

@@ -61,6 +61,18 @@ export class SettingsService {
     this.cache.invalidate(tenantId);
   }
 
+  /**
+   * Whether the tenant has a webhook URL, as the webhook service reads it (a non-empty string): a decision
+   * recorded without one goes under `nohook.decisions.`, which the webhook service never receives. When the
+   * settings cannot be read, true (the webhook service decides, as before). A URL saved here applies to the
+   * next call on this replica, and on the others once the change message arrives, as it does in the webhook
+   * service's own settings cache.
+   */
+  async hasWebhook(tenantId: string): Promise<boolean> {
+    const s = await this.stored(tenantId).catch(() => null);
+    return s === null || (typeof s.webhook_url === 'string' && s.webhook_url !== '');
+  }
+
   async rateLimit(tenantId: string): Promise<RateLimit> {
     const s = await this.stored(tenantId);
     return { rps: s.rate_limit_rps ?? this.defaults.rps, burst: s.rate_limit_burst ?? this.defaults.burst };

@@ -4,7 +4,7 @@
  * redelivery. Replicas share the durable, so each event is handled by one of them; a restarted replica
  * resumes at the first unacked event.
  */
-import { type Bus, DecisionEventSchema, type Logger, type RunningConsumer, consumeDurable, streams } from '@agw/shared';
+import { type Bus, DecisionEventSchema, type Logger, type RunningConsumer, consumeDurable, streams, subjects } from '@agw/shared';
 import type { WebhookDeliveries } from '../delivery/webhook-deliveries';
 
 export const DURABLE_NAME = 'webhook';
@@ -22,9 +22,10 @@ export function consumeDecisions(bus: Bus, deliveries: Pick<WebhookDeliveries, '
   return consumeDurable(bus, {
     stream: stream.name,
     durable: DURABLE_NAME,
-    filterSubject: stream.subjects[0],
+    // `decisions.>` only: the decisions of tenants without a webhook URL are under `nohook.` and never sent here
+    filterSubject: subjects.webhookDecisions(bus.prefix),
     schema: DecisionEventSchema,
-    // most tenants have no webhook: their events are acked before any decode or schema parse
+    // a tenant whose webhook URL was removed, or the events of an older gateway that did not say: acked before any decode or schema parse
     skip: (subject) => {
       const tenant = tenantOfDecisionSubject(bus.prefix, subject);
       return tenant !== null && deliveries.skipsTenant !== undefined ? deliveries.skipsTenant(tenant) : false;

@@ -2,7 +2,7 @@
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
 //   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
-//                          [--checkout DIR]
+//                          [--checkout DIR] [--json FILE]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
@@ -19,6 +19,8 @@
 // --checkout DIR: the private fleet of another built checkout of this repository (e.g. a `git worktree` of an
 // earlier commit), in database agw_load_<name of DIR> and JetStream prefix LOADX, measured by this bench: a
 // before and after on the same machine, back to back (docs/performance.md, "Where this stands").
+//
+// --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
 //
 // --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
 // runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
@@ -47,6 +49,7 @@ const TENANTS = Number(opt('tenants', '1')); // active tenants: the gateway runs
 const EXTERNAL = opt('fleet', '');
 const CPU_PROF = opt('cpu-prof', '');
 const CHECKOUT = opt('checkout', '');
+const JSON_OUT = opt('json', '');
 /** the checkout whose fleet is measured (this one, or --checkout's) */
 const ROOT = CHECKOUT ? path.resolve(CHECKOUT) : HERE;
 const FLEET_DB = CHECKOUT ? `agw_load_${path.basename(ROOT).replace(/[^a-z0-9_]/gi, '_').toLowerCase()}` : 'agw_load';
@@ -513,7 +516,29 @@ async function main() {
   // every tenant's chain (at most 100 of them, spread over the list)
   const checked = keys.filter((_, i) => i % Math.max(1, Math.floor(keys.length / 100)) === 0);
   const vs = await Promise.all(checked.map((k) => api('GET', '/audit/verify', null, k)));
-  console.log(`  audit chains after the run (${checked.length} of ${keys.length} tenants): valid=${vs.every((v) => v.body.valid)} records=${vs.reduce((n, v) => n + v.body.record_count, 0)}`);
+  const chainsValid = vs.every((v) => v.body.valid);
+  console.log(`  audit chains after the run (${checked.length} of ${keys.length} tenants): valid=${chainsValid} records=${vs.reduce((n, v) => n + v.body.record_count, 0)}`);
+  if (JSON_OUT) {
+    const yardstick = {
+      checkout: ROOT,
+      echo_ms_per_request: echoCpuMs,
+      echo_rps: e,
+      fleet_ms_per_call: fleetCpuMs,
+      fleet_echoes: fleetCpuMs / echoCpuMs,
+      gateway_ms_per_call: gatewayCpuMs,
+      gateway_echoes: gatewayCpuMs / echoCpuMs,
+      // null without perf; `syscalls_uncounted` names a group perf could not count (left out of the total)
+      syscalls_per_call: perfWorks ? sysTotal : null,
+      syscalls_uncounted: uncounted,
+      ms_per_call_by_process: Object.fromEntries(rows.map(([k, ticks]) => [k, msPer(ticks, gwCalls)])),
+      gateway_rps: g,
+      ratio: g / e,
+      postgres_buffer_hits_per_call: pg0.hit / gwCalls,
+      c1_p50_ms: c1g.p50,
+      chains_valid: chainsValid,
+    };
+    fs.writeFileSync(JSON_OUT, `${JSON.stringify(yardstick, null, 2)}\n`);
+  }
 }
 
 main()

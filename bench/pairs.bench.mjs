@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// Before and after on this machine, in one command: bench/load.bench.mjs run on another built checkout
+// (--before DIR, e.g. a `git worktree` of an earlier commit) and on this one, back to back, N pairs, the
+// order alternated (pair 1 before first, pair 2 after first, ...) so a machine that drifts during the run
+// does not always favour the same side. Prints each pair's yardstick and change, then the range of the
+// changes over the pairs.
+//
+//   npm run bench:pairs -- --before DIR [--pairs 3] [--logs DIR] [any bench:load option: --rounds 2 --duration 8 --c1 3 ...]
+//
+// Each run's full output is kept in --logs (default: a new directory under the system's temp directory).
+// Why pairs: one build's figures move by ±16 % over an hour on a busy 2-core machine, more than most changes
+// (docs/performance.md, "Where this stands"); two runs back to back share the machine's state.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const own = new Set(['before', 'pairs', 'logs', 'report']);
+const opt = (n, d) => {
+  const i = args.indexOf(`--${n}`);
+  return i >= 0 ? args[i + 1] : d;
+};
+const BEFORE = opt('before', '');
+/** --report DIR: print the table of an earlier run from the yardsticks it left in its --logs DIR */
+const REPORT = opt('report', '');
+if (!BEFORE && !REPORT) {
+  console.error('usage: node bench/pairs.bench.mjs --before DIR [--pairs 3] [--logs DIR] [bench:load options]  |  --report LOGS_DIR');
+  process.exit(2);
+}
+const PAIRS = Number(opt('pairs', '3'));
+const LOGS = REPORT || opt('logs', '') || fs.mkdtempSync(path.join(os.tmpdir(), 'agw-pairs-'));
+fs.mkdirSync(LOGS, { recursive: true });
+/** the options passed through to bench/load.bench.mjs (everything but this script's own) */
+const passThrough = args.filter((a, i) => !(a.startsWith('--') && own.has(a.slice(2))) && !(i > 0 && args[i - 1].startsWith('--') && own.has(args[i - 1].slice(2))));
+
+const revOf = (dir) => {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return '?';
+  }
+};
+
+/** one bench:load run; resolves to its yardstick (the --json file) */
+function run(side, pair) {
+  const log = path.join(LOGS, `pair${pair}-${side}.log`);
+  const json = path.join(LOGS, `pair${pair}-${side}.json`);
+  const argv = [path.join(HERE, 'bench/load.bench.mjs'), ...(side === 'before' ? ['--checkout', BEFORE] : []), ...passThrough, '--json', json];
+  process.stdout.write(`  pair ${pair}, ${side.padEnd(6)} ... `);
+  const out = fs.openSync(log, 'w');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, argv, { cwd: HERE, stdio: ['ignore', out, out] });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      fs.closeSync(out);
+      if (code !== 0 || !fs.existsSync(json)) return reject(new Error(`bench:load (${side}, pair ${pair}) exited ${code}: see ${log}`));
+      const y = JSON.parse(fs.readFileSync(json, 'utf8'));
+      console.log(`fleet ${y.fleet_echoes.toFixed(2)} echoes, gateway ${y.gateway_echoes.toFixed(2)}, echo ${y.echo_ms_per_request.toFixed(3)} ms per request`);
+      resolve(y);
+    });
+  });
+}
+
+const pct = (b, a) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(0)} %`;
+const num = (x, d) => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
+const FIGURES = [
+  ['fleet CPU / call (echoes)', (y) => y.fleet_echoes, 2],
+  ['gateway CPU / call (echoes)', (y) => y.gateway_echoes, 2],
+  // a run where perf could not count a group (a Postgres backend that exited as perf started) prints its
+  // total without that group, marked *, and is left out of the range
+  ['system calls / call', (y) => y.syscalls_per_call, 1, (y) => y.syscalls_uncounted?.length > 0],
+  ['ratio to the echo', (y) => y.ratio, 3],
+  ['c1 p50 (ms)', (y) => y.c1_p50_ms, 2],
+  ['echo CPU / request (ms)', (y) => y.echo_ms_per_request, 3],
+];
+
+/** pair i's order: odd pairs before first, even pairs after first */
+const orderOf = (i) => (i % 2 === 1 ? ['before', 'after'] : ['after', 'before']);
+
+async function measure() {
+  console.log(`bench:pairs  before ${path.resolve(BEFORE)} (${revOf(BEFORE)}), after ${HERE} (${revOf(HERE)}); ${PAIRS} pairs; logs in ${LOGS}`);
+  const pairs = [];
+  for (let i = 1; i <= PAIRS; i++) {
+    const got = {};
+    for (const side of orderOf(i)) got[side] = await run(side, i);
+    pairs.push({ i, first: orderOf(i)[0], ...got });
+  }
+  return pairs;
+}
+
+function readReport() {
+  const pairs = [];
+  const read = (i, side) => JSON.parse(fs.readFileSync(path.join(LOGS, `pair${i}-${side}.json`), 'utf8'));
+  for (let i = 1; fs.existsSync(path.join(LOGS, `pair${i}-before.json`)) && fs.existsSync(path.join(LOGS, `pair${i}-after.json`)); i++) pairs.push({ i, first: orderOf(i)[0], before: read(i, 'before'), after: read(i, 'after') });
+  console.log(`bench:pairs  report of ${LOGS}: ${pairs.length} pairs; before ${pairs[0]?.before.checkout ?? '?'}, after ${pairs[0]?.after.checkout ?? '?'}`);
+  return pairs;
+}
+
+async function main() {
+  const pairs = REPORT ? readReport() : await measure();
+  if (!pairs.length) throw new Error(`no complete pair in ${LOGS}`);
+  const usable = (y, f, partial) => {
+    const v = f(y);
+    return v !== null && v !== undefined && Number.isFinite(v) && !partial?.(y);
+  };
+  console.log(`\n  ${'pair (first)'.padEnd(16)}${FIGURES.map(([name]) => name.padEnd(30)).join('')}`);
+  for (const p of pairs) {
+    const cells = FIGURES.map(([, f, d, partial]) => {
+      const shown = (y) => `${num(f(y), d)}${partial?.(y) ? '*' : ''}`;
+      const change = usable(p.before, f, partial) && usable(p.after, f, partial) ? ` (${pct(f(p.before), f(p.after))})` : '';
+      return `${shown(p.before)} → ${shown(p.after)}${change}`.padEnd(30);
+    });
+    console.log(`  ${`${p.i} (${p.first})`.padEnd(16)}${cells.join('')}`);
+  }
+  if (pairs.some((p) => FIGURES.some(([, , , partial]) => partial?.(p.before) || partial?.(p.after)))) console.log('  * without a process group perf could not count in that run (its log says which)');
+  console.log('\n  change over the pairs (after against before, each pair on its own):');
+  for (const [name, f, , partial] of FIGURES.slice(0, 5)) {
+    const changes = pairs.filter((p) => usable(p.before, f, partial) && usable(p.after, f, partial)).map((p) => ((f(p.after) - f(p.before)) / f(p.before)) * 100);
+    if (!changes.length) continue;
+    const lo = Math.min(...changes);
+    const hi = Math.max(...changes);
+    console.log(`    ${name.padEnd(30)} ${lo.toFixed(0)} to ${hi.toFixed(0)} %`);
+  }
+  const invalid = pairs.flatMap((p) => [p.before, p.after]).filter((y) => !y.chains_valid);
+  console.log(`  audit chains valid after every run: ${invalid.length === 0}`);
+  if (invalid.length) process.exitCode = 1;
+}
+
+main().catch((e) => {
+  console.error(e.message ?? e);
+  process.exitCode = 1;
+});

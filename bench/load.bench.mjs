@@ -205,21 +205,33 @@ function trackProcesses(echoPid, startGroups, everyMs = 500) {
 
 // ---------- system calls, Postgres, Redis ----------
 let perfWorks;
-/** Every system call of each group's processes for `seconds` (perf stat raw_syscalls:sys_enter); {} without perf. */
+/** One `perf stat raw_syscalls:sys_enter` over `pids` for `seconds`: the count, or NaN when perf could not attach. */
+function perfCount(pids, seconds) {
+  return new Promise((resolve) => {
+    const p = spawn('perf', ['stat', '-x,', '-e', 'raw_syscalls:sys_enter', '-p', pids.join(','), '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (b) => (err += b));
+    p.on('error', () => resolve(NaN));
+    // perf prints `<not counted>` for processes that made no system call at all (fleet.mjs, now that the
+    // services write their own logs)
+    p.on('close', () => resolve(/^<not counted>,/m.test(err) ? 0 : Number(/^(\d+),/m.exec(err)?.[1] ?? NaN)));
+  });
+}
+
+/**
+ * Every system call of each group's processes for `seconds` (perf stat raw_syscalls:sys_enter); {} without perf.
+ * A group of several processes (the Postgres backends and server processes) is counted one process per perf
+ * and summed: perf refuses a whole list when one of its processes has exited (a backend a pool closed as
+ * the run started), which left Postgres out of the total in about one run in five. A process that exited
+ * counts 0; a group none of whose processes could be counted is NaN.
+ */
 function countSyscalls(groups, seconds) {
   if (perfWorks === false) return Promise.resolve({});
-  const runs = Object.entries(groups).map(
-    ([name, ps]) =>
-      new Promise((resolve) => {
-        const p = spawn('perf', ['stat', '-x,', '-e', 'raw_syscalls:sys_enter', '-p', ps.join(','), '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'pipe'] });
-        let err = '';
-        p.stderr.on('data', (b) => (err += b));
-        p.on('error', () => resolve([name, NaN]));
-        // perf prints `<not counted>` for processes that made no system call at all (fleet.mjs, now that the
-        // services write their own logs)
-        p.on('close', () => resolve([name, /^<not counted>,/m.test(err) ? 0 : Number(/^(\d+),/m.exec(err)?.[1] ?? NaN)]));
-      }),
-  );
+  const runs = Object.entries(groups).map(async ([name, ps]) => {
+    const counts = ps.length > 1 ? await Promise.all(ps.map((pid) => perfCount([pid], seconds))) : [await perfCount(ps, seconds)];
+    const counted = counts.filter(Number.isFinite);
+    return [name, counted.length ? counted.reduce((a, b) => a + b, 0) : NaN];
+  });
   return Promise.all(runs).then((rs) => {
     const out = Object.fromEntries(rs);
     perfWorks = Object.values(out).some(Number.isFinite);

@@ -36,9 +36,11 @@ fs.mkdirSync(LOGS, { recursive: true });
 /** the options passed through to bench/load.bench.mjs (everything but this script's own) */
 const passThrough = args.filter((a, i) => !(a.startsWith('--') && own.has(a.slice(2))) && !(i > 0 && args[i - 1].startsWith('--') && own.has(args[i - 1].slice(2))));
 
+/** the checkout's commit, `+changes` when its work tree differs from it (the bench runs what is built) */
 const revOf = (dir) => {
   try {
-    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const rev = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    return execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() ? `${rev}+changes` : rev;
   } catch {
     return '?';
   }

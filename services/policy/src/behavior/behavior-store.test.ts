@@ -130,6 +130,35 @@ test('the record script writes the anomaly score and factors exactly as anomalyS
   expect(await redis.ttl(`${KEY_PREFIX}${tenant}:ag:score`)).toBeGreaterThan(29 * 24 * 3600);
 });
 
+test('recordForPass2 answers what the snapshot reads and records the call; with countViolation it leaves what record with the violation leaves', async () => {
+  // two agents with the same history: one recorded as before (snapshot, then record with the decision's
+  // violation), one through pass 2's single script and, for a violation, its count afterwards
+  const tenant = randomUUID();
+  const now = Date.now();
+  const history = Array.from({ length: 24 }, (_, i) => ({ tool: `svc_${i % 5 === 4 ? `new${i}` : i % 3}`, violation: i % 3 === 2, amount: i % 2 ? i * 1.5 : null, sessionId: i % 4 === 0 ? 's1' : '', at: now - (24 - i) * 1800_000 }));
+  const state = async (agent: string) => {
+    const out: Record<string, unknown> = {};
+    for (const suffix of ['b:a', 'b:t:svc_0', 'b:t:svc_1', 'b:v', 'b:amt', 's:s1', 'tools', 'last', 'score']) {
+      const k = key(tenant, agent, suffix);
+      const type = await redis.type(k);
+      out[suffix] = type === 'hash' ? await redis.hgetall(k) : type === 'set' ? (await redis.smembers(k)).sort() : await redis.get(k);
+    }
+    return out;
+  };
+  for (const h of history) {
+    const before = await store.snapshot(tenant, 'old', h.tool, h.sessionId, h.at);
+    await store.record(tenant, 'old', facts(h), h.at);
+    const { behavioral, newTool } = await store.recordForPass2(tenant, 'new', { actionId: randomUUID(), tool: h.tool, sessionId: h.sessionId, amount: h.amount }, h.at);
+    expect(behavioral).toEqual(before);
+    if (h.violation) await store.countViolation(tenant, 'new', newTool, h.at);
+    expect(await state('new')).toEqual(await state('old'));
+  }
+  // the history did carry violations (counted by countViolation alone on the second agent)
+  expect(Object.values((await state('new'))['b:v'] as Record<string, string>).reduce((n, v) => n + Number(v), 0)).toBe(history.filter((h) => h.violation).length);
+  expect(await redis.ttl(key(tenant, 'new', 'b:v'))).toBeGreaterThan(24 * 3600);
+  expect(await redis.ttl(key(tenant, 'new', 'score'))).toBeGreaterThan(29 * 24 * 3600);
+});
+
 describe('time buckets: the documented resolution', () => {
   test('the 1 h window is the current minute and the 59 before it: edges at whole minutes', async () => {
     const tenant = randomUUID();

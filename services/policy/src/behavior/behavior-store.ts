@@ -252,15 +252,34 @@ redis.call('EXPIRE', KEYS[7], ARGV[8])
 return {score, last, amounts, vBefore, newTool, a1h, a24h, t24h}
 `;
 
+/**
+ * A violation of a call already recorded as one without (`recordForPass2`): the violation bucket, then the
+ * anomaly score as RECORD_SCRIPT would have written it with the violation (the counts as they are now, this
+ * call's new-tool flag). KEYS b:a, b:v, score; ARGV now minute, now hour, TTL, long TTL, new tool 0/1,
+ * updated_at (ISO), then the model (MODEL_ARGS).
+ */
+const VIOLATION_SCRIPT = `${ANOMALY_LUA}${BUCKETS_LUA}
+local nowMin, nowHour = tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('HINCRBY', KEYS[2], 'h:' .. ARGV[2], 1)
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+local a1h, a24h = tally(KEYS[1], nowMin, nowHour, false)
+local _, v24h = tally(KEYS[2], nowMin, nowHour, false)
+local newScore, factors = anomaly(a1h, a24h, v24h, ARGV[5] == '1', ${modelFrom(7)})
+redis.call('HSET', KEYS[3], 'score', newScore, 'factors', factors, 'updated_at', ARGV[6])
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+return 1
+`;
+
 type Script = (...args: string[]) => Promise<unknown>;
 
 export class BehaviorStore {
   /** the scripts above, sent as EVALSHA (ioredis loads them on first use) */
-  private readonly scripts: Record<'agwBehaviorSnapshot' | 'agwBehaviorRecord', Script>;
+  private readonly scripts: Record<'agwBehaviorSnapshot' | 'agwBehaviorRecord' | 'agwBehaviorViolation', Script>;
 
   constructor(private readonly redis: Redis) {
     redis.defineCommand('agwBehaviorSnapshot', { numberOfKeys: 11, lua: SNAPSHOT_SCRIPT });
     redis.defineCommand('agwBehaviorRecord', { numberOfKeys: 12, lua: RECORD_SCRIPT });
+    redis.defineCommand('agwBehaviorViolation', { numberOfKeys: 3, lua: VIOLATION_SCRIPT });
     this.scripts = redis as unknown as BehaviorStore['scripts'];
   }
 
@@ -313,6 +332,41 @@ export class BehaviorStore {
    * seen it at decision time (kept with the decision so replay is exact even when pass 2 did not run).
    */
   async record(tenantId: string, agentId: string, f: ActionFacts, nowMs: number): Promise<Behavioral> {
+    return (await this.recorded(tenantId, agentId, f, nowMs)).behavioral;
+  }
+
+  /**
+   * What pass 2 sees and the call's record in one script call, instead of a snapshot before the decision and
+   * a record after it: the call is recorded as one without a violation, and the answer is what `snapshot`
+   * would have read (this call counted; violations, score, last action and amounts before it). A decision
+   * that then carries a violation adds it with `countViolation` (this answer's `newTool`), which leaves the
+   * counters and the score as `record` with the violation would have. A governed call without a violation,
+   * the common case, costs one Redis call instead of two (docs/performance.md).
+   */
+  async recordForPass2(tenantId: string, agentId: string, f: Omit<ActionFacts, 'violation'>, nowMs: number): Promise<{ behavioral: Behavioral; newTool: boolean }> {
+    return this.recorded(tenantId, agentId, { ...f, violation: false }, nowMs);
+  }
+
+  /** The violation of a decision whose call `recordForPass2` recorded (same `nowMs`), and the new score. */
+  async countViolation(tenantId: string, agentId: string, newTool: boolean, nowMs: number): Promise<void> {
+    const k = (s: string) => this.key(tenantId, agentId, s);
+    await this.run('write', () =>
+      this.scripts.agwBehaviorViolation(
+        k('b:a'),
+        k('b:v'),
+        k('score'),
+        String(Math.floor(nowMs / MINUTE_MS)),
+        String(Math.floor(nowMs / HOUR_MS)),
+        String(TTL_S),
+        String(LONG_TTL_S),
+        newTool ? '1' : '0',
+        new Date(nowMs).toISOString(),
+        ...MODEL_ARGS,
+      ),
+    );
+  }
+
+  private async recorded(tenantId: string, agentId: string, f: ActionFacts, nowMs: number): Promise<{ behavioral: Behavioral; newTool: boolean }> {
     const k = (s: string) => this.key(tenantId, agentId, s);
     const [a, t, v, amt, ...olds] = this.counterKeys(tenantId, agentId, f.tool);
     return this.run('write', async () => {
@@ -340,7 +394,7 @@ export class BehaviorStore {
       )) as unknown[];
       // r: 0 score (before this decision), 1 last, 2 session amount | amounts, 3 violations before this one,
       // 4 new tool, 5 1h, 6 24h, 7 tool 24h; the new score is written by the script itself (ANOMALY_LUA)
-      return toBehavioral([Number(r[5]), Number(r[6]), r[7], Number(r[3]), r[0], r[1], r[2]], nowMs, Boolean(f.sessionId));
+      return { behavioral: toBehavioral([Number(r[5]), Number(r[6]), r[7], Number(r[3]), r[0], r[1], r[2]], nowMs, Boolean(f.sessionId)), newTool: Number(r[4]) === 1 };
     });
   }
 

@@ -144,22 +144,43 @@ test('replay reads the behavioral data of the decision from its input, not the c
   expect(again).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true });
 });
 
-test('pass 2 answers without waiting for the record (a failed record is reported); pass 1 waits for it, its counters are the replay input', async () => {
+test("pass 2's read records the call; the answer does not wait for a violation's count (a failed count is reported); pass 1 waits for its record", async () => {
   const tenant = randomUUID();
   const failures: unknown[] = [];
-  class RecordFails extends BehaviorStore {
+  class WritesFail extends BehaviorStore {
     override async record(): Promise<never> {
       throw new Error('record refused');
     }
+    override async countViolation(): Promise<never> {
+      throw new Error('violation count refused');
+    }
   }
-  const failing = new PolicyEvaluation(policies, new RecordFails(redis), () => undefined, (e) => failures.push(e));
-  // general template: reads input.behavioral, so pass 2 runs and its snapshot is the replay input
-  const two = await failing.evaluate(tenant, randomUUID(), call(), '{}');
-  expect(two).toMatchObject({ decision: 'allow', passes: 2 });
-  expect(two.input.behavioral).toMatchObject({ actionCount1h: 1 });
+  const failing = new PolicyEvaluation(policies, new WritesFail(redis), () => undefined, (e) => failures.push(e));
+  // a policy reading input.behavioral: pass 2 runs, and its one script call counts the call
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 2\n' });
+  for (let i = 1; i <= 2; i++) {
+    const r = await failing.evaluate(tenant, randomUUID(), call(), '{}');
+    expect(r).toMatchObject({ decision: 'allow', passes: 2 });
+    expect(r.input.behavioral).toMatchObject({ actionCount1h: i });
+  }
+  await new Promise((r) => setImmediate(r));
+  expect(failures).toHaveLength(0); // no violation: nothing else to write
+  const third = await failing.evaluate(tenant, randomUUID(), call(), '{}');
+  expect(third).toMatchObject({ decision: 'deny', passes: 2, violations: ['burst'] });
+  expect(third.input.behavioral).toMatchObject({ actionCount1h: 3, violationCount24h: 0 });
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(1);
+  expect(String(failures[0])).toContain('violation count refused');
   // a policy that never reads input.behavioral decides in pass 1: the record is awaited, so its failure is the call's
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
   await expect(failing.evaluate(tenant, randomUUID(), call(), '{}')).rejects.toThrow('record refused');
+});
+
+test('a violation decided in pass 2 is counted: the next call of the agent sees it', async () => {
+  const tenant = randomUUID();
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 1\n' });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 2 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'deny', passes: 2 });
+  const next = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
+  expect(next.input.behavioral).toMatchObject({ actionCount1h: 3, violationCount24h: 1 });
 });

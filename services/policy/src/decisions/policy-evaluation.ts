@@ -95,20 +95,28 @@ export class PolicyEvaluation {
     const nowMs = Date.now();
     const nowNs = BigInt(nowMs) * 1_000_000n;
     const t0 = performance.now();
-    const { outcome, passes, behavioral } = await twoPass(bundle, call, nowNs, () => this.behavior.snapshot(tenantId, call.agentId, call.tool, call.sessionId, nowMs));
+    const facts = { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params) };
+    // pass 2's behavioral data and the call's record in one Redis call (recordForPass2): the call is counted
+    // as one without a violation, and a decision that carries one adds it afterwards
+    const pass2: { newTool?: boolean } = {};
+    const { outcome, passes, behavioral } = await twoPass(bundle, call, nowNs, async () => {
+      const r = await this.behavior.recordForPass2(tenantId, call.agentId, facts, nowMs);
+      pass2.newTool = r.newTool;
+      return r.behavioral;
+    });
     const evalMs = performance.now() - t0;
     this.onEval(evalMs, passes);
     // counters and anomaly score move on every decision. The replay input keeps pass 2's behavioral data;
-    // when pass 2 ran, the answer does not wait for the record (it goes out on the same Redis connection
-    // as the agent's next snapshot, so that snapshot still reads it); when pass 1 decided, the replay input
-    // keeps the counters at decision time, which the record script answers.
-    const facts = { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params), violation: countsAsViolation(outcome.findings) };
+    // when pass 2 ran, the call is recorded already and the answer does not wait for its violation, if any
+    // (it goes out on the same Redis connection as the agent's next call's script, which so still reads it);
+    // when pass 1 decided, the replay input keeps the counters at decision time, which the record answers.
+    const violation = countsAsViolation(outcome.findings);
     let atDecision: Behavioral;
-    if (behavioral) {
-      this.behavior.record(tenantId, call.agentId, facts, nowMs).catch((e) => this.onRecordFailed(e));
+    if (behavioral && pass2.newTool !== undefined) {
+      if (violation) this.behavior.countViolation(tenantId, call.agentId, pass2.newTool, nowMs).catch((e) => this.onRecordFailed(e));
       atDecision = behavioral as Behavioral;
     } else {
-      atDecision = await this.behavior.record(tenantId, call.agentId, facts, nowMs);
+      atDecision = await this.behavior.record(tenantId, call.agentId, { ...facts, violation }, nowMs);
     }
     const input: decision.DecisionInput = {
       actionId,

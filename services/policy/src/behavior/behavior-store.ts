@@ -301,7 +301,11 @@ export class BehaviorStore {
     }
   }
 
-  /** What pass 2 sees: counts include the call being evaluated (violations: earlier decisions only). */
+  /**
+   * What pass 2 sees, read without recording anything: counts include the call being evaluated (violations:
+   * earlier decisions only). Live evaluation reads this through `recordForPass2`, which records the call
+   * in the same script; this read alone is the reference the tests hold it to.
+   */
   async snapshot(tenantId: string, agentId: string, tool: string, sessionId: string, nowMs: number): Promise<Behavioral> {
     const k = (s: string) => this.key(tenantId, agentId, s);
     const [a, t, v, amt, ...olds] = this.counterKeys(tenantId, agentId, tool);

@@ -22,6 +22,7 @@ export * from './approvals/approval.repository';
 export * from './action-record';
 export * from './record-builders';
 export * from './decision-input';
+export * from './webhook-settings';
 export * from './redis';
 export * from './grpc';
 export * from './peer-clients';

@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, TENANT_CACHE_MS, TenantCache, isDependencyDown } from '@agw/shared';
+import { ConflictError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -62,7 +62,7 @@ export class SettingsService {
   }
 
   /**
-   * Whether the tenant has a webhook URL, as the webhook service reads it (a non-empty string): a decision
+   * Whether the tenant has a webhook URL, as the webhook service reads it (`webhookUrlOf`): a decision
    * recorded without one goes under `nohook.decisions.`, which the webhook service never receives. When the
    * settings cannot be read, true (the webhook service decides, as before). A URL saved here applies to the
    * next call on this replica, and on the others once the change message arrives, as it does in the webhook
@@ -70,7 +70,7 @@ export class SettingsService {
    */
   async hasWebhook(tenantId: string): Promise<boolean> {
     const s = await this.stored(tenantId).catch(() => null);
-    return s === null || (typeof s.webhook_url === 'string' && s.webhook_url !== '');
+    return s === null || webhookUrlOf(s) !== null;
   }
 
   async rateLimit(tenantId: string): Promise<RateLimit> {

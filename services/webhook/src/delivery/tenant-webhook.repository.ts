@@ -5,7 +5,7 @@
  * cache (`cached`): dropped when the gateway publishes the tenant's settings change on NATS
  * (`followChanges`), and after WEBHOOK_SETTINGS_CACHE_MS at the latest (@agw/shared bus/tenant-changes.ts).
  */
-import { type Bus, type Db, TENANT_CACHE_MS, TenantCache, onTenantChange } from '@agw/shared';
+import { type Bus, type Db, TENANT_CACHE_MS, TenantCache, onTenantChange, webhookUrlOf } from '@agw/shared';
 
 /** The safety net of the settings cache: how long a lost change message can leave an entry stale. */
 export const WEBHOOK_SETTINGS_CACHE_MS = TENANT_CACHE_MS;
@@ -39,7 +39,7 @@ export class TenantWebhookRepository {
     const row = await this.db.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();
     const s = (row?.settings ?? {}) as Record<string, unknown>;
     return {
-      url: typeof s.webhook_url === 'string' && s.webhook_url ? s.webhook_url : null,
+      url: webhookUrlOf(s),
       secret: typeof s.webhook_secret === 'string' && s.webhook_secret ? s.webhook_secret : null,
       sealedSecret: typeof s.webhook_secret_sealed === 'string' && s.webhook_secret_sealed ? s.webhook_secret_sealed : null,
       events: Array.isArray(s.webhook_events) ? s.webhook_events.filter((e): e is string => typeof e === 'string') : undefined,

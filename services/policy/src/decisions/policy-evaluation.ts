@@ -98,11 +98,10 @@ export class PolicyEvaluation {
     const facts = { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params) };
     // pass 2's behavioral data and the call's record in one Redis call (recordForPass2): the call is counted
     // as one without a violation, and a decision that carries one adds it afterwards
-    const pass2: { newTool?: boolean } = {};
-    const { outcome, passes, behavioral } = await twoPass(bundle, call, nowNs, async () => {
-      const r = await this.behavior.recordForPass2(tenantId, call.agentId, facts, nowMs);
-      pass2.newTool = r.newTool;
-      return r.behavioral;
+    const pass2: { recorded?: { behavioral: Behavioral; newTool: boolean } } = {};
+    const { outcome, passes } = await twoPass(bundle, call, nowNs, async () => {
+      pass2.recorded = await this.behavior.recordForPass2(tenantId, call.agentId, facts, nowMs);
+      return pass2.recorded.behavioral;
     });
     const evalMs = performance.now() - t0;
     this.onEval(evalMs, passes);
@@ -112,9 +111,9 @@ export class PolicyEvaluation {
     // when pass 1 decided, the replay input keeps the counters at decision time, which the record answers.
     const violation = countsAsViolation(outcome.findings);
     let atDecision: Behavioral;
-    if (behavioral && pass2.newTool !== undefined) {
-      if (violation) this.behavior.countViolation(tenantId, call.agentId, pass2.newTool, nowMs).catch((e) => this.onRecordFailed(e));
-      atDecision = behavioral as Behavioral;
+    if (pass2.recorded) {
+      if (violation) this.behavior.countViolation(tenantId, call.agentId, pass2.recorded.newTool, nowMs).catch((e) => this.onRecordFailed(e));
+      atDecision = pass2.recorded.behavioral;
     } else {
       atDecision = await this.behavior.record(tenantId, call.agentId, { ...facts, violation }, nowMs);
     }
@@ -129,6 +128,6 @@ export class PolicyEvaluation {
       passes,
       evaluatedAt: new Date(nowMs).toISOString(),
     };
-    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: (behavioral as Behavioral | null) ?? null, input };
+    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: pass2.recorded?.behavioral ?? null, input };
   }
 }

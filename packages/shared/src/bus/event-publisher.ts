@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger';
 import { type Bus, publishEvent } from './bus';
-import { type DecisionEvent, type DecisionKind, type SessionEvent, decisionSubjectRoots, subjects } from './events';
+import { type DecisionEvent, type DecisionKind, type SessionEvent, streams, subjects } from './events';
 import type { EventOutboxRepository } from './event-outbox.repository';
 
 export class DecisionPublisher {
@@ -71,7 +71,9 @@ export class DecisionPublisher {
           this.memory.push(m);
         }
       }
-      for (const root of [...decisionSubjectRoots(this.bus.prefix), this.bus.prefix ? `${this.bus.prefix}.sessions.` : 'sessions.']) {
+      // every subject root of the streams this publisher writes (`decisions.`, `nohook.decisions.`, `sessions.`)
+      const { decisions, sessions } = streams(this.bus.prefix);
+      for (const root of [...decisions.subjects, ...sessions.subjects].map((s) => s.slice(0, -'>'.length))) {
         n += await this.outbox.relay(root, 100, (row) => publishEvent(this.bus, row.subject, row.event));
       }
       return n;

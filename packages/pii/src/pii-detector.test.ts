@@ -1,4 +1,4 @@
-import { detectInString, detectInValue, isNamedPiiField, luhn } from './pii-detector';
+import { detectInString, detectInValue, isNamedPiiField, luhn, scanIdentifiers } from './pii-detector';
 
 const kinds = (s: string, field?: string) => detectInString(s, field).kinds;
 
@@ -64,5 +64,43 @@ describe('pii-detector', () => {
   test('several identifiers in one text come back in priority order', () => {
     const r = detectInString('card 4111111111111111, mail ada@example.com, phone +442079460958');
     expect(r.identifiers.map((i) => i.kind)).toEqual(['email', 'phone', 'card']);
+  });
+
+  describe('values without a digit, @, : or + are not scanned', () => {
+    // what such a value may hold: letters (hex digits and IBAN country codes among them), other scripts,
+    // digits and signs of other scripts (full-width, Arabic-Indic), punctuation and spaces
+    const ALPHABET = [...'abcdefABCDEFxyzXYZ DE GB FR-._,;!?/\\()[]{}#$%&*=~\'"\t\n', 'é', 'ß', 'Ж', '中', '０', '９', '٣', '＠', '＋', '：', '۱', '\u00a0'];
+    let seed = 26;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const randomValue = () => Array.from({ length: 1 + Math.floor(next() * 40) }, () => ALPHABET[Math.floor(next() * ALPHABET.length)]).join('');
+
+    test('the full scan finds nothing in them either (so skipping it changes no finding)', () => {
+      const values = [
+        'benchmark',
+        'DEab cdef ghij klmn',
+        'fe dead beef cafe',
+        'ada at example dot com',
+        'ada＠example.com',
+        '＋４４ ２０７９ ４６０９５８',
+        '٠١٢٣٤٥٦٧٨٩',
+        'ffff ffff ffff ffff',
+        ...Array.from({ length: 3000 }, randomValue),
+      ];
+      for (const v of values) {
+        expect({ v, marked: /[0-9@:+]/.test(v) }).toEqual({ v, marked: false });
+        expect({ v, found: scanIdentifiers(v.trim()) }).toEqual({ v, found: [] });
+        expect(detectInString(v).identifiers).toEqual([]);
+      }
+    });
+
+    test('a phone field is still parsed, and a named field still counts', () => {
+      expect(scanIdentifiers('＋４４ ２０７９ ４６０９５８', true).map((i) => i.kind)).toEqual(
+        detectInString('＋４４ ２０７９ ４６０９５８', 'phone').identifiers.map((i) => i.kind),
+      );
+      expect(kinds('Ada Lovelace', 'full_name')).toEqual(['named_field']);
+      expect(kinds('ada@example.com')).toEqual(['email']);
+      expect(kinds('call +44 20 7946 0958')).toEqual(['phone']);
+      expect(kinds('fe80::1')).toEqual(['ip']);
+    });
   });
 });

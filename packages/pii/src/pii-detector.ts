@@ -116,50 +116,63 @@ function normalizeIp(ip: string): string {
   return ip.toLowerCase();
 }
 
+/**
+ * Every identifier `scanIdentifiers` knows is written with an ASCII digit (card, SSN, IBAN check digits,
+ * IPv4, phone), an `@` (email), a `:` (IPv6) or a `+` (a phone number in text): a value holding none of them
+ * is not scanned (most values of tool calls are words: the scan would cost most of the gateway's PII
+ * pre-check), unless its field is a phone field, whose value is parsed as a number whatever it holds.
+ * pii-detector.test.ts checks that the scan finds nothing in such values.
+ */
+const IDENTIFIER_MARK = /[0-9@:+]/;
+
 /** Personal data in a string value (whole value and free text). */
 export function detectInString(text: string, fieldName?: string): ValueFindings {
-  const found = new Map<string, Identifier>();
-  const add = (kind: IdentifierKind, normalized: string) => found.set(`${kind}:${normalized}`, { kind, normalized });
   const s = text.trim();
-  if (s.length > 0 && s.length <= 100_000) {
-    // whole-value checks
-    if (validator.isEmail(s)) add('email', s.toLowerCase());
-    if (validator.isIP(s)) add('ip', normalizeIp(s));
-    if (SSN.test(s)) add('ssn', s.replace(/-/g, ''));
-    const card = cardDigits(s);
-    if (card) add('card', card);
-    const iban = ibantools.electronicFormatIBAN(s);
-    if (iban && ibantools.isValidIBAN(iban)) add('iban', iban);
-    if (s.startsWith('+') || PHONE_FIELDS.has(normalizeFieldName(fieldName ?? ''))) {
-      const phone = parsePhoneNumberFromString(s);
-      if (phone?.isValid()) add('phone', phone.number);
-    }
-    // free text (linear: long tokens are blanked so no pattern scans far from where it starts)
-    const text = s.length > MAX_TOKEN ? s.replace(LONG_TOKEN, ' ') : s;
-    if (text.includes('@')) for (const m of text.matchAll(EMAIL_IN_TEXT)) if (validator.isEmail(m[0])) add('email', m[0].toLowerCase());
-    for (const m of text.matchAll(IBAN_IN_TEXT)) {
-      const iban2 = ibantools.electronicFormatIBAN(m[0]);
-      if (iban2 && ibantools.isValidIBAN(iban2)) add('iban', iban2);
-    }
-    for (const m of text.matchAll(CARD_IN_TEXT)) {
-      const c = cardDigits(m[0]);
-      if (c) add('card', c);
-    }
-    for (const m of text.matchAll(SSN_IN_TEXT)) if (SSN.test(m[0])) add('ssn', m[0].replace(/-/g, ''));
-    for (const m of text.matchAll(IPV4_IN_TEXT)) if (validator.isIP(m[0], 4)) add('ip', m[0]);
-    if (text.includes(':')) for (const m of text.matchAll(IPV6_IN_TEXT)) if (m[0].includes('::') || m[0].split(':').length === 8) if (validator.isIP(m[0], 6)) add('ip', normalizeIp(m[0]));
-    if (text.includes('+')) {
-      for (const m of text.matchAll(PHONE_IN_TEXT)) {
-        const phone = parsePhoneNumberFromString(m[0]);
-        if (phone?.isValid()) add('phone', phone.number);
-        else for (const p of findPhoneNumbersInText(m[0])) if (p.number.isValid()) add('phone', p.number.number);
-      }
-    }
-  }
-  const identifiers = [...found.values()].sort((a, b) => IDENTIFIER_PRIORITY.indexOf(a.kind) - IDENTIFIER_PRIORITY.indexOf(b.kind));
+  const phoneField = PHONE_FIELDS.has(normalizeFieldName(fieldName ?? ''));
+  const identifiers = s.length > 0 && s.length <= 100_000 && (phoneField || IDENTIFIER_MARK.test(s)) ? scanIdentifiers(s, phoneField) : [];
   const kinds: PiiKind[] = [...new Set(identifiers.map((i) => i.kind))];
   if (isNamedPiiField(fieldName) && s.length > 0) kinds.push('named_field');
   return { kinds, identifiers };
+}
+
+/** The identifiers in a trimmed value, by priority (whole-value checks, then free text). */
+export function scanIdentifiers(s: string, phoneField = false): Identifier[] {
+  const found = new Map<string, Identifier>();
+  const add = (kind: IdentifierKind, normalized: string) => found.set(`${kind}:${normalized}`, { kind, normalized });
+  // whole-value checks
+  if (validator.isEmail(s)) add('email', s.toLowerCase());
+  if (validator.isIP(s)) add('ip', normalizeIp(s));
+  if (SSN.test(s)) add('ssn', s.replace(/-/g, ''));
+  const card = cardDigits(s);
+  if (card) add('card', card);
+  const iban = ibantools.electronicFormatIBAN(s);
+  if (iban && ibantools.isValidIBAN(iban)) add('iban', iban);
+  if (s.startsWith('+') || phoneField) {
+    const phone = parsePhoneNumberFromString(s);
+    if (phone?.isValid()) add('phone', phone.number);
+  }
+  // free text (linear: long tokens are blanked so no pattern scans far from where it starts)
+  const text = s.length > MAX_TOKEN ? s.replace(LONG_TOKEN, ' ') : s;
+  if (text.includes('@')) for (const m of text.matchAll(EMAIL_IN_TEXT)) if (validator.isEmail(m[0])) add('email', m[0].toLowerCase());
+  for (const m of text.matchAll(IBAN_IN_TEXT)) {
+    const iban2 = ibantools.electronicFormatIBAN(m[0]);
+    if (iban2 && ibantools.isValidIBAN(iban2)) add('iban', iban2);
+  }
+  for (const m of text.matchAll(CARD_IN_TEXT)) {
+    const c = cardDigits(m[0]);
+    if (c) add('card', c);
+  }
+  for (const m of text.matchAll(SSN_IN_TEXT)) if (SSN.test(m[0])) add('ssn', m[0].replace(/-/g, ''));
+  for (const m of text.matchAll(IPV4_IN_TEXT)) if (validator.isIP(m[0], 4)) add('ip', m[0]);
+  if (text.includes(':')) for (const m of text.matchAll(IPV6_IN_TEXT)) if (m[0].includes('::') || m[0].split(':').length === 8) if (validator.isIP(m[0], 6)) add('ip', normalizeIp(m[0]));
+  if (text.includes('+')) {
+    for (const m of text.matchAll(PHONE_IN_TEXT)) {
+      const phone = parsePhoneNumberFromString(m[0]);
+      if (phone?.isValid()) add('phone', phone.number);
+      else for (const p of findPhoneNumbersInText(m[0])) if (p.number.isValid()) add('phone', p.number.number);
+    }
+  }
+  return [...found.values()].sort((a, b) => IDENTIFIER_PRIORITY.indexOf(a.kind) - IDENTIFIER_PRIORITY.indexOf(b.kind));
 }
 
 /** Personal data in a scalar JSON value (strings, and numbers that may be card numbers or named fields). */

@@ -74,13 +74,13 @@ export class ApiKeyService {
    * here changes nothing but the number of round trips.
    */
   async authenticate(key: string): Promise<{ tenantId?: string; allowed?: boolean; scope?: KeyScope; keyHash?: string }> {
-    const r = await this.authenticateKey(key);
-    return r.tenantId ? { ...r, scope: scopeOfKey(key), keyHash: hashApiKey(key) } : r;
-  }
-
-  private async authenticateKey(key: string): Promise<{ tenantId?: string; allowed?: boolean }> {
     if (!key || key.length > 256) return {};
     const hash = hashApiKey(key);
+    const r = await this.authenticateHash(hash);
+    return r.tenantId ? { ...r, scope: scopeOfKey(key), keyHash: hash } : r;
+  }
+
+  private async authenticateHash(hash: string): Promise<{ tenantId?: string; allowed?: boolean }> {
     const expected = this.lastTenant.get(hash);
     let notCached = false;
     if (this.rateLimit && expected) {

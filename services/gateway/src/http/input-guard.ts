@@ -23,27 +23,44 @@ function badText(s: string): string | undefined {
   return m[0] === '\u0000' ? 'must not contain a NUL character (\\u0000)' : 'must not contain an unpaired UTF-16 surrogate';
 }
 
+/** A value waiting in the walk: its key under its parent (loc is only built for a violation). */
+interface Pending {
+  v: unknown;
+  key: string | number | undefined;
+  parent: Pending | undefined;
+  depth: number;
+}
+
+function locOf(p: Pending | undefined, base: (string | number)[], extra?: string): (string | number)[] {
+  const keys: (string | number)[] = extra === undefined ? [] : [extra];
+  for (let n = p; n?.key !== undefined; n = n.parent) keys.push(n.key);
+  return [...base, ...keys.reverse()];
+}
+
 /** The first violation in a parsed JSON document, as [loc, msg, type]. */
 export function checkJson(root: unknown, base: (string | number)[] = ['body']): [(string | number)[], string, string] | undefined {
-  const stack: Array<{ v: unknown; loc: (string | number)[]; depth: number }> = [{ v: root, loc: base, depth: 0 }];
+  const stack: Pending[] = [{ v: root, key: undefined, parent: undefined, depth: 0 }];
   while (stack.length) {
-    const { v, loc, depth } = stack.pop()!;
+    const node = stack.pop()!;
+    const { v, depth } = node;
     if (typeof v === 'string') {
       const msg = badText(v);
-      if (msg) return [loc, msg, 'string_invalid'];
+      if (msg) return [locOf(node, base), msg, 'string_invalid'];
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > MAX_JSON_DEPTH) return [loc, `nested deeper than ${MAX_JSON_DEPTH} levels`, 'too_deep'];
-    const entries: Array<[string | number, unknown]> = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [k, x] = entries[i];
-      if (typeof k === 'string') {
-        if (k === '__proto__') return [[...loc, k], 'the key __proto__ is not allowed', 'key_invalid'];
-        const msg = badText(k);
-        if (msg) return [[...loc, k], `key ${msg}`, 'key_invalid'];
-      }
-      stack.push({ v: x, loc: [...loc, k], depth: depth + 1 });
+    if (depth + 1 > MAX_JSON_DEPTH) return [locOf(node, base), `nested deeper than ${MAX_JSON_DEPTH} levels`, 'too_deep'];
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], key: i, parent: node, depth: depth + 1 });
+      continue;
+    }
+    const keys = Object.keys(v);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const k = keys[i];
+      if (k === '__proto__') return [locOf(node, base, k), 'the key __proto__ is not allowed', 'key_invalid'];
+      const msg = badText(k);
+      if (msg) return [locOf(node, base, k), `key ${msg}`, 'key_invalid'];
+      stack.push({ v: (v as Record<string, unknown>)[k], key: k, parent: node, depth: depth + 1 });
     }
   }
   return undefined;

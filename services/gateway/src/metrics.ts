@@ -18,8 +18,10 @@ export function createGatewayMetrics(registry: Registry) {
       name: 'agw_policy_eval_ms',
       help: 'Policy service evaluation time (ms, as measured inside the policy service); quantile 0.5 is the median',
       percentiles: [0.5, 0.9, 0.99],
+      // a sliding window of 10 minutes that moves every 5: each observation goes into every age bucket's
+      // t-digest, and five of them cost 2 % of a loaded gateway's CPU (issue 26's profile)
       maxAgeSeconds: 600,
-      ageBuckets: 5,
+      ageBuckets: 2,
       registers: [registry],
     }),
     policyUnavailable: new Counter({ name: 'agw_policy_unavailable_total', help: 'Calls decided by a failure mode', labelNames: ['mode'], registers: [registry] }),

@@ -103,3 +103,65 @@ it('answers a batch of only used keys without writing anything', async () => {
   const head = await db.selectFrom('audit_chain_heads').select(['record_count']).where('tenant_id', '=', t).executeTakeFirstOrThrow();
   expect(Number(head.record_count)).toBe(2);
 });
+
+describe('a batch of one (audit_append_one, migration 0029)', () => {
+  it('writes the same rows as the batch function; a tenant’s first append and a used key go to the batch function', async () => {
+    const t = randomUUID();
+    const one = (x: BatchAppend) => sql<{ id: string }>`SELECT * FROM audit_append_one(${JSON.stringify({ tenant_id: x.tenantId, canonical: x.canonical, ...x.entry, replay: null, subject: null, event: null, append_key: x.appendKey ?? null })}::jsonb)`.execute(db);
+    // no head row yet: the one-statement function writes nothing
+    expect((await one(item(t, 'probe'))).rows).toEqual([]);
+    expect(await rowsOf(t)).toEqual([]);
+
+    const first = await repo.appendBatch([item(t, 'k1')]); // the batch function: creates the head row
+    const fast = [item(t, 'k2'), item(t), item(t, 'k3')];
+    const written = [];
+    for (const x of fast) written.push((await repo.appendBatch([x]))[0]);
+    expect([first[0], ...written].map((r) => [r.record.tenant_seq, r.replayed])).toEqual([[0, false], [1, false], [2, false], [3, false]]);
+    // a used key: nothing written by the one-statement function, the batch function answers the key's record
+    const used = item(t, 'k2');
+    expect((await one(used)).rows).toEqual([]);
+    const again = await repo.appendBatch([used]);
+    expect(again[0]).toMatchObject({ replayed: true, outboxId: null, record: { id: written[0].record.id, tenant_seq: 1, record_hash: written[0].record.record_hash } });
+
+    const rows = await rowsOf(t);
+    expect(rows.map((r) => [Number(r.tenant_seq), r.append_key])).toEqual([[0, 'k1'], [1, 'k2'], [2, null], [3, 'k3']]);
+    let prev = GENESIS;
+    for (const r of rows) {
+      expect(r.prev_hash).toBe(prev);
+      prev = r.record_hash;
+    }
+    const head = await db.selectFrom('audit_chain_heads').select(['last_hash', 'record_count']).where('tenant_id', '=', t).executeTakeFirstOrThrow();
+    expect([head.last_hash, Number(head.record_count)]).toEqual([prev, 4]);
+    expect(await count('audit_decision_inputs', t)).toBe(4);
+    const events = await outboxOf(fast.map((x) => x.entry.action_id));
+    expect(events).toHaveLength(3);
+    written.forEach((w, i) => {
+      const ev = events.find((e) => Number(e.id) === w.outboxId)?.event as Record<string, unknown>;
+      expect(ev).toMatchObject({ action_id: fast[i].entry.action_id, record_id: w.record.tenant_seq + 1, record_hash: w.record.record_hash });
+    });
+    const chain = new AuditChain(repo, { tamperDemo: false });
+    expect(await chain.verify(t)).toMatchObject({ valid: true, record_count: 4 });
+  });
+
+  it('keeps one tenant’s chain whole when two audit replicas append one record at a time, concurrently', async () => {
+    const t = randomUUID();
+    await repo.appendBatch([item(t)]);
+    const other = createDb(url);
+    try {
+      const replicas = [repo, new AuditRecordRepository(other)];
+      const out = await Promise.all(Array.from({ length: 80 }, (_, i) => replicas[i % 2].appendBatch([item(t, `c${i}`)])));
+      expect(out.every((r) => !r[0].replayed)).toBe(true);
+      const seqs = out.map((r) => r[0].record.tenant_seq).sort((x, y) => x - y);
+      expect(seqs).toEqual(Array.from({ length: 80 }, (_, i) => i + 1));
+      const rows = await rowsOf(t);
+      let prev = GENESIS;
+      for (const r of rows) {
+        expect(r.prev_hash).toBe(prev);
+        prev = r.record_hash;
+      }
+      expect(await new AuditChain(repo, { tamperDemo: false }).verify(t)).toMatchObject({ valid: true, record_count: 81 });
+    } finally {
+      await other.destroy();
+    }
+  });
+});

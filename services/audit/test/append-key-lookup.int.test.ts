@@ -38,10 +38,10 @@ afterAll(async () => {
 });
 
 /** One append with an append key, as AuditRecordRepository sends it, explained on the test's one connection: its shared buffer hits. */
-async function bufferHitsOfOneAppend(tenantId: string): Promise<number> {
+async function bufferHitsOfOneAppend(tenantId: string, fn: 'audit_append_batch' | 'audit_append_one' = 'audit_append_batch'): Promise<number> {
   const entry = governedEntry();
-  const payload = [{ tenant_id: tenantId, canonical: canonicalContent(entry), ...entry, replay: null, subject: null, event: null, append_key: `t:${randomUUID()}` }];
-  const { rows } = await pg.query('EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM audit_append_batch($1::jsonb)', [JSON.stringify(payload)]);
+  const one = { tenant_id: tenantId, canonical: canonicalContent(entry), ...entry, replay: null, subject: null, event: null, append_key: `t:${randomUUID()}` };
+  const { rows } = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM ${fn}($1::jsonb)`, [JSON.stringify(fn === 'audit_append_one' ? one : [one])]);
   const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>)[0].Plan;
   return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
 }
@@ -50,9 +50,12 @@ it('stays a probe when the connection planned it on an empty table, as a new dep
   const tenantId = randomUUID();
   await db.insertInto('tenants').values({ id: tenantId, slug: `ak-${tenantId}`, name: 'append key look-up' }).execute();
   const repo = new AuditRecordRepository(db);
-  // the connection's first appends, on an empty table: past the plan cache's five custom plans
+  // the connection's first appends, on an empty table: past the plan cache's five custom plans (of each
+  // function: a batch of one is sent to audit_append_one, migration 0029)
   for (let i = 0; i < 8; i++) await bufferHitsOfOneAppend(tenantId);
+  for (let i = 0; i < 8; i++) await bufferHitsOfOneAppend(tenantId, 'audit_append_one');
   const short = await bufferHitsOfOneAppend(tenantId);
+  const shortOne = await bufferHitsOfOneAppend(tenantId, 'audit_append_one');
   // the chain grows (other connections) before the table is ever analyzed; the connection keeps its cached plan
   for (let i = 0; i < 400; i += 50) {
     await repo.appendBatch(
@@ -63,6 +66,8 @@ it('stays a probe when the connection planned it on an empty table, as a new dep
     );
   }
   const long = await bufferHitsOfOneAppend(tenantId);
+  const longOne = await bufferHitsOfOneAppend(tenantId, 'audit_append_one');
   // a probe (the indexes one level deeper: about 20 more buffers), not a scan of the chain (400 records: 400 more)
   expect(long).toBeLessThan(short + 60);
+  expect(longOne).toBeLessThan(shortOne + 60);
 });

@@ -93,6 +93,18 @@ describe('pii-detector', () => {
       }
     });
 
+    test('whole numbers of at most 12 digits: the full scan finds nothing in them either', () => {
+      const numbers = [0, 1, -1, 42, 123456789, 999999999999, -999999999999, 4111111111, 192168001001, ...Array.from({ length: 3000 }, () => Math.floor(next() * 1e12) * (next() < 0.5 ? -1 : 1))];
+      for (const n of numbers) {
+        expect({ n, found: scanIdentifiers(String(n)) }).toEqual({ n, found: [] });
+        expect(detectInValue(n, 'amount')).toEqual({ kinds: [], identifiers: [] });
+      }
+      // longer ones are scanned (a card number), a named field still counts, a phone field is still parsed
+      expect(detectInValue(4111111111111111, 'amount').kinds).toEqual(['card']);
+      expect(detectInValue(1234, 'ssn').kinds).toEqual(['named_field']);
+      expect(detectInValue(442079460958, 'phone')).toEqual(detectInString('442079460958', 'phone'));
+    });
+
     test('a phone field is still parsed, and a named field still counts', () => {
       expect(scanIdentifiers('＋４４ ２０７９ ４６０９５８', true).map((i) => i.kind)).toEqual(
         detectInString('＋４４ ２０７９ ４６０９５８', 'phone').identifiers.map((i) => i.kind),

@@ -179,7 +179,10 @@ export function scanIdentifiers(s: string, phoneField = false): Identifier[] {
 export function detectInValue(value: unknown, fieldName?: string): ValueFindings {
   if (typeof value === 'string') return detectInString(value, fieldName);
   if (typeof value === 'number' && Number.isFinite(value)) {
-    const r = detectInString(Number.isSafeInteger(value) ? String(value) : '', fieldName);
+    // a whole number of at most 12 digits is not scanned: written with digits alone, an identifier can only
+    // be a card number (13 to 19 digits), or a phone field's number
+    const scanned = Number.isSafeInteger(value) && (Math.abs(value) >= 1e12 || PHONE_FIELDS.has(normalizeFieldName(fieldName ?? '')));
+    const r = detectInString(scanned ? String(value) : '', fieldName);
     if (!r.kinds.includes('named_field') && isNamedPiiField(fieldName)) r.kinds.push('named_field');
     return r;
   }

@@ -3,11 +3,12 @@
 // (the whole-fleet bench cannot resolve a few µs on a shared 2-core machine). Runs what is built.
 //
 //   node bench/per-call-costs.bench.mjs [--rounds 3] [--before <git rev of the policy's behavior-store>]
+//                                       [--checkout DIR]   (case 8: a built checkout of an earlier commit)
 //
 // Each case runs its "before" and "after" alternately, `rounds` times, and prints µs of CPU per call
 // (process.cpuUsage; for the policy's Redis writes also redis-server's utime+stime from /proc, which is
 // shared with anything else using that Redis). Figures are printed, never asserted.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -236,3 +237,49 @@ if (typeof shared.BatchPublisher === 'function') {
   client.close();
   await server.close();
 }
+
+// 8. the gateway's per-call steps changed in issue 26's seventh session, with the bench's call: the PII
+//    pre-check of its params, its access-log line, the input guard's walk of its body, the API key's hash
+//    (twice before, once after) and the agw_policy_eval_ms observation; before = the modules of a built
+//    checkout of an earlier commit (--checkout DIR), after = this one's
+{
+  const dir = opt('checkout', '');
+  if (dir) {
+    const from = (root) => ({
+      gw: createRequire(path.join(root, 'services/gateway/dist/main.js')),
+      pii: createRequire(path.join(root, 'services/gateway/dist/main.js'))('@agw/pii'),
+    });
+    const [b, a] = [from(path.resolve(dir)), from(ROOT)];
+    const body = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'benchmark', page: 1 } };
+    const loop = (f) => (n) => {
+      for (let i = 0; i < n; i++) f();
+    };
+    await compare('gateway: PII pre-check of the bench\'s params', 200_000, loop(() => b.pii.mayContainPii(body.params)), loop(() => a.pii.mayContainPii(body.params)));
+    const guard = [b, a].map((m) => m.gw('./http/input-guard').checkJson);
+    await compare('gateway: the input guard\'s walk of the bench\'s body', 200_000, loop(() => guard[0](body)), loop(() => guard[1](body)));
+    const { hashApiKey } = a.gw('./tenants/api-keys');
+    const key = `agw_${'k'.repeat(43)}`;
+    await compare('gateway: the API key hashed twice, or once', 200_000, loop(() => (hashApiKey(key), hashApiKey(key))), loop(() => hashApiKey(key)));
+    const summary = (ageBuckets) => new shared.Summary({ name: `bench_eval_ms_${ageBuckets}`, help: 'b', percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets, registers: [] });
+    const [s5, s2] = [summary(5), summary(2)];
+    await compare('gateway: agw_policy_eval_ms observed with five age buckets, or two', 200_000, loop(() => s5.observe(Math.random())), loop(() => s2.observe(Math.random())));
+    // the access-log line: in a child process whose stdout is /dev/null (the logger writes to fd 1)
+    const line = (root, fixed) => `
+      const s = require(${JSON.stringify(path.join(root, 'packages/shared/dist/logger.js'))});
+      const log = s.createLogger('gateway', 'info');
+      const access = ${fixed} ? s.fixedFieldLogger(log) : log;
+      const run = (n) => { for (let i = 0; i < n; i++) access.info({ reqId: 'b3c1e2d4-5f6a-4b7c-8d9e-0f1a2b3c4d5e', method: 'POST', path: '/mcp/tools/call', status: 200, ms: 3.4, tenantId: '0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10' }, 'request'); };
+      run(20000);
+      const t0 = process.cpuUsage(); run(100000); const d = process.cpuUsage(t0);
+      process.stderr.write(String((d.user + d.system) / 100000));`;
+    const child = (root, fixed) => Number(spawnSync(process.execPath, ['-e', line(root, fixed)], { stdio: ['ignore', 'ignore', 'pipe'] }).stderr.toString());
+    const rows = { before: [], after: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      rows.before.push(child(path.resolve(dir), false));
+      rows.after.push(child(ROOT, true));
+    }
+    console.log(`gateway: the access-log line (100000 lines × ${ROUNDS} rounds, stdout to /dev/null), µs of CPU per call:`);
+    for (const k of ['before', 'after']) console.log(`  ${k.padEnd(6)} node ${rows[k].map((x) => x.toFixed(2)).join(', ')}`);
+  } else console.log('gateway case skipped: --checkout DIR names a built checkout to compare with');
+}
+

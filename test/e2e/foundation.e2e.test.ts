@@ -70,6 +70,17 @@ describe('POST /api/mcp/tools/call', () => {
     expect(rec).toMatchObject({ decision: 'allow', source: 'mcp_governed', agent_id: 'agent-1', tool: 'svc_web_search', method: 'search', severity: 'none' });
     expect(rec.bundle_revision).toMatch(/\S+/);
     expect(rec.record_hash).toMatch(/^[0-9a-f]{64}$/);
+    // where the time went (Server-Timing, ms): the audit step, and of it the audit service's own part
+    const steps = Object.fromEntries(
+      String(r.headers.get('server-timing'))
+        .split(',')
+        .map((p) => /^\s*([\w-]+);dur=([\d.]+)/.exec(p))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => [m[1], Number(m[2])]),
+    );
+    expect(steps).toEqual(expect.objectContaining({ pii: expect.any(Number), policy: expect.any(Number), audit: expect.any(Number), audit_commit: expect.any(Number) }));
+    expect(steps.audit_commit).toBeGreaterThan(0);
+    expect(steps.audit_commit).toBeLessThanOrEqual(steps.audit);
   });
 
   it('escalates a destructive call to a human: 202 pending_approval', async () => {

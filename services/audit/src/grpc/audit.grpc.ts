@@ -28,7 +28,7 @@ export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
  * record): the global row key never leaves this service, so no caller can show it (docs/audit.md, "Record ids").
  */
 export function toMessage(r: StoredRecord): pb.AuditRecord {
-  return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false };
+  return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false, commitMs: 0 };
 }
 
 export function auditGrpcService(
@@ -40,10 +40,12 @@ export function auditGrpcService(
   decisionInputs?: DecisionInputRepository,
 ): GrpcServiceBinding {
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
+    const arrived = performance.now();
     const replay = req.decisionInput ? decisionInputRow(req.decisionInput) : undefined;
     const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, webhook: req.tenantHasWebhook ?? true, replay, appendKey: req.appendKey || undefined });
-    if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued };
-    return { ...toMessage(r), eventQueued: r.event_queued };
+    const commitMs = performance.now() - arrived;
+    if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued, commitMs };
+    return { ...toMessage(r), eventQueued: r.event_queued, commitMs };
   };
   return {
     definition: pb.AuditServiceService,

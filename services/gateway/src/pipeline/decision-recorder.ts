@@ -85,6 +85,9 @@ export class DecisionRecorder {
     if (!stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });
     if (timings) {
       timings.audit = (timings.audit ?? 0) + (t1 - t0);
+      // the part of `audit` the audit service spent from the append's arrival to its commit (the rest: the
+      // hop each way); an older audit service answers 0
+      if (stored.commitMs > 0) timings.audit_commit = (timings.audit_commit ?? 0) + stored.commitMs;
       timings.publish = (timings.publish ?? 0) + (performance.now() - t1);
     }
     return stored;

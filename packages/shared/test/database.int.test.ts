@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { sql } from 'kysely';
-import { createDb } from '../src/db/database';
+import { createDb, preparedQuery } from '../src/db/database';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
 
@@ -35,5 +35,19 @@ test('a connection reset during a query fails the query and the next query works
   } finally {
     await db.destroy();
     proxy.close();
+  }
+});
+
+test('a prepared statement is parsed once per connection and answers like the same query unprepared', async () => {
+  const db = createDb(target.toString(), { max: 1 });
+  try {
+    const text = 'SELECT $1::int + 1 AS n';
+    expect(await preparedQuery<{ n: number }>(db, 'plus_one', text, [1])).toEqual([{ n: 2 }]);
+    expect(await preparedQuery<{ n: number }>(db, 'plus_one', text, [41])).toEqual([{ n: 42 }]);
+    // one connection (max 1): the statement stays prepared on it, once
+    const { rows } = await sql<{ name: string; calls: number }>`SELECT name, generic_plans + custom_plans AS calls FROM pg_prepared_statements`.execute(db);
+    expect(rows).toEqual([{ name: 'plus_one', calls: 2 }]);
+  } finally {
+    await db.destroy();
   }
 });

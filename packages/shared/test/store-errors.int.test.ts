@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { sql } from 'kysely';
-import { createDb } from '../src/db/database';
+import { createDb, preparedQuery } from '../src/db/database';
 import { AppError, StoreUnavailableError, isDependencyDown, unreachableStore } from '../src/errors';
 import { createRedis } from '../src/redis';
 
@@ -31,6 +31,8 @@ test('Postgres refusing connections is named Postgres', async () => {
     const e = await caught(sql`SELECT 1`.execute(db));
     expect(e).toBeDefined();
     expect(unreachableStore(e)).toBe('Postgres');
+    // the hot path's prepared statements too
+    expect(unreachableStore(await caught(preparedQuery(db, 'one', 'SELECT 1', [])))).toBe('Postgres');
   } finally {
     await db.destroy();
   }

@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { type Bus, type Database, type Db, connectBus, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
+import { sql } from 'kysely';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { EventRelay } from '../src/chain/event-relay';
@@ -130,12 +130,8 @@ describe('group commit', () => {
   });
 
   it('loses no answered append when its Postgres connections are cut mid-batch, and the chain verifies', async () => {
-    // a pool whose checked-out clients survive being terminated (createDb's pool only guards idle ones)
-    const { Pool } = require(require.resolve('pg', { paths: [require.resolve('@agw/shared')] })) as { Pool: new (o: object) => { on(ev: string, f: (c: { on(ev: string, f: () => void): void }) => void): void } };
-    const pool = new Pool({ connectionString: url, max: 4 });
-    pool.on('error', () => undefined);
-    pool.on('connect', (c) => c.on('error', () => undefined));
-    const local = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never }) });
+    // a pool of its own (createDb's clients survive being terminated, checked out or idle)
+    const local = createDb(url, { max: 4 });
     const chain = new AuditChain(new AuditRecordRepository(local), { tamperDemo: false, streamPrefix: prefix });
     const t = randomUUID();
     const answered: string[] = [];
@@ -153,7 +149,7 @@ describe('group commit', () => {
     const cutter = (async () => {
       for (let i = 0; i < 5; i++) {
         await new Promise((r) => setTimeout(r, 150));
-        await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%audit_append_batch%' AND pid <> pg_backend_pid()`.execute(db);
+        await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%audit_append_%' AND pid <> pg_backend_pid()`.execute(db);
       }
       stop = true;
     })();

@@ -76,6 +76,11 @@ export function isNamedPiiField(key: string | undefined): boolean {
   return key !== undefined && NAMED_FIELDS.has(normalizeFieldName(key));
 }
 
+/** A field whose value is parsed as a phone number whatever it holds (national numbers included). */
+function isPhoneField(key: string | undefined): boolean {
+  return key !== undefined && PHONE_FIELDS.has(normalizeFieldName(key));
+}
+
 /** Luhn checksum of a digit string. */
 export function luhn(digits: string): boolean {
   let sum = 0;
@@ -128,7 +133,7 @@ const IDENTIFIER_MARK = /[0-9@:+]/;
 /** Personal data in a string value (whole value and free text). */
 export function detectInString(text: string, fieldName?: string): ValueFindings {
   const s = text.trim();
-  const phoneField = PHONE_FIELDS.has(normalizeFieldName(fieldName ?? ''));
+  const phoneField = isPhoneField(fieldName);
   const identifiers = s.length > 0 && s.length <= 100_000 && (phoneField || IDENTIFIER_MARK.test(s)) ? scanIdentifiers(s, phoneField) : [];
   const kinds: PiiKind[] = [...new Set(identifiers.map((i) => i.kind))];
   if (isNamedPiiField(fieldName) && s.length > 0) kinds.push('named_field');
@@ -181,7 +186,7 @@ export function detectInValue(value: unknown, fieldName?: string): ValueFindings
   if (typeof value === 'number' && Number.isFinite(value)) {
     // a whole number of at most 12 digits is not scanned: written with digits alone, an identifier can only
     // be a card number (13 to 19 digits), or a phone field's number
-    const scanned = Number.isSafeInteger(value) && (Math.abs(value) >= 1e12 || PHONE_FIELDS.has(normalizeFieldName(fieldName ?? '')));
+    const scanned = Number.isSafeInteger(value) && (Math.abs(value) >= 1e12 || isPhoneField(fieldName));
     const r = detectInString(scanned ? String(value) : '', fieldName);
     if (!r.kinds.includes('named_field') && isNamedPiiField(fieldName)) r.kinds.push('named_field');
     return r;

@@ -221,4 +221,24 @@ describe('group commit', () => {
     }
     expect(await outboxOf(ids)).toHaveLength(0);
   });
+
+  it('answers the callers of a batch before it hands the batch to onCommitted (the publish), and hands every batch', async () => {
+    const order: string[] = [];
+    const handed: string[] = [];
+    const chain = new AuditChain(new AuditRecordRepository(db), {
+      tamperDemo: false,
+      streamPrefix: prefix,
+      onCommitted: (b) => {
+        order.push('handed');
+        handed.push(...b.map((a) => a.record.action_id));
+      },
+    });
+    const t = randomUUID();
+    const lone = await chain.append(t, entry(), { eventKind: 'allowed' }).then((r) => (order.push('answered'), r));
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['answered', 'handed']);
+    const many = await Promise.all(Array.from({ length: 40 }, () => chain.append(t, entry(), { eventKind: 'allowed' })));
+    await new Promise((r) => setImmediate(r));
+    expect(handed.sort()).toEqual([lone, ...many].map((r) => r.action_id).sort());
+  });
 });

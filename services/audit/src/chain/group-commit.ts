@@ -20,7 +20,7 @@ interface Waiting extends BatchAppend {
 export interface GroupCommitOptions {
   /** most appends in one transaction */
   maxBatch?: number;
-  /** called after each committed batch (e.g. to publish its outbox events); never delays the callers */
+  /** called after each committed batch (e.g. to publish its outbox events), a turn after its callers are answered */
   onCommitted?: (appended: BatchAppended[]) => void;
 }
 
@@ -66,8 +66,15 @@ export class GroupCommit {
       return;
     }
     batch.forEach((w, i) => w.resolve(results[i]));
+    // the callers' answers first: their continuations (the gRPC answers) run as microtasks now, and the
+    // batch's events are published a turn of the event loop later, so no answer waits for the publish's
+    // work and its write (docs/performance.md, "Answers before the events' publish")
+    if (this.opts.onCommitted) setImmediate(GroupCommit.announce, this.opts.onCommitted, results);
+  }
+
+  private static announce(onCommitted: (appended: BatchAppended[]) => void, results: BatchAppended[]): void {
     try {
-      this.opts.onCommitted?.(results);
+      onCommitted(results);
     } catch {
       // publishing is best effort: the outbox keeps what was not published
     }

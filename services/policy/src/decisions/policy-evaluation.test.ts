@@ -144,13 +144,10 @@ test('replay reads the behavioral data of the decision from its input, not the c
   expect(again).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true });
 });
 
-test("pass 2's read records the call; the answer does not wait for a violation's count (a failed count is reported); pass 1 waits for its record", async () => {
+test("pass 2's read records the call; the answer does not wait for a violation's count (a failed count is reported), whichever pass decided", async () => {
   const tenant = randomUUID();
   const failures: unknown[] = [];
   class WritesFail extends BehaviorStore {
-    override async record(): Promise<never> {
-      throw new Error('record refused');
-    }
     override async countViolation(): Promise<never> {
       throw new Error('violation count refused');
     }
@@ -171,9 +168,73 @@ test("pass 2's read records the call; the answer does not wait for a violation's
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(1);
   expect(String(failures[0])).toContain('violation count refused');
-  // a policy that never reads input.behavioral decides in pass 1: the record is awaited, so its failure is the call's
+  // a policy that never reads input.behavioral decides in pass 1: the call was recorded before it, and its
+  // violation is counted off the answer's path as pass 2's is
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
+  const fourth = await failing.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}');
+  expect(fourth).toMatchObject({ decision: 'deny', passes: 1, violations: ['no'] });
+  expect(fourth.input.behavioral).toMatchObject({ actionCount1h: 4, violationCount24h: 0 });
+  await new Promise((r) => setImmediate(r));
+  expect(failures).toHaveLength(2);
+  expect(String(failures[1])).toContain('violation count refused');
+});
+
+test('the record that every decision waits for: its failure is the call\'s, whichever pass decided', async () => {
+  const tenant = randomUUID();
+  class RecordFails extends BehaviorStore {
+    override async recordForPass2(): Promise<never> {
+      throw new Error('record refused');
+    }
+  }
+  const failing = new PolicyEvaluation(policies, new RecordFails(redis));
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
   await expect(failing.evaluate(tenant, randomUUID(), call(), '{}')).rejects.toThrow('record refused');
+  await expect(failing.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}')).rejects.toThrow('record refused');
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 2\n' });
+  await expect(failing.evaluate(tenant, randomUUID(), call(), '{}')).rejects.toThrow('record refused');
+});
+
+test('the record is on its way to Redis before pass 1 is evaluated, whichever pass decides', async () => {
+  const tenant = randomUUID();
+  const seen: Array<{ pass: number; inFlight: number; recorded: boolean }> = [];
+  let recorded = false;
+  class Watched extends BehaviorStore {
+    override async recordForPass2(...a: Parameters<BehaviorStore['recordForPass2']>) {
+      recorded = true;
+      return super.recordForPass2(...a);
+    }
+  }
+  const watched = {
+    active: async (t: string) => {
+      const bundle = await policies.active(t);
+      let pass = 0;
+      // ioredis' commandQueue: the commands written to the socket and not answered yet
+      return Object.assign(Object.create(bundle), {
+        evaluate: (...a: Parameters<typeof bundle.evaluate>) => {
+          seen.push({ pass: ++pass, inFlight: (redis as unknown as { commandQueue: { length: number } }).commandQueue.length, recorded });
+          return bundle.evaluate(...a);
+        },
+      });
+    },
+  } as unknown as TenantPolicies;
+  const ev = new PolicyEvaluation(watched, new Watched(redis));
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
+  expect(await ev.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 1 });
+  expect(seen).toEqual([{ pass: 1, inFlight: 1, recorded: true }]);
+  seen.length = 0;
+  recorded = false;
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 5\n' });
+  expect(await ev.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 2 });
+  expect(seen[0]).toEqual({ pass: 1, inFlight: 1, recorded: true });
+});
+
+test('a violation decided in pass 1 is counted: the next call of the agent sees it', async () => {
+  const tenant = randomUUID();
+  await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}')).toMatchObject({ decision: 'deny', passes: 1 });
+  const next = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
+  expect(next).toMatchObject({ decision: 'allow', passes: 1 });
+  expect(next.input.behavioral).toMatchObject({ actionCount1h: 2, violationCount24h: 1 });
 });
 
 test('a violation decided in pass 2 is counted: the next call of the agent sees it', async () => {

@@ -94,29 +94,26 @@ export class PolicyEvaluation {
     const bundle = await this.policies.active(tenantId);
     const nowMs = Date.now();
     const nowNs = BigInt(nowMs) * 1_000_000n;
-    const t0 = performance.now();
     const facts = { actionId, tool: call.tool, sessionId: call.sessionId, amount: amountOf(call.params) };
-    // pass 2's behavioral data and the call's record in one Redis call (recordForPass2): the call is counted
-    // as one without a violation, and a decision that carries one adds it afterwards
-    const pass2: { recorded?: { behavioral: Behavioral; newTool: boolean } } = {};
-    const { outcome, passes } = await twoPass(bundle, call, nowNs, async () => {
-      pass2.recorded = await this.behavior.recordForPass2(tenantId, call.agentId, facts, nowMs);
-      return pass2.recorded.behavioral;
-    });
+    // Every decision records the call; the record also answers what pass 2 sees (recordForPass2: the call
+    // counted as one without a violation, violations and score before it), and those are the counters at
+    // decision time the replay input keeps whichever pass decided. So the record goes out first and pass 1
+    // is evaluated while Redis answers: one Redis call per governed call, its round trip overlapped with
+    // pass 1 instead of after it. The script is written when ioredis flushes its auto-pipeline (a
+    // setImmediate), so pass 1 waits for that turn of the event loop. A decision that carries a violation
+    // adds it afterwards (countViolation), off the answer's path, on the same connection as the agent's
+    // next call's script, so that script reads it.
+    const recording = this.behavior.recordForPass2(tenantId, call.agentId, facts, nowMs);
+    recording.catch(() => undefined); // awaited below; a pass 1 that throws first must not leave it unhandled
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const t0 = performance.now();
+    const { outcome, passes } = await twoPass(bundle, call, nowNs, async () => (await recording).behavioral);
     const evalMs = performance.now() - t0;
     this.onEval(evalMs, passes);
-    // counters and anomaly score move on every decision. The replay input keeps pass 2's behavioral data;
-    // when pass 2 ran, the call is recorded already and the answer does not wait for its violation, if any
-    // (it goes out on the same Redis connection as the agent's next call's script, which so still reads it);
-    // when pass 1 decided, the replay input keeps the counters at decision time, which the record answers.
-    const violation = countsAsViolation(outcome.findings);
-    let atDecision: Behavioral;
-    if (pass2.recorded) {
-      if (violation) this.behavior.countViolation(tenantId, call.agentId, pass2.recorded.newTool, nowMs).catch((e) => this.onRecordFailed(e));
-      atDecision = pass2.recorded.behavioral;
-    } else {
-      atDecision = await this.behavior.record(tenantId, call.agentId, { ...facts, violation }, nowMs);
-    }
+    // a record that failed fails the call (as Redis down does), whichever pass decided
+    const recorded = await recording;
+    if (countsAsViolation(outcome.findings)) this.behavior.countViolation(tenantId, call.agentId, recorded.newTool, nowMs).catch((e) => this.onRecordFailed(e));
+    const atDecision = recorded.behavioral;
     const input: decision.DecisionInput = {
       actionId,
       call: toolCallMessage(call, storedParamsJson),
@@ -128,6 +125,6 @@ export class PolicyEvaluation {
       passes,
       evaluatedAt: new Date(nowMs).toISOString(),
     };
-    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: pass2.recorded?.behavioral ?? null, input };
+    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: passes === 2 ? atDecision : null, input };
   }
 }

@@ -4,6 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 prepare
 check_stores
+note_other_fleets
 cd "$ROOT/test/faults"
 say "fault suite: a fleet of its own at port offset ${FAULTS_PORT_OFFSET:-7000}"
 exec pnpm exec jest --ci --runInBand "$@"

@@ -75,6 +75,17 @@ store_check() {
   fi
 }
 
+# Says whether fleets of another run are up on this machine (a bench, a second suite, a fault suite or soak
+# of another checkout): they share Postgres' max_connections and the cores, so a slow or starved test run
+# can be told from a regression. Test, fault and soak runs call it before they start their own fleets.
+note_other_fleets() {
+  local others
+  others="$(pgrep -af 'scripts/fleet\.mjs' 2>/dev/null | grep -v pgrep || true)"
+  [ -z "$others" ] && return 0
+  say "note: $(printf '%s\n' "$others" | wc -l) fleet(s) of another run are up on this machine (shared Postgres connections and cores):"
+  printf '%s\n' "$others" | cut -c1-160 | sed 's/^/  /'
+}
+
 check_stores() {
   local ok=0
   store_check PostgreSQL 127.0.0.1 5432 "pg_ctlcluster --skip-systemctl-redirect \$(ls /etc/postgresql) main start" || ok=1

@@ -5,6 +5,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 prepare
 check_stores
+note_other_fleets
 cd "$ROOT/test/faults"
 export FAULTS_PORT_OFFSET="${SOAK_PORT_OFFSET:-7600}"
 say "soak: ${SOAK_MINUTES:-10} min, a fleet of its own at port offset $FAULTS_PORT_OFFSET"

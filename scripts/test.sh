@@ -5,6 +5,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 prepare
 check_stores
+note_other_fleets
 cd "$ROOT"
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/agw_test}"
 export AGW_STREAM_PREFIX="${TEST_STREAM_PREFIX:-TEST}"

@@ -73,9 +73,10 @@ export function toolCallHandler(d: GatewayDeps): RequestHandler {
     // a brokered upstream's execution time is the tool's, not the gateway's (http/admission.ts)
     if (timings.broker) res.locals[EXTERNAL_MS] = timings.broker;
     // where the time went, per pipeline step (W3C Server-Timing; durations in ms)
-    observePipelineSteps(d.registry, timings);
     res.setHeader('Server-Timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v.toFixed(2)}`).join(', '));
     res.status(status).json(body);
+    // and into the per-step histograms once the answer is on its way: the caller does not wait for them
+    observePipelineSteps(d.registry, timings);
   };
 }
 

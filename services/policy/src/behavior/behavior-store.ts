@@ -332,8 +332,10 @@ export class BehaviorStore {
   }
 
   /**
-   * Records a decision and recomputes the anomaly score. Returns the behavioral data as pass 2 would have
-   * seen it at decision time (kept with the decision so replay is exact even when pass 2 did not run).
+   * Records a decision, its violation included, and recomputes the anomaly score, in one script call.
+   * Returns the behavioral data as pass 2 would have seen it at decision time. Live evaluation records
+   * before it knows the decision (`recordForPass2`, then `countViolation`); this one-call form is what that
+   * pair is held to (behavior-store.test.ts) and writes an agent's history in one step.
    */
   async record(tenantId: string, agentId: string, f: ActionFacts, nowMs: number): Promise<Behavioral> {
     return (await this.recorded(tenantId, agentId, f, nowMs)).behavioral;

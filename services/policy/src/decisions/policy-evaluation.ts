@@ -83,7 +83,7 @@ export class PolicyEvaluation {
     private readonly policies: TenantPolicies,
     private readonly behavior: BehaviorStore,
     private readonly onEval: (ms: number, passes: number) => void = () => undefined,
-    /** a decision's record that failed after the answer (pass 2 does not wait for it): logged and counted */
+    /** a decision's violation count that failed after the answer (no answer waits for it): logged and counted */
     private readonly onRecordFailed: (e: unknown) => void = () => undefined,
   ) {}
 

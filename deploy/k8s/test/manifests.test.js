@@ -209,3 +209,15 @@ describe('external dependencies (deploy/k8s/dependencies)', () => {
     for (const objs of Object.values(rendered)) expect(find(objs, 'ConfigMap', 'agw-config').data.DATABASE_URL).toBeUndefined();
   });
 });
+
+describe('the image (Dockerfile)', () => {
+  it('is built on the Node.js release of .node-version, the runtime every script and figure of the project uses', () => {
+    const want = fs.readFileSync(path.join(ROOT, '.node-version'), 'utf8').trim();
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    expect(want).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(dockerfile).toContain(`ARG NODE_VERSION=${want}\n`);
+    const froms = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
+    expect(froms.length).toBeGreaterThan(0);
+    for (const from of froms) expect(from).toMatch(/^FROM node:\$\{NODE_VERSION\}-bookworm-slim\b/);
+  });
+});

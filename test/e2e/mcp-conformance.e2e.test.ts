@@ -3,8 +3,8 @@
  * server, every active server scenario, with the baseline of those that do not apply
  * (mcp-conformance.baseline.yaml, each with its reason). The suite's client sends no credentials, so it
  * talks to a small proxy of this test on 127.0.0.1 that adds the tenant's API key and forwards everything
- * else as it came (Host and Origin included, for the DNS-rebinding scenario). On Node 20 the CLI runs with
- * support/conformance-node20.mjs (it imports `fs.globSync`, which Node 22 added).
+ * else as it came (Host and Origin included, for the DNS-rebinding scenario). The CLI runs on the project's
+ * Node.js (.node-version: 24; its bundle imports `fs.globSync`, which Node 22 added).
  *
  * The tenant: rate limit lifted (the suite opens a session per scenario), a broker credential for the
  * suite's `test_error_handling` tool and a custom Rego rule that denies it: the suite's error scenario then
@@ -51,7 +51,7 @@ afterAll(async () => {
 
 test('the official conformance suite passes every server scenario that applies to a gateway', async () => {
   const cli = require.resolve('@modelcontextprotocol/conformance/dist/index.js', { paths: [__dirname] });
-  const child = spawn(process.execPath, ['--import', path.join(__dirname, 'support/conformance-node20.mjs'), cli, 'server', '--url', proxyUrl, '--expected-failures', path.join(__dirname, 'mcp-conformance.baseline.yaml')], {
+  const child = spawn(process.execPath, [cli, 'server', '--url', proxyUrl, '--expected-failures', path.join(__dirname, 'mcp-conformance.baseline.yaml')], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

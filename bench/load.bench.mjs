@@ -2,7 +2,7 @@
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
 //   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
-//                          [--checkout DIR] [--json FILE]
+//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
@@ -19,6 +19,11 @@
 // --checkout DIR: the private fleet of another built checkout of this repository (e.g. a `git worktree` of an
 // earlier commit), in database agw_load_<name of DIR> and JetStream prefix LOADX, measured by this bench: a
 // before and after on the same machine, back to back (docs/performance.md, "Where this stands").
+//
+// --node PATH: the Node.js binary that runs the private fleet (default: the one running this bench, the
+// project's .node-version through `npm run bench:load`); --echo-node PATH: the one that runs the echo (default:
+// --node's). A before and after across runtimes keeps the echo on one of them, so both sides are divided by
+// the same unit (docs/performance.md, "Ninth session": express's echo costs twice as much on Node 20 as on 24).
 //
 // --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
 //
@@ -50,6 +55,9 @@ const EXTERNAL = opt('fleet', '');
 const CPU_PROF = opt('cpu-prof', '');
 const CHECKOUT = opt('checkout', '');
 const JSON_OUT = opt('json', '');
+const FLEET_NODE = opt('node', process.execPath);
+const ECHO_NODE = opt('echo-node', FLEET_NODE);
+const nodeVersion = (bin) => (bin === process.execPath ? process.version : execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim());
 /** the checkout whose fleet is measured (this one, or --checkout's) */
 const ROOT = CHECKOUT ? path.resolve(CHECKOUT) : HERE;
 const FLEET_DB = CHECKOUT ? `agw_load_${path.basename(ROOT).replace(/[^a-z0-9_]/gi, '_').toLowerCase()}` : 'agw_load';
@@ -75,7 +83,7 @@ function startFleet() {
     env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(HERE, 'bench/support/cpu-prof-preload.cjs')}`.trim();
     env.AGW_CPU_PROF_DIR = path.resolve(CPU_PROF);
   }
-  const fleet = spawn(process.execPath, [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET), '--db', FLEET_DB, '--prefix', FLEET_PREFIX, '--quiet'], {
+  const fleet = spawn(FLEET_NODE, [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET), '--db', FLEET_DB, '--prefix', FLEET_PREFIX, '--quiet'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -92,7 +100,7 @@ function startFleet() {
 }
 
 function startEcho() {
-  const echo = spawn(process.execPath, [path.join(HERE, 'bench/support/express-echo.cjs'), String(ECHO_PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const echo = spawn(ECHO_NODE, [path.join(HERE, 'bench/support/express-echo.cjs'), String(ECHO_PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(echo);
   return new Promise((resolve, reject) => {
     echo.stdout.on('data', (b) => String(b).includes('ECHO_READY') && resolve(echo));
@@ -391,7 +399,7 @@ function vacuumFleetDatabase() {
 }
 
 async function main() {
-  console.log(`bench:load  node ${process.version}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`bench:load  fleet on node ${nodeVersion(FLEET_NODE)}, echo on node ${nodeVersion(ECHO_NODE)}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (!EXTERNAL) {
     await startFleet();
     vacuumFleetDatabase();

@@ -5,7 +5,10 @@
 // does not always favour the same side. Prints each pair's yardstick and change, then the range of the
 // changes over the pairs.
 //
-//   npm run bench:pairs -- --before DIR [--pairs 3] [--logs DIR] [any bench:load option: --rounds 2 --duration 8 --c1 3 ...]
+//   npm run bench:pairs -- --before DIR [--before-node PATH] [--pairs 3] [--logs DIR] [any bench:load option: --rounds 2 --duration 8 --c1 3 ...]
+//
+// --before-node PATH: the before side's fleet runs on that Node.js binary (bench:load's --node), e.g. the
+// runtime the project used before; pass --echo-node PATH too so both sides' echoes run on the same one.
 //
 // Each run's full output is kept in --logs (default: a new directory under the system's temp directory).
 // Why pairs: one build's figures move by ±16 % over an hour on a busy 2-core machine, more than most changes
@@ -18,12 +21,13 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const own = new Set(['before', 'pairs', 'logs', 'report']);
+const own = new Set(['before', 'before-node', 'pairs', 'logs', 'report']);
 const opt = (n, d) => {
   const i = args.indexOf(`--${n}`);
   return i >= 0 ? args[i + 1] : d;
 };
 const BEFORE = opt('before', '');
+const BEFORE_NODE = opt('before-node', '');
 /** --report DIR: print the table of an earlier run from the yardsticks it left in its --logs DIR */
 const REPORT = opt('report', '');
 if (!BEFORE && !REPORT) {
@@ -50,7 +54,7 @@ const revOf = (dir) => {
 function run(side, pair) {
   const log = path.join(LOGS, `pair${pair}-${side}.log`);
   const json = path.join(LOGS, `pair${pair}-${side}.json`);
-  const argv = [path.join(HERE, 'bench/load.bench.mjs'), ...(side === 'before' ? ['--checkout', BEFORE] : []), ...passThrough, '--json', json];
+  const argv = [path.join(HERE, 'bench/load.bench.mjs'), ...(side === 'before' ? ['--checkout', BEFORE, ...(BEFORE_NODE ? ['--node', BEFORE_NODE] : [])] : []), ...passThrough, '--json', json];
   process.stdout.write(`  pair ${pair}, ${side.padEnd(6)} ... `);
   const out = fs.openSync(log, 'w');
   return new Promise((resolve, reject) => {

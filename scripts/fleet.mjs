@@ -157,6 +157,14 @@ async function startSharedChain() {
   return startEmbeddedAnvil({ host: '127.0.0.1', port: Number(p(8545)), chainId: 31337, stateFile: path.join(ROOT, '.run', 'anvil', `state-${p(8545)}.json`), logger });
 }
 
+/**
+ * V8 flags of every service (the Dockerfile sets the same in NODE_OPTIONS; a test holds the two equal). Node
+ * 24 sizes the young generation from the heap limit: up to 64 MB per semi-space on these machines, 16 MB on
+ * Node 20, so each service's committed heap grew by about 100 MB under load (the soak saw the audit service's
+ * go from 54 to 173 MB in five minutes). 16 MB keeps Node 20's footprint (docs/performance.md, "Ninth session").
+ */
+export const NODE_FLAGS = ['--max-semi-space-size=16'];
+
 function startService(svc) {
   const entry = svc.entry ?? path.join(ROOT, 'services', svc.kind ?? svc.name, 'dist', 'main.js');
   if (!fs.existsSync(entry)) throw new Error(`${svc.name} is not built (${entry}); run the build first`);
@@ -166,7 +174,7 @@ function startService(svc) {
   // 0.07-0.10 ms of this process's CPU per governed call, docs/performance.md). With --logs the lines come
   // through here to be prefixed on the terminal, and go to the file too.
   const fd = streamLogs ? null : fs.openSync(logPath, 'a');
-  const child = spawn(process.execPath, [entry, ...(svc.args ?? [])], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, entry, ...(svc.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, ...base, ...svc.env, ...(svc.extraEnv ?? {}) },
     stdio: fd === null ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],

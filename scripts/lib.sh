@@ -79,13 +79,14 @@ ensure_kubectl() {
 
 install_deps() {
   cd "$ROOT"
-  local stamp="node_modules/.agw-install-stamp" runtime
+  local stamp="node_modules/.agw-install-stamp" runtime installed_for=""
   runtime="node $(node --version) $(uname -m)"   # native addons (pkcs11js) are built for one runtime
-  if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ] || [ "$(cat "$stamp")" != "$runtime" ]; then
+  [ -f "$stamp" ] && installed_for="$(cat "$stamp")"
+  if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ] || [ "$installed_for" != "$runtime" ]; then
     say "installing workspace dependencies (pnpm install)"
     pnpm install --frozen-lockfile --reporter=append-only 2>&1 | grep -Ev '^\s*$|Progress|gyp info' | tail -5
     # installed before for another runtime: build the native addons again for this one
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$runtime" ]; then
+    if [ -f "$stamp" ] && [ "$installed_for" != "$runtime" ]; then
       say "rebuilding native addons for $runtime"
       pnpm rebuild 2>&1 | grep -Ev '^\s*$|gyp info' | tail -3
     fi

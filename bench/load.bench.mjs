@@ -14,7 +14,15 @@
 // from /proc/<pid>/stat), and the gateway process's alone. Then, per governed call: every system call of
 // each process (perf stat raw_syscalls:sys_enter, when perf is there), Postgres buffer hits, WAL bytes and
 // transactions (pg_stat_database, pg_stat_wal), Redis commands (INFO commandstats); req/s and the ratio to
-// the echo; CPU per process; the latency at concurrency 1; the audit chain. Figures are printed, never asserted.
+// the echo; CPU per process and its kernel (stime) share; the latency at concurrency 1; the audit chain.
+// Figures are printed, never asserted.
+//
+// Cores: each echo round runs once on each core (the echo pinned to it with taskset, autocannon to the
+// others), so the unit is the mean core's echo, and the bench prints each core's echo and each core's speed
+// in CPU µs per reference operation (bench/support/core-speed.cjs on the echo's node, pinned, before and
+// after the run): the
+// fleet's CPU per call is printed in those operations too, a second unit with no system call in it. A
+// virtual machine's cores need not be equal (docs/performance.md, "Tenth session").
 //
 // --checkout DIR: the private fleet of another built checkout of this repository (e.g. a `git worktree` of an
 // earlier commit), in database agw_load_<name of DIR> and JetStream prefix LOADX, measured by this bench: a
@@ -121,7 +129,7 @@ function readStat(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), sys: Number(f[12]) };
   } catch {
     return null;
   }
@@ -185,9 +193,9 @@ function trackProcesses(echoPid, startGroups, everyMs = 500) {
   const look = (atStart) => {
     for (const [name, ps] of Object.entries(atStart ? startGroups : findProcesses(echoPid)))
       for (const pid of ps) {
-        const ticks = readStat(pid)?.ticks;
-        if (ticks === undefined) continue;
-        const seen = { name, ticks, writes: syscw(pid) ?? last.get(pid)?.writes ?? 0 };
+        const stat = readStat(pid);
+        if (!stat) continue;
+        const seen = { name, ticks: stat.ticks, sys: stat.sys, writes: syscw(pid) ?? last.get(pid)?.writes ?? 0 };
         if (atStart) first.set(pid, seen);
         last.set(pid, seen);
       }
@@ -195,21 +203,51 @@ function trackProcesses(echoPid, startGroups, everyMs = 500) {
   look(true);
   const timer = setInterval(() => look(false), everyMs);
   return {
-    /** { ticks: name -> ticks used, writes: name -> write system calls } over the run */
+    /** { ticks: name -> ticks used (utime+stime), sys: name -> of them stime, writes: name -> write system calls } over the run */
     stop() {
       clearInterval(timer);
       look(false);
       const ticks = {};
+      const sys = {};
       const writes = {};
-      for (const [pid, { name, ticks: t, writes: w }] of last) {
+      for (const [pid, { name, ticks: t, sys: st, writes: w }] of last) {
         const f = first.get(pid);
         ticks[name] = (ticks[name] ?? 0) + t - (f?.ticks ?? 0);
+        sys[name] = (sys[name] ?? 0) + st - (f?.sys ?? 0);
         writes[name] = (writes[name] ?? 0) + w - (f?.writes ?? 0);
       }
-      return { ticks, writes };
+      return { ticks, sys, writes };
     },
   };
 }
+
+// ---------- cores ----------
+const CPUS = os.cpus().map((_, i) => i);
+/** pins every thread of `pid` to `cpus` (taskset); false when it cannot (no taskset, one core) */
+function pin(pid, cpus) {
+  if (CPUS.length < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', cpus.join(','), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+/**
+ * Each core's speed: CPU µs per reference operation (bench/support/core-speed.cjs, pure JavaScript, no system
+ * call), run pinned to each core in turn with the echo's node (a before and after across runtimes keeps
+ * one unit); [] without taskset. A virtual machine's
+ * cores need not be equal (docs/performance.md, "Tenth session"), and then a process's CPU time per request
+ * depends on the core it ran on.
+ */
+function coreSpeeds() {
+  try {
+    return CPUS.map((c) => JSON.parse(execFileSync('taskset', ['-c', String(c), ECHO_NODE, path.join(HERE, 'bench/support/core-speed.cjs')], { encoding: 'utf8' })).us_per_op);
+  } catch {
+    return [];
+  }
+}
+const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 
 // ---------- system calls, Postgres, Redis ----------
 let perfWorks;
@@ -329,6 +367,41 @@ async function api(method, p, body, key) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+/**
+ * One echo round: a run on each core in turn, the echo pinned to it and this process (autocannon) to the
+ * others, `duration` shared between them; one merged result, and { cpu, ticks, requests } per core in
+ * `perCore`. The fleet's runs use every core; an echo measured on one core only would be the unit of that
+ * core (the cores of this machine differ by 1.6×: docs/performance.md, "Tenth session").
+ */
+async function echoRound(target, body, echoPid, duration, perCore) {
+  const cores = CPUS.length > 1 && pin(echoPid, [0]) ? CPUS : [null];
+  const parts = [];
+  for (const c of cores) {
+    if (c !== null) {
+      pin(echoPid, [c]);
+      pin(process.pid, CPUS.filter((x) => x !== c));
+    }
+    const t0 = readStat(echoPid)?.ticks ?? 0;
+    const r = await run(target.url, { body, headers: target.headers, connections: CONNECTIONS, duration: Math.max(1, Math.round(duration / cores.length)) });
+    perCore.push({ cpu: c, ticks: (readStat(echoPid)?.ticks ?? 0) - t0, requests: r['2xx'] });
+    parts.push(r);
+  }
+  if (cores[0] !== null) {
+    pin(echoPid, CPUS);
+    pin(process.pid, CPUS);
+  }
+  const sum = (k) => parts.reduce((a, r) => a + r[k], 0);
+  return {
+    requests: { total: parts.reduce((a, r) => a + r.requests.total, 0) },
+    duration: sum('duration'),
+    '2xx': sum('2xx'),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    latency: { p50: mean(parts.map((r) => r.latency.p50)), p99: mean(parts.map((r) => r.latency.p99)) },
+  };
+}
+
 function run(url, o) {
   // several tenants: each request takes the next key in turn (one chain, rate window and cache entry each)
   let n = 0;
@@ -400,6 +473,8 @@ function vacuumFleetDatabase() {
 
 async function main() {
   console.log(`bench:load  fleet on node ${nodeVersion(FLEET_NODE)}, echo on node ${nodeVersion(ECHO_NODE)}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const speedsBefore = coreSpeeds();
+  if (speedsBefore.length) console.log(`  cores: ${speedsBefore.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs of CPU per reference operation (bench/support/core-speed.cjs)`);
   if (!EXTERNAL) {
     await startFleet();
     vacuumFleetDatabase();
@@ -425,9 +500,12 @@ async function main() {
 
   const results = { echo: [], gateway: [] };
   const cpu = {}; // name -> ticks during gateway runs
+  const cpuSys = {}; // name -> of them, system (stime) ticks
   const writes = {}; // name -> write system calls during gateway runs
   const syscalls = {}; // name -> every system call during gateway runs (perf)
   let echoTicks = 0;
+  const echoPerCore = []; // { cpu, ticks, requests } of each pinned echo run
+  let echoSysTicks = 0;
   let echoRequests = 0;
   let echoSyscalls = 0;
   const pg0 = { hit: 0, read: 0, xacts: 0, walBytes: 0, walRecords: 0 };
@@ -446,8 +524,8 @@ async function main() {
       const pgBefore = pgStats();
       const redisBefore = redisCommands();
       const counting = countSyscalls(name === 'gateway' ? Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'echo')) : { echo: groups.echo }, DURATION);
-      const r = await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
-      const { ticks: used, writes: written } = tracked.stop();
+      const r = name === 'echo' ? await echoRound(targets.echo, call, echo.pid, DURATION, echoPerCore) : await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
+      const { ticks: used, sys: usedSys, writes: written } = tracked.stop();
       const pgAfter = pgStats();
       const redisAfter = redisCommands();
       const counted = await counting;
@@ -455,6 +533,7 @@ async function main() {
       if (profiling) signalServices(groups);
       if (name === 'echo') {
         echoTicks += used.echo ?? 0;
+        echoSysTicks += usedSys.echo ?? 0;
         echoRequests += r['2xx'];
         echoSyscalls += counted.echo ?? NaN;
       } else {
@@ -482,29 +561,32 @@ async function main() {
       if (name === 'gateway') {
         gwCalls += r['2xx'];
         for (const k of Object.keys(used)) cpu[k] = (cpu[k] ?? 0) + used[k];
+        for (const k of Object.keys(usedSys)) cpuSys[k] = (cpuSys[k] ?? 0) + usedSys[k];
         for (const k of Object.keys(written)) writes[k] = (writes[k] ?? 0) + written[k];
       }
     }
   }
-  const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
   const e = mean(results.echo.map((x) => x.rps));
   const g = mean(results.gateway.map((x) => x.rps));
   console.log(`\n  ${CONNECTIONS} connections, ${ROUNDS} × ${DURATION} s each, alternating:`);
   console.log(`    echo     ${fmt(e)} req/s (runs: ${results.echo.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.echo.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.echo.map((x) => x.p99)), 1)} ms`);
   console.log(`    gateway  ${fmt(g)} req/s (runs: ${results.gateway.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.gateway.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.gateway.map((x) => x.p99)), 1)} ms  non-2xx/errors ${results.gateway.reduce((s, x) => s + x.non2xx, 0)}`);
   console.log(`    ratio    ${fmt(g / e, 3)}× the echo`);
-  console.log(`\n  CPU seconds per 1,000 governed calls (utime+stime over the gateway runs, ${gwCalls} calls answered 2xx), and write system calls per call:`);
+  console.log(`\n  CPU seconds per 1,000 governed calls (utime+stime over the gateway runs, ${gwCalls} calls answered 2xx), the kernel's part of it (stime), and write system calls per call:`);
   const rows = Object.entries(cpu).filter(([k]) => k !== 'echo').sort((a, b) => b[1] - a[1]);
   let total = 0;
   let totalWrites = 0;
+  let totalSys = 0;
+  const pct = (part, whole) => `${fmt(whole ? (100 * part) / whole : NaN).padStart(3)} %`;
   for (const [k, ticks] of rows) {
     const per = msPer(ticks, gwCalls);
     const w = (writes[k] ?? 0) / gwCalls;
     total += per;
+    totalSys += msPer(cpuSys[k] ?? 0, gwCalls);
     totalWrites += w;
-    console.log(`    ${k.padEnd(17)} ${fmt(per, 3)}   writes ${fmt(w, 2)}`);
+    console.log(`    ${k.padEnd(17)} ${fmt(per, 3)}   kernel ${pct(cpuSys[k] ?? 0, ticks)}   writes ${fmt(w, 2)}`);
   }
-  console.log(`    ${'total'.padEnd(17)} ${fmt(total, 3)}   writes ${fmt(totalWrites, 2)}   (2 cores give at most ${fmt(2000 / (total * 1000) * 1000)} calls/s at this cost)`);
+  console.log(`    ${'total'.padEnd(17)} ${fmt(total, 3)}   kernel ${pct(totalSys, total)}   writes ${fmt(totalWrites, 2)}   (2 cores give at most ${fmt(2000 / (total * 1000) * 1000)} calls/s at this cost)`);
   console.log(`    (redis, nats and the postgres server processes are shared with anything else running on this machine)`);
 
   // the yardstick: CPU per governed call in units of the echo's CPU per request, same machine, same run
@@ -517,9 +599,15 @@ async function main() {
   const uncounted = sys.filter(([, v]) => !Number.isFinite(v)).map(([k]) => k);
   const sysTotal = sys.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0) / gwCalls;
   console.log(`\n  YARDSTICK (this run, this machine):`);
-  console.log(`    echo CPU per request                ${fmt(echoCpuMs, 3)} ms${perfWorks ? `   system calls per request ${fmt(echoSyscalls / echoRequests, 1)}` : ''}`);
-  console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes`);
-  console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes`);
+  console.log(`    echo CPU per request                ${fmt(echoCpuMs, 3)} ms (kernel ${pct(echoSysTicks, echoTicks).trim()})${perfWorks ? `   system calls per request ${fmt(echoSyscalls / echoRequests, 1)}` : ''}`);
+  // the echo on each core (its rounds run once pinned to each: the unit is the mean core's echo)
+  const byCore = CPUS.map((c) => echoPerCore.filter((x) => x.cpu === c)).filter((xs) => xs.length);
+  if (byCore.length > 1) console.log(`      by core                           ${byCore.map((xs) => `cpu${xs[0].cpu} ${fmt(msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0)), 3)} ms`).join(', ')} (the echo pinned to each in turn)`);
+  // the second unit: the cores' mean reference operation, measured before the fleet's runs (no echo, no I/O)
+  const refUs = speedsBefore.length ? mean(speedsBefore) : NaN;
+  const inRefs = (ms) => (Number.isFinite(refUs) ? `  = ${fmt((ms * 1000) / refUs)} reference operations` : '');
+  console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetCpuMs)}`);
+  console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes${inRefs(gatewayCpuMs)}`);
   if (perfWorks) {
     console.log(`    system calls per governed call      ${fmt(sysTotal, 1)}${uncounted.length ? ` without ${uncounted.join(', ')} (not counted this run)` : ''} (all kinds, perf raw_syscalls:sys_enter):  ${sys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / gwCalls, 1)}`).join(', ')}`);
   } else console.log('    system calls per governed call      perf not available: the write-family counts above (/proc/<pid>/io syscw) only');
@@ -538,10 +626,17 @@ async function main() {
   const vs = await Promise.all(checked.map((k) => api('GET', '/audit/verify', null, k)));
   const chainsValid = vs.every((v) => v.body.valid);
   console.log(`  audit chains after the run (${checked.length} of ${keys.length} tenants): valid=${chainsValid} records=${vs.reduce((n, v) => n + v.body.record_count, 0)}`);
+  const speedsAfter = coreSpeeds();
+  if (speedsAfter.length) console.log(`  cores after the run: ${speedsAfter.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs per reference operation`);
   if (JSON_OUT) {
     const yardstick = {
       checkout: ROOT,
       echo_ms_per_request: echoCpuMs,
+      echo_ms_per_request_by_core: byCore.map((xs) => msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0))),
+      core_us_per_reference_op: speedsBefore,
+      core_us_per_reference_op_after: speedsAfter,
+      fleet_reference_ops: (fleetCpuMs * 1000) / refUs,
+      gateway_reference_ops: (gatewayCpuMs * 1000) / refUs,
       echo_rps: e,
       fleet_ms_per_call: fleetCpuMs,
       fleet_echoes: fleetCpuMs / echoCpuMs,

@@ -249,6 +249,43 @@ function coreSpeeds() {
 }
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 
+/**
+ * One sampling probe pinned to each core for the whole run (core-speed.cjs --sample: 200 reference operations
+ * every 200 ms, under 1 % of a core). `report()` resolves to each core's CPU µs per operation since the
+ * previous report (the median of its samples), so each measured run has the speed its cores had while it
+ * ran. null without taskset or with one core.
+ */
+async function startCoreProbes() {
+  if (CPUS.length < 2 || !pin(process.pid, CPUS)) return null;
+  const probes = CPUS.map((c) => {
+    const child = spawn('taskset', ['-c', String(c), ECHO_NODE, path.join(HERE, 'bench/support/core-speed.cjs'), '--sample', '200'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    children.push(child);
+    const waiting = [];
+    let buf = '';
+    child.stdout.on('data', (b) => {
+      buf += b;
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        waiting.shift()?.(JSON.parse(line));
+      }
+    });
+    const next = () => new Promise((resolve) => waiting.push(resolve));
+    return { child, next, ready: next() };
+  });
+  await Promise.all(probes.map((p) => p.ready));
+  return {
+    async report() {
+      const answers = probes.map((p) => p.next());
+      for (const p of probes) p.child.stdin.write('report\n');
+      return (await Promise.all(answers)).map((a) => a.us_per_op ?? NaN);
+    },
+    stop() {
+      for (const p of probes) p.child.stdin.end();
+    },
+  };
+}
+
 // ---------- system calls, Postgres, Redis ----------
 let perfWorks;
 /** One `perf stat raw_syscalls:sys_enter` over `pids` for `seconds`: the count, or NaN when perf could not attach. */
@@ -370,10 +407,10 @@ async function api(method, p, body, key) {
 /**
  * One echo round: a run on each core in turn, the echo pinned to it and this process (autocannon) to the
  * others, `duration` shared between them; one merged result, and { cpu, ticks, requests } per core in
- * `perCore`. The fleet's runs use every core; an echo measured on one core only would be the unit of that
- * core (the cores of this machine differ by 1.6×: docs/performance.md, "Tenth session").
+ * `perCore` (with the core's speed while it ran, from `probes`). The fleet's runs use every core; an echo
+ * measured on one core only would be the unit of that core (docs/performance.md, "Tenth session").
  */
-async function echoRound(target, body, echoPid, duration, perCore) {
+async function echoRound(target, body, echoPid, duration, perCore, probes) {
   const cores = CPUS.length > 1 && pin(echoPid, [0]) ? CPUS : [null];
   const parts = [];
   for (const c of cores) {
@@ -381,9 +418,13 @@ async function echoRound(target, body, echoPid, duration, perCore) {
       pin(echoPid, [c]);
       pin(process.pid, CPUS.filter((x) => x !== c));
     }
+    await probes?.report(); // the samples from here on are this run's
     const t0 = readStat(echoPid)?.ticks ?? 0;
     const r = await run(target.url, { body, headers: target.headers, connections: CONNECTIONS, duration: Math.max(1, Math.round(duration / cores.length)) });
-    perCore.push({ cpu: c, ticks: (readStat(echoPid)?.ticks ?? 0) - t0, requests: r['2xx'] });
+    const ticks = (readStat(echoPid)?.ticks ?? 0) - t0;
+    const speeds = await probes?.report();
+    // the speed of the core the echo ran on, while it ran (without probes: NaN)
+    perCore.push({ cpu: c, ticks, requests: r['2xx'], usPerOp: speeds && c !== null ? speeds[c] : NaN });
     parts.push(r);
   }
   if (cores[0] !== null) {
@@ -474,7 +515,7 @@ function vacuumFleetDatabase() {
 async function main() {
   console.log(`bench:load  fleet on node ${nodeVersion(FLEET_NODE)}, echo on node ${nodeVersion(ECHO_NODE)}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const speedsBefore = coreSpeeds();
-  if (speedsBefore.length) console.log(`  cores: ${speedsBefore.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs of CPU per reference operation (bench/support/core-speed.cjs)`);
+  if (speedsBefore.length) console.log(`  cores, idle: ${speedsBefore.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs of CPU per reference operation (bench/support/core-speed.cjs)`);
   if (!EXTERNAL) {
     await startFleet();
     vacuumFleetDatabase();
@@ -498,13 +539,15 @@ async function main() {
   await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
   await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
 
+  const probes = await startCoreProbes();
   const results = { echo: [], gateway: [] };
   const cpu = {}; // name -> ticks during gateway runs
   const cpuSys = {}; // name -> of them, system (stime) ticks
   const writes = {}; // name -> write system calls during gateway runs
   const syscalls = {}; // name -> every system call during gateway runs (perf)
   let echoTicks = 0;
-  const echoPerCore = []; // { cpu, ticks, requests } of each pinned echo run
+  const echoPerCore = []; // { cpu, ticks, requests, usPerOp } of each pinned echo run
+  const gwRounds = []; // { fleetTicks, gatewayTicks, calls, usPerOp (the cores' mean while it ran) } of each gateway run
   let echoSysTicks = 0;
   let echoRequests = 0;
   let echoSyscalls = 0;
@@ -524,7 +567,9 @@ async function main() {
       const pgBefore = pgStats();
       const redisBefore = redisCommands();
       const counting = countSyscalls(name === 'gateway' ? Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'echo')) : { echo: groups.echo }, DURATION);
-      const r = name === 'echo' ? await echoRound(targets.echo, call, echo.pid, DURATION, echoPerCore) : await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
+      if (name === 'gateway') await probes?.report(); // the samples from here on are this run's
+      const r = name === 'echo' ? await echoRound(targets.echo, call, echo.pid, DURATION, echoPerCore, probes) : await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
+      const gwSpeeds = name === 'gateway' ? await probes?.report() : undefined;
       const { ticks: used, sys: usedSys, writes: written } = tracked.stop();
       const pgAfter = pgStats();
       const redisAfter = redisCommands();
@@ -559,6 +604,7 @@ async function main() {
         console.log(`          this round against the echo round before it: fleet ${fmt(fleetMs / echoMs, 2)} echoes, gateway ${fmt(msPer(used.gateway ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
       }
       if (name === 'gateway') {
+        gwRounds.push({ fleetTicks: Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0), gatewayTicks: used.gateway ?? 0, calls: r['2xx'], usPerOp: gwSpeeds ? mean(gwSpeeds) : NaN });
         gwCalls += r['2xx'];
         for (const k of Object.keys(used)) cpu[k] = (cpu[k] ?? 0) + used[k];
         for (const k of Object.keys(usedSys)) cpuSys[k] = (cpuSys[k] ?? 0) + usedSys[k];
@@ -603,11 +649,20 @@ async function main() {
   // the echo on each core (its rounds run once pinned to each: the unit is the mean core's echo)
   const byCore = CPUS.map((c) => echoPerCore.filter((x) => x.cpu === c)).filter((xs) => xs.length);
   if (byCore.length > 1) console.log(`      by core                           ${byCore.map((xs) => `cpu${xs[0].cpu} ${fmt(msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0)), 3)} ms`).join(', ')} (the echo pinned to each in turn)`);
-  // the second unit: the cores' mean reference operation, measured before the fleet's runs (no echo, no I/O)
-  const refUs = speedsBefore.length ? mean(speedsBefore) : NaN;
-  const inRefs = (ms) => (Number.isFinite(refUs) ? `  = ${fmt((ms * 1000) / refUs)} reference operations` : '');
-  console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetCpuMs)}`);
-  console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes${inRefs(gatewayCpuMs)}`);
+  // the second unit: reference operations at the speed the cores had while each run ran (the probes), so a
+  // machine that slows down between the echo's runs and the fleet's does not move the figure
+  const refOps = (parts) => {
+    const usable = parts.filter((x) => Number.isFinite(x.usPerOp) && x.n > 0);
+    return usable.length === parts.length ? usable.reduce((a, x) => a + (msPer(x.ticks, 1) * 1000) / x.usPerOp, 0) / usable.reduce((a, x) => a + x.n, 0) : NaN;
+  };
+  const echoRef = refOps(echoPerCore.map((x) => ({ ticks: x.ticks, n: x.requests, usPerOp: x.usPerOp })));
+  const fleetRef = refOps(gwRounds.map((x) => ({ ticks: x.fleetTicks, n: x.calls, usPerOp: x.usPerOp })));
+  const gatewayRef = refOps(gwRounds.map((x) => ({ ticks: x.gatewayTicks, n: x.calls, usPerOp: x.usPerOp })));
+  const inRefs = (ref) => (Number.isFinite(ref) ? `  = ${fmt(ref)} reference operations = ${fmt(ref / echoRef, 2)} echoes at the same core speed` : '');
+  console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetRef)}`);
+  console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes${inRefs(gatewayRef)}`);
+  if (Number.isFinite(echoRef))
+    console.log(`    the cores while the runs ran        ${fmt(mean(echoPerCore.map((x) => x.usPerOp)), 2)} µs per reference operation in the echo's runs (the echo's core), ${gwRounds.map((x) => fmt(x.usPerOp, 2)).join(' and ')} in the gateway's (the cores' mean); the echo: ${fmt(echoRef, 1)} reference operations per request`);
   if (perfWorks) {
     console.log(`    system calls per governed call      ${fmt(sysTotal, 1)}${uncounted.length ? ` without ${uncounted.join(', ')} (not counted this run)` : ''} (all kinds, perf raw_syscalls:sys_enter):  ${sys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / gwCalls, 1)}`).join(', ')}`);
   } else console.log('    system calls per governed call      perf not available: the write-family counts above (/proc/<pid>/io syscw) only');
@@ -626,8 +681,9 @@ async function main() {
   const vs = await Promise.all(checked.map((k) => api('GET', '/audit/verify', null, k)));
   const chainsValid = vs.every((v) => v.body.valid);
   console.log(`  audit chains after the run (${checked.length} of ${keys.length} tenants): valid=${chainsValid} records=${vs.reduce((n, v) => n + v.body.record_count, 0)}`);
+  probes?.stop();
   const speedsAfter = coreSpeeds();
-  if (speedsAfter.length) console.log(`  cores after the run: ${speedsAfter.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs per reference operation`);
+  if (speedsAfter.length) console.log(`  cores, idle, after the run: ${speedsAfter.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs per reference operation`);
   if (JSON_OUT) {
     const yardstick = {
       checkout: ROOT,
@@ -635,8 +691,14 @@ async function main() {
       echo_ms_per_request_by_core: byCore.map((xs) => msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0))),
       core_us_per_reference_op: speedsBefore,
       core_us_per_reference_op_after: speedsAfter,
-      fleet_reference_ops: (fleetCpuMs * 1000) / refUs,
-      gateway_reference_ops: (gatewayCpuMs * 1000) / refUs,
+      // the cores' speed sampled while the runs ran: the echo's runs (each on its core), the gateway's (the mean)
+      core_us_per_reference_op_echo_runs: echoPerCore.map((x) => x.usPerOp),
+      core_us_per_reference_op_gateway_runs: gwRounds.map((x) => x.usPerOp),
+      echo_reference_ops: echoRef,
+      fleet_reference_ops: fleetRef,
+      gateway_reference_ops: gatewayRef,
+      fleet_echoes_same_speed: fleetRef / echoRef,
+      gateway_echoes_same_speed: gatewayRef / echoRef,
       echo_rps: e,
       fleet_ms_per_call: fleetCpuMs,
       fleet_echoes: fleetCpuMs / echoCpuMs,

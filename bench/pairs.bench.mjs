@@ -74,14 +74,36 @@ const pct = (b, a) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(0)} %
 const num = (x, d) => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
 const FIGURES = [
   ['fleet CPU / call (echoes)', (y) => y.fleet_echoes, 2],
+  // the same, the echo's CPU and the fleet's each taken at the speed the cores had while it ran
+  ['fleet, echoes at one speed', (y) => y.fleet_echoes_same_speed, 2],
   ['gateway CPU / call (echoes)', (y) => y.gateway_echoes, 2],
+  ['gateway, echoes at one speed', (y) => y.gateway_echoes_same_speed, 2],
   // a run where perf could not count a group (a Postgres backend that exited as perf started) prints its
   // total without that group, marked *, and is left out of the range
   ['system calls / call', (y) => y.syscalls_per_call, 1, (y) => y.syscalls_uncounted?.length > 0],
   ['ratio to the echo', (y) => y.ratio, 3],
   ['c1 p50 (ms)', (y) => y.c1_p50_ms, 2],
   ['echo CPU / request (ms)', (y) => y.echo_ms_per_request, 3],
+  // the second unit: reference operations at the speed the cores had while each run ran (bench/support/core-speed.cjs)
+  ['fleet CPU / call (ref. ops)', (y) => y.fleet_reference_ops, 0],
+  ['gateway CPU / call (ref. ops)', (y) => y.gateway_reference_ops, 0],
 ];
+/** the ranges are printed for these */
+const RANGED = new Set(['fleet CPU / call (echoes)', 'fleet, echoes at one speed', 'gateway CPU / call (echoes)', 'gateway, echoes at one speed', 'system calls / call', 'ratio to the echo', 'c1 p50 (ms)', 'fleet CPU / call (ref. ops)', 'gateway CPU / call (ref. ops)']);
+
+/**
+ * How far this machine's cores moved during a pair: bench:load samples each core's speed (CPU µs per
+ * reference operation) while each of its measured runs runs; the slowest sample of the pair's gateway runs
+ * over the fastest, as a fraction (0.04 = 4 %); null for runs of a bench that did not sample. A virtual
+ * machine's cores change speed with its neighbours (docs/performance.md, "Tenth session": 2.7 to 11 µs per
+ * operation within one hour); the echoes and reference operations of each run are taken at its own speed, but
+ * a pair whose cores moved is still two machines more than two builds.
+ */
+const STEADY = 0.15;
+function coresMoved(p) {
+  const xs = [p.before, p.after].flatMap((y) => y.core_us_per_reference_op_gateway_runs ?? []).filter(Number.isFinite);
+  return xs.length >= 2 ? Math.max(...xs) / Math.min(...xs) - 1 : null;
+}
 
 /** pair i's order: odd pairs before first, even pairs after first */
 const orderOf = (i) => (i % 2 === 1 ? ['before', 'after'] : ['after', 'before']);
@@ -112,23 +134,28 @@ async function main() {
     const v = f(y);
     return v !== null && v !== undefined && Number.isFinite(v) && !partial?.(y);
   };
-  console.log(`\n  ${'pair (first)'.padEnd(16)}${FIGURES.map(([name]) => name.padEnd(30)).join('')}`);
+  console.log(`\n  ${'pair (first)'.padEnd(16)}${FIGURES.map(([name]) => name.padEnd(30)).join('')}cores moved`);
   for (const p of pairs) {
     const cells = FIGURES.map(([, f, d, partial]) => {
       const shown = (y) => `${num(f(y), d)}${partial?.(y) ? '*' : ''}`;
       const change = usable(p.before, f, partial) && usable(p.after, f, partial) ? ` (${pct(f(p.before), f(p.after))})` : '';
       return `${shown(p.before)} → ${shown(p.after)}${change}`.padEnd(30);
     });
-    console.log(`  ${`${p.i} (${p.first})`.padEnd(16)}${cells.join('')}`);
+    const moved = coresMoved(p);
+    console.log(`  ${`${p.i} (${p.first})`.padEnd(16)}${cells.join('')}${moved === null ? '-' : `${(moved * 100).toFixed(0)} %${moved > STEADY ? ' (not steady)' : ''}`}`);
   }
   if (pairs.some((p) => FIGURES.some(([, , , partial]) => partial?.(p.before) || partial?.(p.after)))) console.log('  * without a process group perf could not count in that run (its log says which)');
-  console.log('\n  change over the pairs (after against before, each pair on its own):');
-  for (const [name, f, , partial] of FIGURES.slice(0, 5)) {
-    const changes = pairs.filter((p) => usable(p.before, f, partial) && usable(p.after, f, partial)).map((p) => ((f(p.after) - f(p.before)) / f(p.before)) * 100);
-    if (!changes.length) continue;
-    const lo = Math.min(...changes);
-    const hi = Math.max(...changes);
-    console.log(`    ${name.padEnd(30)} ${lo.toFixed(0)} to ${hi.toFixed(0)} %`);
+  // "cores moved": the largest change of one core's speed over the pair's four probes (before and after each run)
+  const steady = pairs.filter((p) => coresMoved(p) !== null && coresMoved(p) <= STEADY);
+  const probed = pairs.some((p) => coresMoved(p) !== null);
+  console.log(`\n  change over the pairs (after against before, each pair on its own)${probed ? `; in the pairs whose cores held within ${STEADY * 100} % (${steady.length} of ${pairs.length})` : ''}:`);
+  const range = (ps, f, partial) => {
+    const changes = ps.filter((p) => usable(p.before, f, partial) && usable(p.after, f, partial)).map((p) => ((f(p.after) - f(p.before)) / f(p.before)) * 100);
+    return changes.length ? `${Math.min(...changes).toFixed(0)} to ${Math.max(...changes).toFixed(0)} %` : '-';
+  };
+  for (const [name, f, , partial] of FIGURES.filter(([name]) => RANGED.has(name))) {
+    if (range(pairs, f, partial) === '-') continue;
+    console.log(`    ${name.padEnd(30)} ${range(pairs, f, partial).padEnd(16)}${probed ? `steady: ${range(steady, f, partial)}` : ''}`);
   }
   const invalid = pairs.flatMap((p) => [p.before, p.after]).filter((y) => !y.chains_valid);
   console.log(`  audit chains valid after every run: ${invalid.length === 0}`);

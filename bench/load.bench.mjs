@@ -19,8 +19,8 @@
 //
 // Cores: each echo round runs once on each core (the echo pinned to it with taskset, autocannon to the
 // others), so the unit is the mean core's echo, and the bench prints each core's echo and each core's speed
-// in CPU µs per reference operation (bench/support/core-speed.cjs on the echo's node, pinned, before and
-// after the run): the
+// in CPU µs per reference operation (bench/support/core-speed.cjs on this bench's node, pinned, before and
+// after the run, and sampled on each core while every measured run runs): the
 // fleet's CPU per call is printed in those operations too, a second unit with no system call in it. A
 // virtual machine's cores need not be equal (docs/performance.md, "Tenth session").
 //
@@ -222,6 +222,13 @@ function trackProcesses(echoPid, startGroups, everyMs = 500) {
 }
 
 // ---------- cores ----------
+/**
+ * The probes always run on the bench's own node (the project's .node-version through `npm run bench:*`),
+ * whatever runs the fleet and the echo, so a reference operation is one unit for every run and both sides of
+ * a pair. Not the echo's: on Node 20 the same operation took 4.7-6.0 µs from one run to the next on one core
+ * where Node 24 held 2.84-2.91 (docs/performance.md, "Tenth session").
+ */
+const PROBE_NODE = process.execPath;
 const CPUS = os.cpus().map((_, i) => i);
 /** pins every thread of `pid` to `cpus` (taskset); false when it cannot (no taskset, one core) */
 function pin(pid, cpus) {
@@ -235,14 +242,13 @@ function pin(pid, cpus) {
 }
 /**
  * Each core's speed: CPU µs per reference operation (bench/support/core-speed.cjs, pure JavaScript, no system
- * call), run pinned to each core in turn with the echo's node (a before and after across runtimes keeps
- * one unit); [] without taskset. A virtual machine's
+ * call), run pinned to each core in turn with PROBE_NODE; [] without taskset. A virtual machine's
  * cores need not be equal (docs/performance.md, "Tenth session"), and then a process's CPU time per request
  * depends on the core it ran on.
  */
 function coreSpeeds() {
   try {
-    return CPUS.map((c) => JSON.parse(execFileSync('taskset', ['-c', String(c), ECHO_NODE, path.join(HERE, 'bench/support/core-speed.cjs')], { encoding: 'utf8' })).us_per_op);
+    return CPUS.map((c) => JSON.parse(execFileSync('taskset', ['-c', String(c), PROBE_NODE, path.join(HERE, 'bench/support/core-speed.cjs')], { encoding: 'utf8' })).us_per_op);
   } catch {
     return [];
   }
@@ -258,7 +264,7 @@ const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 async function startCoreProbes() {
   if (CPUS.length < 2 || !pin(process.pid, CPUS)) return null;
   const probes = CPUS.map((c) => {
-    const child = spawn('taskset', ['-c', String(c), ECHO_NODE, path.join(HERE, 'bench/support/core-speed.cjs'), '--sample', '200'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('taskset', ['-c', String(c), PROBE_NODE, path.join(HERE, 'bench/support/core-speed.cjs'), '--sample', '200'], { stdio: ['pipe', 'pipe', 'inherit'] });
     children.push(child);
     const waiting = [];
     let buf = '';

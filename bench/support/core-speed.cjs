@@ -1,9 +1,10 @@
 // The speed of one core of this machine, in CPU microseconds per reference operation: pure JavaScript work of
 // the kind a service does per governed call (parse the call's JSON, build a record, serialise it, SHA-256 it,
 // split the text), no I/O and no system call. On a virtual machine the cores need not be equal nor steady:
-// this machine's two vCPUs took 2.7 and 4.4 µs for the same operation in one hour, 4.7 and 11 in another,
-// with no steal time reported (docs/performance.md, "Tenth session"), and a process's CPU time per request
-// moves with them. `npm run bench:load` runs one of these pinned to each core (taskset) for the whole run.
+// on Node 24 this machine's two vCPUs took 2.7 and 4.4 µs for the same operation, both 2.7 a few minutes
+// later, 3.5-3.7 while the fleet ran, with no steal time reported (docs/performance.md, "Tenth session"),
+// and a process's CPU time per request moves with them. `npm run bench:load` runs one of these pinned to
+// each core (taskset) for the whole run, on its own node.
 //
 //   node bench/support/core-speed.cjs               one measurement: prints { "us_per_op": <median of the steady batches> }
 //   node bench/support/core-speed.cjs --sample MS   samples: a batch of 200 operations every MS ms (well under 1 % of

@@ -148,14 +148,15 @@ async function main() {
   // "cores moved": the largest change of one core's speed over the pair's four probes (before and after each run)
   const steady = pairs.filter((p) => coresMoved(p) !== null && coresMoved(p) <= STEADY);
   const probed = pairs.some((p) => coresMoved(p) !== null);
-  console.log(`\n  change over the pairs (after against before, each pair on its own)${probed ? `; in the pairs whose cores held within ${STEADY * 100} % (${steady.length} of ${pairs.length})` : ''}:`);
+  // the steady pairs' range is printed only when there are two or more of them
+  console.log(`\n  change over the pairs (after against before, each pair on its own)${probed ? `; pairs whose cores held within ${STEADY * 100} %: ${steady.length} of ${pairs.length}` : ''}:`);
   const range = (ps, f, partial) => {
     const changes = ps.filter((p) => usable(p.before, f, partial) && usable(p.after, f, partial)).map((p) => ((f(p.after) - f(p.before)) / f(p.before)) * 100);
     return changes.length ? `${Math.min(...changes).toFixed(0)} to ${Math.max(...changes).toFixed(0)} %` : '-';
   };
   for (const [name, f, , partial] of FIGURES.filter(([name]) => RANGED.has(name))) {
     if (range(pairs, f, partial) === '-') continue;
-    console.log(`    ${name.padEnd(30)} ${range(pairs, f, partial).padEnd(16)}${probed ? `steady: ${range(steady, f, partial)}` : ''}`);
+    console.log(`    ${name.padEnd(30)} ${range(pairs, f, partial).padEnd(16)}${steady.length > 1 ? `steady: ${range(steady, f, partial)}` : ''}`);
   }
   const invalid = pairs.flatMap((p) => [p.before, p.after]).filter((y) => !y.chains_valid);
   console.log(`  audit chains valid after every run: ${invalid.length === 0}`);

@@ -13,6 +13,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends softhsm2 ca-cer
 WORKDIR /app
 COPY --from=build /app /app
 USER 10001
-# V8 flags as scripts/fleet.mjs NODE_FLAGS (the young generation as on Node 20: docs/performance.md)
+# V8 flags: scripts/node-flags.json, which scripts/fleet.mjs gives every service (the young generation as on Node 20: docs/performance.md)
 ENV AGW_PROFILE=production NODE_ENV=production NODE_OPTIONS="--max-semi-space-size=16"
 CMD ["node", "services/gateway/dist/main.js"]

@@ -158,12 +158,13 @@ async function startSharedChain() {
 }
 
 /**
- * V8 flags of every service (the Dockerfile sets the same in NODE_OPTIONS; a test holds the two equal). Node
+ * V8 flags of every service, from scripts/node-flags.json (the e2e helpers that start services themselves
+ * read the same file; the Dockerfile sets the same in NODE_OPTIONS, and a test holds the two equal). Node
  * 24 sizes the young generation from the heap limit: up to 64 MB per semi-space on these machines, 16 MB on
  * Node 20, so each service's committed heap grew by about 100 MB under load (the soak saw the audit service's
  * go from 54 to 173 MB in five minutes). 16 MB keeps Node 20's footprint (docs/performance.md, "Ninth session").
  */
-export const NODE_FLAGS = ['--max-semi-space-size=16'];
+export const NODE_FLAGS = JSON.parse(fs.readFileSync(path.join(ROOT, 'scripts/node-flags.json'), 'utf8'));
 
 function startService(svc) {
   const entry = svc.entry ?? path.join(ROOT, 'services', svc.kind ?? svc.name, 'dist', 'main.js');

@@ -22,6 +22,7 @@ import { connect } from 'nats';
 import { E2E_ENV, E2E_OFFSET, E2E_REDIS_URL, E2E_STREAM_PREFIX } from './e2e-env';
 
 const ROOT = path.resolve(__dirname, '../../..');
+const NODE_FLAGS = JSON.parse(readFileSync(path.join(ROOT, 'scripts/node-flags.json'), 'utf8')) as string[];
 
 export interface RestoredServices {
   /** the restored gateway's public base URL (`http://127.0.0.1:<port>/api`) */
@@ -139,7 +140,8 @@ export async function startRestoredServices(databaseUrl: string, o: { timeoutMs?
     const log = path.join(logDir, `${name}.log`);
     const out = createWriteStream(log, { flags: 'a' });
     const env: NodeJS.ProcessEnv = { ...process.env, ...base, ...own[name] };
-    const child = spawn(process.execPath, [entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // the V8 flags every service runs with (scripts/fleet.mjs, the Dockerfile)
+    const child = spawn(process.execPath, [...NODE_FLAGS, entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.pipe(out, { end: false });
     child.stderr!.pipe(out, { end: false });
     child.once('exit', () => out.end());

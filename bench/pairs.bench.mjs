@@ -96,8 +96,9 @@ const RANGED = new Set(['fleet CPU / call (echoes)', 'fleet, echoes at one speed
  * reference operation) while each of its measured runs runs; the slowest sample of the pair's gateway runs
  * over the fastest, as a fraction (0.04 = 4 %); null for runs of a bench that did not sample. A virtual
  * machine's cores change speed with its neighbours (docs/performance.md, "Tenth session": one core 1.6 times
- * slower than the other for a while); the echoes and reference operations of each run are taken at its own speed, but
- * a pair whose cores moved is still two machines more than two builds.
+ * slower than the other for a while); the echoes and reference operations of each run are taken at its own
+ * speed, but a pair whose cores moved is still two machines more than two builds. The samples are taken
+ * under each run's load, so two builds that load the cores differently move them a little too.
  */
 const STEADY = 0.15;
 function coresMoved(p) {

@@ -276,14 +276,23 @@ async function startCoreProbes() {
         waiting.shift()?.(JSON.parse(line));
       }
     });
-    const next = () => new Promise((resolve) => waiting.push(resolve));
+    // a probe that exits (or never starts) answers nothing: its core's speed is unknown (NaN), not awaited
+    let gone = false;
+    const done = () => {
+      gone = true;
+      for (const w of waiting.splice(0)) w({});
+    };
+    child.once('exit', done);
+    child.once('error', done);
+    child.stdin.on('error', () => {}); // EPIPE to a probe that has exited: `done` has answered for it
+    const next = () => (gone ? Promise.resolve({}) : new Promise((resolve) => waiting.push(resolve)));
     return { child, next, ready: next() };
   });
   await Promise.all(probes.map((p) => p.ready));
   return {
     async report() {
       const answers = probes.map((p) => p.next());
-      for (const p of probes) p.child.stdin.write('report\n');
+      for (const p of probes) if (p.child.exitCode === null) p.child.stdin.write('report\n');
       return (await Promise.all(answers)).map((a) => a.us_per_op ?? NaN);
     },
     stop() {

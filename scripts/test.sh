@@ -24,6 +24,9 @@ say "end-to-end tests (a fleet of its own)"
 set +e
 (cd test/e2e && pnpm exec jest --ci --runInBand 2>&1) | tee "$logs/agw-e2e.log" | grep -Ev '^\s+at |^$' | tail -60
 e2e_status=${PIPESTATUS[0]}
+# jest runs the tests through swc, which strips types unchecked: the types are checked here (5 s)
+say "type-checking the end-to-end tests"
+if ! (cd test/e2e && pnpm exec tsc --noEmit -p . 2>&1 | tee -a "$logs/agw-e2e.log" | head -20; exit "${PIPESTATUS[0]}"); then e2e_status=1; echo "FAIL type-check of test/e2e" >>"$logs/agw-e2e.log"; fi
 set -e
 say "traces end to end (a fleet of its own with tracing on, after the e2e fleet stopped)"
 if ! (cd test/e2e && pnpm exec jest --ci --runInBand -c jest.traces.config.js >"$logs/agw-traces.log" 2>&1); then e2e_status=1; fi

@@ -26,7 +26,7 @@ test('sign-in sets the cookie; a refresh rotates it; the old one used again revo
   const first = await signIn(t);
   const r1 = await refresh(first);
   expect(r1.status).toBe(200);
-  const { access_token } = await r1.json();
+  const { access_token } = (await r1.json()) as { access_token: string };
   expect((await api('GET', '/auth/me', { token: access_token })).body.email).toBe(t.email);
   const second = cookieOf(r1)!;
   expect(second).not.toBe(first);

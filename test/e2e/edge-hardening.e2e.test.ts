@@ -220,7 +220,7 @@ describe('input rules at the edge', () => {
     const res = await fetch(`${E2E_BASE_URL}/audit/log?limit=${'9'.repeat(40_000)}`, { headers: { 'x-api-key': t.apiKey } });
     expect(res.status).toBe(431);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect((await res.json()).detail).toMatch(/^Request header fields too large/);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/^Request header fields too large/);
   });
 
   it('leaves the tenant’s chain valid after all of it, and never answered a 5xx', async () => {

@@ -67,7 +67,7 @@ describe('a standard MCP client signs in by URL alone', () => {
     const prm = await (await fetch(prmUrl)).json();
     expect(prm).toMatchObject({ resource: MCP_URL, authorization_servers: [`${E2E_BASE_URL}/oauth`], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'] });
     expect(await (await fetch(`${ORIGIN}/.well-known/oauth-protected-resource`)).json()).toEqual(prm);
-    const as = await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json();
+    const as = (await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json()) as Record<string, unknown>;
     expect(as).toMatchObject({
       issuer: `${E2E_BASE_URL}/oauth`,
       authorization_endpoint: `${E2E_BASE_URL}/oauth/authorize`,
@@ -135,7 +135,7 @@ describe('a standard MCP client signs in by URL alone', () => {
     // the first refresh token again: someone holds a copy, so every token of the grant goes
     const reuse = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: clientId }));
     expect(reuse.status).toBe(400);
-    expect((await reuse.json()).error).toBe('invalid_grant');
+    expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
     const dead = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: after.refresh_token!, client_id: clientId }));
     expect(dead.status).toBe(400);
     expect((await mcpPost(before.access_token)).status).toBe(401);
@@ -160,7 +160,7 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
   test('the SDK client uses its metadata URL as client_id; the document names it on the consent page; the flow completes', async () => {
     const url = `${base}/clients/desktop.json`;
     docs.set('/clients/desktop.json', { client_id: url, client_name: 'Desktop via CIMD', client_uri: base, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' });
-    const as = await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json();
+    const as = (await (await fetch(`${ORIGIN}/.well-known/oauth-authorization-server/api/oauth`)).json()) as Record<string, unknown>;
     expect(as.client_id_metadata_document_supported).toBe(true);
     const cimd = new MemoryAuthProvider(() => REDIRECT, 'E2E MCP client');
     cimd.clientMetadataUrl = url;
@@ -189,7 +189,7 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
     u.searchParams.set('client_id', `${base}/clients/honest.json`);
     const elsewhere = await fetch(u, { redirect: 'manual' });
     expect(elsewhere.status).toBe(400);
-    expect((await elsewhere.json()).error).toBe('invalid_request');
+    expect(((await elsewhere.json()) as { error: string }).error).toBe('invalid_request');
   });
 });
 
@@ -222,7 +222,7 @@ describe('refused', () => {
     expect(missing.status).toBe(400);
     const wrong = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: randomBytes(32).toString('base64url') }));
     expect(wrong.status).toBe(400);
-    expect((await wrong.json()).error).toBe('invalid_grant');
+    expect(((await wrong.json()) as { error: string }).error).toBe('invalid_grant');
     const right = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
     expect(right.status).toBe(200);
     // once only

@@ -24,7 +24,10 @@ async function modern(method: string, params: Record<string, unknown>, headers: 
     body: JSON.stringify({ jsonrpc: '2.0', ...(id !== null ? { id } : {}), method, params: { ...params, _meta: (params._meta as object) ?? meta() } }),
   });
   await recordRaw('POST', URL_, res);
-  return { status: res.status, body: res.status === 202 ? undefined : await res.json() };
+  // a JSON-RPC answer, read as loosely as the support's `api` reads its bodies
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const body: any = res.status === 202 ? undefined : await res.json();
+  return { status: res.status, body };
 }
 
 beforeAll(async () => {

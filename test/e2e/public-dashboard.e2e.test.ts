@@ -5,7 +5,7 @@
  * the per-IP rate limit answers 429 with Retry-After.
  */
 import { randomInt } from 'node:crypto';
-import { api, call, eventually, fleet, newTenant, type Tenant } from './support/api';
+import { type ApiResponse, api, call, eventually, fleet, newTenant, type Tenant } from './support/api';
 
 jest.setTimeout(120_000);
 
@@ -133,7 +133,7 @@ describe('public dashboard and transparency', () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 50; pages++) {
-      const r = await api('GET', `/transparency?limit=2${after ? `&after=${after}` : ''}`, { headers: from });
+      const r: ApiResponse = await api('GET', `/transparency?limit=2${after ? `&after=${after}` : ''}`, { headers: from });
       expect(r.status).toBe(200);
       expect(r.body.tenants.length).toBeLessThanOrEqual(2);
       expect(r.body.count).toBe(r.body.tenants.length);

@@ -611,15 +611,17 @@ async function main() {
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
+      // the fleet's ticks of this run: every group but the echo
+      const fleetTicks = Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0);
       if (name === 'echo') lastEcho = { ticks: used.echo ?? 0, requests: r['2xx'] };
       else if (lastEcho?.requests && r['2xx']) {
         // each round's own yardstick against the echo round just before it: how far it moves within one run
         const echoMs = msPer(lastEcho.ticks, lastEcho.requests);
-        const fleetMs = msPer(Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0), r['2xx']);
+        const fleetMs = msPer(fleetTicks, r['2xx']);
         console.log(`          this round against the echo round before it: fleet ${fmt(fleetMs / echoMs, 2)} echoes, gateway ${fmt(msPer(used.gateway ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
       }
       if (name === 'gateway') {
-        gwRounds.push({ fleetTicks: Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0), gatewayTicks: used.gateway ?? 0, calls: r['2xx'], usPerOp: gwSpeeds ? mean(gwSpeeds) : NaN });
+        gwRounds.push({ fleetTicks, gatewayTicks: used.gateway ?? 0, calls: r['2xx'], usPerOp: gwSpeeds ? mean(gwSpeeds) : NaN });
         gwCalls += r['2xx'];
         for (const k of Object.keys(used)) cpu[k] = (cpu[k] ?? 0) + used[k];
         for (const k of Object.keys(usedSys)) cpuSys[k] = (cpuSys[k] ?? 0) + usedSys[k];
@@ -662,8 +664,10 @@ async function main() {
   console.log(`\n  YARDSTICK (this run, this machine):`);
   console.log(`    echo CPU per request                ${fmt(echoCpuMs, 3)} ms (kernel ${pct(echoSysTicks, echoTicks).trim()})${perfWorks ? `   system calls per request ${fmt(echoSyscalls / echoRequests, 1)}` : ''}`);
   // the echo on each core (its rounds run once pinned to each: the unit is the mean core's echo)
-  const byCore = CPUS.map((c) => echoPerCore.filter((x) => x.cpu === c)).filter((xs) => xs.length);
-  if (byCore.length > 1) console.log(`      by core                           ${byCore.map((xs) => `cpu${xs[0].cpu} ${fmt(msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0)), 3)} ms`).join(', ')} (the echo pinned to each in turn)`);
+  const echoByCore = CPUS.map((c) => echoPerCore.filter((x) => x.cpu === c))
+    .filter((xs) => xs.length)
+    .map((xs) => ({ cpu: xs[0].cpu, ms: msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0)) }));
+  if (echoByCore.length > 1) console.log(`      by core                           ${echoByCore.map((x) => `cpu${x.cpu} ${fmt(x.ms, 3)} ms`).join(', ')} (the echo pinned to each in turn)`);
   // the second unit: reference operations at the speed the cores had while each run ran (the probes), so a
   // machine that slows down between the echo's runs and the fleet's does not move the figure
   const refOps = (parts) => {
@@ -703,7 +707,7 @@ async function main() {
     const yardstick = {
       checkout: ROOT,
       echo_ms_per_request: echoCpuMs,
-      echo_ms_per_request_by_core: byCore.map((xs) => msPer(xs.reduce((a, x) => a + x.ticks, 0), xs.reduce((a, x) => a + x.requests, 0))),
+      echo_ms_per_request_by_core: echoByCore.map((x) => x.ms),
       core_us_per_reference_op: speedsBefore,
       core_us_per_reference_op_after: speedsAfter,
       // the cores' speed sampled while the runs ran: the echo's runs (each on its core), the gateway's (the mean)

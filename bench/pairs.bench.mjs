@@ -88,8 +88,8 @@ const FIGURES = [
   ['fleet CPU / call (ref. ops)', (y) => y.fleet_reference_ops, 0],
   ['gateway CPU / call (ref. ops)', (y) => y.gateway_reference_ops, 0],
 ];
-/** the ranges are printed for these */
-const RANGED = new Set(['fleet CPU / call (echoes)', 'fleet, echoes at one speed', 'gateway CPU / call (echoes)', 'gateway, echoes at one speed', 'system calls / call', 'ratio to the echo', 'c1 p50 (ms)', 'fleet CPU / call (ref. ops)', 'gateway CPU / call (ref. ops)']);
+/** the ranges are printed for every figure but the echo's own cost (the unit, not a change of the build) */
+const UNRANGED = 'echo CPU / request (ms)';
 
 /**
  * How far this machine's cores moved during a pair: bench:load samples each core's speed (CPU µs per
@@ -136,28 +136,29 @@ async function main() {
     return v !== null && v !== undefined && Number.isFinite(v) && !partial?.(y);
   };
   console.log(`\n  ${'pair (first)'.padEnd(16)}${FIGURES.map(([name]) => name.padEnd(30)).join('')}cores moved`);
-  for (const p of pairs) {
+  // "cores moved": how far the sampled core speed moved between each pair's gateway runs (coresMoved)
+  const moved = pairs.map(coresMoved);
+  for (const [i, p] of pairs.entries()) {
     const cells = FIGURES.map(([, f, d, partial]) => {
       const shown = (y) => `${num(f(y), d)}${partial?.(y) ? '*' : ''}`;
       const change = usable(p.before, f, partial) && usable(p.after, f, partial) ? ` (${pct(f(p.before), f(p.after))})` : '';
       return `${shown(p.before)} → ${shown(p.after)}${change}`.padEnd(30);
     });
-    const moved = coresMoved(p);
-    console.log(`  ${`${p.i} (${p.first})`.padEnd(16)}${cells.join('')}${moved === null ? '-' : `${(moved * 100).toFixed(0)} %${moved > STEADY ? ' (not steady)' : ''}`}`);
+    console.log(`  ${`${p.i} (${p.first})`.padEnd(16)}${cells.join('')}${moved[i] === null ? '-' : `${(moved[i] * 100).toFixed(0)} %${moved[i] > STEADY ? ' (not steady)' : ''}`}`);
   }
   if (pairs.some((p) => FIGURES.some(([, , , partial]) => partial?.(p.before) || partial?.(p.after)))) console.log('  * without a process group perf could not count in that run (its log says which)');
-  // "cores moved": the largest change of one core's speed over the pair's four probes (before and after each run)
-  const steady = pairs.filter((p) => coresMoved(p) !== null && coresMoved(p) <= STEADY);
-  const probed = pairs.some((p) => coresMoved(p) !== null);
+  const steady = pairs.filter((_, i) => moved[i] !== null && moved[i] <= STEADY);
+  const probed = moved.some((m) => m !== null);
   // the steady pairs' range is printed only when there are two or more of them
   console.log(`\n  change over the pairs (after against before, each pair on its own)${probed ? `; pairs whose cores held within ${STEADY * 100} %: ${steady.length} of ${pairs.length}` : ''}:`);
   const range = (ps, f, partial) => {
     const changes = ps.filter((p) => usable(p.before, f, partial) && usable(p.after, f, partial)).map((p) => ((f(p.after) - f(p.before)) / f(p.before)) * 100);
     return changes.length ? `${Math.min(...changes).toFixed(0)} to ${Math.max(...changes).toFixed(0)} %` : '-';
   };
-  for (const [name, f, , partial] of FIGURES.filter(([name]) => RANGED.has(name))) {
-    if (range(pairs, f, partial) === '-') continue;
-    console.log(`    ${name.padEnd(30)} ${range(pairs, f, partial).padEnd(16)}${steady.length > 1 ? `steady: ${range(steady, f, partial)}` : ''}`);
+  for (const [name, f, , partial] of FIGURES.filter(([name]) => name !== UNRANGED)) {
+    const all = range(pairs, f, partial);
+    if (all === '-') continue;
+    console.log(`    ${name.padEnd(30)} ${all.padEnd(16)}${steady.length > 1 ? `steady: ${range(steady, f, partial)}` : ''}`);
   }
   const invalid = pairs.flatMap((p) => [p.before, p.after]).filter((y) => !y.chains_valid);
   console.log(`  audit chains valid after every run: ${invalid.length === 0}`);

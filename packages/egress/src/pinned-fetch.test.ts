@@ -39,7 +39,7 @@ describe('pinned fetch', () => {
     expect(r.headers.get('mcp-session-id')).toBe('s-1');
     expect(await r.json()).toEqual({ host: `tool.example:${port}`, method: 'POST', body: '{"a":1}' });
     const form = await f(`http://tool.example:${port}/form`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials' }) });
-    expect((await form.json()).body).toBe('grant_type=client_credentials');
+    expect(((await form.json()) as { body: string }).body).toBe('grant_type=client_credentials');
     expect(seen.at(-1)?.type).toMatch(/^application\/x-www-form-urlencoded/);
     f.close();
   });

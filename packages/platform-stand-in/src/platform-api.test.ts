@@ -196,7 +196,7 @@ describe('events', () => {
     expect(results.slice(2)).toEqual(['skipped', 'skipped']);
     const view = (await control(standIn, 'GET', `/sessions/${s.id}`)).body;
     expect(view.status).toBe('idle');
-    expect(view.interrupts).toEqual([{ event_id: sent.data[0].id, received_at: expect.any(String), script_running: true }]);
+    expect(view.interrupts).toEqual([{ event_id: sent.data![0].id, received_at: expect.any(String), script_running: true }]);
     expect(view.events.map((e: any) => e.type)).toEqual(['user.message', 'session.status_running', 'agent.message', 'user.interrupt', 'session.status_idle']);
     expect(view.events.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
   });

@@ -80,14 +80,17 @@ for (const f of walk(path.join(root, 'v1'))) {
   for (const tc of doc.cases) all.push([`${rel}: ${tc.note}`, tc]);
 }
 
+/** what evaluation throws: a RegoError (code, location) or another Error */
+type EvalError = Error & { code?: string; location?: { file: string; row: number } };
+
 function run(tc: Case): string | null {
   let rows: Record<string, unknown>[] = [];
-  let err: (Error & { code?: string; location?: { file: string; row: number } }) | null = null;
+  let err: EvalError | null = null;
   try {
     let input: unknown = tc.input ?? undefined;
     if (tc.input_term != null) { try { input = fix(YAML.parse(tc.input_term, { schema: 'json', intAsBigInt: true })); JSON.parse(tc.input_term); } catch { input = undefined; } }
     rows = evalQuerySync({ modules: (tc.modules ?? []).map(String), query: String(tc.query), data: tc.data ?? undefined, input, inputTerm: tc.input_term ?? undefined, strictBuiltinErrors: !!tc.strict_error });
-  } catch (e) { err = e as typeof err; rows = ((e as { results?: Record<string, unknown>[] }).results) ?? []; }
+  } catch (e) { err = e as EvalError; rows = ((e as { results?: Record<string, unknown>[] }).results) ?? []; }
   const has = (k: keyof Case) => tc[k] !== undefined && tc[k] !== null;
   if (has('want_error')) {
     if (!err) return 'expected error';

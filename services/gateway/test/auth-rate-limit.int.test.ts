@@ -32,5 +32,5 @@ it('allows perMinute attempts per client IP, then answers 429 with a detail', as
   expect(statuses).toEqual([200, 200, 200, 429]);
   const r = await fetch(url, { method: 'POST' });
   expect(r.status).toBe(429);
-  expect((await r.json()).detail).toMatch(/Too many attempts/);
+  expect(((await r.json()) as { detail: string }).detail).toMatch(/Too many attempts/);
 });

@@ -115,7 +115,7 @@ it('signs up a new tenant from a GitHub identity and returns a session token', a
   const me = await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${r.body.access_token}` } }).then((x) => x.json());
   expect(me).toMatchObject({ tenant_id: r.body.tenant_id, email, auth_method: 'jwt', tenant_slug: login });
   // the new owner gets an API key with the session token
-  const key = await fetch(`${base}/api-keys/rotate`, { method: 'POST', headers: { authorization: `Bearer ${r.body.access_token}` } }).then((x) => x.json());
+  const key = await fetch(`${base}/api-keys/rotate`, { method: 'POST', headers: { authorization: `Bearer ${r.body.access_token}` } }).then((x) => x.json() as Promise<{ api_key: string }>);
   expect(key.api_key).toMatch(/^agw_/);
 });
 
@@ -133,7 +133,7 @@ it('refuses a forged state and a callback without a valid code (401)', async () 
   const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
   const badCode = await fetch(`${base}/auth/github/callback?code=wrong&state=${encodeURIComponent(state)}`);
   expect(badCode.status).toBe(401);
-  expect((await badCode.json()).detail).toMatch(/GitHub login/);
+  expect(((await badCode.json()) as { detail: string }).detail).toMatch(/GitHub login/);
 });
 
 it('answers 404 with a clear detail when GitHub login is not configured', async () => {
@@ -144,6 +144,6 @@ it('answers 404 with a clear detail when GitHub login is not configured', async 
   const port = await listen(s);
   const r = await fetch(`http://127.0.0.1:${port}/auth/github`);
   expect(r.status).toBe(404);
-  expect((await r.json()).detail).toMatch(/not configured/);
+  expect(((await r.json()) as { detail: string }).detail).toMatch(/not configured/);
   await new Promise((res) => s.close(res));
 });

@@ -28,7 +28,7 @@ describe('what the edge exposes by profile', () => {
     const s = await serve('production');
     const m = await fetch(`${s.base}/metrics`);
     expect(m.status).toBe(404);
-    expect((await m.json()).detail).toMatch(/ops port/);
+    expect(((await m.json()) as { detail: string }).detail).toMatch(/ops port/);
     expect((await fetch(`${s.base}/audit/tamper-simulate`, { method: 'POST' })).status).toBe(404);
     await s.close();
   });

@@ -3,7 +3,7 @@
  * (docs/specification/2026-07-28/basic/transports/streamable-http.mdx, basic/versioning.mdx,
  * server/discover.mdx in modelcontextprotocol/modelcontextprotocol).
  */
-import { ERR_HEADER_MISMATCH, ERR_UNSUPPORTED_VERSION, answerModern, classify, decodeHeaderValue } from './modern-revision';
+import { ERR_HEADER_MISMATCH, ERR_UNSUPPORTED_VERSION, type Era, answerModern, classify, decodeHeaderValue } from './modern-revision';
 
 const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'ExampleClient', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
 // the spec's `tools/call` request example, headers and body
@@ -40,7 +40,7 @@ describe('revision 2026-07-28: which era a request speaks', () => {
     const body = { ...toolsCall, params: { ...toolsCall.params, _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '1900-01-01' } } };
     const r = classify({ ...toolsCallHeaders, 'mcp-protocol-version': '1900-01-01' }, body);
     expect(r).toMatchObject({ kind: 'reject', status: 400, body: { error: { code: ERR_UNSUPPORTED_VERSION, message: 'Unsupported protocol version', data: { requested: '1900-01-01' } } } });
-    expect((r as { body: { error: { data: { supported: string[] } } } }).body.error.data.supported).toEqual(expect.arrayContaining(['2026-07-28', '2025-11-25']));
+    expect(((r as Extract<Era, { kind: 'reject' }>).body as { error: { data: { supported: string[] } } }).error.data.supported).toEqual(expect.arrayContaining(['2026-07-28', '2025-11-25']));
   });
 
   test("Mcp-Method must equal the body's method; Mcp-Name the tool's name (Base64 sentinel decoded first)", () => {

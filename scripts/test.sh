@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm test: install/build as needed, then unit + integration tests of every package against the real
-# stores, then test/e2e against a fleet it starts itself (other ports, database and stream prefix), then the
-# console's browser tests (test/browser: Debian chromium, a fleet of their own at BROWSER_PORT_OFFSET, 10100).
+# stores, then the type-check of every package's sources and tests, then test/e2e against a fleet it
+# starts itself (other ports, database and stream prefix), then the console's browser tests (test/browser:
+# Debian chromium, a fleet of their own at BROWSER_PORT_OFFSET, 10100).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 prepare
 check_stores
@@ -18,6 +19,14 @@ say "unit and integration tests"
 set +e
 pnpm exec turbo run test --filter=!@agw/e2e --filter=!@agw/browser-tests --continue --concurrency=1 --output-logs=full -- --ci 2>&1 | tee "$logs/agw-unit.log" | grep -E '^\S+:test: (Tests:|Test Suites:|FAIL|PASS)|ERR!|failed'
 status=${PIPESTATUS[0]}
+# jest runs every package's tests through swc, which strips types unchecked, and the builds' tsconfig.json
+# leave the tests out: each package's `typecheck` runs tsc --noEmit over its sources and tests together
+# (tsconfig.test.json; test/faults and test/browser: their tsconfig.json). test/e2e is checked after its run.
+say "type-checking every package's sources and tests (turbo run typecheck)"
+pnpm exec turbo run typecheck --continue --output-logs=errors-only >"$logs/agw-typecheck.log" 2>&1
+typecheck_status=$?
+grep -E 'error TS|^Failed:' "$logs/agw-typecheck.log" | head -40
+if [ "$typecheck_status" -ne 0 ]; then status=1; echo "FAIL type-check (turbo run typecheck; the whole output: $logs/agw-typecheck.log)" | tee -a "$logs/agw-unit.log"; fi
 set -e
 unit_summary="$(node scripts/jest-summary.mjs "$logs/agw-unit.log")"
 say "end-to-end tests (a fleet of its own)"

@@ -690,10 +690,23 @@ async function main() {
   printStoreRequests(storeCalls, gwCalls);
 
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
+  // and what each call costs there: a fleet that serves one call at a time (most deployments, most of the
+  // day) pays every hop's wake-up per call, where 32 connections share them (docs/performance.md, "Eleventh session")
+  const c1gTrack = trackProcesses(echo.pid, findProcesses(echo.pid));
   const c1g = await sequential(targets.gateway, call, C1_DURATION);
+  const c1gUsed = c1gTrack.stop();
+  const c1eTrack = trackProcesses(echo.pid, findProcesses(echo.pid));
   const c1e = await sequential(targets.echo, call, C1_DURATION);
+  const c1eUsed = c1eTrack.stop();
   console.log(`\n  concurrency 1, ${C1_DURATION} s each: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
   if (c1g.steps) console.log(`  concurrency 1, the gateway's pipeline steps (Server-Timing), median ms: ${c1g.steps}`);
+  const c1Fleet = Object.entries(c1gUsed.ticks).filter(([k]) => k !== 'echo');
+  const c1FleetMs = msPer(c1Fleet.reduce((a, [, v]) => a + v, 0), c1g.n);
+  const c1EchoMs = msPer(c1eUsed.ticks.echo ?? 0, c1e.n);
+  const c1GatewayMs = msPer(c1gUsed.ticks.gateway ?? 0, c1g.n);
+  const c1FleetSys = Object.entries(c1gUsed.sys).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0);
+  console.log(`  concurrency 1, CPU per call: fleet ${fmt(c1FleetMs, 3)} ms = ${fmt(c1FleetMs / c1EchoMs, 2)} echoes at concurrency 1 (${fmt(c1FleetMs / fleetCpuMs, 2)}× its CPU per call at ${CONNECTIONS} connections; kernel ${pct(msPer(c1FleetSys, c1g.n), c1FleetMs).trim()}), gateway ${fmt(c1GatewayMs, 3)} ms = ${fmt(c1GatewayMs / c1EchoMs, 2)}; echo ${fmt(c1EchoMs, 3)} ms per request (${fmt(c1EchoMs / echoCpuMs, 2)}× at ${CONNECTIONS}; kernel ${pct(c1eUsed.sys.echo ?? 0, c1eUsed.ticks.echo ?? 0).trim()})`);
+  console.log(`    by process (ms per call): ${c1Fleet.sort((a, b) => b[1] - a[1]).filter(([, v]) => msPer(v, c1g.n) >= 0.0005).map(([k, v]) => `${k} ${fmt(msPer(v, c1g.n), 3)}`).join(', ')}`);
 
   // every tenant's chain (at most 100 of them, spread over the list)
   const checked = keys.filter((_, i) => i % Math.max(1, Math.floor(keys.length / 100)) === 0);
@@ -731,6 +744,9 @@ async function main() {
       ratio: g / e,
       postgres_buffer_hits_per_call: pg0.hit / gwCalls,
       c1_p50_ms: c1g.p50,
+      c1_fleet_ms_per_call: c1FleetMs,
+      c1_gateway_ms_per_call: c1GatewayMs,
+      c1_echo_ms_per_request: c1EchoMs,
       chains_valid: chainsValid,
     };
     fs.writeFileSync(JSON_OUT, `${JSON.stringify(yardstick, null, 2)}\n`);

@@ -83,6 +83,8 @@ const FIGURES = [
   ['system calls / call', (y) => y.syscalls_per_call, 1, (y) => y.syscalls_uncounted?.length > 0],
   ['ratio to the echo', (y) => y.ratio, 3],
   ['c1 p50 (ms)', (y) => y.c1_p50_ms, 2],
+  // what a call costs a fleet that serves one at a time (every hop's wake-up paid per call)
+  ['c1 fleet CPU / call (ms)', (y) => y.c1_fleet_ms_per_call, 3],
   ['echo CPU / request (ms)', (y) => y.echo_ms_per_request, 3],
   // the second unit: reference operations at the speed the cores had while each run ran (bench/support/core-speed.cjs)
   ['fleet CPU / call (ref. ops)', (y) => y.fleet_reference_ops, 0],

@@ -1,13 +1,12 @@
 /** RFC 9162 (SHA-256) leaf/node hashing and the inclusion (2.1.3.2) and consistency (2.1.4.2) verifiers. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
-const sha256 = (...parts: Uint8Array[]) => {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
-export const leafHash = (leaf: Uint8Array): Buffer => sha256(Buffer.from([0]), leaf);
-const nodeHash = (l: Uint8Array, r: Uint8Array): Buffer => sha256(Buffer.from([1]), l, r);
+// one-shot hashes: a createHash object per node is a native handle every young-generation collection visits
+const sha256 = (...parts: Uint8Array[]): Buffer => hash('sha256', Buffer.concat(parts), 'buffer');
+const LEAF = Buffer.from([0]);
+const NODE = Buffer.from([1]);
+export const leafHash = (leaf: Uint8Array): Buffer => sha256(LEAF, leaf);
+const nodeHash = (l: Uint8Array, r: Uint8Array): Buffer => sha256(NODE, l, r);
 const odd = (n: number) => n % 2 === 1;
 const half = (n: number) => Math.floor(n / 2);
 const isPow2 = (n: number) => n > 0 && 2 ** Math.round(Math.log2(n)) === n;

@@ -4,7 +4,7 @@
  * up to a signed head, anchor references up to the aggregate root, and (optional) the anchored root on chain.
  * Every check stops at its first failure and names it.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalizeImpl from 'canonicalize';
 import type { ComplianceExport } from './export-format';
 import { type CheckpointBody, type VerifierKey, openNote, parseCheckpoint } from './signed-note';
@@ -29,7 +29,7 @@ export function recomputeRecordHash(record: Record<string, unknown>): string {
   for (const k of HASHED_KEYS) content[k] = record[k] === undefined ? null : record[k];
   const text = canonicalize(content);
   if (text === undefined) throw new Error('record has no JSON representation');
-  return createHash('sha256').update(Buffer.concat([Buffer.from(text, 'utf8'), Buffer.from(String(record.prev_hash), 'utf8')])).digest('hex');
+  return hash('sha256', Buffer.concat([Buffer.from(text, 'utf8'), Buffer.from(String(record.prev_hash), 'utf8')]), 'hex');
 }
 
 /**
@@ -187,7 +187,7 @@ export async function verifyExport(doc: ComplianceExport, key: VerifierKey, o: {
       if (!c || c.rootHex !== a.tenant_root) throw new Error(`anchor of tree size ${a.tree_size}: the anchored tenant root is not the signed checkpoint's`);
       if (cp) {
         const note = notes.get(a.tree_size) ?? '';
-        if (createHash('sha256').update(note, 'utf8').digest('hex') !== cp) {
+        if (hash('sha256', note, 'hex') !== cp) {
           throw new Error(`anchor of tree size ${a.tree_size}: the anchored checkpoint hash ${cp.slice(0, 16)}… is not the SHA-256 of the export's signed checkpoint of that size`);
         }
         bound++;

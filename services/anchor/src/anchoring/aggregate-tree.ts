@@ -11,15 +11,12 @@
  * Leaves are ordered by (tenant_id, tree_index). Each tenant keeps the inclusion proof of its leaf, so
  * anyone can go from the tenant's root to the anchored root with a standard RFC 9162 verifier.
  */
-import { createHash } from 'node:crypto';
+import { sha256Concat } from '@agw/shared';
 
-const sha256 = (...parts: Uint8Array[]) => {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
-export const hashLeaf = (leaf: Uint8Array): Buffer => sha256(Buffer.from([0]), leaf);
-export const hashNode = (l: Uint8Array, r: Uint8Array): Buffer => sha256(Buffer.from([1]), l, r);
+const LEAF_PREFIX = Buffer.from([0]);
+const NODE_PREFIX = Buffer.from([1]);
+export const hashLeaf = (leaf: Uint8Array): Buffer => sha256Concat(LEAF_PREFIX, leaf);
+export const hashNode = (l: Uint8Array, r: Uint8Array): Buffer => sha256Concat(NODE_PREFIX, l, r);
 
 export interface AggregateLeafInput {
   tenant_id: string;
@@ -44,7 +41,7 @@ const split = (n: number) => {
 };
 
 export function rootOf(leaves: Buffer[]): Buffer {
-  if (leaves.length === 0) return sha256();
+  if (leaves.length === 0) return sha256Concat();
   if (leaves.length === 1) return leaves[0];
   const k = split(leaves.length);
   return hashNode(rootOf(leaves.slice(0, k)), rootOf(leaves.slice(k)));

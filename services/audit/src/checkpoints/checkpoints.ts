@@ -7,8 +7,7 @@
  * whose HSM holds the Ed25519 key; signing runs after the tree head's commit, and a head left unsigned
  * (vault down) is signed on the next build or the next read of the tenant's checkpoints.
  */
-import { createHash } from 'node:crypto';
-import { ConflictError, type Logger, NotFoundError } from '@agw/shared';
+import { ConflictError, type Logger, NotFoundError, sha256Hex } from '@agw/shared';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { MerkleRepository, TreeHead } from '../merkle/merkle.repository';
 import type { CheckpointRepository, StoredCheckpoint } from './checkpoint.repository';
@@ -48,7 +47,7 @@ export class Checkpoints {
           origin,
           key_name: keyName,
           note,
-          checkpoint_sha256: createHash('sha256').update(note, 'utf8').digest('hex'),
+          checkpoint_sha256: sha256Hex(note),
         };
         await this.d.repo.insert(tenantId, row, trx);
         return { tenant_id: tenantId, ...row, signed_at: new Date().toISOString() };

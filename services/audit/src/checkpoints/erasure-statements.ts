@@ -18,8 +18,7 @@
  *   record_hash <hex>
  *   leaf_index <n>
  */
-import { createHash } from 'node:crypto';
-import { InputError, controlPlaneRecord } from '@agw/shared';
+import { InputError, controlPlaneRecord, sha256Hex } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { NoteSignerPort } from './checkpoints';
@@ -28,7 +27,7 @@ export const ERASURE_STATEMENT_HEADER = 'agw-erasure-statement/v1';
 const TOKEN = /^\S{1,200}$/;
 
 export function erasureActionId(tenantId: string, subjectId: string): string {
-  const h = createHash('sha256').update(`agw-subject-erasure\n${tenantId}\n${subjectId}`).digest('hex');
+  const h = sha256Hex(`agw-subject-erasure\n${tenantId}\n${subjectId}`);
   // RFC 4122 layout, version 5-like (name-based) and variant bits set
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

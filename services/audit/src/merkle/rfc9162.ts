@@ -15,22 +15,16 @@
  *
  * Sizes and indexes are plain numbers (exact up to 2^53), so no 32-bit bit operators are used.
  */
-import { createHash } from 'node:crypto';
+import { sha256Concat } from '@agw/shared';
 
 export const HASH_SIZE = 32;
-
-export function sha256(...parts: Uint8Array[]): Buffer {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return h.digest();
-}
 
 const LEAF_PREFIX = Buffer.from([0x00]);
 const NODE_PREFIX = Buffer.from([0x01]);
 
-export const hashLeaf = (leaf: Uint8Array): Buffer => sha256(LEAF_PREFIX, leaf);
-export const hashNode = (left: Uint8Array, right: Uint8Array): Buffer => sha256(NODE_PREFIX, left, right);
-export const EMPTY_ROOT: Buffer = sha256();
+export const hashLeaf = (leaf: Uint8Array): Buffer => sha256Concat(LEAF_PREFIX, leaf);
+export const hashNode = (left: Uint8Array, right: Uint8Array): Buffer => sha256Concat(NODE_PREFIX, left, right);
+export const EMPTY_ROOT: Buffer = sha256Concat();
 
 /** A perfect subtree: the hash of leaves [index * 2^level, (index + 1) * 2^level). Level 0 = leaf hashes. */
 export interface NodeKey {

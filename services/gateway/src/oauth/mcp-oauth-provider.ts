@@ -12,14 +12,14 @@
  *   refresh 30 days and rotated on every use; a refresh token used twice revokes its whole grant.
  * - A token acts as an agent-scoped key of the tenant, named by the grant's agent identity.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import { InvalidClientMetadataError, InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { ConflictError, InputError, NotFoundError } from '@agw/shared';
+import { ConflictError, InputError, NotFoundError, sha256Hex } from '@agw/shared';
 import { type ClientMetadataDocuments, isUrlClientId } from './client-metadata-documents';
 import type { OauthRepository } from './oauth.repository';
 
@@ -50,7 +50,6 @@ export interface OauthCaller {
   resource: string;
 }
 
-const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 const secret = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`;
 const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
@@ -147,18 +146,18 @@ export class McpOauthProvider implements OAuthServerProvider {
     const grantId = randomUUID();
     await this.o.repo.insertGrant({ id: grantId, tenant_id: human.tenantId, client_id: r.client_id, agent_name: d.agentName!, scopes: d.scopes!, resource: r.resource, granted_by: human.email });
     const code = secret('mcpac_');
-    await this.o.repo.insertCode({ code_hash: sha256(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
+    await this.o.repo.insertCode({ code_hash: sha256Hex(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
     return { redirect_to: redirectWith(r.redirect_uri, { code, state: r.state ?? undefined }) };
   }
 
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
-    const row = await this.o.repo.code(sha256(code));
+    const row = await this.o.repo.code(sha256Hex(code));
     if (!row || row.client_id !== client.client_id) throw new InvalidGrantError('invalid authorization code');
     return row.code_challenge;
   }
 
   async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
-    const hash = sha256(code);
+    const hash = sha256Hex(code);
     const row = await this.o.repo.useCode(hash, this.now());
     if (!row) {
       // a code used twice: the tokens issued from it go too (RFC 6749 §4.1.2)
@@ -173,7 +172,7 @@ export class McpOauthProvider implements OAuthServerProvider {
   }
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
-    const hash = sha256(refreshToken);
+    const hash = sha256Hex(refreshToken);
     const t = await this.o.repo.token(hash);
     const now = this.now();
     if (!t || t.kind !== 'refresh' || t.grant.client_id !== client.client_id) throw new InvalidGrantError('invalid refresh token');
@@ -197,13 +196,13 @@ export class McpOauthProvider implements OAuthServerProvider {
   /** The caller of a live access token, or undefined. */
   async caller(token: string): Promise<OauthCaller | undefined> {
     if (!token.startsWith('mcpat_')) return undefined;
-    const t = await this.o.repo.token(sha256(token));
+    const t = await this.o.repo.token(sha256Hex(token));
     if (!t || t.kind !== 'access' || t.revoked_at || t.grant.revoked_at || t.expires_at <= this.now()) return undefined;
     return { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource };
   }
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
-    const hash = sha256(request.token);
+    const hash = sha256Hex(request.token);
     const t = await this.o.repo.token(hash);
     if (!t || t.grant.client_id !== client.client_id) return; // unknown tokens are not an error (RFC 7009)
     // revoking a refresh token ends the grant (its access tokens too); an access token goes alone
@@ -223,10 +222,10 @@ export class McpOauthProvider implements OAuthServerProvider {
     const access = secret('mcpat_');
     const refresh = secret('mcprt_');
     await this.o.repo.insertTokens(grantId, [
-      { token_hash: sha256(access), kind: 'access', expires_at: new Date(now + this.accessTtl * 1000) },
-      { token_hash: sha256(refresh), kind: 'refresh', expires_at: new Date(now + this.refreshTtl * 1000) },
+      { token_hash: sha256Hex(access), kind: 'access', expires_at: new Date(now + this.accessTtl * 1000) },
+      { token_hash: sha256Hex(refresh), kind: 'refresh', expires_at: new Date(now + this.refreshTtl * 1000) },
     ]);
-    const t = await this.o.repo.token(sha256(access));
+    const t = await this.o.repo.token(sha256Hex(access));
     return { access_token: access, token_type: 'Bearer', expires_in: this.accessTtl, refresh_token: refresh, scope: (scopes ?? t?.grant.scopes ?? [...MCP_SCOPES]).join(' ') };
   }
 }

@@ -6,8 +6,8 @@
  * the entry, and entries are only ever written where none exists (SET NX): a replica that read the old key
  * from Postgres just before the rotation committed cannot put it back into the cache afterwards.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Redis } from '@agw/shared';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { type Redis, sha256Hex } from '@agw/shared';
 import type { RateLimit, RateLimiter } from '../pipeline/rate-limiter';
 import type { ApiKeyRepository } from './api-key.repository';
 
@@ -33,7 +33,7 @@ export const AGENT_KEY_PREFIX = 'agw_agent_';
 export const scopeOfKey = (key: string): KeyScope => (key.startsWith(AGENT_KEY_PREFIX) ? 'agent' : 'tenant');
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return sha256Hex(key);
 }
 
 export function newApiKey(scope: KeyScope = 'tenant'): NewApiKey {

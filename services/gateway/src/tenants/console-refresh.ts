@@ -6,13 +6,12 @@
  * (a copy is in someone else's hands). Sign-out revokes the family; rotating the tenant's API key revokes
  * every console session of the tenant. Tokens are stored as SHA-256 only.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Db } from '@agw/shared';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { type Db, sha256Hex } from '@agw/shared';
 
 export const REFRESH_COOKIE = 'agw_refresh';
 export const REFRESH_COOKIE_PATH = '/api/auth';
 
-const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
 export interface RefreshOwner {
   tenantId: string;
@@ -31,7 +30,7 @@ export class ConsoleRefresh {
     const token = `agwr_${randomBytes(32).toString('base64url')}`;
     await this.db
       .insertInto('console_refresh_tokens')
-      .values({ token_hash: sha256(token), family_id: familyId, tenant_id: owner.tenantId, user_id: owner.userId, expires_at: new Date(this.now().getTime() + this.ttlSeconds * 1000) })
+      .values({ token_hash: sha256Hex(token), family_id: familyId, tenant_id: owner.tenantId, user_id: owner.userId, expires_at: new Date(this.now().getTime() + this.ttlSeconds * 1000) })
       .execute();
     return token;
   }
@@ -43,14 +42,14 @@ export class ConsoleRefresh {
     const used = await this.db
       .updateTable('console_refresh_tokens')
       .set({ used_at: now })
-      .where('token_hash', '=', sha256(token))
+      .where('token_hash', '=', sha256Hex(token))
       .where('used_at', 'is', null)
       .where('revoked_at', 'is', null)
       .where('expires_at', '>', now)
       .returning(['family_id', 'tenant_id', 'user_id'])
       .executeTakeFirst();
     if (!used) {
-      const row = await this.db.selectFrom('console_refresh_tokens').select('family_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
+      const row = await this.db.selectFrom('console_refresh_tokens').select('family_id').where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
       if (row) await this.revokeFamily(row.family_id);
       return undefined;
     }
@@ -60,7 +59,7 @@ export class ConsoleRefresh {
 
   /** Sign-out: the family of this token. */
   async revoke(token: string): Promise<void> {
-    const row = await this.db.selectFrom('console_refresh_tokens').select('family_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
+    const row = await this.db.selectFrom('console_refresh_tokens').select('family_id').where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
     if (row) await this.revokeFamily(row.family_id);
   }
 

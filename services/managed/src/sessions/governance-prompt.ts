@@ -3,7 +3,7 @@
  * the result (`system_prompt_hash`, kept on the session and in its `control_plane` audit record), so an
  * auditor can prove which instructions a session ran under.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@agw/shared';
 
 export interface GovernanceContext {
   sessionId: string;
@@ -35,5 +35,5 @@ export function governedSystemPrompt(basePrompt: string | null, c: GovernanceCon
 }
 
 export function promptHash(prompt: string): string {
-  return createHash('sha256').update(prompt, 'utf8').digest('hex');
+  return sha256Hex(prompt);
 }

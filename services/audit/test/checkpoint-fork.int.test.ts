@@ -108,3 +108,25 @@ it('refuses when the previous signed note disagrees with its own row (a note of 
   expect((await stored(t)).map((c) => Number(c.tree_size))).toEqual([4]);
   await expect(checkpoints.signPending(t)).rejects.toBeInstanceOf(ForkRefusedError);
 });
+
+it('signs with a pool of one connection: the fork check reads through the signing transaction, never a second connection', async () => {
+  // ten concurrent signers once held all ten pooled connections of an audit replica (the tenant lock, or
+  // waiting for it) while the lock's holder waited for an eleventh to read the consistency proof's nodes:
+  // the replica answered nothing until it was restarted. A pool of one is the same wait, every time.
+  const one = createDb(url, { max: 1 });
+  const heads = new MerkleRepository(db);
+  const plainBuilder = new TreeBuilder(db, heads, { treeBuilt: async () => undefined }, logger);
+  const onePool = new MerkleRepository(one);
+  const signing = new Checkpoints({ repo: new CheckpointRepository(one), heads: onePool, proofs: new MerkleProofs(onePool), signer, logger });
+  const t = randomUUID();
+  const within = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('signPending waited for a second pooled connection')), 10_000).unref())]);
+  await append(t, 5);
+  await plainBuilder.buildPending({ tenantId: t, builtBy: 'trigger', wait: true });
+  expect((await within(signing.signPending(t))).map((c) => c.tree_size)).toEqual([5]);
+  await append(t, 3);
+  await plainBuilder.buildPending({ tenantId: t, builtBy: 'trigger', wait: true });
+  // the previous signed checkpoint exists now: the consistency proof from size 5 to 8 is read and checked
+  expect((await within(signing.signPending(t))).map((c) => c.tree_size)).toEqual([8]);
+  await one.destroy();
+});

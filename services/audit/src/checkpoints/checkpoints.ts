@@ -7,7 +7,8 @@
  * whose HSM holds the Ed25519 key; signing runs after the tree head's commit, and a head left unsigned
  * (vault down) is signed on the next build or the next read of the tenant's checkpoints.
  */
-import { ConflictError, type Logger, NotFoundError, sha256Hex } from '@agw/shared';
+import { ConflictError, type Database, type Logger, NotFoundError, sha256Hex } from '@agw/shared';
+import type { Transaction } from 'kysely';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { MerkleRepository, TreeHead } from '../merkle/merkle.repository';
 import type { CheckpointRepository, StoredCheckpoint } from './checkpoint.repository';
@@ -38,7 +39,7 @@ export class Checkpoints {
         await this.d.repo.lockTenant(tenantId, trx);
         const prev = await this.d.repo.latest(tenantId, trx);
         if (prev && prev.tree_size >= head.tree_size) return undefined; // another replica signed it meanwhile
-        await this.checkConsistent(tenantId, prev, head);
+        await this.checkConsistent(tenantId, prev, head, trx);
         const { note, keyName } = await this.d.signer.sign(tenantId, checkpointText(origin, head.tree_size, head.merkle_root));
         const row = {
           tree_size: head.tree_size,
@@ -57,13 +58,18 @@ export class Checkpoints {
     return signed;
   }
 
-  /** The fork check: the previous signed checkpoint is a prefix of the new head (RFC 9162 consistency from stored nodes). */
-  private async checkConsistent(tenantId: string, prev: StoredCheckpoint | undefined, head: TreeHead): Promise<void> {
+  /**
+   * The fork check: the previous signed checkpoint is a prefix of the new head (RFC 9162 consistency from
+   * stored nodes), read through the signing transaction's connection. A read from the pool here deadlocked
+   * an audit replica: ten concurrent signers each held a pooled connection (the tenant lock, or waiting for
+   * it) while the lock's holder waited for an eleventh.
+   */
+  private async checkConsistent(tenantId: string, prev: StoredCheckpoint | undefined, head: TreeHead, trx: Transaction<Database>): Promise<void> {
     if (!prev) return;
     const signedBefore = parseCheckpointBody(prev.note);
     const ok =
       signedBefore.treeSize === prev.tree_size &&
-      (await this.d.proofs.consistentBySize(tenantId, signedBefore.treeSize, signedBefore.rootHex, head.tree_size, head.merkle_root));
+      (await this.d.proofs.consistentBySize(tenantId, signedBefore.treeSize, signedBefore.rootHex, head.tree_size, head.merkle_root, trx));
     if (!ok) {
       this.d.logger.error({ tenantId, signed_size: prev.tree_size, head_size: head.tree_size, tree_index: head.tree_index }, 'refusing to sign a checkpoint inconsistent with the previous signed one (fork)');
       throw new ForkRefusedError(`tree head ${head.tree_index} (size ${head.tree_size}) is not consistent with the checkpoint signed at size ${prev.tree_size}: not signed`);

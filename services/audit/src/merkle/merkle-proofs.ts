@@ -4,7 +4,7 @@
  * verifier before it is returned (`verified`).
  */
 import { ConflictError, InputError, NotFoundError, recordIdOf } from '@agw/shared';
-import { type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
+import { type Conn, type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
 import { UpperNodeCache } from './upper-node-cache';
 import { type LeafRange, type NodeKey, consistencyRanges, hashLeaf, hashRange, inclusionRanges, nodesOfRanges, recordLeafBytes, verifyConsistency, verifyInclusion } from './rfc9162';
 
@@ -127,7 +127,7 @@ export class MerkleProofs {
    * Whether the tree of size `size1` with root `root1` (e.g. as a signed checkpoint states it) is a prefix
    * of the tree of size `size2` with root `root2`, by an RFC 9162 consistency proof from stored nodes.
    */
-  async consistentBySize(tenantId: string, size1: number, root1Hex: string, size2: number, root2Hex: string): Promise<boolean> {
+  async consistentBySize(tenantId: string, size1: number, root1Hex: string, size2: number, root2Hex: string, conn?: Conn): Promise<boolean> {
     if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 1 || size2 < size1) return false;
     if (size1 === size2) return root1Hex === root2Hex;
     const ranges = consistencyRanges(size1, size2);
@@ -137,6 +137,7 @@ export class MerkleProofs {
         nodesOfRanges(ranges),
         (nodes) => verifyConsistency(size1, size2, Buffer.from(root1Hex, 'hex'), Buffer.from(root2Hex, 'hex'), this.fold(ranges, nodes)),
         (consistent) => consistent,
+        conn,
       );
     } catch {
       return false; // a node the proof needs is missing
@@ -147,11 +148,12 @@ export class MerkleProofs {
    * `make` from the stored nodes `keys`: the upper levels from the cache, the rest in one query. When what
    * `make` gives with cached nodes does not hold (`holds`) or cannot be made, the tenant's cached nodes are
    * dropped and it is made again from the table alone, whose answer stands (a failed verification is
-   * then the table's, and is reported as such).
+   * then the table's, and is reported as such). `conn`: a caller's transaction reads through its own
+   * connection, never a second one from the pool (checkpoints.ts holds a transaction while it checks).
    */
-  private async fromNodes<T>(tenantId: string, keys: NodeKey[], make: (nodes: Map<string, Buffer>) => T, holds: (result: T) => boolean): Promise<T> {
+  private async fromNodes<T>(tenantId: string, keys: NodeKey[], make: (nodes: Map<string, Buffer>) => T, holds: (result: T) => boolean, conn?: Conn): Promise<T> {
     const { found, missing } = this.cache.lookup(tenantId, keys);
-    const read = await this.repo.nodes(tenantId, missing);
+    const read = await this.repo.nodes(tenantId, missing, conn);
     this.cache.remember(tenantId, missing, read);
     if (found.size === 0) return make(read);
     for (const [k, hash] of read) found.set(k, hash);
@@ -162,7 +164,7 @@ export class MerkleProofs {
       // a node is missing: the table's answer below says so
     }
     this.cache.forget(tenantId);
-    return make(await this.repo.nodes(tenantId, keys));
+    return make(await this.repo.nodes(tenantId, keys, conn));
   }
 
   private fold(ranges: LeafRange[], nodes: Map<string, Buffer>): Buffer[] {

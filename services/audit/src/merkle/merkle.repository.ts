@@ -7,7 +7,8 @@ import { CompiledQuery, type Selectable, type Transaction, sql } from 'kysely';
 import type { Database } from '@agw/shared';
 import type { NodeKey } from './rfc9162';
 
-type Conn = Db | Transaction<Database>;
+/** The pool, or a transaction's connection: a read inside a transaction goes through its own connection. */
+export type Conn = Db | Transaction<Database>;
 
 /**
  * A tree head as its table type defines it, with its times as ISO 8601 text (how every reader wants them),

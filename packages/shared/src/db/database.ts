@@ -3,7 +3,7 @@
  * Tables are owned by the service named in their file under `tables/`; every repository method takes the
  * tenant id first and filters on it.
  */
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import { Pool, types } from 'pg';
 import { tagStore } from '../errors';
 import { countPostgresRequest } from '../store-requests';
@@ -11,6 +11,8 @@ import type { Database } from './schema';
 
 export type { Database };
 export type Db = Kysely<Database>;
+/** The pool, or a transaction's connection: a repository's read inside a caller's transaction goes through it. */
+export type Conn = Db | Transaction<Database>;
 
 // BIGINT / BIGSERIAL columns come back as JS numbers (ids stay far below 2^53); NUMERIC stays a string.
 types.setTypeParser(20, (v) => Number(v));

@@ -2,14 +2,12 @@
  * The only queries on anchor_contracts / anchor_batches / anchor_tree_heads. Tenant reads take the
  * tenant id first and filter on it; the batch job's cross-tenant statements say so in their name.
  */
-import type { Database, Db } from '@agw/shared';
+import type { Conn, Database, Db } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
 import type { ContractAddressStore } from '../chain/anchor-contract';
 
 /** first key of the contract deployment's advisory lock ("andp"; the second is the chain id) */
 export const ANCHOR_DEPLOY_LOCK = 0x616e6470;
-
-type Conn = Db | Transaction<Database>;
 
 export interface ReceivedHead {
   tenant_id: string;

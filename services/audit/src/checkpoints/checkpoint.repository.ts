@@ -1,8 +1,6 @@
 /** The only queries on merkle_checkpoints. Tenant id first, always. */
-import type { Database, Db } from '@agw/shared';
+import type { Conn, Database, Db } from '@agw/shared';
 import { type Selectable, type Transaction, sql } from 'kysely';
-
-type Conn = Db | Transaction<Database>;
 
 export type StoredCheckpoint = Omit<Selectable<Database['merkle_checkpoints']>, 'signed_at'> & { signed_at: string };
 

@@ -3,8 +3,8 @@
  * (the upper levels come from memory: upper-node-cache.ts); every proof is verified with the RFC 9162
  * verifier before it is returned (`verified`).
  */
-import { ConflictError, InputError, NotFoundError, recordIdOf } from '@agw/shared';
-import { type Conn, type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
+import { type Conn, ConflictError, InputError, NotFoundError, recordIdOf } from '@agw/shared';
+import { type MerkleRepository, type TreeHead, nodeKey } from './merkle.repository';
 import { UpperNodeCache } from './upper-node-cache';
 import { type LeafRange, type NodeKey, consistencyRanges, hashLeaf, hashRange, inclusionRanges, nodesOfRanges, recordLeafBytes, verifyConsistency, verifyInclusion } from './rfc9162';
 

@@ -2,13 +2,9 @@
  * The only queries on merkle_nodes / merkle_tree_heads (and the leaf reads on audit_records). Tenant id
  * first, always; the two cross-tenant reads the hourly build needs say so in their name.
  */
-import { type Db, recordIdOf } from '@agw/shared';
-import { CompiledQuery, type Selectable, type Transaction, sql } from 'kysely';
-import type { Database } from '@agw/shared';
+import { type Conn, type Database, type Db, recordIdOf } from '@agw/shared';
+import { CompiledQuery, type Selectable, sql } from 'kysely';
 import type { NodeKey } from './rfc9162';
-
-/** The pool, or a transaction's connection: a read inside a transaction goes through its own connection. */
-export type Conn = Db | Transaction<Database>;
 
 /**
  * A tree head as its table type defines it, with its times as ISO 8601 text (how every reader wants them),

@@ -13,8 +13,7 @@
  *   origin, tree size, base64 root), and an erasure statement (`agw-erasure-statement/v1`, then
  *   `origin <the tenant's origin>`, then `key value` lines).
  */
-import { createHash } from 'node:crypto';
-import { DependencyUnavailableError, InputError } from '@agw/shared';
+import { DependencyUnavailableError, InputError, sha256Concat } from '@agw/shared';
 import type { HsmBackend } from '../hsm/hsm-backend';
 
 export const EVIDENCE_KEY_LABEL = 'agw:evidence:ed25519';
@@ -31,10 +30,7 @@ export interface NoteKeyInfo {
 }
 
 export function noteKeyId(name: string, publicKey: Buffer): Buffer {
-  return createHash('sha256')
-    .update(Buffer.concat([Buffer.from(name, 'utf8'), Buffer.from([0x0a, ED25519_TYPE]), publicKey]))
-    .digest()
-    .subarray(0, 4);
+  return sha256Concat(Buffer.from(name, 'utf8'), Buffer.from([0x0a, ED25519_TYPE]), publicKey).subarray(0, 4);
 }
 
 export function encodeVerifierKey(name: string, publicKey: Buffer): string {

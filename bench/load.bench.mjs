@@ -76,6 +76,8 @@ const ECHO_PORT = 8070 + OFFSET;
 const CLK_TCK = 100; // USER_HZ on Linux
 /** CPU ms per request: `ticks` of utime+stime spread over `requests` */
 const msPer = (ticks, requests) => (ticks / CLK_TCK / requests) * 1000;
+/** the fleet's part of a run's per-process counts: every group but the echo, summed */
+const fleetSum = (byName) => Object.entries(byName).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0);
 
 // ---------- processes ----------
 const children = [];
@@ -611,8 +613,7 @@ async function main() {
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
-      // the fleet's ticks of this run: every group but the echo
-      const fleetTicks = Object.entries(used).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0);
+      const fleetTicks = fleetSum(used);
       if (name === 'echo') lastEcho = { ticks: used.echo ?? 0, requests: r['2xx'] };
       else if (lastEcho?.requests && r['2xx']) {
         // each round's own yardstick against the echo round just before it: how far it moves within one run
@@ -701,11 +702,10 @@ async function main() {
   console.log(`\n  concurrency 1, ${C1_DURATION} s each: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
   if (c1g.steps) console.log(`  concurrency 1, the gateway's pipeline steps (Server-Timing), median ms: ${c1g.steps}`);
   const c1Fleet = Object.entries(c1gUsed.ticks).filter(([k]) => k !== 'echo');
-  const c1FleetMs = msPer(c1Fleet.reduce((a, [, v]) => a + v, 0), c1g.n);
+  const c1FleetMs = msPer(fleetSum(c1gUsed.ticks), c1g.n);
   const c1EchoMs = msPer(c1eUsed.ticks.echo ?? 0, c1e.n);
   const c1GatewayMs = msPer(c1gUsed.ticks.gateway ?? 0, c1g.n);
-  const c1FleetSys = Object.entries(c1gUsed.sys).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0);
-  console.log(`  concurrency 1, CPU per call: fleet ${fmt(c1FleetMs, 3)} ms = ${fmt(c1FleetMs / c1EchoMs, 2)} echoes at concurrency 1 (${fmt(c1FleetMs / fleetCpuMs, 2)}× its CPU per call at ${CONNECTIONS} connections; kernel ${pct(msPer(c1FleetSys, c1g.n), c1FleetMs).trim()}), gateway ${fmt(c1GatewayMs, 3)} ms = ${fmt(c1GatewayMs / c1EchoMs, 2)}; echo ${fmt(c1EchoMs, 3)} ms per request (${fmt(c1EchoMs / echoCpuMs, 2)}× at ${CONNECTIONS}; kernel ${pct(c1eUsed.sys.echo ?? 0, c1eUsed.ticks.echo ?? 0).trim()})`);
+  console.log(`  concurrency 1, CPU per call: fleet ${fmt(c1FleetMs, 3)} ms = ${fmt(c1FleetMs / c1EchoMs, 2)} echoes at concurrency 1 (${fmt(c1FleetMs / fleetCpuMs, 2)}× its CPU per call at ${CONNECTIONS} connections; kernel ${pct(fleetSum(c1gUsed.sys), fleetSum(c1gUsed.ticks)).trim()}), gateway ${fmt(c1GatewayMs, 3)} ms = ${fmt(c1GatewayMs / c1EchoMs, 2)}; echo ${fmt(c1EchoMs, 3)} ms per request (${fmt(c1EchoMs / echoCpuMs, 2)}× at ${CONNECTIONS}; kernel ${pct(c1eUsed.sys.echo ?? 0, c1eUsed.ticks.echo ?? 0).trim()})`);
   console.log(`    by process (ms per call): ${c1Fleet.sort((a, b) => b[1] - a[1]).filter(([, v]) => msPer(v, c1g.n) >= 0.0005).map(([k, v]) => `${k} ${fmt(msPer(v, c1g.n), 3)}`).join(', ')}`);
 
   // every tenant's chain (at most 100 of them, spread over the list)

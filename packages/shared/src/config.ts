@@ -74,6 +74,11 @@ export const commonSettings = {
 export const storeSettings = {
   databaseUrl: setting('DATABASE_URL', z.string().default('postgres://postgres@127.0.0.1:5432/agw'), 'Postgres connection URL'),
   databasePoolMax: setting('DB_POOL_MAX', envInt(10), 'most Postgres connections of one service process (size max_connections for replicas × services × this)'),
+  databaseAcquireTimeoutMs: setting(
+    'DB_POOL_ACQUIRE_TIMEOUT_MS',
+    z.coerce.number().int().min(0).default(15_000),
+    'longest wait for a Postgres connection (the pool full, or a new connection not answering) before the statement fails as Postgres unavailable (503, gRPC UNAVAILABLE); 0 waits forever',
+  ),
   redisUrl: setting('REDIS_URL', z.string().default('redis://127.0.0.1:6379/0'), 'Redis connection URL'),
   natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),
   streamPrefix: setting('AGW_STREAM_PREFIX', z.string().regex(/^[A-Za-z0-9_]*$/).default(''), 'prefix for JetStream stream and subject names (isolates test fleets)'),

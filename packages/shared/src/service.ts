@@ -53,6 +53,7 @@ export interface ServiceConfig {
   grpcPort?: number;
   databaseUrl?: string;
   databasePoolMax?: number;
+  databaseAcquireTimeoutMs?: number;
   redisUrl?: string;
   natsUrl?: string;
   streamPrefix?: string;
@@ -152,7 +153,7 @@ export async function startService<C extends ServiceConfig, A = unknown>(def: Se
     registry,
     postgres: (options) =>
       (db ??= (async () => {
-        const d = createDb(need(config.databaseUrl, 'DATABASE_URL'), { max: config.databasePoolMax, ...options });
+        const d = createDb(need(config.databaseUrl, 'DATABASE_URL'), { max: config.databasePoolMax, acquireTimeoutMs: config.databaseAcquireTimeoutMs, ...options });
         storeClosers.push(() => d.destroy());
         await pingPostgres(d);
         checks.postgres = () => pingPostgres(d);

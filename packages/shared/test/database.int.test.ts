@@ -2,10 +2,12 @@
  * A Postgres connection reset while a client is checked out (mid-query) must fail that query, not crash
  * the process with an unhandled 'error' event on the pg Client; the pool then reconnects.
  * (Found by the fault suite, test/faults R2: a cut of every Postgres connection killed four services.)
+ * A wait for a connection is bounded: a pool with every connection held answers errors, not silence.
  */
 import net from 'node:net';
 import { sql } from 'kysely';
-import { createDb, preparedQuery } from '../src/db/database';
+import { DEFAULT_ACQUIRE_TIMEOUT_MS, createDb, poolOf, preparedQuery } from '../src/db/database';
+import { unreachableStore } from '../src/errors';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
 
@@ -49,5 +51,44 @@ test('a prepared statement is parsed once per connection and answers like the sa
     expect(rows).toEqual([{ name: 'plus_one', calls: 2 }]);
   } finally {
     await db.destroy();
+  }
+});
+
+test('a pool with every connection held fails a waiting statement as Postgres unavailable after acquireTimeoutMs, then heals', async () => {
+  // the shape of the audit pool's deadlock (docs/reliability.md): a transaction holds the only connection
+  // and awaits a statement that needs another one from the same pool
+  const db = createDb(target.toString(), { max: 1, acquireTimeoutMs: 300 });
+  try {
+    const t0 = performance.now();
+    let inner: unknown;
+    const outer = db.transaction().execute(async (trx) => {
+      await sql`SELECT 1`.execute(trx);
+      try {
+        await sql`SELECT 2`.execute(db); // not through trx: waits for a second connection
+      } catch (e) {
+        inner = e;
+        throw e;
+      }
+    });
+    await expect(outer).rejects.toThrow(/timeout exceeded when trying to connect/);
+    const waited = performance.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(280);
+    expect(waited).toBeLessThan(5_000);
+    expect(unreachableStore(inner)).toBe('Postgres');
+    // the transaction rolled back and gave its connection back: the pool answers again
+    const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db);
+    expect(rows[0].one).toBe(1);
+  } finally {
+    await db.destroy();
+  }
+});
+
+test('the default wait for a connection is bounded (DEFAULT_ACQUIRE_TIMEOUT_MS)', () => {
+  const db = createDb(target.toString());
+  try {
+    expect((poolOf(db) as unknown as { options: { connectionTimeoutMillis: number } }).options.connectionTimeoutMillis).toBe(DEFAULT_ACQUIRE_TIMEOUT_MS);
+    expect(DEFAULT_ACQUIRE_TIMEOUT_MS).toBeGreaterThan(0);
+  } finally {
+    void db.destroy();
   }
 });

@@ -43,8 +43,18 @@ export async function preparedQuery<R extends object>(db: Db, name: string, text
   }
 }
 
-export function createDb(url: string, options: { max?: number } = {}): Db {
-  const pool = new Pool({ connectionString: url, max: options.max ?? 10 });
+/** How long a statement waits for a connection by default (DB_POOL_ACQUIRE_TIMEOUT_MS; docs/reliability.md, "Bounded waits for a connection"). */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
+
+/**
+ * `max`: most connections. `acquireTimeoutMs`: the longest a statement waits for one, whether the pool is
+ * full or a new connection is not answered (pg's `connectionTimeoutMillis`; 0 waits forever). A wait that
+ * runs out fails as Postgres unavailable (`unreachableStore`), so a pool that can no longer hand out a
+ * connection (every one held, e.g. by transactions that each wait for one more) answers errors and heals
+ * when their transactions roll back, instead of hanging every caller for good.
+ */
+export function createDb(url: string, options: { max?: number; acquireTimeoutMs?: number } = {}): Db {
+  const pool = new Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   // Nor a checked-out client's: pg-pool listens only while a client is idle, and a connection reset during

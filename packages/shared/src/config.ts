@@ -80,6 +80,11 @@ export const storeSettings = {
     'longest wait for a Postgres connection (the pool full, or a new connection not answering) before the statement fails as Postgres unavailable (503, gRPC UNAVAILABLE); 0 waits forever',
   ),
   redisUrl: setting('REDIS_URL', z.string().default('redis://127.0.0.1:6379/0'), 'Redis connection URL'),
+  redisCommandTimeoutMs: setting(
+    'REDIS_COMMAND_TIMEOUT_MS',
+    z.coerce.number().int().min(0).default(5_000),
+    'longest wait for Redis to answer one command before it fails as Redis unavailable (503); 0 waits forever',
+  ),
   natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),
   streamPrefix: setting('AGW_STREAM_PREFIX', z.string().regex(/^[A-Za-z0-9_]*$/).default(''), 'prefix for JetStream stream and subject names (isolates test fleets)'),
 };

@@ -163,7 +163,7 @@ export function unreachableStore(e: unknown): string | undefined {
   const name = typeof err.name === 'string' ? err.name : '';
   if (name === 'NatsError' && NATS_CODES.has(code)) return 'NATS';
   if (PG_CONNECTION_CODES.has(code) || /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable/.test(message)) return 'Postgres';
-  if (name === 'MaxRetriesPerRequestError' || /^Connection is closed\.|Stream isn't writeable and enableOfflineQueue|Reached the max retries per request limit/.test(message)) return 'Redis';
+  if (name === 'MaxRetriesPerRequestError' || /^Connection is closed\.|Stream isn't writeable and enableOfflineQueue|Reached the max retries per request limit|^Command timed out$/.test(message)) return 'Redis';
   if (NET_CODES.has(code)) return err[STORE_TAG] ?? 'a data store';
   if (Array.isArray(err.errors)) for (const x of err.errors) { const s = unreachableStore(x); if (s) return err[STORE_TAG] ?? s; } // AggregateError (IPv4 + IPv6)
   return undefined;

@@ -4,8 +4,19 @@ import { countRedisRequest } from './store-requests';
 
 export type { Redis };
 
-export function createRedis(url: string): Redis {
+/** How long a command waits for Redis' answer by default (REDIS_COMMAND_TIMEOUT_MS; docs/reliability.md, "Bounded waits for Postgres and Redis"). */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 5_000;
+
+/**
+ * `commandTimeoutMs`: the longest a command waits for its answer (0: forever). A Redis that is connected
+ * but silent (a partition without a reset, a stopped process) would otherwise hold every command until the
+ * kernel gives up on the connection, many minutes later; a command that times out fails as Redis
+ * unavailable (`unreachableStore`).
+ */
+export function createRedis(url: string, options: { commandTimeoutMs?: number } = {}): Redis {
+  const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
   const redis = new Redis(url, {
+    ...(commandTimeout > 0 ? { commandTimeout } : {}),
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     lazyConnect: false,

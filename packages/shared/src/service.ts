@@ -55,6 +55,7 @@ export interface ServiceConfig {
   databasePoolMax?: number;
   databaseAcquireTimeoutMs?: number;
   redisUrl?: string;
+  redisCommandTimeoutMs?: number;
   natsUrl?: string;
   streamPrefix?: string;
 }
@@ -161,7 +162,7 @@ export async function startService<C extends ServiceConfig, A = unknown>(def: Se
       })()),
     redis: () => {
       if (!redis) {
-        const r = createRedis(need(config.redisUrl, 'REDIS_URL'));
+        const r = createRedis(need(config.redisUrl, 'REDIS_URL'), { commandTimeoutMs: config.redisCommandTimeoutMs });
         redis = r;
         storeClosers.push(() => r.disconnect());
         checks.redis = async () => void (await r.ping());

@@ -1,13 +1,14 @@
 /**
  * The real drivers' errors when a store cannot be reached are recognised as such (unreachableStore), so
  * the gateway answers 503 and a gRPC service UNAVAILABLE, never a 500: Postgres refused (nothing listens),
- * Postgres reset mid-query (a TCP proxy that drops the connection), Redis refused.
+ * Postgres reset mid-query (a TCP proxy that drops the connection), Redis refused, Redis connected but
+ * silent (a command's wait is bounded).
  */
 import net from 'node:net';
 import { sql } from 'kysely';
 import { createDb, preparedQuery } from '../src/db/database';
 import { AppError, StoreUnavailableError, isDependencyDown, unreachableStore } from '../src/errors';
-import { createRedis } from '../src/redis';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS, createRedis, waitForRedis } from '../src/redis';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
 
@@ -80,6 +81,51 @@ test('Redis refusing connections is named Redis', async () => {
     await new Promise((r) => setTimeout(r, 200));
     const e = await caught(redis.get('k'));
     expect(unreachableStore(e)).toBe('Redis');
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('a Redis that is connected but silent fails a command as Redis unavailable after commandTimeoutMs, and answers again when it speaks', async () => {
+  const upstream = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  let silent = false;
+  const held: Array<() => void> = [];
+  // a TCP proxy to the real Redis that can stop forwarding commands without closing anything (a partition)
+  const proxy = net.createServer((client) => {
+    const server = net.connect(Number(upstream.port || 6379), upstream.hostname);
+    client.on('data', (chunk) => (silent ? held.push(() => server.write(chunk)) : server.write(chunk)));
+    server.pipe(client);
+    for (const [a, b] of [[client, server], [server, client]] as const) {
+      a.on('error', () => b.destroy());
+      a.on('close', () => b.destroy());
+    }
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const redis = createRedis(`redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}/0`, { commandTimeoutMs: 300 });
+  try {
+    await waitForRedis(redis);
+    expect(await redis.ping()).toBe('PONG');
+    silent = true;
+    const t0 = performance.now();
+    const e = await caught(redis.get('agw:test:silent'));
+    const waited = performance.now() - t0;
+    expect(unreachableStore(e)).toBe('Redis');
+    expect(waited).toBeGreaterThanOrEqual(280);
+    expect(waited).toBeLessThan(5_000);
+    silent = false;
+    for (const f of held.splice(0)) f(); // the held command reaches Redis late; its answer finds no caller
+    expect(await redis.ping()).toBe('PONG');
+  } finally {
+    redis.disconnect();
+    proxy.close();
+  }
+});
+
+test('the default wait for a Redis answer is bounded (DEFAULT_REDIS_COMMAND_TIMEOUT_MS)', () => {
+  const redis = createRedis('redis://127.0.0.1:1/0', {});
+  try {
+    expect(redis.options.commandTimeout).toBe(DEFAULT_REDIS_COMMAND_TIMEOUT_MS);
+    expect(DEFAULT_REDIS_COMMAND_TIMEOUT_MS).toBeGreaterThan(0);
   } finally {
     redis.disconnect();
   }

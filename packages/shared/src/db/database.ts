@@ -43,7 +43,7 @@ export async function preparedQuery<R extends object>(db: Db, name: string, text
   }
 }
 
-/** How long a statement waits for a connection by default (DB_POOL_ACQUIRE_TIMEOUT_MS; docs/reliability.md, "Bounded waits for a connection"). */
+/** How long a statement waits for a connection by default (DB_POOL_ACQUIRE_TIMEOUT_MS; docs/reliability.md, "Bounded waits for Postgres and Redis"). */
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
 
 /**

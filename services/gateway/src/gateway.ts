@@ -87,7 +87,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const stopSealing = startWebhookSecretSealing(db, vaultWebhookSecretSealer(vault), logger);
   const publisher = new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger);
   publisher.start();
-  const recorder = new DecisionRecorder(audit, publisher, { retryBudgetMs: config.auditAppendRetryMs, hasWebhook: (tenantId) => settings.hasWebhook(tenantId) });
+  const recorder = new DecisionRecorder(audit, publisher, { retryBudgetMs: config.auditAppendRetryMs, hasWebhook: (tenantId, conn) => settings.hasWebhook(tenantId, conn) });
   const approvalRepo = new ApprovalRepository(db);
   // the vault service (VAULT_GRPC_URL) protects PII and brokers credentialed calls unless a feature overrides it
   const broker = createVaultBroker(vault, credentials.cache, federation);

@@ -20,6 +20,8 @@ import { DecisionPublisher } from '../src/events/decision-publisher';
 import { EventOutboxRepository } from '../src/events/event-outbox.repository';
 import { DecisionRecorder } from '../src/pipeline/decision-recorder';
 import { newApiKey } from '../src/tenants/api-keys';
+import { SettingsRepository } from '../src/tenants/settings.repository';
+import { SettingsService } from '../src/tenants/settings.service';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -148,6 +150,33 @@ describe('expiry with an explicit clock', () => {
     expect((await expiry.sweep()).filter((r) => r.tenant_id === t)).toEqual([]);
     expect((await repo.get(t, a))?.status).toBe('rejected');
   });
+  it('expires with a pool of one connection: the record reads the tenant\'s settings through the sweep\'s transaction, never a second connection', async () => {
+    // the sweep holds a transaction (the expiry lock, the due rows) while it records each expiry, and the
+    // record asks whether the tenant has a webhook URL (gateway.ts wires SettingsService.hasWebhook). Read
+    // from the pool, concurrent sweeps (a late decision expires its action on the spot) could hold every
+    // pooled connection, each waiting for the lock, while the lock's holder waited for one more. A pool of
+    // one is the same wait, every time.
+    const one = createDb(url, { max: 1 });
+    const settings = new SettingsService(new SettingsRepository(one), {} as never, { rps: 1, burst: 1 });
+    const onePoolRecorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(one, 'gateway'), logger), {
+      retryBudgetMs: 15_000,
+      hasWebhook: (tenantId, conn) => settings.hasWebhook(tenantId, conn), // as gateway.ts wires it
+    });
+    const expiry = new ApprovalExpiry(new ApprovalRepository(one), onePoolRecorder, logger, clock);
+    const within = <T>(p: Promise<T>) =>
+      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the expiry sweep waited for a second pooled connection')), 10_000).unref())]);
+    const t = await tenant(); // no webhook URL
+    now = new Date('2026-11-23T10:00:00.000Z');
+    const a = await queue(t, { id: 3 }, 60);
+    now = new Date('2026-11-23T10:01:00.000Z');
+    expect((await within(expiry.sweep({ tenantId: t, actionId: a }))).map((r) => [r.action_id, r.status])).toEqual([[a, 'expired']]);
+    expect((await records(t, a)).map((r) => JSON.parse(r.detailsJson).approval)).toEqual(['expired']);
+    // the settings were read (no webhook URL: the event goes under nohook.); a read that found no connection
+    // would have counted as "has a webhook" and sent it under decisions.
+    const events = await db.selectFrom('event_outbox').select(['subject']).where('subject', 'in', [`${prefix}.decisions.${t}.expired`, `${prefix}.nohook.decisions.${t}.expired`]).execute();
+    expect(events.map((e) => e.subject)).toEqual([`${prefix}.nohook.decisions.${t}.expired`]);
+    await one.destroy();
+  }, 30_000);
 });
 
 describe('an approval is bound to the exact call', () => {

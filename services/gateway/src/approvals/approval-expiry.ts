@@ -7,7 +7,7 @@
  * action on the spot (approval-queue.ts). A record that cannot be appended (audit down) leaves the action
  * pending until the next sweep: no action is expired without its record.
  */
-import { type ApprovalBinding, type ApprovalRepository, type ApprovalRow, type Logger, humanDecisionRecord } from '@agw/shared';
+import { type ApprovalBinding, type ApprovalRepository, type ApprovalRow, type Conn, type Logger, humanDecisionRecord } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
 import { type Clock, UNKNOWN_REVISION, systemClock } from './approval-queue';
 
@@ -29,9 +29,9 @@ export class ApprovalExpiry {
     return this.approvals.expireDue(
       now,
       this.batch,
-      async (row) => {
+      async (row, trx) => {
         try {
-          await this.record(row, now);
+          await this.record(row, now, trx);
           return true;
         } catch (e) {
           this.logger.warn({ err: e, tenantId: row.tenant_id, action_id: row.action_id }, 'could not record an approval expiry: the action stays pending until the next sweep');
@@ -64,7 +64,12 @@ export class ApprovalExpiry {
     await this.running;
   }
 
-  private async record(row: ApprovalRow, now: Date): Promise<void> {
+  /**
+   * `trx`: the sweep's transaction (the expiry lock and the due rows). The record's read of the tenant's
+   * settings goes through it: read from the pool, concurrent sweeps (every late decision runs one) could
+   * hold every pooled connection, each waiting for the lock, while its holder waited for one more.
+   */
+  private async record(row: ApprovalRow, now: Date, trx: Conn): Promise<void> {
     const binding: ApprovalBinding = {
       params_sha256: row.params_sha256 ?? UNKNOWN_REVISION,
       evaluated_bundle_revision: row.bundle_revision ?? UNKNOWN_REVISION,
@@ -84,6 +89,9 @@ export class ApprovalExpiry {
         requested_at: now.toISOString(),
       }),
       'expired',
+      undefined,
+      undefined,
+      trx,
     );
   }
 }

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { audit, decision } from '@agw/proto';
-import { type ActionRecord, type DecisionKind, decisionEventOf, isDependencyDown, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, isDependencyDown, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 
@@ -37,9 +37,10 @@ export interface RecorderOptions {
   retryBudgetMs: number;
   /**
    * Whether the tenant has a webhook URL (SettingsService.hasWebhook): false sends the decision event under
-   * `nohook.decisions.`, which the webhook service never receives. Absent: true for every tenant.
+   * `nohook.decisions.`, which the webhook service never receives. Absent: true for every tenant. `conn`:
+   * the transaction of a caller that records inside one (read through it, not from the pool).
    */
-  hasWebhook?: (tenantId: string) => Promise<boolean>;
+  hasWebhook?: (tenantId: string, conn?: Conn) => Promise<boolean>;
 }
 
 export class DecisionRecorder {
@@ -68,13 +69,24 @@ export class DecisionRecorder {
     }
   }
 
-  /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
-  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, timings?: Record<string, number>, decisionInput?: decision.DecisionInput): Promise<audit.AuditRecord> {
+  /**
+   * Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back).
+   * `conn`: the caller's transaction when it records inside one (approval-expiry.ts): the tenant's settings
+   * are read through it, never through a second connection of the same pool.
+   */
+  async record(
+    tenantId: string,
+    r: DecisionRecord,
+    kind: DecisionKind,
+    timings?: Record<string, number>,
+    decisionInput?: decision.DecisionInput,
+    conn?: Conn,
+  ): Promise<audit.AuditRecord> {
     const t0 = performance.now();
     const stored = await this.append({
       tenantId,
       eventKind: kind,
-      tenantHasWebhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId) : true,
+      tenantHasWebhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId, conn) : true,
       decisionInput,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire

@@ -1,11 +1,12 @@
 /** Queries on tenant_settings (the gateway-owned keys; policy keys live in the policy service). */
-import type { Db } from '@agw/shared';
+import type { Conn, Db } from '@agw/shared';
 
 export class SettingsRepository {
   constructor(private readonly db: Db) {}
 
-  async get(tenantId: string): Promise<Record<string, unknown>> {
-    const row = await this.db.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();
+  /** `conn`: a caller's transaction reads through its own connection (approval-expiry.ts records inside one). */
+  async get(tenantId: string, conn: Conn = this.db): Promise<Record<string, unknown>> {
+    const row = await conn.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();
     return (row?.settings as Record<string, unknown>) ?? {};
   }
 

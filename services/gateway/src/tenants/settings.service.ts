@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -52,8 +52,9 @@ export class SettingsService {
    */
   private readonly cache = new TenantCache<StoredSettings & Record<string, unknown>>(TENANT_CACHE_MS);
 
-  stored(tenantId: string): Promise<StoredSettings & Record<string, unknown>> {
-    return this.cache.get(tenantId, '', () => this.repo.get(tenantId));
+  /** `conn`: read (on a miss) through a caller's transaction, never a second pooled connection. */
+  stored(tenantId: string, conn?: Conn): Promise<StoredSettings & Record<string, unknown>> {
+    return this.cache.get(tenantId, '', () => this.repo.get(tenantId, conn));
   }
 
   /** Drop a tenant's cached settings (a change saved by any replica), or all of them (undefined). */
@@ -66,10 +67,12 @@ export class SettingsService {
    * recorded without one goes under `nohook.decisions.`, which the webhook service never receives. When the
    * settings cannot be read, true (the webhook service decides, as before). A URL saved here applies to the
    * next call on this replica, and on the others once the change message arrives, as it does in the webhook
-   * service's own settings cache.
+   * service's own settings cache. `conn`: a caller holding a transaction reads through it (the approval
+   * expiry records inside its sweep's transaction: a read from the pool there could wait for a connection
+   * that every concurrent sweep holds).
    */
-  async hasWebhook(tenantId: string): Promise<boolean> {
-    const s = await this.stored(tenantId).catch(() => null);
+  async hasWebhook(tenantId: string, conn?: Conn): Promise<boolean> {
+    const s = await this.stored(tenantId, conn).catch(() => null);
     return s === null || webhookUrlOf(s) !== null;
   }
 

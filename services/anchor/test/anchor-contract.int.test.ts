@@ -63,4 +63,26 @@ describe('anchoring through an RPC URL', () => {
       await other.stop();
     }
   }, 30_000);
+
+  it('connects with a pool of one connection: the address is read and saved through the deploy lock\'s connection, never a second one', async () => {
+    // the deploy lock holds one pooled connection (a session advisory lock) while the address is read, the
+    // contract deployed and the address saved. Read and saved through the pool, each waited for a second
+    // connection: with DB_POOL_MAX=1 the anchor service could not connect its chain. A pool of one is the
+    // same wait, every time.
+    await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
+    const one = createDb(url, { max: 1 });
+    const fresh = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId: 80002, logger });
+    const within = <T>(p: Promise<T>) =>
+      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('connect waited for a second pooled connection')), 10_000).unref())]);
+    try {
+      const connect = () => AnchorContract.connect({ rpcUrl: fresh.rpcUrl, chainId: 80002, privateKey: ANVIL_DEV_KEY, store: new AnchorRepository(one), logger });
+      const deployed = await within(connect()); // no address stored: read, deploy, save
+      expect(await new AnchorRepository(db).contractAddress(80002)).toBe(deployed.address);
+      const again = await within(connect()); // the stored address is read, and its code found on the chain
+      expect(again.address).toBe(deployed.address);
+    } finally {
+      await fresh.stop();
+      await one.destroy();
+    }
+  }, 30_000);
 });

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, createMetricsRegistry, migrateToLatest, publishEvent, subjects, freeLoopbackPort } from '@agw/shared';
 import { sql } from 'kysely';
-import { AnchorContract } from '../src/chain/anchor-contract';
+import { AnchorContract, type ContractAddressStore } from '../src/chain/anchor-contract';
 import { type EmbeddedAnvil, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
 import { ANVIL_DEV_KEY } from '../src/config';
 import { consumeTreeHeads } from '../src/nats/tree-built.consumer';
@@ -154,7 +154,7 @@ describe('anchoring', () => {
   it('keeps the heads pending and answers 502 when the chain does not take the transaction', async () => {
     const chainId = 31337;
     const other = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId, logger });
-    const store = { contractAddress: async () => undefined, saveContractAddress: async () => undefined, withDeployLock: <T>(_c: number, fn: () => Promise<T>) => fn() };
+    const store: ContractAddressStore = { contractAddress: async () => undefined, saveContractAddress: async () => undefined, withDeployLock: (_c, fn) => fn(store) };
     const doomed = await AnchorContract.connect({ rpcUrl: other.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store, logger });
     await other.stop();
     const failing = new AnchorBatcher(db, repo, () => doomed, logger, 10_000);

@@ -68,12 +68,16 @@ export class AnchorRepository implements ContractAddressStore {
     return r?.address;
   }
 
-  /** A session-level advisory lock (key "andp", chain id) held on one connection while `fn` runs. */
-  async withDeployLock<T>(chainId: number, fn: () => Promise<T>): Promise<T> {
+  /**
+   * A session-level advisory lock (key "andp", chain id) held on one connection while `fn` runs; `fn` reads
+   * and saves the address through this repository on that connection (`locked`), never a second one from
+   * the pool: with a pool of one (DB_POOL_MAX=1) the anchor service could not connect its chain.
+   */
+  async withDeployLock<T>(chainId: number, fn: (locked: AnchorRepository) => Promise<T>): Promise<T> {
     return this.db.connection().execute(async (conn) => {
       await sql`SELECT pg_advisory_lock(${ANCHOR_DEPLOY_LOCK}, ${chainId})`.execute(conn);
       try {
-        return await fn();
+        return await fn(new AnchorRepository(conn));
       } finally {
         await sql`SELECT pg_advisory_unlock(${ANCHOR_DEPLOY_LOCK}, ${chainId})`.execute(conn);
       }

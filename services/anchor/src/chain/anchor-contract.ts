@@ -50,8 +50,12 @@ export function explorerAddressUrl(chainId: number, address: string): string {
 export interface ContractAddressStore {
   contractAddress(chainId: number): Promise<string | undefined>;
   saveContractAddress(chainId: number, address: string, txHash: string): Promise<void>;
-  /** run `fn` while no other replica runs it for this chain (replicas starting together deploy once) */
-  withDeployLock<T>(chainId: number, fn: () => Promise<T>): Promise<T>;
+  /**
+   * run `fn` while no other replica runs it for this chain (replicas starting together deploy once). `fn`
+   * reads and saves the address through `locked`, the store on the lock's own connection: the lock holds a
+   * pooled connection, and a read from the pool meanwhile waits for a second one.
+   */
+  withDeployLock<T>(chainId: number, fn: (locked: ContractAddressStore) => Promise<T>): Promise<T>;
 }
 
 export interface OnChainAnchor {
@@ -81,7 +85,7 @@ export class AnchorContract {
     const wallet = createWalletClient({ account, chain, transport: http(o.rpcUrl, { retryCount: 2, timeout: 20_000 }) });
     const artifact = loadAnchorArtifact();
     // replicas starting at the same time on a fresh chain: one deploys, the others wait and read its address
-    const address = await o.store.withDeployLock(o.chainId, () => AnchorContract.deployedOrDeploy(o, publicClient, wallet, account, artifact));
+    const address = await o.store.withDeployLock(o.chainId, (locked) => AnchorContract.deployedOrDeploy({ ...o, store: locked }, publicClient, wallet, account, artifact));
     return new AnchorContract(o.chainId, networkOfChainId(o.chainId), address, publicClient, wallet, account, artifact);
   }
 

@@ -89,9 +89,7 @@ export class ApprovalExpiry {
         requested_at: now.toISOString(),
       }),
       'expired',
-      undefined,
-      undefined,
-      trx,
+      { conn: trx },
     );
   }
 }

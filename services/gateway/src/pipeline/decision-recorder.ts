@@ -43,6 +43,18 @@ export interface RecorderOptions {
   hasWebhook?: (tenantId: string, conn?: Conn) => Promise<boolean>;
 }
 
+export interface RecordOptions {
+  /** the call's step timings (Server-Timing): audit, audit_commit, publish are added */
+  timings?: Record<string, number>;
+  /** the policy's replay input, committed with the record */
+  decisionInput?: decision.DecisionInput;
+  /**
+   * the caller's transaction when it records inside one (approval-expiry.ts): the tenant's settings are read
+   * through it, never through a second connection of the same pool
+   */
+  conn?: Conn;
+}
+
 export class DecisionRecorder {
   constructor(
     private readonly audit: AuditClient,
@@ -69,19 +81,9 @@ export class DecisionRecorder {
     }
   }
 
-  /**
-   * Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back).
-   * `conn`: the caller's transaction when it records inside one (approval-expiry.ts): the tenant's settings
-   * are read through it, never through a second connection of the same pool.
-   */
-  async record(
-    tenantId: string,
-    r: DecisionRecord,
-    kind: DecisionKind,
-    timings?: Record<string, number>,
-    decisionInput?: decision.DecisionInput,
-    conn?: Conn,
-  ): Promise<audit.AuditRecord> {
+  /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
+  async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, o: RecordOptions = {}): Promise<audit.AuditRecord> {
+    const { timings, decisionInput, conn } = o;
     const t0 = performance.now();
     const stored = await this.append({
       tenantId,

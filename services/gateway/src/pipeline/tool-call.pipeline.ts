@@ -269,7 +269,7 @@ export class ToolCallPipeline {
 
   /** A decision taken: its record committed (steps 8-9), the constraint counters, the metric. */
   private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, decisionInput?: decision.DecisionInput): Promise<void> {
-    await this.d.recorder.record(ctx.tenantId, record, kind, ctx.timings, decisionInput);
+    await this.d.recorder.record(ctx.tenantId, record, kind, { timings: ctx.timings, decisionInput });
     await this.d.constraints.record(ctx.tenantId, call, { decision: record.decision, violations: record.violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: record.decision, stage });
   }
@@ -309,8 +309,7 @@ export class ToolCallPipeline {
         ctx.tenantId,
         governedRecord(facts, { ...outcome, decision: 'requires_human', alert_tier: alertTier, details: { ...details, queue_reason: reason } }),
         'pending',
-        ctx.timings,
-        decisionInput,
+        { timings: ctx.timings, decisionInput },
       );
     } catch (e) {
       await this.d.approvals.withdraw(ctx.tenantId, facts.action_id).catch(() => undefined);
@@ -335,7 +334,7 @@ export class ToolCallPipeline {
     const bundle = 'unavailable';
     if (mode === 'fail-open') {
       const violations = [FAILURE_VIOLATIONS.open];
-      await this.d.recorder.record(ctx.tenantId, governedRecord(base, { params: stored, decision: 'allow', violations, severity: 'low', execution_mode: 'agent_direct', bundle_revision: bundle, details }), 'allowed', ctx.timings);
+      await this.d.recorder.record(ctx.tenantId, governedRecord(base, { params: stored, decision: 'allow', violations, severity: 'low', execution_mode: 'agent_direct', bundle_revision: bundle, details }), 'allowed', { timings: ctx.timings });
       this.d.metrics.decisions.inc({ decision: 'allow', stage: 'fail_open' });
       return { kind: 'allowed', action_id: base.action_id, execution_mode: 'agent_direct', violations, severity: 'low' };
     }
@@ -350,7 +349,7 @@ export class ToolCallPipeline {
         ctx.tenantId,
         governedRecord(base, { params: stored, decision: 'deny', violations: [FAILURE_VIOLATIONS.closed], severity: 'high', alert_tier: 'escalate', bundle_revision: bundle, details }),
         'denied',
-        ctx.timings,
+        { timings: ctx.timings },
       )
       .catch((e) => this.d.logger.error({ err: e }, 'could not audit a fail-closed refusal'));
     this.d.metrics.decisions.inc({ decision: 'deny', stage: 'fail_closed' });

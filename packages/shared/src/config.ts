@@ -70,19 +70,24 @@ export const commonSettings = {
   profile: setting('AGW_PROFILE', z.enum(['local', 'production']).default('local'), 'local enables demo endpoints and loopback targets; production hardens them'),
 };
 
+/** How long a statement waits for a Postgres connection by default (docs/reliability.md, "Bounded waits for Postgres and Redis"). */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
+/** How long a Redis command waits for its answer by default (same section). */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 5_000;
+
 /** Connection settings of the shared stores, with the local machine's defaults. */
 export const storeSettings = {
   databaseUrl: setting('DATABASE_URL', z.string().default('postgres://postgres@127.0.0.1:5432/agw'), 'Postgres connection URL'),
   databasePoolMax: setting('DB_POOL_MAX', envInt(10), 'most Postgres connections of one service process (size max_connections for replicas × services × this)'),
   databaseAcquireTimeoutMs: setting(
     'DB_POOL_ACQUIRE_TIMEOUT_MS',
-    z.coerce.number().int().min(0).default(15_000),
+    z.coerce.number().int().min(0).default(DEFAULT_ACQUIRE_TIMEOUT_MS),
     'longest wait for a Postgres connection (the pool full, or a new connection not answering) before the statement fails as Postgres unavailable (503, gRPC UNAVAILABLE); 0 waits forever',
   ),
   redisUrl: setting('REDIS_URL', z.string().default('redis://127.0.0.1:6379/0'), 'Redis connection URL'),
   redisCommandTimeoutMs: setting(
     'REDIS_COMMAND_TIMEOUT_MS',
-    z.coerce.number().int().min(0).default(5_000),
+    z.coerce.number().int().min(0).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
     'longest wait for Redis to answer one command before it fails as Redis unavailable (503); 0 waits forever',
   ),
   natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),

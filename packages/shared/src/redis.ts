@@ -1,14 +1,12 @@
 /** Redis through ioredis: hot counters (rate limits, caps, behavioral history, key cache). */
 import Redis from 'ioredis';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './config';
 import { countRedisRequest } from './store-requests';
 
 export type { Redis };
 
-/** How long a command waits for Redis' answer by default (REDIS_COMMAND_TIMEOUT_MS; docs/reliability.md, "Bounded waits for Postgres and Redis"). */
-export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 5_000;
-
 /**
- * `commandTimeoutMs`: the longest a command waits for its answer (0: forever). A Redis that is connected
+ * `commandTimeoutMs`: the longest a command waits for its answer (0: forever; default REDIS_COMMAND_TIMEOUT_MS's). A Redis that is connected
  * but silent (a partition without a reset, a stopped process) would otherwise hold every command until the
  * kernel gives up on the connection, many minutes later; a command that times out fails as Redis
  * unavailable (`unreachableStore`).

@@ -6,7 +6,8 @@
  */
 import net from 'node:net';
 import { sql } from 'kysely';
-import { DEFAULT_ACQUIRE_TIMEOUT_MS, createDb, poolOf, preparedQuery } from '../src/db/database';
+import { DEFAULT_ACQUIRE_TIMEOUT_MS } from '../src/config';
+import { createDb, poolOf, preparedQuery } from '../src/db/database';
 import { unreachableStore } from '../src/errors';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');

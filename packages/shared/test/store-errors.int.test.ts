@@ -8,7 +8,8 @@ import net from 'node:net';
 import { sql } from 'kysely';
 import { createDb, preparedQuery } from '../src/db/database';
 import { AppError, StoreUnavailableError, isDependencyDown, unreachableStore } from '../src/errors';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS, createRedis, waitForRedis } from '../src/redis';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../src/config';
+import { createRedis, waitForRedis } from '../src/redis';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
 

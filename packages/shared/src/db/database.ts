@@ -5,6 +5,7 @@
  */
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import { Pool, types } from 'pg';
+import { DEFAULT_ACQUIRE_TIMEOUT_MS } from '../config';
 import { tagStore } from '../errors';
 import { countPostgresRequest } from '../store-requests';
 import type { Database } from './schema';
@@ -43,12 +44,9 @@ export async function preparedQuery<R extends object>(db: Db, name: string, text
   }
 }
 
-/** How long a statement waits for a connection by default (DB_POOL_ACQUIRE_TIMEOUT_MS; docs/reliability.md, "Bounded waits for Postgres and Redis"). */
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
-
 /**
  * `max`: most connections. `acquireTimeoutMs`: the longest a statement waits for one, whether the pool is
- * full or a new connection is not answered (pg's `connectionTimeoutMillis`; 0 waits forever). A wait that
+ * full or a new connection is not answered (pg's `connectionTimeoutMillis`; 0 waits forever; default DB_POOL_ACQUIRE_TIMEOUT_MS's). A wait that
  * runs out fails as Postgres unavailable (`unreachableStore`), so a pool that can no longer hand out a
  * connection (every one held, e.g. by transactions that each wait for one more) answers errors and heals
  * when their transactions roll back, instead of hanging every caller for good.

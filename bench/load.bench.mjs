@@ -2,7 +2,7 @@
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
 //   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
-//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH]
+//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH] [--no-floor]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
@@ -35,6 +35,13 @@
 //
 // --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
 //
+// The shape's floor: the bench also runs the fleet's shape with no work at any hop (bench/support/shape-floor.cjs:
+// a node:http gateway, a policy and an audit that only pass a call on, with every hop and store request of
+// the real path) as a third contender in the same alternation, and prints its CPU per call, its throughput
+// and its concurrency-1 latency beside the fleet's, and the fleet's CPU per call in floors: what the shape
+// itself costs on this machine, a unit made of the same work as a governed call, which moved ±4 % from round
+// to round where the echo moved ±21 % (docs/performance.md, "The shape's floor"). --no-floor leaves it out.
+//
 // --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
 // runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
 // `node bench/profile-summary.mjs DIR`).
@@ -63,6 +70,7 @@ const EXTERNAL = opt('fleet', '');
 const CPU_PROF = opt('cpu-prof', '');
 const CHECKOUT = opt('checkout', '');
 const JSON_OUT = opt('json', '');
+const FLOOR = !args.includes('--no-floor');
 const FLEET_NODE = opt('node', process.execPath);
 const ECHO_NODE = opt('echo-node', FLEET_NODE);
 const nodeVersion = (bin) => (bin === process.execPath ? process.version : execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim());
@@ -73,11 +81,19 @@ const FLEET_PREFIX = CHECKOUT ? 'LOADX' : 'LOAD';
 const OFFSET = 5000; // gRPC ports are 50051+: the offset keeps them under 65536, and clear of e2e (10000) and tool-call.bench (3000)
 const BASE = EXTERNAL || `http://127.0.0.1:${8080 + OFFSET}/api`;
 const ECHO_PORT = 8070 + OFFSET;
+const FLOOR_PORTS = { gateway: 8071 + OFFSET, policy: 8072 + OFFSET, audit: 8073 + OFFSET };
+const FLOOR_DB = 'agw_floor';
 const CLK_TCK = 100; // USER_HZ on Linux
 /** CPU ms per request: `ticks` of utime+stime spread over `requests` */
 const msPer = (ticks, requests) => (ticks / CLK_TCK / requests) * 1000;
-/** the fleet's part of a run's per-process counts: every group but the echo, summed */
-const fleetSum = (byName) => Object.entries(byName).reduce((a, [k, v]) => (k === 'echo' ? a : a + v), 0);
+/** the floor's own processes (--floor), named floor-<role> and floor-postgres */
+const isFloor = (name) => name.startsWith('floor-');
+/** processes the fleet and the floor share (each runs while the other waits) */
+const SHARED_STORES = ['redis', 'nats', 'postgres(server)'];
+/** the fleet's part of a run's per-process counts: every group but the echo and the floor's, summed */
+const fleetSum = (byName) => Object.entries(byName).reduce((a, [k, v]) => (k === 'echo' || isFloor(k) ? a : a + v), 0);
+/** the floor's part: its own processes and the stores it shares with the fleet */
+const floorSum = (byName) => Object.entries(byName).reduce((a, [k, v]) => (isFloor(k) || SHARED_STORES.includes(k) ? a + v : a), 0);
 
 // ---------- processes ----------
 const children = [];
@@ -118,6 +134,21 @@ function startEcho() {
   });
 }
 
+/** The shape's floor (--floor): its database and table, then its audit, policy and gateway. */
+async function startFloor() {
+  if (psql('postgres', `SELECT count(*) FROM pg_database WHERE datname = '${FLOOR_DB}'`) === '0') psql('postgres', `CREATE DATABASE ${FLOOR_DB}`);
+  const start = (role, ...rest) => {
+    const child = spawn(FLEET_NODE, [path.join(HERE, 'bench/support/shape-floor.cjs'), role, ...rest.map(String)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    return new Promise((resolve, reject) => {
+      child.stdout.on('data', (b) => String(b).includes('FLOOR_READY') && resolve(child));
+      child.once('exit', (c) => reject(new Error(`floor ${role} exited ${c}`)));
+    });
+  };
+  await Promise.all([start('audit', FLOOR_PORTS.audit, `postgres://postgres@127.0.0.1:5432/${FLOOR_DB}`), start('policy', FLOOR_PORTS.policy)]);
+  await start('gateway', FLOOR_PORTS.gateway, FLOOR_PORTS.policy, FLOOR_PORTS.audit);
+}
+
 function stopAll() {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
 }
@@ -152,12 +183,16 @@ function findProcesses(echoPid) {
   for (const pid of pids()) {
     const cmd = cmdline(pid);
     const svc = cmd.match(/services\/([a-z]+)\/dist\/main\.js/);
-    if (svc) {
+    const floor = cmd.match(/shape-floor\.cjs ([a-z]+)/);
+    if (floor) {
+      if (readStat(pid)?.ppid === process.pid) add(`floor-${floor[1]}`, pid);
+    } else if (svc) {
       // a private fleet: only the children of our fleet.mjs (another fleet may run beside it)
       if (!EXTERNAL && readStat(pid)?.ppid !== children[0]?.pid) continue;
       add(svc[1], pid);
     } else if (/^postgres: /.test(cmd)) {
       if (cmd.includes(` ${PG_DB()} `)) add('postgres', pid);
+      else if (FLOOR && cmd.includes(` ${FLOOR_DB} `)) add('floor-postgres', pid);
       else if (/(walwriter|checkpointer|background writer|autovacuum|logical replication|stats)/.test(cmd)) add('postgres(server)', pid);
     } else if (/redis-server/.test(cmd)) add('redis', pid);
     else if (/nats-server/.test(cmd)) add('nats', pid);
@@ -479,39 +514,53 @@ async function loadTenant(i) {
   return key;
 }
 
-/** One request at a time over one keep-alive connection for `seconds`; latency percentiles in ms. */
-async function sequential(target, body, seconds) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const u = new URL(target.url);
-  const once = () =>
+/**
+ * One request at a time over one keep-alive connection, for `seconds` per target, the targets taking turns
+ * in slices of one second (gateway, echo, floor, gateway, ...): a machine that changes speed during the
+ * runs moves them all alike, as the alternated 32-connection rounds do. Per target: latency percentiles in
+ * ms, the median of each Server-Timing step, and { ticks, sys } per process group over its own slices
+ * (trackProcesses around each slice).
+ */
+async function sequential(list, body, seconds, echoPid) {
+  const agents = list.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  const acc = list.map(() => ({ lat: [], steps: {}, non2xx: 0, ticks: {}, sys: {} }));
+  const once = (target, agent, a) =>
     new Promise((resolve, reject) => {
+      const u = new URL(target.url);
       const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...target.headers } }, (res) => {
         res.resume();
         // the gateway's own durations per pipeline step (Server-Timing: "policy;dur=1.23, audit;dur=2.01")
         for (const part of String(res.headers['server-timing'] ?? '').split(',')) {
           const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
-          if (m) (steps[m[1]] ??= []).push(Number(m[2]));
+          if (m) (a.steps[m[1]] ??= []).push(Number(m[2]));
         }
         res.on('end', () => resolve(res.statusCode));
       });
       req.on('error', reject);
       req.end(body);
     });
-  const lat = [];
-  const steps = {};
-  let non2xx = 0;
-  const until = performance.now() + seconds * 1000;
-  while (performance.now() < until) {
-    const t0 = performance.now();
-    const status = await once();
-    lat.push(performance.now() - t0);
-    if (status < 200 || status > 299) non2xx++;
-  }
-  agent.destroy();
-  lat.sort((a, b) => a - b);
-  const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
-  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
-  return { n: lat.length, non2xx, p50: pct(50), p99: pct(99), steps: Object.entries(steps).map(([k, xs]) => `${k} ${median(xs).toFixed(2)}`).join(', ') };
+  for (let slice = 0; slice < seconds; slice++)
+    for (const [i, target] of list.entries()) {
+      const a = acc[i];
+      const tracked = trackProcesses(echoPid, findProcesses(echoPid));
+      const until = performance.now() + 1000;
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const status = await once(target, agents[i], a);
+        a.lat.push(performance.now() - t0);
+        if (status < 200 || status > 299) a.non2xx++;
+      }
+      const used = tracked.stop();
+      for (const [k, v] of Object.entries(used.ticks)) a.ticks[k] = (a.ticks[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(used.sys)) a.sys[k] = (a.sys[k] ?? 0) + v;
+    }
+  for (const agent of agents) agent.destroy();
+  const median = (xs) => xs.sort((x, y) => x - y)[xs.length >> 1];
+  return acc.map(({ lat, steps, non2xx, ticks, sys }) => {
+    lat.sort((x, y) => x - y);
+    const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
+    return { n: lat.length, non2xx, p50: pct(50), p99: pct(99), steps: Object.entries(steps).map(([k, xs]) => `${k} ${median(xs).toFixed(2)}`).join(', '), used: { ticks, sys } };
+  });
 }
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
@@ -538,6 +587,7 @@ async function main() {
     vacuumFleetDatabase();
   }
   const echo = await startEcho();
+  if (FLOOR) await startFloor();
   let groups = findProcesses(echo.pid);
   console.log(`  fleet ${BASE}; processes: ${Object.entries(groups).map(([k, v]) => `${k}(${v.length})`).join(' ')}`);
 
@@ -550,14 +600,20 @@ async function main() {
   const targets = {
     echo: { url: `http://127.0.0.1:${ECHO_PORT}/echo`, headers: {} },
     gateway: { url: `${BASE}/mcp/tools/call`, headers: { 'x-api-key': key }, keys },
+    floor: { url: `http://127.0.0.1:${FLOOR_PORTS.gateway}/mcp/tools/call`, headers: { 'x-api-key': key } },
   };
   // warm-up at full concurrency (JIT, pools, caches, the policy's compiled bundle, Postgres' buffers): a
   // cold fleet costs several times a warm one per call (docs/performance.md, "Cold and warm")
   await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
   await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
+  if (FLOOR) await run(targets.floor.url, { body: call, headers: targets.floor.headers, connections: CONNECTIONS, duration: Math.max(2, WARM / 2) });
 
   const probes = await startCoreProbes();
-  const results = { echo: [], gateway: [] };
+  const results = { echo: [], gateway: [], floor: [] };
+  const floorCpu = {}; // name -> ticks during the floor's runs (--floor)
+  const floorCpuSys = {};
+  const floorSyscalls = {};
+  let floorCalls = 0;
   const cpu = {}; // name -> ticks during gateway runs
   const cpuSys = {}; // name -> of them, system (stime) ticks
   const writes = {}; // name -> write system calls during gateway runs
@@ -574,7 +630,7 @@ async function main() {
   let gwCalls = 0;
   let lastEcho = null; // the echo round just before a gateway round: { ticks, requests }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of ['echo', 'gateway']) {
+    for (const name of FLOOR ? ['echo', 'gateway', 'floor'] : ['echo', 'gateway']) {
       groups = findProcesses(echo.pid); // pools open postgres backends lazily
       const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
       if (profiling) signalServices(groups);
@@ -583,7 +639,12 @@ async function main() {
       const tracked = trackProcesses(echo.pid, groups);
       const pgBefore = pgStats();
       const redisBefore = redisCommands();
-      const counting = countSyscalls(name === 'gateway' ? Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'echo')) : { echo: groups.echo }, DURATION);
+      const measured = {
+        echo: (k) => k === 'echo',
+        gateway: (k) => k !== 'echo' && !isFloor(k),
+        floor: (k) => isFloor(k) || SHARED_STORES.includes(k),
+      }[name];
+      const counting = countSyscalls(Object.fromEntries(Object.entries(groups).filter(([k]) => measured(k))), DURATION);
       if (name === 'gateway') await probes?.report(); // the samples from here on are this run's
       const r = name === 'echo' ? await echoRound(targets.echo, call, echo.pid, DURATION, echoPerCore, probes) : await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
       const gwSpeeds = name === 'gateway' ? await probes?.report() : undefined;
@@ -598,6 +659,11 @@ async function main() {
         echoSysTicks += usedSys.echo ?? 0;
         echoRequests += r['2xx'];
         echoSyscalls += counted.echo ?? NaN;
+      } else if (name === 'floor') {
+        floorCalls += r['2xx'];
+        for (const [k, v] of Object.entries(used)) if (isFloor(k) || SHARED_STORES.includes(k)) floorCpu[k] = (floorCpu[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(usedSys)) if (isFloor(k) || SHARED_STORES.includes(k)) floorCpuSys[k] = (floorCpuSys[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(counted)) floorSyscalls[k] = (floorSyscalls[k] ?? 0) + v;
       } else {
         for (const [k, v] of Object.entries(counted)) syscalls[k] = (syscalls[k] ?? 0) + v;
         if (pgBefore && pgAfter) for (const k of Object.keys(pg0)) pg0[k] += pgAfter[k] - pgBefore[k];
@@ -613,13 +679,20 @@ async function main() {
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
-      const fleetTicks = fleetSum(used);
+      const fleetTicks = name === 'floor' ? floorSum(used) : fleetSum(used);
       if (name === 'echo') lastEcho = { ticks: used.echo ?? 0, requests: r['2xx'] };
       else if (lastEcho?.requests && r['2xx']) {
         // each round's own yardstick against the echo round just before it: how far it moves within one run
         const echoMs = msPer(lastEcho.ticks, lastEcho.requests);
         const fleetMs = msPer(fleetTicks, r['2xx']);
-        console.log(`          this round against the echo round before it: fleet ${fmt(fleetMs / echoMs, 2)} echoes, gateway ${fmt(msPer(used.gateway ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
+        const gw = name === 'floor' ? used['floor-gateway'] : used.gateway;
+        console.log(`          this round against the echo round before it: ${name === 'floor' ? 'the floor' : 'fleet'} ${fmt(fleetMs / echoMs, 2)} echoes, its gateway ${fmt(msPer(gw ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
+      }
+      const gwRound = gwRounds.at(-1);
+      if (name === 'floor' && gwRound?.calls && r['2xx']) {
+        // the fleet's round just before, in units of this floor round (docs/performance.md, "The shape's floor")
+        const floors = (ticks, floorTicks) => msPer(ticks, gwRound.calls) / msPer(floorTicks, r['2xx']);
+        console.log(`          the gateway round before it in floors: fleet ${fmt(floors(gwRound.fleetTicks, fleetTicks), 2)}, gateway ${fmt(floors(gwRound.gatewayTicks, used['floor-gateway'] ?? 0), 2)}`);
       }
       if (name === 'gateway') {
         gwRounds.push({ fleetTicks, gatewayTicks: used.gateway ?? 0, calls: r['2xx'], usPerOp: gwSpeeds ? mean(gwSpeeds) : NaN });
@@ -637,7 +710,7 @@ async function main() {
   console.log(`    gateway  ${fmt(g)} req/s (runs: ${results.gateway.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.gateway.map((x) => x.p50)), 1)} ms  p99 ${fmt(mean(results.gateway.map((x) => x.p99)), 1)} ms  non-2xx/errors ${results.gateway.reduce((s, x) => s + x.non2xx, 0)}`);
   console.log(`    ratio    ${fmt(g / e, 3)}× the echo`);
   console.log(`\n  CPU seconds per 1,000 governed calls (utime+stime over the gateway runs, ${gwCalls} calls answered 2xx), the kernel's part of it (stime), and write system calls per call:`);
-  const rows = Object.entries(cpu).filter(([k]) => k !== 'echo').sort((a, b) => b[1] - a[1]);
+  const rows = Object.entries(cpu).filter(([k]) => k !== 'echo' && !isFloor(k)).sort((a, b) => b[1] - a[1]);
   let total = 0;
   let totalWrites = 0;
   let totalSys = 0;
@@ -679,8 +752,15 @@ async function main() {
   const fleetRef = refOps(gwRounds.map((x) => ({ ticks: x.fleetTicks, n: x.calls, usPerOp: x.usPerOp })));
   const gatewayRef = refOps(gwRounds.map((x) => ({ ticks: x.gatewayTicks, n: x.calls, usPerOp: x.usPerOp })));
   const inRefs = (ref) => (Number.isFinite(ref) ? `  = ${fmt(ref)} reference operations = ${fmt(ref / echoRef, 2)} echoes at the same core speed` : '');
+  // the shape's floor beside the fleet: what every hop and store request of the path costs with no work at any
+  const floor = FLOOR && floorCalls ? { cpuMs: msPer(floorSum(floorCpu), floorCalls), gatewayMs: msPer(floorCpu['floor-gateway'] ?? 0, floorCalls), rps: mean(results.floor.map((x) => x.rps)) } : null;
   console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetRef)}`);
   console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes${inRefs(gatewayRef)}`);
+  if (floor) {
+    // the unit made of the same work as a governed call (docs/performance.md, "The shape's floor")
+    console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs / floor.cpuMs, 2)} floors (the shape's floor: ${fmt(floor.cpuMs, 3)} ms per call, below)`);
+    console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs / floor.gatewayMs, 2)} floors (the floor's gateway: ${fmt(floor.gatewayMs, 3)} ms per call)`);
+  }
   if (Number.isFinite(echoRef))
     console.log(`    the cores while the runs ran        ${fmt(mean(echoPerCore.map((x) => x.usPerOp)), 2)} µs per reference operation in the echo's runs (the echo's core), ${gwRounds.map((x) => fmt(x.usPerOp, 2)).join(' and ')} in the gateway's (the cores' mean); the echo: ${fmt(echoRef, 1)} reference operations per request`);
   if (perfWorks) {
@@ -690,23 +770,35 @@ async function main() {
   console.log(`    Redis commands per governed call    ${fmt(redisCalls / gwCalls, 2)} (INFO commandstats, server-wide)`);
   printStoreRequests(storeCalls, gwCalls);
 
+  if (floor) {
+    const floorSys = Object.entries(floorSyscalls);
+    console.log(`\n  THE SHAPE'S FLOOR (--floor: bench/support/shape-floor.cjs, the fleet's hops and store requests with no work at any hop; docs/performance.md, "The shape's floor"):`);
+    console.log(`    floor    ${fmt(floor.rps)} req/s (runs: ${results.floor.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.floor.map((x) => x.p50)), 1)} ms  non-2xx/errors ${results.floor.reduce((n, x) => n + x.non2xx, 0)}  ratio ${fmt(floor.rps / e, 3)}× the echo (the fleet: ${fmt(g / e, 3)}×)`);
+    console.log(`    CPU per call                        ${fmt(floor.cpuMs, 3)} ms = ${fmt(floor.cpuMs / echoCpuMs, 2)} echoes (the fleet: ${fmt(fleetCpuMs / echoCpuMs, 2)}; the fleet is ${fmt(fleetCpuMs / floor.cpuMs, 2)}× its floor)`);
+    console.log(`    its gateway's CPU per call          ${fmt(floor.gatewayMs, 3)} ms = ${fmt(floor.gatewayMs / echoCpuMs, 2)} echoes (the gateway: ${fmt(gatewayCpuMs / echoCpuMs, 2)}; ${fmt(gatewayCpuMs / floor.gatewayMs, 2)}× its floor)`);
+    console.log(`    by process (ms per call, kernel)    ${Object.entries(floorCpu).sort((a, b) => b[1] - a[1]).map(([k, t]) => `${k} ${fmt(msPer(t, floorCalls), 3)} (${pct(floorCpuSys[k] ?? 0, t).trim()})`).join(', ')}`);
+    if (perfWorks) console.log(`    system calls per call               ${fmt(floorSys.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0) / floorCalls, 1)}:  ${floorSys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / floorCalls, 1)}`).join(', ')}`);
+  }
+
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
   // and what each call costs there: a fleet that serves one call at a time (most deployments, most of the
   // day) pays every hop's wake-up per call, where 32 connections share them (docs/performance.md, "Eleventh session")
-  const c1gTrack = trackProcesses(echo.pid, findProcesses(echo.pid));
-  const c1g = await sequential(targets.gateway, call, C1_DURATION);
-  const c1gUsed = c1gTrack.stop();
-  const c1eTrack = trackProcesses(echo.pid, findProcesses(echo.pid));
-  const c1e = await sequential(targets.echo, call, C1_DURATION);
-  const c1eUsed = c1eTrack.stop();
-  console.log(`\n  concurrency 1, ${C1_DURATION} s each: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
+  const [c1g, c1e, c1f] = await sequential(floor ? [targets.gateway, targets.echo, targets.floor] : [targets.gateway, targets.echo], call, C1_DURATION, echo.pid);
+  const [c1gUsed, c1eUsed] = [c1g.used, c1e.used];
+  console.log(`\n  concurrency 1, ${C1_DURATION} s each in 1 s turns: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
   if (c1g.steps) console.log(`  concurrency 1, the gateway's pipeline steps (Server-Timing), median ms: ${c1g.steps}`);
   const c1Fleet = Object.entries(c1gUsed.ticks).filter(([k]) => k !== 'echo');
   const c1FleetMs = msPer(fleetSum(c1gUsed.ticks), c1g.n);
   const c1EchoMs = msPer(c1eUsed.ticks.echo ?? 0, c1e.n);
   const c1GatewayMs = msPer(c1gUsed.ticks.gateway ?? 0, c1g.n);
   console.log(`  concurrency 1, CPU per call: fleet ${fmt(c1FleetMs, 3)} ms = ${fmt(c1FleetMs / c1EchoMs, 2)} echoes at concurrency 1 (${fmt(c1FleetMs / fleetCpuMs, 2)}× its CPU per call at ${CONNECTIONS} connections; kernel ${pct(fleetSum(c1gUsed.sys), fleetSum(c1gUsed.ticks)).trim()}), gateway ${fmt(c1GatewayMs, 3)} ms = ${fmt(c1GatewayMs / c1EchoMs, 2)}; echo ${fmt(c1EchoMs, 3)} ms per request (${fmt(c1EchoMs / echoCpuMs, 2)}× at ${CONNECTIONS}; kernel ${pct(c1eUsed.sys.echo ?? 0, c1eUsed.ticks.echo ?? 0).trim()})`);
-  console.log(`    by process (ms per call): ${c1Fleet.sort((a, b) => b[1] - a[1]).filter(([, v]) => msPer(v, c1g.n) >= 0.0005).map(([k, v]) => `${k} ${fmt(msPer(v, c1g.n), 3)}`).join(', ')}`);
+  console.log(`    by process (ms per call): ${c1Fleet.filter(([k]) => !isFloor(k)).sort((a, b) => b[1] - a[1]).filter(([, v]) => msPer(v, c1g.n) >= 0.0005).map(([k, v]) => `${k} ${fmt(msPer(v, c1g.n), 3)}`).join(', ')}`);
+  if (c1f) {
+    const used = c1f.used.ticks;
+    c1f.cpuMs = msPer(floorSum(used), c1f.n);
+    console.log(`  concurrency 1, the shape's floor: p50 ${fmt(c1f.p50, 2)} ms  p99 ${fmt(c1f.p99, 2)} ms  (${c1f.n} calls, non-2xx ${c1f.non2xx}; the fleet ${fmt(c1g.p50, 2)} ms, ${fmt(c1g.p50 / c1f.p50, 2)}× its floor), CPU per call ${fmt(c1f.cpuMs, 3)} ms (the fleet ${fmt(c1FleetMs, 3)})`);
+    console.log(`    by process (ms per call): ${Object.entries(used).filter(([k]) => isFloor(k) || SHARED_STORES.includes(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(msPer(v, c1f.n), 3)}`).join(', ')}`);
+  }
 
   // every tenant's chain (at most 100 of them, spread over the list)
   const checked = keys.filter((_, i) => i % Math.max(1, Math.floor(keys.length / 100)) === 0);
@@ -748,6 +840,17 @@ async function main() {
       c1_gateway_ms_per_call: c1GatewayMs,
       c1_echo_ms_per_request: c1EchoMs,
       chains_valid: chainsValid,
+      // --floor: the shape with no work at any hop, in the same run
+      ...(floor && {
+        floor_rps: floor.rps,
+        floor_ratio: floor.rps / e,
+        floor_ms_per_call: floor.cpuMs,
+        floor_echoes: floor.cpuMs / echoCpuMs,
+        floor_gateway_ms_per_call: floor.gatewayMs,
+        floor_gateway_echoes: floor.gatewayMs / echoCpuMs,
+        floor_c1_p50_ms: c1f?.p50,
+        floor_c1_ms_per_call: c1f?.cpuMs,
+      }),
     };
     fs.writeFileSync(JSON_OUT, `${JSON.stringify(yardstick, null, 2)}\n`);
   }

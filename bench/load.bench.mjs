@@ -797,6 +797,7 @@ async function main() {
     const used = c1f.used.ticks;
     c1f.cpuMs = msPer(floorSum(used), c1f.n);
     console.log(`  concurrency 1, the shape's floor: p50 ${fmt(c1f.p50, 2)} ms  p99 ${fmt(c1f.p99, 2)} ms  (${c1f.n} calls, non-2xx ${c1f.non2xx}; the fleet ${fmt(c1g.p50, 2)} ms, ${fmt(c1g.p50 / c1f.p50, 2)}× its floor), CPU per call ${fmt(c1f.cpuMs, 3)} ms (the fleet ${fmt(c1FleetMs, 3)})`);
+    console.log(`    its hops (Server-Timing), median ms: ${c1f.steps}`);
     console.log(`    by process (ms per call): ${Object.entries(used).filter(([k]) => isFloor(k) || SHARED_STORES.includes(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(msPer(v, c1f.n), 3)}`).join(', ')}`);
   }
 

@@ -36,11 +36,11 @@
 // --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
 //
 // The shape's floor: the bench also runs the fleet's shape with no work at any hop (bench/support/shape-floor.cjs:
-// a node:http gateway, a policy and an audit that only pass a call on, with every hop and store request of
-// the real path) as a third contender in the same alternation, and prints its CPU per call, its throughput
+// a node:http gateway, a policy and an audit that only pass a call on, with every hop, store request and
+// contract message of the real path) as a third contender in the same alternation, and prints its CPU per call, its throughput
 // and its concurrency-1 latency beside the fleet's, and the fleet's CPU per call in floors: what the shape
-// itself costs on this machine, a unit made of the same work as a governed call, which moved ±4 % from round
-// to round where the echo moved ±21 % (docs/performance.md, "The shape's floor"). --no-floor leaves it out.
+// itself costs on this machine, a unit made of the same work as a governed call, which moved less than the
+// echo from round to round (docs/performance.md, "The shape's floor"). --no-floor leaves it out.
 //
 // --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
 // runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
@@ -606,7 +606,8 @@ async function main() {
   // cold fleet costs several times a warm one per call (docs/performance.md, "Cold and warm")
   await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
   await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
-  if (FLOOR) await run(targets.floor.url, { body: call, headers: targets.floor.headers, connections: CONNECTIONS, duration: Math.max(2, WARM / 2) });
+  // the floor warmed as long as the fleet (JIT, its pool, its table's buffers), so neither starts colder
+  if (FLOOR) await run(targets.floor.url, { body: call, headers: targets.floor.headers, connections: CONNECTIONS, duration: WARM });
 
   const probes = await startCoreProbes();
   const results = { echo: [], gateway: [], floor: [] };

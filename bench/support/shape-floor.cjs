@@ -1,31 +1,34 @@
 #!/usr/bin/env node
 // The fleet's fixed shape with no work at any hop: what a governed call would cost, and how long it would
-// take one at a time, if every service did nothing but pass it on (`bench:load --floor`, docs/performance.md,
-// "The shape's floor"). Three processes, one per role, on the fleet's own libraries (@grpc/grpc-js, ioredis,
-// pg, nats, as @agw/shared resolves them) and the same stores (Redis, Postgres in database `agw_floor`,
-// JetStream stream `FLOOR_EVENTS`):
+// take one at a time, if every service did nothing but pass it on (`bench:load` runs it beside the fleet,
+// docs/performance.md, "The shape's floor"). Three processes, one per role, on the fleet's own libraries
+// (@grpc/grpc-js, ioredis, pg, nats, as @agw/shared resolves them), its contract (@agw/proto: the two
+// multiplexed methods, PolicyService.EvaluateStream and AuditService.AppendStream, their ts-proto codecs)
+// and the same stores (Redis, Postgres in database `agw_floor`, JetStream stream `FLOOR_EVENTS`):
 //
 //   gateway  node:http, POST only: reads the body and JSON.parse's it; ONE Redis script (the API key's
-//            tenant and a rate-limit counter, as the gateway's key-and-rate-limit script); a call to the
-//            policy, then one to the audit, each a message on a long-lived bidirectional gRPC stream (as the
-//            fleet multiplexes them); answers 200 with a small JSON body.
-//   policy   gRPC: per call ONE Redis script (the agent's behavioral record and what it reads back, as the
-//            policy's recordForPass2), answers "allow".
-//   audit    gRPC: group commit (the calls that arrive while a commit runs wait for the next one): one
-//            INSERT of the batch's rows, answered after its commit (each answer after its record's commit,
-//            as the fleet), then each row's event published on JetStream, the acks awaited off the answer's path.
+//            tenant and a rate-limit counter, as the gateway's key-and-rate-limit script); an EvaluateRequest
+//            to the policy, then an AppendRequest (the entry, the replay input, an append key) to the audit,
+//            each a message on a long-lived bidirectional stream, filled as the gateway fills them;
+//            answers 200 with a small JSON body and the three hops' durations in Server-Timing.
+//   policy   ONE Redis script per call (the agent's behavioral record and what it reads back, as the
+//            policy's recordForPass2), answers an allow with its replay input (constant fields, no Rego).
+//   audit    group commit (the calls that arrive while a commit runs wait for the next one): one INSERT of
+//            the batch's rows (entry and replay input as one jsonb), each answered after its commit as the
+//            audit service answers (ids, hashes, event_queued, commit_ms), then each row's event published
+//            on JetStream, the acks awaited off the answer's path.
 //
-// What it leaves out, so a lower bound: protobuf (a message is the call's bytes behind an 8-byte call id),
-// schema and key-scope checks, hard constraints, Rego, the hash chain (no audit_append function, no
-// outbox), metrics, logs, the settings cache, tracing. Every hop and every store request of the real
-// concurrency-1 path is here: client → gateway → Redis → gateway → policy → Redis → policy → gateway →
-// audit → Postgres → audit → gateway → client.
+// What it leaves out, so a lower bound: schema and key-scope checks, the PII pre-check, hard constraints,
+// Rego, the hash chain (no audit_append function, no outbox), the settings cache, metrics, logs, tracing,
+// express. Every hop and every store request of the real concurrency-1 path is here: client → gateway →
+// Redis → gateway → policy → Redis → policy → gateway → audit → Postgres → audit → gateway → client.
 //
 //   node bench/support/shape-floor.cjs gateway <http port> <policy port> <audit port>
 //   node bench/support/shape-floor.cjs policy <grpc port>
 //   node bench/support/shape-floor.cjs audit <grpc port> <database url>
 // Prints FLOOR_READY when it serves.
 'use strict';
+const { randomUUID } = require('node:crypto');
 const path = require('node:path');
 const { createRequire } = require('node:module');
 
@@ -38,35 +41,22 @@ const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
 // as @agw/shared's createRedis: the commands of one event-loop turn leave in one write
 const redisClient = () => new Redis(REDIS_URL, { enableAutoPipelining: true });
 
-// ---- the wire: one envelope for both directions, a call id and the message's bytes
-const frame = (id, payload) => {
-  const b = Buffer.allocUnsafe(8 + payload.length);
-  b.writeBigUInt64BE(BigInt(id), 0);
-  payload.copy(b, 8);
-  return b;
+// ---- the wire: the fleet's contract (packages/proto), its two multiplexed methods, as the fleet calls them
+const { policy: policyProto, audit: auditProto } = sharedRequire('@agw/proto');
+const METHODS = {
+  evaluateStream: { service: policyProto.PolicyServiceService, Client: policyProto.PolicyServiceClient },
+  appendStream: { service: auditProto.AuditServiceService, Client: auditProto.AuditServiceClient },
 };
-const idOf = (b) => Number(b.readBigUInt64BE(0));
-const bodyOf = (b) => b.subarray(8);
-const bytes = { serialize: (b) => b, deserialize: (b) => b };
-const method = (name) => ({
-  path: `/agw.floor.v1.Floor/${name}`,
-  requestStream: true,
-  responseStream: true,
-  requestSerialize: bytes.serialize,
-  requestDeserialize: bytes.deserialize,
-  responseSerialize: bytes.serialize,
-  responseDeserialize: bytes.deserialize,
-});
-const SERVICE = { Evaluate: method('Evaluate'), Append: method('Append') };
 
-/** serve one stream method: `handle(bytes)` answers each message, in any order */
+/** serve one multiplexed method: `handle(request)` answers each call's request, in any order */
 function serve(port, name, handle) {
   const server = new grpc.Server();
-  const impl = {
+  server.addService(METHODS[name].service, {
+    // every other method of the service: grpc-js answers UNIMPLEMENTED
     [name]: (call) => {
       call.on('data', (m) =>
-        handle(bodyOf(m)).then(
-          (answer) => call.write(frame(idOf(m), answer)),
+        handle(m.request).then(
+          (response) => call.write({ callId: m.callId, response, error: undefined }),
           (e) => {
             console.error(e);
             process.exit(1);
@@ -75,35 +65,33 @@ function serve(port, name, handle) {
       );
       call.on('end', () => call.end());
     },
-  };
-  server.addService({ [name]: SERVICE[name] }, impl);
+  });
   server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
     if (err) throw err;
     console.log('FLOOR_READY');
   });
 }
 
-/** unary-shaped calls over one long-lived stream of `name` */
+/** unary-shaped calls over one long-lived stream of the multiplexed method `name` */
 function streamClient(port, name) {
-  const Client = grpc.makeGenericClientConstructor({ [name]: SERVICE[name] });
-  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const client = new METHODS[name].Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const pending = new Map();
   let lastId = 0;
   const stream = client[name]();
-  stream.on('data', (m) => {
-    const resolve = pending.get(idOf(m));
-    pending.delete(idOf(m));
-    resolve(bodyOf(m));
+  stream.on('data', (a) => {
+    const resolve = pending.get(a.callId);
+    pending.delete(a.callId);
+    resolve(a.response);
   });
   stream.on('error', (e) => {
     console.error(`floor ${name} stream: ${e.message}`);
     process.exit(1);
   });
-  return (payload) =>
+  return (request) =>
     new Promise((resolve) => {
-      const id = ++lastId;
-      pending.set(id, resolve);
-      stream.write(frame(id, payload));
+      const callId = ++lastId;
+      pending.set(callId, resolve);
+      stream.write({ callId, request, metadata: {} });
     });
 }
 
@@ -119,8 +107,8 @@ function gateway(httpPort, policyPort, auditPort) {
           if n == 1 then redis.call('PEXPIRE', KEYS[2], 2000) end
           return {t, n}`,
   });
-  const evaluate = streamClient(policyPort, 'Evaluate');
-  const append = streamClient(auditPort, 'Append');
+  const evaluate = streamClient(policyPort, 'evaluateStream');
+  const append = streamClient(auditPort, 'appendStream');
   const ANSWER_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
   http
     .createServer((req, res) => {
@@ -131,13 +119,29 @@ function gateway(httpPort, policyPort, auditPort) {
         const call = JSON.parse(raw.toString('utf8'));
         const key = String(req.headers['x-api-key'] ?? '');
         const t0 = performance.now();
-        const [tenant] = await redis.keyAndRate(`floor:key:${key}`, `floor:rate:${key}:${Math.floor(Date.now() / 1000)}`);
+        const [tenantId] = await redis.keyAndRate(`floor:key:${key}`, `floor:rate:${key}:${Math.floor(Date.now() / 1000)}`);
         const t1 = performance.now();
-        const decision = await evaluate(raw);
+        // the messages as the gateway fills them (tool-call.pipeline.ts, decision-recorder.ts)
+        const actionId = randomUUID();
+        const paramsJson = JSON.stringify(call.params ?? {});
+        const toolCall = { agentId: call.agent_id, agentType: call.agent_type, agentVersion: call.agent_version, tool: call.tool, method: call.method, paramsJson, piiDetected: false, sessionId: '' };
+        const decision = await evaluate(policyProto.EvaluateRequest.fromPartial({ tenantId, actionId, call: toolCall, storedParamsJson: '' }));
         const t2 = performance.now();
-        const record = await append(Buffer.from(JSON.stringify({ tenant, call, decision: decision.toString('utf8') })));
+        const entry = auditProto.AuditEntry.fromPartial({
+          actionId,
+          ...toolCall,
+          decision: decision.decision,
+          severity: decision.severity,
+          source: 'api',
+          bundleRevision: decision.bundleRevision,
+          detailsJson: '{}',
+          requestedAt: new Date().toISOString(),
+        });
+        const record = await append(
+          auditProto.AppendRequest.fromPartial({ tenantId, entry, eventKind: 'allowed', decisionInput: decision.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false }),
+        );
         const t3 = performance.now();
-        const body = JSON.stringify({ decision: decision.toString('utf8'), record_id: Number(record.toString('utf8')) });
+        const body = JSON.stringify({ action_id: actionId, decision: decision.decision, record_id: record.id });
         // each hop's duration, as the gateway reports its steps (the bench prints the medians at concurrency 1)
         const timing = `key_rate;dur=${(t1 - t0).toFixed(2)}, policy;dur=${(t2 - t1).toFixed(2)}, audit;dur=${(t3 - t2).toFixed(2)}`;
         res.writeHead(200, { ...ANSWER_HEADERS, 'content-length': Buffer.byteLength(body), 'server-timing': timing });
@@ -156,10 +160,25 @@ function policy(port) {
           if n == 1 then redis.call('EXPIRE', KEYS[1], 3600) end
           return n`,
   });
-  const ALLOW = Buffer.from('allow');
-  serve(port, 'Evaluate', async (call) => {
-    await redis.recordAndRead(`floor:behavior:${call.length}:${Math.floor(Date.now() / 3_600_000)}`);
-    return ALLOW;
+  serve(port, 'evaluateStream', async (request) => {
+    const n = await redis.recordAndRead(`floor:behavior:${request.tenantId}:${request.call.agentId}:${Math.floor(Date.now() / 3_600_000)}`);
+    // an allow with its replay input, as the policy answers one (no Rego: the fields are constants)
+    return policyProto.EvaluateResponse.fromPartial({
+      decision: 'allow',
+      severity: 'none',
+      bundleRevision: 'floor-1',
+      passes: 1,
+      decisionInput: {
+        actionId: request.actionId,
+        call: request.call,
+        behavioral: { actionCount1h: n, actionCount24h: n, toolCount24h: n, lastActionSecondsAgo: 0 },
+        decision: 'allow',
+        severity: 'none',
+        bundleRevision: 'floor-1',
+        passes: 1,
+        evaluatedAt: new Date().toISOString(),
+      },
+    });
   });
 }
 
@@ -181,6 +200,7 @@ async function audit(port, databaseUrl) {
   await pool.query('CREATE TABLE IF NOT EXISTS floor_records (id bigserial PRIMARY KEY, body jsonb NOT NULL, at timestamptz NOT NULL DEFAULT now())');
   await pool.query('TRUNCATE floor_records');
   const js = nc.jetstream();
+  const HASH = 'f'.repeat(64); // no chain: every answer carries the same 64 hex digits where the hashes go
   let queue = [];
   let committing = false;
   const commit = async () => {
@@ -189,7 +209,9 @@ async function audit(port, databaseUrl) {
       const batch = queue;
       queue = [];
       const { rows } = await pool.query('INSERT INTO floor_records (body) SELECT * FROM unnest($1::jsonb[]) RETURNING id', [batch.map((b) => b.body)]);
-      batch.forEach((b, i) => b.resolve(Buffer.from(String(rows[i].id))));
+      const committedAt = performance.now();
+      // an answer as the audit service's with omit_entry: the ids, the hashes, event_queued, commit_ms
+      batch.forEach((b, i) => b.resolve(auditProto.AuditRecord.fromPartial({ id: Number(rows[i].id), tenantSeq: Number(rows[i].id) - 1, prevHash: HASH, recordHash: HASH, eventQueued: true, commitMs: committedAt - b.at })));
       // the events after the commit, off the answers' path (the fleet's relay does the same from its outbox)
       void Promise.all(
         batch.map((b, i) => {
@@ -201,9 +223,10 @@ async function audit(port, databaseUrl) {
     }
     committing = false;
   };
-  serve(port, 'Append', (call) =>
+  serve(port, 'appendStream', (request) =>
     new Promise((resolve) => {
-      queue.push({ body: call.toString('utf8'), resolve });
+      // the record and its replay input as one row (the audit service writes them to two tables)
+      queue.push({ body: JSON.stringify({ tenant_id: request.tenantId, entry: request.entry, decision_input: request.decisionInput }), at: performance.now(), resolve });
       if (!committing) void commit();
     }),
   );

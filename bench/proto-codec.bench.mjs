@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// What the contract's messages of one governed call cost to encode and decode here: the two multiplexed
+// calls' envelopes (EvaluateCall, EvaluateAnswer, AppendCall, AppendAnswer) filled as the gateway, the
+// policy and the audit service fill them (as bench/support/shape-floor.cjs does), through the generated
+// ts-proto codecs the gRPC service definitions use (serialize = encode + Buffer.from, deserialize = decode).
+// CPU µs per call (process.cpuUsage) over `--n` calls, `--rounds` times; printed, never asserted
+// (docs/performance.md, "The shape's floor").
+//
+//   node bench/proto-codec.bench.mjs [--n 20000] [--rounds 3]
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { policy, audit } = createRequire(path.join(ROOT, 'packages/shared/package.json'))('@agw/proto');
+const args = process.argv.slice(2);
+const opt = (n, d) => Number(args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1] : d);
+const N = opt('n', 20000);
+const ROUNDS = opt('rounds', 3);
+
+const call = { agentId: 'load-agent', agentType: 'assistant', agentVersion: '1.0.0', tool: 'svc_web_search', method: 'search', paramsJson: '{"q":"benchmark","page":1}', piiDetected: false, sessionId: '' };
+/** one call's four messages, as the services build them */
+function messages() {
+  const actionId = randomUUID();
+  const request = policy.EvaluateRequest.fromPartial({ tenantId: randomUUID(), actionId, call, storedParamsJson: '' });
+  const decisionInput = { actionId, call, behavioral: { actionCount1h: 5, actionCount24h: 5, toolCount24h: 5, lastActionSecondsAgo: 0 }, decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, evaluatedAt: new Date().toISOString() };
+  const response = policy.EvaluateResponse.fromPartial({ decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, decisionInput });
+  const entry = audit.AuditEntry.fromPartial({ actionId, ...call, decision: 'allow', severity: 'none', source: 'api', bundleRevision: 'floor-1', detailsJson: '{}', requestedAt: new Date().toISOString() });
+  const append = audit.AppendRequest.fromPartial({ tenantId: request.tenantId, entry, eventKind: 'allowed', decisionInput: response.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false });
+  const record = audit.AuditRecord.fromPartial({ id: 5, tenantSeq: 4, prevHash: 'f'.repeat(64), recordHash: 'f'.repeat(64), eventQueued: true, commitMs: 1.2 });
+  return [
+    [policy.PolicyServiceService.evaluateStream.requestSerialize, policy.PolicyServiceService.evaluateStream.requestDeserialize, { callId: 1, request, metadata: {} }],
+    [policy.PolicyServiceService.evaluateStream.responseSerialize, policy.PolicyServiceService.evaluateStream.responseDeserialize, { callId: 1, response, error: undefined }],
+    [audit.AuditServiceService.appendStream.requestSerialize, audit.AuditServiceService.appendStream.requestDeserialize, { callId: 1, request: append, metadata: {} }],
+    [audit.AuditServiceService.appendStream.responseSerialize, audit.AuditServiceService.appendStream.responseDeserialize, { callId: 1, response: record, error: undefined }],
+  ];
+}
+const cpu = (f) => {
+  const t = process.cpuUsage();
+  f();
+  const u = process.cpuUsage(t);
+  return (u.user + u.system) / N;
+};
+const sample = Array.from({ length: 1000 }, messages);
+console.log(`proto-codec  node ${process.version}; bytes per message: ${sample[0].map(([ser, , m]) => ser(m).length).join(', ')}`);
+for (let r = 1; r <= ROUNDS; r++) {
+  const build = cpu(() => {
+    for (let i = 0; i < N; i++) messages();
+  });
+  let encodeUs = 0;
+  const encoded = [];
+  encodeUs = cpu(() => {
+    for (let i = 0; i < N; i++) encoded[i % 1000] = sample[i % 1000].map(([ser, , m]) => ser(m));
+  });
+  const decodeUs = cpu(() => {
+    for (let i = 0; i < N; i++) sample[i % 1000].forEach(([, de], j) => de(encoded[i % 1000][j]));
+  });
+  console.log(`  round ${r}: per governed call, µs of CPU: build the messages ${build.toFixed(1)}, encode all four ${encodeUs.toFixed(1)}, decode all four ${decodeUs.toFixed(1)}`);
+}

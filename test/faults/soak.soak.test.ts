@@ -23,6 +23,7 @@ import { NATS_DIRECT, NATS_PROXY_PORT, OFFSET, PG_DIRECT_URL, PG_PROXY_PORT, ROO
 import { resetStores, startFleet, stopFleet } from './support/fleet';
 import { LOAD_SETTINGS, Load, byStatus } from './support/load';
 import { Receiver, writeReceiverCa } from './support/receiver';
+import { LIMITS, type Trough, judge } from './support/soak-verdict';
 import { TcpProxy } from './support/tcp-proxy';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
@@ -33,32 +34,6 @@ const SUB_SAMPLES = 5;
 const REDIS_URL = `redis://127.0.0.1:6379/${process.env.SOAK_REDIS_DB ?? 14}`;
 const STAND_IN = `http://127.0.0.1:${4010 + OFFSET}`;
 const SERVICES: Record<string, number> = { gateway: 9080, policy: 9081, audit: 9082, vault: 9083, webhook: 9084, anchor: 9085, managed: 9086 };
-
-/**
- * The limits: growth per minute after the warm-up that fails the soak (`slope`), and how much the second
- * half's floor must exceed the first half's for the growth to count as sustained, not noise (`floor`).
- * `null`: reported, not judged on its own. Resident memory is judged as its two parts (docs/reliability.md
- * "Soak"): `native`, what the process holds outside V8's heap (Buffers, sockets, native modules, thread
- * stacks: where a native leak shows), and `heap_committed`, what V8 keeps for its heap, which follows the
- * heap's peaks between major GCs and comes back down; a JS leak raises `heap` (the floor of heap used).
- */
-export const LIMITS: Record<string, { slope: number; floor: number; unit: string; level?: 'median' } | null> = {
-  rss: null,
-  // a difference of two gauges: after a major GC V8 gives the freed pages back at once (resident falls) but
-  // shrinks its committed size some 20 s later, so the difference dips for a window or two (audit: 58 -> 14
-  // -> 52 MB). Judged on each window's highest sub-sample and each half's median window: a dip is not a
-  // level, while a leak raises every window
-  native: { slope: 6, floor: 30, unit: 'MB', level: 'median' },
-  heap_committed: { slope: 12, floor: 60, unit: 'MB' },
-  heap: { slope: 3, floor: 20, unit: 'MB' },
-  fds: { slope: 2, floor: 20, unit: '' },
-  loop_p99: { slope: 10, floor: 50, unit: 'ms' },
-  pg_connections: { slope: 1, floor: 5, unit: '' },
-  nats_unacked: { slope: 200, floor: 500, unit: 'messages' },
-  redis_keys: { slope: 100, floor: 500, unit: '' },
-  redis_memory: { slope: 2, floor: 10, unit: 'MB' },
-};
-
 
 const RUN = `s${randomBytes(3).toString('hex')}`;
 jest.setTimeout((MINUTES * 60 + 300) * 1000);
@@ -91,6 +66,7 @@ afterAll(async () => {
 }, 60_000);
 
 type Sample = Record<string, number>;
+const GC_MAJOR = 'gc_major';
 
 /** One sub-sample of every series: `<service>.<metric>` and the stores'. */
 async function sampleOnce(pg: PgClient, js: Awaited<ReturnType<typeof natsJsm>>): Promise<Sample> {
@@ -106,6 +82,8 @@ async function sampleOnce(pg: PgClient, js: Awaited<ReturnType<typeof natsJsm>>)
       out[`${name}.native`] = out[`${name}.rss`] - out[`${name}.heap_committed`];
       out[`${name}.fds`] = metric('process_open_fds');
       out[`${name}.loop_p99`] = metric('nodejs_eventloop_lag_p99_seconds') * 1000;
+      // how many major GCs it has made (not a series: it tells which heap samples are the live heap)
+      out[`${name}.${GC_MAJOR}`] = Number(/^nodejs_gc_duration_seconds_count\{[^}]*kind="major"[^}]*\} ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN);
     }),
   );
   out['postgres.pg_connections'] = Number((await pg.query('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows[0].n);
@@ -212,10 +190,20 @@ test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, asyn
   ];
 
   const windows: Array<{ minute: number; values: Sample }> = [];
+  // per service, its heap used right after a major GC (soak-verdict.ts: what the heap is judged on)
+  const troughs: Record<string, Trough[]> = Object.fromEntries(Object.keys(SERVICES).map((s) => [s, []]));
+  const majors: Record<string, number> = {};
   while (Date.now() < until) {
     const subs: Sample[] = [];
     for (let i = 0; i < SUB_SAMPLES; i++) {
-      subs.push(await sampleOnce(pg, js));
+      const sub = await sampleOnce(pg, js);
+      for (const name of Object.keys(SERVICES)) {
+        const count = sub[`${name}.${GC_MAJOR}`];
+        delete sub[`${name}.${GC_MAJOR}`];
+        if (Number.isFinite(majors[name]) && count > majors[name]) troughs[name].push({ minute: (Date.now() - start) / 60_000, heap: sub[`${name}.heap`] });
+        if (Number.isFinite(count)) majors[name] = count;
+      }
+      subs.push(sub);
       await sleep(SAMPLE_MS / SUB_SAMPLES);
     }
     const values: Sample = {};
@@ -230,36 +218,10 @@ test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, asyn
   await js.close();
   await pg.end();
 
-  // the verdict, per series: the floor (lowest window) of the first half after the warm-up against the
-  // floor of the second half; a floor is what a leak raises, while a GC sawtooth or a burst only moves the
-  // highs (native memory: the median window, LIMITS)
-  const judged = windows.filter((w) => w.minute > WARMUP_MINUTES);
-  const half = Math.max(1, Math.floor(judged.length / 2));
-  const middle = judged.slice(0, half);
-  const last = judged.slice(half);
-  const centre = (ws: typeof windows) => ws.reduce((a, w) => a + w.minute, 0) / ws.length;
-  const minutesApart = Math.max(centre(last) - centre(middle), 1 / 60);
-  const series = Object.keys(windows[0].values);
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-  };
-  const levelOf = (k: string, ws: typeof windows, byMedian: boolean) => (byMedian ? median(ws.map((w) => w.values[k])) : Math.min(...ws.map((w) => w.values[k])));
-  const verdicts = series.map((k) => {
-    const [service, metric] = k.split('.');
-    const limit = LIMITS[metric];
-    const first = levelOf(k, middle, limit?.level === 'median');
-    const end = levelOf(k, last, limit?.level === 'median');
-    const rise = Math.round((end - first) * 10) / 10;
-    const per_min = Math.round((rise / minutesApart) * 100) / 100;
-    let grows = limit !== null && per_min > limit.slope && rise > limit.floor;
-    // native memory is resident minus V8's committed heap: pages V8 takes out of its committed heap but keeps
-    // (its pool of free pages, reused when the heap grows again) stay resident and read as native. Native
-    // memory that really grows is memory the process holds more of, so its resident memory (same halves,
-    // same level) rises past the noise floor too (docs/reliability.md, "Soak")
-    if (grows && metric === 'native') grows = levelOf(`${service}.rss`, last, true) - levelOf(`${service}.rss`, middle, true) > (limit?.floor ?? 0);
-    return { series: k, first: Math.round(first * 10) / 10, last: Math.round(end * 10) / 10, per_min, rise, judged: limit !== null, grows };
-  });
+  // the verdict, per series (support/soak-verdict.ts): the level of the first half after the warm-up against
+  // the second's; a floor is what a leak raises, while a GC sawtooth or a burst only moves the highs; the heap
+  // on its values right after a major GC
+  const { verdicts, middle, last } = judge(windows, troughs, WARMUP_MINUTES);
   const report = {
     run: RUN,
     minutes: MINUTES,
@@ -273,10 +235,11 @@ test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, asyn
     activity_errors: errors.slice(0, 10),
     activity_error_count: errors.length,
     series: verdicts,
+    heap_troughs: troughs,
   };
   const file = path.join(ROOT, '.run', `soak-summary-${OFFSET}.json`);
   writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ...report, windows }, null, 2)}\n`);
-  console.log(`[soak] ${JSON.stringify({ ...report, series: undefined })}\n${verdicts.map((v) => `  ${v.grows ? 'GROWS' : v.judged ? 'ok   ' : '     '} ${v.series.padEnd(28)} ${String(v.first).padStart(8)} -> ${String(v.last).padStart(8)}  ${v.per_min}/min`).join('\n')}\n  (${file})`);
+  console.log(`[soak] ${JSON.stringify({ ...report, series: undefined, heap_troughs: undefined })}\n${verdicts.map((v) => `  ${v.grows ? 'GROWS' : v.judged ? 'ok   ' : '     '} ${v.series.padEnd(28)} ${String(v.first).padStart(8)} -> ${String(v.last).padStart(8)}  ${v.per_min}/min${v.note ? `  (${v.note})` : ''}`).join('\n')}\n  (${file})`);
 
   expect(verdicts.filter((v) => v.grows).map((v) => `${v.series}: ${v.first} -> ${v.last} (${v.per_min}/min, limit ${LIMITS[v.series.split('.')[1]]?.slope}/min)`)).toEqual([]);
   // the traffic really was mixed, and it worked: every activity did what it tried (no session refused

@@ -2,7 +2,7 @@
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
 //   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
-//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH] [--no-floor]
+//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH] [--no-floor] [--single]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
@@ -41,6 +41,8 @@
 // and its concurrency-1 latency beside the fleet's, and the fleet's CPU per call in floors: what the shape
 // itself costs on this machine, a unit made of the same work as a governed call, which moved less than the
 // echo from round to round (docs/performance.md, "The shape's floor"). --no-floor leaves it out.
+// --single: a fourth contender, the same work in ONE process (no policy or audit hop): the floor of the shape
+// the fleet is not, for what a shape with policy and audit inside the gateway could reach at most.
 //
 // --cpu-prof DIR: the fleet's node services are profiled (V8 sampling profiler, 250 µs) during the gateway
 // runs only, one DIR/<service>.<pid>.cpuprofile each (open in Chrome DevTools, or summarise with
@@ -71,6 +73,9 @@ const CPU_PROF = opt('cpu-prof', '');
 const CHECKOUT = opt('checkout', '');
 const JSON_OUT = opt('json', '');
 const FLOOR = !args.includes('--no-floor');
+const SINGLE = args.includes('--single');
+/** the floors run beside the fleet: the shape's, and with --single the one-process one */
+const FLOORS = [...(FLOOR ? ['floor'] : []), ...(SINGLE ? ['single'] : [])];
 const FLEET_NODE = opt('node', process.execPath);
 const ECHO_NODE = opt('echo-node', FLEET_NODE);
 const nodeVersion = (bin) => (bin === process.execPath ? process.version : execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim());
@@ -81,19 +86,24 @@ const FLEET_PREFIX = CHECKOUT ? 'LOADX' : 'LOAD';
 const OFFSET = 5000; // gRPC ports are 50051+: the offset keeps them under 65536, and clear of e2e (10000) and tool-call.bench (3000)
 const BASE = EXTERNAL || `http://127.0.0.1:${8080 + OFFSET}/api`;
 const ECHO_PORT = 8070 + OFFSET;
-const FLOOR_PORTS = { gateway: 8071 + OFFSET, policy: 8072 + OFFSET, audit: 8073 + OFFSET };
+const FLOOR_PORTS = { gateway: 8071 + OFFSET, policy: 8072 + OFFSET, audit: 8073 + OFFSET, single: 8074 + OFFSET };
 const FLOOR_DB = 'agw_floor';
 const CLK_TCK = 100; // USER_HZ on Linux
 /** CPU ms per request: `ticks` of utime+stime spread over `requests` */
 const msPer = (ticks, requests) => (ticks / CLK_TCK / requests) * 1000;
-/** the floor's own processes (--floor), named floor-<role> and floor-postgres */
+/** the floors' own processes, named floor-<role> (floor-single: --single's) and floor-postgres (their backends) */
 const isFloor = (name) => name.startsWith('floor-');
-/** processes the fleet and the floor share (each runs while the other waits) */
+/** processes the fleet and the floors share (each runs while the others wait) */
 const SHARED_STORES = ['redis', 'nats', 'postgres(server)'];
-/** the fleet's part of a run's per-process counts: every group but the echo and the floor's, summed */
+/** the fleet's part of a run's per-process counts: every group but the echo and the floors', summed */
 const fleetSum = (byName) => Object.entries(byName).reduce((a, [k, v]) => (k === 'echo' || isFloor(k) ? a : a + v), 0);
-/** the floor's part: its own processes and the stores it shares with the fleet */
-const floorSum = (byName) => Object.entries(byName).reduce((a, [k, v]) => (isFloor(k) || SHARED_STORES.includes(k) ? a + v : a), 0);
+/** the groups a floor's CPU is made of: its own processes, its Postgres backends and the shared stores */
+const floorMember = {
+  floor: (k) => (isFloor(k) && k !== 'floor-single') || SHARED_STORES.includes(k),
+  single: (k) => k === 'floor-single' || k === 'floor-postgres' || SHARED_STORES.includes(k),
+};
+/** a floor's part of a run's per-process counts */
+const floorSum = (byName, kind = 'floor') => Object.entries(byName).reduce((a, [k, v]) => (floorMember[kind](k) ? a + v : a), 0);
 
 // ---------- processes ----------
 const children = [];
@@ -145,8 +155,13 @@ async function startFloor() {
       child.once('exit', (c) => reject(new Error(`floor ${role} exited ${c}`)));
     });
   };
-  await Promise.all([start('audit', FLOOR_PORTS.audit, `postgres://postgres@127.0.0.1:5432/${FLOOR_DB}`), start('policy', FLOOR_PORTS.policy)]);
-  await start('gateway', FLOOR_PORTS.gateway, FLOOR_PORTS.policy, FLOOR_PORTS.audit);
+  const db = `postgres://postgres@127.0.0.1:5432/${FLOOR_DB}`;
+  if (FLOOR) {
+    await Promise.all([start('audit', FLOOR_PORTS.audit, db), start('policy', FLOOR_PORTS.policy)]);
+    await start('gateway', FLOOR_PORTS.gateway, FLOOR_PORTS.policy, FLOOR_PORTS.audit);
+  }
+  // after the audit role: both make the table and the stream when they start
+  if (SINGLE) await start('single', FLOOR_PORTS.single, db);
 }
 
 function stopAll() {
@@ -192,7 +207,7 @@ function findProcesses(echoPid) {
       add(svc[1], pid);
     } else if (/^postgres: /.test(cmd)) {
       if (cmd.includes(` ${PG_DB()} `)) add('postgres', pid);
-      else if (FLOOR && cmd.includes(` ${FLOOR_DB} `)) add('floor-postgres', pid);
+      else if (FLOORS.length && cmd.includes(` ${FLOOR_DB} `)) add('floor-postgres', pid);
       else if (/(walwriter|checkpointer|background writer|autovacuum|logical replication|stats)/.test(cmd)) add('postgres(server)', pid);
     } else if (/redis-server/.test(cmd)) add('redis', pid);
     else if (/nats-server/.test(cmd)) add('nats', pid);
@@ -587,7 +602,7 @@ async function main() {
     vacuumFleetDatabase();
   }
   const echo = await startEcho();
-  if (FLOOR) await startFloor();
+  if (FLOORS.length) await startFloor();
   let groups = findProcesses(echo.pid);
   console.log(`  fleet ${BASE}; processes: ${Object.entries(groups).map(([k, v]) => `${k}(${v.length})`).join(' ')}`);
 
@@ -601,20 +616,20 @@ async function main() {
     echo: { url: `http://127.0.0.1:${ECHO_PORT}/echo`, headers: {} },
     gateway: { url: `${BASE}/mcp/tools/call`, headers: { 'x-api-key': key }, keys },
     floor: { url: `http://127.0.0.1:${FLOOR_PORTS.gateway}/mcp/tools/call`, headers: { 'x-api-key': key } },
+    single: { url: `http://127.0.0.1:${FLOOR_PORTS.single}/mcp/tools/call`, headers: { 'x-api-key': key } },
   };
   // warm-up at full concurrency (JIT, pools, caches, the policy's compiled bundle, Postgres' buffers): a
   // cold fleet costs several times a warm one per call (docs/performance.md, "Cold and warm")
   await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
   await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
   // the floor warmed as long as the fleet (JIT, its pool, its table's buffers), so neither starts colder
-  if (FLOOR) await run(targets.floor.url, { body: call, headers: targets.floor.headers, connections: CONNECTIONS, duration: WARM });
+  for (const f of FLOORS) await run(targets[f].url, { body: call, headers: targets[f].headers, connections: CONNECTIONS, duration: WARM });
 
   const probes = await startCoreProbes();
-  const results = { echo: [], gateway: [], floor: [] };
-  const floorCpu = {}; // name -> ticks during the floor's runs (--floor)
-  const floorCpuSys = {};
-  const floorSyscalls = {};
-  let floorCalls = 0;
+  const results = { echo: [], gateway: [], floor: [], single: [] };
+  // per floor: name -> ticks, of them system ticks, system calls, during its runs; the calls answered 2xx
+  const floorRuns = Object.fromEntries(FLOORS.map((f) => [f, { cpu: {}, sys: {}, syscalls: {}, calls: 0 }]));
+  const { cpu: floorCpu = {}, sys: floorCpuSys = {}, syscalls: floorSyscalls = {} } = floorRuns.floor ?? {};
   const cpu = {}; // name -> ticks during gateway runs
   const cpuSys = {}; // name -> of them, system (stime) ticks
   const writes = {}; // name -> write system calls during gateway runs
@@ -631,7 +646,7 @@ async function main() {
   let gwCalls = 0;
   let lastEcho = null; // the echo round just before a gateway round: { ticks, requests }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of FLOOR ? ['echo', 'gateway', 'floor'] : ['echo', 'gateway']) {
+    for (const name of ['echo', 'gateway', ...FLOORS]) {
       groups = findProcesses(echo.pid); // pools open postgres backends lazily
       const profiling = CPU_PROF && name === 'gateway' && round === ROUNDS - 1;
       if (profiling) signalServices(groups);
@@ -643,7 +658,7 @@ async function main() {
       const measured = {
         echo: (k) => k === 'echo',
         gateway: (k) => k !== 'echo' && !isFloor(k),
-        floor: (k) => isFloor(k) || SHARED_STORES.includes(k),
+        ...floorMember,
       }[name];
       const counting = countSyscalls(Object.fromEntries(Object.entries(groups).filter(([k]) => measured(k))), DURATION);
       if (name === 'gateway') await probes?.report(); // the samples from here on are this run's
@@ -660,11 +675,12 @@ async function main() {
         echoSysTicks += usedSys.echo ?? 0;
         echoRequests += r['2xx'];
         echoSyscalls += counted.echo ?? NaN;
-      } else if (name === 'floor') {
-        floorCalls += r['2xx'];
-        for (const [k, v] of Object.entries(used)) if (isFloor(k) || SHARED_STORES.includes(k)) floorCpu[k] = (floorCpu[k] ?? 0) + v;
-        for (const [k, v] of Object.entries(usedSys)) if (isFloor(k) || SHARED_STORES.includes(k)) floorCpuSys[k] = (floorCpuSys[k] ?? 0) + v;
-        for (const [k, v] of Object.entries(counted)) floorSyscalls[k] = (floorSyscalls[k] ?? 0) + v;
+      } else if (floorRuns[name]) {
+        const f = floorRuns[name];
+        f.calls += r['2xx'];
+        for (const [k, v] of Object.entries(used)) if (floorMember[name](k)) f.cpu[k] = (f.cpu[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(usedSys)) if (floorMember[name](k)) f.sys[k] = (f.sys[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(counted)) f.syscalls[k] = (f.syscalls[k] ?? 0) + v;
       } else {
         for (const [k, v] of Object.entries(counted)) syscalls[k] = (syscalls[k] ?? 0) + v;
         if (pgBefore && pgAfter) for (const k of Object.keys(pg0)) pg0[k] += pgAfter[k] - pgBefore[k];
@@ -680,14 +696,14 @@ async function main() {
       const rps = r.requests.total / r.duration;
       results[name].push({ rps, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts, total: r.requests.total, ok: r['2xx'] });
       console.log(`  round ${round + 1} ${name.padEnd(7)} ${fmt(rps).padStart(6)} req/s  p50 ${fmt(r.latency.p50, 1)} ms  p99 ${fmt(r.latency.p99, 1)} ms  non-2xx/errors ${r.non2xx + r.errors + r.timeouts}  (load avg ${os.loadavg()[0].toFixed(2)})`);
-      const fleetTicks = name === 'floor' ? floorSum(used) : fleetSum(used);
+      const fleetTicks = floorRuns[name] ? floorSum(used, name) : fleetSum(used);
       if (name === 'echo') lastEcho = { ticks: used.echo ?? 0, requests: r['2xx'] };
       else if (lastEcho?.requests && r['2xx']) {
         // each round's own yardstick against the echo round just before it: how far it moves within one run
         const echoMs = msPer(lastEcho.ticks, lastEcho.requests);
         const fleetMs = msPer(fleetTicks, r['2xx']);
-        const gw = name === 'floor' ? used['floor-gateway'] : used.gateway;
-        console.log(`          this round against the echo round before it: ${name === 'floor' ? 'the floor' : 'fleet'} ${fmt(fleetMs / echoMs, 2)} echoes, its gateway ${fmt(msPer(gw ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
+        const gw = { floor: used['floor-gateway'], single: used['floor-single'] }[name] ?? used.gateway;
+        console.log(`          this round against the echo round before it: ${{ floor: 'the floor', single: 'one process' }[name] ?? 'fleet'} ${fmt(fleetMs / echoMs, 2)} echoes, its gateway ${fmt(msPer(gw ?? 0, r['2xx']) / echoMs, 2)} (echo ${fmt(echoMs, 3)} ms per request)`);
       }
       const gwRound = gwRounds.at(-1);
       if (name === 'floor' && gwRound?.calls && r['2xx']) {
@@ -754,7 +770,10 @@ async function main() {
   const gatewayRef = refOps(gwRounds.map((x) => ({ ticks: x.gatewayTicks, n: x.calls, usPerOp: x.usPerOp })));
   const inRefs = (ref) => (Number.isFinite(ref) ? `  = ${fmt(ref)} reference operations = ${fmt(ref / echoRef, 2)} echoes at the same core speed` : '');
   // the shape's floor beside the fleet: what every hop and store request of the path costs with no work at any
-  const floor = FLOOR && floorCalls ? { cpuMs: msPer(floorSum(floorCpu), floorCalls), gatewayMs: msPer(floorCpu['floor-gateway'] ?? 0, floorCalls), rps: mean(results.floor.map((x) => x.rps)) } : null;
+  const floorCalls = floorRuns.floor?.calls ?? 0;
+  const floor = floorCalls ? { cpuMs: msPer(floorSum(floorCpu), floorCalls), gatewayMs: msPer(floorCpu['floor-gateway'] ?? 0, floorCalls), rps: mean(results.floor.map((x) => x.rps)) } : null;
+  const singleRun = floorRuns.single;
+  const single = singleRun?.calls ? { cpuMs: msPer(floorSum(singleRun.cpu, 'single'), singleRun.calls), rps: mean(results.single.map((x) => x.rps)) } : null;
   console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetRef)}`);
   console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes${inRefs(gatewayRef)}`);
   if (floor) {
@@ -780,11 +799,19 @@ async function main() {
     console.log(`    by process (ms per call, kernel)    ${Object.entries(floorCpu).sort((a, b) => b[1] - a[1]).map(([k, t]) => `${k} ${fmt(msPer(t, floorCalls), 3)} (${pct(floorCpuSys[k] ?? 0, t).trim()})`).join(', ')}`);
     if (perfWorks) console.log(`    system calls per call               ${fmt(floorSys.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0) / floorCalls, 1)}:  ${floorSys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / floorCalls, 1)}`).join(', ')}`);
   }
+  if (single) {
+    console.log(`\n  ONE PROCESS (--single: the same work with no policy or audit hop, the floor of a shape the fleet is not):`);
+    console.log(`    one process  ${fmt(single.rps)} req/s (runs: ${results.single.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.single.map((x) => x.p50)), 1)} ms  non-2xx/errors ${results.single.reduce((n, x) => n + x.non2xx, 0)}  ratio ${fmt(single.rps / e, 3)}× the echo${floor ? ` (the shape's floor: ${fmt(floor.rps / e, 3)}×)` : ''}`);
+    console.log(`    CPU per call                        ${fmt(single.cpuMs, 3)} ms = ${fmt(single.cpuMs / echoCpuMs, 2)} echoes${floor ? ` (the shape's floor: ${fmt(floor.cpuMs / echoCpuMs, 2)})` : ''}`);
+    console.log(`    by process (ms per call, kernel)    ${Object.entries(singleRun.cpu).sort((a, b) => b[1] - a[1]).map(([k, t]) => `${k} ${fmt(msPer(t, singleRun.calls), 3)} (${pct(singleRun.sys[k] ?? 0, t).trim()})`).join(', ')}`);
+  }
 
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
   // and what each call costs there: a fleet that serves one call at a time (most deployments, most of the
   // day) pays every hop's wake-up per call, where 32 connections share them (docs/performance.md, "Eleventh session")
-  const [c1g, c1e, c1f] = await sequential(floor ? [targets.gateway, targets.echo, targets.floor] : [targets.gateway, targets.echo], call, C1_DURATION, echo.pid);
+  const [c1g, c1e, ...c1floors] = await sequential([targets.gateway, targets.echo, ...FLOORS.map((f) => targets[f])], call, C1_DURATION, echo.pid);
+  const c1f = floor ? c1floors[FLOORS.indexOf('floor')] : null;
+  const c1s = single ? c1floors[FLOORS.indexOf('single')] : null;
   const [c1gUsed, c1eUsed] = [c1g.used, c1e.used];
   console.log(`\n  concurrency 1, ${C1_DURATION} s each in 1 s turns: gateway p50 ${fmt(c1g.p50, 2)} ms  p99 ${fmt(c1g.p99, 2)} ms  (${c1g.n} calls, non-2xx ${c1g.non2xx});  echo p50 ${fmt(c1e.p50, 2)} ms  p99 ${fmt(c1e.p99, 2)} ms`);
   if (c1g.steps) console.log(`  concurrency 1, the gateway's pipeline steps (Server-Timing), median ms: ${c1g.steps}`);
@@ -799,7 +826,11 @@ async function main() {
     c1f.cpuMs = msPer(floorSum(used), c1f.n);
     console.log(`  concurrency 1, the shape's floor: p50 ${fmt(c1f.p50, 2)} ms  p99 ${fmt(c1f.p99, 2)} ms  (${c1f.n} calls, non-2xx ${c1f.non2xx}; the fleet ${fmt(c1g.p50, 2)} ms, ${fmt(c1g.p50 / c1f.p50, 2)}× its floor), CPU per call ${fmt(c1f.cpuMs, 3)} ms (the fleet ${fmt(c1FleetMs, 3)})`);
     console.log(`    its hops (Server-Timing), median ms: ${c1f.steps}`);
-    console.log(`    by process (ms per call): ${Object.entries(used).filter(([k]) => isFloor(k) || SHARED_STORES.includes(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(msPer(v, c1f.n), 3)}`).join(', ')}`);
+    console.log(`    by process (ms per call): ${Object.entries(used).filter(([k]) => floorMember.floor(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(msPer(v, c1f.n), 3)}`).join(', ')}`);
+  }
+  if (c1s) {
+    c1s.cpuMs = msPer(floorSum(c1s.used.ticks, 'single'), c1s.n);
+    console.log(`  concurrency 1, one process: p50 ${fmt(c1s.p50, 2)} ms  p99 ${fmt(c1s.p99, 2)} ms  (${c1s.n} calls, non-2xx ${c1s.non2xx}), CPU per call ${fmt(c1s.cpuMs, 3)} ms`);
   }
 
   // every tenant's chain (at most 100 of them, spread over the list)
@@ -852,6 +883,15 @@ async function main() {
         floor_gateway_echoes: floor.gatewayMs / echoCpuMs,
         floor_c1_p50_ms: c1f?.p50,
         floor_c1_ms_per_call: c1f?.cpuMs,
+      }),
+      // --single: the same work in one process
+      ...(single && {
+        single_rps: single.rps,
+        single_ratio: single.rps / e,
+        single_ms_per_call: single.cpuMs,
+        single_echoes: single.cpuMs / echoCpuMs,
+        single_c1_p50_ms: c1s?.p50,
+        single_c1_ms_per_call: c1s?.cpuMs,
       }),
     };
     fs.writeFileSync(JSON_OUT, `${JSON.stringify(yardstick, null, 2)}\n`);

@@ -26,6 +26,7 @@
 //   node bench/support/shape-floor.cjs gateway <http port> <policy port> <audit port>
 //   node bench/support/shape-floor.cjs policy <grpc port>
 //   node bench/support/shape-floor.cjs audit <grpc port> <database url>
+//   node bench/support/shape-floor.cjs single <http port> <database url>   (the same work in one process)
 // Prints FLOOR_READY when it serves.
 'use strict';
 const { randomUUID } = require('node:crypto');
@@ -96,9 +97,8 @@ function streamClient(port, name) {
 }
 
 // ---- the roles
-function gateway(httpPort, policyPort, auditPort) {
-  const http = require('node:http');
-  const redis = redisClient();
+/** the two Redis scripts of a call: the gateway's and the policy's */
+function defineScripts(redis) {
   // the key's tenant, and a per-second window counter for the rate limit
   redis.defineCommand('keyAndRate', {
     numberOfKeys: 2,
@@ -107,6 +107,19 @@ function gateway(httpPort, policyPort, auditPort) {
           if n == 1 then redis.call('PEXPIRE', KEYS[2], 2000) end
           return {t, n}`,
   });
+  // the agent's behavioral record (a counter of the hour) and what the second pass reads back
+  redis.defineCommand('recordAndRead', {
+    numberOfKeys: 1,
+    lua: `local n = redis.call('INCR', KEYS[1])
+          if n == 1 then redis.call('EXPIRE', KEYS[1], 3600) end
+          return n`,
+  });
+}
+
+function gateway(httpPort, policyPort, auditPort) {
+  const http = require('node:http');
+  const redis = redisClient();
+  defineScripts(redis);
   const evaluate = streamClient(policyPort, 'evaluateStream');
   const append = streamClient(auditPort, 'appendStream');
   const ANSWER_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
@@ -153,13 +166,7 @@ function gateway(httpPort, policyPort, auditPort) {
 
 function policy(port) {
   const redis = redisClient();
-  // the agent's behavioral record (a counter of the hour) and what the second pass reads back
-  redis.defineCommand('recordAndRead', {
-    numberOfKeys: 1,
-    lua: `local n = redis.call('INCR', KEYS[1])
-          if n == 1 then redis.call('EXPIRE', KEYS[1], 3600) end
-          return n`,
-  });
+  defineScripts(redis);
   serve(port, 'evaluateStream', async (request) => {
     const n = await redis.recordAndRead(`floor:behavior:${request.tenantId}:${request.call.agentId}:${Math.floor(Date.now() / 3_600_000)}`);
     // an allow with its replay input, as the policy answers one (no Rego: the fields are constants)
@@ -182,11 +189,16 @@ function policy(port) {
   });
 }
 
-async function audit(port, databaseUrl) {
+/**
+ * The audit's store side: group commit of rows (whatever arrives while a commit runs goes into the next
+ * one), each append answered after its commit, then its event published on JetStream off the answer's
+ * path (the fleet's relay does the same from its outbox). `append(body)` resolves { id, commitMs }.
+ */
+async function groupCommitter(databaseUrl, name) {
   const { Pool } = sharedRequire('pg');
   const { connect, headers } = sharedRequire('nats');
   const pool = new Pool({ connectionString: databaseUrl, max: 10 });
-  const nc = await connect({ servers: NATS_URL, name: 'floor-audit' });
+  const nc = await connect({ servers: NATS_URL, name });
   // a stream as the fleet's (file storage, limits retention, a duplicate window), removed when stopped
   const jsm = await nc.jetstreamManager();
   await jsm.streams.add({ name: 'FLOOR_EVENTS', subjects: ['floor.>'], max_age: 3600 * 1e9, duplicate_window: 120 * 1e9 }).catch(() => undefined);
@@ -200,7 +212,6 @@ async function audit(port, databaseUrl) {
   await pool.query('CREATE TABLE IF NOT EXISTS floor_records (id bigserial PRIMARY KEY, body jsonb NOT NULL, at timestamptz NOT NULL DEFAULT now())');
   await pool.query('TRUNCATE floor_records');
   const js = nc.jetstream();
-  const HASH = 'f'.repeat(64); // no chain: every answer carries the same 64 hex digits where the hashes go
   let queue = [];
   let committing = false;
   const commit = async () => {
@@ -210,33 +221,71 @@ async function audit(port, databaseUrl) {
       queue = [];
       const { rows } = await pool.query('INSERT INTO floor_records (body) SELECT * FROM unnest($1::jsonb[]) RETURNING id', [batch.map((b) => b.body)]);
       const committedAt = performance.now();
-      // an answer as the audit service's with omit_entry: the ids, the hashes, event_queued, commit_ms
-      batch.forEach((b, i) => b.resolve(auditProto.AuditRecord.fromPartial({ id: Number(rows[i].id), tenantSeq: Number(rows[i].id) - 1, prevHash: HASH, recordHash: HASH, eventQueued: true, commitMs: committedAt - b.at })));
-      // the events after the commit, off the answers' path (the fleet's relay does the same from its outbox)
+      batch.forEach((b, i) => b.resolve({ id: Number(rows[i].id), commitMs: committedAt - b.at }));
       void Promise.all(
         batch.map((b, i) => {
           const h = headers();
-          h.set('Nats-Msg-Id', `floor-${rows[i].id}`);
+          h.set('Nats-Msg-Id', `${name}-${rows[i].id}`);
           return js.publish('floor.decisions', Buffer.from(b.body), { headers: h });
         }),
       ).catch((e) => console.error(`floor publish: ${e.message}`));
     }
     committing = false;
   };
-  serve(port, 'appendStream', (request) =>
+  return (body) =>
     new Promise((resolve) => {
-      // the record and its replay input as one row (the audit service writes them to two tables)
-      queue.push({ body: JSON.stringify({ tenant_id: request.tenantId, entry: request.entry, decision_input: request.decisionInput }), at: performance.now(), resolve });
+      queue.push({ body, at: performance.now(), resolve });
       if (!committing) void commit();
-    }),
-  );
+    });
+}
+
+async function audit(port, databaseUrl) {
+  const append = await groupCommitter(databaseUrl, 'floor-audit');
+  const HASH = 'f'.repeat(64); // no chain: every answer carries the same 64 hex digits where the hashes go
+  serve(port, 'appendStream', async (request) => {
+    // the record and its replay input as one row (the audit service writes them to two tables)
+    const { id, commitMs } = await append(JSON.stringify({ tenant_id: request.tenantId, entry: request.entry, decision_input: request.decisionInput }));
+    // an answer as the audit service's with omit_entry: the ids, the hashes, event_queued, commit_ms
+    return auditProto.AuditRecord.fromPartial({ id, tenantSeq: id - 1, prevHash: HASH, recordHash: HASH, eventQueued: true, commitMs });
+  });
+}
+
+/**
+ * The same work in ONE process (`bench:load --single`): no policy or audit hop, so no gRPC and no
+ * protobuf; the two Redis scripts one after the other as the two services make them, then the group
+ * commit and the publish. A lower bound of the shape the fleet is not: policy and audit inside the gateway.
+ */
+async function single(httpPort, databaseUrl) {
+  const http = require('node:http');
+  const redis = redisClient();
+  defineScripts(redis);
+  const append = await groupCommitter(databaseUrl, 'floor-single');
+  http
+    .createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', async () => {
+        const call = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const key = String(req.headers['x-api-key'] ?? '');
+        const [tenantId] = await redis.keyAndRate(`floor:key:${key}`, `floor:rate:${key}:${Math.floor(Date.now() / 1000)}`);
+        const n = await redis.recordAndRead(`floor:behavior:${tenantId}:${call.agent_id}:${Math.floor(Date.now() / 3_600_000)}`);
+        const actionId = randomUUID();
+        const decisionInput = { actionId, call, behavioral: { actionCount1h: n }, decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, evaluatedAt: new Date().toISOString() };
+        const { id } = await append(JSON.stringify({ tenant_id: tenantId, entry: { actionId, ...call, decision: 'allow', requestedAt: new Date().toISOString() }, decision_input: decisionInput }));
+        const body = JSON.stringify({ action_id: actionId, decision: 'allow', record_id: id });
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    })
+    .listen(httpPort, '127.0.0.1', () => console.log('FLOOR_READY'));
 }
 
 const [role, ...rest] = process.argv.slice(2);
 if (role === 'gateway') gateway(Number(rest[0]), Number(rest[1]), Number(rest[2]));
 else if (role === 'policy') policy(Number(rest[0]));
 else if (role === 'audit') void audit(Number(rest[0]), rest[1]);
+else if (role === 'single') void single(Number(rest[0]), rest[1]);
 else {
-  console.error('usage: shape-floor.cjs gateway|policy|audit ...');
+  console.error('usage: shape-floor.cjs gateway|policy|audit|single ...');
   process.exit(2);
 }

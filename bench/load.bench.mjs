@@ -842,6 +842,16 @@ async function main() {
   const speedsAfter = coreSpeeds();
   if (speedsAfter.length) console.log(`  cores, idle, after the run: ${speedsAfter.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs per reference operation`);
   if (JSON_OUT) {
+    /** a floor's figures under `prefix`_ (none when it did not run) */
+    const floorFigures = (prefix, f, c1) =>
+      f && {
+        [`${prefix}_rps`]: f.rps,
+        [`${prefix}_ratio`]: f.rps / e,
+        [`${prefix}_ms_per_call`]: f.cpuMs,
+        [`${prefix}_echoes`]: f.cpuMs / echoCpuMs,
+        [`${prefix}_c1_p50_ms`]: c1?.p50,
+        [`${prefix}_c1_ms_per_call`]: c1?.cpuMs,
+      };
     const yardstick = {
       checkout: ROOT,
       echo_ms_per_request: echoCpuMs,
@@ -873,26 +883,11 @@ async function main() {
       c1_gateway_ms_per_call: c1GatewayMs,
       c1_echo_ms_per_request: c1EchoMs,
       chains_valid: chainsValid,
-      // --floor: the shape with no work at any hop, in the same run
-      ...(floor && {
-        floor_rps: floor.rps,
-        floor_ratio: floor.rps / e,
-        floor_ms_per_call: floor.cpuMs,
-        floor_echoes: floor.cpuMs / echoCpuMs,
-        floor_gateway_ms_per_call: floor.gatewayMs,
-        floor_gateway_echoes: floor.gatewayMs / echoCpuMs,
-        floor_c1_p50_ms: c1f?.p50,
-        floor_c1_ms_per_call: c1f?.cpuMs,
-      }),
-      // --single: the same work in one process
-      ...(single && {
-        single_rps: single.rps,
-        single_ratio: single.rps / e,
-        single_ms_per_call: single.cpuMs,
-        single_echoes: single.cpuMs / echoCpuMs,
-        single_c1_p50_ms: c1s?.p50,
-        single_c1_ms_per_call: c1s?.cpuMs,
-      }),
+      // the floors of the same run (pairs.bench.mjs reads floor_*): the shape with no work at any hop, and
+      // with --single the same work in one process
+      ...floorFigures('floor', floor, c1f),
+      ...(floor && { floor_gateway_ms_per_call: floor.gatewayMs, floor_gateway_echoes: floor.gatewayMs / echoCpuMs }),
+      ...floorFigures('single', single, c1s),
     };
     fs.writeFileSync(JSON_OUT, `${JSON.stringify(yardstick, null, 2)}\n`);
   }

@@ -144,7 +144,7 @@ function startEcho() {
   });
 }
 
-/** The shape's floor (--floor): its database and table, then its audit, policy and gateway. */
+/** The floors (FLOORS): their database, then the shape's audit, policy and gateway, and --single's one process. */
 async function startFloor() {
   if (psql('postgres', `SELECT count(*) FROM pg_database WHERE datname = '${FLOOR_DB}'`) === '0') psql('postgres', `CREATE DATABASE ${FLOOR_DB}`);
   const start = (role, ...rest) => {
@@ -538,10 +538,10 @@ async function loadTenant(i) {
  */
 async function sequential(list, body, seconds, echoPid) {
   const agents = list.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  const urls = list.map((t) => new URL(t.url));
   const acc = list.map(() => ({ lat: [], steps: {}, non2xx: 0, ticks: {}, sys: {} }));
-  const once = (target, agent, a) =>
+  const once = (target, u, agent, a) =>
     new Promise((resolve, reject) => {
-      const u = new URL(target.url);
       const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...target.headers } }, (res) => {
         res.resume();
         // the gateway's own durations per pipeline step (Server-Timing: "policy;dur=1.23, audit;dur=2.01")
@@ -561,7 +561,7 @@ async function sequential(list, body, seconds, echoPid) {
       const until = performance.now() + 1000;
       while (performance.now() < until) {
         const t0 = performance.now();
-        const status = await once(target, agents[i], a);
+        const status = await once(target, urls[i], agents[i], a);
         a.lat.push(performance.now() - t0);
         if (status < 200 || status > 299) a.non2xx++;
       }
@@ -629,7 +629,6 @@ async function main() {
   const results = { echo: [], gateway: [], floor: [], single: [] };
   // per floor: name -> ticks, of them system ticks, system calls, during its runs; the calls answered 2xx
   const floorRuns = Object.fromEntries(FLOORS.map((f) => [f, { cpu: {}, sys: {}, syscalls: {}, calls: 0 }]));
-  const { cpu: floorCpu = {}, sys: floorCpuSys = {}, syscalls: floorSyscalls = {} } = floorRuns.floor ?? {};
   const cpu = {}; // name -> ticks during gateway runs
   const cpuSys = {}; // name -> of them, system (stime) ticks
   const writes = {}; // name -> write system calls during gateway runs
@@ -770,8 +769,8 @@ async function main() {
   const gatewayRef = refOps(gwRounds.map((x) => ({ ticks: x.gatewayTicks, n: x.calls, usPerOp: x.usPerOp })));
   const inRefs = (ref) => (Number.isFinite(ref) ? `  = ${fmt(ref)} reference operations = ${fmt(ref / echoRef, 2)} echoes at the same core speed` : '');
   // the shape's floor beside the fleet: what every hop and store request of the path costs with no work at any
-  const floorCalls = floorRuns.floor?.calls ?? 0;
-  const floor = floorCalls ? { cpuMs: msPer(floorSum(floorCpu), floorCalls), gatewayMs: msPer(floorCpu['floor-gateway'] ?? 0, floorCalls), rps: mean(results.floor.map((x) => x.rps)) } : null;
+  const floorRun = floorRuns.floor;
+  const floor = floorRun?.calls ? { cpuMs: msPer(floorSum(floorRun.cpu), floorRun.calls), gatewayMs: msPer(floorRun.cpu['floor-gateway'] ?? 0, floorRun.calls), rps: mean(results.floor.map((x) => x.rps)) } : null;
   const singleRun = floorRuns.single;
   const single = singleRun?.calls ? { cpuMs: msPer(floorSum(singleRun.cpu, 'single'), singleRun.calls), rps: mean(results.single.map((x) => x.rps)) } : null;
   console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetRef)}`);
@@ -791,13 +790,13 @@ async function main() {
   printStoreRequests(storeCalls, gwCalls);
 
   if (floor) {
-    const floorSys = Object.entries(floorSyscalls);
-    console.log(`\n  THE SHAPE'S FLOOR (--floor: bench/support/shape-floor.cjs, the fleet's hops and store requests with no work at any hop; docs/performance.md, "The shape's floor"):`);
+    const floorSys = Object.entries(floorRun.syscalls);
+    console.log(`\n  THE SHAPE'S FLOOR (bench/support/shape-floor.cjs, the fleet's hops, store requests and contract messages with no work at any hop; --no-floor leaves it out; docs/performance.md, "The shape's floor"):`);
     console.log(`    floor    ${fmt(floor.rps)} req/s (runs: ${results.floor.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.floor.map((x) => x.p50)), 1)} ms  non-2xx/errors ${results.floor.reduce((n, x) => n + x.non2xx, 0)}  ratio ${fmt(floor.rps / e, 3)}× the echo (the fleet: ${fmt(g / e, 3)}×)`);
     console.log(`    CPU per call                        ${fmt(floor.cpuMs, 3)} ms = ${fmt(floor.cpuMs / echoCpuMs, 2)} echoes (the fleet: ${fmt(fleetCpuMs / echoCpuMs, 2)}; the fleet is ${fmt(fleetCpuMs / floor.cpuMs, 2)}× its floor)`);
     console.log(`    its gateway's CPU per call          ${fmt(floor.gatewayMs, 3)} ms = ${fmt(floor.gatewayMs / echoCpuMs, 2)} echoes (the gateway: ${fmt(gatewayCpuMs / echoCpuMs, 2)}; ${fmt(gatewayCpuMs / floor.gatewayMs, 2)}× its floor)`);
-    console.log(`    by process (ms per call, kernel)    ${Object.entries(floorCpu).sort((a, b) => b[1] - a[1]).map(([k, t]) => `${k} ${fmt(msPer(t, floorCalls), 3)} (${pct(floorCpuSys[k] ?? 0, t).trim()})`).join(', ')}`);
-    if (perfWorks) console.log(`    system calls per call               ${fmt(floorSys.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0) / floorCalls, 1)}:  ${floorSys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / floorCalls, 1)}`).join(', ')}`);
+    console.log(`    by process (ms per call, kernel)    ${Object.entries(floorRun.cpu).sort((a, b) => b[1] - a[1]).map(([k, t]) => `${k} ${fmt(msPer(t, floorRun.calls), 3)} (${pct(floorRun.sys[k] ?? 0, t).trim()})`).join(', ')}`);
+    if (perfWorks) console.log(`    system calls per call               ${fmt(floorSys.reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0) / floorRun.calls, 1)}:  ${floorSys.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(v / floorRun.calls, 1)}`).join(', ')}`);
   }
   if (single) {
     console.log(`\n  ONE PROCESS (--single: the same work with no policy or audit hop, the floor of a shape the fleet is not):`);

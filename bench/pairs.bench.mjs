@@ -85,7 +85,7 @@ const FIGURES = [
   ['c1 p50 (ms)', (y) => y.c1_p50_ms, 2],
   // what a call costs a fleet that serves one at a time (every hop's wake-up paid per call)
   ['c1 fleet CPU / call (ms)', (y) => y.c1_fleet_ms_per_call, 3],
-  // with --floor: the fleet in units of the shape's floor measured in the same run (bench/support/shape-floor.cjs)
+  // the fleet in units of the shape's floor measured in the same run (bench/support/shape-floor.cjs)
   ['fleet CPU / call (floors)', (y) => (y.floor_ms_per_call ? y.fleet_ms_per_call / y.floor_ms_per_call : null), 2],
   ['gateway CPU / call (floors)', (y) => (y.floor_gateway_ms_per_call ? y.gateway_ms_per_call / y.floor_gateway_ms_per_call : null), 2],
   ['c1 p50 (floors)', (y) => (y.floor_c1_p50_ms ? y.c1_p50_ms / y.floor_c1_p50_ms : null), 2],

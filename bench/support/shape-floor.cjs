@@ -39,8 +39,12 @@ const Redis = sharedRequire('ioredis');
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
-// as @agw/shared's createRedis: the commands of one event-loop turn leave in one write
-const redisClient = () => new Redis(REDIS_URL, { enableAutoPipelining: true });
+/** a Redis client with the two scripts of a call; as @agw/shared's createRedis, the commands of one event-loop turn leave in one write */
+const redisClient = () => {
+  const redis = new Redis(REDIS_URL, { enableAutoPipelining: true });
+  defineScripts(redis);
+  return redis;
+};
 
 // ---- the wire: the fleet's contract (packages/proto), its two multiplexed methods, as the fleet calls them
 const { policy: policyProto, audit: auditProto } = sharedRequire('@agw/proto');
@@ -116,59 +120,68 @@ function defineScripts(redis) {
   });
 }
 
-function gateway(httpPort, policyPort, auditPort) {
+/** the gateway's script: the API key's tenant, and the rate limit's counter */
+const keyAndRate = (redis, key) => redis.keyAndRate(`floor:key:${key}`, `floor:rate:${key}:${Math.floor(Date.now() / 1000)}`).then(([tenantId]) => tenantId);
+/** the policy's script: the agent's record of the hour, and its count read back */
+const recordAndRead = (redis, tenantId, agentId) => redis.recordAndRead(`floor:behavior:${tenantId}:${agentId}:${Math.floor(Date.now() / 3_600_000)}`);
+
+/**
+ * The HTTP entrance of a gateway role: POST bodies read and JSON.parse'd, `handle(call, apiKey)` answers
+ * { body (a JSON string), headers }, sent as a 200.
+ */
+function serveCalls(port, handle) {
   const http = require('node:http');
-  const redis = redisClient();
-  defineScripts(redis);
-  const evaluate = streamClient(policyPort, 'evaluateStream');
-  const append = streamClient(auditPort, 'appendStream');
-  const ANSWER_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
   http
     .createServer((req, res) => {
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
       req.on('end', async () => {
-        const raw = Buffer.concat(chunks);
-        const call = JSON.parse(raw.toString('utf8'));
-        const key = String(req.headers['x-api-key'] ?? '');
-        const t0 = performance.now();
-        const [tenantId] = await redis.keyAndRate(`floor:key:${key}`, `floor:rate:${key}:${Math.floor(Date.now() / 1000)}`);
-        const t1 = performance.now();
-        // the messages as the gateway fills them (tool-call.pipeline.ts, decision-recorder.ts)
-        const actionId = randomUUID();
-        const paramsJson = JSON.stringify(call.params ?? {});
-        const toolCall = { agentId: call.agent_id, agentType: call.agent_type, agentVersion: call.agent_version, tool: call.tool, method: call.method, paramsJson, piiDetected: false, sessionId: '' };
-        const decision = await evaluate(policyProto.EvaluateRequest.fromPartial({ tenantId, actionId, call: toolCall, storedParamsJson: '' }));
-        const t2 = performance.now();
-        const entry = auditProto.AuditEntry.fromPartial({
-          actionId,
-          ...toolCall,
-          decision: decision.decision,
-          severity: decision.severity,
-          source: 'api',
-          bundleRevision: decision.bundleRevision,
-          detailsJson: '{}',
-          requestedAt: new Date().toISOString(),
-        });
-        const record = await append(
-          auditProto.AppendRequest.fromPartial({ tenantId, entry, eventKind: 'allowed', decisionInput: decision.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false }),
-        );
-        const t3 = performance.now();
-        const body = JSON.stringify({ action_id: actionId, decision: decision.decision, record_id: record.id });
-        // each hop's duration, as the gateway reports its steps (the bench prints the medians at concurrency 1)
-        const timing = `key_rate;dur=${(t1 - t0).toFixed(2)}, policy;dur=${(t2 - t1).toFixed(2)}, audit;dur=${(t3 - t2).toFixed(2)}`;
-        res.writeHead(200, { ...ANSWER_HEADERS, 'content-length': Buffer.byteLength(body), 'server-timing': timing });
+        const { body, headers } = await handle(JSON.parse(Buffer.concat(chunks).toString('utf8')), String(req.headers['x-api-key'] ?? ''));
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
         res.end(body);
       });
     })
-    .listen(httpPort, '127.0.0.1', () => console.log('FLOOR_READY'));
+    .listen(port, '127.0.0.1', () => console.log('FLOOR_READY'));
+}
+
+function gateway(httpPort, policyPort, auditPort) {
+  const redis = redisClient();
+  const evaluate = streamClient(policyPort, 'evaluateStream');
+  const append = streamClient(auditPort, 'appendStream');
+  serveCalls(httpPort, async (call, key) => {
+    const t0 = performance.now();
+    const tenantId = await keyAndRate(redis, key);
+    const t1 = performance.now();
+    // the messages as the gateway fills them (tool-call.pipeline.ts, decision-recorder.ts)
+    const actionId = randomUUID();
+    const paramsJson = JSON.stringify(call.params ?? {});
+    const toolCall = { agentId: call.agent_id, agentType: call.agent_type, agentVersion: call.agent_version, tool: call.tool, method: call.method, paramsJson, piiDetected: false, sessionId: '' };
+    const decision = await evaluate(policyProto.EvaluateRequest.fromPartial({ tenantId, actionId, call: toolCall, storedParamsJson: '' }));
+    const t2 = performance.now();
+    const entry = auditProto.AuditEntry.fromPartial({
+      actionId,
+      ...toolCall,
+      decision: decision.decision,
+      severity: decision.severity,
+      source: 'api',
+      bundleRevision: decision.bundleRevision,
+      detailsJson: '{}',
+      requestedAt: new Date().toISOString(),
+    });
+    const record = await append(
+      auditProto.AppendRequest.fromPartial({ tenantId, entry, eventKind: 'allowed', decisionInput: decision.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false }),
+    );
+    const t3 = performance.now();
+    // each hop's duration, as the gateway reports its steps (the bench prints the medians at concurrency 1)
+    const timing = `key_rate;dur=${(t1 - t0).toFixed(2)}, policy;dur=${(t2 - t1).toFixed(2)}, audit;dur=${(t3 - t2).toFixed(2)}`;
+    return { body: JSON.stringify({ action_id: actionId, decision: decision.decision, record_id: record.id }), headers: { 'server-timing': timing } };
+  });
 }
 
 function policy(port) {
   const redis = redisClient();
-  defineScripts(redis);
   serve(port, 'evaluateStream', async (request) => {
-    const n = await redis.recordAndRead(`floor:behavior:${request.tenantId}:${request.call.agentId}:${Math.floor(Date.now() / 3_600_000)}`);
+    const n = await recordAndRead(redis, request.tenantId, request.call.agentId);
     // an allow with its replay input, as the policy answers one (no Rego: the fields are constants)
     return policyProto.EvaluateResponse.fromPartial({
       decision: 'allow',
@@ -256,28 +269,16 @@ async function audit(port, databaseUrl) {
  * commit and the publish. A lower bound of the shape the fleet is not: policy and audit inside the gateway.
  */
 async function single(httpPort, databaseUrl) {
-  const http = require('node:http');
   const redis = redisClient();
-  defineScripts(redis);
   const append = await groupCommitter(databaseUrl, 'floor-single');
-  http
-    .createServer((req, res) => {
-      const chunks = [];
-      req.on('data', (c) => chunks.push(c));
-      req.on('end', async () => {
-        const call = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        const key = String(req.headers['x-api-key'] ?? '');
-        const [tenantId] = await redis.keyAndRate(`floor:key:${key}`, `floor:rate:${key}:${Math.floor(Date.now() / 1000)}`);
-        const n = await redis.recordAndRead(`floor:behavior:${tenantId}:${call.agent_id}:${Math.floor(Date.now() / 3_600_000)}`);
-        const actionId = randomUUID();
-        const decisionInput = { actionId, call, behavioral: { actionCount1h: n }, decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, evaluatedAt: new Date().toISOString() };
-        const { id } = await append(JSON.stringify({ tenant_id: tenantId, entry: { actionId, ...call, decision: 'allow', requestedAt: new Date().toISOString() }, decision_input: decisionInput }));
-        const body = JSON.stringify({ action_id: actionId, decision: 'allow', record_id: id });
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      });
-    })
-    .listen(httpPort, '127.0.0.1', () => console.log('FLOOR_READY'));
+  serveCalls(httpPort, async (call, key) => {
+    const tenantId = await keyAndRate(redis, key);
+    const n = await recordAndRead(redis, tenantId, call.agent_id);
+    const actionId = randomUUID();
+    const decisionInput = { actionId, call, behavioral: { actionCount1h: n }, decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, evaluatedAt: new Date().toISOString() };
+    const { id } = await append(JSON.stringify({ tenant_id: tenantId, entry: { actionId, ...call, decision: 'allow', requestedAt: new Date().toISOString() }, decision_input: decisionInput }));
+    return { body: JSON.stringify({ action_id: actionId, decision: 'allow', record_id: id }), headers: {} };
+  });
 }
 
 const [role, ...rest] = process.argv.slice(2);

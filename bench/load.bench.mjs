@@ -32,6 +32,7 @@
 // project's .node-version through `npm run bench:load`); --echo-node PATH: the one that runs the echo (default:
 // --node's). A before and after across runtimes keeps the echo on one of them, so both sides are divided by
 // the same unit (docs/performance.md, "Ninth session": express's echo costs twice as much on Node 20 as on 24).
+// The floors (below) run on the echo's runtime too, for the same reason.
 //
 // --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
 //
@@ -148,7 +149,8 @@ function startEcho() {
 async function startFloor() {
   if (psql('postgres', `SELECT count(*) FROM pg_database WHERE datname = '${FLOOR_DB}'`) === '0') psql('postgres', `CREATE DATABASE ${FLOOR_DB}`);
   const start = (role, ...rest) => {
-    const child = spawn(FLEET_NODE, [path.join(HERE, 'bench/support/shape-floor.cjs'), role, ...rest.map(String)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // on the echo's runtime: a unit, like the echo, that a before and after across runtimes share
+    const child = spawn(ECHO_NODE, [path.join(HERE, 'bench/support/shape-floor.cjs'), role, ...rest.map(String)], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     return new Promise((resolve, reject) => {
       child.stdout.on('data', (b) => String(b).includes('FLOOR_READY') && resolve(child));
@@ -594,7 +596,7 @@ function vacuumFleetDatabase() {
 }
 
 async function main() {
-  console.log(`bench:load  fleet on node ${nodeVersion(FLEET_NODE)}, echo on node ${nodeVersion(ECHO_NODE)}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`bench:load  fleet on node ${nodeVersion(FLEET_NODE)}, echo and floors on node ${nodeVersion(ECHO_NODE)}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const speedsBefore = coreSpeeds();
   if (speedsBefore.length) console.log(`  cores, idle: ${speedsBefore.map((u, c) => `cpu${c} ${fmt(u, 2)}`).join(', ')} µs of CPU per reference operation (bench/support/core-speed.cjs)`);
   if (!EXTERNAL) {

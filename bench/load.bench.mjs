@@ -26,7 +26,7 @@
 //
 // --checkout DIR: the private fleet of another built checkout of this repository (e.g. a `git worktree` of an
 // earlier commit), in database agw_load_<name of DIR> and JetStream prefix LOADX, measured by this bench: a
-// before and after on the same machine, back to back (docs/performance.md, "Where this stands").
+// before and after on the same machine, back to back (docs/performance.md, "Issue 26 at a glance").
 //
 // --node PATH: the Node.js binary that runs the private fleet (default: the one running this bench, the
 // project's .node-version through `npm run bench:load`); --echo-node PATH: the one that runs the echo (default:

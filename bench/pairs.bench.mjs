@@ -12,7 +12,7 @@
 //
 // Each run's full output is kept in --logs (default: a new directory under the system's temp directory).
 // Why pairs: one build's figures move by ±16 % over an hour on a busy 2-core machine, more than most changes
-// (docs/performance.md, "Where this stands"); two runs back to back share the machine's state.
+// (docs/performance.md, "Issue 26, session by session"); two runs back to back share the machine's state.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -2,8 +2,9 @@
 // What the contract's messages of one governed call cost to encode and decode here: the two multiplexed
 // calls' envelopes (EvaluateCall, EvaluateAnswer, AppendCall, AppendAnswer) filled as the gateway, the
 // policy and the audit service fill them (as bench/support/shape-floor.cjs does), through the generated
-// ts-proto codecs the gRPC service definitions use (serialize = encode + Buffer.from, deserialize = decode).
-// CPU µs per call (process.cpuUsage) over `--n` calls, `--rounds` times; printed, never asserted
+// ts-proto codecs: encoded as the generated service definitions do (`Buffer.from(X.encode(m).finish())`, a new
+// writer per message) and as the fleet does (withReusedWriter, @agw/proto codecs.ts: one writer per process),
+// decoded by the generated `decode`. CPU µs per call (process.cpuUsage) over `--n` calls, `--rounds` times; printed, never asserted
 // (docs/performance.md, "The shape's floor").
 //
 //   node bench/proto-codec.bench.mjs [--n 20000] [--rounds 3]
@@ -13,7 +14,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { policy, audit } = createRequire(path.join(ROOT, 'packages/shared/package.json'))('@agw/proto');
+const { policy, audit, withReusedWriter } = createRequire(path.join(ROOT, 'packages/shared/package.json'))('@agw/proto');
+const fleet = { policy: withReusedWriter(policy.PolicyServiceService).evaluateStream, audit: withReusedWriter(audit.AuditServiceService).appendStream };
 const args = process.argv.slice(2);
 const opt = (n, d) => Number(args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1] : d);
 const N = opt('n', 20000);
@@ -29,11 +31,12 @@ function messages() {
   const entry = audit.AuditEntry.fromPartial({ actionId, ...call, decision: 'allow', severity: 'none', source: 'api', bundleRevision: 'floor-1', detailsJson: '{}', requestedAt: new Date().toISOString() });
   const append = audit.AppendRequest.fromPartial({ tenantId: request.tenantId, entry, eventKind: 'allowed', decisionInput: response.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false });
   const record = audit.AuditRecord.fromPartial({ id: 5, tenantSeq: 4, prevHash: 'f'.repeat(64), recordHash: 'f'.repeat(64), eventQueued: true, commitMs: 1.2 });
+  // [generated serializer, deserializer, message, the fleet's serializer]
   return [
-    [policy.PolicyServiceService.evaluateStream.requestSerialize, policy.PolicyServiceService.evaluateStream.requestDeserialize, { callId: 1, request, metadata: {} }],
-    [policy.PolicyServiceService.evaluateStream.responseSerialize, policy.PolicyServiceService.evaluateStream.responseDeserialize, { callId: 1, response, error: undefined }],
-    [audit.AuditServiceService.appendStream.requestSerialize, audit.AuditServiceService.appendStream.requestDeserialize, { callId: 1, request: append, metadata: {} }],
-    [audit.AuditServiceService.appendStream.responseSerialize, audit.AuditServiceService.appendStream.responseDeserialize, { callId: 1, response: record, error: undefined }],
+    [policy.PolicyServiceService.evaluateStream.requestSerialize, policy.PolicyServiceService.evaluateStream.requestDeserialize, { callId: 1, request, metadata: {} }, fleet.policy.requestSerialize],
+    [policy.PolicyServiceService.evaluateStream.responseSerialize, policy.PolicyServiceService.evaluateStream.responseDeserialize, { callId: 1, response, error: undefined }, fleet.policy.responseSerialize],
+    [audit.AuditServiceService.appendStream.requestSerialize, audit.AuditServiceService.appendStream.requestDeserialize, { callId: 1, request: append, metadata: {} }, fleet.audit.requestSerialize],
+    [audit.AuditServiceService.appendStream.responseSerialize, audit.AuditServiceService.appendStream.responseDeserialize, { callId: 1, response: record, error: undefined }, fleet.audit.responseSerialize],
   ];
 }
 const cpu = (f) => {
@@ -53,8 +56,13 @@ for (let r = 1; r <= ROUNDS; r++) {
   encodeUs = cpu(() => {
     for (let i = 0; i < N; i++) encoded[i % 1000] = sample[i % 1000].map(([ser, , m]) => ser(m));
   });
+  const reusedUs = cpu(() => {
+    for (let i = 0; i < N; i++) encoded[i % 1000] = sample[i % 1000].map(([, , m, ser]) => ser(m));
+  });
   const decodeUs = cpu(() => {
     for (let i = 0; i < N; i++) sample[i % 1000].forEach(([, de], j) => de(encoded[i % 1000][j]));
   });
-  console.log(`  round ${r}: per governed call, µs of CPU: build the messages ${build.toFixed(1)}, encode all four ${encodeUs.toFixed(1)}, decode all four ${decodeUs.toFixed(1)}`);
+  console.log(
+    `  round ${r}: per governed call, µs of CPU: build the messages ${build.toFixed(1)}, encode all four ${encodeUs.toFixed(1)} (a writer per message, as generated) / ${reusedUs.toFixed(1)} (the process's writer, as the fleet), decode all four ${decodeUs.toFixed(1)}`,
+  );
 }

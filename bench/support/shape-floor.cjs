@@ -3,7 +3,8 @@
 // take one at a time, if every service did nothing but pass it on (`bench:load` runs it beside the fleet,
 // docs/performance.md, "The shape's floor"). Three processes, one per role, on the fleet's own libraries
 // (@grpc/grpc-js, ioredis, pg, nats, as @agw/shared resolves them), its contract (@agw/proto: the two
-// multiplexed methods, PolicyService.EvaluateStream and AuditService.AppendStream, their ts-proto codecs)
+// multiplexed methods, PolicyService.EvaluateStream and AuditService.AppendStream, their ts-proto codecs
+// serialized through withReusedWriter as the fleet's clients and servers do)
 // and the same stores (Redis, Postgres in database `agw_floor`, JetStream stream `FLOOR_EVENTS`):
 //
 //   gateway  node:http, POST only: reads the body and JSON.parse's it; ONE Redis script (the API key's
@@ -47,10 +48,12 @@ const redisClient = () => {
 };
 
 // ---- the wire: the fleet's contract (packages/proto), its two multiplexed methods, as the fleet calls them
-const { policy: policyProto, audit: auditProto } = sharedRequire('@agw/proto');
+// serialized as the fleet serializes (@agw/shared's clients and servers: the process's one writer, withReusedWriter)
+const { policy: policyProto, audit: auditProto, withReusedWriter } = sharedRequire('@agw/proto');
+const contract = (service) => ({ service: withReusedWriter(service), Client: grpc.makeGenericClientConstructor(withReusedWriter(service), '') });
 const METHODS = {
-  evaluateStream: { service: policyProto.PolicyServiceService, Client: policyProto.PolicyServiceClient },
-  appendStream: { service: auditProto.AuditServiceService, Client: auditProto.AuditServiceClient },
+  evaluateStream: contract(policyProto.PolicyServiceService),
+  appendStream: contract(auditProto.AuditServiceService),
 };
 
 /** serve one multiplexed method: `handle(request)` answers each call's request, in any order */

@@ -14,3 +14,4 @@ export * as merkle from './generated/agw/merkle';
 export * as anchor from './generated/agw/anchor';
 export * as managed from './generated/agw/managed';
 export * as federation from './generated/agw/federation';
+export { encodeToBuffer, withReusedWriter } from './codecs';

@@ -1,0 +1,83 @@
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import { MAX_KEPT_WRITER_BYTES, encodeToBuffer, withReusedWriter } from './codecs';
+import * as proto from './index';
+
+type Method = MethodDefinition<unknown, unknown>;
+
+/** every grpc-js service definition of the contracts (`XServiceService`), by name */
+const grpcServices: [string, ServiceDefinition][] = Object.values(proto as unknown as Record<string, Record<string, unknown>>).flatMap((mod) =>
+  Object.entries(mod ?? {}).filter(([name, v]) => name.endsWith('Service') && typeof v === 'object' && v !== null && Object.values(v).every((m) => typeof (m as Method).path === 'string')) as [
+    string,
+    ServiceDefinition,
+  ][],
+);
+
+const call = { agentId: 'load-agent', agentType: 'assistant', agentVersion: '1.0.0', tool: 'svc_web_search', method: 'search', paramsJson: '{"q":"bénchmark ✓","page":1}', piiDetected: false, sessionId: '' };
+const evaluateCall = { callId: 7, request: proto.policy.EvaluateRequest.fromPartial({ tenantId: 't-1', actionId: 'a-1', call, storedParamsJson: '' }), metadata: { traceparent: '00-abc' } };
+const appendCall = {
+  callId: 8,
+  request: proto.audit.AppendRequest.fromPartial({
+    tenantId: 't-1',
+    entry: proto.audit.AuditEntry.fromPartial({ actionId: 'a-1', agentId: call.agentId, agentType: call.agentType, agentVersion: call.agentVersion, tool: call.tool, method: call.method, paramsJson: call.paramsJson, decision: 'allow', severity: 'none', source: 'api', detailsJson: '{}', requestedAt: '2026-11-28T00:00:00.000Z' }),
+    eventKind: 'allowed',
+    omitEntry: true,
+    appendKey: 'k-1',
+  }),
+  metadata: {},
+};
+const big = { ...appendCall, request: { ...appendCall.request, entry: { ...appendCall.request.entry!, paramsJson: JSON.stringify({ blob: 'x'.repeat(MAX_KEPT_WRITER_BYTES * 2) }) } } };
+
+describe('withReusedWriter', () => {
+  it('covers every method of every contract', () => {
+    expect(grpcServices.length).toBeGreaterThanOrEqual(10);
+    for (const [name, def] of grpcServices) {
+      const fast = withReusedWriter(def);
+      for (const key of Object.keys(def)) {
+        expect([name, key, fast[key].requestSerialize !== def[key].requestSerialize]).toEqual([name, key, true]);
+        expect([name, key, fast[key].responseSerialize !== def[key].responseSerialize]).toEqual([name, key, true]);
+        expect(fast[key].requestDeserialize).toBe(def[key].requestDeserialize);
+        expect(fast[key].path).toBe(def[key].path);
+      }
+      expect(withReusedWriter(def)).toBe(fast);
+    }
+  });
+
+  it('gives the generated serializers’ bytes for every method (empty messages)', () => {
+    for (const [, def] of grpcServices) {
+      const fast = withReusedWriter(def);
+      for (const key of Object.keys(def)) {
+        const req = def[key].requestDeserialize(Buffer.alloc(0));
+        const res = def[key].responseDeserialize(Buffer.alloc(0));
+        expect(fast[key].requestSerialize(req)).toEqual(def[key].requestSerialize(req));
+        expect(fast[key].responseSerialize(res)).toEqual(def[key].responseSerialize(res));
+      }
+    }
+  });
+
+  it('gives the same bytes for the hot path’s messages, one after another, around a large one', () => {
+    const policy = proto.policy.PolicyServiceService.evaluateStream;
+    const audit = proto.audit.AuditServiceService.appendStream;
+    const fastPolicy = withReusedWriter(proto.policy.PolicyServiceService).evaluateStream;
+    const fastAudit = withReusedWriter(proto.audit.AuditServiceService).appendStream;
+    const outs: Buffer[] = [];
+    for (const m of [evaluateCall, appendCall, big, evaluateCall, appendCall]) {
+      const [gen, fast] = 'request' in m && m.request && 'entry' in m.request ? [audit, fastAudit] : [policy, fastPolicy];
+      const bytes = fast.requestSerialize(m as never);
+      expect(bytes).toEqual(gen.requestSerialize(m as never));
+      expect(gen.requestDeserialize(bytes)).toEqual(gen.requestDeserialize(gen.requestSerialize(m as never)));
+      outs.push(bytes);
+    }
+    // each answer owns its bytes: a later encode does not overwrite an earlier one
+    expect(outs[0]).toEqual(policy.requestSerialize(evaluateCall as never));
+    expect(outs[1]).toEqual(audit.requestSerialize(appendCall as never));
+    expect(outs[0].buffer).not.toBe(outs[3].buffer);
+  });
+
+  it('recovers from an encode that throws: the next message is whole', () => {
+    const type = proto.audit.AppendCall;
+    // `passes` is an int32 inside the request's decision input: the writer has forked twice when it throws
+    const broken = { ...appendCall, request: { ...appendCall.request, decisionInput: proto.decision.DecisionInput.fromPartial({ actionId: 'a-1', passes: 1.5 }) } };
+    expect(() => encodeToBuffer(type, broken as never)).toThrow(/int32/);
+    expect(encodeToBuffer(type, appendCall as never)).toEqual(Buffer.from(type.encode(appendCall as never).finish()));
+  });
+});

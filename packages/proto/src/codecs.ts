@@ -1,0 +1,94 @@
+/**
+ * The serializers the fleet's gRPC clients and servers use (issue 26; docs/performance.md, "One protobuf
+ * writer per process").
+ *
+ * ts-proto's grpc-js definitions serialize a message as `Buffer.from(X.encode(value).finish())`. That makes a
+ * new `BinaryWriter` per message, whose buffer starts at 128 bytes and is doubled and copied until the
+ * message fits. `finish()` copies the bytes out, and `Buffer.from` copies them once more. Measured on the
+ * three largest messages of a governed call, that is 2.5-3 times the CPU of encoding into one writer kept
+ * by the process (`node bench/proto-codec.bench.mjs`). Encoding is synchronous, so one writer serves every
+ * message of the process, one after another.
+ *
+ * The bytes are the generated codec's own: `X.encode` writes them and `finish()` copies them into an array
+ * of their exact size, which the Buffer wraps without a copy. The message types come from the generated
+ * generic definitions (`XServiceDefinition`, each method with its request and response type, by the
+ * method's path), so every method of every contract is covered. `codecs.test.ts` compares the bytes with the
+ * generated serializers, method by method.
+ */
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
+import * as anchor from './generated/agw/anchor';
+import * as audit from './generated/agw/audit';
+import * as federation from './generated/agw/federation';
+import * as managed from './generated/agw/managed';
+import * as merkle from './generated/agw/merkle';
+import * as policy from './generated/agw/policy';
+import * as vault from './generated/agw/vault';
+import * as webhook from './generated/agw/webhook';
+
+/** What ts-proto generates for each message type, as far as encoding goes. */
+export interface MessageType<T = unknown> {
+  encode(message: T, writer?: BinaryWriter): BinaryWriter;
+}
+
+/** A writer whose buffer grew past this is dropped after its message, so one large message is not kept for life. */
+export const MAX_KEPT_WRITER_BYTES = 64 * 1024;
+
+let writer = new BinaryWriter();
+
+/** `message` encoded by `type` into the process's writer: the generated codec's bytes, in a Buffer of their own. */
+export function encodeToBuffer<T>(type: MessageType<T>, message: T): Buffer {
+  let bytes: Uint8Array;
+  try {
+    bytes = type.encode(message, writer).finish();
+  } catch (e) {
+    writer = new BinaryWriter(); // an encode that threw left the writer in the middle of a message
+    throw e;
+  }
+  if (bytes.byteLength > MAX_KEPT_WRITER_BYTES) writer = new BinaryWriter();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+interface GenericMethod {
+  name: string;
+  requestType: MessageType;
+  responseType: MessageType;
+}
+
+/** Every method of the contracts by its gRPC path (`/agw.audit.v1.AuditService/Append`), with its types. */
+const METHODS: ReadonlyMap<string, GenericMethod> = (() => {
+  const out = new Map<string, GenericMethod>();
+  for (const mod of [anchor, audit, federation, managed, merkle, policy, vault, webhook] as unknown as Record<string, unknown>[]) {
+    for (const value of Object.values(mod)) {
+      const def = value as { fullName?: unknown; methods?: Record<string, GenericMethod> };
+      if (typeof def?.fullName !== 'string' || typeof def.methods !== 'object') continue;
+      for (const m of Object.values(def.methods)) out.set(`/${def.fullName}/${m.name}`, m);
+    }
+  }
+  return out;
+})();
+
+const withWriters = new WeakMap<ServiceDefinition, ServiceDefinition>();
+
+/**
+ * The grpc-js service definition `definition` with every method's serializers encoding into the process's
+ * writer (`encodeToBuffer`); deserializers unchanged. The same object for the same definition. A method whose
+ * path is not in the contracts (e.g. a test's own service) keeps its serializers.
+ */
+export function withReusedWriter<S extends ServiceDefinition>(definition: S): S {
+  const known = withWriters.get(definition);
+  if (known) return known as S;
+  const out: Record<string, MethodDefinition<unknown, unknown>> = {};
+  for (const [key, method] of Object.entries(definition) as [string, MethodDefinition<unknown, unknown>][]) {
+    const types = METHODS.get(method.path);
+    out[key] = types
+      ? {
+          ...method,
+          requestSerialize: (value: unknown) => encodeToBuffer(types.requestType, value),
+          responseSerialize: (value: unknown) => encodeToBuffer(types.responseType, value),
+        }
+      : method;
+  }
+  withWriters.set(definition, out as S);
+  return out as S;
+}

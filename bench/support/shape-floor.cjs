@@ -49,11 +49,10 @@ const redisClient = () => {
 
 // ---- the wire: the fleet's contract (packages/proto), its two multiplexed methods, as the fleet calls them
 // serialized as the fleet serializes (@agw/shared's clients and servers: the process's one writer, withReusedWriter)
-const { policy: policyProto, audit: auditProto, withReusedWriter } = sharedRequire('@agw/proto');
-const contract = (service) => ({ service: withReusedWriter(service), Client: grpc.makeGenericClientConstructor(withReusedWriter(service), '') });
+const { policy: policyProto, audit: auditProto, withReusedWriter, clientWithReusedWriter } = sharedRequire('@agw/proto');
 const METHODS = {
-  evaluateStream: contract(policyProto.PolicyServiceService),
-  appendStream: contract(auditProto.AuditServiceService),
+  evaluateStream: { service: withReusedWriter(policyProto.PolicyServiceService), Client: clientWithReusedWriter(policyProto.PolicyServiceClient) },
+  appendStream: { service: withReusedWriter(auditProto.AuditServiceService), Client: clientWithReusedWriter(auditProto.AuditServiceClient) },
 };
 
 /** serve one multiplexed method: `handle(request)` answers each call's request, in any order */

@@ -15,16 +15,9 @@
  * method's path), so every method of every contract is covered. `codecs.test.ts` compares the bytes with the
  * generated serializers, method by method.
  */
-import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import { type ChannelCredentials, type Client, type MethodDefinition, type ServiceDefinition, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
-import * as anchor from './generated/agw/anchor';
-import * as audit from './generated/agw/audit';
-import * as federation from './generated/agw/federation';
-import * as managed from './generated/agw/managed';
-import * as merkle from './generated/agw/merkle';
-import * as policy from './generated/agw/policy';
-import * as vault from './generated/agw/vault';
-import * as webhook from './generated/agw/webhook';
+import * as contracts from './contracts';
 
 /** What ts-proto generates for each message type, as far as encoding goes. */
 export interface MessageType<T = unknown> {
@@ -58,7 +51,7 @@ interface GenericMethod {
 /** Every method of the contracts by its gRPC path (`/agw.audit.v1.AuditService/Append`), with its types. */
 const METHODS: ReadonlyMap<string, GenericMethod> = (() => {
   const out = new Map<string, GenericMethod>();
-  for (const mod of [anchor, audit, federation, managed, merkle, policy, vault, webhook] as unknown as Record<string, unknown>[]) {
+  for (const mod of Object.values(contracts) as Record<string, unknown>[]) {
     for (const value of Object.values(mod)) {
       const def = value as { fullName?: unknown; methods?: Record<string, GenericMethod> };
       if (typeof def?.fullName !== 'string' || typeof def.methods !== 'object') continue;
@@ -91,4 +84,20 @@ export function withReusedWriter<S extends ServiceDefinition>(definition: S): S 
   }
   withWriters.set(definition, out as S);
   return out as S;
+}
+
+type ClientCtor = new (address: string, creds: ChannelCredentials, options?: object) => Client;
+const clientsWithWriter = new WeakMap<object, ClientCtor>();
+
+/**
+ * The generated client constructor `Ctor` (`XServiceClient`) as one whose methods serialize with the process's
+ * writer (`withReusedWriter`). The same constructor for the same `Ctor`.
+ */
+export function clientWithReusedWriter(Ctor: ClientCtor & { service: ServiceDefinition; serviceName?: string }): ClientCtor {
+  let ctor = clientsWithWriter.get(Ctor);
+  if (!ctor) {
+    ctor = makeGenericClientConstructor(withReusedWriter(Ctor.service), Ctor.serviceName ?? '') as unknown as ClientCtor;
+    clientsWithWriter.set(Ctor, ctor);
+  }
+  return ctor;
 }

@@ -18,10 +18,9 @@ import {
   type UntypedServiceImplementation,
   connectivityState,
   credentials,
-  makeGenericClientConstructor,
   status,
 } from '@grpc/grpc-js';
-import { common, encodeToBuffer, withReusedWriter } from '@agw/proto';
+import { clientWithReusedWriter, common, encodeToBuffer, withReusedWriter } from '@agw/proto';
 import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, overloadedPeer, unreachableStore } from './errors';
 import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
 import type { Logger } from './logger';
@@ -209,17 +208,6 @@ export type PromiseClient<S extends ServiceDefinition> = {
 
 type ClientCtor = new (address: string, creds: ChannelCredentials, options?: object) => Client;
 
-const reusedWriterCtors = new WeakMap<object, ClientCtor>();
-/** The generated client constructor's twin whose methods serialize with the process's writer (`withReusedWriter`). */
-function withReusedWriterCtor<S extends ServiceDefinition>(Ctor: ClientCtor & { service: S; serviceName?: string }): ClientCtor {
-  let ctor = reusedWriterCtors.get(Ctor);
-  if (!ctor) {
-    ctor = makeGenericClientConstructor(withReusedWriter(Ctor.service), Ctor.serviceName ?? '') as unknown as ClientCtor;
-    reusedWriterCtors.set(Ctor, ctor);
-  }
-  return ctor;
-}
-
 /**
  * The grpc-js target of a peer address setting: one `host:port` as is (also `dns:///name:port`, e.g. a
  * Kubernetes headless Service resolving to every pod), or a comma-separated list of replicas'
@@ -285,7 +273,7 @@ export function createClient<S extends ServiceDefinition>(
   peer: string,
   defaults: { deadlineMs?: number } = {},
 ): PromiseClient<S> {
-  const raw = new (withReusedWriterCtor(Ctor))(grpcTarget(address), credentials.createInsecure(), {
+  const raw = new (clientWithReusedWriter(Ctor))(grpcTarget(address), credentials.createInsecure(), {
     'grpc.service_config': ROUND_ROBIN_SERVICE_CONFIG,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
     ...RECONNECT_BACKOFF,

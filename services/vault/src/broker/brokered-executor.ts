@@ -13,6 +13,7 @@ import type { CredentialStore } from '../credentials/credential-store';
 import type { FederatedTarget, Federation } from '../federation/federation';
 import type { PiiProtector } from '../pii/pii-protector';
 import { type TargetGuard, TargetRejected } from './target-guard';
+import { SecretMasker } from '../secrets/secret-masker';
 import { UpstreamError, sendUpstream } from './upstream-client';
 
 export interface ExecuteInput {
@@ -36,18 +37,10 @@ export interface ExecuteOutcome {
   mcpResult?: boolean;
 }
 
-const MASK = '[redacted]';
 
-function secretForms(c: CredentialRow, value: string): string[] {
-  const forms = [value];
-  if (c.credential_type === 'basic') forms.push(Buffer.from(value, 'utf8').toString('base64'), ...value.split(':').slice(1).filter((p) => p.length >= 4));
-  return forms.filter((f) => f.length >= 4);
-}
-
-function mask(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) out = out.split(s).join(MASK);
-  return out;
+/** The secrets of a credential: the value, and a basic credential's password alone (its base64 form is one of the masker's). */
+function secretsOf(c: CredentialRow, value: string): string[] {
+  return c.credential_type === 'basic' ? [value, ...value.split(':').slice(1)] : [value];
 }
 
 export class BrokeredExecutor {
@@ -95,7 +88,7 @@ export class BrokeredExecutor {
     const t0 = performance.now();
     const secret = await this.d.credentials.open(tenantId, cred);
     hsmFetchMs = performance.now() - t0;
-    const secrets = secretForms(cred, secret);
+    const masker = new SecretMasker(secretsOf(cred, secret));
 
     if (!cred.upstream_url) {
       const error = `no upstream_url is registered with credential "${cred.name}" of tool ${x.tool}`;
@@ -132,11 +125,12 @@ export class BrokeredExecutor {
     try {
       const res = await sendUpstream({ target, method: cred.upstream_method, headers, body, timeoutMs: this.d.timeoutMs, maxBytes: this.d.maxBytes });
       executionMs = performance.now() - t1;
-      const text = mask(res.body.toString('utf8'), secrets);
+      // masked as sent (an encoded form inside the JSON text), then as parsed (a form the JSON escapes spelled out)
+      const text = masker.text(res.body.toString('utf8'));
       let parsed: unknown = text;
       if (/json/i.test(res.contentType) || /^\s*[[{]/.test(text)) {
         try {
-          parsed = JSON.parse(text);
+          parsed = masker.value(JSON.parse(text));
         } catch {
           parsed = text;
         }
@@ -145,7 +139,8 @@ export class BrokeredExecutor {
     } catch (e) {
       executionMs = performance.now() - t1;
       if (!(e instanceof UpstreamError)) throw e;
-      return finish(e.outcome === 'timeout' ? 504 : 502, { error: e.message }, e.outcome, e.message);
+      const error = masker.text(e.message);
+      return finish(e.outcome === 'timeout' ? 504 : 502, { error }, e.outcome, error);
     }
   }
 

@@ -21,6 +21,12 @@ type FederationConfig = Pick<
   | 'federationConnectTimeoutMs'
   | 'federationMaxResultBytes'
   | 'federationMaxTools'
+  | 'federationMaxToolBytes'
+  | 'federationMaxSyncBytes'
+  | 'federationMaxUpstreams'
+  | 'federationSyncBurst'
+  | 'federationSyncIntervalMs'
+  | 'federationQuarantineAlertWindowMs'
   | 'federationIdleMs'
   | 'federationMaxConnections'
 >;
@@ -48,6 +54,8 @@ export function createFederation(o: { config: FederationConfig; db: Db; keyring:
     callTimeoutMs: config.federationCallTimeoutMs,
     maxResultBytes: config.federationMaxResultBytes,
     maxTools: config.federationMaxTools,
+    maxToolBytes: config.federationMaxToolBytes,
+    maxSyncBytes: config.federationMaxSyncBytes,
     idleMs: config.federationIdleMs,
     maxConnections: config.federationMaxConnections,
     onToolsChanged: (tenantId, name) => federation?.onToolsChanged(tenantId, name),
@@ -61,6 +69,12 @@ export function createFederation(o: { config: FederationConfig; db: Db; keyring:
     quarantines: o.quarantines,
     changed: o.changed,
     logger: o.logger,
+    limits: {
+      maxUpstreams: config.federationMaxUpstreams,
+      syncBurst: config.federationSyncBurst,
+      syncIntervalMs: config.federationSyncIntervalMs,
+      quarantineAlertWindowMs: config.federationQuarantineAlertWindowMs,
+    },
   });
   return {
     federation,

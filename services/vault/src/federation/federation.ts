@@ -8,7 +8,7 @@
  * every quarantine is recorded by `quarantines` (a control_plane audit record, the webhook
  * `tool.quarantined`).
  */
-import { ConflictError, InputError, type Logger, NotFoundError, TENANT_CACHE_MS, TenantCache, matchesAnyGlob } from '@agw/shared';
+import { ConflictError, InputError, type Logger, NotFoundError, RateLimitError, TENANT_CACHE_MS, TenantCache, matchesAnyGlob } from '@agw/shared';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SealedData } from '../hsm/hsm-backend';
 import type { Quarantine } from './tool-pinning';
@@ -18,6 +18,7 @@ import type { UpstreamCredentials } from './upstream-credentials';
 import { type CredentialInput, UpstreamAuthError, validateCredential } from './upstream-credentials';
 import { UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
 import type { ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
+import { SyncBudget } from './sync-budget';
 
 /** `^[a-z0-9][a-z0-9_-]*$`, 1-64 characters, no `__` (the separator of federated names). */
 export const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -49,7 +50,19 @@ export interface UpstreamView extends UpstreamMeta {
 }
 
 export interface QuarantineRecorder {
-  record(tenantId: string, upstream: string, q: Quarantine): Promise<void>;
+  /** `suppressed`: quarantines of this tool not recorded since its last record (the alert window) */
+  record(tenantId: string, upstream: string, q: Quarantine, suppressed?: number): Promise<void>;
+}
+
+/** What one tenant's upstreams may make the vault do (docs/federation.md, "Connections and limits"). */
+export interface FederationLimits {
+  /** most upstreams one tenant registers */
+  maxUpstreams: number;
+  /** reads of one upstream's tools: a burst of this many, then one per syncIntervalMs */
+  syncBurst: number;
+  syncIntervalMs: number;
+  /** at most one quarantine record (and webhook) per tool in this window; the others are counted */
+  quarantineAlertWindowMs: number;
 }
 
 /** What a governed call of (tool, method) meets. */
@@ -86,18 +99,28 @@ export interface FederationDeps {
   quarantines: QuarantineRecorder;
   changed(tenantId: string): void;
   logger: Logger;
+  limits: FederationLimits;
 }
 
-const MASK = '[redacted]';
+/** At most this many tools' alert windows are remembered (the oldest dropped first). */
+const MAX_ALERT_KEYS = 100_000;
 
 export class Federation {
-  /** list_changed refreshes in flight, so a burst of notifications reads the tools once */
-  private readonly refreshing = new Map<string, Promise<unknown>>();
+  /** list_changed reads due per upstream: running (a notification during it asks for one more) or waiting for a token */
+  private readonly due = new Map<string, { again: boolean; timer?: NodeJS.Timeout }>();
+
+  /** how often each upstream's tools may be read */
+  private readonly syncBudget: SyncBudget;
+
+  /** the last quarantine record of each tool (`tenant|upstream|tool`), and how many were not recorded since */
+  private readonly alerted = new Map<string, { at: number; suppressed: number }>();
 
   /** governed calls' targets, per tenant; dropped on every catalog change here and, over NATS, in other replicas */
   private readonly targets = new TenantCache<FederatedTarget | undefined>(TENANT_CACHE_MS);
 
-  constructor(private readonly d: FederationDeps) {}
+  constructor(private readonly d: FederationDeps) {
+    this.syncBudget = new SyncBudget({ burst: d.limits.syncBurst, intervalMs: d.limits.syncIntervalMs });
+  }
 
   /** Another replica changed the tenant's catalog (the NATS change topic `upstreams`). */
   invalidate(tenantId: string | undefined): void {
@@ -129,6 +152,7 @@ export class Federation {
     if (input.timeout_ms !== undefined && input.timeout_ms !== 0 && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 100 || input.timeout_ms > 120_000)) {
       throw InputError.at(['timeout_ms'], 'timeout_ms is 100-120000', 'value_error');
     }
+    await this.checkRoomFor(tenantId, name);
     const credential = input.credential ? validateCredential(input.credential, (u) => this.d.parseUrl(u)) : null;
     const sealed = credential ? await this.d.credentials.seal(tenantId, name, credential.secret) : null;
     const row = await this.d.repo.insert(tenantId, {
@@ -170,6 +194,7 @@ export class Federation {
 
   async refresh(tenantId: string, name: string, toolApproval?: string): Promise<UpstreamView> {
     await this.existing(tenantId, name);
+    this.takeSync(tenantId, name);
     if (toolApproval === 'auto' || toolApproval === 'manual') await this.d.repo.setToolApproval(tenantId, toolApproval, name);
     await this.sync(tenantId, name);
     return this.view(tenantId, name, true);
@@ -190,6 +215,8 @@ export class Federation {
       throw new ConflictError(`The candidate definition of ${upstream}/${tool} is ${row.candidate_sha256}, not ${sha}: it changed since it was reviewed; review it again`);
     }
     await this.d.repo.writeTools(tenantId, upstream, [write]);
+    // a change after a human's approval is news: it is recorded even inside the last alert's window
+    this.alerted.delete(`${tenantId}|${upstream}|${tool}`);
     this.changed(tenantId);
     return (await this.d.repo.tool(tenantId, upstream, tool)) as ToolRow;
   }
@@ -229,38 +256,101 @@ export class Federation {
       executionMs: performance.now() - t0,
     });
     if (!at.target.executable) return fail('quarantined', at.target.message ?? 'the tool is not executable');
-    const secrets: string[] = [];
     try {
-      const { json } = await this.d.connections.callTool(this.endpoint(tenantId, at.row, secrets), at.method, args);
-      return { outcome: 'executed', result: JSON.parse(mask(json, secrets)), statusCode: 200, executionMs: performance.now() - t0 };
+      // masked by the connection with every secret its requests carried (upstream-connections.ts)
+      const { result } = await this.d.connections.callTool(this.endpoint(tenantId, at.row), at.method, args);
+      return { outcome: 'executed', result, statusCode: 200, executionMs: performance.now() - t0 };
     } catch (e) {
-      if (e instanceof UpstreamCallError) return fail(e.outcome, mask(e.message, secrets));
+      if (e instanceof UpstreamCallError) return fail(e.outcome, e.message);
       if (e instanceof UpstreamAuthError) return fail('auth_failed', `upstream ${upstream}: ${e.message}`);
       throw e;
     }
   }
 
-  /** An upstream said notifications/tools/list_changed: read its tools again (once per burst). */
+  /**
+   * An upstream said notifications/tools/list_changed: read its tools again, now if its sync budget has a
+   * token, else when the next one comes. A burst is one read, and a notification during a read asks for
+   * one more after it (the read may have seen the old list).
+   */
   onToolsChanged(tenantId: string, name: string): void {
     const key = `${tenantId}|${name}`;
-    if (this.refreshing.has(key)) return;
-    const run = this.sync(tenantId, name)
+    const due = this.due.get(key);
+    if (due) {
+      if (!due.timer) due.again = true;
+      return;
+    }
+    this.syncWhenAllowed(tenantId, name, key);
+  }
+
+  private syncWhenAllowed(tenantId: string, name: string, key: string): void {
+    const wait = this.syncBudget.take(key);
+    if (wait > 0) {
+      const timer = setTimeout(() => {
+        this.due.delete(key);
+        this.syncWhenAllowed(tenantId, name, key);
+      }, wait);
+      timer.unref();
+      this.due.set(key, { again: false, timer });
+      return;
+    }
+    const entry = { again: false };
+    this.due.set(key, entry);
+    void this.sync(tenantId, name)
       .catch((e) => this.d.logger.warn({ tenantId, upstream: name, err: (e as Error).message }, 'refresh after tools/list_changed failed'))
-      .finally(() => this.refreshing.delete(key));
-    this.refreshing.set(key, run);
+      .finally(() => {
+        this.due.delete(key);
+        if (entry.again) this.syncWhenAllowed(tenantId, name, key);
+      });
+  }
+
+  /** A registration of `name` is within the tenant's upstream count and the name's sync budget (its first read). */
+  private async checkRoomFor(tenantId: string, name: string): Promise<void> {
+    const count = (await this.d.repo.list(tenantId)).length;
+    if (count >= this.d.limits.maxUpstreams) {
+      throw new ConflictError(`This tenant has ${count} upstreams, the most it may register (FEDERATION_MAX_UPSTREAMS, ${this.d.limits.maxUpstreams}); delete one first`);
+    }
+    this.takeSync(tenantId, name);
+  }
+
+  /** Takes a token of the upstream's sync budget, or refuses with the wait (429). */
+  private takeSync(tenantId: string, name: string): void {
+    const wait = this.syncBudget.take(`${tenantId}|${name}`);
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new RateLimitError(
+        `Upstream "${name}" was read ${this.d.limits.syncBurst} times recently; its tools may be read again in ${seconds} s (one read every ${Math.round(this.d.limits.syncIntervalMs / 1000)} s)`,
+        undefined,
+        seconds,
+      );
+    }
+  }
+
+  /** Whether this quarantine of the tool is recorded, or counted as one more within the tool's alert window. */
+  private alertable(tenantId: string, upstream: string, tool: string, now = Date.now()): { record: boolean; suppressed: number } {
+    const key = `${tenantId}|${upstream}|${tool}`;
+    const last = this.alerted.get(key);
+    if (last && now - last.at < this.d.limits.quarantineAlertWindowMs) {
+      last.suppressed++;
+      return { record: false, suppressed: last.suppressed };
+    }
+    this.alerted.delete(key);
+    this.alerted.set(key, { at: now, suppressed: 0 });
+    while (this.alerted.size > MAX_ALERT_KEYS) this.alerted.delete(this.alerted.keys().next().value as string);
+    return { record: true, suppressed: last?.suppressed ?? 0 };
   }
 
   /** Reads the upstream's tools, applies the pinning plan, records the quarantines. Never throws for the upstream's faults. */
   private async sync(tenantId: string, name: string): Promise<void> {
     const row = await this.d.repo.forConnection(tenantId, name);
     if (!row) return;
-    const secrets: string[] = [];
     let listed;
     try {
-      listed = await this.d.connections.listTools(this.endpoint(tenantId, row, secrets));
+      listed = await this.d.connections.listTools(this.endpoint(tenantId, row));
     } catch (e) {
-      const reason = e instanceof UpstreamCallError || e instanceof UpstreamAuthError ? e.message : `unexpected: ${(e as Error).message}`;
-      await this.d.repo.setStatus(tenantId, name, { status: 'error', status_reason: mask(reason, secrets).slice(0, 500) });
+      // an UpstreamCallError is masked by the connection; an UpstreamAuthError names the token endpoint's answer only
+      const reason = e instanceof UpstreamCallError || e instanceof UpstreamAuthError ? e.message : 'unexpected error (see the vault log)';
+      if (!(e instanceof UpstreamCallError || e instanceof UpstreamAuthError)) this.d.logger.error({ tenantId, upstream: name, err: (e as Error).message }, 'tools/list of an upstream failed');
+      await this.d.repo.setStatus(tenantId, name, { status: 'error', status_reason: reason.slice(0, 500) });
       this.changed(tenantId);
       return;
     }
@@ -280,17 +370,25 @@ export class Federation {
     const plan = planPinning(await this.d.repo.tools(tenantId, name), offered, row.tool_approval === 'manual' ? 'manual' : 'auto');
     await this.d.repo.writeTools(tenantId, name, plan.writes);
     const notes = [
-      ...(listed.truncated ? [`the upstream offers more tools than FEDERATION_MAX_TOOLS; the first ${listed.tools.length} are kept`] : []),
+      ...(listed.truncated ? [listed.truncated] : []),
+      ...(listed.refused.length
+        ? [`${listed.refused.length} tool(s) refused: a definition is larger than FEDERATION_MAX_TOOL_BYTES (${listed.refused.slice(0, 5).map((t) => `${t.name} ${t.bytes} bytes`).join(', ')})`]
+        : []),
       ...(skipped.length ? [`${skipped.length} tool(s) skipped: their federated name is not 1-128 of A-Z a-z 0-9 _ . - (${skipped.slice(0, 5).join(', ')})`] : []),
     ];
     await this.d.repo.setStatus(tenantId, name, { status: 'connected', status_reason: notes.join('; ') || null, server_info: { ...listed.info } });
     this.changed(tenantId);
     for (const q of plan.quarantined) {
-      await this.d.quarantines.record(tenantId, name, q).catch((e) => this.d.logger.error({ tenantId, upstream: name, tool: q.tool, err: (e as Error).message }, 'could not record a quarantine'));
+      // the tool is quarantined either way; an upstream that flaps is recorded once per tool and window
+      const alert = this.alertable(tenantId, name, q.tool);
+      if (!alert.record) continue;
+      await this.d.quarantines
+        .record(tenantId, name, q, alert.suppressed)
+        .catch((e) => this.d.logger.error({ tenantId, upstream: name, tool: q.tool, err: (e as Error).message }, 'could not record a quarantine'));
     }
   }
 
-  private endpoint(tenantId: string, row: UpstreamRow, secrets: string[]): UpstreamEndpoint {
+  private endpoint(tenantId: string, row: UpstreamRow): UpstreamEndpoint {
     const version = `${row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at)}|${row.url}|${row.transport}`;
     const u = { name: row.name, credential_type: row.credential_type, credential_meta: row.credential_meta, key_id: row.key_id, sealed: row.sealed as unknown as SealedData | null, version };
     return {
@@ -300,11 +398,7 @@ export class Federation {
       transport: row.transport === 'sse' ? 'sse' : 'streamable_http',
       version,
       timeoutMs: row.timeout_ms ?? undefined,
-      credentialHeaders: async () => {
-        const h = await this.d.credentials.headers(tenantId, u);
-        for (const s of h.secrets) if (!secrets.includes(s)) secrets.push(s);
-        return h;
-      },
+      credentialHeaders: () => this.d.credentials.headers(tenantId, u),
       onUnauthorized: row.credential_type === 'oauth_client_credentials' ? () => this.d.credentials.forgetToken(tenantId, u) : undefined,
     };
   }
@@ -356,10 +450,4 @@ function checkGlobs(globs: string[] | undefined, field: string): string[] {
     if (typeof g !== 'string' || !/^[A-Za-z0-9_.*?-]{1,128}$/.test(g)) throw InputError.at(['tools', field, i], 'a pattern is 1-128 of A-Z a-z 0-9 _ . - and the wildcards * ?', 'string_pattern_mismatch');
   });
   return list;
-}
-
-function mask(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join(MASK);
-  return out;
 }

@@ -4,6 +4,8 @@
  * markers and diff in `details`) with the decision event `quarantined`, which the webhook service delivers
  * as `tool.quarantined` (docs/federation.md). The catalog row is written first: a quarantine the audit
  * service could not take still blocks the tool; the append is sent again under the same key a few times.
+ * An upstream that flaps between definitions is recorded once per tool and alert window
+ * (FEDERATION_QUARANTINE_ALERT_WINDOW_MS); the next record says how many were not (`suppressed_since_last`).
  */
 import { randomUUID } from 'node:crypto';
 import { type ActionRecord, type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
@@ -15,7 +17,7 @@ export interface AuditAppender {
   append(req: audit.AppendRequest): Promise<unknown>;
 }
 
-export function quarantineRecord(upstream: string, q: Quarantine, now = new Date()): ActionRecord {
+export function quarantineRecord(upstream: string, q: Quarantine, now = new Date(), suppressed = 0): ActionRecord {
   return controlPlaneRecord(
     { action_id: randomUUID(), agent_id: 'gateway-federation', agent_type: 'control_plane', agent_version: '1.0.0', tool: upstream, method: q.tool, session_id: null, requested_at: now.toISOString() },
     {
@@ -33,6 +35,8 @@ export function quarantineRecord(upstream: string, q: Quarantine, now = new Date
         candidate_sha256: q.candidate_sha256,
         markers: q.markers,
         diff: q.diff.slice(0, 50),
+        // quarantines of this tool not recorded since its last record (an upstream that flaps: one record per window)
+        ...(suppressed ? { suppressed_since_last: suppressed } : {}),
       },
     },
   );
@@ -40,8 +44,8 @@ export function quarantineRecord(upstream: string, q: Quarantine, now = new Date
 
 export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, attempts = 3): QuarantineRecorder {
   return {
-    async record(tenantId, upstream, q) {
-      const record = quarantineRecord(upstream, q);
+    async record(tenantId, upstream, q, suppressed = 0) {
+      const record = quarantineRecord(upstream, q, new Date(), suppressed);
       const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', appendKey: `quarantine:${record.action_id}` };
       for (let i = 1; ; i++) {
         try {

@@ -10,14 +10,23 @@
  * What a hostile upstream can do is bounded here: connect and call deadlines (an upstream that never
  * answers, or streams notifications forever, ends in a timeout), a byte cap on every response (an
  * oversized result fails that call, nothing more), malformed JSON-RPC fails the request that met it.
- * Failures are `UpstreamCallError`s with an outcome the executor maps to the agent's answer.
+ * Failures are `UpstreamCallError`s with an outcome the executor maps to the agent's answer. An upstream's
+ * error text is kept only where it is an MCP answer (a JSON-RPC error); the body of a failed HTTP request
+ * is never reflected (an internal page reached through an egress exception stays unread).
+ *
+ * Secrets are masked per call, whatever connection it uses: every request of a connection records the
+ * secrets its credential headers carried, and each call's result, error and tool list is masked with
+ * every secret its connection has sent, so the call's own request and every earlier one (a token
+ * refreshed mid-connection, the registration's first request) are covered (secret-masker.ts: the raw,
+ * JSON-, `\u`-, URL- and base64-encoded forms).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ErrorCode, McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@agw/shared';
 import { EgressRefusedError, EgressRequestError } from '@agw/egress';
+import { SecretMasker } from '../secrets/secret-masker';
 import { UpstreamAuthError } from './upstream-credentials';
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -32,7 +41,7 @@ export interface UpstreamEndpoint {
   transport: 'streamable_http' | 'sse';
   /** changes when the upstream is registered again: a connection of an older version is replaced */
   version: string;
-  /** the credential's headers for one request (and the secret forms to mask in answers) */
+  /** the credential's headers for one request, and the secrets they carry (masked in every answer) */
   credentialHeaders(): Promise<{ headers: Record<string, string>; secrets: string[] }>;
   /** the upstream answered 401: drop a cached token before the one retry */
   onUnauthorized?(): void;
@@ -59,6 +68,10 @@ export interface ConnectionOptions {
   /** largest tool result (its JSON) returned to the agent */
   maxResultBytes: number;
   maxTools: number;
+  /** largest tool definition (its JSON, every key, string and number counted) kept of an upstream */
+  maxToolBytes: number;
+  /** most bytes of tool definitions read in one tools/list (all pages) */
+  maxSyncBytes: number;
   idleMs: number;
   maxConnections: number;
   /** an upstream said notifications/tools/list_changed */
@@ -71,6 +84,27 @@ interface Open {
   lastUsed: number;
   /** in-flight calls, aborted when a response of this connection went over the byte cap */
   inflight: Set<AbortController>;
+  /** every secret a request of this connection carried (the newest MAX_SECRETS), and their masker */
+  secrets: Set<string>;
+  masker: SecretMasker;
+}
+
+const MAX_SECRETS = 16;
+
+/** A tool the upstream offered that was not kept: its definition is over the byte cap. */
+export interface RefusedTool {
+  name: string;
+  bytes: number;
+}
+
+/** One read of an upstream's tools, bounded by the tool count, the per-tool cap and the per-read budget. */
+export interface ToolListing {
+  tools: Tool[];
+  /** tools over maxToolBytes: neither stored nor scanned */
+  refused: RefusedTool[];
+  /** why the listing stopped before the upstream's last page, if it did */
+  truncated: string | null;
+  info: UpstreamInfo;
 }
 
 /** The server an upstream said it is. */
@@ -78,6 +112,33 @@ export interface UpstreamInfo {
   name: string;
   version: string;
   protocol_version: string;
+}
+
+/** The most characters of an error's own text kept in a reason. */
+const MAX_REASON = 300;
+
+/** The HTTP status of a failed request, as the SDK's transports report it (their message holds the body). */
+function httpStatusOf(err: unknown): number | undefined {
+  const code = (err as { code?: unknown })?.code;
+  if ((err instanceof StreamableHTTPError || err instanceof SseError) && typeof code === 'number' && code >= 400) return code;
+  const m = err instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(err.message) : null;
+  return m ? Number(m[1]) : undefined;
+}
+
+/** At most this many pages of one tools/list are read. */
+const MAX_PAGES = 1000;
+
+/** Adds the secrets a request carried to its connection's, keeping the newest MAX_SECRETS. */
+function remember(open: Open, secrets: string[]): void {
+  let added = false;
+  for (const s of secrets) {
+    if (open.secrets.has(s)) continue;
+    open.secrets.add(s);
+    added = true;
+  }
+  if (!added) return;
+  while (open.secrets.size > MAX_SECRETS) open.secrets.delete(open.secrets.values().next().value as string);
+  open.masker = new SecretMasker(open.secrets);
 }
 
 export class UpstreamConnections {
@@ -89,26 +150,53 @@ export class UpstreamConnections {
     this.sweeper.unref();
   }
 
-  /** Reads every tool (all pages, at most maxTools); `truncated` when the upstream offered more. */
-  async listTools(e: UpstreamEndpoint): Promise<{ tools: Tool[]; truncated: boolean; info: UpstreamInfo }> {
-    return this.use(e, async (client, signal) => {
+  /**
+   * Reads the upstream's tools, page by page: at most maxTools, a tool over maxToolBytes is refused (not
+   * kept), and the pages read stop at maxSyncBytes; `truncated` says which bound ended the read. The tools
+   * are masked (a definition may quote the request's headers).
+   */
+  async listTools(e: UpstreamEndpoint): Promise<ToolListing> {
+    return this.use(e, async (client, signal, open) => {
       const tools: Tool[] = [];
+      const refused: RefusedTool[] = [];
+      let bytes = 0;
+      let truncated: string | null = null;
       let cursor: string | undefined;
-      for (let page = 0; page < 1000; page++) {
+      pages: for (let page = 0; ; page++) {
+        if (page === MAX_PAGES) {
+          truncated = `the upstream's tools/list has more than ${MAX_PAGES} pages; the first ${MAX_PAGES} are read`;
+          break;
+        }
         const r = await client.listTools(cursor ? { cursor } : {}, { timeout: this.timeoutOf(e), signal });
-        tools.push(...r.tools);
-        if (tools.length > this.o.maxTools) return { tools: tools.slice(0, this.o.maxTools), truncated: true, info: this.infoOf(client) };
+        for (const tool of r.tools) {
+          const size = Buffer.byteLength(JSON.stringify(tool));
+          bytes += size;
+          if (bytes > this.o.maxSyncBytes) {
+            truncated = `the upstream's tool definitions are larger than FEDERATION_MAX_SYNC_BYTES (${this.o.maxSyncBytes} bytes in one read); the tools read before are kept`;
+            break pages;
+          }
+          if (size > this.o.maxToolBytes) {
+            refused.push({ name: typeof tool.name === 'string' ? tool.name.slice(0, 64) : '', bytes: size });
+            continue;
+          }
+          if (tools.length === this.o.maxTools) {
+            truncated = `the upstream offers more tools than FEDERATION_MAX_TOOLS; the first ${this.o.maxTools} are kept`;
+            break pages;
+          }
+          tools.push(tool);
+        }
         cursor = r.nextCursor;
         if (!cursor) break;
       }
-      return { tools, truncated: false, info: this.infoOf(client) };
+      return { tools: open.masker.value(tools), refused, truncated, info: this.infoOf(client) };
     });
   }
 
-  /** One tools/call; the result as the upstream sent it, its JSON at most maxResultBytes. */
+  /** One tools/call; the result as the upstream sent it, masked, its JSON at most maxResultBytes. */
   async callTool(e: UpstreamEndpoint, tool: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; json: string }> {
-    return this.use(e, async (client, signal) => {
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.timeoutOf(e), signal })) as CallToolResult;
+    return this.use(e, async (client, signal, open) => {
+      const sent = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.timeoutOf(e), signal })) as CallToolResult;
+      const result = open.masker.value(sent);
       const json = JSON.stringify(result);
       if (Buffer.byteLength(json) > this.o.maxResultBytes) throw new UpstreamCallError('too_large', `the upstream's result is larger than ${this.o.maxResultBytes} bytes`);
       return { result, json };
@@ -141,17 +229,21 @@ export class UpstreamConnections {
     return { name: v?.name ?? '', version: v?.version ?? '', protocol_version: t?.protocolVersion ?? '' };
   }
 
-  /** Runs `fn` on the upstream's client; a connection that failed under it is dropped and tried once more. */
-  private async use<T>(e: UpstreamEndpoint, fn: (c: Client, signal: AbortSignal) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` on the upstream's client; a connection that failed under it is dropped and tried once more.
+   * A failure's message is masked with the connection's secrets.
+   */
+  private async use<T>(e: UpstreamEndpoint, fn: (c: Client, signal: AbortSignal, open: Open) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const open = this.connection(e);
       const ctl = new AbortController();
       open.inflight.add(ctl);
       open.lastUsed = Date.now();
       try {
-        return await fn(await open.client, ctl.signal);
+        return await fn(await open.client, ctl.signal, open);
       } catch (err) {
-        const mapped = ctl.signal.reason instanceof UpstreamCallError ? ctl.signal.reason : this.mapError(err, e);
+        const raw = ctl.signal.reason instanceof UpstreamCallError ? ctl.signal.reason : this.mapError(err, e);
+        const mapped = new UpstreamCallError(raw.outcome, open.masker.text(raw.message));
         // a session the upstream forgot (restart) or a dropped stream: reconnect once; never after a call
         // that may have run (a timeout) or a refusal that would repeat
         if (attempt === 0 && mapped.outcome === 'unreachable' && this.open.get(`${e.tenantId}|${e.name}`) === open) {
@@ -172,7 +264,7 @@ export class UpstreamConnections {
     if (existing && existing.version === e.version) return existing;
     if (existing) this.drop(e.tenantId, e.name);
     if (this.open.size >= this.o.maxConnections) this.evictOldest();
-    const open: Open = { version: e.version, client: Promise.resolve(undefined as never), lastUsed: Date.now(), inflight: new Set() };
+    const open: Open = { version: e.version, client: Promise.resolve(undefined as never), lastUsed: Date.now(), inflight: new Set(), secrets: new Set(), masker: new SecretMasker([]) };
     open.client = this.connect(e, open);
     // a failed connect is not kept: the next call tries again
     open.client.catch(() => {
@@ -188,7 +280,7 @@ export class UpstreamConnections {
     const transport = e.transport === 'sse' ? new SSEClientTransport(url, { fetch }) : new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions: { maxReconnectionDelay: 30_000, initialReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 } });
     const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.o.onToolsChanged(e.tenantId, e.name));
-    client.onerror = (err) => this.o.logger.debug({ tenantId: e.tenantId, upstream: e.name, err: err.message }, 'upstream transport error');
+    client.onerror = (err) => this.o.logger.debug({ tenantId: e.tenantId, upstream: e.name, err: open.masker.text(err.message) }, 'upstream transport error');
     client.onclose = () => {
       const key = `${e.tenantId}|${e.name}`;
       if (this.open.get(key) === open) this.open.delete(key);
@@ -208,6 +300,7 @@ export class UpstreamConnections {
       const send = async () => {
         const headers = new Headers(init?.headers);
         const cred = await e.credentialHeaders();
+        remember(open, cred.secrets);
         for (const [k, v] of Object.entries(cred.headers)) headers.set(k, v);
         headers.set('user-agent', `${GATEWAY_CLIENT_INFO.name}/${GATEWAY_CLIENT_INFO.version}`);
         return this.o.fetch(url, { ...init, headers });
@@ -261,15 +354,18 @@ export class UpstreamConnections {
       // a JSON-RPC error the upstream answered with (unknown tool, invalid params, ...)
       return new UpstreamCallError('upstream_error', `upstream ${e.name} answered with an error: ${err.message}`.slice(0, 1000));
     }
-    const message = err instanceof Error ? err.message : String(err);
-    if (/\b401\b|unauthori[sz]ed/i.test(message)) return new UpstreamCallError('auth_failed', `upstream ${e.name} refused the credential (401)`);
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, MAX_REASON);
+    const status = httpStatusOf(err);
+    if (status === 401 || /\b401\b|unauthori[sz]ed/i.test(message)) return new UpstreamCallError('auth_failed', `upstream ${e.name} refused the credential (401)`);
+    // a failed HTTP request: its status, never its body (which may be any internal page the address reaches)
+    if (status !== undefined) return new UpstreamCallError('unreachable', `upstream ${e.name} answered HTTP ${status}`);
     if (err instanceof SyntaxError || /JSON|parse|Unexpected content type|invalid_union|Invalid input|jsonrpc/i.test(message)) {
-      return new UpstreamCallError('protocol_error', `upstream ${e.name} sent an answer that is not valid MCP: ${message}`.slice(0, 1000));
+      return new UpstreamCallError('protocol_error', `upstream ${e.name} sent an answer that is not valid MCP: ${message}`);
     }
-    if (/ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|fetch failed|socket|network|Error POSTing|Error sending|HTTP [45]\d\d|Non-200/i.test(message)) {
-      return new UpstreamCallError('unreachable', `upstream ${e.name} unreachable: ${message}`.slice(0, 1000));
+    if (/ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|fetch failed|socket|network|Error sending|Non-200/i.test(message)) {
+      return new UpstreamCallError('unreachable', `upstream ${e.name} unreachable: ${message}`);
     }
-    return new UpstreamCallError('protocol_error', `upstream ${e.name}: ${message}`.slice(0, 1000));
+    return new UpstreamCallError('protocol_error', `upstream ${e.name}: ${message}`);
   }
 
   private evictOldest(): void {

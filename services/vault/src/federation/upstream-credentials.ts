@@ -14,6 +14,7 @@
 import { InputError } from '@agw/shared';
 import { type Keyring, credentialsKeyId } from '../keys/keyring';
 import type { SealedData } from '../hsm/hsm-backend';
+import { SecretMasker } from '../secrets/secret-masker';
 
 export const UPSTREAM_CREDENTIAL_TYPES = ['bearer', 'header', 'oauth_client_credentials'] as const;
 export type UpstreamCredentialType = (typeof UPSTREAM_CREDENTIAL_TYPES)[number];
@@ -141,7 +142,9 @@ export class UpstreamCredentials {
       // reported below
     }
     if (!res.ok || typeof parsed.access_token !== 'string' || !parsed.access_token) {
-      throw new UpstreamAuthError(`token endpoint answered ${res.status}${typeof parsed.error === 'string' ? ` (${parsed.error})` : ''}`);
+      // the endpoint's error code only, clipped, and never an echo of the client's secret
+      const code = typeof parsed.error === 'string' ? new SecretMasker([clientSecret]).text(parsed.error.slice(0, 64)) : '';
+      throw new UpstreamAuthError(`token endpoint answered ${res.status}${code ? ` (${code})` : ''}`);
     }
     const lifetime = typeof parsed.expires_in === 'number' && parsed.expires_in > 0 ? parsed.expires_in : 300;
     // refreshed 30 s (or a tenth of a short lifetime) before it expires

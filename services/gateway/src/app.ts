@@ -58,6 +58,7 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   app.disable('x-powered-by');
   // no ETag (a SHA-1 of every JSON body): the API's answers are per call, never revalidated by clients
   app.set('etag', false);
+  // false, a hop count or the ingress's ranges (never true): req.ip is the address the trusted hops appended
   app.set('trust proxy', d.config.trustProxy);
   // overload protection first: a governed call over the in-flight limits is shed before any work (http/admission.ts)
   const admission = new Admission(

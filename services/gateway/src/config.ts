@@ -1,6 +1,59 @@
 /** Gateway settings (env validated once at start; defaults work on a developer machine). */
 import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { isIP } from 'node:net';
 import { z } from 'zod';
+
+/**
+ * TRUST_PROXY as Express's `trust proxy` takes it, never "trust all": `false` (the socket's address is the
+ * client's), a hop count (the client is the address that many appending proxies back from the socket, so
+ * whatever the client wrote itself into X-Forwarded-For stays to the left and is never read), or the
+ * proxies' addresses and ranges (the client is the right-most entry not inside them). `true` would make the
+ * left-most entry, which the client writes, its address; it is refused at start.
+ */
+export type TrustProxy = false | number | string[];
+
+const TRUST_ALL = ['true', 'yes', 'on', 'all', '*'];
+const OFF = ['false', 'no', 'off', '0'];
+
+/** Whether `s` is an IP address or a CIDR (`10.0.0.0/8`, `2001:db8::/32`). */
+function isAddressOrCidr(s: string): boolean {
+  const [addr, bits, extra] = s.split('/');
+  const family = isIP(addr);
+  if (!family || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+export const envTrustProxy = () =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx): TrustProxy => {
+      const s = (v ?? '').trim().toLowerCase();
+      if (!s || OFF.includes(s)) return false;
+      if (TRUST_ALL.includes(s)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${v}" would trust every hop, so a client's own X-Forwarded-For entry would become its address (and pass the per-IP limits and MCP_IP_ALLOWLIST); set the number of proxies in front of the gateway that append to X-Forwarded-For (1 behind one ingress) or their address ranges`,
+        });
+        return z.NEVER;
+      }
+      if (/^\d+$/.test(s)) {
+        const hops = Number(s);
+        if (hops > 10) {
+          ctx.addIssue({ code: 'custom', message: `a hop count is 1-10, got ${hops}` });
+          return z.NEVER;
+        }
+        return hops;
+      }
+      const ranges = s.split(',').map((r) => r.trim()).filter(Boolean);
+      const bad = ranges.filter((r) => !isAddressOrCidr(r));
+      if (bad.length) {
+        ctx.addIssue({ code: 'custom', message: `expected false, a hop count or comma-separated CIDRs of the ingress, got ${bad.map((b) => `"${b}"`).join(', ')}` });
+        return z.NEVER;
+      }
+      return ranges;
+    });
 
 export const gatewaySettings = {
   ...commonSettings,
@@ -44,7 +97,11 @@ export const gatewaySettings = {
   authRateLimitPerMinute: setting('AUTH_RATE_LIMIT_PER_MINUTE', envInt(30), 'signup/login attempts per client IP per minute'),
   publicRateLimitPerMinute: setting('PUBLIC_RATE_LIMIT_PER_MINUTE', envInt(60), 'requests to the public dashboard and transparency endpoints per client IP per minute'),
   publicCacheSeconds: setting('PUBLIC_CACHE_SECONDS', envInt(30), 'how long a public dashboard aggregate (counts, chain verification) is cached'),
-  trustProxy: setting('TRUST_PROXY', envBool(false), 'honour X-Forwarded-For (behind an ingress)'),
+  trustProxy: setting(
+    'TRUST_PROXY',
+    envTrustProxy(),
+    'which hops in front of the gateway may name the client in X-Forwarded-For: off (false), a hop count (1 behind one ingress that appends the address it saw) or the ingress\'s address ranges (comma-separated CIDRs); "true" (trust every hop) is refused, since the client\'s own left-most entry would become its address (docs/operations.md, "Client addresses behind an ingress")',
+  ),
   backupDir: setting('BACKUP_DIR', z.string().default('.run/backups'), 'where POST /api/backup/trigger writes backups (a volume of its own in production; relative to the working directory)'),
   backupTimeoutMs: setting('BACKUP_TIMEOUT_MS', envInt(600_000), 'longest one backup may take before pg_dump/psql are stopped'),
   mcpIpAllowlist: setting('MCP_IP_ALLOWLIST', z.string().default(''), 'comma-separated source IPs/CIDRs allowed to use /api/mcp/server (empty: any authenticated caller)'),

@@ -46,7 +46,8 @@ export const E2E_ENV: Record<string, string> = {
   DEFAULT_MAX_DAILY_SESSIONS: '6',
   MANAGED_RECONNECT_DELAY_MS: '200',
   // public dashboard: the per-IP limit is reachable; tests that exhaust it send their own X-Forwarded-For
-  // (honoured with TRUST_PROXY), so the loopback address of every other test keeps its budget
+  // as the one ingress in front would (TRUST_PROXY=1: the right-most entry), so the loopback address of
+  // every other test keeps its budget
   PUBLIC_RATE_LIMIT_PER_MINUTE: '40',
-  TRUST_PROXY: 'true',
+  TRUST_PROXY: '1',
 };

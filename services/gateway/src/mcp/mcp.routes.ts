@@ -60,6 +60,18 @@ export function parseAllowlist(spec: string): BlockList | undefined {
   return list;
 }
 
+/**
+ * MCP_IP_ALLOWLIST as a check of one request: its source is `req.ip`, the address `trust proxy`
+ * (TRUST_PROXY) makes of the socket and X-Forwarded-For, never an entry the client wrote itself.
+ */
+export function mcpSourceCheck(spec: string): (req: Request) => void {
+  const allow = parseAllowlist(spec);
+  return (req) => {
+    const ip = (req.ip ?? '').replace(/^::ffff:/, '');
+    if (allow && !allow.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) throw new ForbiddenError('This source address may not use the MCP server (MCP_IP_ALLOWLIST)');
+  };
+}
+
 /** tools/list: federated tools with the upstream's definition, then credential tools with the generic input. */
 function listedTools(tools: McpTools, session?: SessionScope): Tool[] {
   const federated: Tool[] = [...tools.federated.values()].map((t) => ({
@@ -88,11 +100,7 @@ export function mcpPublicRoutes(): Router {
 
 export function mcpRoutes(d: GatewayDeps): Router {
   const r = Router();
-  const allow = parseAllowlist(d.config.mcpIpAllowlist);
-  const checkSource = (req: Request) => {
-    const ip = (req.ip ?? '').replace(/^::ffff:/, '');
-    if (allow && !allow.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) throw new ForbiddenError('This source address may not use the MCP server (MCP_IP_ALLOWLIST)');
-  };
+  const checkSource = mcpSourceCheck(d.config.mcpIpAllowlist);
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
     // each step's ms: a brokered upstream's execution is the tool's time, not the gateway's (http/admission.ts)

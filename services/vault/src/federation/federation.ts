@@ -215,8 +215,9 @@ export class Federation {
       throw new ConflictError(`The candidate definition of ${upstream}/${tool} is ${row.candidate_sha256}, not ${sha}: it changed since it was reviewed; review it again`);
     }
     await this.d.repo.writeTools(tenantId, upstream, [write]);
-    // a change after a human's approval is news: it is recorded even inside the last alert's window
-    this.alerted.delete(`${tenantId}|${upstream}|${tool}`);
+    // a change after a human's approval is news: it is recorded even inside the last alert's window (with the count of those not recorded)
+    const alerted = this.alerted.get(`${tenantId}|${upstream}|${tool}`);
+    if (alerted) alerted.at = Number.NEGATIVE_INFINITY;
     this.changed(tenantId);
     return (await this.d.repo.tool(tenantId, upstream, tool)) as ToolRow;
   }

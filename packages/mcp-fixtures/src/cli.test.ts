@@ -13,6 +13,7 @@ describe('cliOptions', () => {
     expect(() => cliOptions(['--port', 'x'])).toThrow(/invalid port/);
     expect(() => cliOptions(['--port', '70000'])).toThrow(/invalid port/);
     expect(() => cliOptions(['--bogus'])).toThrow();
+    expect(cliOptions(['--hostile', '--port', '0'])).toEqual({ port: 0, host: '127.0.0.1', hostile: true });
   });
 });
 
@@ -27,6 +28,20 @@ describe('agw-mcp-fixtures (built)', () => {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(await (await fetch(`${url}/control/calls`)).json()).toEqual([]);
       expect((await fetch(`${url}/secured/mcp`, { method: 'POST', body: '{}' })).status).toBe(401);
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  (existsSync(BIN) ? it : it.skip)('--hostile runs a hostile upstream driven over /control/*', async () => {
+    const child = spawn(process.execPath, [BIN, '--port', '0', '--hostile'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+      const url = /listening on (http:\/\/\S+)/.exec(line.toString())?.[1];
+      expect(await (await fetch(`${url}/control/state`)).json()).toMatchObject({ label: 'hostile', stats: { listings: 0 } });
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       expect(code).toBe(0);

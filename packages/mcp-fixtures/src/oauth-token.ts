@@ -17,6 +17,11 @@ export class TokenIssuer {
     return this.tokens.has(token);
   }
 
+  /** every access token issued and not revoked, oldest first */
+  issued(): string[] {
+    return [...this.tokens];
+  }
+
   revokeAll(): void {
     this.tokens.clear();
   }

@@ -194,12 +194,12 @@ describe('changes, flapping and list_changed', () => {
 
 describe('credentials', () => {
   test('bearer, header or OAuth token required when asked; the token endpoint can quote the client credentials in its error', async () => {
-    const u = await upstream({ auth: { bearer: 'b-token', header: { name: 'X-Api-Key', value: 'h-key' }, oauth: true } });
+    const u = await upstream({ auth: { bearer: 'b-token', header: { name: 'X-Api-Key', value: 'h-key' }, oauth: true }, oauthClient: { id: 'c', secret: SECRET } });
     await expect(connect(u)).rejects.toThrow();
     expect(u.stats().unauthorized).toBeGreaterThan(0);
     await connect(u, { authorization: 'Bearer b-token' });
     await connect(u, { 'x-api-key': 'h-key' });
-    const basic = `Basic ${Buffer.from('fixture-client:fixture-secret').toString('base64')}`;
+    const basic = `Basic ${Buffer.from(`c:${encodeURIComponent(SECRET)}`).toString('base64')}`;
     const token = (await (await fetch(u.tokenUrl, { method: 'POST', headers: { authorization: basic }, body: new URLSearchParams({ grant_type: 'client_credentials' }) })).json()) as { access_token: string };
     expect(u.tokens()).toEqual([token.access_token]);
     const c = await connect(u, { authorization: `Bearer ${token.access_token}` });

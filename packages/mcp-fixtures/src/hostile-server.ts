@@ -45,6 +45,8 @@ export interface HostileOptions {
   label?: string;
   /** when set, an MCP request must carry one of these (else 401 with a Bearer challenge) */
   auth?: { bearer?: string; header?: { name: string; value: string }; oauth?: boolean };
+  /** the client /oauth/token accepts (default FIXTURE_CLIENT: `fixture-client` / `fixture-secret`) */
+  oauthClient?: { id: string; secret: string };
   config?: Partial<HostileConfig>;
 }
 
@@ -78,7 +80,7 @@ export interface HostileUpstream {
   url: string;
   /** the MCP endpoint: `<url>/mcp` */
   mcpUrl: string;
-  /** the OAuth client-credentials endpoint (client `fixture-client` / `fixture-secret`): `<url>/oauth/token` */
+  /** the OAuth client-credentials endpoint (HostileOptions.oauthClient): `<url>/oauth/token` */
   tokenUrl: string;
   label: string;
   /** the configuration in force */
@@ -118,7 +120,7 @@ interface Session {
 export async function startHostileUpstream(o: HostileOptions = {}): Promise<HostileUpstream> {
   const label = o.label ?? 'hostile';
   let config: HostileConfig = { ...DEFAULT_HOSTILE_CONFIG, ...o.config, fail: { ...(o.config?.fail ?? {}) } };
-  const tokens = new TokenIssuer();
+  const tokens = new TokenIssuer(o.oauthClient);
   const sessions = new Map<string, Session>();
   const received: ReceivedRequest[] = [];
   const zero = (): HostileStats => ({ requests: 0, methods: {}, listings: 0, pages: 0, listChangedSent: 0, unauthorized: 0, tokenRequests: 0 });

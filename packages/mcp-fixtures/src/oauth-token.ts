@@ -1,7 +1,7 @@
 /**
  * A client-credentials token endpoint (RFC 6749 §4.4) for the secured fixture: client_secret_basic or
- * client_secret_post with the fixed client `fixture-client` / `fixture-secret`; tokens are random and
- * valid until revoked.
+ * client_secret_post with the fixed client `fixture-client` / `fixture-secret` (or the one client given);
+ * tokens are random and valid until revoked.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,6 +12,9 @@ export class TokenIssuer {
   private readonly tokens = new Set<string>();
   /** every token request received (to see that a client asked again after a revocation) */
   requests = 0;
+
+  /** `client`: the one client accepted (default FIXTURE_CLIENT) */
+  constructor(private readonly client: { id: string; secret: string } = FIXTURE_CLIENT) {}
 
   valid(token: string): boolean {
     return this.tokens.has(token);
@@ -42,7 +45,7 @@ export class TokenIssuer {
       void res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(v));
     if (form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
     // RFC 6749 §5.2: a client that authenticated with HTTP Basic is challenged again
-    if (id !== FIXTURE_CLIENT.id || secret !== FIXTURE_CLIENT.secret) return json(401, { error: 'invalid_client' }, basic ? { 'www-authenticate': 'Basic realm="agw-fixture"' } : {});
+    if (id !== this.client.id || secret !== this.client.secret) return json(401, { error: 'invalid_client' }, basic ? { 'www-authenticate': 'Basic realm="agw-fixture"' } : {});
     const token = randomBytes(24).toString('base64url');
     this.tokens.add(token);
     json(200, { access_token: token, token_type: 'Bearer', expires_in: 3600, scope: form.get('scope') ?? '' });

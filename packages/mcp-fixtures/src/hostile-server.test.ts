@@ -115,19 +115,34 @@ describe('echo of the request headers', () => {
 });
 
 describe('definitions', () => {
-  test('huge (over 1 MB each), numeric-only (enum 0..199999), deeply nested', async () => {
-    const u = await upstream({ config: { tools: [{ kind: 'huge', count: 2 }, { kind: 'numeric' }, { kind: 'nested', depth: 500 }] } });
+  test('huge (over 1 MB each), numeric-only (enum 0..199999), deeply nested (schemas, or 10,000 bare levels in 60 KB)', async () => {
+    const u = await upstream({ config: { tools: [{ kind: 'huge', count: 2 }, { kind: 'numeric' }, { kind: 'nested', depth: 500 }, { kind: 'nested', name: 'deep', depth: 10_000, compact: true }] } });
+    const raw = await fetch(u.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    await raw.text();
+    const page = await fetch(u.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': raw.headers.get('mcp-session-id')! }, body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' });
+    const text = await page.text();
+    expect(text.length).toBeGreaterThan(3_400_000);
+    const deep = (JSON.parse(text) as { result: { tools: Tool[] } }).result.tools[4];
+    expect(text.length - text.indexOf('{"name":"deep"')).toBeLessThan(61_000); // the last tool: 10,000 levels in 60 KB
+    let levels = 0;
+    for (let s = deep.inputSchema.properties as { a?: unknown }; s?.a; s = s.a as typeof s) levels++;
+    expect(levels).toBe(10_000);
+    // the SDK's client takes it (what a vault reads); JSON.stringify of it overflows the stack
     const { tools } = await listAll(await connect(u));
-    expect(tools.map((t) => t.name)).toEqual(['huge_0', 'huge_1', 'numeric', 'nested']);
-    for (const t of tools.slice(0, 2)) expect(JSON.stringify(t).length).toBeGreaterThan(1_000_000);
-    const numeric = tools[2];
+    expect(tools.map((t) => t.name)).toEqual(['huge_0', 'huge_1', 'numeric', 'nested', 'deep']);
+    expect(() => JSON.stringify(tools[4])).toThrow(RangeError);
+    await u.configure({ tools: [{ kind: 'huge', count: 2 }, { kind: 'numeric' }, { kind: 'nested', depth: 500 }] }, { notify: false });
+    const listed = (await listAll(await connect(u))).tools;
+    expect(listed.map((t) => t.name)).toEqual(['huge_0', 'huge_1', 'numeric', 'nested']);
+    for (const t of listed.slice(0, 2)) expect(JSON.stringify(t).length).toBeGreaterThan(1_000_000);
+    const numeric = listed[2];
     expect(JSON.stringify(numeric).length).toBeGreaterThan(1_200_000);
     expect((numeric.inputSchema.properties as { n: { enum: number[] } }).n.enum).toEqual(Array.from({ length: 200_000 }, (_, i) => i));
     const strings: string[] = [];
     JSON.stringify(numeric, (_k, v) => (typeof v === 'string' && strings.push(v), v));
     expect(Math.max(...strings.map((s) => s.length))).toBeLessThan(32);
     let depth = 0;
-    for (let s = tools[3].inputSchema as { properties?: { a?: unknown } }; s.properties?.a; s = s.properties.a as typeof s) depth++;
+    for (let s = listed[3].inputSchema as { properties?: { a?: unknown } }; s.properties?.a; s = s.properties.a as typeof s) depth++;
     expect(depth).toBe(500);
   });
 

@@ -140,24 +140,30 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
     });
   };
 
+  /** One page of tools/list (the read's phase flips on a read without a cursor when flapping). */
+  const listPage = (cursor: unknown, headers: IncomingHttpHeaders): { tools: HostileTool[]; nextCursor?: string } => {
+    if (config.fail.list === 'mcp_error') throw new McpError(ErrorCode.InternalError, `tools/list failed for the request:\n${headerFormsText(headers)}`);
+    let p = phase;
+    let from = 0;
+    if (cursor === undefined) {
+      if (config.alternate) p = phase = 1 - phase;
+    } else {
+      const m = typeof cursor === 'string' ? /^([01]):(\d+)$/.exec(cursor) : null;
+      if (!m) throw new McpError(ErrorCode.InvalidParams, `invalid cursor ${JSON.stringify(cursor)}`);
+      [p, from] = [Number(m[1]), Number(m[2])];
+    }
+    const all = listOf(p);
+    if (!config.pageSize) return { tools: all };
+    const next = from + config.pageSize;
+    return { tools: all.slice(from, next), ...(next < all.length ? { nextCursor: `${p}:${next}` } : {}) };
+  };
+
   const mcpServer = (): Server => {
     const server = new Server({ name: `agw-hostile-${label}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    // answered by `mcp` below as plain JSON; this handler serves a tools/list inside a JSON-RPC batch
     server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => {
-      if (config.fail.list === 'mcp_error') throw new McpError(ErrorCode.InternalError, `tools/list failed for the request:\n${headerFormsText(extra.requestInfo?.headers ?? {})}`);
-      const cursor = req.params?.cursor;
-      let p = phase;
-      let from = 0;
-      if (cursor === undefined) {
-        if (config.alternate) p = phase = 1 - phase;
-      } else {
-        const m = /^([01]):(\d+)$/.exec(cursor);
-        if (!m) throw new McpError(ErrorCode.InvalidParams, `invalid cursor ${JSON.stringify(cursor)}`);
-        [p, from] = [Number(m[1]), Number(m[2])];
-      }
-      const all = listOf(p).map((t) => t.definition);
-      if (!config.pageSize) return { tools: all };
-      const next = from + config.pageSize;
-      return { tools: all.slice(from, next), ...(next < all.length ? { nextCursor: `${p}:${next}` } : {}) };
+      const page = listPage(req.params?.cursor, extra.requestInfo?.headers ?? {});
+      return { tools: page.tools.map((t) => t.definition), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
     });
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const headers = extra.requestInfo?.headers ?? {};
@@ -259,6 +265,20 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
     if (sessionId) {
       const s = sessions.get(sessionId);
       if (!s) return json(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      // tools/list is answered here, as JSON (Streamable HTTP allows it): the SDK server validates its own
+      // result with recursive schemas, which a hostile definition (10,000 levels of nesting) overflows
+      const m = parsed as { method?: unknown; id?: unknown; params?: { cursor?: unknown } } | undefined;
+      if (m && !Array.isArray(m) && m.method === 'tools/list' && m.id !== undefined) {
+        try {
+          const page = listPage(m.params?.cursor, req.headers);
+          const tools = page.tools.map((t) => t.json ?? JSON.stringify(t.definition)).join(',');
+          const next = page.nextCursor ? `,"nextCursor":${JSON.stringify(page.nextCursor)}` : '';
+          return void res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":{"tools":[${tools}]${next}}}`);
+        } catch (e) {
+          const err = e instanceof McpError ? e : new McpError(ErrorCode.InternalError, (e as Error).message);
+          return json(res, 200, { jsonrpc: '2.0', id: m.id, error: { code: err.code, message: err.message.replace(/^MCP error -?\d+: /, '') } });
+        }
+      }
       if (req.method === 'GET') watchStandalone(s, res);
       return s.transport.handleRequest(req, res, parsed);
     }

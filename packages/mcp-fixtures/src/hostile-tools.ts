@@ -17,7 +17,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
  *   slowest pattern);
  * - `numeric`: one tool whose input schema is `enum: [0, 1, ..., size-1]` (default 200,000: about 1.3 MB
  *   of numbers and no long string);
- * - `nested`: one tool whose input schema nests `depth` objects (default 1000);
+ * - `nested`: one tool whose input schema nests `depth` object schemas (default 1000); `compact`: nests
+ *   bare `{"a": ...}` objects instead, 6 bytes a level (10,000 levels in 60 KB);
  * - `many`: `count` clean tools (default 5000) named `<prefix><i>` (default prefix `t_`);
  * - `homoglyph`: the review's weather tool with a Cyrillic-homoglyph instruction to read ~/.ssh/id_rsa;
  * - `variation_selector`: a translate tool whose description smuggles an instruction in variation selectors;
@@ -28,7 +29,7 @@ export type ToolSpec =
   | { kind: 'plain'; name: string; description?: string }
   | { kind: 'huge'; name?: string; count?: number; bytes?: number; filler?: string }
   | { kind: 'numeric'; name?: string; size?: number }
-  | { kind: 'nested'; name?: string; depth?: number }
+  | { kind: 'nested'; name?: string; depth?: number; compact?: boolean }
   | { kind: 'many'; count?: number; prefix?: string }
   | { kind: 'homoglyph'; name?: string }
   | { kind: 'variation_selector'; name?: string }
@@ -76,6 +77,11 @@ export interface HostileTool {
   definition: Tool;
   /** `echo`: answers with the request's headers; `plain`: `<label>:<name>:<arguments>` */
   answer: 'echo' | 'plain';
+  /**
+   * The definition's JSON as listed, when it is not `definition` serialized: nesting deeper than
+   * JSON.stringify can write (`definition` then holds the same tool cut at 100 levels)
+   */
+  json?: string;
 }
 
 /** The definitions of a tool list (memoized per spec object by the server: a huge one is built once). */
@@ -109,9 +115,19 @@ export function expandSpec(spec: ToolSpec): HostileTool[] {
       return [{ answer: 'plain', definition: { name: spec.name ?? 'numeric', description: 'Pick a number.', inputSchema: objectSchema({ n: { type: 'integer', enum: Array.from({ length: size }, (_, i) => i) } }) } }];
     }
     case 'nested': {
+      const depth = spec.depth ?? 1000;
+      const name = spec.name ?? 'nested';
+      const description = 'A deeply nested input.';
+      if (spec.compact) {
+        // written as text: V8's JSON.stringify overflows its stack long before 10,000 levels (JSON.parse does not)
+        let cut: Record<string, unknown> = {};
+        for (let i = 1; i < Math.min(depth, 100); i++) cut = { a: cut };
+        const json = `{"name":${JSON.stringify(name)},"description":"${description}","inputSchema":{"type":"object","properties":{"a":${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}}}}`;
+        return [{ answer: 'plain', json, definition: { name, description, inputSchema: objectSchema({ a: cut }) } }];
+      }
       let schema: Record<string, unknown> = { type: 'string' };
-      for (let i = 0; i < (spec.depth ?? 1000); i++) schema = objectSchema({ a: schema });
-      return [{ answer: 'plain', definition: { name: spec.name ?? 'nested', description: 'A deeply nested input.', inputSchema: schema as Tool['inputSchema'] } }];
+      for (let i = 0; i < depth; i++) schema = objectSchema({ a: schema });
+      return [{ answer: 'plain', definition: { name, description, inputSchema: schema as Tool['inputSchema'] } }];
     }
     case 'many':
       return Array.from({ length: spec.count ?? 5000 }, (_, i) => ({

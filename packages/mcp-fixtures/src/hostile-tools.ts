@@ -118,16 +118,12 @@ export function expandSpec(spec: ToolSpec): HostileTool[] {
       const depth = spec.depth ?? 1000;
       const name = spec.name ?? 'nested';
       const description = 'A deeply nested input.';
-      if (spec.compact) {
-        // written as text: V8's JSON.stringify overflows its stack long before 10,000 levels (JSON.parse does not)
-        let cut: Record<string, unknown> = {};
-        for (let i = 1; i < Math.min(depth, 100); i++) cut = { a: cut };
-        const json = `{"name":${JSON.stringify(name)},"description":"${description}","inputSchema":{"type":"object","properties":{"a":${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}}}}`;
-        return [{ answer: 'plain', json, definition: { name, description, inputSchema: objectSchema({ a: cut }) } }];
-      }
-      let schema: Record<string, unknown> = { type: 'string' };
-      for (let i = 0; i < depth; i++) schema = objectSchema({ a: schema });
-      return [{ answer: 'plain', definition: { name, description, inputSchema: schema as Tool['inputSchema'] } }];
+      // written as text: V8's JSON.stringify overflows its stack at a few thousand levels (JSON.parse does not)
+      const [open, leaf, close] = spec.compact ? ['{"a":', '{}', '}'] : ['{"type":"object","properties":{"a":', '{"type":"string"}', '}}'];
+      const inner = `${open.repeat(depth - 1)}${leaf}${close.repeat(depth - 1)}`;
+      const json = `{"name":${JSON.stringify(name)},"description":"${description}","inputSchema":{"type":"object","properties":{"a":${inner}}}}`;
+      const cut = JSON.parse(`${open.repeat(Math.min(depth, 100) - 1)}${leaf}${close.repeat(Math.min(depth, 100) - 1)}`) as object;
+      return [{ answer: 'plain', json, definition: { name, description, inputSchema: objectSchema({ a: cut }) } }];
     }
     case 'many':
       return Array.from({ length: spec.count ?? 5000 }, (_, i) => ({

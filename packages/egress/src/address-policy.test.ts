@@ -23,12 +23,38 @@ describe('address policy', () => {
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:a9fe:a9fe', 'link-local'],
     ['0:0:0:0:0:ffff:a00:1', 'private'],
+    // IPv6 forms that carry an IPv4 target to a translator or a tunnel, and legacy ranges
+    ['::7f00:1', 'IPv4-compatible'],
+    ['::127.0.0.1', 'IPv4-compatible'],
+    ['::a9fe:a9fe', 'IPv4-compatible'],
+    ['::ffff:0:7f00:1', 'IPv4-translated'],
+    ['::ffff:0:a9fe:a9fe', 'IPv4-translated'],
+    ['64:ff9b::7f00:1', 'NAT64'],
+    ['64:ff9b:1::a9fe:a9fe', 'local-use NAT64'],
+    ['2002:7f00:1::1', '6to4'],
+    ['2002:a9fe:a9fe::1', '6to4'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    ['2001::1', 'Teredo'],
+    ['fec0::1', 'site-local'],
+    ['feff::1', 'site-local'],
+    // the rest of the IANA IPv6 special-purpose registry that is not globally reachable
+    ['100:0:0:1::1', 'dummy prefix'],
+    ['2001:2::1', 'benchmarking'],
+    ['2001:1::1', 'IETF protocol assignments'],
+    ['2001:1ff::1', 'IETF protocol assignments'],
+    ['3fff::1', 'documentation'],
+    ['3fff:fff::1', 'documentation'],
+    ['5f00::1', 'segment routing'],
+    ['200::1', 'outside global unicast'],
+    ['4000::1', 'outside global unicast'],
+    ['e000::1', 'outside global unicast'],
+    ['192.88.99.1', '6to4 relay anycast'],
   ])('refuses %s (%s)', (ip, reason) => {
     expect(nonPublicReason(ip)).toContain(reason);
     expect(new AddressPolicy().refusalOf(ip)).toContain(reason);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700::1111'])('allows the public address %s', (ip) => {
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '2001:200::1', '2003::1', '2a00:1450:4001::200e', '3ffe:ffff::1', '2001:4860:4860::8888'])('allows the public address %s', (ip) => {
     expect(new AddressPolicy().refusalOf(ip)).toBeNull();
   });
 
@@ -39,6 +65,13 @@ describe('address policy', () => {
     expect(p.refusalOf('10.0.0.1')).toContain('private');
     expect(new AddressPolicy({ allowAll: true }).refusalOf('10.0.0.1')).toBeNull();
     expect(() => new AddressPolicy({ allowCidrs: ['nonsense/8'] })).toThrow(/invalid CIDR/);
+  });
+
+  it('an allowed IPv4 range does not open its IPv6 transition spellings', () => {
+    const p = new AddressPolicy({ allowCidrs: ['127.0.0.0/8'] });
+    expect(p.refusalOf('127.0.0.1')).toBeNull();
+    expect(p.refusalOf('::ffff:127.0.0.1')).toBeNull(); // mapped: the same address
+    for (const ip of ['::7f00:1', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '64:ff9b:1::7f00:1', '2002:7f00:1::1']) expect(p.refusalOf(ip)).toMatch(/reserved/);
   });
 
   it('refuses a name when any address of its answer is internal; numeric IPv4 spellings are their address', async () => {

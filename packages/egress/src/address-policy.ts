@@ -2,15 +2,23 @@
  * Which addresses the fleet may connect to on a tenant's behalf (webhook receivers, tool upstreams):
  * public ones only, unless an operator allowed a range. Refused: unspecified, private (RFC 1918, CGNAT,
  * IPv6 unique-local), loopback, link-local (which holds the cloud metadata address 169.254.169.254),
- * reserved, documentation, benchmarking, NAT64, discard and multicast ranges; an IPv4-mapped IPv6 address
- * (`::ffff:10.0.0.1`) counts as its IPv4 address. A name is resolved once, every address of the answer
+ * reserved, documentation, benchmarking, discard and multicast ranges, every range of the IANA IPv4 and
+ * IPv6 special-purpose registries that is not globally reachable, and the IPv6 forms that carry an IPv4
+ * target to a translator or tunnel (IPv4-compatible, IPv4-translated, NAT64 well-known and local-use,
+ * 6to4, Teredo) together with deprecated site-local; IPv6 outside the global unicast space 2000::/3 is
+ * refused as a whole. An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) counts as its IPv4 address. A name is resolved once, every address of the answer
  * must pass, and the caller connects to the checked address (`pinnedLookup`), so DNS cannot change the
  * answer between the check and the connect (rebinding).
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
-/** Ranges refused by default, each with the reason given to the user. */
+/**
+ * Ranges refused by default, each with the reason given to the user; the first match names the reason,
+ * so a specific range comes before the wider one that holds it. Sources: the IANA IPv4 and IPv6
+ * Special-Purpose Address Registries (RFC 6890 and later), RFC 4291 (IPv4-compatible, 2000::/3),
+ * RFC 2765 (IPv4-translated), RFC 3879 (site-local), RFC 7526 (6to4 relay anycast).
+ */
 const REFUSED: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['0.0.0.0', 8, 'ipv4', 'unspecified'],
   ['10.0.0.0', 8, 'ipv4', 'private'],
@@ -20,6 +28,7 @@ const REFUSED: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['172.16.0.0', 12, 'ipv4', 'private'],
   ['192.0.0.0', 24, 'ipv4', 'reserved'],
   ['192.0.2.0', 24, 'ipv4', 'reserved (documentation)'],
+  ['192.88.99.0', 24, 'ipv4', 'reserved (6to4 relay anycast)'],
   ['192.168.0.0', 16, 'ipv4', 'private'],
   ['198.18.0.0', 15, 'ipv4', 'reserved (benchmarking)'],
   ['198.51.100.0', 24, 'ipv4', 'reserved (documentation)'],
@@ -28,12 +37,27 @@ const REFUSED: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['240.0.0.0', 4, 'ipv4', 'reserved'],
   ['::', 128, 'ipv6', 'unspecified'],
   ['::1', 128, 'ipv6', 'loopback'],
+  ['::', 96, 'ipv6', 'reserved (IPv4-compatible)'],
+  ['::ffff:0:0:0', 96, 'ipv6', 'reserved (IPv4-translated)'],
   ['64:ff9b::', 96, 'ipv6', 'reserved (NAT64)'],
+  ['64:ff9b:1::', 48, 'ipv6', 'reserved (local-use NAT64)'],
   ['100::', 64, 'ipv6', 'reserved (discard)'],
+  ['100:0:0:1::', 64, 'ipv6', 'reserved (dummy prefix)'],
+  ['2001::', 32, 'ipv6', 'reserved (Teredo)'],
+  ['2001:2::', 48, 'ipv6', 'reserved (benchmarking)'],
+  ['2001::', 23, 'ipv6', 'reserved (IETF protocol assignments)'],
   ['2001:db8::', 32, 'ipv6', 'reserved (documentation)'],
+  ['2002::', 16, 'ipv6', 'reserved (6to4)'],
+  ['3fff::', 20, 'ipv6', 'reserved (documentation)'],
+  ['5f00::', 16, 'ipv6', 'reserved (segment routing)'],
   ['fc00::', 7, 'ipv6', 'private (unique local)'],
   ['fe80::', 10, 'ipv6', 'link-local'],
+  ['fec0::', 10, 'ipv6', 'reserved (site-local)'],
   ['ff00::', 8, 'ipv6', 'multicast'],
+  // what is left outside the global unicast space (RFC 4291): unassigned, never a server's address
+  ['::', 3, 'ipv6', 'reserved (outside global unicast 2000::/3)'],
+  ['4000::', 2, 'ipv6', 'reserved (outside global unicast 2000::/3)'],
+  ['8000::', 1, 'ipv6', 'reserved (outside global unicast 2000::/3)'],
 ];
 
 const REFUSED_LISTS = REFUSED.map(([net, bits, type, reason]) => {

@@ -12,6 +12,7 @@
  * ```
  */
 export * from './address-policy';
+export * from './tenant-exceptions';
 export * from './pinned-request';
 export * from './pinned-fetch';
 export * from './ca-file';

@@ -1,5 +1,6 @@
 /** Vault service settings (env validated once at start; defaults work on a developer machine). */
 import path from 'node:path';
+import { parseTenantCidrs } from '@agw/egress';
 import { ConfigError, commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
@@ -32,7 +33,7 @@ export const vaultSettings = {
       .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
       .optional()
       .transform((v) => (v === undefined ? undefined : ['true', '1', 'yes', 'on'].includes(v))),
-    'allow brokered calls to loopback/private addresses and plain http:// (default: true in the local profile, false in production)',
+    'local profile only: every tenant\'s brokered calls may reach loopback/private addresses (default: true in the local profile; true is refused in production, where ranges are granted per tenant with UPSTREAM_ALLOW_CIDRS_BY_TENANT)',
   ),
   upstreamTimeoutMs: setting('VAULT_UPSTREAM_TIMEOUT_MS', envInt(10_000), 'timeout of one brokered upstream call (connect + response)'),
   upstreamMaxBytes: setting('VAULT_UPSTREAM_MAX_BYTES', envInt(1_048_576), 'largest upstream response body returned to the agent'),
@@ -41,7 +42,23 @@ export const vaultSettings = {
   upstreamAllowCidrs: setting(
     'UPSTREAM_ALLOW_CIDRS',
     z.string().optional(),
-    'federated MCP upstreams: address ranges allowed besides public addresses, comma-separated CIDRs (default: loopback in the local profile, none in production)',
+    'local profile only: address ranges every tenant\'s federated MCP upstreams may reach besides public addresses, comma-separated CIDRs (default: loopback; refused in production, where ranges are granted per tenant with UPSTREAM_ALLOW_CIDRS_BY_TENANT)',
+  ),
+  upstreamAllowCidrsByTenant: setting(
+    'UPSTREAM_ALLOW_CIDRS_BY_TENANT',
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        if (!v) return undefined;
+        try {
+          return parseTenantCidrs(v);
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: (e as Error).message });
+          return z.NEVER;
+        }
+      }),
+    'egress exceptions an operator grants per tenant: address ranges besides public ones that this tenant\'s federated upstreams, their token endpoints and its brokered credentials\' upstream_url may reach, as TENANT_ID=CIDR[,CIDR...] entries separated by ";" (docs/federation.md, "Egress"); another tenant never reaches them',
   ),
   upstreamRequireHttps: setting('UPSTREAM_REQUIRE_HTTPS', z.enum(['true', 'false']).optional(), 'federated MCP upstreams must use https (default: true outside the local profile)'),
   federationCallTimeoutMs: setting('FEDERATION_CALL_TIMEOUT_MS', envInt(30_000), 'timeout of one call to an upstream MCP server (an upstream may set its own timeout_ms)'),
@@ -74,6 +91,13 @@ export function loadVaultConfig(env?: Record<string, string | undefined>) {
     throw new ConfigError(['VAULT_ADDR and VAULT_TOKEN: required by VAULT_HSM_BACKEND=transit']);
   }
   const local = c.profile === 'local';
+  // the fleet-wide forms open a range to every tenant: only the local profile keeps them
+  if (!local && c.upstreamAllowCidrs?.trim()) {
+    throw new ConfigError(['UPSTREAM_ALLOW_CIDRS: opens a range to every tenant and is refused in the production profile; grant it to the tenants that need it with UPSTREAM_ALLOW_CIDRS_BY_TENANT']);
+  }
+  if (!local && c.allowPrivateUpstreams) {
+    throw new ConfigError(['VAULT_ALLOW_PRIVATE_UPSTREAMS: opens every address to every tenant\'s brokered calls and is refused in the production profile; grant ranges per tenant with UPSTREAM_ALLOW_CIDRS_BY_TENANT']);
+  }
   const upstreamAllowCidrs = (c.upstreamAllowCidrs ?? (local ? '127.0.0.0/8,::1/128' : ''))
     .split(',')
     .map((s) => s.trim())

@@ -36,7 +36,7 @@ runService({
     const keyring = new Keyring(hsm, new KeyRepository(db));
     const subjects = new DataSubjects(keyring, new SubjectRepository(db));
     const pii = new PiiProtector(keyring, subjects);
-    const guard = new TargetGuard({ allowPrivate: config.allowPrivateUpstreams, requireHttps: config.profile !== 'local' });
+    const guard = new TargetGuard({ allowPrivate: config.allowPrivateUpstreams, requireHttps: config.profile !== 'local', allowCidrsByTenant: config.upstreamAllowCidrsByTenant });
     const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
     const accessLog = new AccessLogRepository(db);
     // federation of upstream MCP servers (docs/federation.md): their credentials and connections stay here

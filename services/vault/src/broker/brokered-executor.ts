@@ -96,7 +96,7 @@ export class BrokeredExecutor {
     }
     let target;
     try {
-      target = await this.d.guard.check(cred.upstream_url);
+      target = await this.d.guard.check(tenantId, cred.upstream_url);
     } catch (e) {
       if (!(e instanceof TargetRejected)) throw e;
       return finish(502, { error: `upstream blocked: ${e.reason}` }, 'blocked', e.reason);

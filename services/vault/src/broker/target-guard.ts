@@ -1,15 +1,20 @@
 /**
  * Where brokered calls may go. A registered upstream must be an absolute http(s) URL without embedded
- * user info; outside the local profile only https. Unless private upstreams are allowed by config, the
- * fleet's one address policy (`@agw/egress`) applies: every address the host resolves to must be public,
- * and the connection is pinned to the address that was checked (no DNS rebinding between check and connect).
+ * user info; outside the local profile only https. Unless private upstreams are allowed by config (the
+ * local profile only), the fleet's one address policy (`@agw/egress`) applies: every address the host
+ * resolves to must be public or inside a range an operator granted to this tenant
+ * (UPSTREAM_ALLOW_CIDRS_BY_TENANT; another tenant's grant never counts), and the connection is pinned to
+ * the address that was checked (no DNS rebinding between check and connect).
  */
 import { isIP } from 'node:net';
-import { AddressPolicy, EgressRefusedError, type LookupAll, nonPublicReason } from '@agw/egress';
+import { EgressRefusedError, type LookupAll, TenantAddressPolicies, nonPublicReason } from '@agw/egress';
 
 export interface TargetGuardOptions {
+  /** every address for every tenant (the local profile) */
   allowPrivate: boolean;
   requireHttps: boolean;
+  /** ranges granted per tenant besides public addresses */
+  allowCidrsByTenant?: ReadonlyMap<string, readonly string[]>;
   resolve?: LookupAll;
 }
 
@@ -30,14 +35,14 @@ export interface ResolvedTarget {
 }
 
 export class TargetGuard {
-  private readonly policy: AddressPolicy;
+  private readonly policies: TenantAddressPolicies;
 
   constructor(private readonly o: TargetGuardOptions) {
-    this.policy = new AddressPolicy({ allowAll: o.allowPrivate, lookup: o.resolve });
+    this.policies = new TenantAddressPolicies({ allowAll: o.allowPrivate, byTenant: o.allowCidrsByTenant, lookup: o.resolve });
   }
 
-  /** Syntax and scheme checks (at registration and before each call). */
-  parse(text: string): URL {
+  /** Syntax and scheme checks, and a literal address or `localhost` against the tenant's rule (at registration and before each call). */
+  parse(tenantId: string, text: string): URL {
     let url: URL;
     try {
       url = new URL(text);
@@ -48,20 +53,25 @@ export class TargetGuard {
     if (url.protocol === 'http:' && this.o.requireHttps) throw new TargetRejected('upstream_url must use https outside the local profile');
     if (url.username || url.password) throw new TargetRejected('upstream_url must not embed credentials (register them as the credential value)');
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.o.allowPrivate && isIP(host) && isNonPublicAddress(host)) throw new TargetRejected(`upstream address ${host} is not public`);
-    if (!this.o.allowPrivate && /^localhost$|\.localhost$/i.test(host)) throw new TargetRejected('upstream host localhost is not allowed');
+    const policy = this.policies.of(tenantId);
+    if (isIP(host) && policy.refusalOf(host)) throw new TargetRejected(`upstream address ${host} is not public${this.hint(tenantId)}`);
+    if (/^localhost$|\.localhost$/i.test(host) && policy.refusalOf('127.0.0.1') && policy.refusalOf('::1')) throw new TargetRejected('upstream host localhost is not allowed');
     return url;
   }
 
-  /** Resolve the host and check every address; returns the address to connect to. */
-  async check(text: string): Promise<ResolvedTarget> {
-    const url = this.parse(text);
+  /** Resolve the host and check every address against the tenant's rule; returns the address to connect to. */
+  async check(tenantId: string, text: string): Promise<ResolvedTarget> {
+    const url = this.parse(tenantId, text);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     try {
-      return { url, ...(await this.policy.resolve(host)) };
+      return { url, ...(await this.policies.of(tenantId).resolve(host)) };
     } catch (e) {
       if (!(e instanceof EgressRefusedError)) throw e;
-      throw new TargetRejected(/did not resolve/.test(e.reason) ? `upstream host ${host} does not resolve` : `upstream host ${host} resolves to a non-public address (${e.reason})`);
+      throw new TargetRejected(/did not resolve/.test(e.reason) ? `upstream host ${host} does not resolve` : `upstream host ${host} resolves to a non-public address (${e.reason})${this.hint(tenantId)}`);
     }
+  }
+
+  private hint(tenantId: string): string {
+    return this.o.allowPrivate ? '' : this.policies.grantedTo(tenantId).length ? ' (outside the ranges granted to this tenant)' : '';
   }
 }

@@ -52,7 +52,7 @@ export class CredentialStore {
     let upstream: string | null = null;
     if (input.upstream_url) {
       try {
-        upstream = this.guard.parse(input.upstream_url).toString();
+        upstream = this.guard.parse(tenantId, input.upstream_url).toString();
       } catch (e) {
         if (e instanceof TargetRejected) throw at('upstream_url', e.reason);
         throw e;

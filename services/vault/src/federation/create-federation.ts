@@ -1,9 +1,9 @@
 /**
  * The federation wiring (docs/federation.md), one place for the service and its tests: the egress fetch
- * (the address rule of UPSTREAM_ALLOW_CIDRS, the byte caps, the deadlines), the MCP connections, the sealed
+ * (each tenant's address rule, UPSTREAM_ALLOW_CIDRS_BY_TENANT, the byte caps, the deadlines), the MCP connections, the sealed
  * credentials, the catalog and its change notices.
  */
-import { AddressPolicy, createPinnedFetch } from '@agw/egress';
+import { type AddressPolicy, type PinnedFetch, TenantAddressPolicies, createPinnedFetch } from '@agw/egress';
 import type { Db, Logger } from '@agw/shared';
 import type { VaultConfig } from '../config';
 import type { Keyring } from '../keys/keyring';
@@ -16,6 +16,7 @@ import { UpstreamRepository } from './upstream.repository';
 type FederationConfig = Pick<
   VaultConfig,
   | 'upstreamAllowCidrs'
+  | 'upstreamAllowCidrsByTenant'
   | 'upstreamRequireHttps'
   | 'federationCallTimeoutMs'
   | 'federationConnectTimeoutMs'
@@ -38,17 +39,27 @@ export interface FederationWiring {
 
 export function createFederation(o: { config: FederationConfig; db: Db; keyring: Keyring; quarantines: QuarantineRecorder; changed(tenantId: string): void; logger: Logger }): FederationWiring {
   const { config } = o;
-  const egress = new AddressPolicy({ allowCidrs: config.upstreamAllowCidrs });
-  const upstreamFetch = createPinnedFetch({
-    policy: egress,
-    // a POST carries one answer (the result cap plus its envelope); a GET is a long-lived notification stream
-    maxResponseBytes: (method) => (method === 'POST' ? config.federationMaxResultBytes + 65_536 : 4 * config.federationMaxResultBytes),
-    connectTimeoutMs: config.federationConnectTimeoutMs,
-    headersTimeoutMs: config.federationCallTimeoutMs,
-  });
+  // each tenant's address rule: public addresses, the local profile's loopback, and the ranges granted to it alone
+  const egress = new TenantAddressPolicies({ allowCidrs: config.upstreamAllowCidrs, byTenant: config.upstreamAllowCidrsByTenant });
+  const fetchWith = (policy: AddressPolicy): PinnedFetch =>
+    createPinnedFetch({
+      policy,
+      // a POST carries one answer (the result cap plus its envelope); a GET is a long-lived notification stream
+      maxResponseBytes: (method) => (method === 'POST' ? config.federationMaxResultBytes + 65_536 : 4 * config.federationMaxResultBytes),
+      connectTimeoutMs: config.federationConnectTimeoutMs,
+      headersTimeoutMs: config.federationCallTimeoutMs,
+    });
+  // one pinned fetch (and connection pool) per rule: the shared one, and one per tenant with a grant
+  const fetches = new Map<AddressPolicy, PinnedFetch>();
+  const fetchOf = (tenantId: string): PinnedFetch => {
+    const policy = egress.of(tenantId);
+    let f = fetches.get(policy);
+    if (!f) fetches.set(policy, (f = fetchWith(policy)));
+    return f;
+  };
   let federation: Federation | undefined;
   const connections = new UpstreamConnections({
-    fetch: upstreamFetch,
+    fetchOf,
     logger: o.logger,
     connectTimeoutMs: config.federationConnectTimeoutMs,
     callTimeoutMs: config.federationCallTimeoutMs,
@@ -62,10 +73,10 @@ export function createFederation(o: { config: FederationConfig; db: Db; keyring:
   });
   federation = new Federation({
     repo: new UpstreamRepository(o.db),
-    credentials: new UpstreamCredentials(o.keyring, upstreamFetch, config.federationConnectTimeoutMs),
+    credentials: new UpstreamCredentials(o.keyring, fetchOf, config.federationConnectTimeoutMs),
     connections,
     parseUrl: (url) => parseUpstreamUrl(url, config.upstreamRequireHttps),
-    checkAddress: (url) => checkUpstreamAddress(egress, url),
+    checkAddress: (tenantId, url) => checkUpstreamAddress(egress.of(tenantId), url),
     quarantines: o.quarantines,
     changed: o.changed,
     logger: o.logger,
@@ -80,7 +91,7 @@ export function createFederation(o: { config: FederationConfig; db: Db; keyring:
     federation,
     close: async () => {
       await connections.close();
-      upstreamFetch.close();
+      for (const f of fetches.values()) f.close();
     },
   };
 }

@@ -94,8 +94,8 @@ export interface FederationDeps {
   connections: UpstreamConnections;
   /** URL rules of an upstream or token endpoint (scheme, no userinfo, https outside local): the URL or an Error */
   parseUrl(url: string): string;
-  /** the egress rule on the URL's host: throws with the reason when refused */
-  checkAddress(url: string): Promise<void>;
+  /** the tenant's egress rule on the URL's host: throws with the reason when refused */
+  checkAddress(tenantId: string, url: string): Promise<void>;
   quarantines: QuarantineRecorder;
   changed(tenantId: string): void;
   logger: Logger;
@@ -142,7 +142,7 @@ export class Federation {
     let url: string;
     try {
       url = this.d.parseUrl(input.url ?? '');
-      await this.d.checkAddress(url);
+      await this.d.checkAddress(tenantId, url);
     } catch (e) {
       throw InputError.at(['url'], (e as Error).message, 'value_error');
     }

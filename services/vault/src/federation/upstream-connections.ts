@@ -61,7 +61,8 @@ export class UpstreamCallError extends Error {
 }
 
 export interface ConnectionOptions {
-  fetch: FetchLike;
+  /** the egress fetch of a tenant (its own address rule: the ranges granted to it, docs/federation.md "Egress") */
+  fetchOf(tenantId: string): FetchLike;
   logger: Logger;
   connectTimeoutMs: number;
   callTimeoutMs: number;
@@ -303,7 +304,7 @@ export class UpstreamConnections {
         remember(open, cred.secrets);
         for (const [k, v] of Object.entries(cred.headers)) headers.set(k, v);
         headers.set('user-agent', `${GATEWAY_CLIENT_INFO.name}/${GATEWAY_CLIENT_INFO.version}`);
-        return this.o.fetch(url, { ...init, headers });
+        return this.o.fetchOf(e.tenantId)(url, { ...init, headers });
       };
       let res = await send();
       if (res.status === 401 && e.onUnauthorized) {

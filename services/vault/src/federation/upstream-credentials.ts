@@ -81,7 +81,8 @@ export class UpstreamCredentials {
 
   constructor(
     private readonly keyring: Keyring,
-    private readonly fetch: EgressFetch,
+    /** the egress fetch of a tenant (its own address rule) */
+    private readonly fetchOf: (tenantId: string) => EgressFetch,
     private readonly timeoutMs = 10_000,
   ) {}
 
@@ -125,7 +126,7 @@ export class UpstreamCredentials {
     const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
     let res: Response;
     try {
-      res = await this.fetch(tokenUrl, {
+      res = await this.fetchOf(tenantId)(tokenUrl, {
         method: 'POST',
         headers: { authorization: `Basic ${basic}`, accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
         body,

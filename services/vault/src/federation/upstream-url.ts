@@ -2,7 +2,8 @@
  * The URL rules of an upstream MCP endpoint or its token endpoint (docs/federation.md, "Egress"): an
  * absolute http(s) URL without user info (a credential is registered as the credential), https unless
  * UPSTREAM_REQUIRE_HTTPS is off (the local profile). Where it may connect is the egress rule's business
- * (`@agw/egress` AddressPolicy with UPSTREAM_ALLOW_CIDRS), checked at registration and on every request.
+ * (`@agw/egress`: the tenant's AddressPolicy, public addresses plus the ranges granted to it,
+ * UPSTREAM_ALLOW_CIDRS_BY_TENANT), checked at registration and on every request.
  */
 import { type AddressPolicy, EgressRefusedError } from '@agw/egress';
 
@@ -27,6 +28,6 @@ export async function checkUpstreamAddress(policy: AddressPolicy, text: string):
     await policy.resolve(host);
   } catch (e) {
     if (!(e instanceof EgressRefusedError)) throw e;
-    throw new Error(`host ${host} may not be reached: ${e.reason} (public addresses only; UPSTREAM_ALLOW_CIDRS allows a private range)`);
+    throw new Error(`host ${host} may not be reached: ${e.reason} (public addresses only, unless an operator grants this tenant a range: UPSTREAM_ALLOW_CIDRS_BY_TENANT)`);
   }
 }

@@ -220,7 +220,7 @@ describe('approvals an agent cannot grant itself', () => {
     expect(ok.body).toMatchObject({ status: 'approved', action_id: id, execution_mode: 'agent_direct' });
   });
 
-  it('a tenant may turn it off (the spec’s behaviour: the tenant key decides); the settings are validated', async () => {
+  it('a signed-in human may turn it off (the spec’s behaviour: the tenant key decides); the settings are validated', async () => {
     const t = await newTenant('Key approvals');
     expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { approvals_require_human: 'yes' } })).status).toBe(422);
     const tooShort = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { approval_expiry_seconds: 10 } });
@@ -228,7 +228,9 @@ describe('approvals an agent cannot grant itself', () => {
     expect(JSON.stringify(tooShort.body)).toContain('approval_expiry_seconds');
     expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { approval_expiry_seconds: 1.5 } })).status).toBe(422);
     expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { approval_expiry_seconds: 31 * 86400 } })).status).toBe(422);
-    const off = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { approvals_require_human: false, approval_expiry_seconds: 600 } });
+    // turning the human-only gate off is itself human-only (human-gates.e2e.test.ts)
+    expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { approvals_require_human: false, approval_expiry_seconds: 600 } })).status).toBe(403);
+    const off = await api('PATCH', '/dashboard/settings', { token: await humanSession(t), body: { approvals_require_human: false, approval_expiry_seconds: 600 } });
     expect(off.body).toMatchObject({ approvals_require_human: false, approval_expiry_seconds: 600 });
     const q = await api('POST', '/mcp/tools/call', { key: t.apiKey, body: toolCall({ method: 'purge', params: {} }) });
     const st = (await api('GET', `/actions/${q.body.action_id}`, { key: t.apiKey })).body;

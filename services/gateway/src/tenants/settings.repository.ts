@@ -10,10 +10,14 @@ export class SettingsRepository {
     return (row?.settings as Record<string, unknown>) ?? {};
   }
 
-  /** Shallow-merge `patch` into the stored settings; keys set to undefined are removed. */
-  async merge(tenantId: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+  /**
+   * Shallow-merge `patch` into the stored settings; keys set to undefined are removed. `check` sees the
+   * stored settings under the row's lock and may throw to refuse the change (nothing is written then).
+   */
+  async merge(tenantId: string, patch: Record<string, unknown>, check?: (stored: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+      check?.((row?.settings as Record<string, unknown>) ?? {});
       const next: Record<string, unknown> = { ...((row?.settings as Record<string, unknown>) ?? {}) };
       for (const [k, v] of Object.entries(patch)) {
         if (v === undefined) delete next[k];

@@ -6,11 +6,32 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
 import type { SettingsRepository } from './settings.repository';
+
+/**
+ * Who is changing the settings, as far as the human-only gates care: `human` for a signed-in user's
+ * session (not one made from an API key), and how the refusal names any other caller.
+ */
+export interface SettingsChanger {
+  human: boolean;
+  /** e.g. "an API key", "a session token made from an API key" */
+  caller: string;
+}
+
+/**
+ * Turning `approvals_require_human` off undoes a human-only gate, so only a signed-in human may do it
+ * (docs/auth.md, "Approvals"); turning it on, or sending the value it already has, is open to the tenant key.
+ */
+function checkHumanGate(stored: Record<string, unknown>, patch: SettingsPatch, by: SettingsChanger): void {
+  if (patch.approvals_require_human !== false || by.human || stored.approvals_require_human !== true) return;
+  throw new ForbiddenError(
+    `Turning approvals_require_human off needs a signed-in human: sign in (POST /api/auth/login) and send the session token; ${by.caller} cannot (turning it on is open to the tenant's API key)`,
+  );
+}
 
 export interface WebhookSecretSealer {
   seal(tenantId: string, plaintext: string): Promise<string>;
@@ -87,7 +108,10 @@ export class SettingsService {
     return this.present(s, policy);
   }
 
-  async update(tenantId: string, patch: SettingsPatch): Promise<SettingsView & { webhook_secret?: string }> {
+  /** `by`: who asks (the human-only gates); a caller that does not say is not a human. */
+  async update(tenantId: string, patch: SettingsPatch, by: SettingsChanger = { human: false, caller: 'this caller' }): Promise<SettingsView & { webhook_secret?: string }> {
+    // refused before anything is applied (policy, tool approval, webhook check), and again under the row's lock below
+    if (patch.approvals_require_human === false && !by.human) checkHumanGate(await this.repo.get(tenantId), patch, by);
     const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, ...rest } = patch;
     if (typeof patch.webhook_url === 'string') {
       // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
@@ -126,7 +150,7 @@ export class SettingsService {
       toStore.webhook_secret = undefined; // a clear value of before sealing goes
     }
     const saved = Object.keys(toStore).length
-      ? await this.repo.merge(tenantId, toStore).catch((e: unknown) => {
+      ? await this.repo.merge(tenantId, toStore, (stored) => checkHumanGate(stored, patch, by)).catch((e: unknown) => {
           // the unique index on the slug of enabled public dashboards
           if ((e as { code?: string }).code === '23505') throw new ConflictError('public_dashboard.slug is taken by another tenant: choose another slug');
           throw e;

@@ -100,7 +100,7 @@ const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
 });
 
 /** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
-const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
+export const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
 
 /**
  * Where the tenant's `approvals_require_human` is on, a human decision (an approval, a rejection, a

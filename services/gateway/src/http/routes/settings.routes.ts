@@ -5,7 +5,8 @@ import type { GatewayDeps } from '../../deps';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { settingsPatchSchema, settingsViewSchema } from '../../tenants/settings.schema';
-import { authOf } from '../request-context';
+import { type AuthContext, authOf } from '../request-context';
+import { isHumanSession } from './approvals.routes';
 import { parseWith } from '../validation';
 
 const settingsResponse = settingsViewSchema.extend({ tenant_id: z.string(), api_key_prefix: z.string().optional() }).meta({ id: 'TenantSettings' });
@@ -14,6 +15,14 @@ const updatedResponse = settingsViewSchema.extend({
   webhook_secret: z.string().optional().meta({ description: 'only in the answer that saved webhook settings (generated when a URL is set without one)' }),
 });
 
+/** How a refusal names a caller that is not a signed-in human. */
+function callerOf(a: AuthContext): string {
+  if (a.method === 'oauth') return "an MCP client's OAuth token";
+  if (a.method === 'mcp_session') return "a managed session's token";
+  if (a.method === 'jwt') return a.viaApiKey ? 'a session token made from an API key' : 'this session token';
+  return a.keyScope === 'agent' ? 'an agent-scoped API key' : 'an API key';
+}
+
 export function settingsRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.get('/dashboard/settings', async (req, res) => {
@@ -21,9 +30,9 @@ export function settingsRoutes(d: GatewayDeps): Router {
     reply(res, settingsResponse, { tenant_id: tenantId, api_key_prefix: await d.apiKeys.activePrefix(tenantId), ...(await d.settings.view(tenantId)) });
   });
   const update = async (req: import('express').Request, res: import('express').Response) => {
-    const { tenantId } = authOf(req);
+    const auth = authOf(req);
     const patch = parseWith(settingsPatchSchema, req.body, 'body');
-    reply(res, updatedResponse, { tenant_id: tenantId, ...(await d.settings.update(tenantId, patch)) });
+    reply(res, updatedResponse, { tenant_id: auth.tenantId, ...(await d.settings.update(auth.tenantId, patch, { human: isHumanSession(auth), caller: callerOf(auth) })) });
   };
   r.patch('/dashboard/settings', update);
   r.post('/dashboard/settings', update);
@@ -35,6 +44,7 @@ const patchOp = (summary: string) => ({
   requestBody: jsonBody(settingsPatchSchema),
   responses: {
     200: response('the updated settings', updatedResponse),
+    403: errors[403]('approvals_require_human: false (turning it off) needs a signed-in human; an API key or a session made from one cannot'),
     409: errors[409]('public_dashboard.slug taken by another tenant'),
     422: errors[422]('invalid key or value (a custom policy that does not compile names its line)'),
   },

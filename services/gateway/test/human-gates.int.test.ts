@@ -1,0 +1,126 @@
+/**
+ * The human-only gate of the settings (docs/auth.md, "Approvals"): PATCH /dashboard/settings with
+ * `approvals_require_human: false` turns a human-only gate off, so only a signed-in human's session may
+ * send it where the gate is on; an API key, an agent key, an OAuth token or a session made from an API key
+ * get a 403 that says so, and nothing is changed. Turning it on stays open to the tenant key. The gateway's
+ * settings route and service over real HTTP against the real Postgres, with the caller set as the
+ * authentication middleware sets it.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import type { PolicyClient } from '../src/clients/grpc-clients';
+import type { GatewayDeps } from '../src/deps';
+import { errorHandler } from '../src/http/error-handler';
+import type { AuthContext } from '../src/http/request-context';
+import { settingsRoutes } from '../src/http/routes/settings.routes';
+import { newApiKey } from '../src/tenants/api-keys';
+import { SettingsRepository } from '../src/tenants/settings.repository';
+import { SettingsService } from '../src/tenants/settings.service';
+import { TenantRepository } from '../src/tenants/tenant.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const policy = { getTenantPolicy: async () => ({ policyTemplate: 'general', policyConfigJson: '{}', customPolicy: '' }) } as unknown as PolicyClient;
+let db: Db;
+let server: Server;
+let base: string;
+
+/** the callers, as auth.middleware.ts attaches them (the header `x-test-caller` picks one) */
+const callers = (tenantId: string): Record<string, AuthContext> => ({
+  tenant_key: { tenantId, method: 'api_key', keyScope: 'tenant', isAdmin: false },
+  agent_key: { tenantId, method: 'api_key', keyScope: 'agent', isAdmin: false },
+  oauth: { tenantId, method: 'oauth', agentName: 'claude', oauthClientId: 'c', isAdmin: false },
+  key_session: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', viaApiKey: true, isAdmin: false },
+  human: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', isAdmin: false },
+});
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 });
+  const app = express();
+  app.use(express.json());
+  app.use((req, _res, next) => {
+    req.auth = callers(String(req.header('x-test-tenant')))[String(req.header('x-test-caller'))];
+    next();
+  });
+  app.use(settingsRoutes({ settings, apiKeys: { activePrefix: async () => 'agw_' } } as unknown as GatewayDeps));
+  app.use(errorHandler(createLogger('test', 'silent')));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+  await db.destroy();
+});
+
+async function newTenant(settings: Record<string, unknown> = { approvals_require_human: true }): Promise<string> {
+  const tenantId = randomUUID();
+  await new TenantRepository(db).createTenant({ id: tenantId, slug: `h-${tenantId}`, name: 'H' }, newApiKey(), settings);
+  return tenantId;
+}
+
+async function patch(tenantId: string, caller: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`${base}/dashboard/settings`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-test-tenant': tenantId, 'x-test-caller': caller }, body: JSON.stringify(body) });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+const stored = async (tenantId: string) => new SettingsRepository(db).get(tenantId);
+
+it.each([
+  ['tenant_key', 'an API key cannot'],
+  ['agent_key', 'an agent-scoped API key cannot'],
+  ['oauth', "an MCP client's OAuth token cannot"],
+  ['key_session', 'a session token made from an API key cannot'],
+])('%s cannot turn approvals_require_human off: 403 saying who may, nothing saved', async (caller, says) => {
+  const tenantId = await newTenant();
+  const r = await patch(tenantId, caller, { approvals_require_human: false, approval_expiry_seconds: 600 });
+  expect(r.status).toBe(403);
+  expect(r.body.detail).toContain('Turning approvals_require_human off needs a signed-in human');
+  expect(r.body.detail).toContain(says);
+  expect(await stored(tenantId)).toMatchObject({ approvals_require_human: true });
+  expect((await stored(tenantId)).approval_expiry_seconds).toBeUndefined();
+});
+
+it('a signed-in human can turn it off; the tenant key can turn it on again', async () => {
+  const tenantId = await newTenant();
+  const off = await patch(tenantId, 'human', { approvals_require_human: false });
+  expect(off.status).toBe(200);
+  expect(off.body).toMatchObject({ approvals_require_human: false });
+  const on = await patch(tenantId, 'tenant_key', { approvals_require_human: true });
+  expect(on.status).toBe(200);
+  expect(on.body).toMatchObject({ approvals_require_human: true });
+  expect((await patch(tenantId, 'tenant_key', { approvals_require_human: false })).status).toBe(403);
+});
+
+it('the tenant key may send the value a tenant that never had the gate already has, and change other settings', async () => {
+  const tenantId = await newTenant({});
+  const same = await patch(tenantId, 'tenant_key', { approvals_require_human: false, approval_expiry_seconds: 600 });
+  expect(same.status).toBe(200);
+  expect(same.body).toMatchObject({ approvals_require_human: false, approval_expiry_seconds: 600 });
+  const gated = await newTenant();
+  expect((await patch(gated, 'tenant_key', { approval_expiry_seconds: 900 })).status).toBe(200);
+  expect(await stored(gated)).toMatchObject({ approvals_require_human: true, approval_expiry_seconds: 900 });
+});
+
+it('under the row lock: a key that read the gate off loses when a human turned it on meanwhile', async () => {
+  const tenantId = await newTenant({});
+  const repo = new SettingsRepository(db);
+  const service = new SettingsService(repo, policy, { rps: 50, burst: 100 });
+  // the human's change lands between the key's first look and its write
+  const realGet = repo.get.bind(repo);
+  let first = true;
+  repo.get = async (t, conn) => {
+    const s = await realGet(t, conn);
+    if (first) {
+      first = false;
+      await repo.merge(tenantId, { approvals_require_human: true });
+    }
+    return s;
+  };
+  await expect(service.update(tenantId, { approvals_require_human: false }, { human: false, caller: 'an API key' })).rejects.toMatchObject({ code: 'forbidden' });
+  expect(await stored(tenantId)).toMatchObject({ approvals_require_human: true });
+});

@@ -60,6 +60,8 @@ export async function governedTools(d: GatewayDeps, tenantId: string): Promise<s
 export interface McpTools {
   federated: Map<string, FederatedTool>;
   credential: string[];
+  /** a session's server: its config's allowed_tools (a federated name outside them is never this server's) */
+  allowed?: string[];
 }
 
 /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
@@ -69,7 +71,31 @@ export async function mcpToolsOf(d: GatewayDeps, tenantId: string, allowed?: str
   const federatedByName = new Map(selected.map((t) => [t.name, t]));
   // a session's literal names that name no federated tool are credential tools ("__" is federation's)
   const credential = allowed ? allowed.filter((n) => !/[*?]/.test(n) && !n.includes('__')) : await governedTools(d, tenantId);
-  return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)) };
+  return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)), ...(allowed ? { allowed } : {}) };
+}
+
+/** The upstream name rule (the vault's UPSTREAM_NAME): an upstream never holds the separator `__`. */
+const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/**
+ * A federated name that tools/list does not show (a quarantined tool, or one that became active since the
+ * list was cached): the upstream's tool it names, asked of the catalog. Undefined when it names none, or
+ * a tool the upstream does not offer. At most two splits of `<upstream>__<tool>` are tried (an upstream
+ * name may end with "_"; the vault refuses names that would make the same federated name).
+ */
+export async function unlistedFederatedTool(d: GatewayDeps, tenantId: string, tools: McpTools, name: string): Promise<FederatedTool | undefined> {
+  if (tools.allowed && !matchesAnyGlob(tools.allowed, name)) return undefined;
+  const splits: Array<{ upstream: string; tool: string }> = [];
+  for (let i = name.indexOf('__'); i > 0 && splits.length < 2; i = name.indexOf('__', i + 1)) {
+    const upstream = name.slice(0, i);
+    const tool = name.slice(i + 2);
+    if (UPSTREAM_NAME.test(upstream) && !upstream.includes('__') && tool) splits.push({ upstream, tool });
+  }
+  for (const s of splits) {
+    const t = await d.federation.target(tenantId, s.upstream, s.tool);
+    if (t.upstream && (t.executable || (t.violation && t.violation !== 'upstream_tool_unknown'))) return { name, ...s, definition: { inputSchema: { type: 'object' } } };
+  }
+  return undefined;
 }
 
 /**
@@ -127,8 +153,21 @@ export async function callFederatedTool(
 const text = (v: unknown) => [{ type: 'text' as const, text: typeof v === 'string' ? v : JSON.stringify(v) }];
 
 /**
- * Decisions as MCP results: allowed -> the execution result (a federated call: the upstream's own
- * CallToolResult, with the action id in `_meta`); pending -> a text that it is queued; denied -> an error result.
+ * Why a brokered execution failed, from its result: the status, and the `error` text of its body where it
+ * has one (the vault's reason for a blocked target or a timeout, or the upstream's own error), shortened.
+ */
+function failureOf(r: { status_code: number; body: unknown }): string {
+  const error = (r.body as { error?: unknown } | null)?.error;
+  const why = typeof error === 'string' && error ? error : typeof r.body === 'string' && r.body ? r.body : '';
+  return `status ${r.status_code}${why ? ` (${why.length > 300 ? `${why.slice(0, 300)}…` : why})` : ''}`;
+}
+
+/**
+ * Decisions as MCP results, so that a model never takes a failure for success: allowed -> the execution
+ * result (a federated call: the upstream's own CallToolResult, with the action id in `_meta`), an error
+ * result with its cause when the execution failed (a status other than 2xx: the upstream's error, a
+ * blocked target, a timeout); pending -> a text that it is queued; denied -> an error result with the
+ * violations and, where there is one, the reason (a quarantined federated tool: how a human approves it).
  */
 export function toMcpResult(o: ToolCallOutcome): McpToolResult {
   if (o.kind === 'allowed' && o.mcp_result && o.execution_result) {
@@ -142,8 +181,19 @@ export function toMcpResult(o: ToolCallOutcome): McpToolResult {
     return { isError: true, content: text(`The gateway allowed the call (action ${o.action_id}) but the upstream failed: ${error}`), _meta: meta };
   }
   if (o.kind === 'allowed') {
-    return { content: text({ status: 'allowed', action_id: o.action_id, execution_mode: o.execution_mode, ...(o.execution_result ? { execution_result: o.execution_result } : {}) }) };
+    const r = o.execution_result;
+    const failed = r !== undefined && (r.status_code < 200 || r.status_code > 299);
+    return {
+      ...(failed ? { isError: true } : {}),
+      content: text({
+        status: 'allowed',
+        action_id: o.action_id,
+        execution_mode: o.execution_mode,
+        ...(failed ? { error: `The gateway allowed the call but its execution failed with ${failureOf(r)}` } : {}),
+        ...(r ? { execution_result: r } : {}),
+      }),
+    };
   }
   if (o.kind === 'pending') return { content: text(`${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`) };
-  return { isError: true, content: text({ status: 'denied', action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier }) };
+  return { isError: true, content: text({ status: 'denied', action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier, ...(o.message ? { message: o.message } : {}) }) };
 }

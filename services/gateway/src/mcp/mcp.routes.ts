@@ -19,7 +19,7 @@ import { authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
 import { uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
-import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, mcpToolsOf, parseGovernedToolArgs } from './governed-tools';
+import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, mcpToolsOf, parseGovernedToolArgs, unlistedFederatedTool } from './governed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -108,13 +108,16 @@ export function mcpRoutes(d: GatewayDeps): Router {
     res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
     const callTool = async (name: string, args: Record<string, unknown>): Promise<McpToolResult> => {
-      const federated = tools.federated.get(name);
-      if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       try {
+        // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
+        // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
+        const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, name));
+        if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
         return federated
           ? await callFederatedTool(d, tenantId, federated, args, session, caller)
           : await callGovernedTool(d, tenantId, name, { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}) }, session, caller);
       } catch (e) {
+        if (e instanceof McpError) throw e;
         // as the SDK's McpServer does: a failed tool call is a tool result with isError, never a transport error
         return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
       }

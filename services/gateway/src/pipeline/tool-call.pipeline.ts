@@ -45,7 +45,15 @@ export type ToolCallOutcome =
       severity: string;
     }
   | { kind: 'pending'; action_id: string; message: string; violations: string[]; severity: string }
-  | { kind: 'denied'; action_id: string; violations: string[]; severity: string; alert_tier: string };
+  | {
+      kind: 'denied';
+      action_id: string;
+      violations: string[];
+      severity: string;
+      alert_tier: string;
+      /** why, where the refusal has a reason to give (a gateway constraint; a quarantined federated tool and how a human approves it) */
+      message?: string;
+    };
 
 export interface CallContext {
   tenantId: string;
@@ -141,13 +149,13 @@ export class ToolCallPipeline {
     if (hit) {
       const record = governedRecord(base, { params: stored, decision: 'deny', violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', bundle_revision: 'gateway-constraints', details: { stage: 'gateway_constraints', message: hit.message } });
       await this.decide(ctx, call, record, 'denied', 'constraints');
-      return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate' };
+      return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', message: hit.message };
     }
     const federated = await federatedCheck;
     if (federated?.upstream && !federated.executable && federated.violation) {
       const record = governedRecord(base, { params: stored, decision: 'deny', violations: [federated.violation], severity: 'high', alert_tier: 'escalate', bundle_revision: 'federation-pin', details: { stage: 'federation', message: federated.message ?? '' } });
       await this.decide(ctx, call, record, 'denied', 'federation');
-      return { kind: 'denied', action_id: actionId, violations: [federated.violation], severity: 'high', alert_tier: 'escalate' };
+      return { kind: 'denied', action_id: actionId, violations: [federated.violation], severity: 'high', alert_tier: 'escalate', ...(federated.message ? { message: federated.message } : {}) };
     }
 
     // a managed session's call that a human approved on the platform's confirmation request: the exact call

@@ -368,7 +368,8 @@ export class Federation {
       }
       offered.push(def);
     }
-    const plan = planPinning(await this.d.repo.tools(tenantId, name), offered, row.tool_approval === 'manual' ? 'manual' : 'auto');
+    // the upstream's first successful read keeps server_info empty until now: only then do new tools follow the mode
+    const plan = await planPinning(await this.d.repo.tools(tenantId, name), offered, row.tool_approval === 'manual' ? 'manual' : 'auto', { initial: Object.keys(row.server_info ?? {}).length === 0 });
     await this.d.repo.writeTools(tenantId, name, plan.writes);
     const notes = [
       ...(listed.truncated ? [listed.truncated] : []),

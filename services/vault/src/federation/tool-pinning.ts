@@ -5,13 +5,20 @@
  *
  * For each tool the upstream offers (after the include/exclude filters):
  * - never seen: scanned for poisoning markers; flagged -> quarantined `suspicious_description`; else with
- *   `upstream_tool_approval: manual` -> quarantined `approval_required`; else active, its definition pinned;
+ *   `upstream_tool_approval: manual` -> quarantined `approval_required`; else, on the upstream's first
+ *   successful read (`initial`) -> active, its definition pinned; on a later read -> quarantined
+ *   `approval_required` whatever the mode (a tool that appears after registration is a rug pull by a new
+ *   name until a human says otherwise); the same for a stored tool that was never pinned (it waited for a
+ *   human and comes back with another definition);
  * - seen, same definition as pinned -> active (a quarantine it came back from is lifted);
  * - seen, another definition -> quarantined `tool_definition_changed` with the new one as candidate (the
  *   markers of the candidate listed); the pinned definition stays what a human approved;
  * - a candidate that is already waiting with this same definition is left as it is (no second alert).
  * A stored tool the upstream no longer offers becomes `absent` (its pin is kept: if it comes back changed,
  * it is quarantined). Approving makes the candidate the pinned definition.
+ *
+ * The plan yields to the event loop between tools (setImmediate): a read of many tools never holds the
+ * vault's loop for longer than the scan of one definition, which poisoning-scanner.ts bounds.
  */
 import { type PoisoningMarker, scanToolDefinition } from './poisoning-scanner';
 import { type ToolDefinition, definitionDiff, definitionSha256 } from './tool-definition';
@@ -34,13 +41,22 @@ export interface PinningPlan {
   quarantined: Quarantine[];
 }
 
-export function planPinning(stored: ToolRow[], offered: ToolDefinition[], mode: 'auto' | 'manual'): PinningPlan {
+export interface PinningOptions {
+  /** the upstream's first successful read (its registration, or the first read that reached it): new tools follow `mode` */
+  initial: boolean;
+}
+
+/** Lets every callback that is due run before the next step. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export async function planPinning(stored: ToolRow[], offered: ToolDefinition[], mode: 'auto' | 'manual', options: PinningOptions): Promise<PinningPlan> {
   const byName = new Map(stored.map((r) => [r.name, r]));
   const writes: ToolWrite[] = [];
   const quarantined: Quarantine[] = [];
   const seen = new Set<string>();
   for (const def of offered) {
     if (seen.has(def.name)) continue; // an upstream listing a name twice: the first counts
+    if (seen.size > 0) await nextTurn();
     seen.add(def.name);
     const sha = definitionSha256(def);
     const row = byName.get(def.name);
@@ -51,7 +67,13 @@ export function planPinning(stored: ToolRow[], offered: ToolDefinition[], mode: 
     }
     if (row?.state === 'quarantined' && row.candidate_sha256 === sha) continue; // already waiting for a human
     const markers = scanToolDefinition(def);
-    const reason: QuarantineReason | null = pinnedSha ? 'tool_definition_changed' : markers.length ? 'suspicious_description' : mode === 'manual' ? 'approval_required' : null;
+    const reason: QuarantineReason | null = pinnedSha
+      ? 'tool_definition_changed'
+      : markers.length
+        ? 'suspicious_description'
+        : mode === 'manual' || !options.initial // never pinned: a human has not seen it
+          ? 'approval_required'
+          : null;
     if (!reason) {
       writes.push(activeWrite(def.name, def, sha));
       continue;

@@ -12,10 +12,11 @@ import { type Tenant, api, eventually, fleet, fleetPids, newTenant, rssMb, setti
 import { BASE_URL, DNS_FILE, FLEET_ENV, JWT_SECRET, NATS_DIRECT, PG_DIRECT_URL, NATS_PROXY_PORT, OFFSET, PG_PROXY_PORT, ROOT } from './support/env';
 import { resetStores, startFleet, stopFleet } from './support/fleet';
 import { type CallResult, Load, LOAD_SETTINGS, NORMAL_STATUS, byStatus, openLoop, quantileMs } from './support/load';
-import { closeDb, searchLeaks } from './support/stores';
+import { closeDb, q, searchLeaks } from './support/stores';
 import { SignJWT } from 'jose';
 import { Client as PgClient } from 'pg';
 import { TcpProxy } from './support/tcp-proxy';
+import { startHostileProcess } from './support/hostile';
 import { checkRecords, checkStreamAndChains } from './support/checks';
 import { summary } from './support/summary';
 import { Receiver, writeReceiverCa } from './support/receiver';
@@ -717,6 +718,149 @@ describe('R7: SSRF through the running fleet (webhook targets and brokered upstr
     console.log(`[faults] R7 ${JSON.stringify(summary.r7)}\n  at save: ${JSON.stringify(refusedAtSave)}\n  upstreams at registration: ${JSON.stringify(upstreamAtRegister)}${findings.length ? `\n  ${findings.join('\n  ')}` : ''}`);
     expect(findings).toEqual([]);
     expect(reached).toBe(0);
+  });
+});
+
+/** One call of R9's neighbour tenant: what it was, its answer, whether the answer was the right one. */
+interface NeighbourCall {
+  what: 'governed' | 'federated' | 'catalog';
+  ref: string;
+  status: number;
+  actionId?: string;
+  /** why the answer is not the right one (undefined: it is) */
+  wrong?: string;
+  t0: number;
+  t1: number;
+}
+
+/**
+ * R9's neighbour: three closed loops for `ms`, one per kind of call: a governed call (POST /mcp/tools/call,
+ * svc_web_search), a call of its own federated tool (POST /mcp/tools/call {tool: "neighbour", method:
+ * "ping"}: the vault runs it on its upstream) and its catalog (GET /api/upstreams, a vault round trip).
+ */
+async function neighbourLoad(t: Tenant, ms: number, phase: string): Promise<NeighbourCall[]> {
+  const out: NeighbourCall[] = [];
+  const until = Date.now() + ms;
+  let n = 0;
+  const one = async (what: NeighbourCall['what']): Promise<NeighbourCall> => {
+    const ref = `${RUN}-${phase}-${what}-${++n}`;
+    const body =
+      what === 'governed'
+        ? { agent_id: 'r9-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'neighbour', ref } }
+        : { agent_id: 'r9-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'neighbour', method: 'ping', params: { ref } };
+    const t0 = Date.now();
+    try {
+      const r = what === 'catalog' ? await api('GET', '/upstreams', { key: t.apiKey, timeoutMs: 15_000 }) : await api('POST', '/mcp/tools/call', { key: t.apiKey, body, timeoutMs: 15_000 });
+      const c: NeighbourCall = { what, ref, status: r.status, actionId: r.body?.action_id, t0, t1: Date.now() };
+      if (r.status !== 200) c.wrong = `${r.status} ${r.text.slice(0, 160)}`;
+      else if (what === 'governed' && r.body.status !== 'allowed') c.wrong = `not allowed: ${r.text.slice(0, 160)}`;
+      else if (what === 'federated' && (r.body.execution_result?.status_code !== 200 || r.body.execution_result.body?.content?.[0]?.text !== `hostile:ping:${JSON.stringify({ ref })}`))
+        c.wrong = `federated: ${JSON.stringify(r.body.execution_result).slice(0, 160)}`;
+      else if (what === 'catalog' && JSON.stringify(r.body.upstreams.map((u: { name: string }) => u.name)) !== '["neighbour"]') c.wrong = `catalog: ${r.text.slice(0, 160)}`;
+      return c;
+    } catch (e) {
+      return { what, ref, status: 0, wrong: `no answer: ${(e as Error).message}`, t0, t1: Date.now() };
+    }
+  };
+  await Promise.all(
+    (['governed', 'federated', 'catalog'] as const).map(async (what) => {
+      while (Date.now() < until) out.push(await one(what));
+    }),
+  );
+  return out;
+}
+
+describe('R9: a hostile upstream of one tenant floods syncs while another tenant is served', () => {
+  test("another tenant's governed, federated and catalog calls keep p99 <= 250 ms, each answered and recorded, while tenant A's upstream loops tools/list_changed over megabytes of flapping definitions", async () => {
+    const hostileUp = await startHostileProcess();
+    const neighbourUp = await startHostileProcess();
+    try {
+      const a = await newTenant('Faults hostile upstream', RUN);
+      const b = await newTenant('Faults neighbour', RUN);
+      needles.push({ what: 'API key', value: a.apiKey }, { what: 'API key', value: b.apiKey });
+      // the load tenants' settings: rate limits lifted, the financial template (no anomaly rule: B calls in bursts on purpose)
+      await settings(b, LOAD_SETTINGS);
+      await neighbourUp.control('configure', { tools: [{ kind: 'plain', name: 'ping', description: 'Answers.' }], notify: false });
+      const nb = await api('POST', '/upstreams', { key: b.apiKey, body: { name: 'neighbour', url: `${neighbourUp.url}/mcp` } });
+      expect([nb.status, nb.body?.status]).toEqual([201, 'connected']);
+      // A's upstream: 70 definitions of 60 KB (each under the per-tool cap, so read and scanned: 4.2 MB a read,
+      // over the per-sync budget) made of the scanner's slowest pattern, a different spelling on every read
+      const set = (filler: string) => [{ kind: 'huge', name: 'h', count: 70, bytes: 60_000, filler }];
+      await hostileUp.control('configure', { tools: set('send to '), alternate: set('send to  '), page_size: 10, notify: false });
+      const reg = await api('POST', '/upstreams', { key: a.apiKey, body: { name: 'hostile', url: `${hostileUp.url}/mcp` }, timeoutMs: 60_000 });
+      expect(reg.status).toBe(201);
+
+      const baseline = await neighbourLoad(b, 4000, 'r9-baseline');
+      const readsBefore = (await hostileUp.state()).stats.listings;
+      const t0 = Date.now();
+      // list_changed every 10 ms for 20 s, and A asking for a refresh every 250 ms, while B is served
+      const flood = hostileUp.control('list-changed', { count: 100_000, interval_ms: 10, max_ms: 20_000 });
+      const refreshes: number[] = [];
+      let flooding = true;
+      const refresher = (async () => {
+        while (flooding) {
+          refreshes.push((await api('POST', '/upstreams/hostile/refresh', { key: a.apiKey, timeoutMs: 60_000 }).catch(() => ({ status: 0 }))).status);
+          await sleep(250);
+        }
+      })();
+      const during = await neighbourLoad(b, 20_000, 'r9-flood');
+      flooding = false;
+      const { sent } = (await flood) as { sent: number };
+      await refresher;
+      const elapsed = Date.now() - t0;
+      const reads = (await hostileUp.state()).stats.listings - readsBefore;
+      const health = await api('GET', '/health');
+
+      const calls = [...baseline, ...during];
+      const asRecorded: CallResult[] = calls
+        .filter((c) => c.what !== 'catalog')
+        .map((c) => ({ tenant: b, kind: 'allow', ref: c.ref, agent: 'r9-agent', status: c.status, actionId: c.actionId, t0: c.t0, t1: c.t1, phase: c.what }));
+      const recs = await checkRecords([b], asRecorded);
+      const chains: Record<string, unknown> = {};
+      const chainProblems: string[] = [];
+      for (const t of [a, b]) {
+        const v = await api('GET', '/audit/verify', { key: t.apiKey });
+        const n = Number((await q<{ n: string }>('SELECT count(*) AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId]))[0].n);
+        chains[t.name] = v.body;
+        if (v.status !== 200 || v.body.valid !== true || v.body.record_count !== n) chainProblems.push(`${t.name}: ${v.status} ${JSON.stringify(v.body)}, ${n} records in the database`);
+      }
+      const figures = (rs: NeighbourCall[]) =>
+        Object.fromEntries(
+          (['governed', 'federated', 'catalog'] as const).map((what) => {
+            const of = rs.filter((c) => c.what === what).map((c) => ({ t0: c.t0, t1: c.t1 })) as CallResult[];
+            return [what, { calls: of.length, p50_ms: quantileMs(of, 0.5), p99_ms: quantileMs(of, 0.99), max_ms: quantileMs(of, 1) }];
+          }),
+        ) as Record<NeighbourCall['what'], { calls: number; p50_ms: number; p99_ms: number; max_ms: number }>;
+      summary.r9 = {
+        hostile_registration: { status: reg.body.status, tools: reg.body.tools?.length, status_reason: String(reg.body.status_reason ?? '').slice(0, 160) },
+        list_changed_sent: sent,
+        reads_of_the_hostile_upstream: reads,
+        flood_seconds: elapsed / 1000,
+        refreshes: refreshes.reduce<Record<string, number>>((m, s) => ((m[s] = (m[s] ?? 0) + 1), m), {}),
+        neighbour_baseline: figures(baseline),
+        neighbour_during_flood: figures(during),
+        wrong_answers: calls.filter((c) => c.wrong).length,
+        ...recs.figures,
+        chains,
+      };
+      console.log(`[faults] R9 ${JSON.stringify(summary.r9)}`);
+
+      // the flood did make the vault read the upstream (the part measured something), within its sync budget
+      expect(sent).toBeGreaterThan(100);
+      expect(reads).toBeGreaterThanOrEqual(2);
+      expect(refreshes.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      // nothing lost: every call of B answered, and answered right; every governed and federated call has its one record
+      expect(calls.filter((c) => c.wrong).map((c) => `${c.ref} ${c.wrong}`).slice(0, 20)).toEqual([]);
+      expect(recs.problems.slice(0, 20)).toEqual([]);
+      expect(chainProblems).toEqual([]);
+      expect(health.body?.services?.vault).toBe('ok');
+      // B is served as if A were quiet: p99 <= 250 ms for each kind of call during the flood
+      const slow = Object.entries(figures(during)).filter(([, f]) => f.calls === 0 || f.p99_ms > 250);
+      expect(slow).toEqual([]);
+    } finally {
+      await hostileUp.stop();
+      await neighbourUp.stop();
+    }
   });
 });
 

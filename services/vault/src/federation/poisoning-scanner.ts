@@ -482,43 +482,70 @@ const pathOf = (p: PathNode | string): string => {
 };
 
 interface Walked {
+  /** the strings the scan may read (as many as the definition's budget can take), in the order a model reads them */
   strings: Array<[path: PathNode | string, text: string]>;
+  /** characters in all the strings, and the longest string */
+  total: number;
+  longest: [path: PathNode | string, length: number] | undefined;
+  /** the first string past the budget */
+  more: PathNode | string | undefined;
   /** why some of the definition was not walked, and where the walk stopped */
   cut: { why: string; at: PathNode | string } | null;
 }
 
-/** Every string of the definition that a model reads, with its path (a property name at its property's), within the node and depth bounds. */
+/**
+ * Every string of the definition that a model reads, with its path (a property name at its property's),
+ * within the node and depth bounds. Only the strings the scan's budget can take are kept; the others are
+ * counted. A path node is made only for a container, a kept string and the longest.
+ */
 function strings(def: ToolDefinition): Walked {
-  const out: Walked['strings'] = [];
+  const w: Walked = { strings: [], total: 0, longest: undefined, more: undefined, cut: null };
+  let cost = 0;
   let nodes = 0;
-  let cut: Walked['cut'] = null;
-  const walk = (v: unknown, path: PathNode | string, depth: number): void => {
-    if (cut) return;
+  const node = (base: PathNode | string, key: string | number | undefined): PathNode | string => (key === undefined ? base : { base, key });
+  const text = (base: PathNode | string, key: string | number | undefined, s: string): void => {
+    w.total += s.length;
+    const longest = !w.longest || s.length > w.longest[1];
+    const keep = cost < SCAN_LIMITS.perDefinition;
+    if (!longest && !keep && w.more !== undefined) return;
+    const p = node(base, key);
+    if (longest) w.longest = [p, s.length];
+    if (keep) {
+      w.strings.push([p, s]);
+      cost += Math.min(s.length, SCAN_LIMITS.perString) + SCAN_LIMITS.stringCost;
+    } else w.more ??= p;
+  };
+  const walk = (v: unknown, base: PathNode | string, key: string | number | undefined, depth: number): void => {
+    if (w.cut) return;
     if (++nodes > SCAN_LIMITS.nodes) {
-      cut = { why: `more than ${SCAN_LIMITS.nodes} JSON nodes`, at: path };
+      w.cut = { why: `more than ${SCAN_LIMITS.nodes} JSON nodes`, at: node(base, key) };
       return;
     }
-    if (typeof v === 'string') out.push([path, v]);
-    else if (typeof v !== 'object' || v === null) return;
-    else if (depth >= SCAN_LIMITS.depth) cut = { why: `nested deeper than ${SCAN_LIMITS.depth} levels`, at: path };
-    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, { base: path, key: i }, depth + 1));
-    else {
-      for (const k in v) {
-        if (!Object.hasOwn(v, k)) continue;
-        const p = { base: path, key: k };
-        out.push([p, k]);
-        walk((v as Record<string, unknown>)[k], p, depth + 1);
-        if (cut) return;
-      }
+    if (typeof v === 'string') return text(base, key, v);
+    if (typeof v !== 'object' || v === null) return;
+    const p = node(base, key);
+    if (depth >= SCAN_LIMITS.depth) {
+      w.cut = { why: `nested deeper than ${SCAN_LIMITS.depth} levels`, at: p };
+      return;
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && !w.cut; i++) walk(v[i], p, i, depth + 1);
+      return;
+    }
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      text(p, k, k);
+      walk((v as Record<string, unknown>)[k], p, k, depth + 1);
+      if (w.cut) return;
     }
   };
-  if (def.title !== undefined) out.push(['title', def.title]);
-  if (def.description !== undefined) out.push(['description', def.description]);
-  walk(def.inputSchema, 'inputSchema', 1);
-  if (def.outputSchema) walk(def.outputSchema, 'outputSchema', 1);
+  if (def.title !== undefined) text('title', undefined, def.title);
+  if (def.description !== undefined) text('description', undefined, def.description);
+  walk(def.inputSchema, 'inputSchema', undefined, 1);
+  if (def.outputSchema) walk(def.outputSchema, 'outputSchema', undefined, 1);
   const annotationTitle = def.annotations?.title;
-  if (typeof annotationTitle === 'string') out.push(['annotations.title', annotationTitle]);
-  return { strings: out, cut };
+  if (typeof annotationTitle === 'string') text('annotations.title', undefined, annotationTitle);
+  return w;
 }
 
 /** The first `max` units of `text`, never ending inside a surrogate pair. */
@@ -552,12 +579,7 @@ export function scanToolDefinition(def: ToolDefinition): PoisoningMarker[] {
     if (!found.has(key)) found.set(key, { rule, path, excerpt });
   };
   const walked = strings(def);
-  let total = 0;
-  let longest: [path: PathNode | string, length: number] | undefined;
-  for (const [p, text] of walked.strings) {
-    total += text.length;
-    if (!longest || text.length > longest[1]) longest = [p, text.length];
-  }
+  const { total, longest } = walked;
   const oversized = longest !== undefined && (longest[1] > MAX_STRING || total > MAX_TOTAL);
   // a definition flagged oversized is quarantined whatever else it says: a short read is enough
   let budget: number = oversized || walked.cut ? SCAN_LIMITS.perOversizedDefinition : SCAN_LIMITS.perDefinition;
@@ -572,8 +594,8 @@ export function scanToolDefinition(def: ToolDefinition): PoisoningMarker[] {
     budget -= text.length;
     if (text.length < Math.min(full.length, SCAN_LIMITS.perString)) unscanned ??= p;
     if (!/[^\x20-\x7e\n\r\t]|[<[{~/.@]|\b\w{2}/.test(text)) continue; // nothing any rule reads (e.g. a number, a single letter)
-    const path = pathOf(p);
-    const mark = (rule: PoisoningRule, excerpt: string) => add(rule, path, excerpt);
+    let path: string | undefined;
+    const mark = (rule: PoisoningRule, excerpt: string) => add(rule, (path ??= pathOf(p)), excerpt);
     const ascii = !/[^\x00-\x7f]/.test(text);
     if (!ascii) {
       const invisible = firstUnexplainedInvisible(text);
@@ -587,6 +609,7 @@ export function scanToolDefinition(def: ToolDefinition): PoisoningMarker[] {
     matchRules(text, folded, mark);
     if (folded.spaceLike) matchRules(text, fold(text, true), mark);
   }
+  unscanned ??= walked.more;
   if (oversized || unscanned !== undefined || walked.cut) {
     const size = longest ? `${longest[1]} characters here, ${total} in the whole definition (limits ${MAX_STRING} and ${MAX_TOTAL})` : 'no text';
     const why = walked.cut?.why ?? (unscanned !== undefined && !oversized ? `over the scan budget (${SCAN_LIMITS.perDefinition} characters, ${SCAN_LIMITS.stringCost} more per string)` : null);

@@ -34,7 +34,7 @@
  * tripwire, not a proof: pinning, human approval and Rego on the arguments are the other layers.
  */
 import confusablesTable from 'unhomoglyph/data.json';
-import { type ToolDefinition, isJsonObject, pathJoin } from './tool-definition';
+import { type ToolDefinition, pathJoin } from './tool-definition';
 
 export type PoisoningRule =
   | 'invisible_unicode'
@@ -201,10 +201,10 @@ const looksLatin = (c: string) => /^[A-Za-z]$/.test(foldCodePoint(c.codePointAt(
 /** The text the rules read, with, for each of its UTF-16 units, where it came from in the original. */
 interface Folded {
   text: string;
-  /** index in the original string of each unit of `text` */
-  origin: number[];
-  /** units decoded from smuggled text (tag characters, a run of variation selectors) */
-  smuggled: Uint8Array;
+  /** index in the original string of each unit of `text` (null: the same index, the text is the original) */
+  origin: number[] | null;
+  /** units decoded from smuggled text (tag characters, a run of variation selectors); null: none */
+  smuggled: Uint8Array | null;
   /** the original has a character that SPACE_LIKE reads as a space */
   spaceLike: boolean;
 }
@@ -257,8 +257,11 @@ function fold(text: string, spaces: boolean): Folded {
     } else if (!IGNORABLE.test(String.fromCodePoint(cp))) emit(foldCodePoint(cp), i);
     i += width(cp);
   }
-  const smuggled = new Uint8Array(origin.length);
-  for (const k of smuggledAt) smuggled[k] = 1;
+  let smuggled: Uint8Array | null = null;
+  if (smuggledAt.length) {
+    smuggled = new Uint8Array(origin.length);
+    for (const k of smuggledAt) smuggled[k] = 1;
+  }
   return { text: parts.join(''), origin, smuggled, spaceLike };
 }
 
@@ -555,18 +558,18 @@ function prefixOf(text: string, max: number): string {
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
-const found = (m: RegExpExecArray | null): Found | null => (m ? { index: m.index, length: m[0].length } : null);
+const asFound = (m: RegExpExecArray | null): Found | null => (m ? { index: m.index, length: m[0].length } : null);
 
 /** Runs the pattern rules on one folded text; `add` keeps the first marker of each (rule, path). */
 function matchRules(original: string, folded: Folded, add: (rule: PoisoningRule, excerpt: string) => void): void {
   for (const [rule, patterns] of RULES) {
     for (const matcher of patterns) {
-      const m = typeof matcher === 'function' ? matcher(folded.text) : found(matcher.exec(folded.text));
+      const m = typeof matcher === 'function' ? matcher(folded.text) : asFound(matcher.exec(folded.text));
       if (!m) continue;
       const end = m.index + m.length;
       let smuggled = false;
-      for (let k = m.index; k < end && !smuggled; k++) smuggled = folded.smuggled[k] === 1;
-      add(rule, smuggled ? excerptAt(folded.text, m.index, 'decoded: ') : excerptAt(original, folded.origin[m.index]));
+      for (let k = m.index; folded.smuggled && k < end && !smuggled; k++) smuggled = folded.smuggled[k] === 1;
+      add(rule, smuggled ? excerptAt(folded.text, m.index, 'decoded: ') : excerptAt(original, folded.origin ? folded.origin[m.index] : m.index));
       break;
     }
   }
@@ -605,7 +608,8 @@ export function scanToolDefinition(def: ToolDefinition): PoisoningMarker[] {
       const mixed = firstMixedScriptWord(text);
       if (mixed >= 0) mark('mixed_script', excerptAt(text, mixed));
     }
-    const folded = fold(text, false);
+    // ASCII is read as it is (nothing to decode, drop or fold)
+    const folded: Folded = ascii ? { text, origin: null, smuggled: null, spaceLike: false } : fold(text, false);
     matchRules(text, folded, mark);
     if (folded.spaceLike) matchRules(text, fold(text, true), mark);
   }

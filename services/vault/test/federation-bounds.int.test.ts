@@ -6,7 +6,7 @@
  * capped, and an upstream that flaps between two definitions is recorded once per tool and window.
  */
 import { randomUUID } from 'node:crypto';
-import { type Fixtures, startFixtures } from '@agw/mcp-fixtures';
+import { type Fixtures, startFixtures, startHostileUpstream } from '@agw/mcp-fixtures';
 import { createLogger, freeLoopbackPort } from '@agw/shared';
 import { createFederation, type FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
@@ -105,10 +105,24 @@ describe('bounded federation work', () => {
     await control('mutable/describe', { tool: 'weather', description: 'w'.repeat(5000) });
     const view = await federation.register(tenant, { name: 'big', url: `${fx.url}/mutable/mcp` });
     expect(view.status).toBe('connected');
-    expect(view.status_reason).toMatch(/1 tool\(s\) refused: a definition is larger than FEDERATION_MAX_TOOL_BYTES \(weather \d+ bytes\)/);
+    expect(view.status_reason).toMatch(/1 tool\(s\) refused: a definition is larger than FEDERATION_MAX_TOOL_BYTES or nests deeper than 64 levels \(weather \d+ bytes\)/);
     expect(view.tools!.map((t) => t.name)).not.toContain('weather');
     expect(view.tools!.map((t) => t.name)).toContain('add');
     expect(quarantines).toEqual([]);
+  });
+
+  test('a definition nested deeper than 64 levels is refused and named, even 10,000 levels that no recursive reader survives', async () => {
+    const { federation } = federationWith({});
+    const up = await startHostileUpstream({ config: { tools: [{ kind: 'nested', name: 'deep', depth: 10_000, compact: true }, { kind: 'nested', name: 'fine', depth: 20 }, { kind: 'plain', name: 'ok' }] } });
+    try {
+      const view = await federation.register(randomUUID(), { name: 'nest', url: up.mcpUrl });
+      expect(view.status).toBe('connected');
+      expect(view.status_reason).toMatch(/1 tool\(s\) refused: .*\(deep nested deeper than 64 levels\)/);
+      expect(view.tools!.map((t) => [t.name, t.state])).toEqual(expect.arrayContaining([['fine', 'active'], ['ok', 'active']]));
+      expect(view.tools!.map((t) => t.name)).not.toContain('deep');
+    } finally {
+      await up.close();
+    }
   });
 
   test('a read stops at FEDERATION_MAX_SYNC_BYTES and says so', async () => {

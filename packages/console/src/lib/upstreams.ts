@@ -55,7 +55,7 @@ export function reasonText(reason: string | null): string {
     case 'suspicious_description':
       return 'The scanner flagged this new tool’s definition; it is not listed until a human approves it.';
     case 'approval_required':
-      return 'A new tool: this tenant approves new tools by hand (upstream_tool_approval: manual).';
+      return 'A new tool: it appeared after the upstream was first read (or this tenant approves every new tool by hand, upstream_tool_approval: manual); it is not listed until a human approves it.';
     default:
       return reason ?? '';
   }

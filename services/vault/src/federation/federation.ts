@@ -16,7 +16,7 @@ import { approvalWrite, planPinning } from './tool-pinning';
 import { definitionDiff, pinnedForm } from './tool-definition';
 import type { UpstreamCredentials } from './upstream-credentials';
 import { type CredentialInput, UpstreamAuthError, validateCredential } from './upstream-credentials';
-import { UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
+import { MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
 import type { ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
 import { SyncBudget } from './sync-budget';
 
@@ -374,7 +374,12 @@ export class Federation {
     const notes = [
       ...(listed.truncated ? [listed.truncated] : []),
       ...(listed.refused.length
-        ? [`${listed.refused.length} tool(s) refused: a definition is larger than FEDERATION_MAX_TOOL_BYTES (${listed.refused.slice(0, 5).map((t) => `${t.name} ${t.bytes} bytes`).join(', ')})`]
+        ? [
+            `${listed.refused.length} tool(s) refused: a definition is larger than FEDERATION_MAX_TOOL_BYTES or nests deeper than ${MAX_TOOL_DEPTH} levels (${listed.refused
+              .slice(0, 5)
+              .map((t) => `${t.name} ${t.why}`)
+              .join(', ')})`,
+          ]
         : []),
       ...(skipped.length ? [`${skipped.length} tool(s) skipped: their federated name is not 1-128 of A-Z a-z 0-9 _ . - (${skipped.slice(0, 5).join(', ')})`] : []),
     ];
@@ -433,7 +438,7 @@ function targetOf(row: { name: string; tool_state: string | null; tool_reason: s
         ? 'its definition changed since it was pinned'
         : row.tool_reason === 'suspicious_description'
           ? 'its definition carries tool-poisoning markers'
-          : 'new tools of this tenant wait for a human (upstream_tool_approval: manual)';
+          : 'a new tool waits for a human (one that appeared after the upstream was first read, or any new tool with upstream_tool_approval: manual)';
     return { upstream: true, executable: false, violation: row.tool_reason ?? 'tool_definition_changed', message: `Tool ${tool}/${method} is quarantined: ${what}; a human must approve it (POST /api/upstreams/${tool}/tools/${method}/approve)` };
   }
   return { upstream: true, executable: true };

@@ -92,10 +92,26 @@ interface Open {
 
 const MAX_SECRETS = 16;
 
-/** A tool the upstream offered that was not kept: its definition is over the byte cap. */
+/** A tool the upstream offered that was not kept: its definition is over the byte cap or nests too deep. */
 export interface RefusedTool {
   name: string;
-  bytes: number;
+  /** `70000 bytes` or `nested deeper than 64 levels` */
+  why: string;
+}
+
+/** A tool definition nests at most this many objects and arrays (what every recursive reader of it can take). */
+export const MAX_TOOL_DEPTH = 64;
+
+/** Whether `v` nests deeper than `limit` objects/arrays; iterative, so any depth is measured safely. */
+export function nestsDeeperThan(v: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[v, 0]];
+  while (stack.length) {
+    const [x, depth] = stack.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** One read of an upstream's tools, bounded by the tool count, the per-tool cap and the per-read budget. */
@@ -152,8 +168,8 @@ export class UpstreamConnections {
   }
 
   /**
-   * Reads the upstream's tools, page by page: at most maxTools, a tool over maxToolBytes is refused (not
-   * kept), and the pages read stop at maxSyncBytes; `truncated` says which bound ended the read. The tools
+   * Reads the upstream's tools, page by page: at most maxTools, a tool over maxToolBytes or nested deeper
+   * than MAX_TOOL_DEPTH is refused (not kept), and the pages read stop at maxSyncBytes; `truncated` says which bound ended the read. The tools
    * are masked (a definition may quote the request's headers).
    */
   async listTools(e: UpstreamEndpoint): Promise<ToolListing> {
@@ -170,6 +186,12 @@ export class UpstreamConnections {
         }
         const r = await client.listTools(cursor ? { cursor } : {}, { timeout: this.timeoutOf(e), signal });
         for (const tool of r.tools) {
+          const name = typeof tool.name === 'string' ? tool.name.slice(0, 64) : '';
+          // measured before anything recursive reads it (JSON.stringify, the fingerprint, the scanner, jsonb)
+          if (nestsDeeperThan(tool, MAX_TOOL_DEPTH)) {
+            refused.push({ name, why: `nested deeper than ${MAX_TOOL_DEPTH} levels` });
+            continue;
+          }
           const size = Buffer.byteLength(JSON.stringify(tool));
           bytes += size;
           if (bytes > this.o.maxSyncBytes) {
@@ -177,7 +199,7 @@ export class UpstreamConnections {
             break pages;
           }
           if (size > this.o.maxToolBytes) {
-            refused.push({ name: typeof tool.name === 'string' ? tool.name.slice(0, 64) : '', bytes: size });
+            refused.push({ name, why: `${size} bytes` });
             continue;
           }
           if (tools.length === this.o.maxTools) {

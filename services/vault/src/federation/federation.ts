@@ -8,7 +8,7 @@
  * every quarantine is recorded by `quarantines` (a control_plane audit record, the webhook
  * `tool.quarantined`).
  */
-import { ConflictError, InputError, type Logger, NotFoundError, RateLimitError, TENANT_CACHE_MS, TenantCache, matchesAnyGlob } from '@agw/shared';
+import { ConflictError, ForbiddenError, InputError, type Logger, NotFoundError, RateLimitError, TENANT_CACHE_MS, TenantCache, matchesAnyGlob } from '@agw/shared';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SealedData } from '../hsm/hsm-backend';
 import type { Quarantine } from './tool-pinning';
@@ -17,11 +17,19 @@ import { definitionDiff, pinnedForm } from './tool-definition';
 import type { UpstreamCredentials } from './upstream-credentials';
 import { type CredentialInput, UpstreamAuthError, validateCredential } from './upstream-credentials';
 import { MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
-import type { ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
+import type { RetainedTools, ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
 import { SyncBudget } from './sync-budget';
 
-/** `^[a-z0-9][a-z0-9_-]*$`, 1-64 characters, no `__` (the separator of federated names). */
-export const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * A registered upstream's name: 1-64 of `a-z 0-9 _ -`, starting and ending with a letter or digit, and
+ * (checked beside it) without `__`. With tool names that never start with `_` (`federatedToolProblem`), a federated
+ * name `<upstream>__<tool>` is unique and splits at its first `__`: the upstream holds no `__` and does not
+ * end with `_`, and the tool does not start with `_`, so no `__` begins before the separator, nor at its
+ * second character. The same rule makes the glob `a__*` select upstream `a` only (docs/federation.md,
+ * "Naming"). Upstreams registered before it may end with `_` or `-`; their tools still cannot collide
+ * (the tool rule alone already prevents it).
+ */
+export const UPSTREAM_NAME = /^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$/;
 /** A federated tool's MCP name: MCP's tool-name characters, 1-128 (SEP-986). */
 const FEDERATED_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 export const SEPARATOR = '__';
@@ -29,6 +37,43 @@ const TRANSPORTS = ['streamable_http', 'sse'] as const;
 const MAX_GLOBS = 64;
 
 export const federatedName = (upstream: string, tool: string) => `${upstream}${SEPARATOR}${tool}`;
+
+/** Why `name` cannot name a new upstream, or undefined when it can. */
+export function upstreamNameProblem(name: string): string | undefined {
+  if (UPSTREAM_NAME.test(name) && !name.includes(SEPARATOR)) return undefined;
+  return 'name is 1-64 characters of a-z 0-9 _ -, starting and ending with a letter or digit, without "__" (the separator of federated tool names)';
+}
+
+/** Why an upstream's tool is not federated under `upstream`, or undefined when it is. */
+export function federatedToolProblem(upstream: string, tool: string): 'leading_underscore' | 'invalid_name' | undefined {
+  if (tool.startsWith('_')) return 'leading_underscore'; // `a` + `_b` would read as `a_` + `b`
+  if (!FEDERATED_NAME.test(federatedName(upstream, tool))) return 'invalid_name';
+  return undefined;
+}
+
+/**
+ * Who asks for a step that only a human may take where the tenant's `approvals_require_human` is on, as
+ * the gateway authenticated the caller (federation.proto `HumanGate`).
+ */
+export interface HumanGate {
+  /** a signed-in user's session, not one made from an API key */
+  human: boolean;
+  /** the tenant's approvals_require_human */
+  requireHuman: boolean;
+  /** how a refusal names the caller */
+  caller: string;
+}
+
+/** A caller nobody described: not a human, and the gate on. */
+export const UNKNOWN_CALLER: HumanGate = { human: false, requireHuman: true, caller: 'this caller' };
+
+/** What DELETE answers: the upstream as it was, and what its name keeps (or what a human discarded). */
+export interface DeletedUpstream {
+  name: string;
+  view?: UpstreamView;
+  retained_tools: number;
+  discarded_tools: number;
+}
 
 export interface RegisterUpstreamInput {
   name: string;
@@ -132,11 +177,15 @@ export class Federation {
     this.d.changed(tenantId);
   }
 
-  async register(tenantId: string, input: RegisterUpstreamInput): Promise<UpstreamView> {
+  /**
+   * Registers an upstream and reads its tools. A name that keeps tools of a deleted upstream gets them
+   * back before that read, so their pins apply (a changed tool is quarantined); where the tenant's
+   * approvals_require_human is on, only a signed-in human may do that (`gate`, 403 otherwise).
+   */
+  async register(tenantId: string, input: RegisterUpstreamInput, gate: HumanGate = UNKNOWN_CALLER): Promise<UpstreamView> {
     const name = input.name ?? '';
-    if (!UPSTREAM_NAME.test(name) || name.includes(SEPARATOR)) {
-      throw InputError.at(['name'], 'name is 1-64 characters of a-z 0-9 _ - starting with a letter or digit, without "__"', 'string_pattern_mismatch');
-    }
+    const nameProblem = upstreamNameProblem(name);
+    if (nameProblem) throw InputError.at(['name'], nameProblem, 'string_pattern_mismatch');
     const transport = input.transport || 'streamable_http';
     if (!(TRANSPORTS as readonly string[]).includes(transport)) throw InputError.at(['transport'], `transport must be one of ${TRANSPORTS.join(', ')}`, 'enum');
     let url: string;
@@ -152,24 +201,30 @@ export class Federation {
     if (input.timeout_ms !== undefined && input.timeout_ms !== 0 && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 100 || input.timeout_ms > 120_000)) {
       throw InputError.at(['timeout_ms'], 'timeout_ms is 100-120000', 'value_error');
     }
+    // refused before anything is spent; checked again in the insert's transaction (a deletion may land between)
+    if (!(await this.d.repo.get(tenantId, name))) admitRetained(name, await this.d.repo.retained(tenantId, name), gate);
     await this.checkRoomFor(tenantId, name);
     const credential = input.credential ? validateCredential(input.credential, (u) => this.d.parseUrl(u)) : null;
     const sealed = credential ? await this.d.credentials.seal(tenantId, name, credential.secret) : null;
-    const row = await this.d.repo.insert(tenantId, {
-      name,
-      url,
-      transport,
-      description: input.description || null,
-      credential_type: credential?.type ?? 'none',
-      credential_meta: credential?.meta ?? {},
-      key_id: sealed?.key_id ?? null,
-      sealed: (sealed?.sealed as unknown as Record<string, string>) ?? null,
-      tool_filter: { ...(include.length ? { include } : {}), ...(exclude.length ? { exclude } : {}) },
-      tool_approval: input.tool_approval === 'manual' ? 'manual' : 'auto',
-      timeout_ms: input.timeout_ms || null,
-      status: 'error',
-      status_reason: 'not connected yet',
-    });
+    const row = await this.d.repo.insert(
+      tenantId,
+      {
+        name,
+        url,
+        transport,
+        description: input.description || null,
+        credential_type: credential?.type ?? 'none',
+        credential_meta: credential?.meta ?? {},
+        key_id: sealed?.key_id ?? null,
+        sealed: (sealed?.sealed as unknown as Record<string, string>) ?? null,
+        tool_filter: { ...(include.length ? { include } : {}), ...(exclude.length ? { exclude } : {}) },
+        tool_approval: input.tool_approval === 'manual' ? 'manual' : 'auto',
+        timeout_ms: input.timeout_ms || null,
+        status: 'error',
+        status_reason: 'not connected yet',
+      },
+      (kept) => admitRetained(name, kept, gate),
+    );
     if (!row) throw new ConflictError(`An upstream named "${name}" is already registered`);
     await this.sync(tenantId, name);
     return this.view(tenantId, name, true);
@@ -184,12 +239,31 @@ export class Federation {
     return this.view(tenantId, name, true);
   }
 
-  async delete(tenantId: string, name: string): Promise<UpstreamView> {
+  /**
+   * Deletes an upstream: its credential and connection go, its tools leave every list. Its tools with a
+   * pinned definition or a quarantine stay with its name and apply when the name is registered again
+   * (docs/federation.md, "Pins outlive deletion"). `discardPins` drops them instead, and on a name that is
+   * no longer registered drops what it keeps; where approvals_require_human is on only a signed-in human
+   * may ask for that (`gate`, 403 otherwise).
+   */
+  async delete(tenantId: string, name: string, o: { discardPins?: boolean; gate?: HumanGate } = {}): Promise<DeletedUpstream> {
+    const discard = o.discardPins === true;
+    if (discard) mayDiscard(name, o.gate ?? UNKNOWN_CALLER);
+    if (!(await this.d.repo.get(tenantId, name))) {
+      const kept = await this.d.repo.retained(tenantId, name);
+      if (discard && kept.tools > 0) return { name, retained_tools: 0, discarded_tools: await this.d.repo.discardRetained(tenantId, name) };
+      throw new NotFoundError(
+        kept.tools
+          ? `Upstream "${name}" not found; its name keeps ${describeKept(kept)} of a deleted upstream, applied when it is registered again (a signed-in human discards them: DELETE /api/upstreams/${name}?discard_pins=true)`
+          : `Upstream "${name}" not found`,
+      );
+    }
     const view = await this.view(tenantId, name, false);
-    await this.d.repo.delete(tenantId, name);
+    const deleted = await this.d.repo.delete(tenantId, name, !discard);
+    if (!deleted) throw new NotFoundError(`Upstream "${name}" not found`);
     this.d.connections.drop(tenantId, name);
     this.changed(tenantId);
-    return view;
+    return { name, view, retained_tools: discard ? 0 : deleted.kept, discarded_tools: discard ? deleted.kept : 0 };
   }
 
   async refresh(tenantId: string, name: string, toolApproval?: string): Promise<UpstreamView> {
@@ -306,9 +380,14 @@ export class Federation {
 
   /** A registration of `name` is within the tenant's upstream count and the name's sync budget (its first read). */
   private async checkRoomFor(tenantId: string, name: string): Promise<void> {
-    const count = (await this.d.repo.list(tenantId)).length;
-    if (count >= this.d.limits.maxUpstreams) {
-      throw new ConflictError(`This tenant has ${count} upstreams, the most it may register (FEDERATION_MAX_UPSTREAMS, ${this.d.limits.maxUpstreams}); delete one first`);
+    // the names of deleted upstreams that keep pins count too: churning names never grows the kept tools without bound
+    const [count, kept] = await Promise.all([this.d.repo.list(tenantId).then((l) => l.length), this.d.repo.retainedNames(tenantId, name)]);
+    if (count + kept >= this.d.limits.maxUpstreams) {
+      throw new ConflictError(
+        kept
+          ? `This tenant has ${count} upstreams and ${kept} names of deleted upstreams that keep pins, the most it may hold (FEDERATION_MAX_UPSTREAMS, ${this.d.limits.maxUpstreams}); delete an upstream, register a kept name again, or have a signed-in human discard a name's pins (DELETE /api/upstreams/{name}?discard_pins=true)`
+          : `This tenant has ${count} upstreams, the most it may register (FEDERATION_MAX_UPSTREAMS, ${this.d.limits.maxUpstreams}); delete one first`,
+      );
     }
     this.takeSync(tenantId, name);
   }
@@ -357,19 +436,28 @@ export class Federation {
     }
     const filter = row.tool_filter ?? {};
     const skipped: string[] = [];
+    const underscored: string[] = [];
     const offered = [];
     for (const tool of listed.tools) {
       const def = pinnedForm(tool);
       if (filter.include?.length && !matchesAnyGlob(filter.include, def.name)) continue;
       if (filter.exclude?.length && matchesAnyGlob(filter.exclude, def.name)) continue;
-      if (!FEDERATED_NAME.test(federatedName(name, def.name))) {
+      const problem = federatedToolProblem(name, def.name);
+      if (problem === 'leading_underscore') {
+        underscored.push(def.name.slice(0, 64));
+        continue;
+      }
+      if (problem) {
         skipped.push(def.name.slice(0, 64));
         continue;
       }
       offered.push(def);
     }
-    // the upstream's first successful read keeps server_info empty until now: only then do new tools follow the mode
-    const plan = await planPinning(await this.d.repo.tools(tenantId, name), offered, row.tool_approval === 'manual' ? 'manual' : 'auto', { initial: Object.keys(row.server_info ?? {}).length === 0 });
+    // the upstream's first successful read keeps server_info empty until now, and finds no tools: only then do
+    // new tools follow the mode (a name registered again has the tools kept from its deletion: not a first read)
+    const stored = await this.d.repo.tools(tenantId, name);
+    const initial = Object.keys(row.server_info ?? {}).length === 0 && stored.length === 0;
+    const plan = await planPinning(stored, offered, row.tool_approval === 'manual' ? 'manual' : 'auto', { initial });
     await this.d.repo.writeTools(tenantId, name, plan.writes);
     const notes = [
       ...(listed.truncated ? [listed.truncated] : []),
@@ -382,6 +470,9 @@ export class Federation {
           ]
         : []),
       ...(skipped.length ? [`${skipped.length} tool(s) skipped: their federated name is not 1-128 of A-Z a-z 0-9 _ . - (${skipped.slice(0, 5).join(', ')})`] : []),
+      ...(underscored.length
+        ? [`${underscored.length} tool(s) skipped: a tool name starting with "_" would make its federated name ${name}___… ambiguous (${underscored.slice(0, 5).join(', ')})`]
+        : []),
     ];
     await this.d.repo.setStatus(tenantId, name, { status: 'connected', status_reason: notes.join('; ') || null, server_info: { ...listed.info } });
     this.changed(tenantId);
@@ -426,6 +517,29 @@ export class Federation {
       ...(withTools ? { tools } : {}),
     };
   }
+}
+
+/** `3 tool(s) (2 pinned, 1 quarantined)` */
+function describeKept(kept: RetainedTools): string {
+  return `${kept.tools} tool(s) (${kept.pinned} pinned, ${kept.quarantined} quarantined)`;
+}
+
+const SIGN_IN = 'sign in (POST /api/auth/login) and send the session token';
+
+/** Throws 403 when the name keeps tools of a deleted upstream and the gate asks for a human the caller is not. */
+function admitRetained(name: string, kept: RetainedTools, gate: HumanGate): void {
+  if (kept.tools === 0 || gate.human || !gate.requireHuman) return;
+  throw new ForbiddenError(
+    `Upstream name "${name}" keeps ${describeKept(kept)} of a deleted upstream; registering it again applies them and, with the tenant's approvals_require_human on, needs a signed-in human: ${SIGN_IN}; ${gate.caller} cannot. A signed-in human may also discard them (DELETE /api/upstreams/${name}?discard_pins=true)`,
+  );
+}
+
+/** Throws 403 when discarding pins needs a human the caller is not. */
+function mayDiscard(name: string, gate: HumanGate): void {
+  if (gate.human || !gate.requireHuman) return;
+  throw new ForbiddenError(
+    `Discarding the pins of upstream "${name}" undoes what a human approved and, with the tenant's approvals_require_human on, needs a signed-in human: ${SIGN_IN}; ${gate.caller} cannot (DELETE without discard_pins keeps them)`,
+  );
 }
 
 /** What a call of `method` on the upstream row meets: unknown, quarantined (and why) or executable. */

@@ -1,10 +1,12 @@
 /**
  * The only queries of the federation catalog (docs/federation.md): a tenant's upstream MCP servers and the
- * tools seen on each, with their pinned and candidate definitions. Every method takes the tenant id first
- * and filters on it. The sealed credential is read only by `forConnection` (the connector's path).
+ * tools seen on each, with their pinned and candidate definitions, and the tools kept for the name of a
+ * deleted upstream (`federation_retained_tools`: its pins and quarantines, until the name is registered
+ * again or a human discards them). Every method takes the tenant id first and filters on it. The sealed
+ * credential is read only by `forConnection` (the connector's path).
  */
 import type { Database, Db } from '@agw/shared';
-import type { Insertable, Selectable } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 
 type FederationUpstreamsTable = Database['federation_upstreams'];
 type FederationToolsTable = Database['federation_tools'];
@@ -37,26 +39,69 @@ const META_COLUMNS = [
   'refreshed_at',
 ] as const;
 
+/** The columns a tool row and a kept tool row share. */
+const TOOL_COLUMNS = sql.raw(
+  'tenant_id, upstream, name, state, reason, markers, pinned, pinned_sha256, candidate, candidate_sha256, first_seen_at, updated_at, approved_at, approved_by',
+);
+
+/** What the name of a deleted upstream keeps: its tools with a pinned definition or a quarantine. */
+export interface RetainedTools {
+  /** tools kept */
+  tools: number;
+  /** of them, with a pinned definition */
+  pinned: number;
+  /** of them, quarantined when the upstream was deleted */
+  quarantined: number;
+}
+
+const retainedOf = (rows: Array<{ state: string; pinned_sha256: string | null }>): RetainedTools => ({
+  tools: rows.length,
+  pinned: rows.filter((r) => r.pinned_sha256 !== null).length,
+  quarantined: rows.filter((r) => r.state === 'quarantined').length,
+});
+
 /** jsonb columns take their JSON text */
 const json = (v: unknown) => JSON.stringify(v);
 
 export class UpstreamRepository {
   constructor(private readonly db: Db) {}
 
-  /** undefined when the name is taken for this tenant. */
-  async insert(tenantId: string, u: NewUpstream): Promise<UpstreamMeta | undefined> {
-    return this.db
-      .insertInto('federation_upstreams')
-      .values({
-        ...u,
-        tenant_id: tenantId,
-        credential_meta: json(u.credential_meta),
-        sealed: u.sealed ? json(u.sealed) : null,
-        tool_filter: json(u.tool_filter),
-      } as never)
-      .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-      .returning(META_COLUMNS)
-      .executeTakeFirst();
+  /**
+   * Inserts the upstream and, in the same transaction, moves the tools kept for its name back into its
+   * catalog (an `active` one comes back `absent` until the upstream offers it again). `admit` sees what
+   * was kept and may refuse by throwing: nothing is written then. Undefined when the name is taken for
+   * this tenant.
+   */
+  async insert(tenantId: string, u: NewUpstream, admit?: (kept: RetainedTools) => void): Promise<UpstreamMeta | undefined> {
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .insertInto('federation_upstreams')
+        .values({
+          ...u,
+          tenant_id: tenantId,
+          credential_meta: json(u.credential_meta),
+          sealed: u.sealed ? json(u.sealed) : null,
+          tool_filter: json(u.tool_filter),
+        } as never)
+        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+        .returning(META_COLUMNS)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      // one statement: the rows a concurrent discard removes are either all moved here or gone
+      const moved = await sql<{ state: string; pinned_sha256: string | null }>`
+        WITH kept AS (
+          DELETE FROM federation_retained_tools WHERE tenant_id = ${tenantId} AND upstream = ${u.name}
+          RETURNING ${TOOL_COLUMNS}
+        )
+        INSERT INTO federation_tools (${TOOL_COLUMNS})
+        SELECT tenant_id, upstream, name, CASE WHEN state = 'active' THEN 'absent' ELSE state END, reason, markers, pinned,
+               pinned_sha256, candidate, candidate_sha256, first_seen_at, now(), approved_at, approved_by
+        FROM kept
+        RETURNING state, pinned_sha256
+      `.execute(tx);
+      admit?.(retainedOf(moved.rows));
+      return row;
+    });
   }
 
   list(tenantId: string): Promise<UpstreamMeta[]> {
@@ -84,8 +129,66 @@ export class UpstreamRepository {
       .executeTakeFirst();
   }
 
-  delete(tenantId: string, name: string): Promise<UpstreamMeta | undefined> {
-    return this.db.deleteFrom('federation_upstreams').where('tenant_id', '=', tenantId).where('name', '=', name).returning(META_COLUMNS).executeTakeFirst();
+  /**
+   * Deletes the upstream (its tools go with it). With `retain`, first keeps its tools that carry a pinned
+   * definition or a quarantine for the name, as they are. The upstream row is locked first, so a read of
+   * its tools that writes meanwhile waits and then finds no upstream. `kept`: how many tools were kept, or
+   * (without `retain`) would have been. Undefined when there is no such upstream.
+   */
+  async delete(tenantId: string, name: string, retain: boolean): Promise<(UpstreamMeta & { kept: number }) | undefined> {
+    return this.db.transaction().execute(async (tx) => {
+      const locked = await tx.selectFrom('federation_upstreams').select('name').where('tenant_id', '=', tenantId).where('name', '=', name).forUpdate().executeTakeFirst();
+      if (!locked) return undefined;
+      let kept = 0;
+      if (!retain) {
+        const n = await tx
+          .selectFrom('federation_tools')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('tenant_id', '=', tenantId)
+          .where('upstream', '=', name)
+          .where((eb) => eb.or([eb('pinned_sha256', 'is not', null), eb('state', '=', 'quarantined')]))
+          .executeTakeFirst();
+        kept = Number(n?.n ?? 0);
+      } else {
+        const rows = await sql<{ name: string }>`
+          INSERT INTO federation_retained_tools (${TOOL_COLUMNS})
+          SELECT ${TOOL_COLUMNS} FROM federation_tools
+          WHERE tenant_id = ${tenantId} AND upstream = ${name} AND (pinned_sha256 IS NOT NULL OR state = 'quarantined')
+          ON CONFLICT (tenant_id, upstream, name) DO UPDATE SET
+            state = excluded.state, reason = excluded.reason, markers = excluded.markers, pinned = excluded.pinned,
+            pinned_sha256 = excluded.pinned_sha256, candidate = excluded.candidate, candidate_sha256 = excluded.candidate_sha256,
+            first_seen_at = excluded.first_seen_at, updated_at = excluded.updated_at, approved_at = excluded.approved_at,
+            approved_by = excluded.approved_by, retained_at = now()
+          RETURNING name
+        `.execute(tx);
+        kept = rows.rows.length;
+      }
+      const meta = await tx.deleteFrom('federation_upstreams').where('tenant_id', '=', tenantId).where('name', '=', name).returning(META_COLUMNS).executeTakeFirst();
+      return meta && { ...meta, kept };
+    });
+  }
+
+  /** What the name keeps of a deleted upstream (all zero when nothing). */
+  async retained(tenantId: string, name: string): Promise<RetainedTools> {
+    const rows = await this.db.selectFrom('federation_retained_tools').select(['state', 'pinned_sha256']).where('tenant_id', '=', tenantId).where('upstream', '=', name).execute();
+    return retainedOf(rows);
+  }
+
+  /** How many names of deleted upstreams keep tools, `except` one. */
+  async retainedNames(tenantId: string, except: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('federation_retained_tools')
+      .select((eb) => eb.fn.count<string>('upstream').distinct().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('upstream', '<>', except)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Drops what the name keeps of a deleted upstream; how many tools that was. */
+  async discardRetained(tenantId: string, name: string): Promise<number> {
+    const r = await this.db.deleteFrom('federation_retained_tools').where('tenant_id', '=', tenantId).where('upstream', '=', name).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   async setStatus(tenantId: string, name: string, s: { status: string; status_reason: string | null; server_info?: Record<string, string> }): Promise<void> {

@@ -1,7 +1,7 @@
 /** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
 import { federation as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
-import { type Federation, type UpstreamView, diffOf, federatedName } from '../federation/federation';
+import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '');
@@ -27,6 +27,14 @@ function toTool(t: ToolRow): pb.UpstreamTool {
   };
 }
 
+/** The gateway's word on who asks; none: not a human, the gate on. */
+const gateOf = (g: pb.HumanGate | undefined): HumanGate => (g ? { human: g.human, requireHuman: g.requireHuman, caller: g.caller || UNKNOWN_CALLER.caller } : UNKNOWN_CALLER);
+
+/** A deleted upstream as it was (only its name when a human discarded what a deleted one kept), with the counts. */
+function toDeleted(d: DeletedUpstream): pb.Upstream {
+  return pb.Upstream.fromPartial({ ...(d.view ? toUpstream(d.view) : { name: d.name }), retainedTools: d.retained_tools, discardedTools: d.discarded_tools });
+}
+
 function toUpstream(u: UpstreamView): pb.Upstream {
   return {
     name: u.name,
@@ -48,6 +56,8 @@ function toUpstream(u: UpstreamView): pb.Upstream {
     refreshedAt: iso(u.refreshed_at),
     tools: (u.tools ?? []).map(toTool),
     timeoutMs: u.timeout_ms ?? 0,
+    retainedTools: 0,
+    discardedTools: 0,
   };
 }
 
@@ -76,12 +86,12 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
               description: req.description || undefined,
               tool_approval: req.toolApproval || undefined,
               timeout_ms: req.timeoutMs || undefined,
-            }),
+            }, gateOf(req.gate)),
           );
         },
         listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenantId))).map(toUpstream) }),
         getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenantId), req.name)),
-        deleteUpstream: async (req) => toUpstream(await federation.delete(tenant(req.tenantId), req.name)),
+        deleteUpstream: async (req) => toDeleted(await federation.delete(tenant(req.tenantId), req.name, { discardPins: req.discardPins, gate: gateOf(req.gate) })),
         refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenantId), req.name, req.toolApproval || undefined)),
         listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenantId), req.name)).map(toTool) }),
         approveTool: async (req) => toTool(await federation.approve(tenant(req.tenantId), req.upstream, req.tool, req.approvedBy || 'unknown', req.definitionSha256 || undefined)),

@@ -78,6 +78,7 @@ export interface VaultTables {
   vault_credential_access: VaultCredentialAccessTable;
   federation_upstreams: FederationUpstreamsTable;
   federation_tools: FederationToolsTable;
+  federation_retained_tools: FederationRetainedToolsTable;
 }
 
 /** A tenant's upstream MCP server (migration 20261128_0017_federation; docs/federation.md). */
@@ -128,4 +129,14 @@ export interface FederationToolsTable {
   updated_at: Timestamp;
   approved_at: Date | null;
   approved_by: string | null;
+}
+
+/**
+ * A tool of a deleted upstream kept for its name: its pin or its quarantine, as it was when the upstream
+ * was deleted (migration 20261209_0031_federation_retained_tools; docs/federation.md, "Pins outlive deletion").
+ */
+export interface FederationRetainedToolsTable extends Omit<FederationToolsTable, 'first_seen_at' | 'updated_at'> {
+  first_seen_at: Date;
+  updated_at: Date;
+  retained_at: Timestamp;
 }

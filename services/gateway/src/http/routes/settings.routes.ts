@@ -16,7 +16,7 @@ const updatedResponse = settingsViewSchema.extend({
 });
 
 /** How a refusal names a caller that is not a signed-in human. */
-function callerOf(a: AuthContext): string {
+export function callerOf(a: AuthContext): string {
   if (a.method === 'oauth') return "an MCP client's OAuth token";
   if (a.method === 'mcp_session') return "a managed session's token";
   if (a.method === 'jwt') return a.viaApiKey ? 'a session token made from an API key' : 'this session token';

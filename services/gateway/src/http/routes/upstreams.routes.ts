@@ -3,7 +3,9 @@
  * vault's HSM and never comes back), list, read, delete, refresh, the tools of an upstream with their
  * pinned and quarantined definitions, and a human's approval of a quarantined definition. Thin: validate,
  * call the vault's FederationService over gRPC, present. An agent-scoped key reaches none of it (403,
- * key-scope.middleware.ts); approving a definition follows the approvals' rule (approvals_require_human).
+ * key-scope.middleware.ts); approving a definition follows the approvals' rule (approvals_require_human),
+ * and so do registering a name that keeps the pins of a deleted upstream and discarding those pins: the
+ * gateway tells the vault who asks (`HumanGate`), the vault knows what the name keeps.
  */
 import type { federation as pb } from '@agw/proto';
 import { Router } from 'express';
@@ -12,10 +14,11 @@ import type { GatewayDeps } from '../../deps';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { orNull } from '../params';
-import { authOf } from '../request-context';
+import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
 import { NotFoundError } from '@agw/shared';
-import { assertMayDecide, deciderOf } from './approvals.routes';
+import { assertMayDecide, deciderOf, isHumanSession } from './approvals.routes';
+import { callerOf } from './settings.routes';
 
 const glob = z.string().regex(/^[A-Za-z0-9_.*?-]{1,128}$/, 'a pattern is 1-128 of A-Z a-z 0-9 _ . - and the wildcards * ?');
 const secret = z.string().min(1).max(8192);
@@ -42,8 +45,9 @@ export const registerUpstreamSchema = z
       .string()
       .min(1)
       .max(64)
-      .regex(/^[a-z0-9][a-z0-9_-]*$/, 'name is a-z 0-9 _ - starting with a letter or digit')
-      .refine((n) => !n.includes('__'), 'name must not contain "__" (the separator of federated tool names)'),
+      .regex(/^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$/, 'name is a-z 0-9 _ - starting and ending with a letter or digit')
+      .refine((n) => !n.includes('__'), 'name must not contain "__" (the separator of federated tool names)')
+      .meta({ description: 'the prefix of its tools\' federated names `<name>__<tool>`; a name that keeps the pins of a deleted upstream gets them back' }),
     url: z.string().min(1).max(2048),
     transport: z.enum(['streamable_http', 'sse']).optional(),
     credential: upstreamCredentialSchema.optional(),
@@ -100,7 +104,15 @@ export const upstreamSchema = z
 
 const listResponse = z.object({ upstreams: z.array(upstreamSchema), count: z.number().int() });
 const toolsResponse = z.object({ tools: z.array(upstreamToolSchema), count: z.number().int() });
-const deletedResponse = z.object({ status: z.literal('deleted'), name: z.string() });
+const deletedResponse = z
+  .object({
+    status: z.enum(['deleted', 'pins_discarded']).meta({ description: 'pins_discarded: the name was no longer registered; what it kept is gone' }),
+    name: z.string(),
+    retained_tools: z.number().int().meta({ description: 'tools whose pin or quarantine the name keeps: registering it again applies them (docs/federation.md, "Pins outlive deletion")' }),
+    discarded_tools: z.number().int().meta({ description: 'discard_pins=true: the pinned or quarantined tools dropped' }),
+  })
+  .meta({ id: 'DeletedUpstream' });
+const deleteQuery = z.object({ discard_pins: z.enum(['true', 'false']).optional() });
 const approveBody = z.object({ definition_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict().optional().nullable();
 
 const parsed = (text: string) => (text ? (JSON.parse(text) as Record<string, unknown>) : null);
@@ -149,6 +161,7 @@ function nameParam(value: string | undefined, what: string, pattern: RegExp): st
   if (!value || !pattern.test(value)) throw new NotFoundError(`${what} not found`);
   return value;
 }
+/** names registered before the rule on their last character are still read and deleted */
 const upstreamParam = (v: string | undefined) => nameParam(v, 'Upstream', /^[a-z0-9][a-z0-9_-]{0,63}$/);
 const toolParam = (v: string | undefined) => nameParam(v, 'Tool', /^[A-Za-z0-9_.-]{1,128}$/);
 
@@ -161,10 +174,17 @@ export function upstreamRoutes(d: GatewayDeps): Router {
     return v;
   };
   const toolApproval = async (tenantId: string) => (await d.settings.stored(tenantId)).upstream_tool_approval ?? 'auto';
+  /** who asks, for the vault's human-only steps (a name's kept pins) */
+  const gateOf = async (auth: AuthContext): Promise<pb.HumanGate> => ({
+    human: isHumanSession(auth),
+    requireHuman: Boolean((await d.settings.stored(auth.tenantId)).approvals_require_human),
+    caller: callerOf(auth),
+  });
 
   r.post('/upstreams', async (req, res) => {
     const b = parseWith(registerUpstreamSchema, req.body, 'body');
-    const { tenantId } = authOf(req);
+    const auth = authOf(req);
+    const { tenantId } = auth;
     const c = b.credential;
     const u = await f.registerUpstream({
       tenantId,
@@ -187,6 +207,7 @@ export function upstreamRoutes(d: GatewayDeps): Router {
       description: b.description ?? '',
       toolApproval: await toolApproval(tenantId),
       timeoutMs: b.timeout_ms ?? 0,
+      gate: await gateOf(auth),
     });
     reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true)), 201);
   });
@@ -198,9 +219,15 @@ export function upstreamRoutes(d: GatewayDeps): Router {
     reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenantId: authOf(req).tenantId, name: upstreamParam(req.params.name), toolApproval: '' }), true));
   });
   r.delete('/upstreams/:name', async (req, res) => {
-    const { tenantId } = authOf(req);
-    const u = await f.deleteUpstream({ tenantId, name: upstreamParam(req.params.name), toolApproval: '' });
-    reply(res, deletedResponse, changed(tenantId, { status: 'deleted' as const, name: u.name }));
+    const auth = authOf(req);
+    const name = upstreamParam(req.params.name);
+    const q = parseWith(deleteQuery, { discard_pins: req.query.discard_pins }, 'query');
+    const u = await f.deleteUpstream({ tenantId: auth.tenantId, name, discardPins: q.discard_pins === 'true', gate: await gateOf(auth) });
+    reply(
+      res,
+      deletedResponse,
+      changed(auth.tenantId, { status: u.url ? ('deleted' as const) : ('pins_discarded' as const), name: u.name, retained_tools: u.retainedTools, discarded_tools: u.discardedTools }),
+    );
   });
   r.post('/upstreams/:name/refresh', async (req, res) => {
     const { tenantId } = authOf(req);
@@ -231,7 +258,8 @@ addPaths({
       requestBody: jsonBody(registerUpstreamSchema),
       responses: {
         201: response('registered; status says whether it is connected (an unreachable upstream is registered with status error and the reason)', upstreamSchema),
-        409: errors[409]('the name is taken'),
+        403: errors[403]('the name keeps the pins of a deleted upstream and approvals_require_human is on: only a signed-in human may register it again'),
+        409: errors[409]('the name is taken, or the tenant holds FEDERATION_MAX_UPSTREAMS upstreams and names that keep pins'),
         422: errors[422](),
       },
     },
@@ -239,7 +267,25 @@ addPaths({
   },
   '/upstreams/{name}': {
     get: { parameters: nameParams, summary: 'One upstream with its tools', responses: { 200: response('the upstream', upstreamSchema), 404: errors[404]() } },
-    delete: { parameters: nameParams, summary: 'Remove an upstream (its tools leave every tools/list)', responses: { 200: response('deleted', deletedResponse), 404: errors[404]() } },
+    delete: {
+      parameters: [
+        ...nameParams,
+        {
+          name: 'discard_pins',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', enum: ['true', 'false'], default: 'false' },
+          description: 'true: drop the pinned and quarantined tools instead of keeping them for the name (also for a name no longer registered)',
+        },
+      ],
+      summary: 'Remove an upstream (its tools leave every tools/list); its pins stay with its name unless a human discards them',
+      responses: {
+        200: response('deleted', deletedResponse),
+        403: errors[403]('discard_pins=true with approvals_require_human on: only a signed-in human may'),
+        404: errors[404](),
+        422: errors[422](),
+      },
+    },
   },
   '/upstreams/{name}/refresh': {
     post: { parameters: nameParams, summary: 'Read the upstream\'s tools again (changed definitions are quarantined)', responses: { 200: response('the upstream', upstreamSchema), 404: errors[404]() } },

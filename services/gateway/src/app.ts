@@ -39,7 +39,7 @@ import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
 import { consoleSessionRoutes } from './http/routes/console-session.routes';
-import { mcpAuthChallenge, oauthConsentRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
+import { mcpAuthChallenge, oauthConsentRoutes, oauthGrantRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
 import { countInFlight } from './http/in-flight';
 import { Admission, GOVERNED_PATHS } from './http/admission';
 import { GOVERNED_BODY_LIMIT, governedJsonBody } from './http/governed-body';
@@ -132,6 +132,7 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   api.use(webhookRoutes(d));
   api.use(mcpRoutes(d));
   api.use(oauthConsentRoutes(d.oauth));
+  api.use(oauthGrantRoutes(d.oauth));
   api.use(managedRoutes(d));
   api.use(backupRoutes(d));
   api.use(notFoundOrMethodNotAllowed(api));

@@ -114,7 +114,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
       secureContext: caFileContext(config.oauthClientMetadataCaFile),
     }),
   });
-  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
+  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, grantMaxAgeSeconds: config.oauthGrantMaxAgeDays * 86400, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);
   const deps: GatewayDeps = {
     config,

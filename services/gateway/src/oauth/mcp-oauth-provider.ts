@@ -9,7 +9,10 @@
  * - `/authorize` keeps the request and sends the browser to the console's consent page; a signed-in human
  *   of a tenant picks the agent identity and the scopes (`decide`), which makes a grant and a code.
  * - Tokens are random, stored as SHA-256 only, audience-bound to the MCP resource (RFC 8707): access 1 h,
- *   refresh 30 days and rotated on every use; a refresh token used twice revokes its whole grant.
+ *   refresh 30 days and rotated on every use; a refresh token used twice revokes its whole grant; a refused
+ *   refresh (expired, scope, resource) leaves the token usable; no token outlives its grant.
+ * - A grant lives OAUTH_GRANT_MAX_AGE_DAYS at most; the tenant lists and revokes grants (GET/DELETE
+ *   /api/oauth/grants), and the tenant key's rotation ends them (setting oauth_grants_end_on_key_rotation).
  * - A token acts as an agent-scoped key of the tenant, named by the grant's agent identity.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -37,6 +40,8 @@ export interface McpOauthOptions {
   documents?: ClientMetadataDocuments;
   accessTtlSeconds?: number;
   refreshTtlSeconds?: number;
+  /** a grant's absolute lifetime (OAUTH_GRANT_MAX_AGE_DAYS): then the client must ask for consent again */
+  grantMaxAgeSeconds?: number;
   clock?: () => Date;
 }
 
@@ -62,12 +67,22 @@ function redirectWith(uri: string, params: Record<string, string | undefined>): 
 export class McpOauthProvider implements OAuthServerProvider {
   private readonly accessTtl: number;
   private readonly refreshTtl: number;
+  private readonly grantMaxAge: number;
   private readonly now: () => Date;
 
+  /** where the consent page's URLs begin (the only redirect of /authorize for a client not yet validated) */
+  readonly consentPrefix: string;
+
   constructor(private readonly o: McpOauthOptions) {
+    this.consentPrefix = o.consentUrl('');
     this.accessTtl = o.accessTtlSeconds ?? 3600;
     this.refreshTtl = o.refreshTtlSeconds ?? 30 * 86400;
+    this.grantMaxAge = o.grantMaxAgeSeconds ?? 90 * 86400;
     this.now = o.clock ?? (() => new Date());
+  }
+
+  get repo(): OauthRepository {
+    return this.o.repo;
   }
 
   get clientsStore(): OAuthRegisteredClientsStore {
@@ -106,6 +121,8 @@ export class McpOauthProvider implements OAuthServerProvider {
       id,
       client_id: client.client_id,
       redirect_uri: params.redirectUri,
+      // set by the route (oauth.routes.ts) from the raw request: the SDK fills in a sole registered URI
+      redirect_uri_sent: res.locals.redirectUriSent !== false,
       state: params.state ?? null,
       scopes,
       code_challenge: params.codeChallenge,
@@ -144,9 +161,18 @@ export class McpOauthProvider implements OAuthServerProvider {
     if (!(await this.o.repo.decide(id, now))) throw new ConflictError('This authorization request was decided already, or has expired');
     if (!d.approve) return { redirect_to: redirectWith(r.redirect_uri, { error: 'access_denied', error_description: 'the request was denied', state: r.state ?? undefined }) };
     const grantId = randomUUID();
-    await this.o.repo.insertGrant({ id: grantId, tenant_id: human.tenantId, client_id: r.client_id, agent_name: d.agentName!, scopes: d.scopes!, resource: r.resource, granted_by: human.email });
+    await this.o.repo.insertGrant({
+      id: grantId,
+      tenant_id: human.tenantId,
+      client_id: r.client_id,
+      agent_name: d.agentName!,
+      scopes: d.scopes!,
+      resource: r.resource,
+      granted_by: human.email,
+      expires_at: new Date(now.getTime() + this.grantMaxAge * 1000),
+    });
     const code = secret('mcpac_');
-    await this.o.repo.insertCode({ code_hash: sha256Hex(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
+    await this.o.repo.insertCode({ code_hash: sha256Hex(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, redirect_uri_sent: r.redirect_uri_sent, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
     return { redirect_to: redirectWith(r.redirect_uri, { code, state: r.state ?? undefined }) };
   }
 
@@ -166,6 +192,7 @@ export class McpOauthProvider implements OAuthServerProvider {
       throw new InvalidGrantError('invalid, expired or already used authorization code');
     }
     if (row.client_id !== client.client_id) throw new InvalidGrantError('the code was issued to another client');
+    if (redirectUri === undefined && row.redirect_uri_sent) throw new InvalidGrantError('redirect_uri is required: the authorization request carried one (RFC 6749 §4.1.3)');
     if (redirectUri !== undefined && redirectUri !== row.redirect_uri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
     if (resource && !sameResource(resource.href, this.o.resource)) throw new InvalidTargetError(`tokens are issued for ${this.o.resource} only`);
     return this.issue(row.grant_id);
@@ -176,14 +203,20 @@ export class McpOauthProvider implements OAuthServerProvider {
     const t = await this.o.repo.token(hash);
     const now = this.now();
     if (!t || t.kind !== 'refresh' || t.grant.client_id !== client.client_id) throw new InvalidGrantError('invalid refresh token');
-    if (t.revoked_at || t.grant.revoked_at || !(await this.o.repo.revokeToken(hash, now))) {
+    const reused = async () => {
       // used before (rotation makes every refresh token single-use): someone else holds a copy
       await this.o.repo.revokeGrant(t.grant.id, now);
-      throw new InvalidGrantError('refresh token already used: every token of this grant is revoked');
-    }
+      return new InvalidGrantError('refresh token already used: every token of this grant is revoked');
+    };
+    if (t.revoked_at && !t.grant.revoked_at) throw await reused();
+    if (t.grant.revoked_at) throw new InvalidGrantError('the grant was revoked; the client must ask for consent again');
+    // every check before the token is consumed: a refused refresh leaves it usable
+    if (t.grant.expires_at <= now) throw new InvalidGrantError('the grant expired; the client must ask for consent again');
     if (t.expires_at <= now) throw new InvalidGrantError('refresh token expired');
     if (scopes?.some((s) => !t.grant.scopes.includes(s))) throw new InvalidScopeError(`the grant holds ${t.grant.scopes.join(' ')}`);
     if (resource && !sameResource(resource.href, t.grant.resource)) throw new InvalidTargetError(`the grant is for ${t.grant.resource}`);
+    if (!sameResource(t.grant.resource, this.o.resource)) throw new InvalidGrantError(`the grant is for another resource (${t.grant.resource})`);
+    if (!(await this.o.repo.revokeToken(hash, now))) throw await reused();
     return this.issue(t.grant.id, scopes);
   }
 
@@ -197,7 +230,11 @@ export class McpOauthProvider implements OAuthServerProvider {
   async caller(token: string): Promise<OauthCaller | undefined> {
     if (!token.startsWith('mcpat_')) return undefined;
     const t = await this.o.repo.token(sha256Hex(token));
-    if (!t || t.kind !== 'access' || t.revoked_at || t.grant.revoked_at || t.expires_at <= this.now()) return undefined;
+    const now = this.now();
+    if (!t || t.kind !== 'access' || t.revoked_at || t.grant.revoked_at || t.expires_at <= now || t.grant.expires_at <= now) return undefined;
+    // the token's audience (RFC 8707) is this gateway's MCP resource, at every use
+    if (!sameResource(t.grant.resource, this.o.resource)) return undefined;
+    if (!t.grant.last_used_at || now.getTime() - new Date(t.grant.last_used_at).getTime() >= 60_000) await this.o.repo.touchGrant(t.grant.id, now);
     return { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource };
   }
 
@@ -221,11 +258,16 @@ export class McpOauthProvider implements OAuthServerProvider {
     const now = this.now().getTime();
     const access = secret('mcpat_');
     const refresh = secret('mcprt_');
+    const grant = await this.o.repo.grant(grantId);
+    if (!grant || grant.revoked_at) throw new InvalidGrantError('the grant was revoked; the client must ask for consent again');
+    // no token outlives its grant
+    const end = new Date(grant.expires_at).getTime();
+    if (end <= now) throw new InvalidGrantError('the grant expired; the client must ask for consent again');
+    const accessEnd = Math.min(now + this.accessTtl * 1000, end);
     await this.o.repo.insertTokens(grantId, [
-      { token_hash: sha256Hex(access), kind: 'access', expires_at: new Date(now + this.accessTtl * 1000) },
-      { token_hash: sha256Hex(refresh), kind: 'refresh', expires_at: new Date(now + this.refreshTtl * 1000) },
+      { token_hash: sha256Hex(access), kind: 'access', expires_at: new Date(accessEnd) },
+      { token_hash: sha256Hex(refresh), kind: 'refresh', expires_at: new Date(Math.min(now + this.refreshTtl * 1000, end)) },
     ]);
-    const t = await this.o.repo.token(sha256Hex(access));
-    return { access_token: access, token_type: 'Bearer', expires_in: this.accessTtl, refresh_token: refresh, scope: (scopes ?? t?.grant.scopes ?? [...MCP_SCOPES]).join(' ') };
+    return { access_token: access, token_type: 'Bearer', expires_in: Math.floor((accessEnd - now) / 1000), refresh_token: refresh, scope: (scopes ?? grant.scopes ?? [...MCP_SCOPES]).join(' ') };
   }
 }

@@ -50,11 +50,15 @@ export class OauthRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async insertGrant(g: Omit<GrantRow, 'created_at' | 'revoked_at'>): Promise<void> {
+  async insertGrant(g: Omit<GrantRow, 'created_at' | 'revoked_at' | 'last_used_at'>): Promise<void> {
     await this.db.insertInto('oauth_grants').values(g).execute();
   }
 
-  async insertCode(c: { code_hash: string; grant_id: string; client_id: string; redirect_uri: string; code_challenge: string; expires_at: Date }): Promise<void> {
+  grant(id: string): Promise<GrantRow | undefined> {
+    return this.db.selectFrom('oauth_grants').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async insertCode(c: { code_hash: string; grant_id: string; client_id: string; redirect_uri: string; redirect_uri_sent: boolean; code_challenge: string; expires_at: Date }): Promise<void> {
     await this.db.insertInto('oauth_codes').values(c).execute();
   }
 
@@ -85,12 +89,12 @@ export class OauthRepository {
     const row = await this.db
       .selectFrom('oauth_tokens as t')
       .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
-      .select(['t.kind', 't.expires_at', 't.revoked_at', 'g.id', 'g.tenant_id', 'g.client_id', 'g.agent_name', 'g.scopes', 'g.resource', 'g.granted_by', 'g.created_at', 'g.revoked_at as grant_revoked_at'])
+      .select(['t.kind', 't.expires_at', 't.revoked_at', 'g.id', 'g.tenant_id', 'g.client_id', 'g.agent_name', 'g.scopes', 'g.resource', 'g.granted_by', 'g.created_at', 'g.revoked_at as grant_revoked_at', 'g.expires_at as grant_expires_at', 'g.last_used_at'])
       .where('t.token_hash', '=', tokenHash)
       .executeTakeFirst();
     if (!row) return undefined;
-    const { kind, expires_at, revoked_at, grant_revoked_at, ...g } = row;
-    return { kind, expires_at: new Date(expires_at), revoked_at: revoked_at ? new Date(revoked_at) : null, grant: { ...g, revoked_at: grant_revoked_at } };
+    const { kind, expires_at, revoked_at, grant_revoked_at, grant_expires_at, ...g } = row;
+    return { kind, expires_at: new Date(expires_at), revoked_at: revoked_at ? new Date(revoked_at) : null, grant: { ...g, revoked_at: grant_revoked_at, expires_at: new Date(grant_expires_at) } };
   }
 
   /** Revokes one live token: false when it was revoked already (a refresh token used twice). */
@@ -104,6 +108,50 @@ export class OauthRepository {
     await this.db.transaction().execute(async (tx) => {
       await tx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
       await tx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
+    });
+  }
+
+  /** Notes a use of the grant, at most once a minute (one UPDATE that does nothing within the minute). */
+  async touchGrant(grantId: string, now: Date): Promise<void> {
+    await this.db
+      .updateTable('oauth_grants')
+      .set({ last_used_at: now })
+      .where('id', '=', grantId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(now.getTime() - 60_000))]))
+      .execute();
+  }
+
+  /** The tenant's grants, newest first (revoked ones too), with the registered client's metadata when there is one. */
+  async grants(tenantId: string) {
+    return this.db
+      .selectFrom('oauth_grants as g')
+      .leftJoin('oauth_clients as c', 'c.client_id', 'g.client_id')
+      .select(['g.id', 'g.client_id', 'g.agent_name', 'g.scopes', 'g.granted_by', 'g.created_at', 'g.last_used_at', 'g.expires_at', 'g.revoked_at', 'c.metadata'])
+      .where('g.tenant_id', '=', tenantId)
+      .orderBy('g.created_at', 'desc')
+      .orderBy('g.id')
+      .limit(1000)
+      .execute();
+  }
+
+  /** Revokes one grant of the tenant and its tokens: its revoked_at (the first one when revoked already), undefined when not the tenant's. */
+  async revokeTenantGrant(tenantId: string, grantId: string, now: Date): Promise<Date | undefined> {
+    const g = await this.db.selectFrom('oauth_grants').select(['id', 'revoked_at']).where('id', '=', grantId).where('tenant_id', '=', tenantId).executeTakeFirst();
+    if (!g) return undefined;
+    await this.revokeGrant(g.id, now);
+    // a token issued in a race with the first revocation goes too
+    const row = await this.db.selectFrom('oauth_grants').select('revoked_at').where('id', '=', grantId).executeTakeFirstOrThrow();
+    return new Date(row.revoked_at ?? now);
+  }
+
+  /** Revokes every live grant of a tenant (key rotation), or of one user of it (granted_by): how many. */
+  async revokeGrantsOf(tenantId: string, now: Date, grantedBy?: string): Promise<number> {
+    return this.db.transaction().execute(async (tx) => {
+      let q = tx.updateTable('oauth_grants').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);
+      if (grantedBy !== undefined) q = q.where('granted_by', '=', grantedBy);
+      const ids = (await q.returning('id').execute()).map((r) => r.id);
+      if (ids.length) await tx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', ids).where('revoked_at', 'is', null).execute();
+      return ids.length;
     });
   }
 }

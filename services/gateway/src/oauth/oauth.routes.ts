@@ -14,13 +14,16 @@ import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import { z } from 'zod';
-import { ForbiddenError } from '@agw/shared';
+import { ForbiddenError, InputError, NotFoundError } from '@agw/shared';
 import { addPaths, jsonBody, pathParam } from '../openapi/openapi';
 import { errors, reply, response, timestamp } from '../openapi/schema';
-import { authOf } from '../http/request-context';
+import { type AuthContext, authOf } from '../http/request-context';
+import { isUuid } from '../http/params';
+import { isHumanSession } from '../http/routes/approvals.routes';
 import { parseWith } from '../http/validation';
+import { isUrlClientId } from './client-metadata-documents';
 import { MCP_SCOPES, type McpOauthProvider } from './mcp-oauth-provider';
 
 export interface McpOauthUrls {
@@ -89,11 +92,36 @@ export function oauthServerRoutes(provider: McpOauthProvider, limit: RequestHand
   const r = Router();
   // the SDK's own per-process limits are off: the fleet's per-IP limit (Redis, shared by replicas) applies
   r.use(['/oauth/authorize', '/oauth/token', '/oauth/register', '/oauth/revoke'], limit);
-  r.use('/oauth/authorize', authorizationHandler({ provider, rateLimit: false }));
+  r.use('/oauth/authorize', express.urlencoded({ extended: false }), noOpenRedirect(provider.consentPrefix), authorizationHandler({ provider, rateLimit: false }));
   r.use('/oauth/token', tokenHandler({ provider, rateLimit: false }));
   r.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false, clientSecretExpirySeconds: 0 }));
   r.use('/oauth/revoke', revocationHandler({ provider, rateLimit: false }));
   return r;
+}
+
+/**
+ * No open redirect (RFC 9700 §4.11.2): the SDK sends an error of a validated client back to its redirect URI,
+ * but a dynamically registered client is self-asserted (anyone may register any https URI), so its errors
+ * are answered here with a 400 (OAuth's JSON error), never a 302 elsewhere than the consent page. A client
+ * identified by a metadata document (an HTTPS client_id whose host vouches for its redirect URIs) is
+ * redirected as usual. Also notes whether the request carried a redirect_uri (the token request must then
+ * repeat it).
+ */
+function noOpenRedirect(consentPrefix: string): RequestHandler {
+  return (req, res, next) => {
+    const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown> | undefined;
+    res.locals.redirectUriSent = typeof params?.redirect_uri === 'string';
+    const clientId = typeof params?.client_id === 'string' ? params.client_id : '';
+    if (isUrlClientId(clientId)) return next();
+    const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+    (res as unknown as { redirect: (a: number | string, b?: string) => void }).redirect = (a, b) => {
+      const [status, url] = typeof a === 'number' ? [a, String(b)] : [302, a];
+      if (url.startsWith(consentPrefix)) return redirect(status, url);
+      const q = URL.canParse(url) ? new URL(url).searchParams : new URLSearchParams();
+      res.status(400).json({ error: q.get('error') ?? 'invalid_request', error_description: q.get('error_description') ?? 'the authorization request is invalid' });
+    };
+    next();
+  };
 }
 
 /** Every 401 of the MCP endpoints tells a client where to sign in (RFC 9728 §5.1). */
@@ -147,7 +175,86 @@ export function oauthConsentRoutes(provider: McpOauthProvider): Router {
   return r;
 }
 
+const grantSchema = z
+  .object({
+    id: z.string(),
+    client_id: z.string(),
+    client_name: z.string().nullable().meta({ description: 'the client’s own name (self-asserted when client_verified is false), or its metadata document’s host' }),
+    client_verified: z.boolean().meta({ description: 'true for a client identified by a Client ID Metadata Document (its host vouches for it); false for a dynamically registered one' }),
+    agent_name: z.string(),
+    scopes: z.array(z.string()),
+    granted_by: z.string(),
+    created_at: timestamp(),
+    last_used_at: timestamp().nullable().meta({ description: 'an access token of the grant last used (to the minute); null until used' }),
+    expires_at: timestamp().meta({ description: 'the end of the grant (OAUTH_GRANT_MAX_AGE_DAYS after consent)' }),
+    revoked_at: timestamp().nullable(),
+  })
+  .meta({ id: 'OauthGrant' });
+const grantsSchema = z.object({ grants: z.array(grantSchema) });
+const revokedSchema = z.object({ id: z.string(), revoked_at: timestamp() });
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** Who may see and end grants: a signed-in human; the 403 says what the caller is. */
+function grantsHuman(a: AuthContext, what: string): void {
+  if (isHumanSession(a)) return;
+  const caller =
+    a.method === 'oauth' ? "an MCP client's OAuth token" : a.method === 'jwt' ? 'a session token made from an API key' : a.keyScope === 'agent' ? 'an agent-scoped API key' : 'an API key';
+  throw new ForbiddenError(`OAuth grants are managed by a signed-in human: sign in (POST /api/auth/login) and send the session token; ${caller} cannot ${what}`);
+}
+
+/** The tenant's grants to MCP clients: list, and revoke (a signed-in human; everyone else 403). */
+export function oauthGrantRoutes(provider: McpOauthProvider): Router {
+  const r = Router();
+  r.get('/oauth/grants', async (req, res) => {
+    const a = authOf(req);
+    grantsHuman(a, 'list them');
+    const rows = await provider.repo.grants(a.tenantId);
+    reply(res, grantsSchema, {
+      grants: rows.map((g) => {
+        const verified = isUrlClientId(g.client_id);
+        const name = verified ? new URL(g.client_id).host : typeof g.metadata?.client_name === 'string' ? g.metadata.client_name : null;
+        return {
+          id: g.id,
+          client_id: g.client_id,
+          client_name: name,
+          client_verified: verified,
+          agent_name: g.agent_name,
+          scopes: g.scopes,
+          granted_by: g.granted_by,
+          created_at: iso(g.created_at)!,
+          last_used_at: iso(g.last_used_at),
+          expires_at: iso(g.expires_at)!,
+          revoked_at: iso(g.revoked_at),
+        };
+      }),
+    });
+  });
+  r.delete('/oauth/grants/:id', async (req, res) => {
+    const a = authOf(req);
+    grantsHuman(a, 'revoke them');
+    const id = String(req.params.id);
+    if (!isUuid(id)) throw InputError.at(['path', 'id'], 'id is a grant id (a UUID)', 'uuid_parsing');
+    const revokedAt = await provider.repo.revokeTenantGrant(a.tenantId, id.toLowerCase(), new Date());
+    if (!revokedAt) throw new NotFoundError('OAuth grant not found');
+    reply(res, revokedSchema, { id: id.toLowerCase(), revoked_at: revokedAt.toISOString() });
+  });
+  return r;
+}
+
 addPaths({
+  '/oauth/grants': {
+    get: {
+      summary: 'The tenant’s OAuth grants to MCP clients, newest first, revoked ones included (signed-in human)',
+      responses: { 200: response('the grants', grantsSchema), 403: errors[403]('not a signed-in human (API key, agent key, OAuth token, session made from an API key)') },
+    },
+  },
+  '/oauth/grants/{id}': {
+    delete: {
+      parameters: [pathParam('id', { type: 'string', format: 'uuid' })],
+      summary: 'Revoke an OAuth grant and every token of it (signed-in human)',
+      responses: { 200: response('revoked (or revoked already: its revoked_at)', revokedSchema), 403: errors[403](), 404: errors[404](), 422: errors[422]('not a UUID') },
+    },
+  },
   '/oauth/requests/{id}': {
     get: { parameters: idParams, summary: 'An MCP client’s authorization request waiting for consent (signed-in human)', responses: { 200: response('the request', requestSchema), 403: errors[403](), 404: errors[404](), 409: errors[409]('decided already or expired') } },
   },

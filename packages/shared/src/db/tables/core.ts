@@ -112,6 +112,8 @@ export interface OauthAuthorizationRequestsTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   decided_at: Timestamp | null;
+  /** the request carried a redirect_uri: the token request must carry the same (migration 0030) */
+  redirect_uri_sent: Generated<boolean>;
 }
 
 /** A tenant's consent: one client acting as one agent identity with these scopes, on one resource. */
@@ -125,6 +127,10 @@ export interface OauthGrantsTable {
   granted_by: string;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** the absolute end of the grant: no token of it outlives this (migration 0030) */
+  expires_at: Timestamp;
+  /** an access token of it last used (written at most once a minute) */
+  last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface OauthCodesTable {
@@ -136,6 +142,7 @@ export interface OauthCodesTable {
   code_challenge: string;
   expires_at: Timestamp;
   used_at: Timestamp | null;
+  redirect_uri_sent: Generated<boolean>;
 }
 
 export interface OauthTokensTable {

@@ -1,0 +1,224 @@
+/**
+ * The MCP OAuth server's grant control and its refusals (docs/auth.md, "MCP clients: OAuth 2.1"; security
+ * review 2026-11-28 findings 5, 6, 8, 12): the grants API (signed-in humans only), the absolute grant
+ * lifetime, a refused refresh that leaves the token usable, redirect_uri at the token endpoint, the audience
+ * at every use, and no redirect of an unvalidated client's errors. The SDK's handlers on our provider over
+ * real HTTP against the real Postgres, with the caller set as the authentication middleware sets it.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHash, randomUUID } from 'node:crypto';
+import express from 'express';
+import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { errorHandler } from '../src/http/error-handler';
+import type { AuthContext } from '../src/http/request-context';
+import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
+import { OauthRepository } from '../src/oauth/oauth.repository';
+import { oauthGrantRoutes, oauthServerRoutes } from '../src/oauth/oauth.routes';
+import { newApiKey } from '../src/tenants/api-keys';
+import { TenantRepository } from '../src/tenants/tenant.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const RESOURCE = 'http://gw.test/api/mcp/server';
+const CB = 'http://127.0.0.1:4999/cb';
+let db: Db;
+let server: Server;
+let base: string;
+let clock = new Date();
+let provider: McpOauthProvider;
+
+const callers = (tenantId: string): Record<string, AuthContext> => ({
+  tenant_key: { tenantId, method: 'api_key', keyScope: 'tenant', isAdmin: false },
+  agent_key: { tenantId, method: 'api_key', keyScope: 'agent', isAdmin: false },
+  oauth: { tenantId, method: 'oauth', agentName: 'claude', oauthClientId: 'c', isAdmin: false },
+  key_session: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', viaApiKey: true, isAdmin: false },
+  human: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', isAdmin: false },
+});
+
+function makeProvider(resource = RESOURCE, grantMaxAgeSeconds = 90 * 86400) {
+  return new McpOauthProvider({ repo: new OauthRepository(db), resource, consentUrl: (id) => `http://gw.test/oauth/consent/${id}`, grantMaxAgeSeconds, clock: () => clock });
+}
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  provider = makeProvider();
+  const app = express();
+  app.use(express.json());
+  app.use(oauthServerRoutes(provider, (_req, _res, next) => next()));
+  app.use((req, _res, next) => {
+    req.auth = callers(String(req.header('x-test-tenant')))[String(req.header('x-test-caller'))];
+    next();
+  });
+  app.use(oauthGrantRoutes(provider));
+  app.use(errorHandler(createLogger('test', 'silent')));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+  await db.destroy();
+});
+beforeEach(() => {
+  clock = new Date();
+});
+
+async function newTenant(): Promise<string> {
+  const tenantId = randomUUID();
+  await new TenantRepository(db).createTenant({ id: tenantId, slug: `o-${tenantId}`, name: 'O' }, newApiKey(), {});
+  return tenantId;
+}
+
+async function register(body: Record<string, unknown>) {
+  const r = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+const verifier = 'v'.repeat(50);
+const challenge = createHash('sha256').update(verifier).digest('base64url');
+
+async function authorize(q: Record<string, string>) {
+  return fetch(`${base}/oauth/authorize?${new URLSearchParams(q)}`, { redirect: 'manual' });
+}
+
+async function token(form: Record<string, string>) {
+  const r = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+  return { status: r.status, body: (await r.json()) as Record<string, string> };
+}
+
+/** register, authorize, a human's consent: the client and its code */
+async function consented(tenantId: string, opts: { sendRedirect?: boolean; p?: McpOauthProvider } = {}) {
+  const reg = await register({ redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'Test client' });
+  const clientId = String(reg.body.client_id);
+  const q: Record<string, string> = { client_id: clientId, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' };
+  if (opts.sendRedirect !== false) q.redirect_uri = CB;
+  const a = await authorize(q);
+  expect(a.status).toBe(302);
+  const id = String(a.headers.get('location')).split('/').pop()!;
+  const { redirect_to } = await (opts.p ?? provider).decide(id, { tenantId, email: 'owner@example.com' }, { approve: true, agentName: 'bot' });
+  return { clientId, code: String(new URL(redirect_to).searchParams.get('code')) };
+}
+
+async function tokens(tenantId: string) {
+  const { clientId, code } = await consented(tenantId);
+  const t = await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: CB });
+  expect(t.status).toBe(200);
+  return { clientId, ...t.body };
+}
+
+const call = (tenantId: string, caller: string, path: string, method = 'GET') => fetch(`${base}${path}`, { method, headers: { 'x-test-tenant': tenantId, 'x-test-caller': caller } });
+
+describe('grants API', () => {
+  it('lists the tenant’s grants for a signed-in human, and revoking one ends its tokens', async () => {
+    const tenantId = await newTenant();
+    const t = await tokens(tenantId);
+    expect(await provider.caller(t.access_token)).toBeDefined();
+    const list = (await (await call(tenantId, 'human', '/oauth/grants')).json()) as { grants: Array<Record<string, unknown>> };
+    expect(list.grants).toHaveLength(1);
+    const g = list.grants[0];
+    expect(g).toMatchObject({ client_id: t.clientId, client_name: 'Test client', client_verified: false, agent_name: 'bot', scopes: ['mcp:tools'], granted_by: 'owner@example.com', revoked_at: null });
+    expect(typeof g.last_used_at).toBe('string'); // the access token was used above
+    expect(new Date(String(g.expires_at)).getTime() - new Date(String(g.created_at)).getTime()).toBeGreaterThanOrEqual(90 * 86400_000 - 5000);
+    // another tenant sees none of it and cannot revoke it
+    const other = await newTenant();
+    expect(((await (await call(other, 'human', '/oauth/grants')).json()) as { grants: unknown[] }).grants).toEqual([]);
+    expect((await call(other, 'human', `/oauth/grants/${String(g.id)}`, 'DELETE')).status).toBe(404);
+    expect((await call(tenantId, 'human', `/oauth/grants/${randomUUID()}`, 'DELETE')).status).toBe(404);
+    expect((await call(tenantId, 'human', '/oauth/grants/not-a-uuid', 'DELETE')).status).toBe(422);
+    const del = await call(tenantId, 'human', `/oauth/grants/${String(g.id)}`, 'DELETE');
+    expect(del.status).toBe(200);
+    const revoked = (await del.json()) as { id: string; revoked_at: string };
+    expect(revoked.id).toBe(g.id);
+    expect(await provider.caller(t.access_token)).toBeUndefined();
+    expect((await token({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh_token })).body.error).toBe('invalid_grant');
+    const after = (await (await call(tenantId, 'human', '/oauth/grants')).json()) as { grants: Array<Record<string, unknown>> };
+    expect(after.grants[0].revoked_at).toBe(revoked.revoked_at);
+  });
+
+  it.each([
+    ['tenant_key', 'an API key cannot'],
+    ['agent_key', 'an agent-scoped API key cannot'],
+    ['oauth', "an MCP client's OAuth token cannot"],
+    ['key_session', 'a session token made from an API key cannot'],
+  ])('%s: 403 on list and revoke, saying who may', async (caller, says) => {
+    const tenantId = await newTenant();
+    for (const [path, method] of [['/oauth/grants', 'GET'], [`/oauth/grants/${randomUUID()}`, 'DELETE']]) {
+      const r = await call(tenantId, caller, path, method);
+      expect(r.status).toBe(403);
+      const detail = String(((await r.json()) as { detail: string }).detail);
+      expect(detail).toContain('signed-in human');
+      expect(detail).toContain(says);
+    }
+  });
+});
+
+describe('grant lifetime', () => {
+  it('no token outlives the grant, and a refresh after its end is invalid_grant (consent again)', async () => {
+    const tenantId = await newTenant();
+    const short = makeProvider(RESOURCE, 1800); // a 30-minute grant: shorter than the 1 h access token
+    const { clientId, code } = await consented(tenantId, { p: short });
+    const t = await short.exchangeAuthorizationCode({ client_id: clientId, redirect_uris: [CB] }, code, undefined, CB);
+    expect(t.expires_in).toBeLessThanOrEqual(1800);
+    clock = new Date(Date.now() + 1801_000);
+    expect(await short.caller(t.access_token)).toBeUndefined();
+    await expect(short.exchangeRefreshToken({ client_id: clientId, redirect_uris: [CB] }, t.refresh_token!)).rejects.toThrow('the grant expired; the client must ask for consent again');
+  });
+});
+
+describe('refresh', () => {
+  it('a refused refresh (scope) leaves the refresh token usable, and the grant alive', async () => {
+    const tenantId = await newTenant();
+    const t = await tokens(tenantId);
+    const bad = await token({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh_token, scope: 'mcp:tools offline_access' });
+    expect(bad.body.error).toBe('invalid_scope');
+    const badTarget = await token({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh_token, resource: 'https://other.example/mcp' });
+    expect(badTarget.status).toBe(400);
+    const ok = await token({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh_token });
+    expect(ok.status).toBe(200);
+    expect(await provider.caller(ok.body.access_token)).toBeDefined();
+    // a replay of the consumed token still revokes the family
+    const replay = await token({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh_token });
+    expect(replay.body.error_description).toContain('already used');
+    expect(await provider.caller(ok.body.access_token)).toBeUndefined();
+  });
+});
+
+describe('redirect_uri and audience', () => {
+  it('the token request must carry redirect_uri when the authorization request did', async () => {
+    const tenantId = await newTenant();
+    const { clientId, code } = await consented(tenantId);
+    const r = await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('invalid_grant');
+    expect(r.body.error_description).toContain('redirect_uri is required');
+  });
+
+  it('without redirect_uri at authorize (one registered URI), the token request may omit it', async () => {
+    const tenantId = await newTenant();
+    const { clientId, code } = await consented(tenantId, { sendRedirect: false });
+    expect((await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier })).status).toBe(200);
+  });
+
+  it('a token minted for another resource is refused at use (and cannot be refreshed here)', async () => {
+    const tenantId = await newTenant();
+    const t = await tokens(tenantId);
+    const elsewhere = makeProvider('https://other.example/api/mcp/server');
+    expect(await elsewhere.caller(t.access_token)).toBeUndefined();
+    await expect(elsewhere.exchangeRefreshToken({ client_id: t.clientId, redirect_uris: [CB] }, t.refresh_token)).rejects.toThrow('another resource');
+    expect(await provider.caller(t.access_token)).toBeDefined();
+  });
+});
+
+describe('no open redirect', () => {
+  it('an error for a dynamically registered client is a 400, never a 302 to its redirect URI', async () => {
+    const reg = await register({ redirect_uris: ['https://evil.example/phish'], token_endpoint_auth_method: 'none' });
+    const r = await authorize({ client_id: String(reg.body.client_id), response_type: 'code', code_challenge: 'x', code_challenge_method: 'plain' });
+    expect(r.status).toBe(400);
+    expect(r.headers.get('location')).toBeNull();
+    expect(((await r.json()) as { error: string }).error).toBe('invalid_request');
+    const scope = await authorize({ client_id: String(reg.body.client_id), response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', scope: 'admin' });
+    expect(scope.status).toBe(400);
+    expect(((await scope.json()) as { error: string }).error).toBe('invalid_scope');
+  });
+});

@@ -104,7 +104,7 @@ async function tokens(tenantId: string) {
   const { clientId, code } = await consented(tenantId);
   const t = await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: CB });
   expect(t.status).toBe(200);
-  return { clientId, ...t.body };
+  return { clientId, access_token: String(t.body.access_token), refresh_token: String(t.body.refresh_token) };
 }
 
 const call = (tenantId: string, caller: string, path: string, method = 'GET') => fetch(`${base}${path}`, { method, headers: { 'x-test-tenant': tenantId, 'x-test-caller': caller } });

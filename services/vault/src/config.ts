@@ -67,7 +67,7 @@ export const vaultSettings = {
   federationMaxTools: setting('FEDERATION_MAX_TOOLS', envInt(1000), 'most tools kept of one upstream (the rest are ignored and the upstream says so)'),
   federationMaxToolBytes: setting('FEDERATION_MAX_TOOL_BYTES', envInt(65_536), 'largest tool definition (its JSON: every key, string and number) kept of an upstream; a larger one is refused, named in the upstream\'s status_reason'),
   federationMaxSyncBytes: setting('FEDERATION_MAX_SYNC_BYTES', envInt(4_194_304), 'most bytes of tool definitions read from an upstream in one tools/list (all pages); the read stops there and says so'),
-  federationMaxUpstreams: setting('FEDERATION_MAX_UPSTREAMS', envInt(50), 'most upstream MCP servers one tenant registers'),
+  federationMaxUpstreams: setting('FEDERATION_MAX_UPSTREAMS', envInt(50), 'most upstream MCP servers one tenant registers; a deleted name that keeps its pins counts until a human discards them'),
   federationSyncBurst: setting('FEDERATION_SYNC_BURST', envInt(5), 'reads of one upstream\'s tools (registration, refresh, tools/list_changed) allowed in a burst'),
   federationSyncIntervalMs: setting('FEDERATION_SYNC_INTERVAL_MS', envInt(6_000), 'one more read of an upstream\'s tools every this many ms after the burst (a refresh beyond it is 429; a list_changed waits)'),
   federationQuarantineAlertWindowMs: setting('FEDERATION_QUARANTINE_ALERT_WINDOW_MS', envInt(3_600_000), 'at most one quarantine record and tool.quarantined webhook per tool in this window (a human approval starts a new one)'),

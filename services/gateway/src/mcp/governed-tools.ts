@@ -80,8 +80,9 @@ const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /**
  * A federated name that tools/list does not show (a quarantined tool, or one that became active since the
  * list was cached): the upstream's tool it names, asked of the catalog. Undefined when it names none, or
- * a tool the upstream does not offer. At most two splits of `<upstream>__<tool>` are tried (an upstream
- * name may end with "_"; the vault refuses names that would make the same federated name).
+ * a tool the upstream does not offer. A name splits at its first `__` (an upstream name ends with a letter
+ * or digit, a tool name never starts with `_`); the second split is tried for an upstream registered
+ * before that rule, whose name may end with "_".
  */
 export async function unlistedFederatedTool(d: GatewayDeps, tenantId: string, tools: McpTools, name: string): Promise<FederatedTool | undefined> {
   if (tools.allowed && !matchesAnyGlob(tools.allowed, name)) return undefined;

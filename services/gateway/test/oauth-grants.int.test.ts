@@ -15,7 +15,12 @@ import type { AuthContext } from '../src/http/request-context';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
 import { oauthGrantRoutes, oauthServerRoutes } from '../src/oauth/oauth.routes';
+import type { PolicyClient } from '../src/clients/grpc-clients';
+import type { GatewayDeps } from '../src/deps';
+import { authRoutes } from '../src/http/routes/auth.routes';
 import { newApiKey } from '../src/tenants/api-keys';
+import { SettingsRepository } from '../src/tenants/settings.repository';
+import { SettingsService } from '../src/tenants/settings.service';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -51,6 +56,10 @@ beforeAll(async () => {
     next();
   });
   app.use(oauthGrantRoutes(provider));
+  const policy = { getTenantPolicy: async () => ({ policyTemplate: 'general', policyConfigJson: '{}', customPolicy: '' }) } as unknown as PolicyClient;
+  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 });
+  // the rotation route with the key store stubbed: what it does to the grants is under test
+  app.use(authRoutes({ settings, oauth: provider, apiKeys: { rotate: async () => ({ key: 'agw_new', keyPrefix: 'agw_new' }) }, consoleRefresh: { revokeTenant: async () => undefined } } as unknown as GatewayDeps));
   app.use(errorHandler(createLogger('test', 'silent')));
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -64,9 +73,9 @@ beforeEach(() => {
   clock = new Date();
 });
 
-async function newTenant(): Promise<string> {
+async function newTenant(settings: Record<string, unknown> = {}): Promise<string> {
   const tenantId = randomUUID();
-  await new TenantRepository(db).createTenant({ id: tenantId, slug: `o-${tenantId}`, name: 'O' }, newApiKey(), {});
+  await new TenantRepository(db).createTenant({ id: tenantId, slug: `o-${tenantId}`, name: 'O' }, newApiKey(), settings);
   return tenantId;
 }
 
@@ -220,5 +229,25 @@ describe('no open redirect', () => {
     const scope = await authorize({ client_id: String(reg.body.client_id), response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', scope: 'admin' });
     expect(scope.status).toBe(400);
     expect(((await scope.json()) as { error: string }).error).toBe('invalid_scope');
+  });
+});
+
+describe('key rotation', () => {
+  it('rotating the tenant key revokes every grant of the tenant (default), not another tenant’s', async () => {
+    const tenantId = await newTenant();
+    const other = await newTenant();
+    const [a, b, c] = [await tokens(tenantId), await tokens(tenantId), await tokens(other)];
+    expect((await call(tenantId, 'tenant_key', '/api-keys/rotate', 'POST')).status).toBe(200);
+    expect(await provider.caller(a.access_token)).toBeUndefined();
+    expect(await provider.caller(b.access_token)).toBeUndefined();
+    expect((await token({ grant_type: 'refresh_token', client_id: a.clientId, refresh_token: a.refresh_token })).body.error).toBe('invalid_grant');
+    expect(await provider.caller(c.access_token)).toBeDefined();
+  });
+
+  it('with oauth_grants_end_on_key_rotation false, the grants outlive a rotation', async () => {
+    const tenantId = await newTenant({ oauth_grants_end_on_key_rotation: false });
+    const a = await tokens(tenantId);
+    expect((await call(tenantId, 'tenant_key', '/api-keys/rotate', 'POST')).status).toBe(200);
+    expect(await provider.caller(a.access_token)).toBeDefined();
   });
 });

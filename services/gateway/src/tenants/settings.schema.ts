@@ -73,6 +73,8 @@ export const settingsPatchSchema = z
       .optional(),
     /** a federated tool never seen before: auto (pinned at once unless flagged) or manual (waits for a human) */
     upstream_tool_approval: z.enum(['auto', 'manual']).optional(),
+    /** rotating the tenant key (POST /api/api-keys/rotate) revokes every OAuth grant of MCP clients (default true) */
+    oauth_grants_end_on_key_rotation: z.boolean().optional(),
   })
   .strict();
 
@@ -95,6 +97,7 @@ export const settingsViewSchema = z.object({
   approvals_require_human: z.boolean().meta({ description: 'approvals need a signed-in human (docs/auth.md)' }),
   approval_expiry_seconds: z.number().int().meta({ description: 'a queued action not decided within this time expires' }),
   upstream_tool_approval: z.enum(['auto', 'manual']).meta({ description: 'new tools of upstream MCP servers: pinned at once (auto) or held for a human (manual); docs/federation.md' }),
+  oauth_grants_end_on_key_rotation: z.boolean().meta({ description: 'rotating the tenant key revokes every OAuth grant of MCP clients (docs/auth.md, "MCP clients: OAuth 2.1")' }),
 });
 export type SettingsView = z.infer<typeof settingsViewSchema>;
 
@@ -118,6 +121,7 @@ export interface StoredSettings {
   approvals_require_human?: boolean;
   approval_expiry_seconds?: number;
   upstream_tool_approval?: 'auto' | 'manual';
+  oauth_grants_end_on_key_rotation?: boolean;
 }
 
 /** When an action queued at `queuedAt` under these settings expires. */

@@ -196,6 +196,7 @@ export class SettingsService {
       approvals_require_human: s.approvals_require_human ?? false,
       approval_expiry_seconds: s.approval_expiry_seconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS,
       upstream_tool_approval: s.upstream_tool_approval ?? 'auto',
+      oauth_grants_end_on_key_rotation: s.oauth_grants_end_on_key_rotation ?? true,
     };
   }
 }

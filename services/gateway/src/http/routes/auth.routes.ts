@@ -72,6 +72,8 @@ export function authRoutes(d: GatewayDeps): Router {
     const key = await d.apiKeys.rotate(tenantId);
     // a rotated key ends every console session of the tenant too (docs/auth.md)
     await d.consoleRefresh.revokeTenant(tenantId);
+    // and, unless the tenant chose otherwise, every OAuth grant of its MCP clients (docs/auth.md)
+    if ((await d.settings.stored(tenantId)).oauth_grants_end_on_key_rotation !== false) await d.oauth.repo.revokeGrantsOf(tenantId, new Date());
     reply(res, rotateResponse, { api_key: key.key, key_prefix: key.keyPrefix, message: 'The previous key is invalid from now on, on every gateway replica.' });
   });
   r.post('/auth/session', async (req, res) => {

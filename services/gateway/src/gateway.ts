@@ -113,6 +113,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
       headersTimeoutMs: 5000,
       secureContext: caFileContext(config.oauthClientMetadataCaFile),
     }),
+    log: (url, cause) => logger.warn({ client_id: url, cause }, 'client metadata document could not be fetched'),
   });
   const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, grantMaxAgeSeconds: config.oauthGrantMaxAgeDays * 86400, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);

@@ -251,3 +251,32 @@ describe('key rotation', () => {
     expect(await provider.caller(a.access_token)).toBeDefined();
   });
 });
+
+describe('dynamic registration', () => {
+  it.each([
+    [{ redirect_uris: ['http://evil.example/cb'] }, 'loopback'],
+    [{ redirect_uris: ['ms-msdt:/id PCWDiagnostic'] }, 'reverse-DNS'],
+    [{ redirect_uris: ['https://a.example/cb'], client_name: 'n'.repeat(101) }, 'client_name'],
+    [{ redirect_uris: Array.from({ length: 11 }, (_, i) => `https://a.example/${i}`) }, 'at most 10'],
+    [{ redirect_uris: ['https://a.example/cb'], contacts: Array.from({ length: 6 }, (_, i) => `c${i}@a.example`) }, 'at most 5 contacts'],
+    [{ redirect_uris: ['https://a.example/cb'], client_uri: `https://a.example/${'x'.repeat(9000)}` }, '8192 bytes'],
+  ])('refuses %#: 400 invalid_client_metadata, nothing stored', async (body, says) => {
+    const before = await db.selectFrom('oauth_clients').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const r = await register({ ...body, token_endpoint_auth_method: 'none' });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('invalid_client_metadata');
+    expect(String(r.body.error_description)).toContain(says);
+    const after = await db.selectFrom('oauth_clients').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+
+  it('drops jwks and software_statement, keeps the rest; accepts loopback http and private-use schemes', async () => {
+    const r = await register({ redirect_uris: ['http://127.0.0.1:1234/cb', 'com.example.app:/cb'], token_endpoint_auth_method: 'none', jwks: { keys: [{ k: 'x'.repeat(1000) }] }, software_statement: 'ey' });
+    expect(r.status).toBe(201);
+    expect(r.body.jwks).toBeUndefined();
+    expect(r.body.software_statement).toBeUndefined();
+    const stored = await new OauthRepository(db).client(String(r.body.client_id));
+    expect(stored?.jwks).toBeUndefined();
+    expect(stored?.redirect_uris).toEqual(['http://127.0.0.1:1234/cb', 'com.example.app:/cb']);
+  });
+});

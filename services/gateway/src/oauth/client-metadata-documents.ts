@@ -3,12 +3,14 @@
  * preferred registration): an MCP client whose `client_id` is an HTTPS URL is described by the JSON
  * document at that URL. The gateway fetches it through the fleet's egress rule (`@agw/egress`: public
  * addresses only, OAUTH_CLIENT_METADATA_ALLOW_CIDRS for more; no redirects; 5 KB; 5 s), checks it (valid
- * JSON, `client_id` equal to the URL, `client_name`, `redirect_uris`, a public client), and keeps it for
+ * JSON, `client_id` equal to the URL, `client_name`, `redirect_uris` by the rules of client-rules.ts, a
+ * public client; a failed fetch is a generic invalid_client, its cause only logged), and keeps it for
  * the document's `Cache-Control: max-age` (5 minutes when absent, 1 hour at most).
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { InvalidClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { boundClientMetadata } from './client-rules';
 
 const MAX_BYTES = 5 * 1024;
 const DEFAULT_TTL_MS = 5 * 60_000;
@@ -21,7 +23,8 @@ export const isUrlClientId = (clientId: string) => /^https:\/\/[^/?#]+\/[^?#]*[^
 export class ClientMetadataDocuments {
   private readonly cache = new Map<string, { until: number; client: OAuthClientInformationFull }>();
 
-  constructor(private readonly o: { fetch: FetchLike; now?: () => number }) {}
+  /** `log`: where the cause of a failed fetch goes (never to the caller: it would make a port-scan oracle) */
+  constructor(private readonly o: { fetch: FetchLike; now?: () => number; log?: (url: string, cause: string) => void }) {}
 
   async get(url: string): Promise<OAuthClientInformationFull> {
     const now = this.o.now?.() ?? Date.now();
@@ -41,9 +44,13 @@ export class ClientMetadataDocuments {
       res = await this.o.fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
       text = await res.text();
     } catch (e) {
-      throw refuse(`could not be fetched (${(e as Error).message})`);
+      this.o.log?.(url, (e as Error).message);
+      throw new InvalidClientError('the client metadata document could not be fetched');
     }
-    if (res.status !== 200) throw refuse(`answered ${res.status}`);
+    if (res.status !== 200) {
+      this.o.log?.(url, `answered ${res.status}`);
+      throw new InvalidClientError('the client metadata document could not be fetched');
+    }
     if (Buffer.byteLength(text) > MAX_BYTES) throw refuse(`larger than ${MAX_BYTES} bytes`);
     let doc: Record<string, unknown>;
     try {
@@ -56,6 +63,9 @@ export class ClientMetadataDocuments {
     if (typeof doc.client_name !== 'string' || !doc.client_name) throw refuse('has no client_name');
     const uris = doc.redirect_uris;
     if (!Array.isArray(uris) || !uris.length || uris.some((u) => typeof u !== 'string' || !URL.canParse(u))) throw refuse('has no valid redirect_uris');
+    const bounded = boundClientMetadata(doc);
+    if ('problem' in bounded) throw refuse(bounded.problem);
+    doc = bounded.metadata;
     if (doc.token_endpoint_auth_method !== undefined && doc.token_endpoint_auth_method !== 'none') throw refuse('only public clients (token_endpoint_auth_method "none") are supported');
     if ('client_secret' in doc) throw refuse('a metadata document may not carry a client_secret');
     const maxAge = /(?:^|,)\s*max-age=(\d+)/.exec(res.headers.get('cache-control') ?? '')?.[1];

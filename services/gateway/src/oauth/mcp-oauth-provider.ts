@@ -24,6 +24,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { ConflictError, InputError, NotFoundError, sha256Hex } from '@agw/shared';
 import { type ClientMetadataDocuments, isUrlClientId } from './client-metadata-documents';
+import { boundClientMetadata } from './client-rules';
 import type { OauthRepository } from './oauth.repository';
 
 /** Calling the tenant's governed tools through its MCP server. Approving is never a scope of an agent. */
@@ -98,8 +99,10 @@ export class McpOauthProvider implements OAuthServerProvider {
         if (full.client_secret || (full.token_endpoint_auth_method && full.token_endpoint_auth_method !== 'none')) {
           throw new InvalidClientMetadataError('only public clients may register: token_endpoint_auth_method must be "none" (PKCE protects the code)');
         }
+        const bounded = boundClientMetadata(full);
+        if ('problem' in bounded) throw new InvalidClientMetadataError(bounded.problem);
         const clientId = full.client_id || randomUUID();
-        const registered = { ...full, client_id: clientId, client_id_issued_at: full.client_id_issued_at ?? Math.floor(this.now().getTime() / 1000), token_endpoint_auth_method: 'none' };
+        const registered = { ...bounded.metadata, client_id: clientId, client_id_issued_at: full.client_id_issued_at ?? Math.floor(this.now().getTime() / 1000), token_endpoint_auth_method: 'none' };
         await this.o.repo.insertClient(clientId, registered);
         return registered;
       },
@@ -141,6 +144,8 @@ export class McpOauthProvider implements OAuthServerProvider {
       client_id: r.client_id,
       client_name: typeof client.client_name === 'string' ? client.client_name : null,
       client_uri: typeof client.client_uri === 'string' ? client.client_uri : null,
+      // a dynamically registered client names itself; a metadata document's host vouches for its client
+      client_verified: isUrlClientId(r.client_id),
       redirect_host: new URL(r.redirect_uri).host,
       scopes: r.scopes,
       resource: r.resource,

@@ -139,6 +139,7 @@ const requestSchema = z
     client_id: z.string(),
     client_name: z.string().nullable(),
     client_uri: z.string().nullable(),
+    client_verified: z.boolean().meta({ description: 'false for a dynamically registered client (its client_name is self-asserted); true for a Client ID Metadata Document' }),
     redirect_host: z.string().meta({ description: 'where the browser goes back to: the client is trusted with the code there' }),
     scopes: z.array(z.string()),
     resource: z.string(),

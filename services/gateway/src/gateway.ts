@@ -24,6 +24,7 @@ import { ClientMetadataDocuments } from './oauth/client-metadata-documents';
 import { McpOauthProvider } from './oauth/mcp-oauth-provider';
 import { ConsoleRefresh } from './tenants/console-refresh';
 import { OauthRepository } from './oauth/oauth.repository';
+import { OauthPurge } from './oauth/oauth-purge';
 import { mcpOauthUrls } from './oauth/oauth.routes';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
@@ -116,6 +117,8 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     log: (url, cause) => logger.warn({ client_id: url, cause }, 'client metadata document could not be fetched'),
   });
   const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, grantMaxAgeSeconds: config.oauthGrantMaxAgeDays * 86400, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
+  const oauthPurge = new OauthPurge(db, logger);
+  oauthPurge.start(config.oauthPurgeIntervalMs);
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);
   const deps: GatewayDeps = {
     config,
@@ -185,6 +188,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
       },
       () => stopSealing(),
       () => approvalExpiry.stop(),
+      () => oauthPurge.stop(),
     ],
     info: { url: config.publicBaseUrl },
   };

@@ -9,11 +9,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomUUID } from 'node:crypto';
 import express from 'express';
+import { sql } from 'kysely';
 import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
 import { errorHandler } from '../src/http/error-handler';
 import type { AuthContext } from '../src/http/request-context';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
+import { purgeOauth } from '../src/oauth/oauth-purge';
 import { oauthGrantRoutes, oauthServerRoutes } from '../src/oauth/oauth.routes';
 import type { PolicyClient } from '../src/clients/grpc-clients';
 import type { GatewayDeps } from '../src/deps';
@@ -278,5 +280,59 @@ describe('dynamic registration', () => {
     const stored = await new OauthRepository(db).client(String(r.body.client_id));
     expect(stored?.jwks).toBeUndefined();
     expect(stored?.redirect_uris).toEqual(['http://127.0.0.1:1234/cb', 'com.example.app:/cb']);
+  });
+});
+
+describe('purge', () => {
+  it('deletes expired requests, codes and tokens and week-old unused clients; keeps what a replay check or a grant needs', async () => {
+    const tenantId = await newTenant();
+    const live = await tokens(tenantId);
+    const ago = (ms: number) => new Date(Date.now() - ms);
+    const day = 86400_000;
+    const repo = new OauthRepository(db);
+    const hex = () => createHash('sha256').update(randomUUID()).digest('hex');
+    // an old client nobody granted, and an old client with a grant
+    const [unused, granted] = [`purge-${randomUUID()}`, `purge-${randomUUID()}`];
+    await db.insertInto('oauth_clients').values([
+      { client_id: unused, metadata: JSON.stringify({ redirect_uris: [CB] }) as never, created_at: ago(8 * day) },
+      { client_id: granted, metadata: JSON.stringify({ redirect_uris: [CB] }) as never, created_at: ago(8 * day) },
+    ]).execute();
+    const grantId = randomUUID();
+    const ended = randomUUID();
+    await repo.insertGrant({ id: grantId, tenant_id: tenantId, client_id: granted, agent_name: 'a', scopes: ['mcp:tools'], resource: RESOURCE, granted_by: 'x', expires_at: new Date(Date.now() + day) });
+    await repo.insertGrant({ id: ended, tenant_id: tenantId, client_id: granted, agent_name: 'a', scopes: ['mcp:tools'], resource: RESOURCE, granted_by: 'x', expires_at: new Date(Date.now() + day) });
+    await db.updateTable('oauth_grants').set({ revoked_at: ago(2 * day) }).where('id', '=', ended).execute();
+    const t = { expired: hex(), revokedAccess: hex(), consumedRefresh: hex(), endedRefresh: hex() };
+    await db.insertInto('oauth_tokens').values([
+      { token_hash: t.expired, kind: 'access', grant_id: grantId, expires_at: ago(2 * day) },
+      { token_hash: t.revokedAccess, kind: 'access', grant_id: grantId, expires_at: new Date(Date.now() + day), revoked_at: ago(2 * day) },
+      { token_hash: t.consumedRefresh, kind: 'refresh', grant_id: grantId, expires_at: new Date(Date.now() + day), revoked_at: ago(2 * day) },
+      { token_hash: t.endedRefresh, kind: 'refresh', grant_id: ended, expires_at: new Date(Date.now() + day), revoked_at: ago(2 * day) },
+    ]).execute();
+    const reqId = `purge-${randomUUID()}`;
+    await db.insertInto('oauth_authorization_requests').values({ id: reqId, client_id: granted, redirect_uri: CB, state: null, scopes: ['mcp:tools'], code_challenge: 'c', resource: RESOURCE, expires_at: ago(1000) }).execute();
+    const codeHash = hex();
+    await repo.insertCode({ code_hash: codeHash, grant_id: grantId, client_id: granted, redirect_uri: CB, redirect_uri_sent: true, code_challenge: 'c', expires_at: ago(1000) });
+
+    const counts = await purgeOauth(db);
+    expect(counts).toBeDefined();
+    const tokenLeft = async (h: string) => Boolean(await db.selectFrom('oauth_tokens').select('token_hash').where('token_hash', '=', h).executeTakeFirst());
+    expect(await tokenLeft(t.expired)).toBe(false);
+    expect(await tokenLeft(t.revokedAccess)).toBe(false);
+    expect(await tokenLeft(t.endedRefresh)).toBe(false);
+    expect(await tokenLeft(t.consumedRefresh)).toBe(true); // its replay must still revoke the live grant
+    expect(await provider.caller(live.access_token)).toBeDefined();
+    expect(await repo.client(unused)).toBeUndefined();
+    expect(await repo.client(granted)).toBeDefined();
+    expect(await repo.request(reqId)).toBeUndefined();
+    expect(await repo.code(codeHash)).toBeUndefined();
+    expect(await repo.grant(ended)).toBeDefined(); // grants stay listed
+  });
+
+  it('one replica at a time: a purge that cannot take the lock skips the round', async () => {
+    await db.transaction().execute(async (tx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext('agw:oauth-purge'))`.execute(tx);
+      expect(await purgeOauth(db)).toBeUndefined();
+    });
   });
 });

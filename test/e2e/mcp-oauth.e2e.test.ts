@@ -204,13 +204,12 @@ describe('refused', () => {
     return u;
   };
 
-  test('a token for another resource is never issued', async () => {
+  test('a token for another resource is never issued (a registered client’s error is a 400, never a redirect)', async () => {
     const { challenge: c } = challenge();
     const res = await fetch(authorizeUrl(auth.client!.client_id, c, { resource: 'https://other.example/mcp' }), { redirect: 'manual' });
-    expect(res.status).toBe(302);
-    const back = new URL(res.headers.get('location')!);
-    expect(back.origin + back.pathname).toBe(REDIRECT);
-    expect(back.searchParams.get('error')).toBe('invalid_target');
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_target');
   });
 
   test('no PKCE verifier, or a wrong one, gets no token; a denied request sends access_denied back', async () => {
@@ -244,5 +243,95 @@ describe('refused', () => {
     expect((await api('POST', `/oauth/requests/${id}/decision`, { token, body: { approve: true, agent_name: 'ok-agent' } })).status).toBe(200);
     expect((await api('POST', `/oauth/requests/${id}/decision`, { token, body: { approve: true, agent_name: 'ok-agent' } })).status).toBe(409);
     expect((await api('GET', '/oauth/requests/nope', { token })).status).toBe(404);
+  });
+});
+
+describe('grants a tenant controls, and the refusals of the security review', () => {
+  const REG = `${E2E_BASE_URL}/oauth/register`;
+  const register = async (body: Record<string, unknown>) => {
+    const r = await fetch(REG, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token_endpoint_auth_method: 'none', ...body }) });
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  };
+  const pkce = () => {
+    const verifier = randomBytes(32).toString('base64url');
+    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+  };
+  const authorizeUrl = (clientId: string, codeChallenge: string) => {
+    const u = new URL(`${E2E_BASE_URL}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: codeChallenge, code_challenge_method: 'S256' })) u.searchParams.set(k, v);
+    return u;
+  };
+  /** a registered client, a human's consent, and the code exchanged: the client and its tokens */
+  async function granted(tenant: Tenant, name: string) {
+    const clientId = String((await register({ redirect_uris: [REDIRECT], client_name: name })).body.client_id);
+    const { verifier, challenge } = pkce();
+    const { redirect } = await consent(tenant, authorizeUrl(clientId, challenge), { approve: true, agent_name: 'grant-e2e' });
+    const res = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code: redirect.searchParams.get('code')!, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
+    expect(res.status).toBe(200);
+    return { clientId, tokens: (await res.json()) as OAuthTokens };
+  }
+
+  test('GET /oauth/grants lists the tenant’s grants for a signed-in human; DELETE revokes one with its tokens; keys get 403', async () => {
+    const tenant = await newTenant('OAuth grants');
+    const g = await granted(tenant, 'Grants E2E client');
+    expect((await mcpPost(g.tokens.access_token)).status).toBe(200);
+    const token = await humanSession(tenant);
+    const list = await api('GET', '/oauth/grants', { token });
+    expect(list.status).toBe(200);
+    const grant = list.body.grants.find((x: { client_id: string }) => x.client_id === g.clientId);
+    expect(grant).toMatchObject({ client_name: 'Grants E2E client', client_verified: false, agent_name: 'grant-e2e', scopes: ['mcp:tools'], revoked_at: null });
+    expect(grant.last_used_at).toEqual(expect.any(String));
+    // the absolute lifetime: 90 days (OAUTH_GRANT_MAX_AGE_DAYS) from the consent
+    expect(Math.round((Date.parse(grant.expires_at) - Date.parse(grant.created_at)) / 86400_000)).toBe(90);
+    expect((await api('GET', '/oauth/grants', { key: tenant.apiKey })).status).toBe(403);
+    expect((await api('DELETE', `/oauth/grants/${grant.id}`, { key: tenant.apiKey })).status).toBe(403);
+    expect((await api('DELETE', '/oauth/grants/not-a-uuid', { token })).status).toBe(422);
+    expect((await api('DELETE', '/oauth/grants/00000000-0000-4000-8000-000000000000', { token })).status).toBe(404);
+    const other = await newTenant('OAuth grants, other');
+    expect((await api('DELETE', `/oauth/grants/${grant.id}`, { token: await humanSession(other) })).status).toBe(404);
+    const del = await api('DELETE', `/oauth/grants/${grant.id}`, { token });
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ id: grant.id, revoked_at: expect.any(String) });
+    expect((await mcpPost(g.tokens.access_token)).status).toBe(401);
+    const refresh = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: g.tokens.refresh_token!, client_id: g.clientId }));
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+    const after = await api('GET', '/oauth/grants', { token });
+    expect(after.body.grants.find((x: { id: string }) => x.id === grant.id).revoked_at).toBe(del.body.revoked_at);
+  });
+
+  test('a refused refresh leaves the refresh token usable', async () => {
+    const g = await granted(t, 'Refresh E2E client');
+    const bad = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: g.tokens.refresh_token!, client_id: g.clientId, scope: 'mcp:tools offline_access' }));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toBe('invalid_scope');
+    const ok = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: g.tokens.refresh_token!, client_id: g.clientId }));
+    expect(ok.status).toBe(200);
+    expect((await mcpPost(((await ok.json()) as OAuthTokens).access_token)).status).toBe(200);
+  });
+
+  test('the token request must repeat the redirect_uri the authorization request carried', async () => {
+    const clientId = String((await register({ redirect_uris: [REDIRECT] })).body.client_id);
+    const { verifier, challenge } = pkce();
+    const { redirect } = await consent(t, authorizeUrl(clientId, challenge), { approve: true, agent_name: 'grant-e2e' });
+    const res = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'authorization_code', code: redirect.searchParams.get('code')!, client_id: clientId, code_verifier: verifier }));
+    expect(res.status).toBe(400);
+    expect((await res.json()) as Record<string, string>).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/redirect_uri is required/) });
+  });
+
+  test('no open redirect: an unvalidated client’s error is a 400; unsafe redirect URIs are refused at registration', async () => {
+    const evil = await register({ redirect_uris: ['https://evil.example/phish'] });
+    expect(evil.status).toBe(201);
+    const u = new URL(`${E2E_BASE_URL}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ client_id: String(evil.body.client_id), response_type: 'code', code_challenge: 'x', code_challenge_method: 'plain' })) u.searchParams.set(k, v);
+    const res = await fetch(u, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    for (const uri of ['http://evil.example/cb', 'ms-msdt:/id PCWDiagnostic', 'javascript:alert(1)//']) {
+      const r = await register({ redirect_uris: [uri] });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('invalid_client_metadata');
+    }
+    const big = await register({ redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) });
+    expect(big.status).toBe(400);
   });
 });

@@ -191,6 +191,21 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
     expect(elsewhere.status).toBe(400);
     expect(((await elsewhere.json()) as { error: string }).error).toBe('invalid_request');
   });
+
+  test('an error goes back to a document’s redirect URI only on the document’s own host; elsewhere it is a 400', async () => {
+    const url = `${base}/clients/two-hosts.json`;
+    docs.set('/clients/two-hosts.json', { client_id: url, client_name: 'Two hosts', redirect_uris: [REDIRECT, 'http://localhost:9/callback'] });
+    const u = new URL(`${E2E_BASE_URL}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: url, redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'admin' })) u.searchParams.set(k, v);
+    const same = await fetch(u, { redirect: 'manual' });
+    expect(same.status).toBe(302);
+    expect(new URL(same.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
+    u.searchParams.set('redirect_uri', 'http://localhost:9/callback');
+    const other = await fetch(u, { redirect: 'manual' });
+    expect(other.status).toBe(400);
+    expect(other.headers.get('location')).toBeNull();
+    expect(((await other.json()) as { error: string }).error).toBe('invalid_scope');
+  });
 });
 
 describe('refused', () => {

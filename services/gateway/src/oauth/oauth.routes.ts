@@ -104,7 +104,8 @@ export function oauthServerRoutes(provider: McpOauthProvider, limit: RequestHand
  * but a dynamically registered client is self-asserted (anyone may register any https URI), so its errors
  * are answered here with a 400 (OAuth's JSON error), never a 302 elsewhere than the consent page. A client
  * identified by a metadata document (an HTTPS client_id whose host vouches for its redirect URIs) is
- * redirected as usual. Also notes whether the request carried a redirect_uri (the token request must then
+ * redirected as usual when the request names a redirect URI on that same host; otherwise it is treated as
+ * unverified too (a document may list a URI on any host). Also notes whether the request carried a redirect_uri (the token request must then
  * repeat it).
  */
 function noOpenRedirect(consentPrefix: string): RequestHandler {
@@ -112,7 +113,8 @@ function noOpenRedirect(consentPrefix: string): RequestHandler {
     const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown> | undefined;
     res.locals.redirectUriSent = typeof params?.redirect_uri === 'string';
     const clientId = typeof params?.client_id === 'string' ? params.client_id : '';
-    if (isUrlClientId(clientId)) return next();
+    const redirectUri = typeof params?.redirect_uri === 'string' ? params.redirect_uri : '';
+    if (isUrlClientId(clientId) && URL.canParse(redirectUri) && new URL(redirectUri).hostname === new URL(clientId).hostname) return next();
     const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
     (res as unknown as { redirect: (a: number | string, b?: string) => void }).redirect = (a, b) => {
       const [status, url] = typeof a === 'number' ? [a, String(b)] : [302, a];

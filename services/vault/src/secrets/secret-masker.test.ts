@@ -24,6 +24,9 @@ describe('SecretMasker', () => {
 
   test('URL-encoded, as a query or a form encodes it', () => {
     expect(m.text(`https://e.example/?auth=${encodeURIComponent(secret)}&x=1`)).toBe(`https://e.example/?auth=${MASK}&x=1`);
+    const tricky = new SecretMasker(["it's (a) ~secret! *here*"]);
+    expect(tricky.text(new URLSearchParams({ p: "it's (a) ~secret! *here*" }).toString())).toBe(`p=${MASK}`);
+    expect(tricky.text(encodeURIComponent("it's (a) ~secret! *here*"))).toBe(MASK);
     const spaced = new SecretMasker(['pass word with spaces']);
     expect(spaced.text(`a=${new URLSearchParams({ p: 'pass word with spaces' }).toString()}`)).toBe(`a=p=${MASK}`);
   });

@@ -7,7 +7,8 @@
  * - the raw secret;
  * - JSON-escaped (the secret inside a JSON document that a tool returns as text: `\"`, `\\`, `\n`, ...);
  * - `\u`-escaped, every character (lower- and upper-case hex);
- * - URL-encoded (`encodeURIComponent`, and `+` for spaces as forms encode them);
+ * - URL-encoded (`encodeURIComponent`, with `+` for spaces, and as `application/x-www-form-urlencoded`
+ *   serializes it);
  * - base64 and base64url at each of the three byte alignments, so the secret is found inside a longer
  *   encoded text too (the base64 of `Authorization: Bearer <secret>`, or of `client_id:secret`): for each
  *   alignment the characters that also depend on the neighbouring bytes are left out of the pattern.
@@ -32,6 +33,8 @@ export function secretForms(secret: string): string[] {
     unicodeEscaped(secret, true),
     encodeURIComponent(secret),
     encodeURIComponent(secret).replace(/%20/g, '+'),
+    // application/x-www-form-urlencoded as URLSearchParams writes it (also encodes ! ' ( ) ~)
+    new URLSearchParams([['', secret]]).toString().slice(1),
     ...base64Forms(bytes),
   ]);
   return [...forms].filter((f) => f.length >= MIN_FORM).sort((a, b) => b.length - a.length);

@@ -124,3 +124,17 @@ it('under the row lock: a key that read the gate off loses when a human turned i
   await expect(service.update(tenantId, { approvals_require_human: false }, { human: false, caller: 'an API key' })).rejects.toMatchObject({ code: 'forbidden' });
   expect(await stored(tenantId)).toMatchObject({ approvals_require_human: true });
 });
+
+it('oauth_grants_end_on_key_rotation (on by default) is human-only to turn off, open to the key to turn on', async () => {
+  const tenantId = await newTenant({});
+  const byKey = await patch(tenantId, 'tenant_key', { oauth_grants_end_on_key_rotation: false });
+  expect(byKey.status).toBe(403);
+  expect(byKey.body.detail).toContain('Turning oauth_grants_end_on_key_rotation off needs a signed-in human');
+  expect((await stored(tenantId)).oauth_grants_end_on_key_rotation).toBeUndefined();
+  expect((await patch(tenantId, 'tenant_key', { oauth_grants_end_on_key_rotation: true })).status).toBe(200);
+  const byHuman = await patch(tenantId, 'human', { oauth_grants_end_on_key_rotation: false });
+  expect(byHuman.status).toBe(200);
+  expect(byHuman.body).toMatchObject({ oauth_grants_end_on_key_rotation: false });
+  // already off: the key may send the value in force
+  expect((await patch(tenantId, 'tenant_key', { oauth_grants_end_on_key_rotation: false })).status).toBe(200);
+});

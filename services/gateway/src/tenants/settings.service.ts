@@ -23,13 +23,27 @@ export interface SettingsChanger {
 }
 
 /**
- * Turning `approvals_require_human` off undoes a human-only gate, so only a signed-in human may do it
- * (docs/auth.md, "Approvals"); turning it on, or sending the value it already has, is open to the tenant key.
+ * Settings whose switching off undoes a defence, so only a signed-in human may do it (docs/auth.md,
+ * "Approvals" and "MCP clients: OAuth 2.1"): `approvals_require_human` (a human decides approvals) and
+ * `oauth_grants_end_on_key_rotation` (rotating the key ends every MCP client's grant; on by default).
+ * Turning them on, or sending the value in force, is open to the tenant key.
  */
+const HUMAN_ONLY_OFF = [
+  { key: 'approvals_require_human', byDefault: false },
+  { key: 'oauth_grants_end_on_key_rotation', byDefault: true },
+] as const;
+
+/** The human-only settings this patch switches off (compared with `stored` when given). */
+function switchedOff(patch: SettingsPatch, stored?: Record<string, unknown>): string[] {
+  return HUMAN_ONLY_OFF.filter(({ key, byDefault }) => (patch as Record<string, unknown>)[key] === false && (!stored || (stored[key] ?? byDefault) === true)).map((g) => g.key);
+}
+
 function checkHumanGate(stored: Record<string, unknown>, patch: SettingsPatch, by: SettingsChanger): void {
-  if (patch.approvals_require_human !== false || by.human || stored.approvals_require_human !== true) return;
+  if (by.human) return;
+  const off = switchedOff(patch, stored);
+  if (!off.length) return;
   throw new ForbiddenError(
-    `Turning approvals_require_human off needs a signed-in human: sign in (POST /api/auth/login) and send the session token; ${by.caller} cannot (turning it on is open to the tenant's API key)`,
+    `Turning ${off.join(' and ')} off needs a signed-in human: sign in (POST /api/auth/login) and send the session token; ${by.caller} cannot (turning it on is open to the tenant's API key)`,
   );
 }
 
@@ -111,7 +125,7 @@ export class SettingsService {
   /** `by`: who asks (the human-only gates); a caller that does not say is not a human. */
   async update(tenantId: string, patch: SettingsPatch, by: SettingsChanger = { human: false, caller: 'this caller' }): Promise<SettingsView & { webhook_secret?: string }> {
     // refused before anything is applied (policy, tool approval, webhook check), and again under the row's lock below
-    if (patch.approvals_require_human === false && !by.human) checkHumanGate(await this.repo.get(tenantId), patch, by);
+    if (!by.human && switchedOff(patch).length) checkHumanGate(await this.repo.get(tenantId), patch, by);
     const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, ...rest } = patch;
     if (typeof patch.webhook_url === 'string') {
       // Checked before anything is saved. The webhook service re-checks at every delivery (the address a

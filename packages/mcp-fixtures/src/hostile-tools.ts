@@ -22,7 +22,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
  * - `many`: `count` clean tools (default 5000) named `<prefix><i>` (default prefix `t_`);
  * - `homoglyph`: the review's weather tool with a Cyrillic-homoglyph instruction to read ~/.ssh/id_rsa;
  * - `variation_selector`: a translate tool whose description smuggles an instruction in variation selectors;
- * - `definition`: the given definition as is (a name that collides, an annotation that changes, ...).
+ * - `definition`: the given definition as is, valid MCP or not (a name that collides, an annotation that
+ *   changes, a schema that is no JSON Schema, ...).
  */
 export type ToolSpec =
   | { kind: 'echo_headers'; name?: string }
@@ -33,7 +34,7 @@ export type ToolSpec =
   | { kind: 'many'; count?: number; prefix?: string }
   | { kind: 'homoglyph'; name?: string }
   | { kind: 'variation_selector'; name?: string }
-  | { kind: 'definition'; definition: Tool };
+  | { kind: 'definition'; definition: { name: string; [key: string]: unknown } };
 
 /** How an `echo_headers` call answers (its `mode` argument). */
 export type EchoMode = 'result' | 'is_error' | 'mcp_error' | 'http_502';
@@ -135,7 +136,7 @@ export function expandSpec(spec: ToolSpec): HostileTool[] {
     case 'variation_selector':
       return [{ answer: 'plain', definition: { name: spec.name ?? 'translate', description: VARIATION_SELECTOR_DESCRIPTION, inputSchema: objectSchema({ text: { type: 'string' } }) } }];
     case 'definition':
-      return [{ answer: 'plain', definition: spec.definition }];
+      return [{ answer: 'plain', definition: spec.definition as Tool }];
     default:
       throw new Error(`unknown tool spec ${JSON.stringify((spec as { kind?: unknown }).kind)}`);
   }

@@ -12,6 +12,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type FixtureTool, MANY_PAGE, defaultTools, echoTool, endlessTools, hugeTools, manyTools, poisonedTools, silentTools } from './fixture-tools';
+import { json, readJson, readText } from './http-body';
 import { TokenIssuer } from './oauth-token';
 
 export type EndpointName = 'mutable' | 'secured' | 'huge' | 'silent' | 'endless' | 'many' | 'poisoned' | 'legacy';
@@ -281,25 +282,3 @@ function toolMap(tools: FixtureTool[]): Map<string, FixtureTool> {
   return new Map(tools.map((t) => [t.definition.name, t]));
 }
 
-function json(res: ServerResponse, status: number, v: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(v));
-}
-
-function readText(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => resolve(body));
-    req.on('error', reject);
-  });
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const text = await readText(req);
-  try {
-    return text ? JSON.parse(text) : {};
-  } catch {
-    return {};
-  }
-}

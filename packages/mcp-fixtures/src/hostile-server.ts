@@ -22,6 +22,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type EchoMode, type HostileTool, type ToolSpec, expandSpec, headerForms, headerFormsText } from './hostile-tools';
+import { json, readJson, readText } from './http-body';
 import { TokenIssuer } from './oauth-token';
 
 /** How a failing step answers: an HTTP 502 whose body quotes the request, or a JSON-RPC error that quotes its headers. */
@@ -419,25 +420,3 @@ function checkPatch(p: Partial<HostileConfig>): string | undefined {
   return undefined;
 }
 
-function json(res: ServerResponse, status: number, v: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(v));
-}
-
-function readText(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => resolve(body));
-    req.on('error', reject);
-  });
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const text = await readText(req);
-  try {
-    return text ? JSON.parse(text) : {};
-  } catch {
-    return {};
-  }
-}

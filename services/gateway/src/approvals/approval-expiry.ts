@@ -9,11 +9,11 @@
  */
 import { type ApprovalBinding, type ApprovalRepository, type ApprovalRow, type Conn, type Logger, humanDecisionRecord } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
+import { PeriodicSweep } from '../periodic-sweep';
 import { type Clock, UNKNOWN_REVISION, systemClock } from './approval-queue';
 
 export class ApprovalExpiry {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly periodic: PeriodicSweep;
 
   constructor(
     private readonly approvals: ApprovalRepository,
@@ -21,7 +21,16 @@ export class ApprovalExpiry {
     private readonly logger: Logger,
     private readonly clock: Clock = systemClock,
     private readonly batch = 200,
-  ) {}
+  ) {
+    this.periodic = new PeriodicSweep(
+      'approval expiry sweep',
+      async () => {
+        const rows = await this.sweep();
+        if (rows.length) this.logger.info({ expired: rows.length }, 'queued actions expired');
+      },
+      logger,
+    );
+  }
 
   /** Expire every action due at the clock's time (or only the given one); resolves to the expired rows. */
   async sweep(only?: { tenantId: string; actionId: string }): Promise<ApprovalRow[]> {
@@ -47,21 +56,11 @@ export class ApprovalExpiry {
   };
 
   start(everyMs: number): void {
-    if (this.timer || everyMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweep()
-        .then((rows) => rows.length && this.logger.info({ expired: rows.length }, 'queued actions expired'))
-        .catch((e) => this.logger.warn({ err: e }, 'approval expiry sweep failed'))
-        .finally(() => (this.running = undefined));
-    }, everyMs);
-    this.timer.unref();
+    this.periodic.start(everyMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /**

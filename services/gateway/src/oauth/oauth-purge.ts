@@ -13,6 +13,7 @@
  */
 import { type Db, type Logger } from '@agw/shared';
 import { sql } from 'kysely';
+import { PeriodicSweep } from '../periodic-sweep';
 
 const DAY = 86400_000;
 
@@ -57,29 +58,24 @@ export async function purgeOauth(db: Db, now = new Date()): Promise<PurgeCounts 
 
 /** Runs purgeOauth every `everyMs` (0: never). */
 export class OauthPurge {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly periodic: PeriodicSweep;
 
-  constructor(
-    private readonly db: Db,
-    private readonly logger: Logger,
-  ) {}
-
-  start(everyMs: number): void {
-    if (this.timer || everyMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = purgeOauth(this.db)
-        .then((c) => c && (c.requests || c.codes || c.tokens || c.clients) && this.logger.info(c, 'OAuth tables purged'))
-        .catch((e) => this.logger.warn({ err: e }, 'OAuth purge failed'))
-        .finally(() => (this.running = undefined));
-    }, everyMs);
-    this.timer.unref();
+  constructor(db: Db, logger: Logger) {
+    this.periodic = new PeriodicSweep(
+      'OAuth purge',
+      async () => {
+        const c = await purgeOauth(db);
+        if (c && (c.requests || c.codes || c.tokens || c.clients)) logger.info(c, 'OAuth tables purged');
+      },
+      logger,
+    );
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  start(everyMs: number): void {
+    this.periodic.start(everyMs);
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }

@@ -112,6 +112,38 @@ describe.each(Object.keys(rendered))('overlay %s (kubectl kustomize)', (overlay)
     expect(Object.keys(cfg).filter((k) => /SECRET|PASSWORD|PIN|TOKEN/.test(k))).toEqual([]);
   });
 
+  it('routes what MCP clients and humans need through the Ingress: the API, the OAuth discovery documents, the console and its consent page', () => {
+    const [ingress] = all(objs, 'Ingress');
+    // the longest Prefix path that matches, as the Ingress API defines the match (whole path segments)
+    const route = (url) =>
+      ingress.spec.rules
+        .flatMap((r) => r.http.paths)
+        .filter((p) => p.pathType === 'Prefix' && (p.path === '/' || url === p.path || url.startsWith(p.path.replace(/\/$/, '') + '/')))
+        .sort((a, b) => b.path.length - a.path.length)[0];
+    for (const url of [
+      '/api/mcp/server',
+      '/.well-known/oauth-protected-resource/api/mcp/server',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-authorization-server',
+      '/oauth/consent/0123456789abcdef',
+      '/assets/index-abc123.js',
+      '/',
+    ]) {
+      const p = route(url);
+      expect({ url, backend: p?.backend.service }).toEqual({ url, backend: { name: 'gateway', port: { name: 'http' } } });
+    }
+    expect(find(objs, 'Service', 'gateway').spec.ports.map((p) => p.name)).toContain('http');
+  });
+
+  it('admits the gateway\'s HTTP port only from the ingress controller, whose appended address it trusts (TRUST_PROXY=1)', () => {
+    const gatewayPublic = find(objs, 'NetworkPolicy', 'gateway-public');
+    expect(gatewayPublic.spec.ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }], ports: [{ protocol: 'TCP', port: 'http' }] },
+    ]);
+    const env = Object.fromEntries(find(objs, 'Deployment', 'gateway').spec.template.spec.containers[0].env.map((e) => [e.name, e.value]));
+    expect(env.TRUST_PROXY).toBe('1');
+  });
+
   it('exposes only the gateway publicly, and only its HTTP port to everyone', () => {
     const ingress = all(objs, 'Ingress');
     expect(ingress).toHaveLength(1);

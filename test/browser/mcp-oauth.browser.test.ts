@@ -63,6 +63,8 @@ it('an MCP client signs in through the console: discovery, registration, consent
     const shown = await consent.innerText();
     expect(shown).toContain('Claude Desktop (browser test)');
     expect(shown).toContain(new URL(redirectUri).host);
+    // a dynamically registered client: its name is its own claim, and the page says so
+    expect(await page.getByTestId('client-unverified').isVisible()).toBe(true);
     expect(await page.getByLabel('Agent identity').inputValue()).toBe('claude-desktop-browser-test');
     await page.getByLabel('Agent identity').fill('claude-desktop-alice');
     await page.screenshot({ path: path.join(SHOTS, 'oauth-consent.png'), fullPage: true });

@@ -2,10 +2,13 @@
  * Consent for an MCP client (docs/auth.md, "MCP clients: OAuth"): the client's name and where the browser
  * goes back to, the agent identity it will act as (the agent_id of its audit records) and the scopes. It
  * acts as an agent-scoped key of this tenant: it can call governed tools, never approve. Approve or deny
- * sends the browser back to the client.
+ * sends the browser back to the client, only to an http(s) or private-use redirect (lib/redirects.ts). A
+ * dynamically registered client is marked unverified (its name is its own claim), and a redirect host
+ * that is empty or differs from a metadata document's host is warned about.
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
+import { clientIdHost, navigableRedirect } from '../lib/redirects';
 import { Alert, Field, useData } from '../lib/ui';
 
 /** An agent identity proposed from the client's name: letters, digits, . _ - */
@@ -22,13 +25,16 @@ export function OauthConsent({ id }: { id: string }) {
   const [scopes, setScopes] = useState<string[] | null>(null);
   const [msg, setMsg] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [notFollowed, setNotFollowed] = useState<string | null>(null);
   const decide = async (approve: boolean) => {
     if (!data) return;
     setBusy(true);
     try {
       const body = approve ? { approve, agent_name: agentName ?? agentNameFrom(data.client_name), scopes: (scopes ?? data.scopes) as 'mcp:tools'[] } : { approve };
       const r = ok(await api.POST('/oauth/requests/{id}/decision', { params: { path: { id } }, body }));
-      location.assign(r.redirect_to);
+      const to = navigableRedirect(r.redirect_to);
+      if (to) location.assign(to);
+      else setNotFollowed(r.redirect_to);
     } catch (e) {
       setMsg(messageOf(e));
       setBusy(false);
@@ -37,6 +43,18 @@ export function OauthConsent({ id }: { id: string }) {
   if (error) return <Alert>{error}</Alert>;
   if (!data) return <p>Loading…</p>;
   const chosen = scopes ?? data.scopes;
+  const documentHost = clientIdHost(data.client_id);
+  const redirectElsewhere = !data.redirect_host || (documentHost !== null && documentHost !== data.redirect_host);
+  if (notFollowed !== null) {
+    return (
+      <section class="card narrow" data-testid="oauth-consent-done">
+        <h1>Decision saved</h1>
+        <Alert>
+          The client’s redirect address is not one this page opens (only https, http and app schemes such as com.example.app: are): <code>{notFollowed}</code>
+        </Alert>
+      </section>
+    );
+  }
   return (
     <section class="card narrow" aria-labelledby="consent-title" data-testid="oauth-consent">
       <h1 id="consent-title">Connect an MCP client</h1>
@@ -44,6 +62,18 @@ export function OauthConsent({ id }: { id: string }) {
         <strong>{data.client_name ?? data.client_id}</strong> asks to use this tenant’s governed tools through the MCP server. After you decide, your browser goes back to{' '}
         <code>{data.redirect_host}</code>.
       </p>
+      {!data.client_verified && (
+        <Alert kind="warn">
+          <span data-testid="client-unverified">Unverified client:</span> it registered itself, so its name is only its own claim. Approve only a client you just started
+          yourself.
+        </Alert>
+      )}
+      {redirectElsewhere && (
+        <Alert kind="warn">
+          <span data-testid="redirect-warning">Check where you go back to:</span> {data.redirect_host ? <code>{data.redirect_host}</code> : 'an address without a host'}
+          {documentHost ? <> is not the host of the client’s metadata document, <code>{documentHost}</code>.</> : '.'}
+        </Alert>
+      )}
       <dl class="facts">
         <dt>Client</dt>
         <dd>

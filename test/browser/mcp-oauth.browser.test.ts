@@ -83,6 +83,30 @@ it('an MCP client signs in through the console: discovery, registration, consent
     await client.close();
     const log = await api('GET', '/audit/log?limit=5', { key: t.apiKey });
     expect(log.body.records.find((r: { tool: string }) => r.tool === 'fx')).toMatchObject({ agent_id: 'claude-desktop-alice', method: 'add' });
+
+    // a signed-in human sees the grant on the MCP clients page and revokes it: the client's token stops at once
+    const admin = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+    admin.setDefaultTimeout(20_000);
+    await admin.goto(`${new URL(E2E_BASE_URL).origin}/clients`);
+    await signIn(admin, t);
+    const row = admin.getByTestId('oauth-grants').locator('tr', { hasText: 'claude-desktop-alice' });
+    await row.waitFor();
+    const listed = await row.innerText();
+    expect(listed).toContain('Claude Desktop (browser test)');
+    expect(listed).toContain('unverified');
+    expect(listed).toContain(t.email);
+    await admin.screenshot({ path: path.join(SHOTS, 'oauth-grants.png'), fullPage: true });
+    await row.getByRole('button', { name: /Revoke the grant/ }).click();
+    await admin.getByRole('button', { name: 'Revoke now' }).click();
+    await admin.getByText('is revoked').waitFor();
+    await row.waitFor({ state: 'detached' });
+    await admin.close();
+    const refused = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${auth.tokens()!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(refused.status).toBe(401);
   } finally {
     await fixtures.close();
   }

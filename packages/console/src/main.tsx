@@ -15,6 +15,7 @@ import { Policy } from './pages/policy';
 import { SettingsPage } from './pages/settings';
 import { Sessions } from './pages/sessions';
 import { Tools } from './pages/tools';
+import { OauthGrants } from './pages/oauth-grants';
 import { OauthConsent } from './pages/oauth-consent';
 import { PublicDashboard, Transparency } from './pages/public';
 import './styles.css';
@@ -25,6 +26,7 @@ const NAV = [
   { path: '/policy', label: 'Policy' },
   { path: '/settings', label: 'Settings' },
   { path: '/tools', label: 'Tools' },
+  { path: '/clients', label: 'MCP clients' },
   { path: '/sessions', label: 'Managed sessions' },
 ];
 
@@ -89,6 +91,7 @@ function Shell() {
   else if (path.startsWith('/policy')) page = <Policy />;
   else if (path.startsWith('/settings')) page = <SettingsPage />;
   else if (path.startsWith('/sessions')) page = <Sessions />;
+  else if (path.startsWith('/clients')) page = <OauthGrants />;
   else if (path.startsWith('/oauth/consent/')) page = <OauthConsent id={decodeURIComponent(path.slice('/oauth/consent/'.length))} />;
   else if (toolsSelection(path) !== undefined) page = <Tools selected={toolsSelection(path) ?? null} />;
   else page = <Alert kind="warn">No page at {path}.</Alert>;

@@ -1,0 +1,105 @@
+/**
+ * MCP clients (docs/console.md, "MCP clients"): the OAuth grants of this tenant (GET /api/oauth/grants):
+ * which client, whether its identity is vouched for by a metadata document's host or only its own claim,
+ * the agent identity it acts as, who consented, when it was last used and when it ends; Revoke ends the grant
+ * and every token of it at once (DELETE /api/oauth/grants/{id}). Both need a signed-in human.
+ */
+import { useState } from 'preact/hooks';
+import { api, messageOf, ok } from '../lib/api';
+import { Alert, Time, useData } from '../lib/ui';
+
+export function OauthGrants() {
+  const { data, error, reload } = useData(async () => ok(await api.GET('/oauth/grants')).grants, []);
+  const [revoking, setRevoking] = useState<string | null>(null);
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const revoke = async (id: string, who: string) => {
+    setMsg(null);
+    try {
+      ok(await api.DELETE('/oauth/grants/{id}', { params: { path: { id } } }));
+      setRevoking(null);
+      setMsg({ kind: 'ok', text: `The grant of ${who} is revoked: its tokens stop working at once, and the client must ask for consent again.` });
+      await reload();
+    } catch (e) {
+      setMsg({ kind: 'error', text: messageOf(e) });
+    }
+  };
+  const live = (data ?? []).filter((g) => !g.revoked_at && Date.parse(g.expires_at) > Date.now());
+  return (
+    <section aria-labelledby="grants-title" data-testid="oauth-grants">
+      <h1 id="grants-title">MCP clients</h1>
+      <p class="muted">
+        MCP clients a human let in through OAuth: each acts as an agent of this tenant (every call governed and audited, never an approval) until its grant ends, is revoked
+        here, or the tenant key is rotated (setting oauth_grants_end_on_key_rotation).
+      </p>
+      {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+      {error && <Alert>{error}</Alert>}
+      {data && !live.length && <p class="empty">No MCP client holds a grant.</p>}
+      {live.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">MCP clients with a grant</caption>
+            <thead>
+              <tr>
+                <th scope="col">Client</th>
+                <th scope="col">Acts as</th>
+                <th scope="col">Consented by</th>
+                <th scope="col">Granted</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Ends</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {live.map((g) => {
+                const who = g.client_name ?? g.client_id;
+                return (
+                  <tr key={g.id} data-grant={g.id}>
+                    <th scope="row">
+                      {who} {!g.client_verified && <span class="badge badge-unverified" title="a dynamically registered client: its name is its own claim">unverified</span>}
+                      <div class="muted small">
+                        <code>{g.client_id}</code>
+                      </div>
+                    </th>
+                    <td>
+                      <code>{g.agent_name}</code>
+                    </td>
+                    <td>{g.granted_by}</td>
+                    <td>
+                      <Time iso={g.created_at} />
+                    </td>
+                    <td>
+                      <Time iso={g.last_used_at} />
+                    </td>
+                    <td>
+                      <time datetime={g.expires_at} title={g.expires_at}>
+                        {g.expires_at.slice(0, 10)}
+                      </time>
+                    </td>
+                    <td>
+                      {revoking === g.id ? (
+                        <span class="confirm" role="group" aria-label={`Confirm revoking ${who}`}>
+                          <button type="button" class="danger" onClick={() => void revoke(g.id, who)}>
+                            Revoke now
+                          </button>
+                          <button type="button" class="secondary" onClick={() => setRevoking(null)}>
+                            Cancel
+                          </button>
+                        </span>
+                      ) : (
+                        <button type="button" class="secondary" aria-label={`Revoke the grant of ${who}`} onClick={() => setRevoking(g.id)}>
+                          Revoke…
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

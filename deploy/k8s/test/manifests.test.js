@@ -172,6 +172,8 @@ describe.each(Object.keys(rendered))('overlay %s (kubectl kustomize)', (overlay)
     const https = find(objs, 'NetworkPolicy', 'egress-https-public');
     expect(https.spec.podSelector.matchExpressions[0].values.sort()).toEqual(['anchor', 'gateway', 'managed', 'vault', 'webhook']);
     expect(https.spec.egress[0].to[0].ipBlock.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
+    // IPv6: global unicast only, less 6to4, Teredo and the other IETF ranges, documentation
+    expect(https.spec.egress[0].to[1].ipBlock).toEqual({ cidr: '2000::/3', except: ['2001::/23', '2001:db8::/32', '2002::/16', '3fff::/20'] });
     expect(find(objs, 'NetworkPolicy', 'egress-vault-hsm').spec.podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'vault' });
   });
 });

@@ -145,11 +145,18 @@ function httpStatusOf(err: unknown): number | undefined {
 /** At most this many pages of one tools/list are read. */
 const MAX_PAGES = 1000;
 
-/** Adds the secrets a request carried to its connection's, keeping the newest MAX_SECRETS. */
-function remember(open: Open, secrets: string[]): void {
+/**
+ * Adds the secrets a request carried to its connection's, keeping the MAX_SECRETS most recently sent: a
+ * secret sent again moves to the newest end, so one in use on every request (an OAuth client's secret) is
+ * never dropped behind the access tokens that rotate past it.
+ */
+export function remember(open: Pick<Open, 'secrets' | 'masker'>, secrets: string[]): void {
   let added = false;
   for (const s of secrets) {
-    if (open.secrets.has(s)) continue;
+    if (open.secrets.delete(s)) {
+      open.secrets.add(s);
+      continue;
+    }
     open.secrets.add(s);
     added = true;
   }

@@ -75,9 +75,14 @@ beforeEach(() => {
   clock = new Date();
 });
 
+/** each test tenant's owner, the user who consents */
+const owners = new Map<string, string>();
+
 async function newTenant(settings: Record<string, unknown> = {}): Promise<string> {
   const tenantId = randomUUID();
-  await new TenantRepository(db).createTenant({ id: tenantId, slug: `o-${tenantId}`, name: 'O' }, newApiKey(), settings);
+  const userId = randomUUID();
+  await new TenantRepository(db).createTenantWithOwner({ id: tenantId, slug: `o-${tenantId}`, name: 'O' }, { id: userId, email: `owner-${tenantId}@example.com`, passwordHash: null, isAdmin: false }, newApiKey(), settings);
+  owners.set(tenantId, userId);
   return tenantId;
 }
 
@@ -107,7 +112,7 @@ async function consented(tenantId: string, opts: { sendRedirect?: boolean; p?: M
   const a = await authorize(q);
   expect(a.status).toBe(302);
   const id = String(a.headers.get('location')).split('/').pop()!;
-  const { redirect_to } = await (opts.p ?? provider).decide(id, { tenantId, email: 'owner@example.com' }, { approve: true, agentName: 'bot' });
+  const { redirect_to } = await (opts.p ?? provider).decide(id, { tenantId, userId: owners.get(tenantId)!, email: 'owner@example.com' }, { approve: true, agentName: 'bot' });
   return { clientId, code: String(new URL(redirect_to).searchParams.get('code')) };
 }
 
@@ -254,6 +259,38 @@ describe('key rotation', () => {
   });
 });
 
+describe('the user who consented', () => {
+  it('a grant goes with the user who consented: its tokens stop, its refresh is invalid_grant, the list no longer shows it', async () => {
+    const tenantId = await newTenant();
+    const t = await tokens(tenantId);
+    const second = randomUUID(); // another user of the tenant, whose grant stays
+    await db.insertInto('users').values({ id: second, tenant_id: tenantId, email: `second-${second}@example.com`, password_hash: null, github_id: null, is_admin: false, email_verified: true }).execute();
+    const reg = await register({ redirect_uris: [CB], token_endpoint_auth_method: 'none' });
+    const a = await authorize({ client_id: String(reg.body.client_id), response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', redirect_uri: CB });
+    const { redirect_to } = await provider.decide(String(a.headers.get('location')).split('/').pop()!, { tenantId, userId: second, email: 'second@example.com' }, { approve: true, agentName: 'bot2' });
+    const kept = await token({ grant_type: 'authorization_code', client_id: String(reg.body.client_id), code: String(new URL(redirect_to).searchParams.get('code')), code_verifier: verifier, redirect_uri: CB });
+    expect(await provider.caller(t.access_token)).toBeDefined();
+    await db.deleteFrom('users').where('id', '=', owners.get(tenantId)!).execute();
+    expect(await provider.caller(t.access_token)).toBeUndefined();
+    expect((await token({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh_token })).body.error).toBe('invalid_grant');
+    const list = (await (await call(tenantId, 'human', '/oauth/grants')).json()) as { grants: Array<{ client_id: string }> };
+    expect(list.grants.map((g) => g.client_id)).toEqual([String(reg.body.client_id)]);
+    expect(await provider.caller(kept.body.access_token)).toBeDefined();
+  });
+
+  it('a consent by someone who is not a user of the tenant makes no grant (403), and the code is never issued', async () => {
+    const tenantId = await newTenant();
+    const other = await newTenant();
+    const reg = await register({ redirect_uris: [CB], token_endpoint_auth_method: 'none' });
+    for (const userId of [owners.get(other)!, randomUUID()]) {
+      const a = await authorize({ client_id: String(reg.body.client_id), response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', redirect_uri: CB });
+      const id = String(a.headers.get('location')).split('/').pop()!;
+      await expect(provider.decide(id, { tenantId, userId, email: 'someone@example.com' }, { approve: true, agentName: 'bot' })).rejects.toThrow('no longer a user of this tenant');
+    }
+    expect(await db.selectFrom('oauth_grants').select('id').where('client_id', '=', String(reg.body.client_id)).execute()).toEqual([]);
+  });
+});
+
 describe('dynamic registration', () => {
   it.each([
     [{ redirect_uris: ['http://evil.example/cb'] }, 'loopback'],
@@ -299,8 +336,9 @@ describe('purge', () => {
     ]).execute();
     const grantId = randomUUID();
     const ended = randomUUID();
-    await repo.insertGrant({ id: grantId, tenant_id: tenantId, client_id: granted, agent_name: 'a', scopes: ['mcp:tools'], resource: RESOURCE, granted_by: 'x', expires_at: new Date(Date.now() + day) });
-    await repo.insertGrant({ id: ended, tenant_id: tenantId, client_id: granted, agent_name: 'a', scopes: ['mcp:tools'], resource: RESOURCE, granted_by: 'x', expires_at: new Date(Date.now() + day) });
+    const by = { granted_by: 'x', granted_by_user_id: owners.get(tenantId)! };
+    expect(await repo.insertGrant({ id: grantId, tenant_id: tenantId, client_id: granted, agent_name: 'a', scopes: ['mcp:tools'], resource: RESOURCE, ...by, expires_at: new Date(Date.now() + day) })).toBe(true);
+    expect(await repo.insertGrant({ id: ended, tenant_id: tenantId, client_id: granted, agent_name: 'a', scopes: ['mcp:tools'], resource: RESOURCE, ...by, expires_at: new Date(Date.now() + day) })).toBe(true);
     await db.updateTable('oauth_grants').set({ revoked_at: ago(2 * day) }).where('id', '=', ended).execute();
     const t = { expired: hex(), revokedAccess: hex(), consumedRefresh: hex(), endedRefresh: hex() };
     await db.insertInto('oauth_tokens').values([

@@ -12,7 +12,8 @@
  *   refresh 30 days and rotated on every use; a refresh token used twice revokes its whole grant; a refused
  *   refresh (expired, scope, resource) leaves the token usable; no token outlives its grant.
  * - A grant lives OAUTH_GRANT_MAX_AGE_DAYS at most; the tenant lists and revokes grants (GET/DELETE
- *   /api/oauth/grants), and the tenant key's rotation ends them (setting oauth_grants_end_on_key_rotation).
+ *   /api/oauth/grants), the tenant key's rotation ends them (setting oauth_grants_end_on_key_rotation), and
+ *   a grant goes with the user who consented (its row references the user's, ON DELETE CASCADE).
  * - A token acts as an agent-scoped key of the tenant, named by the grant's agent identity.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -22,7 +23,7 @@ import { InvalidClientMetadataError, InvalidGrantError, InvalidScopeError, Inval
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { ConflictError, InputError, NotFoundError, sha256Hex } from '@agw/shared';
+import { ConflictError, ForbiddenError, InputError, NotFoundError, sha256Hex } from '@agw/shared';
 import { type ClientMetadataDocuments, isUrlClientId } from './client-metadata-documents';
 import { boundClientMetadata } from './client-rules';
 import type { OauthRepository } from './oauth.repository';
@@ -154,7 +155,7 @@ export class McpOauthProvider implements OAuthServerProvider {
   }
 
   /** A signed-in human's decision: approved, a grant and a code for the client; denied, the client is told. */
-  async decide(id: string, human: { tenantId: string; email: string }, d: { approve: boolean; agentName?: string; scopes?: string[] }): Promise<{ redirect_to: string }> {
+  async decide(id: string, human: { tenantId: string; userId: string; email: string }, d: { approve: boolean; agentName?: string; scopes?: string[] }): Promise<{ redirect_to: string }> {
     const r = await this.request(id);
     if (d.approve) {
       if (!d.agentName || !AGENT_NAME.test(d.agentName)) throw InputError.at(['body', 'agent_name'], 'agent_name is 1-64 of A-Z a-z 0-9 . _ - (the agent_id of its audit records)', 'string_pattern_mismatch');
@@ -166,7 +167,7 @@ export class McpOauthProvider implements OAuthServerProvider {
     if (!(await this.o.repo.decide(id, now))) throw new ConflictError('This authorization request was decided already, or has expired');
     if (!d.approve) return { redirect_to: redirectWith(r.redirect_uri, { error: 'access_denied', error_description: 'the request was denied', state: r.state ?? undefined }) };
     const grantId = randomUUID();
-    await this.o.repo.insertGrant({
+    const made = await this.o.repo.insertGrant({
       id: grantId,
       tenant_id: human.tenantId,
       client_id: r.client_id,
@@ -174,8 +175,11 @@ export class McpOauthProvider implements OAuthServerProvider {
       scopes: d.scopes!,
       resource: r.resource,
       granted_by: human.email,
+      granted_by_user_id: human.userId,
       expires_at: new Date(now.getTime() + this.grantMaxAge * 1000),
     });
+    // the grant lives as long as the user who consented: a session of a removed user makes none
+    if (!made) throw new ForbiddenError('The signed-in user is no longer a user of this tenant: sign in again');
     const code = secret('mcpac_');
     await this.o.repo.insertCode({ code_hash: sha256Hex(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, redirect_uri_sent: r.redirect_uri_sent, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
     return { redirect_to: redirectWith(r.redirect_uri, { code, state: r.state ?? undefined }) };

@@ -50,8 +50,18 @@ export class OauthRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async insertGrant(g: Omit<GrantRow, 'created_at' | 'revoked_at' | 'last_used_at'>): Promise<void> {
-    await this.db.insertInto('oauth_grants').values(g).execute();
+  /**
+   * Inserts the grant a user of its tenant consented to: false when `granted_by_user_id` is not (or no
+   * longer) a user of that tenant. The grant goes with the user's row (ON DELETE CASCADE, migration 0032);
+   * the user row is share-locked until the grant is in, so a removal cannot slip between check and insert.
+   */
+  async insertGrant(g: Omit<GrantRow, 'created_at' | 'revoked_at' | 'last_used_at' | 'granted_by_user_id'> & { granted_by_user_id: string }): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const user = await tx.selectFrom('users').select('id').where('tenant_id', '=', g.tenant_id).where('id', '=', g.granted_by_user_id).forKeyShare().executeTakeFirst();
+      if (!user) return false;
+      await tx.insertInto('oauth_grants').values(g).execute();
+      return true;
+    });
   }
 
   grant(id: string): Promise<GrantRow | undefined> {
@@ -89,7 +99,7 @@ export class OauthRepository {
     const row = await this.db
       .selectFrom('oauth_tokens as t')
       .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
-      .select(['t.kind', 't.expires_at', 't.revoked_at', 'g.id', 'g.tenant_id', 'g.client_id', 'g.agent_name', 'g.scopes', 'g.resource', 'g.granted_by', 'g.created_at', 'g.revoked_at as grant_revoked_at', 'g.expires_at as grant_expires_at', 'g.last_used_at'])
+      .select(['t.kind', 't.expires_at', 't.revoked_at', 'g.id', 'g.tenant_id', 'g.client_id', 'g.agent_name', 'g.scopes', 'g.resource', 'g.granted_by', 'g.granted_by_user_id', 'g.created_at', 'g.revoked_at as grant_revoked_at', 'g.expires_at as grant_expires_at', 'g.last_used_at'])
       .where('t.token_hash', '=', tokenHash)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -144,11 +154,11 @@ export class OauthRepository {
     return new Date(row.revoked_at ?? now);
   }
 
-  /** Revokes every live grant of a tenant (key rotation), or of one user of it (granted_by): how many. */
-  async revokeGrantsOf(tenantId: string, now: Date, grantedBy?: string): Promise<number> {
+  /** Revokes every live grant of a tenant (key rotation), or those one user of it consented to: how many. */
+  async revokeGrantsOf(tenantId: string, now: Date, grantedByUserId?: string): Promise<number> {
     return this.db.transaction().execute(async (tx) => {
       let q = tx.updateTable('oauth_grants').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);
-      if (grantedBy !== undefined) q = q.where('granted_by', '=', grantedBy);
+      if (grantedByUserId !== undefined) q = q.where('granted_by_user_id', '=', grantedByUserId);
       const ids = (await q.returning('id').execute()).map((r) => r.id);
       if (ids.length) await tx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', ids).where('revoked_at', 'is', null).execute();
       return ids.length;

@@ -163,8 +163,8 @@ export function oauthConsentRoutes(provider: McpOauthProvider): Router {
   const r = Router();
   const human = (req: Request) => {
     const a = authOf(req);
-    if (a.method !== 'jwt' || a.viaApiKey || !a.email) throw new ForbiddenError('Granting an MCP client access needs a signed-in human (the console), not an API key');
-    return { tenantId: a.tenantId, email: a.email };
+    if (a.method !== 'jwt' || a.viaApiKey || !a.email || !a.userId) throw new ForbiddenError('Granting an MCP client access needs a signed-in human (the console), not an API key');
+    return { tenantId: a.tenantId, userId: a.userId, email: a.email };
   };
   r.get('/oauth/requests/:id', async (req, res) => {
     human(req);

@@ -125,6 +125,8 @@ export interface OauthGrantsTable {
   scopes: string[];
   resource: string;
   granted_by: string;
+  /** the user whose consent made the grant: the grant goes with the user's row (migration 0032); null for a grant older than the link that names no user */
+  granted_by_user_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
   /** the absolute end of the grant: no token of it outlives this (migration 0030) */

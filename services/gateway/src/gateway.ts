@@ -114,7 +114,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
       headersTimeoutMs: 5000,
       secureContext: caFileContext(config.oauthClientMetadataCaFile),
     }),
-    log: (url, cause) => logger.warn({ client_id: url, cause }, 'client metadata document could not be fetched'),
+    log: (url, cause) => logger.warn({ client_id: url, cause }, 'client metadata document unusable (the caller is told only that)'),
   });
   const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, grantMaxAgeSeconds: config.oauthGrantMaxAgeDays * 86400, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
   const oauthPurge = new OauthPurge(db, logger);

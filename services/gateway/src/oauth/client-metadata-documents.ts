@@ -4,7 +4,8 @@
  * document at that URL. The gateway fetches it through the fleet's egress rule (`@agw/egress`: public
  * addresses only, OAUTH_CLIENT_METADATA_ALLOW_CIDRS for more; no redirects; 5 KB; 5 s), checks it (valid
  * JSON, `client_id` equal to the URL, `client_name`, `redirect_uris` by the rules of client-rules.ts, a
- * public client; a failed fetch is a generic invalid_client, its cause only logged), and keeps it for
+ * public client; until the answer is a JSON object naming its own URL, every failure is one generic
+ * invalid_client and its cause is only logged), and keeps it for
  * the document's `Cache-Control: max-age` (5 minutes when absent, 1 hour at most).
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -16,6 +17,8 @@ const MAX_BYTES = 5 * 1024;
 const DEFAULT_TTL_MS = 5 * 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const MAX_ENTRIES = 1000;
+/** what the caller is told of a document that could not be fetched or does not name its own URL */
+export const UNUSABLE = 'the client metadata document could not be fetched, or is not a JSON object (5 KB at most) whose client_id is exactly its URL';
 
 /** An HTTPS URL with a path: the shape of a metadata-document client_id. */
 export const isUrlClientId = (clientId: string) => /^https:\/\/[^/?#]+\/[^?#]*[^/?#][^#]*$/.test(clientId) && clientId.length <= 2048;
@@ -37,6 +40,13 @@ export class ClientMetadataDocuments {
   }
 
   private async load(url: string): Promise<{ client: OAuthClientInformationFull; ttlMs: number }> {
+    // Until the answer is a JSON object that names this URL as its client_id, the caller learns nothing
+    // of it (connection refused, TLS, a status, not JSON, too large all read alike: no port-scan oracle);
+    // the cause goes to the log. After that, the document speaks for itself and its faults are named.
+    const unusable = (cause: string) => {
+      this.o.log?.(url, cause);
+      return new InvalidClientError(UNUSABLE);
+    };
     const refuse = (why: string) => new InvalidClientError(`client metadata document ${url}: ${why}`);
     let res: Response;
     let text: string;
@@ -44,22 +54,18 @@ export class ClientMetadataDocuments {
       res = await this.o.fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
       text = await res.text();
     } catch (e) {
-      this.o.log?.(url, (e as Error).message);
-      throw new InvalidClientError('the client metadata document could not be fetched');
+      throw unusable((e as Error).message);
     }
-    if (res.status !== 200) {
-      this.o.log?.(url, `answered ${res.status}`);
-      throw new InvalidClientError('the client metadata document could not be fetched');
-    }
-    if (Buffer.byteLength(text) > MAX_BYTES) throw refuse(`larger than ${MAX_BYTES} bytes`);
+    if (res.status !== 200) throw unusable(`answered ${res.status}`);
+    if (Buffer.byteLength(text) > MAX_BYTES) throw unusable(`larger than ${MAX_BYTES} bytes`);
     let doc: Record<string, unknown>;
     try {
       doc = JSON.parse(text) as Record<string, unknown>;
     } catch {
-      throw refuse('is not JSON');
+      throw unusable('not JSON');
     }
-    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw refuse('is not a JSON object');
-    if (doc.client_id !== url) throw refuse('its client_id is not exactly its URL');
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw unusable('not a JSON object');
+    if (doc.client_id !== url) throw unusable('its client_id is not exactly its URL');
     if (typeof doc.client_name !== 'string' || !doc.client_name) throw refuse('has no client_name');
     const uris = doc.redirect_uris;
     if (!Array.isArray(uris) || !uris.length || uris.some((u) => typeof u !== 'string' || !URL.canParse(u))) throw refuse('has no valid redirect_uris');

@@ -1,4 +1,4 @@
-import { ClientMetadataDocuments } from './client-metadata-documents';
+import { ClientMetadataDocuments, UNUSABLE } from './client-metadata-documents';
 import { boundClientMetadata, redirectUriProblem } from './client-rules';
 
 describe('redirect URIs', () => {
@@ -62,9 +62,26 @@ describe('client ID metadata documents', () => {
       log: (_u, cause) => logged.push(cause),
     });
     const e = await docs.get(url).catch((x: Error) => x);
-    expect(String((e as Error).message)).toBe('the client metadata document could not be fetched');
+    expect(String((e as Error).message)).toBe(UNUSABLE);
+    expect(String((e as Error).message)).not.toContain('ECONNREFUSED');
     expect(logged[0]).toContain('ECONNREFUSED');
     const status = new ClientMetadataDocuments({ fetch: async () => new Response('no', { status: 502 }) });
-    await expect(status.get(url)).rejects.toThrow(/^the client metadata document could not be fetched$/);
+    await expect(status.get(url)).rejects.toThrow(UNUSABLE);
+  });
+  it.each([
+    ['an HTML page', '<html>hello</html>', 'not JSON'],
+    ['a JSON array', '[1]', 'not a JSON object'],
+    ['another client_id', JSON.stringify({ client_id: 'https://client.example/other.json', client_name: 'x', redirect_uris: ['https://client.example/cb'] }), 'not exactly its URL'],
+    ['6 KB', JSON.stringify({ pad: 'x'.repeat(6000) }), 'larger than'],
+  ])('%s: the same generic invalid_client as an unreachable address (what answered is only logged)', async (_what, body, cause) => {
+    const logged: string[] = [];
+    const docs = new ClientMetadataDocuments({ fetch: async () => new Response(body, { status: 200 }), log: (_u, c) => logged.push(c) });
+    const e = (await docs.get(url).catch((x: Error) => x)) as Error & { errorCode?: string };
+    expect(e.message).toBe(UNUSABLE);
+    expect(e.errorCode).toBe('invalid_client');
+    expect(logged[0]).toContain(cause);
+  });
+  it('a document that names its own URL is told what is wrong with it', async () => {
+    await expect(serving(JSON.stringify({ client_id: url, redirect_uris: ['https://client.example/cb'] })).get(url)).rejects.toThrow('has no client_name');
   });
 });

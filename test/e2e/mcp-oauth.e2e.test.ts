@@ -146,8 +146,11 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
   let server: https.Server;
   let base: string;
   const docs = new Map<string, Record<string, unknown>>();
+  const pages = new Map<string, string>(); // answers that are no metadata document
   beforeAll(async () => {
     server = https.createServer(trustedReceiverCert(), (req, res) => {
+      const page = pages.get(req.url ?? '');
+      if (page !== undefined) return void res.writeHead(200, { 'content-type': 'text/html' }).end(page);
       const doc = docs.get(req.url ?? '');
       if (!doc) return void res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(doc));
@@ -184,12 +187,43 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
     for (const [k, v] of Object.entries({ response_type: 'code', client_id: url, redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) u.searchParams.set(k, v);
     const liar = await fetch(u, { redirect: 'manual' });
     expect(liar.status).toBe(400);
-    expect(await liar.json()).toMatchObject({ error: 'invalid_client', error_description: expect.stringMatching(/client_id is not exactly its URL/) });
+    expect(await liar.json()).toMatchObject({ error: 'invalid_client', error_description: expect.stringMatching(/whose client_id is exactly its URL/) });
     docs.set('/clients/honest.json', { client_id: `${base}/clients/honest.json`, client_name: 'Honest', redirect_uris: ['http://127.0.0.1:9/elsewhere'] });
     u.searchParams.set('client_id', `${base}/clients/honest.json`);
     const elsewhere = await fetch(u, { redirect: 'manual' });
     expect(elsewhere.status).toBe(400);
     expect(((await elsewhere.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
+  const authorizeWith = (clientId: string, redirectUri = REDIRECT) => {
+    const u = new URL(`${E2E_BASE_URL}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) u.searchParams.set(k, v);
+    return fetch(u, { redirect: 'manual' });
+  };
+
+  test('a document’s javascript:, data: or plain-http redirect URI is refused: invalid_client naming the rule, no redirect, no consent page', async () => {
+    for (const [i, uri] of ['javascript:fetch(`//attacker.example/`)//', 'data:text/html,<script>alert(1)</script>', 'http://evil.example/cb', 'ms-msdt:/id PCWDiagnostic'].entries()) {
+      const path = `/clients/unsafe-${i}.json`;
+      docs.set(path, { client_id: `${base}${path}`, client_name: 'Claude Desktop', redirect_uris: [uri] });
+      const res = await authorizeWith(`${base}${path}`, uri);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.json()).toMatchObject({ error: 'invalid_client', error_description: expect.stringMatching(/never a redirect URI|loopback|scheme is refused/) });
+    }
+  });
+
+  test('what a metadata-document address answers is not told to the caller (no port-scan oracle): a closed port, a 404 and an HTML page all read alike', async () => {
+    pages.set('/clients/page.html', '<html>a web page</html>');
+    const closed = 'https://127.0.0.1:1/clients/x.json'; // nothing listens
+    const answers = [];
+    for (const clientId of [closed, `${base}/clients/absent.json`, `${base}/clients/page.html`]) {
+      const res = await authorizeWith(clientId);
+      expect(res.status).toBe(400);
+      answers.push(await res.json());
+    }
+    expect(answers[0]).toEqual({ error: 'invalid_client', error_description: expect.stringMatching(/could not be fetched, or is not a JSON object/) });
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(JSON.stringify(answers)).not.toMatch(/ECONN|EPROTO|404|html/i);
   });
 
   test('an error goes back to a document’s redirect URI only on the document’s own host; elsewhere it is a 400', async () => {
@@ -312,6 +346,24 @@ describe('grants a tenant controls, and the refusals of the security review', ()
     expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
     const after = await api('GET', '/oauth/grants', { token });
     expect(after.body.grants.find((x: { id: string }) => x.id === grant.id).revoked_at).toBe(del.body.revoked_at);
+  });
+
+  test('rotating the tenant key ends every grant of the tenant (oauth_grants_end_on_key_rotation, on by default); turned off by a human, grants outlive it', async () => {
+    const tenant = await newTenant('OAuth rotation');
+    const g = await granted(tenant, 'Rotation E2E client');
+    expect((await mcpPost(g.tokens.access_token)).status).toBe(200);
+    const rotated = await api('POST', '/api-keys/rotate', { key: tenant.apiKey });
+    expect(rotated.status).toBe(200);
+    expect((await mcpPost(g.tokens.access_token)).status).toBe(401);
+    const refresh = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: g.tokens.refresh_token!, client_id: g.clientId }));
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+    const key = rotated.body.api_key as string;
+    // the key may not turn it off; a signed-in human may
+    expect((await api('PATCH', '/dashboard/settings', { key, body: { oauth_grants_end_on_key_rotation: false } })).status).toBe(403);
+    expect((await api('PATCH', '/dashboard/settings', { token: await humanSession(tenant), body: { oauth_grants_end_on_key_rotation: false } })).status).toBe(200);
+    const kept = await granted({ ...tenant, apiKey: key }, 'Rotation E2E client 2');
+    expect((await api('POST', '/api-keys/rotate', { key })).status).toBe(200);
+    expect((await mcpPost(kept.tokens.access_token)).status).toBe(200);
   });
 
   test('a refused refresh leaves the refresh token usable', async () => {

@@ -125,6 +125,7 @@ describe.each(Object.keys(rendered))('overlay %s (kubectl kustomize)', (overlay)
       '/.well-known/oauth-protected-resource/api/mcp/server',
       '/.well-known/oauth-protected-resource',
       '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-authorization-server/api/oauth',
       '/oauth/consent/0123456789abcdef',
       '/assets/index-abc123.js',
       '/',

@@ -1,8 +1,8 @@
 /**
  * The MCP OAuth server's grant control and its refusals (docs/auth.md, "MCP clients: OAuth 2.1"; security
  * review 2026-11-28 findings 5, 6, 8, 12): the grants API (signed-in humans only), the absolute grant
- * lifetime, a refused refresh that leaves the token usable, redirect_uri at the token endpoint, the audience
- * at every use, and no redirect of an unvalidated client's errors. The SDK's handlers on our provider over
+ * lifetime, a grant that goes with the user who consented, a refused refresh that leaves the token usable,
+ * redirect_uri at the token endpoint, the audience at every use, and no redirect of an unvalidated client's errors. The SDK's handlers on our provider over
  * real HTTP against the real Postgres, with the caller set as the authentication middleware sets it.
  */
 import type { Server } from 'node:http';

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Request, type Response, Router } from 'express';
 import { AppError, ConflictError, ForbiddenError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
@@ -19,7 +19,8 @@ import { authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
 import { uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
-import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, governedToolInputJsonSchema, mcpToolsOf, parseGovernedToolArgs, unlistedFederatedTool } from './governed-tools';
+import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, mcpToolsOf, parseGovernedToolArgs, unlistedFederatedTool } from './governed-tools';
+import { listedTools } from './listed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -70,24 +71,6 @@ export function mcpSourceCheck(spec: string): (req: Request) => void {
     const ip = (req.ip ?? '').replace(/^::ffff:/, '');
     if (allow && !allow.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) throw new ForbiddenError('This source address may not use the MCP server (MCP_IP_ALLOWLIST)');
   };
-}
-
-/** tools/list: federated tools with the upstream's definition, then credential tools with the generic input. */
-function listedTools(tools: McpTools, session?: SessionScope): Tool[] {
-  const federated: Tool[] = [...tools.federated.values()].map((t) => ({
-    name: t.name,
-    ...(t.definition.title ? { title: t.definition.title } : {}),
-    description: t.definition.description ?? '',
-    inputSchema: t.definition.inputSchema as Tool['inputSchema'],
-    ...(t.definition.outputSchema ? { outputSchema: t.definition.outputSchema as Tool['outputSchema'] } : {}),
-    ...(t.definition.annotations ? { annotations: t.definition.annotations } : {}),
-  }));
-  const credential: Tool[] = tools.credential.map((tool) => ({
-    name: tool,
-    description: `Governed tool ${tool}: policy-checked and audited by the gateway${session ? ` (managed session ${session.sessionId})` : ', executed with its HSM-held credential'}.`,
-    inputSchema: governedToolInputJsonSchema as Tool['inputSchema'],
-  }));
-  return [...federated, ...credential];
 }
 
 export function mcpPublicRoutes(): Router {

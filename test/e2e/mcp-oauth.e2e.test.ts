@@ -116,6 +116,31 @@ describe('a standard MCP client signs in by URL alone', () => {
     expect((await mcpPost(access)).status).toBe(200);
   });
 
+  test('GET and DELETE on the MCP server answer the transport’s 405 to an OAuth token and to an agent key, as to the tenant key (an inspector-style GET)', async () => {
+    const access = auth.saved!.access_token;
+    const agentKey = (await api('POST', '/api-keys', { key: t.apiKey, body: { scope: 'agent', name: 'inspector-get' } })).body.api_key as string;
+    const notAllowed = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null };
+    const sse = { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+    for (const [who, headers] of [
+      ['OAuth token', { authorization: `Bearer ${access}` }],
+      ['agent key', { 'x-api-key': agentKey }],
+      ['agent key as Bearer', { authorization: `Bearer ${agentKey}` }],
+      ['tenant key', { 'x-api-key': t.apiKey }],
+    ] as const) {
+      for (const method of ['GET', 'DELETE']) {
+        for (const url of [MCP_URL, `${MCP_URL}/sessions/00000000-0000-4000-8000-000000000000`]) {
+          const res = await fetch(url, { method, headers: { ...sse, ...headers } });
+          expect([who, method, url, res.status, res.headers.get('allow')]).toEqual([who, method, url, 405, 'POST']);
+          expect(await res.json()).toEqual(notAllowed);
+        }
+      }
+    }
+    // without credentials it is the 401 that starts the OAuth discovery
+    const anonymous = await fetch(MCP_URL, { headers: sse });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+", scope="mcp:tools"$/);
+  });
+
   test('a refresh rotates the refresh token; revoking an access token makes the next call a 401; a reused refresh token revokes the grant', async () => {
     const clientId = auth.client!.client_id;
     const before = auth.saved!;

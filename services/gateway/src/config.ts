@@ -105,6 +105,7 @@ export const gatewaySettings = {
   backupDir: setting('BACKUP_DIR', z.string().default('.run/backups'), 'where POST /api/backup/trigger writes backups (a volume of its own in production; relative to the working directory)'),
   backupTimeoutMs: setting('BACKUP_TIMEOUT_MS', envInt(600_000), 'longest one backup may take before pg_dump/psql are stopped'),
   mcpIpAllowlist: setting('MCP_IP_ALLOWLIST', z.string().default(''), 'comma-separated source IPs/CIDRs allowed to use /api/mcp/server (empty: any authenticated caller)'),
+  mcpApprovalHoldMs: setting('MCP_APPROVAL_HOLD_MS', envInt(5000), 'how long an MCP client\'s retry of a queued call (revision 2026-07-28 requestState) is held for a human\'s decision before input_required is answered again (0: answer at once)'),
   mcpAllowedOrigins: setting('MCP_ALLOWED_ORIGINS', z.string().default(''), 'browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoints besides the gateway\'s own (PUBLIC_BASE_URL; the local profile also allows loopback origins); requests without Origin pass'),
   metricsBearerToken: setting('METRICS_BEARER_TOKEN', z.string().min(16).optional(), 'when set, /api/metrics answers only with this bearer token; in production without it /api/metrics is absent (scrape GATEWAY_OPS_PORT)'),
   oauthClientMetadataCaFile: setting('OAUTH_CLIENT_METADATA_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted when fetching MCP clients\' metadata documents (re-read when it changes)'),

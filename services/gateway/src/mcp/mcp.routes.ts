@@ -8,9 +8,9 @@ import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Request, type Response, Router } from 'express';
-import { AppError, ConflictError, ForbiddenError } from '@agw/shared';
+import { ConflictError, ForbiddenError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
 import { addPaths } from '../openapi/openapi';
@@ -19,7 +19,9 @@ import { authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
 import { uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
-import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, mcpToolsOf, parseGovernedToolArgs, unlistedFederatedTool } from './governed-tools';
+import { TASKS_EXTENSION } from './approval-rounds';
+import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf } from './governed-tools';
+import { approvalRoundsOf, mcpCallHandlers } from './mcp-calls';
 import { listedTools } from './listed-tools';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
@@ -84,46 +86,34 @@ export function mcpPublicRoutes(): Router {
 export function mcpRoutes(d: GatewayDeps): Router {
   const r = Router();
   const checkSource = mcpSourceCheck(d.config.mcpIpAllowlist);
+  const rounds = approvalRoundsOf(d);
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
     // each step's ms: a brokered upstream's execution is the tool's time, not the gateway's (http/admission.ts)
     const timings: Record<string, number> = {};
     res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
-    const callTool = async (name: string, args: Record<string, unknown>): Promise<McpToolResult> => {
-      try {
-        // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
-        // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
-        const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, name));
-        if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
-        return federated
-          ? await callFederatedTool(d, tenantId, federated, args, session, caller)
-          : await callGovernedTool(d, tenantId, name, { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}) }, session, caller);
-      } catch (e) {
-        if (e instanceof McpError) throw e;
-        // as the SDK's McpServer does: a failed tool call is a tool result with isError, never a transport error
-        return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
-      }
-    };
+    const calls = mcpCallHandlers(d, rounds, tools, tenantId, caller, session);
     // protocol revision 2026-07-28 (stateless, no initialize): its HTTP rules in modern-revision.ts
     const era = classify(req.headers, req.body);
     if (era.kind === 'reject') return void res.status(era.status).json(era.body);
     if (era.kind === 'modern') {
       const out = await answerModern(era.request, {
         serverInfo: MCP_SERVER_INFO,
-        capabilities: { tools: {} },
+        capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
         listTtlMs: 30_000,
         listTools: async () => listedTools(tools, session),
-        callTool: async (name, args) => callTool(name, args) as Promise<Record<string, unknown>>,
+        callTool: calls.callTool,
+        tasks: calls.tasks,
       }).catch((e: unknown) => {
         if (!(e instanceof McpError)) throw e;
-        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message } } };
+        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } } };
       });
       return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
     }
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>)) as McpToolResult);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

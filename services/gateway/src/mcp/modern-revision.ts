@@ -26,7 +26,16 @@ const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_SERVER = 'io.modelcontextprotocol/serverInfo';
 export const ERR_HEADER_MISMATCH = -32020;
 export const ERR_UNSUPPORTED_VERSION = -32022;
-const NAMED_METHODS: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+export const ERR_MISSING_CLIENT_CAPABILITY = -32021;
+/** the request field each method's `Mcp-Name` header repeats (the Tasks extension: `taskId`) */
+const NAMED_METHODS: Record<string, 'name' | 'uri' | 'taskId'> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
 
 type Headers = Record<string, string | string[] | undefined>;
 export interface JsonRpcRequest {
@@ -86,7 +95,22 @@ export interface ModernHandlers {
   /** seconds a client may reuse tools/list (the catalog's own cache time) */
   listTtlMs: number;
   listTools(): Promise<unknown[]>;
-  callTool(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** a call, or a retry of one (multi round-trip: `requestState`, `inputResponses`); its result may be `input_required` or a task */
+  callTool(name: string, args: Record<string, unknown>, round: CallRound): Promise<Record<string, unknown>>;
+  /** the Tasks extension (io.modelcontextprotocol/tasks): a task's state, its cancellation */
+  tasks: { get(taskId: string, meta: RequestMeta): Promise<Record<string, unknown>>; cancel(taskId: string, meta: RequestMeta): Promise<void>; update(taskId: string, meta: RequestMeta): Promise<void> };
+}
+
+export type RequestMeta = Record<string, unknown> | undefined;
+
+/** What a tools/call carries besides the tool and its arguments (2026-07-28). */
+export interface CallRound {
+  /** the request's `_meta` (client capabilities among them) */
+  meta: RequestMeta;
+  /** the opaque state of an earlier `input_required` answer, echoed on the retry */
+  requestState?: string;
+  /** the client's answers to that answer's input requests */
+  inputResponses?: Record<string, unknown>;
 }
 
 /** The answer to a modern request: HTTP status and JSON body (a notification is a bodyless 202). */
@@ -102,8 +126,24 @@ export async function answerModern(request: JsonRpcRequest, h: ModernHandlers): 
     case 'tools/call': {
       const name = request.params?.name;
       const args = request.params?.arguments ?? {};
+      const { requestState, inputResponses } = request.params ?? {};
       if (typeof name !== 'string' || typeof args !== 'object' || args === null || Array.isArray(args)) return { status: 200, body: rpcError(request.id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)') };
-      return ok(await h.callTool(name, args as Record<string, unknown>));
+      if (requestState !== undefined && typeof requestState !== 'string') return { status: 200, body: rpcError(request.id, -32602, 'tools/call: params.requestState must be the string an earlier answer gave') };
+      if (inputResponses !== undefined && (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))) {
+        return { status: 200, body: rpcError(request.id, -32602, 'tools/call: params.inputResponses must be an object keyed by the input requests of the earlier answer') };
+      }
+      const round: CallRound = { meta: request.params?._meta, ...(requestState !== undefined ? { requestState } : {}), ...(inputResponses ? { inputResponses: inputResponses as Record<string, unknown> } : {}) };
+      return ok(await h.callTool(name, args as Record<string, unknown>, round));
+    }
+    case 'tasks/get':
+    case 'tasks/update':
+    case 'tasks/cancel': {
+      const taskId = request.params?.taskId;
+      if (typeof taskId !== 'string' || !taskId) return { status: 200, body: rpcError(request.id, -32602, `${request.method} needs params.taskId (a string)`) };
+      const meta = request.params?._meta;
+      if (request.method === 'tasks/get') return ok(await h.tasks.get(taskId, meta));
+      await (request.method === 'tasks/cancel' ? h.tasks.cancel(taskId, meta) : h.tasks.update(taskId, meta));
+      return ok({});
     }
     default:
       return { status: 404, body: rpcError(request.id, -32601, `Method not found: ${String(request.method)} (revision ${MODERN_VERSION})`) };

@@ -15,7 +15,7 @@ import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createHash, randomBytes } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type Tenant, api, humanSession, newTenant } from './support/api';
+import { type Tenant, api, humanSession, newTenant, toolCall } from './support/api';
 import { MemoryAuthProvider } from './support/memory-oauth-client';
 import { E2E_BASE_URL } from './support/e2e-env';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
@@ -389,6 +389,48 @@ describe('grants a tenant controls, and the refusals of the security review', ()
     const kept = await granted({ ...tenant, apiKey: key }, 'Rotation E2E client 2');
     expect((await api('POST', '/api-keys/rotate', { key })).status).toBe(200);
     expect((await mcpPost(kept.tokens.access_token)).status).toBe(200);
+  });
+
+  test('an OAuth client reads the actions its own grant queued (the route an escalated call names); another grant’s, an agent key’s or another tenant’s is a 404', async () => {
+    const tenant = await newTenant('OAuth actions');
+    const other = await newTenant('OAuth actions, other');
+    const tool = `svc_crm_${randomBytes(4).toString('hex')}`;
+    for (const x of [tenant, other]) {
+      const reg = await api('POST', '/credentials/register', { key: x.apiKey, body: { tool_id: tool, name: 'crm-token', value: 'oauth-actions-secret-1', credential_type: 'bearer', upstream_url: `${fixtures.url}/never-called` } });
+      expect([200, 201]).toContain(reg.status);
+    }
+    /** an escalated tools/call (a delete is queued for a human under the default policy): its action id */
+    const queue = async (token: string) => {
+      const res = await mcpPost(token, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: { method: 'delete', params: { id: 1 } } } });
+      expect(res.status).toBe(200);
+      const text = ((await res.json()) as { result: { content: Array<{ text: string }> } }).result.content[0].text;
+      expect(text).toMatch(/requires human approval and is queued/);
+      const id = /Action ([0-9a-f-]{36})/.exec(text)![1];
+      expect(text).toContain(`GET /api/actions/${id}`);
+      return id;
+    };
+    const [a, b, c] = [await granted(tenant, 'Actions client A'), await granted(tenant, 'Actions client B'), await granted(other, 'Actions client C')];
+    const [ofA, ofB, ofC] = [await queue(a.tokens.access_token), await queue(b.tokens.access_token), await queue(c.tokens.access_token)];
+    const agentKey = (await api('POST', '/api-keys', { key: tenant.apiKey, body: { scope: 'agent', name: 'actions-bot' } })).body.api_key as string;
+    const queuedByKey = await api('POST', '/mcp/tools/call', { key: agentKey, body: toolCall({ tool, method: 'delete', params: { id: 2 } }) });
+    expect([queuedByKey.status, queuedByKey.body.status]).toEqual([202, 'pending_approval']);
+    const ofAgentKey = queuedByKey.body.action_id as string;
+
+    const mine = await api('GET', `/actions/${ofA}`, { token: a.tokens.access_token });
+    expect(mine.status).toBe(200);
+    expect(mine.body).toMatchObject({ action_id: ofA, status: 'pending', agent_id: 'grant-e2e', tool, method: 'delete' });
+    for (const id of [ofB, ofC, ofAgentKey]) expect([id, (await api('GET', `/actions/${id}`, { token: a.tokens.access_token })).status]).toEqual([id, 404]);
+    expect((await api('GET', `/actions/${ofA}`, { token: b.tokens.access_token })).status).toBe(404);
+    expect((await api('GET', `/actions/${ofA}`, { key: agentKey })).status).toBe(404);
+    expect((await api('GET', `/actions/${ofA}`, { token: c.tokens.access_token })).status).toBe(404);
+    // the tenant sees them all; a refreshed token of the same grant still reads its grant's action
+    expect((await api('GET', `/actions/${ofA}`, { key: tenant.apiKey })).status).toBe(200);
+    const refreshed = (await (await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: a.tokens.refresh_token!, client_id: a.clientId }))).json()) as OAuthTokens;
+    expect((await api('GET', `/actions/${ofA}`, { token: refreshed.access_token })).status).toBe(200);
+    // nothing else opened: the approval queue, a decision and the action list stay closed to the token
+    expect((await api('GET', '/approvals', { token: refreshed.access_token })).status).toBe(403);
+    expect((await api('POST', `/approve/${ofA}`, { token: refreshed.access_token, body: {} })).status).toBe(403);
+    expect((await api('GET', '/audit/log?limit=1', { token: refreshed.access_token })).status).toBe(403);
   });
 
   test('a refused refresh leaves the refresh token usable', async () => {

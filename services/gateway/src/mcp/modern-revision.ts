@@ -15,7 +15,10 @@
  * - an unknown version is -32022 UnsupportedProtocolVersion (400) listing what is supported;
  * - an unknown method (ping and logging/setLevel are gone in this revision) is 404 with -32601;
  * - `server/discover`; `resultType: "complete"` on every result, the server's identity in `_meta`, and
- *   `ttlMs` / `cacheScope` on cacheable results (tools/list, server/discover).
+ *   `ttlMs` / `cacheScope` on cacheable results (tools/list, server/discover);
+ * - multi round-trip requests (a tools/call's `requestState` and `inputResponses` handed to the call, whose
+ *   result may be `input_required`) and the Tasks extension's `tasks/get`, `tasks/update`, `tasks/cancel`
+ *   (`Mcp-Name` = `params.taskId`): approvals a client can wait for (approval-rounds.ts).
  */
 export const MODERN_VERSION = '2026-07-28';
 /** every revision the endpoints serve: the modern one here, the earlier ones through the SDK */

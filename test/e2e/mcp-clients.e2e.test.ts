@@ -42,7 +42,10 @@ const children: ChildProcess[] = [];
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'agw-e2e-mcp-clients-'));
 let t: Tenant;
 let agentKey: string;
-/** the federated names of the upstream's active tools, as registration reported them */
+/**
+ * the federated names the gateway offers: the upstream's active tools as registration reported them, less
+ * those that need task-augmented execution (docs/federation.md, "Task support": pinned, not offered)
+ */
 let federated: string[];
 /** every action id a client saw, checked against the audit log at the end */
 const seen: Array<{ id: string; method: string }> = [];
@@ -173,7 +176,10 @@ beforeAll(async () => {
   const reg = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: `http://127.0.0.1:${port}/mcp` } });
   expect(reg.status).toBe(201);
   expect(reg.body.status).toBe('connected');
-  federated = reg.body.tools.filter((x: { state: string }) => x.state === 'active').map((x: { federated_name: string }) => x.federated_name).sort();
+  federated = reg.body.tools
+    .filter((x: { state: string; definition: { execution?: { taskSupport?: string } } }) => x.state === 'active' && x.definition.execution?.taskSupport !== 'required')
+    .map((x: { federated_name: string }) => x.federated_name)
+    .sort();
   expect(federated).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum']));
   const k = await api('POST', '/api-keys', { key: t.apiKey, body: { scope: 'agent', name: 'mcp-clients' } });
   expect(k.status).toBe(201);

@@ -21,7 +21,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type ApprovalRow, PLATFORM_CONFIRMATION, paramsSha256 } from '@agw/shared';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { RpcError } from './modern-revision';
 import type { McpToolResult } from './governed-tools';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -128,7 +129,7 @@ export type Standing =
   | { kind: 'done'; row: ApprovalRow; result: McpToolResult };
 
 const text = (t: string) => [{ type: 'text' as const, text: t }];
-const invalid = (message: string) => new McpError(ErrorCode.InvalidParams, message);
+const invalid = (message: string) => new RpcError(ErrorCode.InvalidParams, message);
 
 export class ApprovalRounds {
   private readonly clock: () => number;

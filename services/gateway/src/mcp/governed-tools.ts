@@ -9,6 +9,7 @@
  *   tenant-wide server (`/api/mcp/server`), the tools the tenant registered a credential for.
  */
 import { InputError, matchesAnyGlob, mayRequireApproval } from '@agw/shared';
+import { UPSTREAM_NAME } from '../http/params';
 import type { FederatedTool } from '../federation/federated-catalog';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
@@ -62,6 +63,18 @@ export interface McpTools {
   credential: string[];
   /** a session's server: its config's allowed_tools (a federated name outside them is never this server's) */
   allowed?: string[];
+  /** one upstream's own server (/api/mcp/server/upstreams/<name>): its tools under their own names */
+  upstream?: string;
+}
+
+/**
+ * The tools of one upstream's own server: only that upstream's, under the upstream's own names (no
+ * `<upstream>__` prefix), every call still governed as `tool = <upstream>`.
+ */
+export function upstreamTools(all: McpTools, upstream: string): McpTools {
+  const prefix = `${upstream}__`;
+  const federated = [...all.federated.values()].filter((t) => t.upstream === upstream && t.name.startsWith(prefix)).map((t) => ({ ...t, name: t.name.slice(prefix.length) }));
+  return { federated: new Map(federated.map((t) => [t.name, t])), credential: [], upstream };
 }
 
 /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
@@ -74,8 +87,6 @@ export async function mcpToolsOf(d: GatewayDeps, tenantId: string, allowed?: str
   return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)), ...(allowed ? { allowed } : {}) };
 }
 
-/** The upstream name rule (the vault's UPSTREAM_NAME): an upstream never holds the separator `__`. */
-const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /**
  * A federated name that tools/list does not show (a quarantined tool, or one that became active since the

@@ -11,7 +11,7 @@ import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { APPROVAL_INPUT_KEY, ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
-import { type CallRound, ERR_MISSING_CLIENT_CAPABILITY, type RequestMeta } from './modern-revision';
+import { type CallRound, ERR_MISSING_CLIENT_CAPABILITY, type RequestMeta, RpcError } from './modern-revision';
 
 /** how long a requestState stays good: a day (an approval's own expiry ends the wait earlier) */
 const STATE_TTL_MS = 24 * 3600_000;
@@ -49,7 +49,7 @@ function failedResult(e: unknown): McpToolResult {
 
 function requireTasks(meta: RequestMeta): void {
   if (!clientAbilitiesOf(meta).tasks) {
-    throw new McpError(ERR_MISSING_CLIENT_CAPABILITY, `Missing required client capability: the ${TASKS_EXTENSION} extension`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+    throw new RpcError(ERR_MISSING_CLIENT_CAPABILITY, `Missing required client capability: the ${TASKS_EXTENSION} extension`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
   }
 }
 
@@ -59,8 +59,8 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
   const run = async (name: string, args: Record<string, unknown>, approvedActionId?: string): Promise<ToolCallOutcome> => {
     // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
     // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
-    const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, name));
-    if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, tools.upstream ? `${tools.upstream}__${name}` : name));
+    if (!federated && !tools.credential.includes(name)) throw new RpcError(ErrorCode.InvalidParams, `Tool ${name} not found`);
     if (federated) return callFederatedTool(d, tenantId, federated, args, session, caller, approvedActionId);
     const call = { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}), ...(approvedActionId ? { approved_action_id: approvedActionId } : {}) };
     return callGovernedTool(d, tenantId, name, call, session, caller);

@@ -10,17 +10,17 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Request, type Response, Router } from 'express';
-import { ConflictError, ForbiddenError } from '@agw/shared';
+import { ConflictError, ForbiddenError, NotFoundError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
-import { addPaths } from '../openapi/openapi';
+import { addPaths, pathParam } from '../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
-import { uuidParam } from '../http/params';
+import { UPSTREAM_NAME, nameParam, uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
 import { TASKS_EXTENSION } from './approval-rounds';
-import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf } from './governed-tools';
+import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf, upstreamTools } from './governed-tools';
 import { approvalRoundsOf, mcpCallHandlers } from './mcp-calls';
 import { listedTools } from './listed-tools';
 
@@ -41,6 +41,20 @@ addPaths({
     post: {
       summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
       responses: { 200: response('JSON-RPC response', jsonRpcSchema), 202: { description: 'a JSON-RPC notification accepted (no body)' }, ...mcpTransportErrors, 503: errors[503]('overloaded: the gateway’s in-flight limits (Retry-After); nothing was done'), 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
+    },
+  },
+  '/mcp/server/upstreams/{name}': {
+    post: {
+      summary: 'One upstream’s own MCP server (Streamable HTTP): its tools under their own names (no <upstream>__ prefix), every tools/call governed as through /mcp/server',
+      parameters: [pathParam('name', { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })],
+      responses: {
+        200: response('JSON-RPC response', jsonRpcSchema),
+        202: { description: 'a JSON-RPC notification accepted (no body)' },
+        ...mcpTransportErrors,
+        403: response('source address not in MCP_IP_ALLOWLIST, or an Origin / Host refused', z.union([errorSchema, jsonRpcSchema])),
+        404: response('no upstream of that name (or revision 2026-07-28: a method this server does not implement, JSON-RPC -32601)', z.union([errorSchema, jsonRpcSchema])),
+        503: errors[503]('overloaded: the gateway’s in-flight limits (Retry-After); nothing was done'),
+      },
     },
   },
   '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: response('the MCP server', mcpHealthSchema) } } },
@@ -107,7 +121,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
         tasks: calls.tasks,
       }).catch((e: unknown) => {
         if (!(e instanceof McpError)) throw e;
-        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } } };
+        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } } };
       });
       return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
     }
@@ -129,6 +143,16 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const { tenantId } = authOf(req);
     await serve(req, res, await toolsOf(tenantId), tenantId);
   });
+  // one upstream's own MCP server: its tools under their own names (what an MCP client or the conformance
+  // suite expects of that server), every call governed as through /mcp/server
+  r.post('/mcp/server/upstreams/:name', async (req: Request, res: Response) => {
+    checkSource(req);
+    const { tenantId } = authOf(req);
+    const name = nameParam(req.params.name as string, 'Upstream', UPSTREAM_NAME);
+    // an unknown upstream is a 404 (the vault's NOT_FOUND), never an empty server
+    await d.federation.client.getUpstream({ tenantId, name, toolApproval: '' });
+    await serve(req, res, upstreamTools(await toolsOf(tenantId), name), tenantId);
+  });
   // a managed session's MCP server: its config's allowed_tools, every call recorded with the session id
   r.post('/mcp/server/sessions/:session_id', async (req: Request, res: Response) => {
     checkSource(req);
@@ -141,7 +165,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
   const notAllowed = (_req: Request, res: Response) => {
     res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null });
   };
-  r.get(['/mcp/server', '/mcp/server/sessions/:session_id'], notAllowed);
-  r.delete(['/mcp/server', '/mcp/server/sessions/:session_id'], notAllowed);
+  r.get(['/mcp/server', '/mcp/server/sessions/:session_id', '/mcp/server/upstreams/:name'], notAllowed);
+  r.delete(['/mcp/server', '/mcp/server/sessions/:session_id', '/mcp/server/upstreams/:name'], notAllowed);
   return r;
 }

@@ -31,7 +31,7 @@ beforeAll(async () => {
   api.use(keyScopeGuard);
   // stand-ins for the routes behind the guard: the MCP server answers 405 itself to a tenant key
   api.post(['/mcp/server', '/mcp/server/sessions/:id'], (_req, res) => void res.json({ reached: 'mcp' }));
-  api.all(['/mcp/server', '/mcp/server/sessions/:id'], (_req, res) => void res.status(405).set('allow', 'POST').json({ route: 405 }));
+  api.all(['/mcp/server', '/mcp/server/sessions/:id', '/mcp/server/upstreams/:name'], (_req, res) => void res.status(405).set('allow', 'POST').json({ route: 405 }));
   api.get('/actions/:id', (_req, res) => void res.json({ reached: 'actions' }));
   api.get('/approvals', (_req, res) => void res.json({ reached: 'approvals' }));
   api.post('/mcp/tools/call', (_req, res) => void res.json({ reached: 'tools' }));
@@ -60,6 +60,8 @@ describe('GET and DELETE on the MCP server: the transport’s 405 before any sco
     ['oauth', 'DELETE', '/mcp/server'],
     ['oauth', 'GET', '/mcp/server/sessions/abc'],
     ['oauth', 'DELETE', '/mcp/server/sessions/abc'],
+    ['agent', 'GET', '/mcp/server/upstreams/everything'],
+    ['oauth', 'DELETE', '/mcp/server/upstreams/everything'],
   ])('%s key: %s %s is 405 with a JSON-RPC error and Allow: POST', async (who, method, path) => {
     const r = await call(who, method, path);
     expect(r).toEqual({ status: 405, allow: 'POST', body: { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null } });
@@ -73,6 +75,7 @@ describe('GET and DELETE on the MCP server: the transport’s 405 before any sco
     expect((await call('agent', 'PUT', '/mcp/server')).status).toBe(403);
     expect((await call('oauth', 'PUT', '/mcp/server')).status).toBe(403);
     expect((await call('agent', 'GET', '/mcp/server/health/x')).status).toBe(403);
+    expect((await call('agent', 'GET', '/mcp/server/upstreams/a/b')).status).toBe(403);
     expect((await call('agent', 'POST', '/mcp/server')).body).toEqual({ reached: 'mcp' });
     expect((await call('oauth', 'POST', '/mcp/server')).body).toEqual({ reached: 'mcp' });
   });

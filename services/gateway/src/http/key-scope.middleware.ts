@@ -8,7 +8,7 @@
  * RFC 8707 audience) and the status of the actions its own grant queued (`GET /api/actions/{action_id}`,
  * which an escalated call tells the client to poll).
  *
- * `GET` and `DELETE` on the MCP server's endpoints are a transport question, not a scope one: the
+ * `GET` and `DELETE` on the MCP server's endpoints (`/api/mcp/server`, `/sessions/{id}`, `/upstreams/{name}`) are a transport question, not a scope one: the
  * Streamable HTTP transport requires a server without an SSE stream to answer them `405 Method Not
  * Allowed`, and clients of the 2025 revisions send that GET right after `initialize`. So every credential
  * that may use the MCP server gets the transport's 405 (JSON-RPC error, `Allow: POST`) here, before the
@@ -44,8 +44,8 @@ export function oauthTokenAllows(method: string, path: string): boolean {
   return OAUTH_TOKEN_ROUTES.some(([m, re]) => m === method && re.test(path));
 }
 
-/** The MCP server's endpoints (the tenant's, and a managed session's). */
-const MCP_SERVER_PATH = /^\/mcp\/server(\/sessions\/[^/]+)?\/?$/;
+/** The MCP server's endpoints (the tenant's, a managed session's, one upstream's). */
+const MCP_SERVER_PATH = /^\/mcp\/server(\/(sessions|upstreams)\/[^/]+)?\/?$/;
 
 /** The Streamable HTTP transport's answer to GET (no SSE stream is offered) and DELETE (no session to end). */
 export function mcpMethodNotAllowed(res: Response): void {

@@ -30,7 +30,7 @@ beforeAll(async () => {
   });
   api.use(keyScopeGuard);
   // stand-ins for the routes behind the guard: the MCP server answers 405 itself to a tenant key
-  api.post(['/mcp/server', '/mcp/server/sessions/:id'], (_req, res) => void res.json({ reached: 'mcp' }));
+  api.post(['/mcp/server', '/mcp/server/sessions/:id', '/mcp/server/upstreams/:name'], (_req, res) => void res.json({ reached: 'mcp' }));
   api.all(['/mcp/server', '/mcp/server/sessions/:id', '/mcp/server/upstreams/:name'], (_req, res) => void res.status(405).set('allow', 'POST').json({ route: 405 }));
   api.get('/actions/:id', (_req, res) => void res.json({ reached: 'actions' }));
   api.get('/approvals', (_req, res) => void res.json({ reached: 'approvals' }));
@@ -78,6 +78,11 @@ describe('GET and DELETE on the MCP server: the transport’s 405 before any sco
     expect((await call('agent', 'GET', '/mcp/server/upstreams/a/b')).status).toBe(403);
     expect((await call('agent', 'POST', '/mcp/server')).body).toEqual({ reached: 'mcp' });
     expect((await call('oauth', 'POST', '/mcp/server')).body).toEqual({ reached: 'mcp' });
+  });
+
+  test('one upstream’s own server: an agent key reaches it; an OAuth token (whose audience is /mcp/server) does not', async () => {
+    expect((await call('agent', 'POST', '/mcp/server/upstreams/everything')).body).toEqual({ reached: 'mcp' });
+    expect((await call('oauth', 'POST', '/mcp/server/upstreams/everything')).status).toBe(403);
   });
 });
 

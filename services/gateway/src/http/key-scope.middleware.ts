@@ -22,6 +22,7 @@ export const AGENT_KEY_ROUTES: ReadonlyArray<readonly [string, RegExp]> = [
   ['POST', /^\/mcp\/tools\/call\/?$/],
   ['POST', /^\/mcp\/server\/?$/],
   ['POST', /^\/mcp\/server\/sessions\/[^/]+\/?$/],
+  ['POST', /^\/mcp\/server\/upstreams\/[^/]+\/?$/],
   ['GET', /^\/actions\/[^/]+\/?$/],
   ['GET', /^\/auth\/me\/?$/],
 ];

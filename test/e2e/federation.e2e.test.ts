@@ -216,7 +216,7 @@ describe('a real MCP server behind the gateway', () => {
     const research = await client.callTool({ name: 'everything__simulate-research-query', arguments: { topic: 'governance' } });
     expect(research.isError).toBe(true);
     const answer = JSON.parse((research.content as Array<{ text: string }>)[0].text);
-    expect(answer).toMatchObject({ status: 'denied', violations: ['task_execution_required'] });
+    expect(answer).toMatchObject({ status: 'denied', violations: ['task_execution_required'], severity: 'low' });
     expect(answer.message).toMatch(/requires task-augmented execution \(its execution\.taskSupport is "required"\), which the gateway cannot run on an upstream yet/);
     await client.close();
     const status = await api('GET', '/upstreams/everything', { key: t.apiKey });

@@ -153,9 +153,11 @@ export class ToolCallPipeline {
     }
     const federated = await federatedCheck;
     if (federated?.upstream && !federated.executable && federated.violation) {
-      const record = governedRecord(base, { params: stored, decision: 'deny', violations: [federated.violation], severity: 'high', alert_tier: 'escalate', bundle_revision: 'federation-pin', details: { stage: 'federation', message: federated.message ?? '' } });
+      // a tool the gateway cannot run (it needs task-augmented execution) is no attack: low; a pin or scan refusal is high
+      const severity = federated.violation === 'task_execution_required' ? 'low' : 'high';
+      const record = governedRecord(base, { params: stored, decision: 'deny', violations: [federated.violation], severity, alert_tier: 'escalate', bundle_revision: 'federation-pin', details: { stage: 'federation', message: federated.message ?? '' } });
       await this.decide(ctx, call, record, 'denied', 'federation');
-      return { kind: 'denied', action_id: actionId, violations: [federated.violation], severity: 'high', alert_tier: 'escalate', ...(federated.message ? { message: federated.message } : {}) };
+      return { kind: 'denied', action_id: actionId, violations: [federated.violation], severity, alert_tier: 'escalate', ...(federated.message ? { message: federated.message } : {}) };
     }
 
     // a managed session's call that a human approved on the platform's confirmation request: the exact call

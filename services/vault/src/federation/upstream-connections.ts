@@ -233,6 +233,19 @@ export class UpstreamConnections {
     });
   }
 
+  /**
+   * One request of another MCP method on the upstream's client (resources, prompts, completions:
+   * federated-mcp.ts), bounded and masked as a tool call is: the call deadline, the connection's secrets
+   * masked in the result, its JSON at most maxResultBytes.
+   */
+  async request<T>(e: UpstreamEndpoint, fn: (client: Client, options: { timeout: number; signal: AbortSignal }) => Promise<T>): Promise<T> {
+    return this.use(e, async (client, signal, open) => {
+      const result = open.masker.value(await fn(client, { timeout: this.timeoutOf(e), signal }));
+      if (Buffer.byteLength(JSON.stringify(result) ?? '') > this.o.maxResultBytes) throw new UpstreamCallError('too_large', `the upstream's result is larger than ${this.o.maxResultBytes} bytes`);
+      return result;
+    });
+  }
+
   /** Close the connection of an upstream (deleted, or registered again). */
   drop(tenantId: string, name: string): void {
     const key = `${tenantId}|${name}`;

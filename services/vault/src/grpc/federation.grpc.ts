@@ -102,6 +102,22 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
           const t = await federation.target(tenant(req.tenantId), req.tool, req.method);
           return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '' };
         },
+        listFederatedEntries: async (req) => {
+          const kind = req.kind;
+          if (kind !== 'resources' && kind !== 'resource_templates' && kind !== 'prompts') throw InputError.at(['kind'], 'kind is resources, resource_templates or prompts', 'enum');
+          const r = await federation.mcp.entries(tenant(req.tenantId), kind);
+          return { entries: r.entries.map((e) => ({ upstream: e.upstream, entryJson: JSON.stringify(e.entry) })), unavailable: r.unavailable };
+        },
+        completeFederated: async (req) => {
+          let params: unknown;
+          try {
+            params = JSON.parse(req.paramsJson || '{}');
+          } catch {
+            throw InputError.at(['params_json'], 'params_json is not JSON', 'json_invalid');
+          }
+          const result = await federation.mcp.complete(tenant(req.tenantId), req.upstream, (params ?? {}) as Record<string, unknown>);
+          return { resultJson: JSON.stringify(result) };
+        },
         setToolApproval: async (req) => {
           await federation.setToolApproval(tenant(req.tenantId), req.mode);
           return {};

@@ -1,0 +1,147 @@
+/**
+ * Resources, prompts and completions of a tenant's upstream MCP servers (docs/federation.md, "Resources,
+ * prompts and completions"), beside the tools of federation.ts:
+ *
+ * - prompts are pinned and scanned like tools: each prompt an upstream lists is stored in the tool catalog
+ *   as the definition `prompt:<name>` (a name no tool can have: `:` is not a tool-name character), its
+ *   arguments in `inputSchema["x-mcp-prompt-arguments"]`, so the pinning plan, the poisoning scanner, the
+ *   quarantine and a human's approval (POST /api/upstreams/{name}/tools/prompt:{prompt}/approve) are the
+ *   tools' own; only active prompts are listed, and only an active prompt may be got;
+ * - resources and resource templates are the upstream's data, not instructions a model is given as a
+ *   tool's definition is: they are read live from every connected upstream that offers them, not pinned;
+ * - `resources/read` and `prompts/get` are governed calls (tool = the upstream, method = `resources/read` /
+ *   `prompts/get`, docs/policy.md) executed here through the upstream's connection, masked as tool results;
+ * - `completion/complete` is passed to the tenant's upstream that owns the ref (not an action).
+ */
+import { type Logger, NotFoundError } from '@agw/shared';
+import type { Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { type ToolDefinition, isJsonObject, pinnedForm } from './tool-definition';
+import type { UpstreamConnections, UpstreamEndpoint } from './upstream-connections';
+import type { UpstreamRepository, UpstreamRow } from './upstream.repository';
+
+/** The catalog name of an upstream's prompt (a tool name never holds `:`). */
+export const PROMPT_PREFIX = 'prompt:';
+/** The governed methods of a federated upstream other than its tools (docs/policy.md). */
+export const RESOURCE_READ = 'resources/read';
+export const PROMPT_GET = 'prompts/get';
+const ARGUMENTS_KEY = 'x-mcp-prompt-arguments';
+
+/** At most this many pages of one list are read, at most this many entries kept per upstream and list. */
+const MAX_PAGES = 20;
+const MAX_ENTRIES = 1000;
+/** A prompt's federated name follows the tool rule (MCP name characters, 1-128). */
+const FEDERATED_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+export type EntryKind = 'resources' | 'resource_templates' | 'prompts';
+
+/** A prompt as the definition the catalog pins: `prompt:<name>`, its arguments inside the input schema. */
+export function promptDefinition(p: Prompt): ToolDefinition {
+  const args = ((Array.isArray(p.arguments) ? p.arguments : []) as Array<Record<string, unknown>>).map((a) => ({
+    name: String(a?.name ?? ''),
+    ...(typeof a?.title === 'string' ? { title: a.title } : {}),
+    ...(typeof a?.description === 'string' ? { description: a.description } : {}),
+    ...(a?.required === true ? { required: true } : {}),
+  }));
+  return pinnedForm({ name: `${PROMPT_PREFIX}${p.name}`, title: p.title, description: p.description, inputSchema: { type: 'object', [ARGUMENTS_KEY]: args } });
+}
+
+/** The prompt a pinned definition describes, in the upstream's own name. */
+export function promptOf(def: Record<string, unknown>): Prompt {
+  const name = String(def.name ?? '').slice(PROMPT_PREFIX.length);
+  const schema = isJsonObject(def.inputSchema) ? def.inputSchema : {};
+  const args = Array.isArray(schema[ARGUMENTS_KEY]) ? (schema[ARGUMENTS_KEY] as Prompt['arguments']) : [];
+  return { name, ...(typeof def.title === 'string' ? { title: def.title } : {}), ...(typeof def.description === 'string' ? { description: def.description } : {}), arguments: args };
+}
+
+export const isPromptName = (catalogName: string) => catalogName.startsWith(PROMPT_PREFIX);
+
+/**
+ * The prompts an upstream lists, as definitions for the pinning plan (empty when it has no prompts
+ * capability, or the list fails: the prompts it had become absent until the next read, as tools do).
+ * A prompt whose federated name would not be an MCP name, or would be ambiguous (a leading `_`), is skipped.
+ */
+export async function listedPromptDefinitions(connections: UpstreamConnections, e: UpstreamEndpoint, logger: Logger): Promise<ToolDefinition[]> {
+  try {
+    const prompts = await connections.request(e, async (client, options) => {
+      if (!client.getServerCapabilities()?.prompts) return [] as Prompt[];
+      return pages((cursor) => client.listPrompts(cursor ? { cursor } : {}, options).then((r) => ({ items: r.prompts, next: r.nextCursor })));
+    });
+    return prompts.filter((p) => typeof p.name === 'string' && !p.name.startsWith('_') && FEDERATED_NAME.test(`${e.name}__${p.name}`)).map(promptDefinition);
+  } catch (err) {
+    logger.warn({ tenantId: e.tenantId, upstream: e.name, err: (err as Error).message }, 'prompts/list of an upstream failed');
+    return [];
+  }
+}
+
+async function pages<T>(read: (cursor?: string) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const r = await read(cursor);
+    out.push(...(r.items ?? []));
+    if (out.length >= MAX_ENTRIES) return out.slice(0, MAX_ENTRIES);
+    cursor = r.next;
+    if (!cursor) break;
+  }
+  return out;
+}
+
+export interface FederatedMcpDeps {
+  repo: UpstreamRepository;
+  connections: UpstreamConnections;
+  /** the connection endpoint of an upstream row (Federation.endpoint) */
+  endpoint(tenantId: string, row: UpstreamRow): UpstreamEndpoint;
+  logger: Logger;
+}
+
+export class FederatedMcp {
+  constructor(private readonly d: FederatedMcpDeps) {}
+
+  /** The tenant's resources, resource templates (live from each connected upstream) or active prompts (the catalog). */
+  async entries(tenantId: string, kind: EntryKind): Promise<{ entries: Array<{ upstream: string; entry: unknown }>; unavailable: string[] }> {
+    if (kind === 'prompts') {
+      const rows = await this.d.repo.activeTools(tenantId);
+      return { entries: rows.filter((r) => isPromptName(r.name) && r.pinned).map((r) => ({ upstream: r.upstream, entry: promptOf(r.pinned as Record<string, unknown>) })), unavailable: [] };
+    }
+    const upstreams = (await this.d.repo.list(tenantId)).filter((u) => u.status === 'connected');
+    const unavailable: string[] = [];
+    const lists = await Promise.all(
+      upstreams.map(async (u) => {
+        const row = await this.d.repo.forConnection(tenantId, u.name);
+        if (!row) return [];
+        try {
+          const items = await this.d.connections.request(this.d.endpoint(tenantId, row), async (client, options) => {
+            if (!client.getServerCapabilities()?.resources) return [] as unknown[];
+            return kind === 'resources'
+              ? pages<unknown>((cursor) => client.listResources(cursor ? { cursor } : {}, options).then((r) => ({ items: r.resources, next: r.nextCursor })))
+              : pages<unknown>((cursor) => client.listResourceTemplates(cursor ? { cursor } : {}, options).then((r) => ({ items: r.resourceTemplates, next: r.nextCursor })));
+          });
+          return items.map((entry) => ({ upstream: u.name, entry }));
+        } catch (err) {
+          unavailable.push(`${u.name}: ${(err as Error).message}`.slice(0, 500));
+          return [];
+        }
+      }),
+    );
+    return { entries: lists.flat(), unavailable };
+  }
+
+  /** completion/complete on the tenant's upstream (a prompt ref must name an active prompt). */
+  async complete(tenantId: string, upstream: string, params: Record<string, unknown>): Promise<unknown> {
+    const ref = isJsonObject(params.ref) ? params.ref : {};
+    const row = ref.type === 'ref/prompt' ? await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(ref.name ?? '')}`) : await this.d.repo.forConnection(tenantId, upstream);
+    if (!row) throw new NotFoundError(`Upstream "${upstream}" not found`);
+    if (ref.type === 'ref/prompt' && (row as { tool_state?: string | null }).tool_state !== 'active') throw new NotFoundError(`Upstream ${upstream} has no active prompt "${String(ref.name ?? '')}"`);
+    return this.d.connections.request(this.d.endpoint(tenantId, row), (client, options) => client.complete(params as never, options));
+  }
+
+  /** An allowed resources/read or prompts/get on the upstream (params as the policy saw them). */
+  run(tenantId: string, row: UpstreamRow, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const e = this.d.endpoint(tenantId, row);
+    return this.d.connections.request(e, async (client, options) =>
+      method === RESOURCE_READ
+        ? ((await client.readResource({ uri: String(params.uri ?? '') }, options)) as Record<string, unknown>)
+        : ((await client.getPrompt({ name: String(params.name ?? ''), ...(isJsonObject(params.arguments) ? { arguments: params.arguments as Record<string, string> } : {}) }, options)) as Record<string, unknown>),
+    );
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Resources, prompts and completions of a federated upstream (federated-mcp.ts), against the real Postgres,
+ * the SoftHSM2 token and the real `@modelcontextprotocol/server-everything` (Streamable HTTP): its prompts
+ * are pinned in the catalog beside its tools (and quarantined when they change), its resources and
+ * templates are listed live, resources/read and prompts/get run through the brokered executor as governed
+ * calls (method `resources/read` / `prompts/get`), and completion/complete reaches the prompt's upstream.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import { createLogger, freeLoopbackPort } from '@agw/shared';
+import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import { PROMPT_PREFIX, promptDefinition, promptOf } from '../src/federation/federated-mcp';
+import { UpstreamRepository } from '../src/federation/upstream.repository';
+import { BrokeredExecutor } from '../src/broker/brokered-executor';
+import { TargetGuard } from '../src/broker/target-guard';
+import { type TestVault, openTestVault, testConfig } from './helpers';
+
+jest.setTimeout(60_000);
+
+let v: TestVault;
+let wiring: FederationWiring;
+let broker: BrokeredExecutor;
+let upstream: ChildProcess;
+let url: string;
+
+beforeAll(async () => {
+  v = await openTestVault();
+  const port = await freeLoopbackPort();
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname, '../../..')] });
+  upstream = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  url = `http://127.0.0.1:${port}/mcp`;
+  for (let i = 0; i < 200; i++) {
+    const up = await new Promise<boolean>((r) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
+      s.on('error', () => r(false));
+    });
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  wiring = createFederation({
+    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
+    db: v.db,
+    keyring: v.keyring,
+    quarantines: { record: async () => undefined },
+    changed: () => undefined,
+    logger: createLogger('vault-federation-test', 'silent'),
+  });
+  broker = new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
+});
+
+afterAll(async () => {
+  await wiring?.close();
+  upstream?.kill('SIGTERM');
+  await v?.close();
+});
+
+const exec = (tenantId: string, method: string, params: Record<string, unknown>) =>
+  broker.execute(tenantId, { actionId: randomUUID(), agentId: 'agent-1', tool: 'everything', method, params, origin: 'tool_call' });
+
+describe('a prompt as a pinned definition', () => {
+  test('its arguments survive the round trip in their order', () => {
+    const p = { name: 'args-prompt', title: 'Args', description: 'two args', arguments: [{ name: 'city', description: 'the city', required: true }, { name: 'state' }] };
+    const def = promptDefinition(p);
+    expect(def.name).toBe(`${PROMPT_PREFIX}args-prompt`);
+    expect(promptOf(def as unknown as Record<string, unknown>)).toEqual(p);
+  });
+});
+
+describe('resources, prompts and completions of server-everything', () => {
+  const tenant = randomUUID();
+  const other = randomUUID();
+
+  beforeAll(async () => {
+    const view = await wiring.federation.register(tenant, { name: 'everything', url });
+    expect(view.status).toBe('connected');
+  });
+
+  test('its prompts are pinned in the catalog beside its tools, active, and not listed as tools', async () => {
+    const view = await wiring.federation.get(tenant, 'everything');
+    const prompts = view.tools!.filter((t) => t.name.startsWith(PROMPT_PREFIX));
+    expect(prompts.map((t) => t.name)).toEqual(expect.arrayContaining(['prompt:simple-prompt', 'prompt:args-prompt', 'prompt:completable-prompt']));
+    expect(prompts.every((t) => t.state === 'active' && /^[0-9a-f]{64}$/.test(t.pinned_sha256 ?? ''))).toBe(true);
+    expect((await wiring.federation.federatedTools(tenant)).some((t) => t.tool.startsWith(PROMPT_PREFIX))).toBe(false);
+    const listed = await wiring.federation.mcp.entries(tenant, 'prompts');
+    const args = listed.entries.find((e) => (e.entry as { name: string }).name === 'args-prompt');
+    expect(args).toMatchObject({ upstream: 'everything', entry: { name: 'args-prompt', arguments: [{ name: 'city', required: true }, { name: 'state' }] } });
+  });
+
+  test('resources and templates are listed live; another tenant sees none', async () => {
+    const resources = await wiring.federation.mcp.entries(tenant, 'resources');
+    expect(resources.unavailable).toEqual([]);
+    expect(resources.entries.some((e) => String((e.entry as { uri: string }).uri).startsWith('demo://resource/static/document/'))).toBe(true);
+    const templates = await wiring.federation.mcp.entries(tenant, 'resource_templates');
+    expect(templates.entries.map((e) => (e.entry as { uriTemplate: string }).uriTemplate)).toContain('demo://resource/dynamic/text/{resourceId}');
+    expect((await wiring.federation.mcp.entries(other, 'resources')).entries).toEqual([]);
+    expect((await wiring.federation.mcp.entries(other, 'prompts')).entries).toEqual([]);
+  });
+
+  test('resources/read and prompts/get run through the brokered executor as governed calls of the upstream', async () => {
+    const read = await exec(tenant, 'resources/read', { uri: 'demo://resource/dynamic/text/7' });
+    expect(read).toMatchObject({ brokered: true, mcpResult: true, outcome: 'executed', statusCode: 200 });
+    const contents = (read.body as { contents: Array<{ uri: string; text: string }> }).contents;
+    expect(contents[0].uri).toBe('demo://resource/dynamic/text/7');
+    expect(contents[0].text).toContain('7');
+    const got = await exec(tenant, 'prompts/get', { name: 'args-prompt', arguments: { city: 'Lyon' } });
+    expect(got).toMatchObject({ outcome: 'executed', statusCode: 200 });
+    expect(JSON.stringify((got.body as { messages: unknown[] }).messages)).toContain('Lyon');
+    const missing = await exec(tenant, 'prompts/get', { name: 'no-such-prompt', arguments: {} });
+    expect(missing).toMatchObject({ outcome: 'upstream_error', statusCode: 502 });
+    const unknownResource = await exec(tenant, 'resources/read', { uri: 'demo://resource/nothing/here' });
+    expect(unknownResource.outcome).toBe('upstream_error');
+    // the catalog's prompt row is not a tool: a tools/call of it is refused
+    expect(await wiring.federation.target(tenant, 'everything', 'prompt:simple-prompt')).toMatchObject({ upstream: true, executable: false, violation: 'upstream_tool_unknown' });
+    // another tenant has no such upstream
+    expect((await wiring.federation.target(other, 'everything', 'resources/read')).upstream).toBe(false);
+  });
+
+  test('a quarantined prompt is neither listed nor run; approving it brings it back', async () => {
+    const repo = new UpstreamRepository(v.db);
+    const row = (await repo.tool(tenant, 'everything', 'prompt:simple-prompt'))!;
+    await repo.writeTools(tenant, 'everything', [
+      { name: row.name, state: 'quarantined', reason: 'tool_definition_changed', markers: [], pinned: row.pinned, pinned_sha256: row.pinned_sha256, candidate: row.pinned, candidate_sha256: row.pinned_sha256 },
+    ]);
+    wiring.federation.invalidate(tenant);
+    expect((await wiring.federation.mcp.entries(tenant, 'prompts')).entries.some((e) => (e.entry as { name: string }).name === 'simple-prompt')).toBe(false);
+    const refused = await exec(tenant, 'prompts/get', { name: 'simple-prompt', arguments: {} });
+    expect(refused).toMatchObject({ outcome: 'quarantined', statusCode: 409 });
+    expect((refused.body as { error: string }).error).toMatch(/quarantined.*approve/);
+    await wiring.federation.approve(tenant, 'everything', 'prompt:simple-prompt', 'reviewer');
+    expect((await exec(tenant, 'prompts/get', { name: 'simple-prompt', arguments: {} })).outcome).toBe('executed');
+  });
+
+  test('completion/complete reaches the prompt of the upstream; a prompt it does not have is NOT_FOUND', async () => {
+    const r = (await wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })) as { completion: { values: string[] } };
+    expect(r.completion.values).toEqual(['Engineering']);
+    const t = (await wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '1' } })) as { completion: { values: string[] } };
+    expect(Array.isArray(t.completion.values)).toBe(true);
+    await expect(wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'x', value: '' } })).rejects.toThrow(/no active prompt/);
+    await expect(wiring.federation.mcp.complete(other, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })).rejects.toThrow(/not found/);
+  });
+});

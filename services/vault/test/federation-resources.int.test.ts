@@ -104,10 +104,10 @@ describe('resources, prompts and completions of server-everything', () => {
     const contents = (read.body as { contents: Array<{ uri: string; text: string }> }).contents;
     expect(contents[0].uri).toBe('demo://resource/dynamic/text/7');
     expect(contents[0].text).toContain('7');
-    const got = await exec(tenant, 'prompts/get', { name: 'args-prompt', arguments: { city: 'Lyon' } });
+    const got = await exec(tenant, 'prompts/get', { prompt: 'args-prompt', arguments: { city: 'Lyon' } });
     expect(got).toMatchObject({ outcome: 'executed', statusCode: 200 });
     expect(JSON.stringify((got.body as { messages: unknown[] }).messages)).toContain('Lyon');
-    const missing = await exec(tenant, 'prompts/get', { name: 'no-such-prompt', arguments: {} });
+    const missing = await exec(tenant, 'prompts/get', { prompt: 'no-such-prompt', arguments: {} });
     expect(missing).toMatchObject({ outcome: 'upstream_error', statusCode: 502 });
     const unknownResource = await exec(tenant, 'resources/read', { uri: 'demo://resource/nothing/here' });
     expect(unknownResource.outcome).toBe('upstream_error');
@@ -125,11 +125,11 @@ describe('resources, prompts and completions of server-everything', () => {
     ]);
     wiring.federation.invalidate(tenant);
     expect((await wiring.federation.mcp.entries(tenant, 'prompts')).entries.some((e) => (e.entry as { name: string }).name === 'simple-prompt')).toBe(false);
-    const refused = await exec(tenant, 'prompts/get', { name: 'simple-prompt', arguments: {} });
+    const refused = await exec(tenant, 'prompts/get', { prompt: 'simple-prompt', arguments: {} });
     expect(refused).toMatchObject({ outcome: 'quarantined', statusCode: 409 });
     expect((refused.body as { error: string }).error).toMatch(/quarantined.*approve/);
     await wiring.federation.approve(tenant, 'everything', 'prompt:simple-prompt', 'reviewer');
-    expect((await exec(tenant, 'prompts/get', { name: 'simple-prompt', arguments: {} })).outcome).toBe('executed');
+    expect((await exec(tenant, 'prompts/get', { prompt: 'simple-prompt', arguments: {} })).outcome).toBe('executed');
   });
 
   test('completion/complete reaches the prompt of the upstream; a prompt it does not have is NOT_FOUND', async () => {

@@ -21,6 +21,7 @@ import { uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, mcpToolsOf, parseGovernedToolArgs, unlistedFederatedTool } from './governed-tools';
 import { listedTools } from './listed-tools';
+import { FEDERATED_CAPABILITIES, FederatedMethods } from './federated-resources';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -105,23 +106,27 @@ export function mcpRoutes(d: GatewayDeps): Router {
         return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
       }
     };
+    // resources, prompts and completions of the tenant's upstreams (federated-resources.ts)
+    const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, session, caller });
     // protocol revision 2026-07-28 (stateless, no initialize): its HTTP rules in modern-revision.ts
     const era = classify(req.headers, req.body);
     if (era.kind === 'reject') return void res.status(era.status).json(era.body);
     if (era.kind === 'modern') {
       const out = await answerModern(era.request, {
         serverInfo: MCP_SERVER_INFO,
-        capabilities: { tools: {} },
+        capabilities: { tools: {}, ...FEDERATED_CAPABILITIES },
         listTtlMs: 30_000,
         listTools: async () => listedTools(tools, session),
         callTool: async (name, args) => callTool(name, args) as Promise<Record<string, unknown>>,
+        other: (method, params) => federatedMethods.answer(method, params),
       }).catch((e: unknown) => {
         if (!(e instanceof McpError)) throw e;
         return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message } } };
       });
       return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
     }
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {}, ...FEDERATED_CAPABILITIES } });
+    federatedMethods.register(server);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
     server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

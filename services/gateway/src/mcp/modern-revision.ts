@@ -87,6 +87,8 @@ export interface ModernHandlers {
   listTtlMs: number;
   listTools(): Promise<unknown[]>;
   callTool(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** the other methods the server answers (resources, prompts, completions): undefined for one it does not */
+  other?(method: string, params: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
 }
 
 /** The answer to a modern request: HTTP status and JSON body (a notification is a bodyless 202). */
@@ -105,7 +107,10 @@ export async function answerModern(request: JsonRpcRequest, h: ModernHandlers): 
       if (typeof name !== 'string' || typeof args !== 'object' || args === null || Array.isArray(args)) return { status: 200, body: rpcError(request.id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)') };
       return ok(await h.callTool(name, args as Record<string, unknown>));
     }
-    default:
+    default: {
+      const result = typeof request.method === 'string' && h.other ? await h.other(request.method, request.params ?? {}) : undefined;
+      if (result) return ok(result);
       return { status: 404, body: rpcError(request.id, -32601, `Method not found: ${String(request.method)} (revision ${MODERN_VERSION})`) };
+    }
   }
 }

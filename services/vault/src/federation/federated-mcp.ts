@@ -9,8 +9,11 @@
  *   tools' own; only active prompts are listed, and only an active prompt may be got;
  * - resources and resource templates are the upstream's data, not instructions a model is given as a
  *   tool's definition is: they are read live from every connected upstream that offers them, not pinned;
- * - `resources/read` and `prompts/get` are governed calls (tool = the upstream, method = `resources/read` /
- *   `prompts/get`, docs/policy.md) executed here through the upstream's connection, masked as tool results;
+ * - `resources/read` and `prompts/get` are governed calls (tool = the upstream, method = `resources/read`
+ *   with params `{uri}` / `prompts/get` with params `{prompt, arguments}`, docs/policy.md) executed here
+ *   through the upstream's connection, masked as tool results. The prompt's name is `prompt`, not MCP's
+ *   `name`: a field called `name` is a person's name to the PII guard (encrypted in the audit, and
+ *   `pii_detected` for the policy, which would deny every prompts/get where PII is not allowed);
  * - `completion/complete` is passed to the tenant's upstream that owns the ref (not an action).
  */
 import { type Logger, NotFoundError } from '@agw/shared';
@@ -141,7 +144,7 @@ export class FederatedMcp {
     return this.d.connections.request(e, async (client, options) =>
       method === RESOURCE_READ
         ? ((await client.readResource({ uri: String(params.uri ?? '') }, options)) as Record<string, unknown>)
-        : ((await client.getPrompt({ name: String(params.name ?? ''), ...(isJsonObject(params.arguments) ? { arguments: params.arguments as Record<string, string> } : {}) }, options)) as Record<string, unknown>),
+        : ((await client.getPrompt({ name: String(params.prompt ?? ''), ...(isJsonObject(params.arguments) ? { arguments: params.arguments as Record<string, string> } : {}) }, options)) as Record<string, unknown>),
     );
   }
 }

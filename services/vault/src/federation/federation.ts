@@ -337,10 +337,10 @@ export class Federation {
     });
     if (!at.target.executable) return fail('quarantined', at.target.message ?? 'the tool is not executable');
     if (at.method === PROMPT_GET) {
-      const prompt = await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(args.name ?? '')}`);
+      const prompt = await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(args.prompt ?? '')}`);
       if (prompt?.tool_state !== 'active') {
         const quarantined = prompt?.tool_state === 'quarantined';
-        return fail(quarantined ? 'quarantined' : 'upstream_error', quarantined ? `Prompt ${upstream}/${String(args.name)} is quarantined (${prompt?.tool_reason}); a human must approve it (POST /api/upstreams/${upstream}/tools/${PROMPT_PREFIX}${String(args.name)}/approve)` : `Upstream ${upstream} offers no prompt "${String(args.name ?? '')}"`);
+        return fail(quarantined ? 'quarantined' : 'upstream_error', quarantined ? `Prompt ${upstream}/${String(args.prompt)} is quarantined (${prompt?.tool_reason}); a human must approve it (POST /api/upstreams/${upstream}/tools/${PROMPT_PREFIX}${String(args.prompt)}/approve)` : `Upstream ${upstream} offers no prompt "${String(args.prompt ?? '')}"`);
       }
     }
     try {

@@ -19,7 +19,7 @@ import { E2E_BASE_URL } from './support/e2e-env';
 
 jest.setTimeout(240_000);
 
-const REQUIRED = ['server-initialize', 'ping', 'tools-list', 'tools-call-error', 'logging-set-level', 'dns-rebinding-protection'];
+const REQUIRED = ['server-initialize', 'ping', 'tools-list', 'tools-call-error', 'logging-set-level', 'dns-rebinding-protection', 'resources-list', 'prompts-list'];
 
 let t: Tenant;
 let proxy: http.Server;

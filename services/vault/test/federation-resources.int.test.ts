@@ -4,12 +4,18 @@
  * are pinned in the catalog beside its tools (and quarantined when they change), its resources and
  * templates are listed live, resources/read and prompts/get run through the brokered executor as governed
  * calls (method `resources/read` / `prompts/get`), and completion/complete reaches the prompt's upstream.
+ * Then an SDK `McpServer` of resources and prompts only (no tools) that echoes the request's credential:
+ * its lists, reads and prompts come back masked.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { createLogger, freeLoopbackPort } from '@agw/shared';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
 import { createFederation, type FederationWiring } from '../src/federation/create-federation';
 import { PROMPT_PREFIX, promptDefinition, promptOf } from '../src/federation/federated-mcp';
 import { UpstreamRepository } from '../src/federation/upstream.repository';
@@ -139,5 +145,57 @@ describe('resources, prompts and completions of server-everything', () => {
     expect(Array.isArray(t.completion.values)).toBe(true);
     await expect(wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'x', value: '' } })).rejects.toThrow(/no active prompt/);
     await expect(wiring.federation.mcp.complete(other, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })).rejects.toThrow(/not found/);
+  });
+});
+
+describe('the secrets of an upstream never come back through its resources and prompts', () => {
+  const SECRET = 'resource-SECRET-5e2d8c1a7b';
+  const tenant = randomUUID();
+  let server: http.Server;
+
+  /** An SDK McpServer (stateless Streamable HTTP) whose resources and prompts echo the request's Authorization header. */
+  beforeAll(async () => {
+    server = http.createServer(async (req, res) => {
+      const auth = String(req.headers.authorization ?? '');
+      const mcp = new McpServer({ name: 'echoing-upstream', version: '1.0.0' });
+      mcp.registerResource(`doc ${auth}`, 'echo://doc', { description: `sent ${auth}` }, async (uri, extra) => ({
+        contents: [{ uri: uri.href, text: `the header was ${String(extra.requestInfo?.headers.authorization)}` }],
+      }));
+      mcp.registerPrompt('echo-prompt', { description: 'echoes', argsSchema: { topic: z.string() } }, ({ topic }, extra) => ({
+        messages: [{ role: 'user', content: { type: 'text', text: `${topic}: ${String(extra.requestInfo?.headers.authorization)}` } }],
+      }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      await mcp.connect(transport);
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => void transport.handleRequest(req, res, body ? JSON.parse(body) : undefined));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const view = await wiring.federation.register(tenant, { name: 'echoing', url: `http://127.0.0.1:${port}/mcp`, credential: { type: 'bearer', value: SECRET } });
+    // a server of resources and prompts only (no tools capability) is an upstream too
+    expect([view.status, view.status_reason]).toEqual(['connected', null]);
+    expect(view.tools!.map((t) => [t.name, t.state])).toEqual([['prompt:echo-prompt', 'active']]);
+  });
+
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+  });
+
+  test('a resource list, a read and a prompt that echo the credential come back masked', async () => {
+    const listed = await wiring.federation.mcp.entries(tenant, 'resources');
+    expect(listed.entries).toHaveLength(1);
+    expect(JSON.stringify(listed.entries)).not.toContain(SECRET);
+    expect(JSON.stringify(listed.entries)).toContain('Bearer');
+    const read = await broker.execute(tenant, { actionId: randomUUID(), agentId: 'a', tool: 'echoing', method: 'resources/read', params: { uri: 'echo://doc' }, origin: 'tool_call' });
+    expect(read.outcome).toBe('executed');
+    expect(JSON.stringify(read.body)).toContain('the header was Bearer ');
+    expect(JSON.stringify(read.body)).not.toContain(SECRET);
+    const got = await broker.execute(tenant, { actionId: randomUUID(), agentId: 'a', tool: 'echoing', method: 'prompts/get', params: { prompt: 'echo-prompt', arguments: { topic: 'auth' } }, origin: 'tool_call' });
+    expect(got.outcome).toBe('executed');
+    expect(JSON.stringify(got.body)).toContain('auth: Bearer ');
+    expect(JSON.stringify(got.body)).not.toContain(SECRET);
   });
 });

@@ -182,6 +182,9 @@ export class UpstreamConnections {
   async listTools(e: UpstreamEndpoint): Promise<ToolListing> {
     return this.use(e, async (client, signal, open) => {
       const tools: Tool[] = [];
+      // a server of resources or prompts only (no tools capability) has no tools/list to read
+      const caps = client.getServerCapabilities();
+      if (caps && !caps.tools && (caps.resources || caps.prompts)) return { tools, refused: [], truncated: null, info: this.infoOf(client) };
       const refused: RefusedTool[] = [];
       let bytes = 0;
       let truncated: string | null = null;

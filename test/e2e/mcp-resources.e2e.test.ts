@@ -16,7 +16,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freeLoopbackPort } from '@agw/shared';
-import { type Tenant, api, newTenant, recordRaw } from './support/api';
+import { type Tenant, api, humanSession, newTenant, recordRaw } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
 jest.setTimeout(120_000);
@@ -103,6 +103,27 @@ describe('revision 2025-11-25 through the SDK client', () => {
     const denied = records.find((r) => r.method === 'resources/read' && r.params.uri === 'demo://resource/dynamic/text/13');
     expect(denied).toMatchObject({ tool: 'everything', decision: 'deny' });
     expect(JSON.stringify(denied)).toContain('resource 13 is off limits');
+    await client.close();
+    await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'general' } });
+  });
+
+  test('a read a Rego rule sends to a human waits for the approval; once approved, its result is at GET /actions/{id}', async () => {
+    const policy = ['package agw.custom', '', 'import rego.v1', '', 'approval contains "blobs need a human" if {', '  input.method == "resources/read"', '  contains(input.params.uri, "/blob/")', '}', ''].join('\n');
+    expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'custom', custom_policy: policy } })).status).toBe(200);
+    const client = await gatewayClient(t.apiKey);
+    const queued = await client.readResource({ uri: 'agw://everything/demo://resource/dynamic/blob/4' }).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+    expect(queued).toMatch(/requires human approval/);
+    const actionId = /GET \/api\/actions\/([0-9a-f-]{36})/.exec(queued!)![1];
+    expect((await api('GET', `/actions/${actionId}`, { key: t.apiKey })).body).toMatchObject({ status: 'pending', tool: 'everything', method: 'resources/read', execution_result: null });
+    const approved = await api('POST', `/approve/${actionId}`, { token: await humanSession(t), body: { note: 'fine' } });
+    expect(approved.status).toBe(200);
+    const after = await api('GET', `/actions/${actionId}`, { key: t.apiKey });
+    expect(after.body).toMatchObject({ status: 'approved', execution_mode: 'gateway_brokered' });
+    expect(after.body.execution_result.status_code).toBe(200);
+    expect(after.body.execution_result.body.contents[0]).toMatchObject({ uri: 'demo://resource/dynamic/blob/4', blob: expect.any(String) });
     await client.close();
     await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'general' } });
   });

@@ -128,6 +128,13 @@ describe('revision 2025-11-25 through the SDK client', () => {
     await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'general' } });
   });
 
+  test('the HTTP entrance takes the same governed read: POST /api/mcp/tools/call {tool: upstream, method: resources/read}', async () => {
+    const r = await api('POST', '/mcp/tools/call', { key: t.apiKey, body: { agent_id: 'http-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'everything', method: 'resources/read', params: { uri: 'demo://resource/dynamic/text/2' } } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'allowed', execution_mode: 'gateway_brokered' });
+    expect(r.body.execution_result.body.contents[0]).toMatchObject({ uri: 'demo://resource/dynamic/text/2' });
+  });
+
   test('prompts are listed under federated names, got as governed calls, and their arguments completed', async () => {
     const client = await gatewayClient(t.apiKey);
     const { prompts } = await client.listPrompts();

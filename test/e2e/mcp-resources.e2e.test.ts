@@ -182,6 +182,32 @@ describe('revision 2025-11-25 through the SDK client', () => {
   });
 });
 
+describe('an upstream that stops answering', () => {
+  test('is left out of the lists and named in their _meta; the others are still listed', async () => {
+    const port = await freeLoopbackPort();
+    const gone = spawn(process.execPath, [everythingEntry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+    for (let i = 0; i < 300; i++) {
+      const up = await new Promise<boolean>((r) => {
+        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
+        s.on('error', () => r(false));
+      });
+      if (up) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'gone', url: `http://127.0.0.1:${port}/mcp` } })).body.status).toBe('connected');
+    const client = await gatewayClient(t.apiKey);
+    expect((await client.listResources()).resources.some((r) => r.uri.startsWith('agw://gone/'))).toBe(true);
+    gone.kill('SIGKILL');
+    await new Promise((r) => gone.once('exit', r));
+    const after = await client.listResources();
+    expect(after.resources.some((r) => r.uri.startsWith('agw://gone/'))).toBe(false);
+    expect(after.resources.some((r) => r.uri.startsWith('agw://everything/'))).toBe(true);
+    expect((after._meta as Record<string, string[]>)['io.agw/unavailable_upstreams']).toEqual([expect.stringMatching(/^gone: /)]);
+    await client.close();
+    expect((await api('DELETE', '/upstreams/gone', { key: t.apiKey })).status).toBe(200);
+  });
+});
+
 describe('revision 2026-07-28 over raw HTTP', () => {
   test('server/discover advertises them; lists carry ttlMs and cacheScope; reads and gets need Mcp-Name', async () => {
     const discover = await modern('server/discover', {});

@@ -85,8 +85,12 @@ export interface FederatedScope {
 
 const invalid = (message: string) => new McpError(ErrorCode.InvalidParams, message);
 
+/** `_meta` key of a list: the upstreams left out of it because their own list failed ("<upstream>: <why>") */
+export const UNAVAILABLE_META = 'io.agw/unavailable_upstreams';
+
 export class FederatedMethods {
   private readonly lists = new Map<Kind, Promise<Entry[]>>();
+  private readonly unavailable = new Map<Kind, string[]>();
 
   constructor(private readonly s: FederatedScope) {}
 
@@ -94,11 +98,13 @@ export class FederatedMethods {
   private entries(kind: Kind): Promise<Entry[]> {
     let list = this.lists.get(kind);
     if (!list) {
-      list = this.s.d.federation.client.listFederatedEntries({ tenantId: this.s.tenantId, kind }).then((r) =>
-        r.entries
+      list = this.s.d.federation.client.listFederatedEntries({ tenantId: this.s.tenantId, kind }).then((r) => {
+        const selected = (upstream: string) => !this.s.allowed || matchesAnyGlob(this.s.allowed, `${upstream}${SEPARATOR}*`) || this.s.allowed.some((g) => g.startsWith(`${upstream}${SEPARATOR}`));
+        if (r.unavailable.length) this.unavailable.set(kind, r.unavailable.filter((u) => selected(u.slice(0, u.indexOf(':')))));
+        return r.entries
           .map((e) => ({ upstream: e.upstream, entry: JSON.parse(e.entryJson) as Record<string, unknown> }))
-          .filter((e) => typeof e.entry.name === 'string' && (!this.s.allowed || matchesAnyGlob(this.s.allowed, `${e.upstream}${SEPARATOR}${e.entry.name}`))),
-      );
+          .filter((e) => typeof e.entry.name === 'string' && (!this.s.allowed || matchesAnyGlob(this.s.allowed, `${e.upstream}${SEPARATOR}${e.entry.name}`)));
+      });
       this.lists.set(kind, list);
     }
     return list;
@@ -106,7 +112,7 @@ export class FederatedMethods {
 
   async listResources(): Promise<Record<string, unknown>> {
     const resources = (await this.entries('resources')).map(({ upstream, entry }) => ({ ...entry, name: `${upstream}${SEPARATOR}${entry.name}`, uri: federatedUri(upstream, String(entry.uri)) }));
-    return { resources };
+    return { resources, ...this.metaOf('resources') };
   }
 
   async listResourceTemplates(): Promise<Record<string, unknown>> {
@@ -115,7 +121,13 @@ export class FederatedMethods {
       name: `${upstream}${SEPARATOR}${entry.name}`,
       uriTemplate: federatedUri(upstream, String(entry.uriTemplate)),
     }));
-    return { resourceTemplates };
+    return { resourceTemplates, ...this.metaOf('resource_templates') };
+  }
+
+  /** `_meta` naming the upstreams whose list failed (left out of this answer), when there are any. */
+  private metaOf(kind: Kind): { _meta?: Record<string, unknown> } {
+    const unavailable = this.unavailable.get(kind);
+    return unavailable?.length ? { _meta: { [UNAVAILABLE_META]: unavailable } } : {};
   }
 
   async listPrompts(): Promise<Record<string, unknown>> {

@@ -199,3 +199,50 @@ describe('the secrets of an upstream never come back through its resources and p
     expect(JSON.stringify(got.body)).not.toContain(SECRET);
   });
 });
+
+describe('the lists are bounded as tools/list is', () => {
+  const tenant = randomUUID();
+  let server: http.Server;
+  let small: FederationWiring;
+
+  beforeAll(async () => {
+    server = http.createServer(async (req, res) => {
+      const mcp = new McpServer({ name: 'big-upstream', version: '1.0.0' });
+      for (let i = 0; i < 100; i++) mcp.registerResource(`doc-${i}`, `big://doc/${i}`, { description: 'x'.repeat(100) }, async (uri) => ({ contents: [{ uri: uri.href, text: String(i) }] }));
+      mcp.registerPrompt('small', { description: 'fine' }, () => ({ messages: [] }));
+      mcp.registerPrompt('huge', { description: 'y'.repeat(5000) }, () => ({ messages: [] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      await mcp.connect(transport);
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => void transport.handleRequest(req, res, body ? JSON.parse(body) : undefined));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    small = createFederation({
+      config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, federationMaxSyncBytes: 4000, federationMaxToolBytes: 2000 },
+      db: v.db,
+      keyring: v.keyring,
+      quarantines: { record: async () => undefined },
+      changed: () => undefined,
+      logger: createLogger('vault-federation-test', 'silent'),
+    });
+    const view = await small.federation.register(tenant, { name: 'big', url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp` });
+    expect(view.status).toBe('connected');
+  });
+
+  afterAll(async () => {
+    await small?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+  });
+
+  test('a resource list stops at FEDERATION_MAX_SYNC_BYTES; a prompt over FEDERATION_MAX_TOOL_BYTES is not kept', async () => {
+    const listed = await small.federation.mcp.entries(tenant, 'resources');
+    expect(listed.entries.length).toBeGreaterThan(5);
+    expect(listed.entries.length).toBeLessThan(100);
+    expect(Buffer.byteLength(JSON.stringify(listed.entries.map((e) => e.entry)))).toBeLessThanOrEqual(4000 + 200);
+    const prompts = await small.federation.mcp.entries(tenant, 'prompts');
+    expect(prompts.entries.map((e) => (e.entry as { name: string }).name)).toEqual(['small']);
+  });
+});

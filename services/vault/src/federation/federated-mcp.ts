@@ -29,9 +29,14 @@ export const RESOURCE_READ = 'resources/read';
 export const PROMPT_GET = 'prompts/get';
 const ARGUMENTS_KEY = 'x-mcp-prompt-arguments';
 
-/** At most this many pages of one list are read, at most this many entries kept per upstream and list. */
+/**
+ * At most this many pages of one list are read, at most this many entries kept per upstream and list, at
+ * most FEDERATION_MAX_SYNC_BYTES of one upstream's list (its entries' JSON), and at most TOTAL_BYTES of a
+ * tenant's list across its upstreams (the gRPC answer to the gateway stays well under its 16 MB cap).
+ */
 const MAX_PAGES = 20;
 const MAX_ENTRIES = 1000;
+export const TOTAL_BYTES = 8 * 1024 * 1024;
 /** A prompt's federated name follows the tool rule (MCP name characters, 1-128). */
 const FEDERATED_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
@@ -67,22 +72,31 @@ export async function listedPromptDefinitions(connections: UpstreamConnections, 
   try {
     const prompts = await connections.request(e, async (client, options) => {
       if (!client.getServerCapabilities()?.prompts) return [] as Prompt[];
-      return pages((cursor) => client.listPrompts(cursor ? { cursor } : {}, options).then((r) => ({ items: r.prompts, next: r.nextCursor })));
+      return pages((cursor) => client.listPrompts(cursor ? { cursor } : {}, options).then((r) => ({ items: r.prompts, next: r.nextCursor })), connections.definitionLimits.maxSyncBytes);
     });
-    return prompts.filter((p) => typeof p.name === 'string' && !p.name.startsWith('_') && FEDERATED_NAME.test(`${e.name}__${p.name}`)).map(promptDefinition);
+    // a prompt's pinned definition is bounded as a tool's (FEDERATION_MAX_TOOL_BYTES): a larger one is not kept
+    return prompts
+      .filter((p) => typeof p.name === 'string' && !p.name.startsWith('_') && FEDERATED_NAME.test(`${e.name}__${p.name}`))
+      .map(promptDefinition)
+      .filter((def) => Buffer.byteLength(JSON.stringify(def)) <= connections.definitionLimits.maxToolBytes);
   } catch (err) {
     logger.warn({ tenantId: e.tenantId, upstream: e.name, err: (err as Error).message }, 'prompts/list of an upstream failed');
     return [];
   }
 }
 
-async function pages<T>(read: (cursor?: string) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+/** The pages of one list, within MAX_PAGES, MAX_ENTRIES and `budget` bytes of entries' JSON (the entry that would go over is the first left out). */
+async function pages<T>(read: (cursor?: string) => Promise<{ items: T[]; next?: string }>, budget: number): Promise<T[]> {
   const out: T[] = [];
+  let bytes = 0;
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const r = await read(cursor);
-    out.push(...(r.items ?? []));
-    if (out.length >= MAX_ENTRIES) return out.slice(0, MAX_ENTRIES);
+    for (const item of r.items ?? []) {
+      bytes += Buffer.byteLength(JSON.stringify(item) ?? '');
+      if (bytes > budget || out.length === MAX_ENTRIES) return out;
+      out.push(item);
+    }
     cursor = r.next;
     if (!cursor) break;
   }
@@ -115,9 +129,10 @@ export class FederatedMcp {
         try {
           const items = await this.d.connections.request(this.d.endpoint(tenantId, row), async (client, options) => {
             if (!client.getServerCapabilities()?.resources) return [] as unknown[];
+            const budget = this.d.connections.definitionLimits.maxSyncBytes;
             return kind === 'resources'
-              ? pages<unknown>((cursor) => client.listResources(cursor ? { cursor } : {}, options).then((r) => ({ items: r.resources, next: r.nextCursor })))
-              : pages<unknown>((cursor) => client.listResourceTemplates(cursor ? { cursor } : {}, options).then((r) => ({ items: r.resourceTemplates, next: r.nextCursor })));
+              ? pages<unknown>((cursor) => client.listResources(cursor ? { cursor } : {}, options).then((r) => ({ items: r.resources, next: r.nextCursor })), budget)
+              : pages<unknown>((cursor) => client.listResourceTemplates(cursor ? { cursor } : {}, options).then((r) => ({ items: r.resourceTemplates, next: r.nextCursor })), budget);
           });
           return items.map((entry) => ({ upstream: u.name, entry }));
         } catch (err) {
@@ -126,7 +141,19 @@ export class FederatedMcp {
         }
       }),
     );
-    return { entries: lists.flat(), unavailable };
+    // the tenant's list within TOTAL_BYTES: an upstream whose entries would go over is left out, and named
+    const entries: Array<{ upstream: string; entry: unknown }> = [];
+    let total = 0;
+    for (const list of lists) {
+      const size = list.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e.entry) ?? ''), 0);
+      if (list.length && total + size > TOTAL_BYTES) {
+        unavailable.push(`${list[0].upstream}: left out, the tenant's ${kind} are larger than ${TOTAL_BYTES} bytes together`);
+        continue;
+      }
+      total += size;
+      entries.push(...list);
+    }
+    return { entries, unavailable };
   }
 
   /** completion/complete on the tenant's upstream (a prompt ref must name an active prompt). */

@@ -249,6 +249,11 @@ export class UpstreamConnections {
     });
   }
 
+  /** The definition bounds of a tools/list, for the other lists (federated-mcp.ts). */
+  get definitionLimits(): { maxToolBytes: number; maxSyncBytes: number } {
+    return { maxToolBytes: this.o.maxToolBytes, maxSyncBytes: this.o.maxSyncBytes };
+  }
+
   /** Close the connection of an upstream (deleted, or registered again). */
   drop(tenantId: string, name: string): void {
     const key = `${tenantId}|${name}`;

@@ -1,5 +1,6 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { federatedUri, parseFederatedUri, resultOf, splitFederatedName } from './federated-resources';
+import { answerModern } from './modern-revision';
 
 describe('federated resource URIs', () => {
   test('agw://<upstream>/<the upstream’s URI, verbatim> is reversible, templates included', () => {
@@ -39,5 +40,24 @@ describe('a decision as a JSON-RPC answer', () => {
       expect((e as McpError).message).toMatch(/Denied by the gateway .*secret_uri/);
       expect((e as McpError).data).toMatchObject({ status: 'denied', violations: ['secret_uri'] });
     }
+  });
+});
+
+describe('the modern era’s hook for the other methods', () => {
+  test('a method `other` answers gets resultType and the server in _meta; one it does not answer stays 404 -32601', async () => {
+    const handlers = {
+      serverInfo: { name: 'agw', version: '1' },
+      capabilities: {},
+      listTtlMs: 30_000,
+      listTools: async () => [],
+      callTool: async () => ({}),
+      other: async (method: string) => (method === 'prompts/list' ? { prompts: [], ttlMs: 30_000, cacheScope: 'private' } : undefined),
+    };
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
+    expect(await answerModern({ jsonrpc: '2.0', id: 1, method: 'prompts/list', params: { _meta: meta } }, handlers)).toEqual({
+      status: 200,
+      body: { jsonrpc: '2.0', id: 1, result: { resultType: 'complete', prompts: [], ttlMs: 30_000, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'agw', version: '1' } } } },
+    });
+    expect(await answerModern({ jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { _meta: meta } }, handlers)).toMatchObject({ status: 404, body: { error: { code: -32601 } } });
   });
 });

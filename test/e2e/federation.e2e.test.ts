@@ -6,7 +6,8 @@
  * - the project's own fixture server (`@agw/mcp-fixtures`) for what no real server does on command: a
  *   definition that changes (quarantine, diff, approval), a credential check, poisoned descriptions and the
  *   hostile upstreams (huge results, silence, endless streams, malformed JSON-RPC, thousands of tools).
- * The SDK's own client talks to the gateway's MCP server as any MCP client would.
+ * The SDK's own client talks to the gateway's MCP server as any MCP client would; tools/list is also read as
+ * raw JSON text from both, so a definition is compared byte for byte, key order included.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -63,6 +64,39 @@ async function gatewayClient(key: string): Promise<Client> {
   await client.connect(new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/mcp/server`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
   return client;
 }
+
+/** One JSON-RPC message's answer, from a JSON body or the first `data:` event of an SSE body holding a result or an error. */
+function rpcAnswer(contentType: string | null, text: string): { result?: Record<string, unknown>; error?: unknown } {
+  if (!contentType?.includes('text/event-stream')) return JSON.parse(text);
+  const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
+  return JSON.parse(data.find((l) => l.includes('"result"') || l.includes('"error"'))!);
+}
+
+/** tools/list as JSON text parsed by JSON.parse (key order kept), not through an SDK's schema. */
+async function rawToolsList(url: string, headers: Record<string, string>, session: boolean): Promise<Array<Record<string, unknown> & { name: string }>> {
+  const post = async (body: object, extra: Record<string, string> = {}) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers, ...extra }, body: JSON.stringify(body) });
+    return { res, answer: res.status === 202 ? {} : rpcAnswer(res.headers.get('content-type'), await res.text()) };
+  };
+  const extra: Record<string, string> = { 'mcp-protocol-version': '2025-11-25' };
+  if (session) {
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e-raw', version: '1' } } });
+    const id = init.res.headers.get('mcp-session-id');
+    if (id) extra['mcp-session-id'] = id;
+    await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, extra);
+  }
+  const tools: Array<Record<string, unknown> & { name: string }> = [];
+  let cursor: string | undefined;
+  do {
+    const { answer } = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: cursor ? { cursor } : {} }, extra);
+    tools.push(...(answer.result!.tools as typeof tools));
+    cursor = answer.result!.nextCursor as string | undefined;
+  } while (cursor);
+  return tools;
+}
+
+const rawUpstreamTools = (url: string) => rawToolsList(url, {}, true);
+const rawGatewayTools = (key: string) => rawToolsList(`${E2E_BASE_URL}/mcp/server`, { authorization: `Bearer ${key}` }, false);
 
 /** The same upstream, directly (what the gateway must pass through unchanged). */
 async function directClient(url: string): Promise<Client> {
@@ -144,7 +178,13 @@ describe('a real MCP server behind the gateway', () => {
     const [g, d] = [await viaGateway.listTools(), await direct.listTools()];
     for (const tool of d.tools) {
       const federated = g.tools.find((x) => x.name === `everything__${tool.name}`);
+      // a tool that requires task-augmented execution is not offered (the next test)
+      if (tool.execution?.taskSupport === 'required') {
+        expect(federated).toBeUndefined();
+        continue;
+      }
       expect(federated).toBeDefined();
+      expect(federated!.execution).toEqual(tool.execution);
       expect(federated!.description).toBe(tool.description);
       expect(federated!.inputSchema).toEqual(tool.inputSchema);
       if (tool.outputSchema) expect(federated!.outputSchema).toEqual(tool.outputSchema);
@@ -152,6 +192,35 @@ describe('a real MCP server behind the gateway', () => {
     }
     await viaGateway.close();
     await direct.close();
+  });
+
+  test('tools/list gives each definition byte for byte in the upstream’s key order; a tool that requires tasks is not listed and its call answers why', async () => {
+    const upstream = await rawUpstreamTools(everythingUrl);
+    const gateway = await rawGatewayTools(t.apiKey);
+    const required = upstream.filter((x) => (x.execution as { taskSupport?: string } | undefined)?.taskSupport === 'required').map((x) => x.name);
+    expect(required).toEqual(['simulate-research-query']);
+    for (const tool of upstream) {
+      const federated = gateway.find((x) => x.name === `everything__${tool.name as string}`);
+      if (required.includes(tool.name)) {
+        expect(federated).toBeUndefined();
+        continue;
+      }
+      // the JSON text, name put back: every field (execution included) in the upstream's order at every level
+      expect(JSON.stringify({ ...federated, name: tool.name })).toBe(JSON.stringify(tool));
+    }
+    // review finding G4: jsonb listed these reversed
+    const reference = gateway.find((x) => x.name === 'everything__get-resource-reference')!;
+    expect(Object.keys((reference.inputSchema as { properties: object }).properties)).toEqual(['resourceType', 'resourceId']);
+    // review finding G3: the call is refused with the reason instead of failing at the upstream
+    const client = await gatewayClient(t.apiKey);
+    const research = await client.callTool({ name: 'everything__simulate-research-query', arguments: { topic: 'governance' } });
+    expect(research.isError).toBe(true);
+    const answer = JSON.parse((research.content as Array<{ text: string }>)[0].text);
+    expect(answer).toMatchObject({ status: 'denied', violations: ['task_execution_required'] });
+    expect(answer.message).toMatch(/requires task-augmented execution \(its execution\.taskSupport is "required"\), which the gateway cannot run on an upstream yet/);
+    await client.close();
+    const status = await api('GET', '/upstreams/everything', { key: t.apiKey });
+    expect(status.body.status_reason).toMatch(/1 tool\(s\) not offered: they require task-augmented execution .*\(simulate-research-query\)/);
   });
 
   test('calls return text, images and structured content unchanged, audited with the real arguments', async () => {

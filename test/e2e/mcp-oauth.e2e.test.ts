@@ -5,7 +5,10 @@
  * PKCE; a signed-in human of the tenant consents (here through the API the console's consent page calls;
  * the click in Chromium is in test/browser); the code becomes tokens; tools are listed and called, and the
  * audit record names the granted agent. Then refresh (rotation, reuse revokes the grant), revocation, and
- * the refusals: another resource, no PKCE verifier, an agent token on an approval route.
+ * the refusals: another resource, no PKCE verifier, an agent token on an approval route. The host that was
+ * asked: a client configured with `localhost` reads metadata naming `localhost` and gets a token good there
+ * only (PUBLIC_ORIGINS); `iss` on every authorization response (RFC 9207); `error="invalid_token"` on a
+ * dead token (RFC 6750).
  */
 import { startFixtures } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,7 +18,7 @@ import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createHash, randomBytes } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type Tenant, api, humanSession, newTenant } from './support/api';
+import { type Tenant, api, humanSession, newTenant, toolCall } from './support/api';
 import { MemoryAuthProvider } from './support/memory-oauth-client';
 import { E2E_BASE_URL } from './support/e2e-env';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
@@ -24,6 +27,11 @@ jest.setTimeout(60_000);
 
 const ORIGIN = new URL(E2E_BASE_URL).origin;
 const MCP_URL = `${E2E_BASE_URL}/mcp/server`;
+const ISSUER = `${E2E_BASE_URL}/oauth`;
+// the same gateway by its other loopback name (the local profile lists both: PUBLIC_ORIGINS)
+const LOCAL_ORIGIN = ORIGIN.replace('127.0.0.1', 'localhost');
+const LOCAL_BASE_URL = E2E_BASE_URL.replace('127.0.0.1', 'localhost');
+const LOCAL_MCP_URL = `${LOCAL_BASE_URL}/mcp/server`;
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never fetched: the test reads the code from the redirect
 
 const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
@@ -76,9 +84,36 @@ describe('a standard MCP client signs in by URL alone', () => {
       revocation_endpoint: `${E2E_BASE_URL}/oauth/revoke`,
       code_challenge_methods_supported: ['S256'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
+      authorization_response_iss_parameter_supported: true,
     });
-    const unknown = await fetch(`${ORIGIN}/.well-known/openid-configuration`);
-    expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, expect.stringMatching(/application\/json/)]);
+    // a page that exists: github.com/<owner>/<repo>/blob/main/docs/auth.md
+    expect(as.service_documentation).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\/blob\/main\/docs\/auth\.md$/);
+    // the last discovery URLs clients try: a JSON 404, not a 401
+    for (const u of [`${ORIGIN}/.well-known/openid-configuration`, `${E2E_BASE_URL}/oauth/.well-known/openid-configuration`, `${E2E_BASE_URL}/oauth/.well-known/oauth-authorization-server`]) {
+      const unknown = await fetch(u);
+      expect([u, unknown.status, unknown.headers.get('content-type')]).toEqual([u, 404, expect.stringMatching(/application\/json/)]);
+      expect(((await unknown.json()) as { detail: string }).detail).toMatch(/^Not found/);
+    }
+  });
+
+  test('asked at localhost, every document names localhost (metadata in path and root form, the challenge)', async () => {
+    const res = await fetch(LOCAL_MCP_URL, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${LOCAL_ORIGIN}/.well-known/oauth-protected-resource/api/mcp/server", scope="mcp:tools"`);
+    for (const path of ['/.well-known/oauth-protected-resource/api/mcp/server', '/.well-known/oauth-protected-resource']) {
+      expect(await (await fetch(`${LOCAL_ORIGIN}${path}`)).json()).toMatchObject({ resource: LOCAL_MCP_URL, authorization_servers: [`${LOCAL_BASE_URL}/oauth`] });
+    }
+    for (const path of ['/.well-known/oauth-authorization-server/api/oauth', '/.well-known/oauth-authorization-server']) {
+      expect(await (await fetch(`${LOCAL_ORIGIN}${path}`)).json()).toMatchObject({
+        issuer: `${LOCAL_BASE_URL}/oauth`,
+        authorization_endpoint: `${LOCAL_BASE_URL}/oauth/authorize`,
+        token_endpoint: `${LOCAL_BASE_URL}/oauth/token`,
+        registration_endpoint: `${LOCAL_BASE_URL}/oauth/register`,
+        authorization_response_iss_parameter_supported: true,
+      });
+    }
+    // and at 127.0.0.1, 127.0.0.1 (PUBLIC_BASE_URL's origin, also the answer to a name not listed)
+    expect(await (await fetch(`${ORIGIN}/.well-known/oauth-protected-resource`)).json()).toMatchObject({ resource: MCP_URL });
   });
 
   test('discovery, registration, PKCE authorization with consent, tokens; the calls are the granted agent’s', async () => {
@@ -93,6 +128,8 @@ describe('a standard MCP client signs in by URL alone', () => {
     expect(shown).toMatchObject({ client_name: 'E2E MCP client', redirect_host: '127.0.0.1:9', scopes: ['mcp:tools'], resource: MCP_URL });
     expect(redirect.origin + redirect.pathname).toBe(REDIRECT);
     expect(redirect.searchParams.get('state')).toBe(auth.authorizationUrl!.searchParams.get('state'));
+    // RFC 9207: the issuer of the metadata the client read
+    expect(redirect.searchParams.get('iss')).toBe(ISSUER);
     const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: auth });
     await transport.finishAuth(redirect.searchParams.get('code')!);
     expect(auth.saved).toMatchObject({ token_type: expect.stringMatching(/bearer/i), scope: 'mcp:tools', expires_in: 3600 });
@@ -116,6 +153,31 @@ describe('a standard MCP client signs in by URL alone', () => {
     expect((await mcpPost(access)).status).toBe(200);
   });
 
+  test('GET and DELETE on the MCP server answer the transport’s 405 to an OAuth token and to an agent key, as to the tenant key (an inspector-style GET)', async () => {
+    const access = auth.saved!.access_token;
+    const agentKey = (await api('POST', '/api-keys', { key: t.apiKey, body: { scope: 'agent', name: 'inspector-get' } })).body.api_key as string;
+    const notAllowed = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null };
+    const sse = { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+    for (const [who, headers] of [
+      ['OAuth token', { authorization: `Bearer ${access}` }],
+      ['agent key', { 'x-api-key': agentKey }],
+      ['agent key as Bearer', { authorization: `Bearer ${agentKey}` }],
+      ['tenant key', { 'x-api-key': t.apiKey }],
+    ] as const) {
+      for (const method of ['GET', 'DELETE']) {
+        for (const url of [MCP_URL, `${MCP_URL}/sessions/00000000-0000-4000-8000-000000000000`]) {
+          const res = await fetch(url, { method, headers: { ...sse, ...headers } });
+          expect([who, method, url, res.status, res.headers.get('allow')]).toEqual([who, method, url, 405, 'POST']);
+          expect(await res.json()).toEqual(notAllowed);
+        }
+      }
+    }
+    // without credentials it is the 401 that starts the OAuth discovery
+    const anonymous = await fetch(MCP_URL, { headers: sse });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+", scope="mcp:tools"$/);
+  });
+
   test('a refresh rotates the refresh token; revoking an access token makes the next call a 401; a reused refresh token revokes the grant', async () => {
     const clientId = auth.client!.client_id;
     const before = auth.saved!;
@@ -130,7 +192,10 @@ describe('a standard MCP client signs in by URL alone', () => {
     expect(revoked.status).toBe(200);
     const refused = await mcpPost(after.access_token);
     expect(refused.status).toBe(401);
-    expect(refused.headers.get('www-authenticate')).toMatch(/resource_metadata=/);
+    // RFC 6750 §3.1: the client learns the token is dead (and refreshes), not that it lacks one
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/api/mcp/server", scope="mcp:tools", error="invalid_token", error_description="invalid, expired or revoked access token"`,
+    );
 
     // the first refresh token again: someone holds a copy, so every token of the grant goes
     const reuse = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: clientId }));
@@ -139,6 +204,31 @@ describe('a standard MCP client signs in by URL alone', () => {
     const dead = await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: after.refresh_token!, client_id: clientId }));
     expect(dead.status).toBe(400);
     expect((await mcpPost(before.access_token)).status).toBe(401);
+  });
+});
+
+describe('a client configured with localhost (as many desktop configs are)', () => {
+  test('the SDK client discovers, registers, is authorized and calls tools at localhost; its token is localhost’s only', async () => {
+    const local = new MemoryAuthProvider(() => REDIRECT, 'E2E localhost client');
+    await expect(new Client({ name: 'e2e-localhost', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(new URL(LOCAL_MCP_URL), { authProvider: local }))).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(local.authorizationUrl!.href).toMatch(new RegExp(`^${LOCAL_BASE_URL}/oauth/authorize\\?`));
+    expect(local.authorizationUrl!.searchParams.get('resource')).toBe(LOCAL_MCP_URL);
+    const { shown, redirect } = await consent(t, local.authorizationUrl!, { approve: true, agent_name: 'localhost-desktop' });
+    expect(shown.resource).toBe(LOCAL_MCP_URL);
+    expect(redirect.searchParams.get('iss')).toBe(`${LOCAL_BASE_URL}/oauth`);
+    const transport = new StreamableHTTPClientTransport(new URL(LOCAL_MCP_URL), { authProvider: local });
+    await transport.finishAuth(redirect.searchParams.get('code')!);
+    const client = new Client({ name: 'e2e-localhost', version: '1.0.0' });
+    await client.connect(transport);
+    expect((await client.callTool({ name: 'fx__add', arguments: { a: 20, b: 22 } })).content).toEqual([{ type: 'text', text: '42' }]);
+    await client.close();
+    // RFC 8707: the server under its other name is another resource
+    const elsewhere = await mcpPost(local.saved!.access_token);
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.headers.get('www-authenticate')).toContain(`error="invalid_token", error_description="the access token was issued for ${LOCAL_MCP_URL}, not for ${MCP_URL}"`);
+    // inspector-style GET at localhost: the transport's 405
+    const get = await fetch(LOCAL_MCP_URL, { headers: { authorization: `Bearer ${local.saved!.access_token}`, accept: 'text/event-stream' } });
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
   });
 });
 
@@ -234,6 +324,8 @@ describe('Client ID Metadata Documents (an HTTPS client_id, no registration)', (
     const same = await fetch(u, { redirect: 'manual' });
     expect(same.status).toBe(302);
     expect(new URL(same.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
+    // an error response is an authorization response too (RFC 9207)
+    expect(new URL(same.headers.get('location')!).searchParams.get('iss')).toBe(ISSUER);
     u.searchParams.set('redirect_uri', 'http://localhost:9/callback');
     const other = await fetch(u, { redirect: 'manual' });
     expect(other.status).toBe(400);
@@ -279,6 +371,7 @@ describe('refused', () => {
 
     const denied = await consent(t, authorizeUrl(clientId, challenge().challenge), { approve: false });
     expect(denied.redirect.searchParams.get('error')).toBe('access_denied');
+    expect([denied.redirect.searchParams.get('state'), denied.redirect.searchParams.get('iss')]).toEqual(['s1', ISSUER]);
   });
 
   test('consent needs a signed-in human: an API key or an agent key is refused; a decided request cannot be decided again', async () => {
@@ -364,6 +457,48 @@ describe('grants a tenant controls, and the refusals of the security review', ()
     const kept = await granted({ ...tenant, apiKey: key }, 'Rotation E2E client 2');
     expect((await api('POST', '/api-keys/rotate', { key })).status).toBe(200);
     expect((await mcpPost(kept.tokens.access_token)).status).toBe(200);
+  });
+
+  test('an OAuth client reads the actions its own grant queued (the route an escalated call names); another grant’s, an agent key’s or another tenant’s is a 404', async () => {
+    const tenant = await newTenant('OAuth actions');
+    const other = await newTenant('OAuth actions, other');
+    const tool = `svc_crm_${randomBytes(4).toString('hex')}`;
+    for (const x of [tenant, other]) {
+      const reg = await api('POST', '/credentials/register', { key: x.apiKey, body: { tool_id: tool, name: 'crm-token', value: 'oauth-actions-secret-1', credential_type: 'bearer', upstream_url: `${fixtures.url}/never-called` } });
+      expect([200, 201]).toContain(reg.status);
+    }
+    /** an escalated tools/call (a delete is queued for a human under the default policy): its action id */
+    const queue = async (token: string) => {
+      const res = await mcpPost(token, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: { method: 'delete', params: { id: 1 } } } });
+      expect(res.status).toBe(200);
+      const text = ((await res.json()) as { result: { content: Array<{ text: string }> } }).result.content[0].text;
+      expect(text).toMatch(/requires human approval and is queued/);
+      const id = /Action ([0-9a-f-]{36})/.exec(text)![1];
+      expect(text).toContain(`GET /api/actions/${id}`);
+      return id;
+    };
+    const [a, b, c] = [await granted(tenant, 'Actions client A'), await granted(tenant, 'Actions client B'), await granted(other, 'Actions client C')];
+    const [ofA, ofB, ofC] = [await queue(a.tokens.access_token), await queue(b.tokens.access_token), await queue(c.tokens.access_token)];
+    const agentKey = (await api('POST', '/api-keys', { key: tenant.apiKey, body: { scope: 'agent', name: 'actions-bot' } })).body.api_key as string;
+    const queuedByKey = await api('POST', '/mcp/tools/call', { key: agentKey, body: toolCall({ tool, method: 'delete', params: { id: 2 } }) });
+    expect([queuedByKey.status, queuedByKey.body.status]).toEqual([202, 'pending_approval']);
+    const ofAgentKey = queuedByKey.body.action_id as string;
+
+    const mine = await api('GET', `/actions/${ofA}`, { token: a.tokens.access_token });
+    expect(mine.status).toBe(200);
+    expect(mine.body).toMatchObject({ action_id: ofA, status: 'pending', agent_id: 'grant-e2e', tool, method: 'delete' });
+    for (const id of [ofB, ofC, ofAgentKey]) expect([id, (await api('GET', `/actions/${id}`, { token: a.tokens.access_token })).status]).toEqual([id, 404]);
+    expect((await api('GET', `/actions/${ofA}`, { token: b.tokens.access_token })).status).toBe(404);
+    expect((await api('GET', `/actions/${ofA}`, { key: agentKey })).status).toBe(404);
+    expect((await api('GET', `/actions/${ofA}`, { token: c.tokens.access_token })).status).toBe(404);
+    // the tenant sees them all; a refreshed token of the same grant still reads its grant's action
+    expect((await api('GET', `/actions/${ofA}`, { key: tenant.apiKey })).status).toBe(200);
+    const refreshed = (await (await fetch(`${E2E_BASE_URL}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: a.tokens.refresh_token!, client_id: a.clientId }))).json()) as OAuthTokens;
+    expect((await api('GET', `/actions/${ofA}`, { token: refreshed.access_token })).status).toBe(200);
+    // nothing else opened: the approval queue, a decision and the action list stay closed to the token
+    expect((await api('GET', '/approvals', { token: refreshed.access_token })).status).toBe(403);
+    expect((await api('POST', `/approve/${ofA}`, { token: refreshed.access_token, body: {} })).status).toBe(403);
+    expect((await api('GET', '/audit/log?limit=1', { token: refreshed.access_token })).status).toBe(403);
   });
 
   test('a refused refresh leaves the refresh token usable', async () => {

@@ -182,6 +182,29 @@ describe('revision 2025-11-25 through the SDK client', () => {
   });
 });
 
+describe("one upstream's own server (/mcp/server/upstreams/{name})", () => {
+  test('offers its resources, templates and prompts under their own names and URIs, reads and gets governed', async () => {
+    const client = await gatewayClient(t.apiKey, '/mcp/server/upstreams/everything');
+    expect(client.getServerCapabilities()).toMatchObject({ resources: {}, prompts: {}, completions: {} });
+    const { resources } = await client.listResources();
+    expect(resources.length).toBeGreaterThan(0);
+    expect(resources.every((r) => r.uri.startsWith('demo://') && !r.name.startsWith('everything__'))).toBe(true);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((x) => x.uriTemplate)).toContain('demo://resource/dynamic/text/{resourceId}');
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(expect.arrayContaining(['simple-prompt', 'args-prompt']));
+    const read = await client.readResource({ uri: 'demo://resource/dynamic/text/9' });
+    expect(read.contents[0].uri).toBe('demo://resource/dynamic/text/9');
+    const got = await client.getPrompt({ name: 'args-prompt', arguments: { city: 'Nantes' } });
+    expect(JSON.stringify(got.messages)).toContain('Nantes');
+    const done = await client.complete({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'Ma' } });
+    expect(done.completion.values).toEqual(['Marketing']);
+    const log = await api('GET', '/audit/log?limit=10', { key: t.apiKey });
+    const ids = [read._meta, got._meta].map((m) => (m as Record<string, string>)['io.agw/action_id']);
+    const records = log.body.records.filter((r: { action_id: string }) => ids.includes(r.action_id));
+    expect(records.map((r: { tool: string; method: string }) => `${r.tool} ${r.method}`).sort()).toEqual(['everything prompts/get', 'everything resources/read']);
+    await client.close();
+  });
+});
+
 describe('an upstream that stops answering', () => {
   test('is left out of the lists and named in their _meta; the others are still listed', async () => {
     const port = await freeLoopbackPort();

@@ -4,7 +4,8 @@
  * through both gateways at once. Checks: every chain verifies, no record duplicated or lost, each webhook
  * event delivered once per endpoint, each tree head built once and anchored once, an approval decided on one
  * replica is seen on the other, the rate limit holds across replicas, a key rotation takes effect on both at
- * once, and with one replica of every service SIGKILLed mid-run the others carry on and every answered
+ * once, an MCP task or signed requestState made at one gateway is answered by the other, and with one
+ * replica of every service SIGKILLed mid-run the others carry on and every answered
  * 200/202/403 has exactly one record.
  *
  * Its fleet runs at E2E_PORT_OFFSET + 30 (no port of it meets a fleet at the usual offsets), with a database
@@ -18,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { startFixtures } from '@agw/mcp-fixtures';
 import { type Db, createDb } from '@agw/shared';
 import { E2E_DATABASE_NAME, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './support/e2e-env';
 
@@ -378,6 +380,44 @@ describe('a fleet of two replicas of every service', () => {
     const history = await req(GW1, 'GET', '/approvals/history', { key: t.apiKey });
     expect(history.body.history.find((x: { action_id: string }) => x.action_id === p.body.action_id)).toMatchObject({ status: 'approved' });
     expect((await req(GW1, 'GET', '/approvals', { key: t.apiKey })).body.pending.map((x: { action_id: string }) => x.action_id)).not.toContain(p.body.action_id);
+  });
+
+  it('an MCP task created at one gateway is polled and completed through the other; a requestState signed by one is honoured by the other', async () => {
+    const t = await newTenant('Replicas MCP approvals');
+    const fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });
+    try {
+      expect((await req(GW1, 'POST', '/upstreams', { key: t.apiKey, body: { name: 'fx', url: `${fixtures.url}/mutable/mcp` } })).body.status).toBe('connected');
+      const policy = ['package agw.custom', '', 'import rego.v1', '', 'approval contains "large sums need a human" if {', '  input.method == "add"', '  input.params.a > 1000', '}', ''].join('\n');
+      expect((await req(GW1, 'PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'custom', custom_policy: policy } })).status).toBe(200);
+      await sleep(2_500); // every replica's settings cache (2 s) has the policy
+      const token = (await req(GW1, 'POST', '/auth/login', { body: { email: t.email, password: 'correct-horse-battery-staple' } })).body.access_token as string;
+      let id = 0;
+      const mcp = async (base: string, method: string, params: Record<string, unknown>, caps: Record<string, unknown>) => {
+        const name = (params.name ?? params.taskId) as string | undefined;
+        const res = await fetch(`${base}/mcp/server`, {
+          method: 'POST',
+          headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
+          body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': caps } } }),
+        });
+        return (await res.json()) as any;
+      };
+      const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+      const created = await mcp(GW1, 'tools/call', { name: 'fx__add', arguments: { a: 5000, b: 1 } }, tasks);
+      expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+      const taskId = created.result.taskId as string;
+      expect((await mcp(GW2, 'tasks/get', { taskId }, tasks)).result).toMatchObject({ taskId, status: 'working' });
+      expect((await req(GW2, 'POST', `/approve/${taskId}`, { token })).status).toBe(200);
+      expect((await mcp(GW1, 'tasks/get', { taskId }, tasks)).result).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: '5001' }] } });
+
+      const elicitation = { elicitation: { url: {} } };
+      const first = await mcp(GW2, 'tools/call', { name: 'fx__add', arguments: { a: 6000, b: 1 } }, elicitation);
+      expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+      expect((await req(GW1, 'POST', `/approve/${first.result._meta['io.agw/action_id']}`, { token })).status).toBe(200);
+      const retry = await mcp(GW1, 'tools/call', { name: 'fx__add', arguments: { a: 6000, b: 1 }, requestState: first.result.requestState, inputResponses: { agw_approval: { action: 'accept' } } }, elicitation);
+      expect(retry.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: '6001' }] });
+    } finally {
+      await fixtures.close();
+    }
   });
 
   it('holds a tenant rate limit across the replicas, not per replica', async () => {

@@ -180,6 +180,13 @@ describe('agent-scoped keys', () => {
     });
     expect(r.status).toBe(200);
     expect(JSON.stringify(r.body)).toContain('serverInfo');
+    // the GET a 2025-era client sends after initialize (and DELETE): the transport's 405, not the scope's 403
+    for (const method of ['GET', 'DELETE'] as const) {
+      for (const path of ['/mcp/server', `/mcp/server/sessions/${randomUUID()}`]) {
+        const res = await api(method, path, { headers: { authorization: `Bearer ${k.key}`, accept: 'text/event-stream' } });
+        expect([method, path, res.status, res.body]).toEqual([method, path, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null }]);
+      }
+    }
   });
 
   it('read the status of their own queued actions only', async () => {

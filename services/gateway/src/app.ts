@@ -97,7 +97,7 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   api.use(consoleSessionRoutes(d));
   api.use(githubRoutes(d));
   // Origin and Host of the MCP endpoints, before authentication (DNS rebinding: mcp/origin-guard.ts)
-  api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: parseOrigins(d.config.mcpAllowedOrigins), local: d.config.profile === 'local' }));
+  api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: [...parseOrigins(d.config.mcpAllowedOrigins), ...d.oauthUrls.all.map((u) => u.origin)], local: d.config.profile === 'local' }));
   // OAuth 2.1 of the MCP endpoints: 401s name the resource metadata; the authorization server's endpoints
   api.use('/mcp/server', mcpAuthChallenge(d.oauthUrls));
   api.use(oauthServerRoutes(d.oauth, ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'oauth' })));

@@ -2,6 +2,7 @@
 import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parsePublicOrigins } from './oauth/public-origins';
 
 /**
  * TRUST_PROXY as Express's `trust proxy` takes it, never "trust all": `false` (the socket's address is the
@@ -71,6 +72,20 @@ export const gatewaySettings = {
   maxGovernedInFlightPerTenant: setting('GATEWAY_MAX_IN_FLIGHT_PER_TENANT', envInt(128), 'governed calls one tenant may have in flight in this gateway process; more are shed with 503 (0: no limit)'),
   shutdownGraceMs: setting('GATEWAY_SHUTDOWN_GRACE_MS', envInt(20_000), 'on SIGTERM, how long requests in flight may take to finish before their connections are closed'),
   publicBaseUrl: setting('PUBLIC_BASE_URL', z.string().default('http://127.0.0.1:8080/api'), 'base URL clients use (printed, used in MCP server URLs)'),
+  publicOrigins: setting(
+    'PUBLIC_ORIGINS',
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        if (v === undefined) return undefined;
+        const r = parsePublicOrigins(v);
+        if ('origins' in r) return r.origins;
+        ctx.addIssue({ code: 'custom', message: r.problem });
+        return z.NEVER;
+      }),
+    'origins (scheme://host[:port], comma-separated) at which clients reach the MCP server besides PUBLIC_BASE_URL\'s (always listed, first, and the answer to any other): its OAuth metadata, WWW-Authenticate challenge, issuer and token audience are those of the origin a request came to, and a token is good at the origin it was issued for only (docs/auth.md); unset: PUBLIC_BASE_URL\'s origin, and in the local profile its loopback twin too (http://127.0.0.1:8080 and http://localhost:8080)',
+  ),
   policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address'),
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address'),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address'),
@@ -105,6 +120,7 @@ export const gatewaySettings = {
   backupDir: setting('BACKUP_DIR', z.string().default('.run/backups'), 'where POST /api/backup/trigger writes backups (a volume of its own in production; relative to the working directory)'),
   backupTimeoutMs: setting('BACKUP_TIMEOUT_MS', envInt(600_000), 'longest one backup may take before pg_dump/psql are stopped'),
   mcpIpAllowlist: setting('MCP_IP_ALLOWLIST', z.string().default(''), 'comma-separated source IPs/CIDRs allowed to use /api/mcp/server (empty: any authenticated caller)'),
+  mcpApprovalHoldMs: setting('MCP_APPROVAL_HOLD_MS', envInt(5000), 'how long an MCP client\'s retry of a queued call (revision 2026-07-28 requestState) is held for a human\'s decision before input_required is answered again (0: answer at once)'),
   mcpAllowedOrigins: setting('MCP_ALLOWED_ORIGINS', z.string().default(''), 'browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoints besides the gateway\'s own (PUBLIC_BASE_URL; the local profile also allows loopback origins); requests without Origin pass'),
   metricsBearerToken: setting('METRICS_BEARER_TOKEN', z.string().min(16).optional(), 'when set, /api/metrics answers only with this bearer token; in production without it /api/metrics is absent (scrape GATEWAY_OPS_PORT)'),
   oauthClientMetadataCaFile: setting('OAUTH_CLIENT_METADATA_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted when fetching MCP clients\' metadata documents (re-read when it changes)'),

@@ -105,7 +105,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     metrics,
     logger,
   });
-  const oauthUrls = mcpOauthUrls(config.publicBaseUrl);
+  const oauthUrls = mcpOauthUrls(config.publicBaseUrl, config.publicOrigins, config.profile === 'local');
   const documents = new ClientMetadataDocuments({
     fetch: createPinnedFetch({
       policy: new AddressPolicy({ allowCidrs: (config.oauthClientMetadataAllowCidrs ?? (config.profile === 'local' ? '127.0.0.0/8,::1/128' : '')).split(',').map((c) => c.trim()).filter(Boolean) }),
@@ -116,7 +116,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     }),
     log: (url, cause) => logger.warn({ client_id: url, cause }, 'client metadata document unusable (the caller is told only that)'),
   });
-  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), resource: oauthUrls.resource, documents, grantMaxAgeSeconds: config.oauthGrantMaxAgeDays * 86400, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
+  const oauth = new McpOauthProvider({ repo: new OauthRepository(db), urls: oauthUrls, documents, grantMaxAgeSeconds: config.oauthGrantMaxAgeDays * 86400, consentUrl: (id) => `${new URL(config.publicBaseUrl).origin}/oauth/consent/${id}` });
   const oauthPurge = new OauthPurge(db, logger);
   oauthPurge.start(config.oauthPurgeIntervalMs);
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);

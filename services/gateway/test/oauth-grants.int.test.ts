@@ -17,6 +17,7 @@ import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
 import { purgeOauth } from '../src/oauth/oauth-purge';
 import { oauthGrantRoutes, oauthServerRoutes } from '../src/oauth/oauth.routes';
+import { mcpOauthUrls } from '../src/oauth/public-origins';
 import type { PolicyClient } from '../src/clients/grpc-clients';
 import type { GatewayDeps } from '../src/deps';
 import { authRoutes } from '../src/http/routes/auth.routes';
@@ -43,7 +44,7 @@ const callers = (tenantId: string): Record<string, AuthContext> => ({
 });
 
 function makeProvider(resource = RESOURCE, grantMaxAgeSeconds = 90 * 86400) {
-  return new McpOauthProvider({ repo: new OauthRepository(db), resource, consentUrl: (id) => `http://gw.test/oauth/consent/${id}`, grantMaxAgeSeconds, clock: () => clock });
+  return new McpOauthProvider({ repo: new OauthRepository(db), urls: mcpOauthUrls(resource.replace(/\/mcp\/server$/, '')), consentUrl: (id) => `http://gw.test/oauth/consent/${id}`, grantMaxAgeSeconds, clock: () => clock });
 }
 
 beforeAll(async () => {

@@ -66,11 +66,14 @@ const exec = (tenantId: string, method: string, params: Record<string, unknown>)
   broker.execute(tenantId, { actionId: randomUUID(), agentId: 'agent-1', tool: 'everything', method, params, origin: 'tool_call' });
 
 describe('a prompt as a pinned definition', () => {
-  test('its arguments survive the round trip in their order', () => {
-    const p = { name: 'args-prompt', title: 'Args', description: 'two args', arguments: [{ name: 'city', description: 'the city', required: true }, { name: 'state' }] };
+  test('the whole prompt survives the round trip, every field in its order', () => {
+    const p = { title: 'Args', name: 'args-prompt', description: 'two args', arguments: [{ name: 'city', description: 'the city', required: true }, { name: 'state' }], _meta: { z: 1, a: 2 } };
     const def = promptDefinition(p);
     expect(def.name).toBe(`${PROMPT_PREFIX}args-prompt`);
-    expect(promptOf(def as unknown as Record<string, unknown>)).toEqual(p);
+    expect(Object.keys(def)).toEqual(['title', 'name', 'description', 'arguments', '_meta', 'inputSchema']);
+    const back = promptOf(def as unknown as Record<string, unknown>);
+    expect(back).toEqual(p);
+    expect(JSON.stringify(back)).toBe(JSON.stringify(p));
   });
 });
 

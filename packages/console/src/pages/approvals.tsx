@@ -1,5 +1,6 @@
 /**
- * Approvals inbox: the tenant's pending actions, newest first, refreshed by a short poll every 3 s
+ * Approvals inbox: the tenant's pending actions, newest first (`/approvals/<action_id>`, where an MCP
+ * client sends its user to decide one call: that action alone, or how it was decided), refreshed by a short poll every 3 s
  * (docs/console.md: why not SSE), approve / reject with a note; history tab with who decided and why.
  * Parameters are shown as stored: personal data stays the vault's encrypted envelope, never decrypted.
  * A managed session's item names its session and, when the agent platform holds the call for this
@@ -27,16 +28,44 @@ async function anomalyScores(agents: string[]): Promise<Record<string, number | 
   return out;
 }
 
-function Pending() {
+/** The action an MCP client sent its user to (`/approvals/<action_id>`), when the path names one. */
+export function focusedAction(path: string): string | null {
+  const m = /^\/approvals\/([0-9a-f-]{36})\/?$/i.exec(path);
+  return m ? m[1].toLowerCase() : null;
+}
+
+/** A focused action that no longer waits: how it was decided (GET /actions/{id}). */
+function Decided({ actionId }: { actionId: string }) {
+  const { data, error } = useData(async () => ok(await api.GET('/actions/{action_id}', { params: { path: { action_id: actionId } } })) as { status: string; tool: string; method: string; decided_at: string | null }, [actionId]);
+  if (error) return <Alert>{error}</Alert>;
+  if (!data) return <p class="muted">Loading…</p>;
+  return (
+    <Alert kind={data.status === 'approved' ? 'ok' : 'warn'}>
+      <code>
+        {data.tool}.{data.method}
+      </code>{' '}
+      (action <code class="small">{actionId}</code>) no longer waits: it is <strong>{data.status}</strong>
+      {data.decided_at ? (
+        <>
+          , decided <Time iso={data.decided_at} />
+        </>
+      ) : null}
+      .
+    </Alert>
+  );
+}
+
+function Pending({ focus }: { focus: string | null }) {
   const [notes, setNotes] = useState<Record<string, string>>({});
   const [flash, setFlash] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const { data, error, reload } = useData(
     async () => {
       const { pending } = ok(await api.GET('/approvals')) as { pending: ApprovalItem[] };
-      const items = [...pending].sort((a, b) => b.queued_at.localeCompare(a.queued_at));
+      // an MCP client's link names one action: that card alone (the others stay a click away)
+      const items = [...pending].filter((i) => !focus || i.action_id === focus).sort((a, b) => b.queued_at.localeCompare(a.queued_at));
       return { items, scores: await anomalyScores([...new Set(items.map((i) => i.agent_id))]), at: Date.now() };
     },
-    [],
+    [focus],
     INBOX_POLL_MS,
   );
   const decide = async (item: ApprovalItem, verdict: 'approve' | 'reject') => {
@@ -52,12 +81,18 @@ function Pending() {
   };
   return (
     <div>
-      <p class="muted" aria-live="polite">
-        {data ? `${data.items.length} pending · updated automatically every ${INBOX_POLL_MS / 1000} s` : 'Loading…'}
-      </p>
+      {focus ? (
+        data?.items.length !== 0 && <p class="muted">
+          An MCP client waits for this decision: its call runs, with exactly these parameters, once you approve it. <a href="/approvals">All pending actions</a>
+        </p>
+      ) : (
+        <p class="muted" aria-live="polite">
+          {data ? `${data.items.length} pending · updated automatically every ${INBOX_POLL_MS / 1000} s` : 'Loading…'}
+        </p>
+      )}
       {flash && <Alert kind={flash.kind}>{flash.text}</Alert>}
       {error && <Alert>{error}</Alert>}
-      {data && data.items.length === 0 && <p class="empty">Nothing waits for a decision.</p>}
+      {data && data.items.length === 0 && (focus ? <Decided actionId={focus} /> : <p class="empty">Nothing waits for a decision.</p>)}
       <ul class="cards" aria-label="Pending actions">
         {data?.items.map((i) => (
           <li key={i.action_id} class="card approval" data-action-id={i.action_id}>
@@ -175,6 +210,7 @@ function History() {
 
 export function Approvals(_: { me: Me | null }) {
   const [tab, setTab] = useState(location.search.includes('tab=history') ? 'history' : 'pending');
+  const focus = focusedAction(location.pathname);
   return (
     <section aria-labelledby="approvals-title">
       <h1 id="approvals-title">Approvals</h1>
@@ -187,7 +223,7 @@ export function Approvals(_: { me: Me | null }) {
         onChange={setTab}
       />
       <div role="tabpanel" aria-labelledby={`tab-${tab}`}>
-        {tab === 'pending' ? <Pending /> : <History />}
+        {tab === 'pending' ? <Pending focus={focus} /> : <History />}
       </div>
     </section>
   );

@@ -11,17 +11,26 @@
 import { type Bus, TENANT_CACHE_MS, TenantCache, onTenantChange } from '@agw/shared';
 import type { FederationClient } from '../clients/grpc-clients';
 
-/** A federated tool as an MCP client sees it: `<upstream>__<tool>` with the upstream's own definition. */
+/**
+ * A federated tool as an MCP client sees it: `<upstream>__<tool>` with the upstream's own definition, the
+ * whole object as the upstream wrote it (every field, `execution`, `icons` and `_meta` included, in its key
+ * order: the vault stores it as text and it crosses gRPC as JSON text, which JSON.parse keeps in order), with
+ * the upstream's `name` in it; `execution.taskSupport` is never "required" here, and "forbidden" where the
+ * upstream said "optional" (the vault's federatedTools).
+ */
 export interface FederatedTool {
   name: string;
   upstream: string;
   tool: string;
   definition: {
+    name?: string;
     title?: string;
     description?: string;
     inputSchema: Record<string, unknown>;
     outputSchema?: Record<string, unknown>;
     annotations?: Record<string, unknown>;
+    execution?: Record<string, unknown>;
+    [field: string]: unknown;
   };
 }
 

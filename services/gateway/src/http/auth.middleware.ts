@@ -2,8 +2,10 @@
  * Authentication of tenant requests: `X-API-Key: <key>`, or `Authorization: Bearer <token>` where the
  * token is a session JWT, (as external agent platforms send it to the MCP server) the API key itself, or
  * an MCP client's OAuth access token (`mcpat_…`, good for the MCP server only, acting as an agent-scoped
- * key named by its grant).
- * Anything else is 401 `{"detail": "Invalid API key"}`.
+ * key named by its grant; good only at the public origin it was issued for).
+ * Anything else is 401 `{"detail": "Invalid API key"}`. An `mcpat_` token that is not (unknown, expired,
+ * revoked, or issued for the MCP server at another origin) is a 401 whose `WWW-Authenticate` says
+ * `error="invalid_token"` with an `error_description` (RFC 6750 §3.1), so a client refreshes or signs in again.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { AuthenticationError, ForbiddenError } from '@agw/shared';
@@ -17,7 +19,18 @@ export interface AuthDeps {
   tenants: TenantRepository;
   adminEmails: Set<string>;
   /** OAuth access tokens of MCP clients (docs/auth.md, "MCP clients: OAuth") */
-  oauth: { caller(token: string): Promise<{ tenantId: string; agentName: string; clientId: string; grantId: string } | undefined> };
+  oauth: {
+    /** the token's caller at `resource` (the MCP server at the request's origin), or why not */
+    check(token: string, resource?: string): Promise<{ caller: { tenantId: string; agentName: string; clientId: string; grantId: string } } | { problem: string }>;
+    /** the MCP resource at the public origin a request came to (PUBLIC_ORIGINS) */
+    resourceOf?(req: Request): string;
+  };
+}
+
+/** RFC 6750 §3.1: the challenge of a route (the MCP server's names its resource metadata) with the error. */
+function invalidToken(res: Response, description: string): void {
+  const base = typeof res.locals.authChallenge === 'string' ? `${res.locals.authChallenge}, ` : 'Bearer ';
+  res.locals.authChallenge = `${base}error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`;
 }
 
 export function authenticate(d: AuthDeps) {
@@ -34,8 +47,12 @@ export function authenticate(d: AuthDeps) {
       return next();
     }
     if (bearer?.startsWith('mcpat_')) {
-      const caller = await d.oauth.caller(bearer);
-      if (!caller) throw new AuthenticationError('Invalid, expired or revoked access token');
+      const found = await d.oauth.check(bearer, d.oauth.resourceOf?.(req));
+      if ('problem' in found) {
+        invalidToken(res, found.problem);
+        throw new AuthenticationError(`${found.problem[0].toUpperCase()}${found.problem.slice(1)}`);
+      }
+      const { caller } = found;
       req.auth = { tenantId: caller.tenantId, method: 'oauth', isAdmin: false, keyScope: 'agent', keyHash: `oauth-grant:${caller.grantId}`, agentName: caller.agentName, oauthClientId: caller.clientId };
       return next();
     }

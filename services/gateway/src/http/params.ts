@@ -9,6 +9,15 @@ export function uuidParam(value: string | undefined, what = 'Resource'): string 
   return value.toLowerCase();
 }
 
+/** An upstream or tool name in a path: anything that cannot be one is a 404 (never a vault round trip). */
+export function nameParam(value: string | undefined, what: string, pattern: RegExp): string {
+  if (!value || !pattern.test(value)) throw new NotFoundError(`${what} not found`);
+  return value;
+}
+
+/** the upstream name rule (the vault's UPSTREAM_NAME); names registered before the rule on their last character are still read */
+export const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }

@@ -51,6 +51,7 @@ describe('the modern era’s hook for the other methods', () => {
       listTtlMs: 30_000,
       listTools: async () => [],
       callTool: async () => ({}),
+      tasks: { get: async () => ({}), cancel: async () => undefined, update: async () => undefined },
       other: async (method: string) => (method === 'prompts/list' ? { prompts: [], ttlMs: 30_000, cacheScope: 'private' } : undefined),
     };
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };

@@ -18,6 +18,8 @@
  * - completion/complete is passed to the upstream that owns the referenced prompt or template (not an action);
  * - a managed session's server offers only the resources, templates and prompts whose federated name its
  *   config's allowed_tools select; a URI it reads must be one of those (listed, or matching a listed template);
+ * - one upstream's own server (/api/mcp/server/upstreams/{name}) offers that upstream's only, under their own
+ *   names and URIs (nothing rewritten), every read and get governed as on the tenant-wide server;
  * - resources/subscribe is not offered (the capability says `subscribe` is not supported: -32601).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -35,8 +37,7 @@ import {
 import { matchesAnyGlob } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
-import { toolCallSchema } from '../pipeline/tool-call.schema';
-import type { SessionScope } from './governed-tools';
+import { type SessionScope, callGovernedTool } from './governed-tools';
 
 /** What the servers advertise beside tools (no resource subscriptions, no list_changed notifications: stateless). */
 export const FEDERATED_CAPABILITIES = { resources: {}, prompts: {}, completions: {} };
@@ -79,6 +80,8 @@ export interface FederatedScope {
   tenantId: string;
   /** a managed session's allowed_tools: only entries whose federated name they select */
   allowed?: string[];
+  /** one upstream's own server: its entries only, under their own names and URIs */
+  upstream?: string;
   session?: SessionScope;
   caller: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; timings?: Record<string, number> };
 }
@@ -100,26 +103,40 @@ export class FederatedMethods {
     if (!list) {
       list = this.s.d.federation.client.listFederatedEntries({ tenantId: this.s.tenantId, kind }).then((r) => {
         const selected = (upstream: string) => !this.s.allowed || matchesAnyGlob(this.s.allowed, `${upstream}${SEPARATOR}*`) || this.s.allowed.some((g) => g.startsWith(`${upstream}${SEPARATOR}`));
-        if (r.unavailable.length) this.unavailable.set(kind, r.unavailable.filter((u) => selected(u.slice(0, u.indexOf(':')))));
+        if (r.unavailable.length) this.unavailable.set(kind, r.unavailable.filter((u) => selected(u.slice(0, u.indexOf(':'))) && (!this.s.upstream || u.startsWith(`${this.s.upstream}:`))));
         return r.entries
           .map((e) => ({ upstream: e.upstream, entry: JSON.parse(e.entryJson) as Record<string, unknown> }))
-          .filter((e) => typeof e.entry.name === 'string' && (!this.s.allowed || matchesAnyGlob(this.s.allowed, `${e.upstream}${SEPARATOR}${e.entry.name}`)));
+          .filter((e) => typeof e.entry.name === 'string' && (!this.s.upstream || e.upstream === this.s.upstream) && (!this.s.allowed || matchesAnyGlob(this.s.allowed, `${e.upstream}${SEPARATOR}${e.entry.name}`)));
       });
       this.lists.set(kind, list);
     }
     return list;
   }
 
+  /** An entry's name and URI as this server shows them: federated, or the upstream's own on its own server. */
+  private nameOf(upstream: string, name: unknown): string {
+    return this.s.upstream ? String(name) : `${upstream}${SEPARATOR}${String(name)}`;
+  }
+
+  private uriOf(upstream: string, uri: string): string {
+    return this.s.upstream ? uri : federatedUri(upstream, uri);
+  }
+
+  /** A name this server showed, as (upstream, the upstream's own name). */
+  private splitName(name: string): { upstream: string; name: string } | undefined {
+    return this.s.upstream ? (name ? { upstream: this.s.upstream, name } : undefined) : splitFederatedName(name);
+  }
+
   async listResources(): Promise<Record<string, unknown>> {
-    const resources = (await this.entries('resources')).map(({ upstream, entry }) => ({ ...entry, name: `${upstream}${SEPARATOR}${entry.name}`, uri: federatedUri(upstream, String(entry.uri)) }));
+    const resources = (await this.entries('resources')).map(({ upstream, entry }) => ({ ...entry, name: this.nameOf(upstream, entry.name), uri: this.uriOf(upstream, String(entry.uri)) }));
     return { resources, ...this.metaOf('resources') };
   }
 
   async listResourceTemplates(): Promise<Record<string, unknown>> {
     const resourceTemplates = (await this.entries('resource_templates')).map(({ upstream, entry }) => ({
       ...entry,
-      name: `${upstream}${SEPARATOR}${entry.name}`,
-      uriTemplate: federatedUri(upstream, String(entry.uriTemplate)),
+      name: this.nameOf(upstream, entry.name),
+      uriTemplate: this.uriOf(upstream, String(entry.uriTemplate)),
     }));
     return { resourceTemplates, ...this.metaOf('resource_templates') };
   }
@@ -131,7 +148,7 @@ export class FederatedMethods {
   }
 
   async listPrompts(): Promise<Record<string, unknown>> {
-    return { prompts: (await this.entries('prompts')).map(({ upstream, entry }) => ({ ...entry, name: `${upstream}${SEPARATOR}${entry.name}` })) };
+    return { prompts: (await this.entries('prompts')).map(({ upstream, entry }) => ({ ...entry, name: this.nameOf(upstream, entry.name) })) };
   }
 
   /**
@@ -139,6 +156,8 @@ export class FederatedMethods {
    * the one upstream that lists it or has a template matching it. In a session, only what it lists.
    */
   async resolveUri(uri: string): Promise<{ upstream: string; uri: string }> {
+    // one upstream's own server: every URI is that upstream's (its own templates may be unlisted ones)
+    if (this.s.upstream) return { upstream: this.s.upstream, uri };
     const federated = parseFederatedUri(uri);
     if (federated && !this.s.allowed) {
       const target = await this.s.d.federation.target(this.s.tenantId, federated.upstream, 'resources/read');
@@ -159,14 +178,14 @@ export class FederatedMethods {
     if (typeof uri !== 'string' || !uri) throw invalid('resources/read needs params.uri (a string)');
     const at = await this.resolveUri(uri);
     const result = await this.governed(at.upstream, 'resources/read', { uri: at.uri });
-    const contents = Array.isArray(result.contents) ? (result.contents as Array<Record<string, unknown>>).map((c) => (typeof c.uri === 'string' ? { ...c, uri: federatedUri(at.upstream, c.uri) } : c)) : result.contents;
+    const contents = Array.isArray(result.contents) ? (result.contents as Array<Record<string, unknown>>).map((c) => (typeof c.uri === 'string' ? { ...c, uri: this.uriOf(at.upstream, c.uri) } : c)) : result.contents;
     return { ...result, contents };
   }
 
   /** prompts/get: a listed (active) prompt, governed (method prompts/get, params {prompt, arguments}). */
   async getPrompt(name: string, args: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
     if (typeof name !== 'string' || !name) throw invalid('prompts/get needs params.name (a string)');
-    const split = splitFederatedName(name);
+    const split = this.splitName(name);
     const listed = split && (await this.entries('prompts')).some((e) => e.upstream === split.upstream && e.entry.name === split.name);
     if (!split || !listed) throw invalid(`Prompt ${name} not found (an unknown or quarantined prompt is not listed by prompts/list)`);
     return this.governed(split.upstream, 'prompts/get', { prompt: split.name, arguments: args ?? {} });
@@ -178,13 +197,13 @@ export class FederatedMethods {
     let upstream: string;
     let own: Record<string, unknown>;
     if (ref.type === 'ref/prompt') {
-      const split = typeof ref.name === 'string' ? splitFederatedName(ref.name) : undefined;
+      const split = typeof ref.name === 'string' ? this.splitName(ref.name) : undefined;
       if (!split || !(await this.entries('prompts')).some((e) => e.upstream === split.upstream && e.entry.name === split.name)) throw invalid(`Prompt ${String(ref.name)} not found`);
       upstream = split.upstream;
       own = { type: 'ref/prompt', name: split.name };
     } else if (ref.type === 'ref/resource') {
       const uri = String(ref.uri ?? '');
-      const federated = parseFederatedUri(uri);
+      const federated = this.s.upstream ? { upstream: this.s.upstream, uri } : parseFederatedUri(uri);
       const templates = await this.entries('resource_templates');
       const owner = templates.filter((e) => (federated ? e.upstream === federated.upstream && e.entry.uriTemplate === federated.uri : e.entry.uriTemplate === uri));
       if (owner.length !== 1) throw invalid(owner.length ? `Resource template ${uri} is offered by several upstreams: use ${URI_SCHEME}<upstream>/${uri}` : `Resource template ${uri} not found`);
@@ -200,12 +219,9 @@ export class FederatedMethods {
   /** One governed call of the upstream, as the pipeline decides it; anything but an executed answer is an McpError. */
   private async governed(upstream: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     const { d, tenantId, session, caller } = this.s;
-    const call = toolCallSchema.safeParse({ tool: upstream, method, params, agent_id: session?.agentId ?? caller.agentId ?? 'mcp-client', agent_type: session ? 'managed' : 'mcp', agent_version: '1.0.0' });
-    if (!call.success) throw invalid(`${method}: ${call.error.issues[0].message}`);
-    const settings = await d.settings.stored(tenantId);
-    const { timings, apiKeyHash, agentKey } = caller;
-    const o = await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, timings, apiKeyHash, agentKey }, call.data);
-    return resultOf(method, o);
+    const { agentId, ...key } = caller;
+    const call = { method, params, agent_id: agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0' };
+    return resultOf(method, await callGovernedTool(d, tenantId, upstream, call, session, key));
   }
 
   /** The answer of a method this module serves (modern-revision.ts), or undefined for another method. */

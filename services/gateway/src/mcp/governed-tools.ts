@@ -9,6 +9,7 @@
  *   tenant-wide server (`/api/mcp/server`), the tools the tenant registered a credential for.
  */
 import { InputError, matchesAnyGlob, mayRequireApproval } from '@agw/shared';
+import { UPSTREAM_NAME } from '../http/params';
 import type { FederatedTool } from '../federation/federated-catalog';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
@@ -62,6 +63,18 @@ export interface McpTools {
   credential: string[];
   /** a session's server: its config's allowed_tools (a federated name outside them is never this server's) */
   allowed?: string[];
+  /** one upstream's own server (/api/mcp/server/upstreams/<name>): its tools under their own names */
+  upstream?: string;
+}
+
+/**
+ * The tools of one upstream's own server: only that upstream's, under the upstream's own names (no
+ * `<upstream>__` prefix), every call still governed as `tool = <upstream>`.
+ */
+export function upstreamTools(all: McpTools, upstream: string): McpTools {
+  const prefix = `${upstream}__`;
+  const federated = [...all.federated.values()].filter((t) => t.upstream === upstream && t.name.startsWith(prefix)).map((t) => ({ ...t, name: t.name.slice(prefix.length) }));
+  return { federated: new Map(federated.map((t) => [t.name, t])), credential: [], upstream };
 }
 
 /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
@@ -74,8 +87,6 @@ export async function mcpToolsOf(d: GatewayDeps, tenantId: string, allowed?: str
   return { federated: federatedByName, credential: credential.filter((n) => !federatedByName.has(n)), ...(allowed ? { allowed } : {}) };
 }
 
-/** The upstream name rule (the vault's UPSTREAM_NAME): an upstream never holds the separator `__`. */
-const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /**
  * A federated name that tools/list does not show (a quarantined tool, or one that became active since the
@@ -117,7 +128,7 @@ export interface SessionScope {
   approvalPatterns: string[];
 }
 
-/** One MCP tools/call through the governance pipeline (a session's calls carry its id and approval patterns). */
+/** One MCP tools/call through the governance pipeline (a session's calls carry its id and approval patterns): its outcome. */
 export async function callGovernedTool(
   d: GatewayDeps,
   tenantId: string,
@@ -126,7 +137,7 @@ export async function callGovernedTool(
   session?: SessionScope,
   /** the API key making the call (its queued actions are its own: GET /actions/{id} for an agent key); `timings` gets each step's ms */
   caller?: { apiKeyHash?: string; agentKey?: boolean; timings?: Record<string, number> },
-): Promise<McpToolResult> {
+): Promise<ToolCallOutcome> {
   const parsed = toolCallSchema.safeParse({ ...args, tool, ...(session ? { agent_id: session.agentId, agent_type: 'managed' } : {}) });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
@@ -134,7 +145,7 @@ export async function callGovernedTool(
   }
   const settings = await d.settings.stored(tenantId);
   const { timings, ...key } = caller ?? {};
-  return toMcpResult(await d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, timings, ...key }, parsed.data));
+  return d.pipeline.run({ tenantId, settings, sessionId: session?.sessionId, approvalPatterns: session?.approvalPatterns, timings, ...key }, parsed.data);
 }
 
 /** A federated tool's call: the arguments are the upstream tool's, the agent is the MCP client (or the session's). */
@@ -145,8 +156,10 @@ export async function callFederatedTool(
   args: Record<string, unknown>,
   session?: SessionScope,
   caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; timings?: Record<string, number> },
-): Promise<McpToolResult> {
-  const call = { method: tool.tool, params: args, agent_id: caller?.agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0' };
+  /** the retry of this exact call after a human approved it for the agent to run (approved-retry.ts) */
+  approvedActionId?: string,
+): Promise<ToolCallOutcome> {
+  const call = { method: tool.tool, params: args, agent_id: caller?.agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0', ...(approvedActionId ? { approved_action_id: approvedActionId } : {}) };
   const { agentId: _agent, ...rest } = caller ?? {};
   return callGovernedTool(d, tenantId, tool.upstream, call, session, rest);
 }
@@ -195,6 +208,6 @@ export function toMcpResult(o: ToolCallOutcome): McpToolResult {
       }),
     };
   }
-  if (o.kind === 'pending') return { content: text(`${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`) };
+  if (o.kind === 'pending') return { content: text(`${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`), _meta: { 'io.agw/action_id': o.action_id, 'io.agw/status': 'pending' } };
   return { isError: true, content: text({ status: 'denied', action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier, ...(o.message ? { message: o.message } : {}) }) };
 }

@@ -8,18 +8,20 @@ import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type Request, type Response, Router } from 'express';
-import { AppError, ConflictError, ForbiddenError } from '@agw/shared';
+import { ConflictError, ForbiddenError, NotFoundError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
-import { addPaths } from '../openapi/openapi';
+import { addPaths, pathParam } from '../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../openapi/schema';
 import { authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
-import { uuidParam } from '../http/params';
+import { UPSTREAM_NAME, nameParam, uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
-import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, mcpToolsOf, parseGovernedToolArgs, unlistedFederatedTool } from './governed-tools';
+import { TASKS_EXTENSION } from './approval-rounds';
+import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf, upstreamTools } from './governed-tools';
+import { approvalRoundsOf, mcpCallHandlers } from './mcp-calls';
 import { listedTools } from './listed-tools';
 import { FEDERATED_CAPABILITIES, FederatedMethods } from './federated-resources';
 
@@ -40,6 +42,20 @@ addPaths({
     post: {
       summary: 'Remote MCP server (Streamable HTTP, JSON-RPC 2.0): tools/list lists the tenant’s governed tools; tools/call runs the governance pipeline',
       responses: { 200: response('JSON-RPC response', jsonRpcSchema), 202: { description: 'a JSON-RPC notification accepted (no body)' }, ...mcpTransportErrors, 503: errors[503]('overloaded: the gateway’s in-flight limits (Retry-After); nothing was done'), 403: response('source address not in MCP_IP_ALLOWLIST ({detail}), or an Origin / Host refused (JSON-RPC error, docs/mcp.md)', z.union([errorSchema, jsonRpcSchema])) },
+    },
+  },
+  '/mcp/server/upstreams/{name}': {
+    post: {
+      summary: 'One upstream’s own MCP server (Streamable HTTP): its tools under their own names (no <upstream>__ prefix), every tools/call governed as through /mcp/server',
+      parameters: [pathParam('name', { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })],
+      responses: {
+        200: response('JSON-RPC response', jsonRpcSchema),
+        202: { description: 'a JSON-RPC notification accepted (no body)' },
+        ...mcpTransportErrors,
+        403: response('source address not in MCP_IP_ALLOWLIST, or an Origin / Host refused', z.union([errorSchema, jsonRpcSchema])),
+        404: response('no upstream of that name (or revision 2026-07-28: a method this server does not implement, JSON-RPC -32601)', z.union([errorSchema, jsonRpcSchema])),
+        503: errors[503]('overloaded: the gateway’s in-flight limits (Retry-After); nothing was done'),
+      },
     },
   },
   '/mcp/server/health': { get: { security: [], summary: 'Health of the MCP server', responses: { 200: response('the MCP server', mcpHealthSchema) } } },
@@ -85,50 +101,38 @@ export function mcpPublicRoutes(): Router {
 export function mcpRoutes(d: GatewayDeps): Router {
   const r = Router();
   const checkSource = mcpSourceCheck(d.config.mcpIpAllowlist);
+  const rounds = approvalRoundsOf(d);
   /** One stateless MCP server for this request: its federated and credential tools, bound to the pipeline. */
   const serve = async (req: Request, res: Response, tools: McpTools, tenantId: string, session?: SessionScope) => {
     // each step's ms: a brokered upstream's execution is the tool's time, not the gateway's (http/admission.ts)
     const timings: Record<string, number> = {};
     res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
-    const callTool = async (name: string, args: Record<string, unknown>): Promise<McpToolResult> => {
-      try {
-        // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
-        // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
-        const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, name));
-        if (!federated && !tools.credential.includes(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
-        return federated
-          ? await callFederatedTool(d, tenantId, federated, args, session, caller)
-          : await callGovernedTool(d, tenantId, name, { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}) }, session, caller);
-      } catch (e) {
-        if (e instanceof McpError) throw e;
-        // as the SDK's McpServer does: a failed tool call is a tool result with isError, never a transport error
-        return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
-      }
-    };
+    const calls = mcpCallHandlers(d, rounds, tools, tenantId, caller, session);
     // resources, prompts and completions of the tenant's upstreams (federated-resources.ts)
-    const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, session, caller });
+    const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, upstream: tools.upstream, session, caller });
     // protocol revision 2026-07-28 (stateless, no initialize): its HTTP rules in modern-revision.ts
     const era = classify(req.headers, req.body);
     if (era.kind === 'reject') return void res.status(era.status).json(era.body);
     if (era.kind === 'modern') {
       const out = await answerModern(era.request, {
         serverInfo: MCP_SERVER_INFO,
-        capabilities: { tools: {}, ...FEDERATED_CAPABILITIES },
+        capabilities: { tools: {}, ...FEDERATED_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
         listTtlMs: 30_000,
         listTools: async () => listedTools(tools, session),
-        callTool: async (name, args) => callTool(name, args) as Promise<Record<string, unknown>>,
+        callTool: calls.callTool,
+        tasks: calls.tasks,
         other: (method, params) => federatedMethods.answer(method, params),
       }).catch((e: unknown) => {
         if (!(e instanceof McpError)) throw e;
-        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message } } };
+        return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } } };
       });
       return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
     }
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {}, ...FEDERATED_CAPABILITIES } });
     federatedMethods.register(server);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpToolResult> => callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>)) as McpToolResult);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -144,6 +148,16 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const { tenantId } = authOf(req);
     await serve(req, res, await toolsOf(tenantId), tenantId);
   });
+  // one upstream's own MCP server: its tools under their own names (what an MCP client or the conformance
+  // suite expects of that server), every call governed as through /mcp/server
+  r.post('/mcp/server/upstreams/:name', async (req: Request, res: Response) => {
+    checkSource(req);
+    const { tenantId } = authOf(req);
+    const name = nameParam(req.params.name as string, 'Upstream', UPSTREAM_NAME);
+    // an unknown upstream is a 404 (the vault's NOT_FOUND), never an empty server
+    await d.federation.client.getUpstream({ tenantId, name, toolApproval: '' });
+    await serve(req, res, upstreamTools(await toolsOf(tenantId), name), tenantId);
+  });
   // a managed session's MCP server: its config's allowed_tools, every call recorded with the session id
   r.post('/mcp/server/sessions/:session_id', async (req: Request, res: Response) => {
     checkSource(req);
@@ -156,7 +170,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
   const notAllowed = (_req: Request, res: Response) => {
     res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null });
   };
-  r.get(['/mcp/server', '/mcp/server/sessions/:session_id'], notAllowed);
-  r.delete(['/mcp/server', '/mcp/server/sessions/:session_id'], notAllowed);
+  r.get(['/mcp/server', '/mcp/server/sessions/:session_id', '/mcp/server/upstreams/:name'], notAllowed);
+  r.delete(['/mcp/server', '/mcp/server/sessions/:session_id', '/mcp/server/upstreams/:name'], notAllowed);
   return r;
 }

@@ -16,6 +16,11 @@ const handlers = {
   listTtlMs: 30_000,
   listTools: async () => [{ name: 'get_weather', inputSchema: { type: 'object' } }],
   callTool: async (name: string) => ({ content: [{ type: 'text', text: `called ${name}` }], _meta: { 'io.agw/action_id': 'a-1' } }),
+  tasks: {
+    get: async (taskId: string) => ({ taskId, status: 'working', createdAt: '2026-11-28T00:00:00.000Z', lastUpdatedAt: '2026-11-28T00:00:00.000Z', ttlMs: null }),
+    cancel: async () => undefined,
+    update: async () => undefined,
+  },
 };
 
 describe('revision 2026-07-28: which era a request speaks', () => {
@@ -89,5 +94,41 @@ describe('revision 2026-07-28: the answers', () => {
       expect(await answerModern({ jsonrpc: '2.0', id: 3, method, params: { _meta: meta } }, handlers)).toMatchObject({ status: 404, body: { error: { code: -32601 } } });
     }
     expect(await answerModern({ jsonrpc: '2.0', method: 'notifications/whatever', params: { _meta: meta } }, handlers)).toEqual({ status: 202 });
+  });
+});
+
+describe('revision 2026-07-28: multi round-trip requests and the Tasks extension', () => {
+  test('a retry hands its requestState and inputResponses to the call; an input_required or task answer keeps its own resultType', async () => {
+    const seen: unknown[] = [];
+    const h = { ...handlers, callTool: async (_n: string, _a: Record<string, unknown>, round: unknown) => (seen.push(round), { resultType: 'input_required', requestState: 's-2' }) };
+    const retry = { ...toolsCall, id: 2, params: { ...toolsCall.params, requestState: 's-1', inputResponses: { agw_approval: { action: 'accept' } } } };
+    const r = await answerModern(retry, h);
+    expect(seen).toEqual([{ meta, requestState: 's-1', inputResponses: { agw_approval: { action: 'accept' } } }]);
+    expect(r.body!.result).toMatchObject({ resultType: 'input_required', requestState: 's-2' });
+  });
+
+  test('a requestState that is not a string, or inputResponses that are not an object: -32602', async () => {
+    for (const extra of [{ requestState: 42 }, { inputResponses: ['x'] }, { inputResponses: 'x' }]) {
+      const r = await answerModern({ ...toolsCall, params: { ...toolsCall.params, ...extra } }, handlers);
+      expect(r.body!.error).toMatchObject({ code: -32602 });
+    }
+  });
+
+  test('tasks/get answers the task as a complete result; tasks/cancel and tasks/update an empty one; a missing taskId is -32602', async () => {
+    const get = await answerModern({ jsonrpc: '2.0', id: 5, method: 'tasks/get', params: { taskId: 't-1', _meta: meta } }, handlers);
+    expect(get.body!.result).toMatchObject({ resultType: 'complete', taskId: 't-1', status: 'working' });
+    for (const method of ['tasks/cancel', 'tasks/update']) {
+      const r = await answerModern({ jsonrpc: '2.0', id: 6, method, params: { taskId: 't-1', _meta: meta } }, handlers);
+      expect(r.body!.result).toEqual({ resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': handlers.serverInfo } });
+    }
+    expect((await answerModern({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { _meta: meta } }, handlers)).body!.error).toMatchObject({ code: -32602 });
+  });
+
+  test('the Tasks extension: Mcp-Name repeats params.taskId', () => {
+    const get = { jsonrpc: '2.0', id: 8, method: 'tasks/get', params: { taskId: 't-1', _meta: meta } };
+    const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tasks/get' };
+    expect(classify({ ...headers, 'mcp-name': 't-1' }, get).kind).toBe('modern');
+    expect(classify(headers, get)).toMatchObject({ kind: 'reject', body: { error: { code: ERR_HEADER_MISMATCH } } });
+    expect(classify({ ...headers, 'mcp-name': 't-2' }, get)).toMatchObject({ kind: 'reject', body: { error: { code: ERR_HEADER_MISMATCH } } });
   });
 });

@@ -15,8 +15,13 @@
  * - an unknown version is -32022 UnsupportedProtocolVersion (400) listing what is supported;
  * - an unknown method (ping and logging/setLevel are gone in this revision) is 404 with -32601;
  * - `server/discover`; `resultType: "complete"` on every result, the server's identity in `_meta`, and
- *   `ttlMs` / `cacheScope` on cacheable results (tools/list, server/discover).
+ *   `ttlMs` / `cacheScope` on cacheable results (tools/list, server/discover);
+ * - multi round-trip requests (a tools/call's `requestState` and `inputResponses` handed to the call, whose
+ *   result may be `input_required`) and the Tasks extension's `tasks/get`, `tasks/update`, `tasks/cancel`
+ *   (`Mcp-Name` = `params.taskId`): approvals a client can wait for (approval-rounds.ts).
  */
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+
 export const MODERN_VERSION = '2026-07-28';
 /** every revision the endpoints serve: the modern one here, the earlier ones through the SDK */
 export const SUPPORTED_VERSIONS = [MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26'];
@@ -26,7 +31,16 @@ const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_SERVER = 'io.modelcontextprotocol/serverInfo';
 export const ERR_HEADER_MISMATCH = -32020;
 export const ERR_UNSUPPORTED_VERSION = -32022;
-const NAMED_METHODS: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+export const ERR_MISSING_CLIENT_CAPABILITY = -32021;
+/** the request field each method's `Mcp-Name` header repeats (the Tasks extension: `taskId`) */
+const NAMED_METHODS: Record<string, 'name' | 'uri' | 'taskId'> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
 
 type Headers = Record<string, string | string[] | undefined>;
 export interface JsonRpcRequest {
@@ -40,6 +54,18 @@ export type Era = { kind: 'legacy' } | { kind: 'modern'; request: JsonRpcRequest
 
 const one = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h);
 const rpcError = (id: unknown, code: number, message: string, data?: unknown) => ({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+
+/**
+ * A JSON-RPC error of the gateway's MCP server: an McpError (the SDK's transport answers it as JSON-RPC)
+ * whose message is the plain text, without the SDK's "MCP error <code>: " prefix, which a client's own
+ * McpError would otherwise add a second time.
+ */
+export class RpcError extends McpError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
+    this.message = message;
+  }
+}
 
 /** A header value as the revision allows it: plain visible ASCII, or the Base64 sentinel `=?base64?…?=`. */
 export function decodeHeaderValue(v: string): string | null {
@@ -86,9 +112,24 @@ export interface ModernHandlers {
   /** seconds a client may reuse tools/list (the catalog's own cache time) */
   listTtlMs: number;
   listTools(): Promise<unknown[]>;
-  callTool(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** a call, or a retry of one (multi round-trip: `requestState`, `inputResponses`); its result may be `input_required` or a task */
+  callTool(name: string, args: Record<string, unknown>, round: CallRound): Promise<Record<string, unknown>>;
+  /** the Tasks extension (io.modelcontextprotocol/tasks): a task's state, its cancellation */
+  tasks: { get(taskId: string, meta: RequestMeta): Promise<Record<string, unknown>>; cancel(taskId: string, meta: RequestMeta): Promise<void>; update(taskId: string, meta: RequestMeta): Promise<void> };
   /** the other methods the server answers (resources, prompts, completions): undefined for one it does not */
   other?(method: string, params: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
+}
+
+export type RequestMeta = Record<string, unknown> | undefined;
+
+/** What a tools/call carries besides the tool and its arguments (2026-07-28). */
+export interface CallRound {
+  /** the request's `_meta` (client capabilities among them) */
+  meta: RequestMeta;
+  /** the opaque state of an earlier `input_required` answer, echoed on the retry */
+  requestState?: string;
+  /** the client's answers to that answer's input requests */
+  inputResponses?: Record<string, unknown>;
 }
 
 /** The answer to a modern request: HTTP status and JSON body (a notification is a bodyless 202). */
@@ -104,8 +145,24 @@ export async function answerModern(request: JsonRpcRequest, h: ModernHandlers): 
     case 'tools/call': {
       const name = request.params?.name;
       const args = request.params?.arguments ?? {};
+      const { requestState, inputResponses } = request.params ?? {};
       if (typeof name !== 'string' || typeof args !== 'object' || args === null || Array.isArray(args)) return { status: 200, body: rpcError(request.id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)') };
-      return ok(await h.callTool(name, args as Record<string, unknown>));
+      if (requestState !== undefined && typeof requestState !== 'string') return { status: 200, body: rpcError(request.id, -32602, 'tools/call: params.requestState must be the string an earlier answer gave') };
+      if (inputResponses !== undefined && (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))) {
+        return { status: 200, body: rpcError(request.id, -32602, 'tools/call: params.inputResponses must be an object keyed by the input requests of the earlier answer') };
+      }
+      const round: CallRound = { meta: request.params?._meta, ...(requestState !== undefined ? { requestState } : {}), ...(inputResponses ? { inputResponses: inputResponses as Record<string, unknown> } : {}) };
+      return ok(await h.callTool(name, args as Record<string, unknown>, round));
+    }
+    case 'tasks/get':
+    case 'tasks/update':
+    case 'tasks/cancel': {
+      const taskId = request.params?.taskId;
+      if (typeof taskId !== 'string' || !taskId) return { status: 200, body: rpcError(request.id, -32602, `${request.method} needs params.taskId (a string)`) };
+      const meta = request.params?._meta;
+      if (request.method === 'tasks/get') return ok(await h.tasks.get(taskId, meta));
+      await (request.method === 'tasks/cancel' ? h.tasks.cancel(taskId, meta) : h.tasks.update(taskId, meta));
+      return ok({});
     }
     default: {
       const result = typeof request.method === 'string' && h.other ? await h.other(request.method, request.params ?? {}) : undefined;

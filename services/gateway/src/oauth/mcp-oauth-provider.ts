@@ -8,16 +8,19 @@
  *   protects the code, and no client secret is ever stored.
  * - `/authorize` keeps the request and sends the browser to the console's consent page; a signed-in human
  *   of a tenant picks the agent identity and the scopes (`decide`), which makes a grant and a code.
- * - Tokens are random, stored as SHA-256 only, audience-bound to the MCP resource (RFC 8707): access 1 h,
+ * - Tokens are random, stored as SHA-256 only, audience-bound to the MCP resource (RFC 8707) at the public
+ *   origin the client was sent to /authorize at (PUBLIC_ORIGINS, public-origins.ts), and good there only: access 1 h,
  *   refresh 30 days and rotated on every use; a refresh token used twice revokes its whole grant; a refused
  *   refresh (expired, scope, resource) leaves the token usable; no token outlives its grant.
  * - A grant lives OAUTH_GRANT_MAX_AGE_DAYS at most; the tenant lists and revokes grants (GET/DELETE
  *   /api/oauth/grants), the tenant key's rotation ends them (setting oauth_grants_end_on_key_rotation), and
  *   a grant goes with the user who consented (its row references the user's, ON DELETE CASCADE).
  * - A token acts as an agent-scoped key of the tenant, named by the grant's agent identity.
+ * - Every authorization response (the code, or an error) carries `iss`, the issuer of that origin's
+ *   authorization server metadata (RFC 9207).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import { InvalidClientMetadataError, InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
@@ -27,6 +30,7 @@ import { ConflictError, ForbiddenError, InputError, NotFoundError, sha256Hex } f
 import { type ClientMetadataDocuments, isUrlClientId } from './client-metadata-documents';
 import { boundClientMetadata } from './client-rules';
 import type { OauthRepository } from './oauth.repository';
+import type { McpOauthUrls } from './public-origins';
 
 /** Calling the tenant's governed tools through its MCP server. Approving is never a scope of an agent. */
 export const MCP_SCOPES = ['mcp:tools'] as const;
@@ -34,8 +38,8 @@ const AGENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 export interface McpOauthOptions {
   repo: OauthRepository;
-  /** the protected resource: the MCP server's URL (PUBLIC_BASE_URL + /mcp/server) */
-  resource: string;
+  /** the protected resource (the MCP server's URL) and its issuer at each public origin (public-origins.ts) */
+  urls: McpOauthUrls;
   /** the console page where a human decides on request `id` */
   consentUrl(id: string): string;
   /** clients identified by an HTTPS client_id (client ID metadata documents) */
@@ -59,6 +63,7 @@ export interface OauthCaller {
 
 const secret = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`;
 const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+const INVALID_TOKEN = 'invalid, expired or revoked access token';
 
 function redirectWith(uri: string, params: Record<string, string | undefined>): string {
   const u = new URL(uri);
@@ -87,6 +92,20 @@ export class McpOauthProvider implements OAuthServerProvider {
     return this.o.repo;
   }
 
+  get urls(): McpOauthUrls {
+    return this.o.urls;
+  }
+
+  /** The MCP resource at the origin a request came to (the audience its token must have). */
+  resourceOf(req: Pick<Request, 'protocol' | 'host'>): string {
+    return this.o.urls.of(req).resource;
+  }
+
+  /** The issuer of the authorization server a resource's clients were told of (RFC 9207 `iss`). */
+  private issuerOf(resource: string): string {
+    return this.o.urls.byResource(resource)?.issuer ?? resource.replace(/\/+$/, '').replace(/\/mcp\/server$/, '/oauth');
+  }
+
   get clientsStore(): OAuthRegisteredClientsStore {
     return {
       getClient: async (clientId) => {
@@ -113,12 +132,14 @@ export class McpOauthProvider implements OAuthServerProvider {
   /** Keeps the request and sends the browser to the consent page (or back with an error). */
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     const scopes = params.scopes?.length ? params.scopes : [...MCP_SCOPES];
-    const resource = params.resource?.href ?? this.o.resource;
-    const back = (error: string, description: string) => res.redirect(302, redirectWith(params.redirectUri, { error, error_description: description, state: params.state }));
+    // the origin the client was sent here at: its resource is the only one this request may name
+    const at = this.o.urls.of(res.req);
+    const resource = params.resource?.href ?? at.resource;
+    const back = (error: string, description: string) => res.redirect(302, redirectWith(params.redirectUri, { error, error_description: description, state: params.state, iss: at.issuer }));
     const texts = [params.state ?? '', params.codeChallenge, params.redirectUri];
     if (texts.some((x) => x.length > 2048 || x.includes('\u0000'))) return back('invalid_request', 'a parameter is too long or holds a NUL character');
     if (scopes.some((s) => !(MCP_SCOPES as readonly string[]).includes(s))) return back('invalid_scope', `scopes offered: ${MCP_SCOPES.join(' ')}`);
-    if (!sameResource(resource, this.o.resource)) return back('invalid_target', `this authorization server issues tokens for ${this.o.resource} only`);
+    if (!sameResource(resource, at.resource)) return back('invalid_target', `this authorization server (${at.issuer}) issues tokens for ${at.resource} only`);
     const id = randomBytes(18).toString('base64url');
     const now = this.now();
     await this.o.repo.insertRequest({
@@ -130,7 +151,7 @@ export class McpOauthProvider implements OAuthServerProvider {
       state: params.state ?? null,
       scopes,
       code_challenge: params.codeChallenge,
-      resource: this.o.resource,
+      resource: at.resource,
       expires_at: new Date(now.getTime() + 10 * 60_000),
     });
     res.redirect(302, this.o.consentUrl(id));
@@ -165,7 +186,8 @@ export class McpOauthProvider implements OAuthServerProvider {
     }
     const now = this.now();
     if (!(await this.o.repo.decide(id, now))) throw new ConflictError('This authorization request was decided already, or has expired');
-    if (!d.approve) return { redirect_to: redirectWith(r.redirect_uri, { error: 'access_denied', error_description: 'the request was denied', state: r.state ?? undefined }) };
+    const iss = this.issuerOf(r.resource);
+    if (!d.approve) return { redirect_to: redirectWith(r.redirect_uri, { error: 'access_denied', error_description: 'the request was denied', state: r.state ?? undefined, iss }) };
     const grantId = randomUUID();
     const made = await this.o.repo.insertGrant({
       id: grantId,
@@ -182,7 +204,7 @@ export class McpOauthProvider implements OAuthServerProvider {
     if (!made) throw new ForbiddenError('The signed-in user is no longer a user of this tenant: sign in again');
     const code = secret('mcpac_');
     await this.o.repo.insertCode({ code_hash: sha256Hex(code), grant_id: grantId, client_id: r.client_id, redirect_uri: r.redirect_uri, redirect_uri_sent: r.redirect_uri_sent, code_challenge: r.code_challenge, expires_at: new Date(now.getTime() + 10 * 60_000) });
-    return { redirect_to: redirectWith(r.redirect_uri, { code, state: r.state ?? undefined }) };
+    return { redirect_to: redirectWith(r.redirect_uri, { code, state: r.state ?? undefined, iss }) };
   }
 
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
@@ -203,8 +225,7 @@ export class McpOauthProvider implements OAuthServerProvider {
     if (row.client_id !== client.client_id) throw new InvalidGrantError('the code was issued to another client');
     if (redirectUri === undefined && row.redirect_uri_sent) throw new InvalidGrantError('redirect_uri is required: the authorization request carried one (RFC 6749 §4.1.3)');
     if (redirectUri !== undefined && redirectUri !== row.redirect_uri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
-    if (resource && !sameResource(resource.href, this.o.resource)) throw new InvalidTargetError(`tokens are issued for ${this.o.resource} only`);
-    return this.issue(row.grant_id);
+    return this.issue(row.grant_id, undefined, resource?.href);
   }
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
@@ -224,27 +245,40 @@ export class McpOauthProvider implements OAuthServerProvider {
     if (t.expires_at <= now) throw new InvalidGrantError('refresh token expired');
     if (scopes?.some((s) => !t.grant.scopes.includes(s))) throw new InvalidScopeError(`the grant holds ${t.grant.scopes.join(' ')}`);
     if (resource && !sameResource(resource.href, t.grant.resource)) throw new InvalidTargetError(`the grant is for ${t.grant.resource}`);
-    if (!sameResource(t.grant.resource, this.o.resource)) throw new InvalidGrantError(`the grant is for another resource (${t.grant.resource})`);
+    if (!this.o.urls.byResource(t.grant.resource)) throw new InvalidGrantError(`the grant is for another resource (${t.grant.resource})`);
     if (!(await this.o.repo.revokeToken(hash, now))) throw await reused();
     return this.issue(t.grant.id, scopes);
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const caller = await this.caller(token);
-    if (!caller) throw new InvalidTokenError('invalid, expired or revoked access token');
+    const found = await this.check(token);
+    if ('problem' in found) throw new InvalidTokenError(found.problem);
+    const { caller } = found;
     return { token, clientId: caller.clientId, scopes: caller.scopes, resource: new URL(caller.resource), extra: { tenantId: caller.tenantId, agentName: caller.agentName } };
   }
 
-  /** The caller of a live access token, or undefined. */
-  async caller(token: string): Promise<OauthCaller | undefined> {
-    if (!token.startsWith('mcpat_')) return undefined;
+  /** The caller of a live access token presented to `resource` (default: PUBLIC_BASE_URL's), or undefined. */
+  async caller(token: string, resource?: string): Promise<OauthCaller | undefined> {
+    const found = await this.check(token, resource);
+    return 'caller' in found ? found.caller : undefined;
+  }
+
+  /**
+   * The caller of a live access token presented to `resource` (the MCP server at the origin the request came
+   * to; default: PUBLIC_BASE_URL's), or why it is refused (the `error_description` of RFC 6750's invalid_token).
+   */
+  async check(token: string, resource: string = this.o.urls.resource): Promise<{ caller: OauthCaller } | { problem: string }> {
+    if (!token.startsWith('mcpat_')) return { problem: INVALID_TOKEN };
     const t = await this.o.repo.token(sha256Hex(token));
     const now = this.now();
-    if (!t || t.kind !== 'access' || t.revoked_at || t.grant.revoked_at || t.expires_at <= now || t.grant.expires_at <= now) return undefined;
-    // the token's audience (RFC 8707) is this gateway's MCP resource, at every use
-    if (!sameResource(t.grant.resource, this.o.resource)) return undefined;
+    if (!t || t.kind !== 'access' || t.revoked_at || t.grant.revoked_at || t.expires_at <= now || t.grant.expires_at <= now) return { problem: INVALID_TOKEN };
+    // the token's audience (RFC 8707) is the MCP resource it was issued for, at every use: the server at
+    // another public origin is another resource
+    if (!sameResource(t.grant.resource, resource)) {
+      return { problem: this.o.urls.byResource(t.grant.resource) ? `the access token was issued for ${t.grant.resource}, not for ${resource}` : INVALID_TOKEN };
+    }
     if (!t.grant.last_used_at || now.getTime() - new Date(t.grant.last_used_at).getTime() >= 60_000) await this.o.repo.touchGrant(t.grant.id, now);
-    return { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource };
+    return { caller: { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource } };
   }
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
@@ -263,12 +297,15 @@ export class McpOauthProvider implements OAuthServerProvider {
     return r;
   }
 
-  private async issue(grantId: string, scopes?: string[]): Promise<OAuthTokens> {
+  private async issue(grantId: string, scopes?: string[], resource?: string): Promise<OAuthTokens> {
     const now = this.now().getTime();
     const access = secret('mcpat_');
     const refresh = secret('mcprt_');
     const grant = await this.o.repo.grant(grantId);
     if (!grant || grant.revoked_at) throw new InvalidGrantError('the grant was revoked; the client must ask for consent again');
+    // the token request's resource (RFC 8707) is the one the authorization request was for, at a listed origin
+    if (resource !== undefined && !sameResource(resource, grant.resource)) throw new InvalidTargetError(`tokens of this authorization are issued for ${grant.resource} only`);
+    if (!this.o.urls.byResource(grant.resource)) throw new InvalidGrantError(`the grant is for another resource (${grant.resource})`);
     // no token outlives its grant
     const end = new Date(grant.expires_at).getTime();
     if (end <= now) throw new InvalidGrantError('the grant expired; the client must ask for consent again');

@@ -7,6 +7,8 @@
  *   and revoke, on our provider (mcp-oauth-provider.ts), behind the per-IP limit of the sign-in routes;
  * - the consent a signed-in human gives in the console (GET/POST /api/oauth/requests/{id}).
  * A 401 of the MCP endpoints names the resource metadata in `WWW-Authenticate` (mcpAuthChallenge).
+ * Every document and URL is that of the public origin the request came to (PUBLIC_ORIGINS,
+ * public-origins.ts), or PUBLIC_BASE_URL's when the origin is not listed.
  */
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
@@ -25,25 +27,14 @@ import { isHumanSession } from '../http/routes/approvals.routes';
 import { parseWith } from '../http/validation';
 import { isUrlClientId } from './client-metadata-documents';
 import { MCP_SCOPES, type McpOauthProvider } from './mcp-oauth-provider';
+import { type McpOauthUrls, type OriginUrls, mcpOauthUrls } from './public-origins';
 
-export interface McpOauthUrls {
-  /** the protected resource: PUBLIC_BASE_URL + /mcp/server */
-  resource: string;
-  /** the authorization server's issuer: PUBLIC_BASE_URL + /oauth */
-  issuer: string;
-  /** where the protected resource metadata is (the WWW-Authenticate challenge names it) */
-  resourceMetadata: string;
-}
+export { type McpOauthUrls, type OriginUrls, mcpOauthUrls };
 
-/** The URLs of the MCP resource and its authorization server, from PUBLIC_BASE_URL (…/api). */
-export function mcpOauthUrls(publicBaseUrl: string): McpOauthUrls {
-  const base = new URL(publicBaseUrl.replace(/\/+$/, ''));
-  const apiPath = base.pathname.replace(/\/+$/, '');
-  const resource = `${base.origin}${apiPath}/mcp/server`;
-  return { resource, issuer: `${base.origin}${apiPath}/oauth`, resourceMetadata: `${base.origin}/.well-known/oauth-protected-resource${apiPath}/mcp/server` };
-}
+/** The human-readable documentation of the authorization server (RFC 8414 `service_documentation`). */
+export const SERVICE_DOCUMENTATION = 'https://github.com/agent-governance-gateway/agent-governance-gateway/blob/main/docs/auth.md';
 
-export function authorizationServerMetadata(u: McpOauthUrls): OAuthMetadata {
+export function authorizationServerMetadata(u: OriginUrls): OAuthMetadata {
   return {
     issuer: u.issuer,
     authorization_endpoint: `${u.issuer}/authorize`,
@@ -57,11 +48,13 @@ export function authorizationServerMetadata(u: McpOauthUrls): OAuthMetadata {
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...MCP_SCOPES],
     client_id_metadata_document_supported: true,
-    service_documentation: 'https://github.com/agent-governance-gateway/docs/auth.md',
+    // RFC 9207: every authorization response carries `iss` (this issuer), success and error alike
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: SERVICE_DOCUMENTATION,
   };
 }
 
-export function protectedResourceMetadata(u: McpOauthUrls): OAuthProtectedResourceMetadata {
+export function protectedResourceMetadata(u: OriginUrls): OAuthProtectedResourceMetadata {
   return {
     resource: u.resource,
     authorization_servers: [u.issuer],
@@ -71,12 +64,16 @@ export function protectedResourceMetadata(u: McpOauthUrls): OAuthProtectedResour
   };
 }
 
-/** Discovery documents at the origin's root (mounted on the app, before the /.well-known 404). */
+/** Discovery documents at the origin's root (mounted on the app, before the /.well-known 404): the asked origin's. */
 export function oauthDiscoveryRoutes(u: McpOauthUrls): Router {
   const r = Router();
   const apiPath = new URL(u.issuer).pathname.replace(/\/oauth$/, '');
-  const prm = metadataHandler(protectedResourceMetadata(u));
-  const as = metadataHandler(authorizationServerMetadata(u));
+  const perOrigin = (doc: (o: OriginUrls) => object): RequestHandler => {
+    const handlers = new Map(u.all.map((o) => [o.origin, metadataHandler(doc(o) as OAuthMetadata)]));
+    return (req, res, next) => handlers.get(u.of(req).origin)!(req, res, next);
+  };
+  const prm = perOrigin(protectedResourceMetadata);
+  const as = perOrigin(authorizationServerMetadata);
   r.use(`/.well-known/oauth-protected-resource${apiPath}/mcp/server`, prm);
   r.use(`/.well-known/oauth-authorization-server${apiPath}/oauth`, as);
   r.use('/.well-known/oauth-protected-resource', exactly(prm));
@@ -92,11 +89,36 @@ export function oauthServerRoutes(provider: McpOauthProvider, limit: RequestHand
   const r = Router();
   // the SDK's own per-process limits are off: the fleet's per-IP limit (Redis, shared by replicas) applies
   r.use(['/oauth/authorize', '/oauth/token', '/oauth/register', '/oauth/revoke'], limit);
-  r.use('/oauth/authorize', express.urlencoded({ extended: false }), noOpenRedirect(provider.consentPrefix), authorizationHandler({ provider, rateLimit: false }));
+  r.use('/oauth/authorize', express.urlencoded({ extended: false }), issOnRedirect(provider), noOpenRedirect(provider.consentPrefix), authorizationHandler({ provider, rateLimit: false }));
   r.use('/oauth/token', tokenHandler({ provider, rateLimit: false }));
   r.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false, clientSecretExpirySeconds: 0 }));
   r.use('/oauth/revoke', revocationHandler({ provider, rateLimit: false }));
+  // discovery documents under the issuer's path are not served (RFC 8414's and RFC 9728's are at the
+  // origin's root; no OpenID Connect): a JSON 404 before authentication, not a 401
+  r.use('/oauth/.well-known', (req, res) => {
+    res.status(404).json({ detail: `Not found: no discovery document at /api/oauth/.well-known${req.path === '/' ? '' : req.path}; this authorization server's metadata is at ${provider.urls.of(req).origin}/.well-known/oauth-authorization-server${new URL(provider.urls.issuer).pathname}` });
+  });
   return r;
+}
+
+/**
+ * RFC 9207: an authorization response sent back to the client's redirect URI (an error of the SDK's handler
+ * or of the provider) carries `iss`, the issuer of the origin the request came to; the consent page's
+ * redirect is no authorization response. The code and access_denied are sent by the consent (provider.decide).
+ */
+function issOnRedirect(provider: McpOauthProvider): RequestHandler {
+  return (req, res, next) => {
+    const issuer = provider.urls.of(req).issuer;
+    const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+    (res as unknown as { redirect: (a: number | string, b?: string) => void }).redirect = (a, b) => {
+      const [status, url] = typeof a === 'number' ? [a, String(b)] : [302, a];
+      if (url.startsWith(provider.consentPrefix) || !URL.canParse(url)) return redirect(status, url);
+      const u = new URL(url);
+      u.searchParams.set('iss', issuer);
+      redirect(status, u.href);
+    };
+    next();
+  };
 }
 
 /**
@@ -126,11 +148,11 @@ function noOpenRedirect(consentPrefix: string): RequestHandler {
   };
 }
 
-/** Every 401 of the MCP endpoints tells a client where to sign in (RFC 9728 §5.1). */
+/** Every 401 of the MCP endpoints tells a client where to sign in (RFC 9728 §5.1), at the origin it asked. */
 export function mcpAuthChallenge(u: McpOauthUrls) {
-  const challenge = `Bearer resource_metadata="${u.resourceMetadata}", scope="${MCP_SCOPES.join(' ')}"`;
-  return (_req: Request, res: Response, next: NextFunction): void => {
-    res.locals.authChallenge = challenge;
+  const challenges = new Map(u.all.map((o) => [o.origin, `Bearer resource_metadata="${o.resourceMetadata}", scope="${MCP_SCOPES.join(' ')}"`]));
+  return (req: Request, res: Response, next: NextFunction): void => {
+    res.locals.authChallenge = challenges.get(u.of(req).origin);
     next();
   };
 }

@@ -3,8 +3,10 @@
  * prompts and completions"), beside the tools of federation.ts:
  *
  * - prompts are pinned and scanned like tools: each prompt an upstream lists is stored in the tool catalog
- *   as the definition `prompt:<name>` (a name no tool can have: `:` is not a tool-name character), its
- *   arguments in `inputSchema["x-mcp-prompt-arguments"]`, so the pinning plan, the poisoning scanner, the
+ *   as the definition `prompt:<name>` (a name no tool can have: `:` is not a tool-name character): the
+ *   whole prompt as the upstream wrote it (description, arguments, icons, `_meta`, every field in its key
+ *   order; only its name prefixed in place, and an `inputSchema` the catalog's rows carry), so the
+ *   pinning plan, the poisoning scanner, the
  *   quarantine and a human's approval (POST /api/upstreams/{name}/tools/prompt:{prompt}/approve) are the
  *   tools' own; only active prompts are listed, and only an active prompt may be got;
  * - resources and resource templates are the upstream's data, not instructions a model is given as a
@@ -18,8 +20,8 @@
  */
 import { type Logger, NotFoundError } from '@agw/shared';
 import type { Prompt } from '@modelcontextprotocol/sdk/types.js';
-import { type ToolDefinition, isJsonObject, pinnedForm } from './tool-definition';
-import type { UpstreamConnections, UpstreamEndpoint } from './upstream-connections';
+import { type ToolDefinition, isJsonObject } from './tool-definition';
+import { MAX_TOOL_DEPTH, type UpstreamConnections, type UpstreamEndpoint, nestsDeeperThan } from './upstream-connections';
 import type { UpstreamRepository, UpstreamRow } from './upstream.repository';
 
 /** The catalog name of an upstream's prompt (a tool name never holds `:`). */
@@ -27,7 +29,8 @@ export const PROMPT_PREFIX = 'prompt:';
 /** The governed methods of a federated upstream other than its tools (docs/policy.md). */
 export const RESOURCE_READ = 'resources/read';
 export const PROMPT_GET = 'prompts/get';
-const ARGUMENTS_KEY = 'x-mcp-prompt-arguments';
+/** what a catalog row carries beside the prompt (a tool definition's required field), dropped when it is listed */
+const ROW_SCHEMA = { type: 'object' };
 
 /**
  * At most this many pages of one list are read, at most this many entries kept per upstream and list, at
@@ -42,23 +45,15 @@ const FEDERATED_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export type EntryKind = 'resources' | 'resource_templates' | 'prompts';
 
-/** A prompt as the definition the catalog pins: `prompt:<name>`, its arguments inside the input schema. */
+/** A prompt as the definition the catalog pins: the whole prompt, its name `prompt:<name>` in place. */
 export function promptDefinition(p: Prompt): ToolDefinition {
-  const args = ((Array.isArray(p.arguments) ? p.arguments : []) as Array<Record<string, unknown>>).map((a) => ({
-    name: String(a?.name ?? ''),
-    ...(typeof a?.title === 'string' ? { title: a.title } : {}),
-    ...(typeof a?.description === 'string' ? { description: a.description } : {}),
-    ...(a?.required === true ? { required: true } : {}),
-  }));
-  return pinnedForm({ name: `${PROMPT_PREFIX}${p.name}`, title: p.title, description: p.description, inputSchema: { type: 'object', [ARGUMENTS_KEY]: args } });
+  return { ...(p as Record<string, unknown>), name: `${PROMPT_PREFIX}${p.name}`, inputSchema: ROW_SCHEMA } as ToolDefinition;
 }
 
-/** The prompt a pinned definition describes, in the upstream's own name. */
+/** The prompt a pinned definition describes, as the upstream wrote it (its own name, in place). */
 export function promptOf(def: Record<string, unknown>): Prompt {
-  const name = String(def.name ?? '').slice(PROMPT_PREFIX.length);
-  const schema = isJsonObject(def.inputSchema) ? def.inputSchema : {};
-  const args = Array.isArray(schema[ARGUMENTS_KEY]) ? (schema[ARGUMENTS_KEY] as Prompt['arguments']) : [];
-  return { name, ...(typeof def.title === 'string' ? { title: def.title } : {}), ...(typeof def.description === 'string' ? { description: def.description } : {}), arguments: args };
+  const { inputSchema: _row, ...prompt } = def;
+  return { ...prompt, name: String(def.name ?? '').slice(PROMPT_PREFIX.length) } as Prompt;
 }
 
 export const isPromptName = (catalogName: string) => catalogName.startsWith(PROMPT_PREFIX);
@@ -74,9 +69,9 @@ export async function listedPromptDefinitions(connections: UpstreamConnections, 
       if (!client.getServerCapabilities()?.prompts) return [] as Prompt[];
       return pages((cursor) => client.listPrompts(cursor ? { cursor } : {}, options).then((r) => ({ items: r.prompts, next: r.nextCursor })), connections.definitionLimits.maxSyncBytes);
     });
-    // a prompt's pinned definition is bounded as a tool's (FEDERATION_MAX_TOOL_BYTES): a larger one is not kept
+    // a prompt's pinned definition is bounded as a tool's (FEDERATION_MAX_TOOL_BYTES, MAX_TOOL_DEPTH): a larger or deeper one is not kept
     return prompts
-      .filter((p) => typeof p.name === 'string' && !p.name.startsWith('_') && FEDERATED_NAME.test(`${e.name}__${p.name}`))
+      .filter((p) => typeof p.name === 'string' && !p.name.startsWith('_') && FEDERATED_NAME.test(`${e.name}__${p.name}`) && !nestsDeeperThan(p, MAX_TOOL_DEPTH))
       .map(promptDefinition)
       .filter((def) => Buffer.byteLength(JSON.stringify(def)) <= connections.definitionLimits.maxToolBytes);
   } catch (err) {

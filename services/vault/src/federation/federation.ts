@@ -13,7 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SealedData } from '../hsm/hsm-backend';
 import type { Quarantine } from './tool-pinning';
 import { approvalWrite, planPinning } from './tool-pinning';
-import { definitionDiff, pinnedForm } from './tool-definition';
+import { type ToolDefinition, definitionDiff, definitionOf, offeredForm, taskSupportOf } from './tool-definition';
 import type { UpstreamCredentials } from './upstream-credentials';
 import { type CredentialInput, UpstreamAuthError, validateCredential } from './upstream-credentials';
 import { MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
@@ -301,10 +301,17 @@ export class Federation {
     return (await this.d.repo.tool(tenantId, upstream, tool)) as ToolRow;
   }
 
-  /** The tenant's active tools of connected upstreams, by federated name. */
-  async federatedTools(tenantId: string): Promise<Array<{ name: string; upstream: string; tool: string; definition: Record<string, unknown> }>> {
+  /**
+   * The tenant's active tools of connected upstreams, by federated name, each with its pinned definition as
+   * the upstream wrote it (every field, in its key order) and as the gateway offers it: a tool that
+   * requires task-augmented execution is left out (the gateway cannot run it; a call of it is refused with
+   * the reason, `targetOf`), one that supports it optionally is offered with `taskSupport: "forbidden"`.
+   */
+  async federatedTools(tenantId: string): Promise<Array<{ name: string; upstream: string; tool: string; definition: ToolDefinition }>> {
     const rows = await this.d.repo.activeTools(tenantId);
-    return rows.filter((r) => r.pinned && !isPromptName(r.name)).map((r) => ({ name: federatedName(r.upstream, r.name), upstream: r.upstream, tool: r.name, definition: r.pinned as Record<string, unknown> }));
+    return rows
+      .filter((r) => r.pinned && !isPromptName(r.name) && taskSupportOf(r.pinned) !== 'required')
+      .map((r) => ({ name: federatedName(r.upstream, r.name), upstream: r.upstream, tool: r.name, definition: offeredForm(definitionOf(r.pinned)) }));
   }
 
   async target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
@@ -453,9 +460,10 @@ export class Federation {
     const filter = row.tool_filter ?? {};
     const skipped: string[] = [];
     const underscored: string[] = [];
-    const offered = [];
+    const offered: ToolDefinition[] = [];
+    const taskOnly: string[] = [];
     for (const tool of listed.tools) {
-      const def = pinnedForm(tool);
+      const def = definitionOf(tool);
       if (filter.include?.length && !matchesAnyGlob(filter.include, def.name)) continue;
       if (filter.exclude?.length && matchesAnyGlob(filter.exclude, def.name)) continue;
       const problem = federatedToolProblem(name, def.name);
@@ -468,6 +476,7 @@ export class Federation {
         continue;
       }
       offered.push(def);
+      if (taskSupportOf(def) === 'required') taskOnly.push(def.name.slice(0, 64));
     }
     // the upstream's prompts, pinned and scanned as its tools are (federated-mcp.ts)
     offered.push(...(await listedPromptDefinitions(this.d.connections, this.endpoint(tenantId, row), this.d.logger)));
@@ -490,6 +499,9 @@ export class Federation {
       ...(skipped.length ? [`${skipped.length} tool(s) skipped: their federated name is not 1-128 of A-Z a-z 0-9 _ . - (${skipped.slice(0, 5).join(', ')})`] : []),
       ...(underscored.length
         ? [`${underscored.length} tool(s) skipped: a tool name starting with "_" would make its federated name ${name}___… ambiguous (${underscored.slice(0, 5).join(', ')})`]
+        : []),
+      ...(taskOnly.length
+        ? [`${taskOnly.length} tool(s) not offered: they require task-augmented execution (execution.taskSupport "required"), which the gateway cannot run on an upstream yet (${taskOnly.slice(0, 5).join(', ')})`]
         : []),
     ];
     await this.d.repo.setStatus(tenantId, name, { status: 'connected', status_reason: notes.join('; ') || null, server_info: { ...listed.info } });
@@ -560,8 +572,11 @@ function mayDiscard(name: string, gate: HumanGate): void {
   );
 }
 
+/** The refusal of a call of a tool that requires task-augmented execution (docs/federation.md, "Task support"). */
+export const TASK_REQUIRED = 'task_execution_required';
+
 /** What a call of `method` on the upstream row meets: unknown, quarantined (and why) or executable. */
-function targetOf(row: { name: string; tool_state: string | null; tool_reason: string | null }, method: string): ToolTarget {
+function targetOf(row: { name: string; tool_state: string | null; tool_reason: string | null; tool_task_support?: string | null }, method: string): ToolTarget {
   const tool = row.name;
   // resources/read and prompts/get of an upstream (federated-mcp.ts): a prompt's own state is checked when it runs
   if (method === RESOURCE_READ || method === PROMPT_GET) return { upstream: true, executable: true };
@@ -575,6 +590,14 @@ function targetOf(row: { name: string; tool_state: string | null; tool_reason: s
           ? 'its definition carries tool-poisoning markers'
           : 'a new tool waits for a human (one that appeared after the upstream was first read, or any new tool with upstream_tool_approval: manual)';
     return { upstream: true, executable: false, violation: row.tool_reason ?? 'tool_definition_changed', message: `Tool ${tool}/${method} is quarantined: ${what}; a human must approve it (POST /api/upstreams/${tool}/tools/${method}/approve)` };
+  }
+  if (row.tool_task_support === 'required') {
+    return {
+      upstream: true,
+      executable: false,
+      violation: TASK_REQUIRED,
+      message: `Tool ${tool}/${method} requires task-augmented execution (its execution.taskSupport is "required"), which the gateway cannot run on an upstream yet; it is not offered in tools/list`,
+    };
   }
   return { upstream: true, executable: true };
 }

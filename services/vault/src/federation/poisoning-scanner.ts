@@ -2,7 +2,8 @@
  * Tool-poisoning markers in an upstream tool's definition (docs/federation-scanning.md): text a model
  * reads and a human reviewing the tool list usually does not. Every string is scanned: title, description,
  * everything inside the input and output schemas (descriptions, titles, enum values, defaults, examples,
- * and the property names themselves) and the annotations' title.
+ * and the property names themselves), and every other field a client is given: the annotations,
+ * `execution`, `icons`, `_meta` and any field a later revision adds (its name too).
  *
  * The pattern rules read each string **normalized**, as a model reads it and not as it is spelled:
  * NFKC, then every default-ignorable code point dropped (soft hyphen, zero-width characters, bidi
@@ -501,6 +502,11 @@ interface Walked {
  * within the node and depth bounds. Only the strings the scan's budget can take are kept; the others are
  * counted. A path node is made only for a container, a kept string and the longest.
  */
+/** The fields read first, in the order a model reads them (the name is the upstream's identifier, not text). */
+const SCANNED_FIRST = new Set(['name', 'title', 'description', 'inputSchema', 'outputSchema']);
+/** The other fields the MCP revisions define: their names are not text an upstream chose. */
+const SPEC_FIELDS = new Set(['annotations', 'execution', 'icons', '_meta']);
+
 function strings(def: ToolDefinition): Walked {
   const w: Walked = { strings: [], total: 0, longest: undefined, more: undefined, cut: null };
   let cost = 0;
@@ -542,12 +548,18 @@ function strings(def: ToolDefinition): Walked {
       if (w.cut) return;
     }
   };
-  if (def.title !== undefined) text('title', undefined, def.title);
-  if (def.description !== undefined) text('description', undefined, def.description);
+  if (typeof def.title === 'string') text('title', undefined, def.title);
+  if (typeof def.description === 'string') text('description', undefined, def.description);
   walk(def.inputSchema, 'inputSchema', undefined, 1);
   if (def.outputSchema) walk(def.outputSchema, 'outputSchema', undefined, 1);
-  const annotationTitle = def.annotations?.title;
-  if (typeof annotationTitle === 'string') text('annotations.title', undefined, annotationTitle);
+  // every other field a client is given: the annotations, execution, icons, _meta, and any field a later
+  // revision adds (the name of such a field too)
+  for (const k in def) {
+    if (w.cut) break;
+    if (!Object.hasOwn(def, k) || SCANNED_FIRST.has(k)) continue;
+    if (!SPEC_FIELDS.has(k)) text('', k, k);
+    walk(def[k], '', k, 1);
+  }
   return w;
 }
 

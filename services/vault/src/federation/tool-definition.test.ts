@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type ToolDefinition, definitionDiff, definitionSha256, pathJoin, pinnedForm } from './tool-definition';
+import { type ToolDefinition, definitionDiff, definitionOf, definitionSha256, isLegacyForm, legacyDefinitionSha256, legacyPinnedForm, offeredForm, pathJoin, taskSupportOf } from './tool-definition';
 
 const weather: ToolDefinition = {
   name: 'weather',
@@ -9,32 +9,69 @@ const weather: ToolDefinition = {
   annotations: { readOnlyHint: true },
 };
 
-describe('pinnedForm', () => {
-  test('keeps the six pinned fields and nothing else', () => {
-    const listed = { ...weather, outputSchema: { type: 'object' }, _meta: { x: 1 }, icons: [{ src: 'a.png' }], execution: { taskSupport: 'optional' } };
-    expect(pinnedForm(listed)).toEqual({ ...weather, outputSchema: { type: 'object' } });
+describe('definitionOf', () => {
+  test('is the definition as listed: every field, in its key order', () => {
+    const listed = { name: 'weather', execution: { taskSupport: 'optional' }, inputSchema: { type: 'object' }, _meta: { x: 1 }, icons: [{ src: 'a.png' }], 'x-later': true };
+    expect(definitionOf(listed)).toBe(listed);
+    expect(JSON.stringify(definitionOf(listed))).toBe(JSON.stringify(listed));
   });
 
-  test('omits absent fields (no undefined keys) and defaults the input schema', () => {
-    const bare = pinnedForm({ name: 'bare', description: undefined });
-    expect(bare).toEqual({ name: 'bare', inputSchema: { type: 'object' } });
-    expect(Object.keys(bare)).toEqual(['name', 'inputSchema']);
+  test('completes only a missing name or input schema, in the place the field had', () => {
+    const bare = definitionOf({ inputSchema: 'no schema', name: 7, description: 'd' });
+    expect(Object.keys(bare)).toEqual(['inputSchema', 'name', 'description']);
+    expect(bare).toEqual({ name: '', inputSchema: { type: 'object' }, description: 'd' });
+  });
+});
+
+describe('legacyPinnedForm', () => {
+  test('keeps the six fields pins used to cover and nothing else', () => {
+    const listed = { ...weather, outputSchema: { type: 'object' }, _meta: { x: 1 }, icons: [{ src: 'a.png' }], execution: { taskSupport: 'optional' } };
+    expect(legacyPinnedForm(listed)).toEqual({ ...weather, outputSchema: { type: 'object' } });
+    expect(isLegacyForm(legacyPinnedForm(listed))).toBe(true);
+    expect(isLegacyForm(listed)).toBe(false);
   });
 });
 
 describe('definitionSha256', () => {
   const sha = definitionSha256(weather);
 
-  test('is the SHA-256 of the RFC 8785 canonical JSON of the pinned form', () => {
+  test('is the SHA-256 of the RFC 8785 canonical JSON of the whole definition', () => {
     const canonical = '{"annotations":{"readOnlyHint":true},"description":"Weather for a city.","inputSchema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"name":"weather","title":"Weather"}';
     expect(sha).toBe(createHash('sha256').update(canonical).digest('hex'));
   });
 
-  test('key order and _meta do not change it; a changed description does', () => {
+  test('of a definition of the six legacy fields, it is the legacy fingerprint: pins made before stay valid', () => {
+    // the canonical text above is the one the six-field pinned form gave before every field was pinned
+    expect(legacyDefinitionSha256(weather)).toBe(sha);
+    expect(legacyDefinitionSha256({ ...weather, execution: { taskSupport: 'forbidden' } })).toBe(sha);
+  });
+
+  test('key order does not change it; a changed description, execution, icons or _meta does', () => {
     const reordered = { annotations: { readOnlyHint: true }, inputSchema: { required: ['city'], properties: { city: { type: 'string' } }, type: 'object' }, description: 'Weather for a city.', title: 'Weather', name: 'weather' };
     expect(definitionSha256(reordered)).toBe(sha);
-    expect(definitionSha256({ ...weather, _meta: { v: 2 } } as ToolDefinition)).toBe(sha);
     expect(definitionSha256({ ...weather, description: 'Weather for a city!' })).not.toBe(sha);
+    const forbidden = definitionSha256({ ...weather, execution: { taskSupport: 'forbidden' } });
+    expect(forbidden).not.toBe(sha);
+    expect(definitionSha256({ ...weather, execution: { taskSupport: 'required' } })).not.toBe(forbidden);
+    expect(definitionSha256({ ...weather, icons: [{ src: 'https://a.example/x.png' }] })).not.toBe(sha);
+    expect(definitionSha256({ ...weather, _meta: { v: 2 } })).not.toBe(sha);
+    // the legacy fingerprint of all of them is the six fields' one
+    expect(legacyDefinitionSha256({ ...weather, execution: { taskSupport: 'required' }, icons: [], _meta: { v: 2 } })).toBe(sha);
+  });
+});
+
+describe('taskSupportOf and offeredForm', () => {
+  test('absent or unknown is forbidden (the spec default)', () => {
+    expect(taskSupportOf(weather)).toBe('forbidden');
+    expect(taskSupportOf({ ...weather, execution: { taskSupport: 'sometimes' } })).toBe('forbidden');
+    expect(taskSupportOf({ ...weather, execution: { taskSupport: 'required' } })).toBe('required');
+  });
+
+  test('optional is offered as forbidden, in its place; anything else as it is', () => {
+    const optional = { name: 'w', execution: { taskSupport: 'optional', x: 1 }, inputSchema: { type: 'object' } };
+    expect(JSON.stringify(offeredForm(optional))).toBe('{"name":"w","execution":{"taskSupport":"forbidden","x":1},"inputSchema":{"type":"object"}}');
+    expect(optional.execution.taskSupport).toBe('optional');
+    expect(offeredForm(weather)).toBe(weather);
   });
 });
 
@@ -72,6 +109,13 @@ describe('definitionDiff', () => {
     expect(definitionDiff(before, after)).toEqual([
       { path: 'inputSchema.required[1]', before: 'b', after: 'c' },
       { path: 'inputSchema.required[2]', before: 'c' },
+    ]);
+  });
+
+  test('a changed execution or icons is a change', () => {
+    expect(definitionDiff({ ...weather, execution: { taskSupport: 'forbidden' } }, { ...weather, execution: { taskSupport: 'required' }, icons: [{ src: 'x.png' }] })).toEqual([
+      { path: 'execution.taskSupport', before: 'forbidden', after: 'required' },
+      { path: 'icons', after: [{ src: 'x.png' }] },
     ]);
   });
 

@@ -1,9 +1,16 @@
 /**
- * What of an upstream tool is pinned (docs/federation.md, "Pinned definitions"): its name, title,
- * description, input and output schemas and annotations, nothing else (`_meta`, `icons`, `execution` may
- * change freely). Its fingerprint is the SHA-256 of its RFC 8785 canonical JSON, the same canonical form as
- * the audit chain's, so anyone can recompute it with any JCS implementation. The diff between two
- * definitions is one entry per changed JSON leaf, in the path notation the poisoning scanner uses too.
+ * An upstream tool's definition as the federation keeps it (docs/federation.md, "Pinned definitions"):
+ * the whole object the upstream listed, every field (`title`, `description`, `inputSchema`,
+ * `outputSchema`, `annotations`, `execution`, `icons`, `_meta`, and any field a later revision adds) in
+ * the upstream's own key order at every level, so that tools/list gives it back as the upstream wrote it.
+ * All of it is pinned: its fingerprint is the SHA-256 of its RFC 8785 canonical JSON (key order does not
+ * count), the same canonical form as the audit chain's, so anyone can recompute it with any JCS
+ * implementation, and a changed `execution`, `icons` or `_meta` is a changed definition. The diff between
+ * two definitions is one entry per changed JSON leaf, in the path notation the poisoning scanner uses too.
+ *
+ * Pins made before the whole definition was pinned covered six fields only (`LEGACY_FIELDS`): such a pin
+ * still matches a definition whose six fields are unchanged (`legacyDefinitionSha256`), and the first read
+ * that finds it so pins the whole definition (tool-pinning.ts).
  */
 import { canonicalJson, sha256Hex } from '@agw/shared';
 
@@ -14,6 +21,11 @@ export interface ToolDefinition {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** 2025-11-25: `{taskSupport: "forbidden" | "optional" | "required"}` */
+  execution?: Record<string, unknown>;
+  icons?: unknown[];
+  _meta?: Record<string, unknown>;
+  [field: string]: unknown;
 }
 
 /** One changed leaf: only `after` when added, only `before` when removed. */
@@ -28,8 +40,22 @@ const MAX_TEXT = 2000;
 
 export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The pinned fields of a tool as tools/list gives it; every other field is dropped. */
-export function pinnedForm(tool: unknown): ToolDefinition {
+/**
+ * The definition of a tool as tools/list gives it: the object itself, every field in its order. Only a
+ * definition without a string `name` or an object `inputSchema` (never one a listing validated) is
+ * completed: `""` and `{"type": "object"}`, at the position the field had.
+ */
+export function definitionOf(tool: unknown): ToolDefinition {
+  const t = isJsonObject(tool) ? tool : {};
+  if (typeof t.name === 'string' && isJsonObject(t.inputSchema)) return t as ToolDefinition;
+  return { ...t, name: typeof t.name === 'string' ? t.name : '', inputSchema: isJsonObject(t.inputSchema) ? t.inputSchema : { type: 'object' } };
+}
+
+/** The fields a pin covered before the whole definition was pinned. */
+export const LEGACY_FIELDS: readonly string[] = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'];
+
+/** The six fields of a tool that pins used to cover (every other field dropped): only for pins made then. */
+export function legacyPinnedForm(tool: unknown): ToolDefinition {
   const t = isJsonObject(tool) ? tool : {};
   const def: ToolDefinition = { name: typeof t.name === 'string' ? t.name : '', inputSchema: isJsonObject(t.inputSchema) ? t.inputSchema : { type: 'object' } };
   if (typeof t.title === 'string') def.title = t.title;
@@ -39,9 +65,39 @@ export function pinnedForm(tool: unknown): ToolDefinition {
   return def;
 }
 
-/** SHA-256 (hex) of the RFC 8785 canonical JSON of the pinned form: key order and `_meta` do not count. */
-export function definitionSha256(def: ToolDefinition): string {
-  return sha256Hex(canonicalJson(pinnedForm(def)));
+/** Whether a stored definition is one a legacy pin kept (none of its fields outside LEGACY_FIELDS). */
+export function isLegacyForm(stored: unknown): boolean {
+  return isJsonObject(stored) && Object.keys(stored).every((k) => LEGACY_FIELDS.includes(k));
+}
+
+/** SHA-256 (hex) of the RFC 8785 canonical JSON of the whole definition: key order does not count, every field does. */
+export function definitionSha256(def: unknown): string {
+  return sha256Hex(canonicalJson(definitionOf(def)));
+}
+
+/** The fingerprint a pin made before the whole definition was pinned has for this definition (its six fields). */
+export function legacyDefinitionSha256(def: unknown): string {
+  return sha256Hex(canonicalJson(legacyPinnedForm(def)));
+}
+
+/** A tool's `execution.taskSupport` (2025-11-25); absent or unknown is "forbidden", the spec's default. */
+export type TaskSupport = 'forbidden' | 'optional' | 'required';
+
+export function taskSupportOf(def: unknown): TaskSupport {
+  const execution = isJsonObject(def) ? def.execution : undefined;
+  const v = isJsonObject(execution) ? execution.taskSupport : undefined;
+  return v === 'optional' || v === 'required' ? v : 'forbidden';
+}
+
+/**
+ * The definition as the gateway offers it: the gateway runs no task-augmented call on an upstream, so a
+ * tool that supports tasks optionally is offered with `execution.taskSupport: "forbidden"` (in the place
+ * the field had; every other field as it was). A tool that requires tasks is not offered at all.
+ */
+export function offeredForm(def: ToolDefinition): ToolDefinition {
+  if (taskSupportOf(def) !== 'optional') return def;
+  const execution = def.execution as Record<string, unknown>;
+  return { ...def, execution: { ...execution, taskSupport: 'forbidden' } };
 }
 
 /** `base` extended by one step: `.key` for an identifier-like key, `["odd key"]` otherwise, `[3]` for an index. */
@@ -75,9 +131,9 @@ const byPath = (a: DefinitionChange, b: DefinitionChange) => (a.path < b.path ? 
 export function definitionDiff(before: ToolDefinition | null, after: ToolDefinition): DefinitionChange[] {
   const out: DefinitionChange[] = [];
   if (before === null) {
-    for (const [k, v] of Object.entries(pinnedForm(after))) out.push({ path: k, after: clip(v) });
+    for (const [k, v] of Object.entries(definitionOf(after))) out.push({ path: k, after: clip(v) });
   } else {
-    walk(pinnedForm(before), pinnedForm(after), '', out);
+    walk(definitionOf(before), definitionOf(after), '', out);
   }
   return out.sort(byPath).slice(0, MAX_CHANGES);
 }

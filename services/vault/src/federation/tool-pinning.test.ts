@@ -1,6 +1,6 @@
 import corpus from './__fixtures__/poisoning-corpus.json';
 import { approvalWrite, planPinning } from './tool-pinning';
-import { type ToolDefinition, definitionSha256 } from './tool-definition';
+import { type ToolDefinition, definitionSha256, legacyDefinitionSha256, legacyPinnedForm } from './tool-definition';
 import type { ToolRow, ToolWrite } from './upstream.repository';
 
 const tool = (name: string, description = `The ${name} tool.`): ToolDefinition => ({ name, description, inputSchema: { type: 'object' } });
@@ -78,6 +78,68 @@ describe('planPinning: a new tool', () => {
     const rows = (await planPinning([], [tool('echo')], 'auto', FIRST)).writes.map(stored);
     const plan = await planPinning(rows, [tool('echo', 'Changed.')], 'auto', LATER);
     expect(plan.quarantined).toEqual([expect.objectContaining({ tool: 'echo', reason: 'tool_definition_changed' })]);
+  });
+});
+
+describe('planPinning: the whole definition, in its key order', () => {
+  const withTasks = (taskSupport: string, extra: Record<string, unknown> = {}): ToolDefinition => ({
+    name: 'research',
+    title: 'Research',
+    description: 'Researches a question.',
+    inputSchema: { type: 'object', properties: { query: { type: 'string' }, depth: { type: 'number' } } },
+    execution: { taskSupport },
+    ...extra,
+  });
+
+  test('a changed execution, icons or _meta of a pinned tool is tool_definition_changed, with its diff', async () => {
+    const rows = (await planPinning([], [withTasks('forbidden')], 'auto', FIRST)).writes.map(stored);
+    for (const [changed, path] of [
+      [withTasks('required'), 'execution.taskSupport'],
+      [withTasks('forbidden', { icons: [{ src: 'https://cdn.example/i.png' }] }), 'icons'],
+      [withTasks('forbidden', { _meta: { 'ui/resourceUri': 'ui://other' } }), '_meta'],
+    ] as const) {
+      const plan = await planPinning(rows, [changed], 'auto', LATER);
+      expect(plan.quarantined).toEqual([expect.objectContaining({ tool: 'research', reason: 'tool_definition_changed', diff: [expect.objectContaining({ path })] })]);
+    }
+  });
+
+  test('the same definition in another key order is no change, and is stored in the new order', async () => {
+    const rows = (await planPinning([], [withTasks('forbidden')], 'auto', FIRST)).writes.map(stored);
+    const reordered: ToolDefinition = { execution: { taskSupport: 'forbidden' }, name: 'research', inputSchema: { properties: { depth: { type: 'number' }, query: { type: 'string' } }, type: 'object' }, description: 'Researches a question.', title: 'Research' };
+    const plan = await planPinning(rows, [reordered], 'auto', LATER);
+    expect(plan.quarantined).toEqual([]);
+    expect(plan.writes).toEqual([expect.objectContaining({ state: 'active', pinned_sha256: rows[0].pinned_sha256 })]);
+    expect(JSON.stringify(plan.writes[0].pinned)).toBe(JSON.stringify(reordered));
+    // the same order again: nothing to write
+    expect(await planPinning(plan.writes.map(stored), [reordered], 'auto', LATER)).toEqual({ writes: [], quarantined: [] });
+  });
+
+  test('a pin made when six fields were pinned still matches, and becomes a pin of the whole definition', async () => {
+    const now = withTasks('optional', { icons: [{ src: 'https://cdn.example/i.png' }] });
+    const legacy = { ...stored(stored((await planPinning([], [now], 'auto', FIRST)).writes[0])), pinned: legacyPinnedForm(now) as Record<string, unknown>, pinned_sha256: legacyDefinitionSha256(now) };
+    expect(legacy.pinned_sha256).not.toBe(definitionSha256(now));
+    const plan = await planPinning([legacy], [now], 'auto', LATER);
+    expect(plan.quarantined).toEqual([]);
+    expect(plan.writes).toEqual([expect.objectContaining({ name: 'research', state: 'active', pinned: now, pinned_sha256: definitionSha256(now) })]);
+    // from then on the whole definition counts: a changed execution is a change
+    const next = await planPinning(plan.writes.map(stored), [withTasks('required', { icons: [{ src: 'https://cdn.example/i.png' }] })], 'auto', LATER);
+    expect(next.quarantined).toEqual([expect.objectContaining({ reason: 'tool_definition_changed' })]);
+  });
+
+  test('a legacy pin whose six fields changed is tool_definition_changed', async () => {
+    const now = withTasks('forbidden');
+    const legacy = { ...stored((await planPinning([], [now], 'auto', FIRST)).writes[0]), pinned: legacyPinnedForm(now) as Record<string, unknown>, pinned_sha256: legacyDefinitionSha256(now) };
+    const plan = await planPinning([legacy], [{ ...now, description: 'Changed.' }], 'auto', LATER);
+    expect(plan.quarantined).toEqual([expect.objectContaining({ reason: 'tool_definition_changed' })]);
+  });
+
+  test('a legacy candidate that waits for a human becomes the whole definition, still waiting, without a second alert', async () => {
+    const now = withTasks('forbidden', { icons: [] });
+    const waiting = stored((await planPinning([], [now], 'auto', LATER)).writes[0]);
+    const legacy = { ...waiting, candidate: legacyPinnedForm(now) as Record<string, unknown>, candidate_sha256: legacyDefinitionSha256(now) };
+    const plan = await planPinning([legacy], [now], 'auto', LATER);
+    expect(plan.quarantined).toEqual([]);
+    expect(plan.writes).toEqual([expect.objectContaining({ state: 'quarantined', reason: 'approval_required', candidate: now, candidate_sha256: definitionSha256(now) })]);
   });
 });
 

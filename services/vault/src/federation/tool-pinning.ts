@@ -10,10 +10,14 @@
  *   `approval_required` whatever the mode (a tool that appears after registration is a rug pull by a new
  *   name until a human says otherwise); the same for a stored tool that was never pinned (it waited for a
  *   human and comes back with another definition);
- * - seen, same definition as pinned -> active (a quarantine it came back from is lifted);
+ * - seen, same definition as pinned -> active (a quarantine it came back from is lifted), kept as the
+ *   upstream writes it now (the same fingerprint, maybe another key order); a pin made when only six fields
+ *   were pinned (tool-definition.ts, LEGACY_FIELDS) matches when those six are unchanged, and becomes a pin
+ *   of the whole definition;
  * - seen, another definition -> quarantined `tool_definition_changed` with the new one as candidate (the
  *   markers of the candidate listed); the pinned definition stays what a human approved;
- * - a candidate that is already waiting with this same definition is left as it is (no second alert).
+ * - a candidate that is already waiting with this same definition is left as it is (no second alert; a
+ *   legacy candidate becomes the whole definition, still without an alert).
  * A stored tool the upstream no longer offers becomes `absent` (its pin is kept: if it comes back changed,
  * it is quarantined). Approving makes the candidate the pinned definition.
  *
@@ -21,7 +25,7 @@
  * vault's loop for longer than the scan of one definition, which poisoning-scanner.ts bounds.
  */
 import { type PoisoningMarker, scanToolDefinition } from './poisoning-scanner';
-import { type ToolDefinition, definitionDiff, definitionSha256 } from './tool-definition';
+import { type ToolDefinition, definitionDiff, definitionSha256, isLegacyForm, legacyDefinitionSha256 } from './tool-definition';
 import type { ToolRow, ToolWrite } from './upstream.repository';
 
 export type QuarantineReason = 'tool_definition_changed' | 'suspicious_description' | 'approval_required';
@@ -61,11 +65,18 @@ export async function planPinning(stored: ToolRow[], offered: ToolDefinition[], 
     const sha = definitionSha256(def);
     const row = byName.get(def.name);
     const pinnedSha = row?.pinned_sha256 ?? null;
-    if (pinnedSha === sha) {
-      if (row?.state !== 'active' || row.candidate_sha256) writes.push(activeWrite(def.name, row?.pinned ?? def, sha));
+    if (pinnedSha === sha || (row && legacyMatch(row.pinned, pinnedSha, def))) {
+      // the same definition: kept as the upstream wrote it now (its key order), the whole of it for a legacy pin
+      if (row?.state !== 'active' || row.candidate_sha256 || pinnedSha !== sha || !sameText(row.pinned, def)) writes.push(activeWrite(def.name, def, sha));
       continue;
     }
-    if (row?.state === 'quarantined' && row.candidate_sha256 === sha) continue; // already waiting for a human
+    if (row?.state === 'quarantined' && (row.candidate_sha256 === sha || legacyMatch(row.candidate, row.candidate_sha256, def))) {
+      // already waiting for a human (no second alert); the candidate kept as the upstream wrote it, whole
+      if (row.candidate_sha256 !== sha || !sameText(row.candidate, def)) {
+        writes.push({ name: def.name, state: 'quarantined', reason: row.reason, markers: scanToolDefinition(def), pinned: row.pinned, pinned_sha256: pinnedSha, candidate: def as unknown as Record<string, unknown>, candidate_sha256: sha });
+      }
+      continue;
+    }
     const markers = scanToolDefinition(def);
     const reason: QuarantineReason | null = pinnedSha
       ? 'tool_definition_changed'
@@ -97,6 +108,17 @@ export async function planPinning(stored: ToolRow[], offered: ToolDefinition[], 
   }
   return { writes, quarantined };
 }
+
+/**
+ * A definition stored before the whole definition was pinned (its six legacy fields only) with the
+ * fingerprint of those six: it matches `def` when they are unchanged, whatever else `def` carries now.
+ */
+function legacyMatch(stored: Record<string, unknown> | null, storedSha: string | null, def: ToolDefinition): boolean {
+  return storedSha !== null && isLegacyForm(stored) && storedSha === legacyDefinitionSha256(def);
+}
+
+/** The same JSON text: the same fields in the same key order. */
+const sameText = (stored: unknown, def: ToolDefinition) => JSON.stringify(stored) === JSON.stringify(def);
 
 function activeWrite(name: string, def: unknown, sha: string): ToolWrite {
   return { name, state: 'active', reason: null, markers: [], pinned: def as Record<string, unknown>, pinned_sha256: sha, candidate: null, candidate_sha256: null };

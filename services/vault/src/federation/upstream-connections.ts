@@ -23,7 +23,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type CallToolResult, ErrorCode, McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, ListToolsResultSchema, McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod/v4';
 import type { Logger } from '@agw/shared';
 import { EgressRefusedError, EgressRequestError } from '@agw/egress';
 import { SecretMasker } from '../secrets/secret-masker';
@@ -142,6 +143,13 @@ function httpStatusOf(err: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/**
+ * A page of tools/list as the upstream sent it: each tool the very object its JSON parsed into, every field
+ * in the upstream's key order (the SDK's ListToolsResultSchema, which validates it besides, rebuilds each
+ * object in its own field order and drops the fields it does not know).
+ */
+const RawToolsPage = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
 /** At most this many pages of one tools/list are read. */
 const MAX_PAGES = 1000;
 
@@ -177,7 +185,8 @@ export class UpstreamConnections {
   /**
    * Reads the upstream's tools, page by page: at most maxTools, a tool over maxToolBytes or nested deeper
    * than MAX_TOOL_DEPTH is refused (not kept), and the pages read stop at maxSyncBytes; `truncated` says which bound ended the read. The tools
-   * are masked (a definition may quote the request's headers).
+   * are masked (a definition may quote the request's headers), and otherwise the upstream's own objects:
+   * every field, in its key order.
    */
   async listTools(e: UpstreamEndpoint): Promise<ToolListing> {
     return this.use(e, async (client, signal, open) => {
@@ -194,8 +203,11 @@ export class UpstreamConnections {
           truncated = `the upstream's tools/list has more than ${MAX_PAGES} pages; the first ${MAX_PAGES} are read`;
           break;
         }
-        const r = await client.listTools(cursor ? { cursor } : {}, { timeout: this.timeoutOf(e), signal });
-        for (const tool of r.tools) {
+        const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolsPage, { timeout: this.timeoutOf(e), signal });
+        // valid MCP or the read fails, as the SDK's listTools would; what is kept is the raw tool
+        const valid = ListToolsResultSchema.safeParse(r);
+        if (!valid.success) throw valid.error;
+        for (const tool of r.tools as Tool[]) {
           const name = typeof tool.name === 'string' ? tool.name.slice(0, 64) : '';
           // measured before anything recursive reads it (JSON.stringify, the fingerprint, the scanner, jsonb)
           if (nestsDeeperThan(tool, MAX_TOOL_DEPTH)) {
@@ -221,6 +233,8 @@ export class UpstreamConnections {
         cursor = r.nextCursor;
         if (!cursor) break;
       }
+      // what the SDK's listTools does: the tools' output schemas and task support, for the calls of this connection
+      (client as unknown as { cacheToolMetadata(t: Tool[]): void }).cacheToolMetadata(tools);
       return { tools: open.masker.value(tools), refused, truncated, info: this.infoOf(client) };
     });
   }

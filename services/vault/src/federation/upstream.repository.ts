@@ -60,7 +60,7 @@ const retainedOf = (rows: Array<{ state: string; pinned_sha256: string | null }>
   quarantined: rows.filter((r) => r.state === 'quarantined').length,
 });
 
-/** jsonb columns take their JSON text */
+/** json and jsonb columns take their JSON text (`pinned` and `candidate` are json: the text as written, key order included) */
 const json = (v: unknown) => JSON.stringify(v);
 
 export class UpstreamRepository {
@@ -117,13 +117,16 @@ export class UpstreamRepository {
     return this.db.selectFrom('federation_upstreams').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
   }
 
-  /** One round trip for a governed call: the upstream (with its sealed credential) and the called tool's state. */
-  forCall(tenantId: string, name: string, tool: string): Promise<(UpstreamRow & { tool_state: string | null; tool_reason: string | null }) | undefined> {
+  /**
+   * One round trip for a governed call: the upstream (with its sealed credential), the called tool's state
+   * and its pinned definition's `execution.taskSupport`.
+   */
+  forCall(tenantId: string, name: string, tool: string): Promise<(UpstreamRow & { tool_state: string | null; tool_reason: string | null; tool_task_support: string | null }) | undefined> {
     return this.db
       .selectFrom('federation_upstreams as u')
       .leftJoin('federation_tools as t', (j) => j.onRef('t.tenant_id', '=', 'u.tenant_id').onRef('t.upstream', '=', 'u.name').on('t.name', '=', tool))
       .selectAll('u')
-      .select(['t.state as tool_state', 't.reason as tool_reason'])
+      .select(['t.state as tool_state', 't.reason as tool_reason', sql<string | null>`t.pinned -> 'execution' ->> 'taskSupport'`.as('tool_task_support')])
       .where('u.tenant_id', '=', tenantId)
       .where('u.name', '=', name)
       .executeTakeFirst();

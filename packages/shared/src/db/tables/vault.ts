@@ -121,8 +121,10 @@ export interface FederationToolsTable {
   /** quarantined: tool_definition_changed | suspicious_description | approval_required */
   reason: string | null;
   markers: JSONColumnType<Array<{ rule: string; path: string; excerpt: string }>>;
+  /** json, not jsonb: the definition as the upstream wrote it, its key order included (migration 0033) */
   pinned: JSONColumnType<Record<string, unknown> | null>;
   pinned_sha256: string | null;
+  /** json, like `pinned` */
   candidate: JSONColumnType<Record<string, unknown> | null>;
   candidate_sha256: string | null;
   first_seen_at: Timestamp;

@@ -1,6 +1,6 @@
 /**
  * The approval queue: list, history, approve, reject; and GET /actions/{action_id}, the status of a queued
- * action (an agent-scoped key reads only the actions it queued). Where the tenant's setting
+ * action (an agent-scoped key reads only the actions it queued, an MCP client's OAuth token only those its grant queued). Where the tenant's setting
  * `approvals_require_human` is on, approving and rejecting need a signed-in user's session token: an API
  * key, or a session token made from one, is refused with a 403 (docs/auth.md, "Approvals").
  */
@@ -155,8 +155,10 @@ export function approvalRoutes(d: GatewayDeps): Router {
     const auth = authOf(req);
     const actionId = uuidParam(req.params.action_id, 'Queued action');
     const a = await d.approvals.get(auth.tenantId, actionId);
-    // an agent key sees the actions it queued; anything else is as unknown as another tenant's
-    if (!a || (auth.keyScope === 'agent' && a.requested_by_key !== auth.keyHash)) throw new NotFoundError('Queued action not found');
+    // an agent key sees the actions it queued, an OAuth token those of its grant (its keyHash is
+    // `oauth-grant:<grant id>`, what the MCP server records as the requester, whichever token of the grant
+    // made the call); anything else is as unknown as another tenant's
+    if (!a || ((auth.keyScope === 'agent' || auth.method === 'oauth') && a.requested_by_key !== auth.keyHash)) throw new NotFoundError('Queued action not found');
     reply(res, actionStatusResponse, {
       action_id: a.action_id,
       status: a.status,

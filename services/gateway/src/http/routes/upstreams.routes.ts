@@ -13,10 +13,9 @@ import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
-import { orNull } from '../params';
+import { UPSTREAM_NAME, nameParam, orNull } from '../params';
 import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
-import { NotFoundError } from '@agw/shared';
 import { assertMayDecide, deciderOf, isHumanSession } from './approvals.routes';
 import { callerOf } from './settings.routes';
 
@@ -156,13 +155,7 @@ function presentUpstream(u: pb.Upstream, withTools: boolean): z.infer<typeof ups
   };
 }
 
-/** An upstream or tool name in a path: anything that cannot be one is a 404 (never a vault round trip). */
-function nameParam(value: string | undefined, what: string, pattern: RegExp): string {
-  if (!value || !pattern.test(value)) throw new NotFoundError(`${what} not found`);
-  return value;
-}
-/** names registered before the rule on their last character are still read and deleted */
-const upstreamParam = (v: string | undefined) => nameParam(v, 'Upstream', /^[a-z0-9][a-z0-9_-]{0,63}$/);
+const upstreamParam = (v: string | undefined) => nameParam(v, 'Upstream', UPSTREAM_NAME);
 const toolParam = (v: string | undefined) => nameParam(v, 'Tool', /^[A-Za-z0-9_.-]{1,128}$/);
 
 export function upstreamRoutes(d: GatewayDeps): Router {

@@ -1,0 +1,124 @@
+/**
+ * What one MCP server request does with a tool call, in either protocol era: the call through the
+ * governance pipeline (governed-tools.ts), and, when the pipeline queues it, the answer the client can
+ * wait on (approval-rounds.ts: a task, an `input_required` round, or the queued text), the retry rounds of
+ * such a call, and the Tasks extension's methods.
+ */
+import { randomBytes } from 'node:crypto';
+import { AppError } from '@agw/shared';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { GatewayDeps } from '../deps';
+import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
+import { APPROVAL_INPUT_KEY, ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
+import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
+import { type CallRound, ERR_MISSING_CLIENT_CAPABILITY, type RequestMeta, RpcError } from './modern-revision';
+
+/** how long a requestState stays good: a day (an approval's own expiry ends the wait earlier) */
+const STATE_TTL_MS = 24 * 3600_000;
+/** the polling interval a task suggests */
+const TASK_POLL_MS = 2000;
+
+/** The approval rounds of this gateway: its requestState key is derived from JWT_SECRET, so every replica verifies every other's. */
+export function approvalRoundsOf(d: GatewayDeps): ApprovalRounds {
+  const key = d.config.jwtSecret ? new TextEncoder().encode(`${d.config.jwtSecret}:mcp-request-state`) : randomBytes(32);
+  return new ApprovalRounds(d.approvals, new RequestStateSigner(key), {
+    consoleOrigin: new URL(d.config.publicBaseUrl).origin,
+    holdMs: d.config.mcpApprovalHoldMs,
+    stateTtlMs: STATE_TTL_MS,
+    taskPollMs: TASK_POLL_MS,
+  });
+}
+
+/** Who calls, and how: the credential, the agent, each step's timings. */
+export interface McpCaller {
+  apiKeyHash?: string;
+  agentKey: boolean;
+  agentId?: string;
+  timings: Record<string, number>;
+}
+
+export interface McpCallHandlers {
+  callTool(name: string, args: Record<string, unknown>, round?: CallRound): Promise<Record<string, unknown>>;
+  tasks: { get(taskId: string, meta: RequestMeta): Promise<Record<string, unknown>>; cancel(taskId: string, meta: RequestMeta): Promise<void>; update(taskId: string, meta: RequestMeta): Promise<void> };
+}
+
+/** A failed tool call is a tool result with isError, never a transport error (as the SDK's McpServer does). */
+function failedResult(e: unknown): McpToolResult {
+  return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
+}
+
+function requireTasks(meta: RequestMeta): void {
+  if (!clientAbilitiesOf(meta).tasks) {
+    throw new RpcError(ERR_MISSING_CLIENT_CAPABILITY, `Missing required client capability: the ${TASKS_EXTENSION} extension`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+  }
+}
+
+/** The tool calls of one MCP server request (its tools, tenant, managed session and caller). */
+export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: McpTools, tenantId: string, caller: McpCaller, session?: SessionScope): McpCallHandlers {
+  const roundCaller: RoundCaller = { tenantId, keyHash: caller.apiKeyHash ?? null, agentId: session?.agentId ?? caller.agentId ?? 'mcp-client' };
+  const run = async (name: string, args: Record<string, unknown>, approvedActionId?: string): Promise<ToolCallOutcome> => {
+    // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
+    // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
+    const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, tools.upstream ? `${tools.upstream}__${name}` : name));
+    if (!federated && !tools.credential.includes(name)) throw new RpcError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    if (federated) return callFederatedTool(d, tenantId, federated, args, session, caller, approvedActionId);
+    const call = { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}), ...(approvedActionId ? { approved_action_id: approvedActionId } : {}) };
+    return callGovernedTool(d, tenantId, name, call, session, caller);
+  };
+
+  /** The answer to a queued call, by what the client can wait with. */
+  const queued = async (name: string, args: Record<string, unknown>, actionId: string, round?: CallRound): Promise<Record<string, unknown>> => {
+    const can = clientAbilitiesOf(round?.meta);
+    if (round && can.tasks) return { ...rounds.task(await rounds.ownAction(roundCaller, actionId)), resultType: 'task' };
+    if (round && can.urlElicitation) return rounds.inputRequired(roundCaller, name, args, actionId);
+    return rounds.queuedResult(actionId);
+  };
+
+  /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
+  const retry = async (name: string, args: Record<string, unknown>, round: CallRound & { requestState: string }): Promise<Record<string, unknown>> => {
+    const actionId = rounds.verifyState(round.requestState, roundCaller, name, args);
+    const answer = (round.inputResponses?.[APPROVAL_INPUT_KEY] as { action?: unknown } | undefined)?.action;
+    let row = await rounds.ownAction(roundCaller, actionId, 'Queued action');
+    if (row.status === 'pending' && answer === 'decline') {
+      await rounds.withdraw(roundCaller, row, 'the user declined the approval in the MCP client');
+      row = await rounds.ownAction(roundCaller, actionId, 'Queued action');
+    } else if (row.status === 'pending' && answer === 'cancel') {
+      return rounds.queuedResult(actionId);
+    } else {
+      row = await rounds.settle(roundCaller, actionId);
+    }
+    const standing = rounds.standing(row);
+    if (standing.kind === 'waiting') return rounds.inputRequired(roundCaller, name, args, actionId, true);
+    // approved for the agent to run (no credential): this exact call, once (approved-retry.ts)
+    if (standing.kind === 'approved_direct') return toMcpResult(await run(name, args, actionId));
+    return standing.result;
+  };
+
+  return {
+    async callTool(name, args, round) {
+      try {
+        if (round?.requestState !== undefined) return await retry(name, args, round as CallRound & { requestState: string });
+        const outcome = await run(name, args);
+        return outcome.kind === 'pending' ? await queued(name, args, outcome.action_id, round) : toMcpResult(outcome);
+      } catch (e) {
+        if (e instanceof McpError) throw e;
+        return failedResult(e);
+      }
+    },
+    tasks: {
+      async get(taskId, meta) {
+        requireTasks(meta);
+        return rounds.task(await rounds.ownAction(roundCaller, taskId));
+      },
+      async cancel(taskId, meta) {
+        requireTasks(meta);
+        await rounds.withdraw(roundCaller, await rounds.ownAction(roundCaller, taskId), 'cancelled by the MCP client (tasks/cancel)');
+      },
+      async update(taskId, meta) {
+        // the gateway's tasks ask for no input (a human decides in the console): an acknowledged no-op
+        requireTasks(meta);
+        await rounds.ownAction(roundCaller, taskId);
+      },
+    },
+  };
+}

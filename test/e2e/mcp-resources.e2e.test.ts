@@ -136,6 +136,9 @@ describe('revision 2025-11-25 through the SDK client', () => {
   });
 
   test('prompts are listed under federated names, got as governed calls, and their arguments completed', async () => {
+    // the catalog shows each prompt beside the tools: name prompt:<prompt>, federated_name as prompts/list names it
+    const up = await api('GET', '/upstreams/everything', { key: t.apiKey });
+    expect(up.body.tools.find((x: { name: string }) => x.name === 'prompt:args-prompt')).toMatchObject({ federated_name: 'everything__args-prompt', state: 'active' });
     const client = await gatewayClient(t.apiKey);
     const { prompts } = await client.listPrompts();
     const args = prompts.find((p) => p.name === 'everything__args-prompt');

@@ -3,6 +3,7 @@ import { federation as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
+import { PROMPT_PREFIX, isPromptName } from '../federation/federated-mcp';
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '');
 const json = (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v));
@@ -11,7 +12,8 @@ function toTool(t: ToolRow): pb.UpstreamTool {
   return {
     upstream: t.upstream,
     name: t.name,
-    federatedName: federatedName(t.upstream, t.name),
+    // a prompt's row (`prompt:<name>`, federated-mcp.ts): the name prompts/list shows
+    federatedName: federatedName(t.upstream, isPromptName(t.name) ? t.name.slice(PROMPT_PREFIX.length) : t.name),
     state: t.state,
     reason: t.reason ?? '',
     pinnedJson: json(t.pinned),

@@ -176,8 +176,9 @@ beforeAll(async () => {
   const reg = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: `http://127.0.0.1:${port}/mcp` } });
   expect(reg.status).toBe(201);
   expect(reg.body.status).toBe('connected');
+  // the catalog's prompts (`prompt:<name>`, docs/federation.md "Resources, prompts and completions") are not tools
   federated = reg.body.tools
-    .filter((x: { state: string; definition: { execution?: { taskSupport?: string } } }) => x.state === 'active' && x.definition.execution?.taskSupport !== 'required')
+    .filter((x: { name: string; state: string; definition: { execution?: { taskSupport?: string } } }) => x.state === 'active' && !x.name.startsWith('prompt:') && x.definition.execution?.taskSupport !== 'required')
     .map((x: { federated_name: string }) => x.federated_name)
     .sort();
   expect(federated).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum']));

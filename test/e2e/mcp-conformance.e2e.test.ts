@@ -26,10 +26,10 @@ import { E2E_BASE_URL } from './support/e2e-env';
 
 jest.setTimeout(240_000);
 
-const REQUIRED = ['server-initialize', 'ping', 'tools-list', 'tools-call-error', 'logging-set-level', 'dns-rebinding-protection'];
+const REQUIRED = ['server-initialize', 'ping', 'tools-list', 'tools-call-error', 'logging-set-level', 'dns-rebinding-protection', 'resources-list', 'prompts-list'];
 
 /** what must pass through one upstream's own endpoint with server-everything behind it */
-const UPSTREAM_REQUIRED = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'dns-rebinding-protection'];
+const UPSTREAM_REQUIRED = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'dns-rebinding-protection', 'resources-list', 'prompts-list'];
 
 let t: Tenant;
 const proxies: http.Server[] = [];

@@ -23,6 +23,7 @@ import { TASKS_EXTENSION } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf, upstreamTools } from './governed-tools';
 import { approvalRoundsOf, mcpCallHandlers } from './mcp-calls';
 import { listedTools } from './listed-tools';
+import { FEDERATED_CAPABILITIES, FederatedMethods } from './federated-resources';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -108,24 +109,28 @@ export function mcpRoutes(d: GatewayDeps): Router {
     res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
     const calls = mcpCallHandlers(d, rounds, tools, tenantId, caller, session);
+    // resources, prompts and completions of the tenant's upstreams (federated-resources.ts)
+    const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, upstream: tools.upstream, session, caller });
     // protocol revision 2026-07-28 (stateless, no initialize): its HTTP rules in modern-revision.ts
     const era = classify(req.headers, req.body);
     if (era.kind === 'reject') return void res.status(era.status).json(era.body);
     if (era.kind === 'modern') {
       const out = await answerModern(era.request, {
         serverInfo: MCP_SERVER_INFO,
-        capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+        capabilities: { tools: {}, ...FEDERATED_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
         listTtlMs: 30_000,
         listTools: async () => listedTools(tools, session),
         callTool: calls.callTool,
         tasks: calls.tasks,
+        other: (method, params) => federatedMethods.answer(method, params),
       }).catch((e: unknown) => {
         if (!(e instanceof McpError)) throw e;
         return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } } };
       });
       return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
     }
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {}, ...FEDERATED_CAPABILITIES } });
+    federatedMethods.register(server);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>)) as McpToolResult);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

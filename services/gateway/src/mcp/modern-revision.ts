@@ -116,6 +116,8 @@ export interface ModernHandlers {
   callTool(name: string, args: Record<string, unknown>, round: CallRound): Promise<Record<string, unknown>>;
   /** the Tasks extension (io.modelcontextprotocol/tasks): a task's state, its cancellation */
   tasks: { get(taskId: string, meta: RequestMeta): Promise<Record<string, unknown>>; cancel(taskId: string, meta: RequestMeta): Promise<void>; update(taskId: string, meta: RequestMeta): Promise<void> };
+  /** the other methods the server answers (resources, prompts, completions): undefined for one it does not */
+  other?(method: string, params: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
 }
 
 export type RequestMeta = Record<string, unknown> | undefined;
@@ -162,7 +164,10 @@ export async function answerModern(request: JsonRpcRequest, h: ModernHandlers): 
       await (request.method === 'tasks/cancel' ? h.tasks.cancel(taskId, meta) : h.tasks.update(taskId, meta));
       return ok({});
     }
-    default:
+    default: {
+      const result = typeof request.method === 'string' && h.other ? await h.other(request.method, request.params ?? {}) : undefined;
+      if (result) return ok(result);
       return { status: 404, body: rpcError(request.id, -32601, `Method not found: ${String(request.method)} (revision ${MODERN_VERSION})`) };
+    }
   }
 }

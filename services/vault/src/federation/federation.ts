@@ -19,6 +19,7 @@ import { type CredentialInput, UpstreamAuthError, validateCredential } from './u
 import { MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
 import type { RetainedTools, ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
 import { SyncBudget } from './sync-budget';
+import { FederatedMcp, PROMPT_GET, PROMPT_PREFIX, RESOURCE_READ, isPromptName, listedPromptDefinitions } from './federated-mcp';
 
 /**
  * A registered upstream's name: 1-64 of `a-z 0-9 _ -`, starting and ending with a letter or digit, and
@@ -163,7 +164,11 @@ export class Federation {
   /** governed calls' targets, per tenant; dropped on every catalog change here and, over NATS, in other replicas */
   private readonly targets = new TenantCache<FederatedTarget | undefined>(TENANT_CACHE_MS);
 
+  /** resources, prompts and completions of the upstreams (federated-mcp.ts) */
+  readonly mcp: FederatedMcp;
+
   constructor(private readonly d: FederationDeps) {
+    this.mcp = new FederatedMcp({ repo: d.repo, connections: d.connections, endpoint: (tenantId, row) => this.endpoint(tenantId, row), logger: d.logger });
     this.syncBudget = new SyncBudget({ burst: d.limits.syncBurst, intervalMs: d.limits.syncIntervalMs });
   }
 
@@ -305,7 +310,7 @@ export class Federation {
   async federatedTools(tenantId: string): Promise<Array<{ name: string; upstream: string; tool: string; definition: ToolDefinition }>> {
     const rows = await this.d.repo.activeTools(tenantId);
     return rows
-      .filter((r) => r.pinned && taskSupportOf(r.pinned) !== 'required')
+      .filter((r) => r.pinned && !isPromptName(r.name) && taskSupportOf(r.pinned) !== 'required')
       .map((r) => ({ name: federatedName(r.upstream, r.name), upstream: r.upstream, tool: r.name, definition: offeredForm(definitionOf(r.pinned)) }));
   }
 
@@ -338,7 +343,18 @@ export class Federation {
       executionMs: performance.now() - t0,
     });
     if (!at.target.executable) return fail('quarantined', at.target.message ?? 'the tool is not executable');
+    if (at.method === PROMPT_GET) {
+      const prompt = await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(args.prompt ?? '')}`);
+      if (prompt?.tool_state !== 'active') {
+        const quarantined = prompt?.tool_state === 'quarantined';
+        return fail(quarantined ? 'quarantined' : 'upstream_error', quarantined ? `Prompt ${upstream}/${String(args.prompt)} is quarantined (${prompt?.tool_reason}); a human must approve it (POST /api/upstreams/${upstream}/tools/${PROMPT_PREFIX}${String(args.prompt)}/approve)` : `Upstream ${upstream} offers no prompt "${String(args.prompt ?? '')}"`);
+      }
+    }
     try {
+      if (at.method === RESOURCE_READ || at.method === PROMPT_GET) {
+        const result = await this.mcp.run(tenantId, at.row, at.method, args);
+        return { outcome: 'executed', result: result as CallToolResult, statusCode: 200, executionMs: performance.now() - t0 };
+      }
       // masked by the connection with every secret its requests carried (upstream-connections.ts)
       const { result } = await this.d.connections.callTool(this.endpoint(tenantId, at.row), at.method, args);
       return { outcome: 'executed', result, statusCode: 200, executionMs: performance.now() - t0 };
@@ -462,6 +478,8 @@ export class Federation {
       offered.push(def);
       if (taskSupportOf(def) === 'required') taskOnly.push(def.name.slice(0, 64));
     }
+    // the upstream's prompts, pinned and scanned as its tools are (federated-mcp.ts)
+    offered.push(...(await listedPromptDefinitions(this.d.connections, this.endpoint(tenantId, row), this.d.logger)));
     // the upstream's first successful read keeps server_info empty until now, and finds no tools: only then do
     // new tools follow the mode (a name registered again has the tools kept from its deletion: not a first read)
     const stored = await this.d.repo.tools(tenantId, name);
@@ -498,7 +516,7 @@ export class Federation {
     }
   }
 
-  private endpoint(tenantId: string, row: UpstreamRow): UpstreamEndpoint {
+  endpoint(tenantId: string, row: UpstreamRow): UpstreamEndpoint {
     const version = `${row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at)}|${row.url}|${row.transport}`;
     const u = { name: row.name, credential_type: row.credential_type, credential_meta: row.credential_meta, key_id: row.key_id, sealed: row.sealed as unknown as SealedData | null, version };
     return {
@@ -560,6 +578,9 @@ export const TASK_REQUIRED = 'task_execution_required';
 /** What a call of `method` on the upstream row meets: unknown, quarantined (and why) or executable. */
 function targetOf(row: { name: string; tool_state: string | null; tool_reason: string | null; tool_task_support?: string | null }, method: string): ToolTarget {
   const tool = row.name;
+  // resources/read and prompts/get of an upstream (federated-mcp.ts): a prompt's own state is checked when it runs
+  if (method === RESOURCE_READ || method === PROMPT_GET) return { upstream: true, executable: true };
+  if (method.startsWith(PROMPT_PREFIX)) return { upstream: true, executable: false, violation: 'upstream_tool_unknown', message: `Upstream ${tool} offers no tool "${method}"` };
   if (!row.tool_state || row.tool_state === 'absent') return { upstream: true, executable: false, violation: 'upstream_tool_unknown', message: `Upstream ${tool} offers no tool "${method}"` };
   if (row.tool_state === 'quarantined') {
     const what =

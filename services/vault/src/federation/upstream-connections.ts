@@ -191,6 +191,9 @@ export class UpstreamConnections {
   async listTools(e: UpstreamEndpoint): Promise<ToolListing> {
     return this.use(e, async (client, signal, open) => {
       const tools: Tool[] = [];
+      // a server of resources or prompts only (no tools capability) has no tools/list to read
+      const caps = client.getServerCapabilities();
+      if (caps && !caps.tools && (caps.resources || caps.prompts)) return { tools, refused: [], truncated: null, info: this.infoOf(client) };
       const refused: RefusedTool[] = [];
       let bytes = 0;
       let truncated: string | null = null;
@@ -245,6 +248,24 @@ export class UpstreamConnections {
       if (Buffer.byteLength(json) > this.o.maxResultBytes) throw new UpstreamCallError('too_large', `the upstream's result is larger than ${this.o.maxResultBytes} bytes`);
       return { result, json };
     });
+  }
+
+  /**
+   * One request of another MCP method on the upstream's client (resources, prompts, completions:
+   * federated-mcp.ts), bounded and masked as a tool call is: the call deadline, the connection's secrets
+   * masked in the result, its JSON at most maxResultBytes.
+   */
+  async request<T>(e: UpstreamEndpoint, fn: (client: Client, options: { timeout: number; signal: AbortSignal }) => Promise<T>): Promise<T> {
+    return this.use(e, async (client, signal, open) => {
+      const result = open.masker.value(await fn(client, { timeout: this.timeoutOf(e), signal }));
+      if (Buffer.byteLength(JSON.stringify(result) ?? '') > this.o.maxResultBytes) throw new UpstreamCallError('too_large', `the upstream's result is larger than ${this.o.maxResultBytes} bytes`);
+      return result;
+    });
+  }
+
+  /** The definition bounds of a tools/list, for the other lists (federated-mcp.ts). */
+  get definitionLimits(): { maxToolBytes: number; maxSyncBytes: number } {
+    return { maxToolBytes: this.o.maxToolBytes, maxSyncBytes: this.o.maxSyncBytes };
   }
 
   /** Close the connection of an upstream (deleted, or registered again). */

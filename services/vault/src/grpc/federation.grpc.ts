@@ -3,6 +3,7 @@ import { federation as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
+import { PROMPT_PREFIX, isPromptName } from '../federation/federated-mcp';
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '');
 const json = (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v));
@@ -11,7 +12,8 @@ function toTool(t: ToolRow): pb.UpstreamTool {
   return {
     upstream: t.upstream,
     name: t.name,
-    federatedName: federatedName(t.upstream, t.name),
+    // a prompt's row (`prompt:<name>`, federated-mcp.ts): the name prompts/list shows
+    federatedName: federatedName(t.upstream, isPromptName(t.name) ? t.name.slice(PROMPT_PREFIX.length) : t.name),
     state: t.state,
     reason: t.reason ?? '',
     pinnedJson: json(t.pinned),
@@ -101,6 +103,22 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
         getToolTarget: async (req) => {
           const t = await federation.target(tenant(req.tenantId), req.tool, req.method);
           return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '' };
+        },
+        listFederatedEntries: async (req) => {
+          const kind = req.kind;
+          if (kind !== 'resources' && kind !== 'resource_templates' && kind !== 'prompts') throw InputError.at(['kind'], 'kind is resources, resource_templates or prompts', 'enum');
+          const r = await federation.mcp.entries(tenant(req.tenantId), kind);
+          return { entries: r.entries.map((e) => ({ upstream: e.upstream, entryJson: JSON.stringify(e.entry) })), unavailable: r.unavailable };
+        },
+        completeFederated: async (req) => {
+          let params: unknown;
+          try {
+            params = JSON.parse(req.paramsJson || '{}');
+          } catch {
+            throw InputError.at(['params_json'], 'params_json is not JSON', 'json_invalid');
+          }
+          const result = await federation.mcp.complete(tenant(req.tenantId), req.upstream, (params ?? {}) as Record<string, unknown>);
+          return { resultJson: JSON.stringify(result) };
         },
         setToolApproval: async (req) => {
           await federation.setToolApproval(tenant(req.tenantId), req.mode);

@@ -19,7 +19,7 @@ import { documentOperations, fillPath, tenantObjects } from './support/route-mat
 jest.setTimeout(180_000);
 
 /** What an agent key may call, written from the issue (not read from the gateway's code). */
-const AGENT_ALLOWED = new Set(['POST /mcp/tools/call', 'POST /mcp/server', 'POST /mcp/server/sessions/{session_id}', 'GET /actions/{action_id}', 'GET /auth/me']);
+const AGENT_ALLOWED = new Set(['POST /mcp/tools/call', 'POST /mcp/server', 'POST /mcp/server/sessions/{session_id}', 'POST /mcp/server/upstreams/{name}', 'GET /actions/{action_id}', 'GET /auth/me']);
 
 /** Operations whose side effects would disturb the run; each is covered by its own tests. */
 const SKIP: Record<string, string> = {

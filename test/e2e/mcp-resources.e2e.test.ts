@@ -34,12 +34,12 @@ async function gatewayClient(key: string, path_ = '/mcp/server'): Promise<Client
   return client;
 }
 
-async function modern(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}) {
+async function modern(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}, caps: Record<string, unknown> = {}) {
   const url = `${E2E_BASE_URL}/mcp/server`;
   const res = await fetch(url, {
     method: 'POST',
     headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': method, ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'e2e-modern', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'e2e-modern', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': caps } } }),
   });
   await recordRaw('POST', url, res);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -258,5 +258,25 @@ describe('revision 2026-07-28 over raw HTTP', () => {
     expect(done.body.result).toMatchObject({ resultType: 'complete', completion: { values: ['Support'] } });
     const subscribe = await modern('resources/subscribe', { uri });
     expect(subscribe).toMatchObject({ status: 404, body: { error: { code: -32601 } } });
+  });
+
+  test('a read a Rego rule sends to a human: input_required with the console page for a client that opens URLs; its retry gets the approved contents, and a changed URI is refused', async () => {
+    const policy = ['package agw.custom', '', 'import rego.v1', '', 'approval contains "blobs need a human" if {', '  input.method == "resources/read"', '  contains(input.params.uri, "/blob/")', '}', ''].join('\n');
+    expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'custom', custom_policy: policy } })).status).toBe(200);
+    const caps = { elicitation: { url: {} } };
+    const uri = 'agw://everything/demo://resource/dynamic/blob/6';
+    const first = await modern('resources/read', { uri }, { 'mcp-name': uri }, caps);
+    expect(first.body.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String), inputRequests: { agw_approval: { method: 'elicitation/create', params: { mode: 'url', url: expect.stringMatching(/\/approvals\/[0-9a-f-]{36}$/) } } } });
+    const actionId = first.body.result._meta['io.agw/action_id'];
+    const other = 'agw://everything/demo://resource/dynamic/blob/7';
+    const changed = await modern('resources/read', { uri: other, requestState: first.body.result.requestState }, { 'mcp-name': other }, caps);
+    expect(changed.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/belongs to another call/) });
+    expect((await api('POST', `/approve/${actionId}`, { token: await humanSession(t), body: { note: 'fine' } })).status).toBe(200);
+    const retry = await modern('resources/read', { uri, requestState: first.body.result.requestState, inputResponses: { agw_approval: { action: 'accept' } } }, { 'mcp-name': uri }, caps);
+    expect(retry.body.result).toMatchObject({ resultType: 'complete', contents: [{ uri, blob: expect.any(String) }], _meta: { 'io.agw/action_id': actionId } });
+    // a client that cannot open a URL still gets the JSON-RPC error naming the queued action
+    const plain = await modern('resources/read', { uri }, { 'mcp-name': uri });
+    expect(plain.body.error).toMatchObject({ code: -32600, data: { status: 'pending' } });
+    await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'general' } });
   });
 });

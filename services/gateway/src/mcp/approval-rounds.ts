@@ -159,7 +159,11 @@ export class ApprovalRounds {
     return { content: text(this.queuedText(actionId)), _meta: { [ACTION_META]: actionId, 'io.agw/status': 'pending' } };
   }
 
-  /** The `input_required` answer for a queued call: a URL elicitation to its console page, and the signed state. */
+  /**
+   * The `input_required` answer for a queued call: a URL elicitation to its console page, and the signed
+   * state. `name` is what the state binds besides the arguments: the tool's MCP name, or the method and
+   * upstream of a resources/read or prompts/get.
+   */
   inputRequired(caller: RoundCaller, name: string, args: Record<string, unknown>, actionId: string, again = false): Record<string, unknown> {
     const state = this.signer.sign({ v: 1, t: caller.tenantId, a: actionId, k: caller.keyHash, n: name, h: paramsSha256(args), x: this.clock() + this.o.stateTtlMs });
     const message = again
@@ -221,7 +225,9 @@ export class ApprovalRounds {
     if (!execution) return { kind: 'approved_direct', row };
     const status = Number(execution.status_code);
     const body = execution.result as McpToolResult | undefined;
-    if (status === 200 && body && Array.isArray(body.content)) return { kind: 'done', row, result: { ...body, _meta: { ...((body._meta as object) ?? {}), ...meta } } };
+    // the upstream's own result (a CallToolResult, a ReadResourceResult, a GetPromptResult), unless it is only the vault's {error}
+    const onlyError = !!body && typeof body === 'object' && 'error' in body && Object.keys(body).length === 1;
+    if (status === 200 && body && typeof body === 'object' && !onlyError) return { kind: 'done', row, result: { ...body, _meta: { ...((body._meta as object) ?? {}), ...meta } } };
     if ('result' in execution) {
       const why = (body as { error?: unknown } | undefined)?.error;
       return { kind: 'done', row, result: { isError: true, content: text(`A human approved action ${id}, but the upstream failed: ${typeof why === 'string' ? why : `status ${status}`}`), _meta: meta } };
@@ -229,6 +235,25 @@ export class ApprovalRounds {
     // a credential tool the gateway ran at approval: its status, never the response body (not kept)
     const failed = status < 200 || status > 299;
     return { kind: 'done', row, result: { ...(failed ? { isError: true } : {}), content: text(JSON.stringify({ status: 'allowed', action_id: id, execution_mode: 'gateway_brokered', execution_status_code: status })), _meta: meta } };
+  }
+
+  /**
+   * A retry with an earlier answer's requestState: the state verified (for this caller, call and
+   * arguments), the client's answer to the approval input applied (`decline` withdraws the call; `cancel`
+   * leaves it queued: `dismissed`), else the decision held for up to holdMs: where the action stands.
+   */
+  async retried(caller: RoundCaller, state: string, name: string, args: Record<string, unknown>, inputResponses?: Record<string, unknown>): Promise<Standing | { kind: 'dismissed'; actionId: string }> {
+    const actionId = this.verifyState(state, caller, name, args);
+    const answer = (inputResponses?.[APPROVAL_INPUT_KEY] as { action?: unknown } | undefined)?.action;
+    let row = await this.ownAction(caller, actionId, 'Queued action');
+    if (row.status === 'pending' && answer === 'cancel') return { kind: 'dismissed', actionId };
+    if (row.status === 'pending' && answer === 'decline') {
+      await this.withdraw(caller, row, 'the user declined the approval in the MCP client');
+      row = await this.ownAction(caller, actionId, 'Queued action');
+    } else {
+      row = await this.settle(caller, actionId);
+    }
+    return this.standing(row);
   }
 
   /** The client withdraws its own waiting call (tasks/cancel, a declined elicitation): recorded as a rejection by it. */

@@ -31,13 +31,14 @@ import {
   ListPromptsRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListResourcesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { matchesAnyGlob } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { type SessionScope, callGovernedTool } from './governed-tools';
+import { type ApprovalRounds, type RoundCaller, clientAbilitiesOf } from './approval-rounds';
+import { type CallRound, type RequestMeta, RpcError } from './modern-revision';
 
 /** What the servers advertise beside tools (no resource subscriptions, no list_changed notifications: stateless). */
 export const FEDERATED_CAPABILITIES = { resources: {}, prompts: {}, completions: {} };
@@ -84,9 +85,11 @@ export interface FederatedScope {
   upstream?: string;
   session?: SessionScope;
   caller: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; timings?: Record<string, number> };
+  /** approvals a 2026-07-28 client can wait for (a queued read or get answers input_required) */
+  rounds?: ApprovalRounds;
 }
 
-const invalid = (message: string) => new McpError(ErrorCode.InvalidParams, message);
+const invalid = (message: string) => new RpcError(ErrorCode.InvalidParams, message);
 
 /** `_meta` key of a list: the upstreams left out of it because their own list failed ("<upstream>: <why>") */
 export const UNAVAILABLE_META = 'io.agw/unavailable_upstreams';
@@ -174,21 +177,22 @@ export class FederatedMethods {
   }
 
   /** resources/read: governed (tool = the upstream, method resources/read, params {uri}); contents' URIs federated. */
-  async readResource(uri: string): Promise<Record<string, unknown>> {
+  async readResource(uri: string, round?: CallRound): Promise<Record<string, unknown>> {
     if (typeof uri !== 'string' || !uri) throw invalid('resources/read needs params.uri (a string)');
     const at = await this.resolveUri(uri);
-    const result = await this.governed(at.upstream, 'resources/read', { uri: at.uri });
+    const result = await this.governed(at.upstream, 'resources/read', { uri: at.uri }, round);
+    if (result.resultType === 'input_required') return result;
     const contents = Array.isArray(result.contents) ? (result.contents as Array<Record<string, unknown>>).map((c) => (typeof c.uri === 'string' ? { ...c, uri: this.uriOf(at.upstream, c.uri) } : c)) : result.contents;
     return { ...result, contents };
   }
 
   /** prompts/get: a listed (active) prompt, governed (method prompts/get, params {prompt, arguments}). */
-  async getPrompt(name: string, args: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+  async getPrompt(name: string, args: Record<string, unknown> | undefined, round?: CallRound): Promise<Record<string, unknown>> {
     if (typeof name !== 'string' || !name) throw invalid('prompts/get needs params.name (a string)');
     const split = this.splitName(name);
     const listed = split && (await this.entries('prompts')).some((e) => e.upstream === split.upstream && e.entry.name === split.name);
     if (!split || !listed) throw invalid(`Prompt ${name} not found (an unknown or quarantined prompt is not listed by prompts/list)`);
-    return this.governed(split.upstream, 'prompts/get', { prompt: split.name, arguments: args ?? {} });
+    return this.governed(split.upstream, 'prompts/get', { prompt: split.name, arguments: args ?? {} }, round);
   }
 
   /** completion/complete: passed to the upstream owning the ref, in its own names (not an action). */
@@ -216,12 +220,35 @@ export class FederatedMethods {
     return JSON.parse(r.resultJson) as Record<string, unknown>;
   }
 
-  /** One governed call of the upstream, as the pipeline decides it; anything but an executed answer is an McpError. */
-  private async governed(upstream: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const { d, tenantId, session, caller } = this.s;
+  /**
+   * One governed call of the upstream, as the pipeline decides it; anything but an executed answer is a
+   * JSON-RPC error, except a queued one for a 2026-07-28 client that can open a URL: `input_required`
+   * (approval-rounds.ts), whose retry gets the result of the approved read or get.
+   */
+  private async governed(upstream: string, method: string, params: Record<string, unknown>, round?: CallRound): Promise<Record<string, unknown>> {
+    const { d, tenantId, session, caller, rounds } = this.s;
     const { agentId, ...key } = caller;
+    const who = { tenantId, keyHash: caller.apiKeyHash ?? null, agentId: session?.agentId ?? agentId ?? 'mcp-client' };
+    const bound = `${method} ${upstream}`;
+    if (rounds && round?.requestState !== undefined) return this.retried(rounds, who, bound, method, params, round.requestState, round.inputResponses);
     const call = { method, params, agent_id: agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0' };
-    return resultOf(method, await callGovernedTool(d, tenantId, upstream, call, session, key));
+    const o = await callGovernedTool(d, tenantId, upstream, call, session, key);
+    if (o.kind === 'pending' && rounds && round && clientAbilitiesOf(round.meta).urlElicitation) return rounds.inputRequired(who, bound, params, o.action_id);
+    return resultOf(method, o);
+  }
+
+  /** The retry of a queued read or get: its result once approved, input_required while it waits, else an error. */
+  private async retried(rounds: ApprovalRounds, who: RoundCaller, bound: string, method: string, params: Record<string, unknown>, state: string, inputResponses?: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const standing = await rounds.retried(who, state, bound, params, inputResponses);
+    if (standing.kind === 'dismissed') throw new RpcError(ErrorCode.InvalidRequest, rounds.queuedText(standing.actionId), { status: 'pending', action_id: standing.actionId });
+    if (standing.kind === 'waiting') return rounds.inputRequired(who, bound, params, standing.row.action_id, true);
+    const id = standing.row.action_id;
+    if (standing.kind === 'approved_direct') throw new RpcError(ErrorCode.InternalError, `The gateway approved ${method} (action ${id}) but did not run it`, { status: 'approved', action_id: id });
+    if (standing.result.isError === true) {
+      const text = (standing.result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? `Action ${id} did not run`;
+      throw new RpcError(ErrorCode.InvalidRequest, text, { status: standing.row.status, action_id: id });
+    }
+    return standing.result;
   }
 
   /** The answer of a method this module serves (modern-revision.ts), or undefined for another method. */
@@ -235,9 +262,9 @@ export class FederatedMethods {
       case 'prompts/list':
         return list(await this.listPrompts());
       case 'resources/read':
-        return this.readResource(params.uri as string);
+        return this.readResource(params.uri as string, roundOf(params));
       case 'prompts/get':
-        return this.getPrompt(params.name as string, params.arguments as Record<string, unknown> | undefined);
+        return this.getPrompt(params.name as string, params.arguments as Record<string, unknown> | undefined, roundOf(params));
       case 'completion/complete':
         return this.complete(params);
       default:
@@ -254,6 +281,14 @@ export class FederatedMethods {
     server.setRequestHandler(GetPromptRequestSchema, async (r) => (await this.getPrompt(r.params.name, r.params.arguments)) as never);
     server.setRequestHandler(CompleteRequestSchema, async (r) => (await this.complete(r.params as unknown as Record<string, unknown>)) as never);
   }
+}
+
+/** What a 2026-07-28 request carries besides its params: its `_meta`, and a retry's state and answers. */
+function roundOf(params: Record<string, unknown>): CallRound {
+  const { requestState, inputResponses } = params;
+  if (requestState !== undefined && typeof requestState !== 'string') throw invalid('params.requestState must be the string an earlier answer gave');
+  if (inputResponses !== undefined && (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))) throw invalid('params.inputResponses must be an object');
+  return { meta: params._meta as RequestMeta, ...(requestState !== undefined ? { requestState } : {}), ...(inputResponses ? { inputResponses: inputResponses as Record<string, unknown> } : {}) };
 }
 
 function matchesTemplate(template: string, uri: string): boolean {
@@ -278,12 +313,12 @@ export function resultOf(method: string, o: ToolCallOutcome): Record<string, unk
       return { ...body, _meta: { ...((body._meta as object) ?? {}), ...meta } };
     }
     const why = typeof body?.error === 'string' ? body.error : `status ${r?.status_code ?? 'none'}`;
-    throw new McpError(ErrorCode.InternalError, `The gateway allowed ${method} (action ${o.action_id}) but the upstream failed: ${why}`, { status: 'allowed', action_id: o.action_id });
+    throw new RpcError(ErrorCode.InternalError, `The gateway allowed ${method} (action ${o.action_id}) but the upstream failed: ${why}`, { status: 'allowed', action_id: o.action_id });
   }
   if (o.kind === 'pending') {
-    throw new McpError(ErrorCode.InvalidRequest, `${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`, { status: 'pending', action_id: o.action_id });
+    throw new RpcError(ErrorCode.InvalidRequest, `${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`, { status: 'pending', action_id: o.action_id });
   }
-  throw new McpError(ErrorCode.InvalidRequest, `Denied by the gateway (action ${o.action_id}): ${o.violations.join('; ')}${o.message ? ` (${o.message})` : ''}`, {
+  throw new RpcError(ErrorCode.InvalidRequest, `Denied by the gateway (action ${o.action_id}): ${o.violations.join('; ')}${o.message ? ` (${o.message})` : ''}`, {
     status: 'denied',
     action_id: o.action_id,
     violations: o.violations,

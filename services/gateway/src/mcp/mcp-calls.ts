@@ -9,7 +9,7 @@ import { AppError } from '@agw/shared';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
-import { APPROVAL_INPUT_KEY, ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
+import { ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
 import { type CallRound, ERR_MISSING_CLIENT_CAPABILITY, type RequestMeta, RpcError } from './modern-revision';
 
@@ -76,21 +76,11 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
 
   /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
   const retry = async (name: string, args: Record<string, unknown>, round: CallRound & { requestState: string }): Promise<Record<string, unknown>> => {
-    const actionId = rounds.verifyState(round.requestState, roundCaller, name, args);
-    const answer = (round.inputResponses?.[APPROVAL_INPUT_KEY] as { action?: unknown } | undefined)?.action;
-    let row = await rounds.ownAction(roundCaller, actionId, 'Queued action');
-    if (row.status === 'pending' && answer === 'decline') {
-      await rounds.withdraw(roundCaller, row, 'the user declined the approval in the MCP client');
-      row = await rounds.ownAction(roundCaller, actionId, 'Queued action');
-    } else if (row.status === 'pending' && answer === 'cancel') {
-      return rounds.queuedResult(actionId);
-    } else {
-      row = await rounds.settle(roundCaller, actionId);
-    }
-    const standing = rounds.standing(row);
-    if (standing.kind === 'waiting') return rounds.inputRequired(roundCaller, name, args, actionId, true);
+    const standing = await rounds.retried(roundCaller, round.requestState, name, args, round.inputResponses);
+    if (standing.kind === 'dismissed') return rounds.queuedResult(standing.actionId);
+    if (standing.kind === 'waiting') return rounds.inputRequired(roundCaller, name, args, standing.row.action_id, true);
     // approved for the agent to run (no credential): this exact call, once (approved-retry.ts)
-    if (standing.kind === 'approved_direct') return toMcpResult(await run(name, args, actionId));
+    if (standing.kind === 'approved_direct') return toMcpResult(await run(name, args, standing.row.action_id));
     return standing.result;
   };
 

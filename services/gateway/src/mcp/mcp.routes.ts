@@ -110,7 +110,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
     const calls = mcpCallHandlers(d, rounds, tools, tenantId, caller, session);
     // resources, prompts and completions of the tenant's upstreams (federated-resources.ts)
-    const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, upstream: tools.upstream, session, caller });
+    const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, upstream: tools.upstream, session, caller, rounds });
     // protocol revision 2026-07-28 (stateless, no initialize): its HTTP rules in modern-revision.ts
     const era = classify(req.headers, req.body);
     if (era.kind === 'reject') return void res.status(era.status).json(era.body);

@@ -17,11 +17,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freeLoopbackPort } from '@agw/shared';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
 import { type Tenant, api, newTenant } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
@@ -30,7 +29,6 @@ jest.setTimeout(120_000);
 const MCP_URL = `${E2E_BASE_URL}/mcp/server`;
 const e2eDir = path.resolve(__dirname);
 const pkgDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`, { paths: [e2eDir] }));
-const everythingEntry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [e2eDir] });
 /** the `inspector` / `mcp-inspector` bin (what `npx @modelcontextprotocol/inspector` runs) */
 const inspectorBin = path.join(pkgDir('@modelcontextprotocol/inspector'), 'clients/launcher/build/index.js');
 /** the `mcp-remote` bin (what `npx mcp-remote` runs) */
@@ -38,6 +36,7 @@ const mcpRemoteBin = path.join(pkgDir('mcp-remote'), 'dist/proxy.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const children: ChildProcess[] = [];
+let everything: ReferenceServer | undefined;
 /** each client's own state directory (HOME, MCP_REMOTE_CONFIG_DIR): never the user's */
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'agw-e2e-mcp-clients-'));
 let t: Tenant;
@@ -159,21 +158,9 @@ function expectGoverned(r: CallResult, text: string, method: string): void {
 }
 
 beforeAll(async () => {
-  const port = await freeLoopbackPort();
-  const child = spawn(process.execPath, [everythingEntry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
-  children.push(child);
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const up = await new Promise<boolean>((r) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
-      s.on('error', () => r(false));
-    });
-    if (up) break;
-    if (Date.now() > until) throw new Error('server-everything did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  everything = await startServerEverything();
   t = await newTenant('MCP clients');
-  const reg = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: `http://127.0.0.1:${port}/mcp` } });
+  const reg = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: everything.url } });
   expect(reg.status).toBe(201);
   expect(reg.body.status).toBe('connected');
   // the catalog's prompts (`prompt:<name>`, docs/federation.md "Resources, prompts and completions") are not tools
@@ -189,6 +176,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  await everything?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 

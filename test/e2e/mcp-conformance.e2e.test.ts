@@ -14,13 +14,13 @@
  * suite's `test_error_handling` tool and a custom Rego rule that denies it: the suite's error scenario then
  * meets a real governed denial (an `isError` result).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { freeLoopbackPort } from '@agw/shared';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
 import { type Tenant, api, newTenant } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
@@ -33,9 +33,8 @@ const UPSTREAM_REQUIRED = ['server-initialize', 'ping', 'logging-set-level', 'to
 
 let t: Tenant;
 const proxies: http.Server[] = [];
-const children: ChildProcess[] = [];
 let proxyUrl: string;
-let everythingUrl: string;
+let everything: ReferenceServer;
 let upstreamProxyUrl: string;
 
 beforeAll(async () => {
@@ -45,8 +44,8 @@ beforeAll(async () => {
   const cred = await api('POST', '/credentials/register', { key: t.apiKey, body: { tool_id: 'test_error_handling', name: 'conformance', value: 'conformance-not-a-secret', credential_type: 'bearer', upstream_url: 'http://127.0.0.1:9/never' } });
   expect(cred.status).toBeLessThan(300);
   proxyUrl = await keyProxy(`${E2E_BASE_URL}/mcp/server`);
-  everythingUrl = await startEverything();
-  expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: everythingUrl } })).body.status).toBe('connected');
+  everything = await startServerEverything();
+  expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: everything.url } })).body.status).toBe('connected');
   upstreamProxyUrl = await keyProxy(`${E2E_BASE_URL}/mcp/server/upstreams/everything`);
 });
 
@@ -64,23 +63,6 @@ async function keyProxy(to: string): Promise<string> {
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   proxies.push(proxy);
   return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
-}
-
-/** `@modelcontextprotocol/server-everything` over Streamable HTTP, on a free port. */
-async function startEverything(): Promise<string> {
-  const port = await freeLoopbackPort();
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [__dirname] });
-  children.push(spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' }));
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const up = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'GET' }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return `http://127.0.0.1:${port}/mcp`;
-    if (Date.now() > until) throw new Error('server-everything did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** The suite's server scenarios against one URL with a baseline: its summary (a non-zero exit throws). */
@@ -102,7 +84,7 @@ afterAll(async () => {
     p.closeAllConnections();
     await new Promise((r) => p.close(r));
   }
-  for (const c of children) c.kill('SIGTERM');
+  await everything?.close();
 });
 
 test('the official conformance suite passes every server scenario that applies to a gateway', async () => {

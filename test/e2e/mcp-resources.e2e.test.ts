@@ -10,22 +10,18 @@
  * - prompts/list and a governed prompts/get; completion/complete of a prompt argument and a template;
  * - a managed session's server offers only what its allowed_tools select.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freeLoopbackPort } from '@agw/shared';
+import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
 import { type Tenant, api, humanSession, newTenant, recordRaw } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
 jest.setTimeout(120_000);
 
-const everythingEntry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname)] });
 const DOC_PREFIX = 'demo://resource/static/document/';
 const V = '2026-07-28';
 
-let child: ChildProcess;
+let everything: ReferenceServer;
 let t: Tenant;
 
 async function gatewayClient(key: string, path_ = '/mcp/server'): Promise<Client> {
@@ -47,25 +43,14 @@ async function modern(method: string, params: Record<string, unknown>, headers: 
 }
 
 beforeAll(async () => {
-  const port = await freeLoopbackPort();
-  child = spawn(process.execPath, [everythingEntry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-  for (let i = 0; i < 300; i++) {
-    const up = await new Promise<boolean>((r) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
-      s.on('error', () => r(false));
-    });
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  everything = await startServerEverything();
   t = await newTenant('MCP resources');
-  const r = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: `http://127.0.0.1:${port}/mcp` } });
+  const r = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'everything', url: everything.url } });
   expect(r.status).toBe(201);
   expect(r.body.status).toBe('connected');
 });
 
-afterAll(() => {
-  child?.kill('SIGTERM');
-});
+afterAll(() => everything?.close());
 
 describe('revision 2025-11-25 through the SDK client', () => {
   test('initialize advertises resources, prompts and completions; resources and templates are listed under federated names', async () => {
@@ -210,21 +195,12 @@ describe("one upstream's own server (/mcp/server/upstreams/{name})", () => {
 
 describe('an upstream that stops answering', () => {
   test('is left out of the lists and named in their _meta; the others are still listed', async () => {
-    const port = await freeLoopbackPort();
-    const gone = spawn(process.execPath, [everythingEntry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-    for (let i = 0; i < 300; i++) {
-      const up = await new Promise<boolean>((r) => {
-        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
-        s.on('error', () => r(false));
-      });
-      if (up) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'gone', url: `http://127.0.0.1:${port}/mcp` } })).body.status).toBe('connected');
+    const gone = await startServerEverything();
+    expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'gone', url: gone.url } })).body.status).toBe('connected');
     const client = await gatewayClient(t.apiKey);
     expect((await client.listResources()).resources.some((r) => r.uri.startsWith('agw://gone/'))).toBe(true);
-    gone.kill('SIGKILL');
-    await new Promise((r) => gone.once('exit', r));
+    gone.child.kill('SIGKILL');
+    await new Promise((r) => gone.child.once('exit', r));
     const after = await client.listResources();
     expect(after.resources.some((r) => r.uri.startsWith('agw://gone/'))).toBe(false);
     expect(after.resources.some((r) => r.uri.startsWith('agw://everything/'))).toBe(true);

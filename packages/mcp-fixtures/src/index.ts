@@ -16,12 +16,17 @@
  * await up.flood({ count: 200, intervalMs: 5 });
  * up.stats().listings; // reads of the tool list
  * await up.close();
+ *
+ * // the real reference server (npm @modelcontextprotocol/server-everything) on a free port
+ * const everything = await startServerEverything(); // everything.url ends in /mcp
+ * await everything.close();
  * ```
  */
 export * from './fixture-server';
 export { FIXTURE_CLIENT } from './oauth-token';
 export { HUGE_BYTES, MANY_TOOLS, POISONED_ADD_DESCRIPTION } from './fixture-tools';
 export * from './hostile-server';
+export * from './reference-server';
 export {
   ECHO_MODES,
   type EchoMode,

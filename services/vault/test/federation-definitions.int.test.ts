@@ -11,12 +11,10 @@
  * - a pin stored before (jsonb key order, the six fields pins then covered, their fingerprint) still
  *   matches, and the next read stores the whole definition in the upstream's order, without a quarantine.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
-import { type HostileUpstream, startHostileUpstream } from '@agw/mcp-fixtures';
-import { createLogger, freeLoopbackPort } from '@agw/shared';
+import { type HostileUpstream, type ReferenceServer, startHostileUpstream, startServerEverything } from '@agw/mcp-fixtures';
+import { createLogger } from '@agw/shared';
 import { sql } from 'kysely';
 import { createFederation, type FederationWiring } from '../src/federation/create-federation';
 import { legacyDefinitionSha256, legacyPinnedForm } from '../src/federation/tool-definition';
@@ -27,7 +25,7 @@ jest.setTimeout(60_000);
 
 let v: TestVault;
 let wiring: FederationWiring;
-let everything: ChildProcess;
+let everything: ReferenceServer;
 let everythingUrl: string;
 const hostiles: HostileUpstream[] = [];
 const quarantines: Array<{ tenantId: string; upstream: string; q: Quarantine }> = [];
@@ -66,18 +64,8 @@ const taskSupport = (t: Record<string, unknown>) => (t.execution as { taskSuppor
 
 beforeAll(async () => {
   v = await openTestVault();
-  const port = await freeLoopbackPort();
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname, '../../..')] });
-  everything = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-  everythingUrl = `http://127.0.0.1:${port}/mcp`;
-  for (let i = 0; i < 200; i++) {
-    const up = await new Promise<boolean>((r) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
-      s.on('error', () => r(false));
-    });
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  everything = await startServerEverything();
+  everythingUrl = everything.url;
   wiring = createFederation({
     config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, federationSyncIntervalMs: 10 },
     db: v.db,
@@ -90,7 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await wiring?.close();
-  everything?.kill('SIGTERM');
+  await everything?.close();
   await Promise.all(hostiles.map((h) => h.close()));
   await v?.close();
 });

@@ -7,12 +7,10 @@
  * Then an SDK `McpServer` of resources and prompts only (no tools) that echoes the request's credential:
  * its lists, reads and prompts come back masked.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
-import path from 'node:path';
-import { createLogger, freeLoopbackPort } from '@agw/shared';
+import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
+import { createLogger } from '@agw/shared';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -28,23 +26,13 @@ jest.setTimeout(60_000);
 let v: TestVault;
 let wiring: FederationWiring;
 let broker: BrokeredExecutor;
-let upstream: ChildProcess;
+let upstream: ReferenceServer;
 let url: string;
 
 beforeAll(async () => {
   v = await openTestVault();
-  const port = await freeLoopbackPort();
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname, '../../..')] });
-  upstream = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-  url = `http://127.0.0.1:${port}/mcp`;
-  for (let i = 0; i < 200; i++) {
-    const up = await new Promise<boolean>((r) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
-      s.on('error', () => r(false));
-    });
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  upstream = await startServerEverything();
+  url = upstream.url;
   wiring = createFederation({
     config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
     db: v.db,
@@ -58,7 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await wiring?.close();
-  upstream?.kill('SIGTERM');
+  await upstream?.close();
   await v?.close();
 });
 

@@ -4,10 +4,8 @@
  * tools, a call goes through the brokered executor to the upstream and back unchanged, the egress rule
  * refuses what is not allowed, tenants never see each other's upstreams.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
-import path from 'node:path';
+import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
 import { createLogger, freeLoopbackPort } from '@agw/shared';
 import { createFederation, type FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
@@ -20,7 +18,7 @@ jest.setTimeout(60_000);
 let v: TestVault;
 let wiring: FederationWiring;
 let broker: BrokeredExecutor;
-let upstream: ChildProcess;
+let upstream: ReferenceServer;
 let url: string;
 const quarantines: Array<{ tenantId: string; upstream: string; q: Quarantine }> = [];
 const changes: string[] = [];
@@ -31,18 +29,8 @@ async function callOn(tenantId: string, upstream: string, tool: string, args: Re
 
 beforeAll(async () => {
   v = await openTestVault();
-  const port = await freeLoopbackPort();
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [path.resolve(__dirname, '../../..')] });
-  upstream = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-  url = `http://127.0.0.1:${port}/mcp`;
-  for (let i = 0; i < 200; i++) {
-    const up = await new Promise<boolean>((r) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), r(true)));
-      s.on('error', () => r(false));
-    });
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  upstream = await startServerEverything();
+  url = upstream.url;
   wiring = createFederation({
     config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
     db: v.db,
@@ -56,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await wiring?.close();
-  upstream?.kill('SIGTERM');
+  await upstream?.close();
   await v?.close();
 });
 

@@ -47,7 +47,7 @@ export function Members({ me }: { me: Me | null }) {
   };
 
   return (
-    <section aria-labelledby="members-title" data-testid="members">
+    <section class="members-page" aria-labelledby="members-title" data-testid="members">
       <h1 id="members-title">Members</h1>
       <p class="muted">
         Who belongs to this tenant and what each may do: owners everything; admins settings, keys, upstreams, credentials and members; policy authors the policy; approvers

@@ -102,9 +102,10 @@ async function member(t: { tenantId: string; owner: string }, role: string, by =
 describe('invitations', () => {
   it('are answered with a single-use token and accept URL, listed, accepted once into the invited role', async () => {
     const t = await newTenant();
-    const inv = await call('POST', '/members/invitations', { token: t.owner, body: { email: 'New.Approver@Example.com', role: 'approver' } });
+    const n = randomUUID().slice(0, 8);
+    const inv = await call('POST', '/members/invitations', { token: t.owner, body: { email: `New.Approver-${n}@Example.com`, role: 'approver' } });
     expect(inv.status).toBe(201);
-    expect(inv.body).toMatchObject({ email: 'new.approver@example.com', role: 'approver', invited_by: t.email, expired: false });
+    expect(inv.body).toMatchObject({ email: `new.approver-${n}@example.com`, role: 'approver', invited_by: t.email, expired: false });
     expect(inv.body.token).toMatch(/^agwi_/);
     expect(inv.body.accept_url).toBe(`http://gw.example:8080/invitation#token=${inv.body.token}`);
     expect(new Date(inv.body.expires_at).getTime() - clock.getTime()).toBe(3600_000);
@@ -118,7 +119,7 @@ describe('invitations', () => {
 
     const acc = await call('POST', '/members/invitations/accept', { body: { token: inv.body.token, password: 'correct horse battery' } });
     expect(acc.status).toBe(201);
-    expect(acc.body).toMatchObject({ tenant_id: t.tenantId, email: 'new.approver@example.com', role: 'approver' });
+    expect(acc.body).toMatchObject({ tenant_id: t.tenantId, email: `new.approver-${n}@example.com`, role: 'approver' });
     const again = await call('POST', '/members/invitations/accept', { body: { token: inv.body.token, password: 'correct horse battery' } });
     expect(again.status).toBe(410);
     expect(again.body.detail).toMatch(/^This invitation was accepted already .*: an invitation works once/);
@@ -126,7 +127,7 @@ describe('invitations', () => {
     const members = await call('GET', '/members', { token: t.owner });
     expect(members.body.members.map((m: { email: string; role: string }) => [m.email, m.role])).toEqual([
       [t.email, 'owner'],
-      ['new.approver@example.com', 'approver'],
+      [`new.approver-${n}@example.com`, 'approver'],
     ]);
     expect((await call('GET', '/members/invitations', { token: t.owner })).body.count).toBe(0);
   });

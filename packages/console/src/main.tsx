@@ -17,18 +17,27 @@ import { Sessions } from './pages/sessions';
 import { Tools } from './pages/tools';
 import { OauthGrants } from './pages/oauth-grants';
 import { OauthConsent } from './pages/oauth-consent';
+import { AcceptInvitation, Members } from './pages/members';
 import { PublicDashboard, Transparency } from './pages/public';
 import './styles.css';
 
-const NAV = [
+/** `roles`: who sees the entry (the gateway's permission table decides what they may do: docs/auth.md, "Roles"); none: every role */
+const NAV: { path: string; label: string; roles?: string[] }[] = [
   { path: '/approvals', label: 'Approvals' },
-  { path: '/audit', label: 'Audit' },
+  { path: '/audit', label: 'Audit', roles: ['owner', 'admin', 'policy_author', 'approver', 'auditor'] },
   { path: '/policy', label: 'Policy' },
-  { path: '/settings', label: 'Settings' },
+  { path: '/settings', label: 'Settings', roles: ['owner', 'admin'] },
   { path: '/tools', label: 'Tools' },
   { path: '/clients', label: 'MCP clients' },
   { path: '/sessions', label: 'Managed sessions' },
+  { path: '/members', label: 'Members' },
 ];
+
+/** Whether the signed-in caller's role sees a page (the API key's sessions act as owner). */
+const sees = (me: Me | null, path: string) => {
+  const n = NAV.find((x) => path.startsWith(x.path));
+  return !n?.roles || !me || n.roles.includes(me.role ?? 'owner');
+};
 
 function useSession() {
   const [, setTick] = useState(0);
@@ -63,7 +72,7 @@ function Shell() {
   }, [s.token]);
   useEffect(() => setMenuOpen(false), [path]);
 
-  const isPublic = path.startsWith('/public/') || path.startsWith('/transparency');
+  const isPublic = path.startsWith('/public/') || path.startsWith('/transparency') || path === '/invitation';
   const isAuthPage = path === '/signin' || path === '/signup';
   useEffect(() => {
     if (s.restoring) return; // the refresh cookie may resume the session: decide once it has answered
@@ -85,7 +94,10 @@ function Shell() {
   if (path.startsWith('/public/')) page = <PublicDashboard slug={decodeURIComponent(path.slice('/public/'.length))} />;
   else if (path.startsWith('/transparency')) page = <Transparency tenantId={path.split('/')[2]} />;
   else if (path === '/signup') page = <SignUp />;
+  else if (path === '/invitation') page = <AcceptInvitation />;
   else if (!s.token) page = s.restoring ? <p aria-live="polite">Resuming your session…</p> : <SignIn reason={s.reason} />;
+  else if (!sees(me, path)) page = <Alert kind="warn">Your role ({me?.role}) has no access to this page.</Alert>;
+  else if (path.startsWith('/members')) page = <Members me={me} />;
   else if (path.startsWith('/approvals')) page = <Approvals me={me} />;
   else if (path.startsWith('/audit')) page = <Audit me={me} />;
   else if (path.startsWith('/policy')) page = <Policy />;
@@ -112,7 +124,7 @@ function Shell() {
             </button>
             <nav id="nav" aria-label="Main" class={menuOpen ? 'open' : ''}>
               <ul>
-                {NAV.map((n) => (
+                {NAV.filter((n) => sees(me, n.path)).map((n) => (
                   <li key={n.path}>
                     <a href={n.path} aria-current={path.startsWith(n.path) ? 'page' : undefined}>
                       {n.label}
@@ -121,7 +133,7 @@ function Shell() {
                 ))}
               </ul>
               <div class="who">
-                <span title={me?.tenant_id}>{me ? `${me.email ?? 'API key'} · ${me.tenant_name ?? ''}` : ''}</span>
+                <span title={me?.tenant_id}>{me ? `${me.email ?? 'API key'} · ${me.tenant_name ?? ''}${me.role ? ` · ${me.role}` : ''}` : ''}</span>
                 <button type="button" class="secondary" onClick={onSignOut}>
                   Sign out
                 </button>

@@ -14,6 +14,8 @@ import { methodNotAllowedWithoutCredentials, notFoundOrMethodNotAllowed } from '
 import { ipRateLimit, tenantRateLimit } from './http/rate-limit.middleware';
 import { requestId } from './http/request-context';
 import { keyScopeGuard } from './http/key-scope.middleware';
+import { roleGuard } from './http/permissions';
+import { memberRoutes, publicMemberRoutes } from './http/routes/members.routes';
 import { apiKeyRoutes } from './http/routes/api-keys.routes';
 import { approvalRoutes } from './http/routes/approvals.routes';
 import { auditRoutes } from './http/routes/audit.routes';
@@ -81,7 +83,7 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   // `/api` router's other routes, and its body is read without body-parser when it is plain JSON
   // (http/governed-body.ts; docs/performance.md, round 3). Every other method and path goes on below.
   // The server's listener runs the same steps for `POST /api/mcp/tools/call` without express (below).
-  const governedSteps = [governedJsonBody(jsonBody), inputGuard, authenticated, rateLimited, admission.tenant, keyScopeGuard];
+  const governedSteps = [governedJsonBody(jsonBody), inputGuard, authenticated, rateLimited, admission.tenant, keyScopeGuard, roleGuard];
   app.use('/api', toolCallRoutes(d, governedSteps));
 
   const api = Router();
@@ -93,6 +95,9 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   const authLimit = ipRateLimit({ redis: d.redis, perMinute: d.config.authRateLimitPerMinute, name: 'auth' });
   api.use(['/auth/signup', '/auth/login'], authLimit);
   api.use(publicAuthRoutes(d));
+  // accepting an invitation: public (the token is the credential), per-IP limit like the sign-in routes
+  api.use('/members/invitations/accept', authLimit);
+  api.use(publicMemberRoutes(d));
   api.use(['/auth/refresh', '/auth/logout'], authLimit);
   api.use(consoleSessionRoutes(d));
   api.use(githubRoutes(d));
@@ -113,7 +118,10 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   api.use(GOVERNED_PATHS, admission.tenant);
   // an agent-scoped key reaches tool calls, the MCP server and its own actions only (403 elsewhere)
   api.use(keyScopeGuard);
+  // a signed-in member's role (http/permissions.ts: one table of every operation), before any route
+  api.use(roleGuard);
   api.use(authRoutes(d));
+  api.use(memberRoutes(d));
   api.use(apiKeyRoutes(d));
   api.use(toolCallRoutes(d));
   api.use(approvalRoutes(d));

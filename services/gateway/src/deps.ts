@@ -13,6 +13,7 @@ import type { GatewayMetrics } from './metrics';
 import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import type { RateLimiter } from './pipeline/rate-limiter';
 import type { Accounts } from './tenants/accounts';
+import type { Members } from './tenants/members';
 import type { ApiKeyService } from './tenants/api-keys';
 import type { SessionTokens } from './tenants/session-tokens';
 import type { ConsoleRefresh } from './tenants/console-refresh';
@@ -46,6 +47,8 @@ export interface GatewayDeps {
   consoleRefresh: ConsoleRefresh;
   tenants: TenantRepository;
   accounts: Accounts;
+  /** members of a tenant, their roles and invitations */
+  members: Members;
   settings: SettingsService;
   rateLimiter: RateLimiter;
   pipeline: ToolCallPipeline;

@@ -31,6 +31,7 @@ import { createGatewayConstraints } from './pipeline/gateway-constraints';
 import { RateLimiter } from './pipeline/rate-limiter';
 import { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import { Accounts } from './tenants/accounts';
+import { Members } from './tenants/members';
 import { ApiKeyRepository } from './tenants/api-key.repository';
 import { ApiKeyService } from './tenants/api-keys';
 import { SessionTokens } from './tenants/session-tokens';
@@ -151,6 +152,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
       verifySecret,
       requireVerifiedEmail: config.profile === 'production' || config.requireVerifiedEmail,
     }),
+    members: new Members(db, { publicBaseUrl: config.publicBaseUrl, logger }),
     settings,
     rateLimiter,
     pipeline,

@@ -73,6 +73,7 @@ export function authenticate(d: AuthDeps) {
         userId: user.id,
         email: user.email,
         isAdmin: user.is_admin || d.adminEmails.has(user.email.toLowerCase()),
+        role: user.role,
         ...(claims.viaApiKey ? { viaApiKey: true } : {}),
       };
       return next();

@@ -1,6 +1,7 @@
 /** What the gateway attaches to a request: its id and, once authenticated, who is calling. */
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import type { Role } from './permissions';
 
 export interface AuthContext {
   tenantId: string;
@@ -14,6 +15,8 @@ export interface AuthContext {
   userId?: string;
   email?: string;
   isAdmin: boolean;
+  /** a signed-in member's role in the tenant (http/permissions.ts); absent for machine credentials */
+  role?: Role;
   /** an API key's scope (docs/auth.md, "Scoped keys"): an `agent` key reaches tool calls, the MCP server and its own actions only */
   keyScope?: 'tenant' | 'agent';
   /** SHA-256 of the API key (identifies the key, e.g. the one that queued an action) */

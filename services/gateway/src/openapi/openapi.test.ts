@@ -83,6 +83,8 @@ describe('OpenAPI document', () => {
         'POST /auth/logout',
         'POST /auth/refresh',
         'POST /auth/signup',
+        // the invitation's token is its credential (docs/auth.md, "Members, invitations and roles")
+        'POST /members/invitations/accept',
       ].sort(),
     );
   });

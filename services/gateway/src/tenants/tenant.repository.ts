@@ -1,5 +1,6 @@
 /** Queries on tenants, users and API keys. Tenant id first wherever a tenant owns the row. */
 import type { Db } from '@agw/shared';
+import type { Role } from '../http/permissions';
 
 export interface TenantRow {
   id: string;
@@ -16,6 +17,7 @@ export interface UserRow {
   email_verified: boolean;
   is_admin: boolean;
   github_id: string | null;
+  role: Role;
 }
 
 export class TenantRepository {
@@ -73,7 +75,7 @@ export class TenantRepository {
   findUserByEmail(email: string): Promise<UserRow | undefined> {
     return this.db
       .selectFrom('users')
-      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id'])
+      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role'])
       .where('email', '=', email)
       .executeTakeFirst();
   }
@@ -81,7 +83,7 @@ export class TenantRepository {
   findUserByGithubId(githubId: string): Promise<UserRow | undefined> {
     return this.db
       .selectFrom('users')
-      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id'])
+      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role'])
       .where('github_id', '=', githubId)
       .executeTakeFirst();
   }
@@ -89,15 +91,15 @@ export class TenantRepository {
   getUser(tenantId: string, userId: string): Promise<UserRow | undefined> {
     return this.db
       .selectFrom('users')
-      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id'])
+      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role'])
       .where('tenant_id', '=', tenantId)
       .where('id', '=', userId)
       .executeTakeFirst();
   }
 
-  /** The tenant's first user (its owner). */
+  /** The tenant's first owner. */
   owner(tenantId: string): Promise<{ id: string; email: string } | undefined> {
-    return this.db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenantId).orderBy('created_at').executeTakeFirst();
+    return this.db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenantId).where('role', '=', 'owner').orderBy('created_at').orderBy('id').executeTakeFirst();
   }
 
   async linkGithub(tenantId: string, userId: string, githubId: string): Promise<void> {

@@ -19,7 +19,24 @@ export interface UsersTable {
   email_verified: boolean;
   github_id: string | null;
   is_admin: boolean;
+  /** the member's role in its tenant (docs/auth.md, "Members, invitations and roles") */
+  role: ColumnType<MemberRole, MemberRole | undefined, MemberRole>;
   created_at: Timestamp;
+}
+
+export type MemberRole = 'owner' | 'admin' | 'policy_author' | 'approver' | 'auditor' | 'viewer';
+
+export interface MemberInvitationsTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  role: MemberRole;
+  /** SHA-256 of the single-use token (the token itself is never stored) */
+  token_hash: string;
+  invited_by: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  accepted_at: Timestamp | null;
 }
 
 export interface ApiKeysTable {
@@ -180,6 +197,7 @@ export interface CoreTables {
   event_outbox: EventOutboxTable;
   tenants: TenantsTable;
   users: UsersTable;
+  member_invitations: MemberInvitationsTable;
   api_keys: ApiKeysTable;
   tenant_settings: TenantSettingsTable;
   approvals: ApprovalsTable;

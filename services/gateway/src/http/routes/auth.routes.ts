@@ -8,6 +8,7 @@ import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
+import { ROLES } from '../permissions';
 
 const signupBody = z
   .object({
@@ -43,6 +44,7 @@ export const meResponse = z.object({
   user_id: z.string().nullable(),
   email: z.string().nullable(),
   is_admin: z.boolean(),
+  role: z.enum(ROLES).nullable().meta({ description: 'a signed-in member\'s role (docs/auth.md, "Roles"); the tenant API key acts as owner; null for agent keys and tokens' }),
 });
 
 /** Public: no authentication. */
@@ -100,6 +102,7 @@ export function authRoutes(d: GatewayDeps): Router {
       user_id: auth.userId ?? null,
       email: auth.email ?? null,
       is_admin: auth.isAdmin,
+      role: auth.method === 'jwt' && !auth.viaApiKey ? (auth.role ?? null) : auth.method === 'jwt' || (auth.method === 'api_key' && auth.keyScope === 'tenant') ? 'owner' : null,
     });
   });
   return r;

@@ -8,6 +8,8 @@ import { settingsPatchSchema, settingsViewSchema } from '../../tenants/settings.
 import { type AuthContext, authOf } from '../request-context';
 import { isHumanSession } from './approvals.routes';
 import { parseWith } from '../validation';
+import { POLICY_SETTINGS_KEYS } from '../permissions';
+import { ForbiddenError } from '@agw/shared';
 
 const settingsResponse = settingsViewSchema.extend({ tenant_id: z.string(), api_key_prefix: z.string().optional() }).meta({ id: 'TenantSettings' });
 const updatedResponse = settingsViewSchema.extend({
@@ -32,6 +34,11 @@ export function settingsRoutes(d: GatewayDeps): Router {
   const update = async (req: import('express').Request, res: import('express').Response) => {
     const auth = authOf(req);
     const patch = parseWith(settingsPatchSchema, req.body, 'body');
+    // a policy_author changes the policy only (docs/auth.md, "Roles")
+    if (auth.method === 'jwt' && !auth.viaApiKey && auth.role === 'policy_author') {
+      const other = Object.keys(patch).filter((k) => !POLICY_SETTINGS_KEYS.has(k));
+      if (other.length) throw new ForbiddenError(`Your role (policy_author) may change the policy settings only (${[...POLICY_SETTINGS_KEYS].join(', ')}), not ${other.join(', ')}: that needs the role owner or admin (docs/auth.md, "Roles")`);
+    }
     reply(res, updatedResponse, { tenant_id: auth.tenantId, ...(await d.settings.update(auth.tenantId, patch, { human: isHumanSession(auth), caller: callerOf(auth) })) });
   };
   r.patch('/dashboard/settings', update);

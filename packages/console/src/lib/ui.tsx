@@ -126,3 +126,24 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
     </div>
   );
 }
+
+/**
+ * A destructive action asked twice, in place: "<verb>…" opens "<verb> now" and Cancel (the caller holds
+ * which row is open, so only one is at a time).
+ */
+export function ConfirmAction(p: { open: boolean; verb: string; openLabel: string; confirmLabel: string; onOpen: () => void; onCancel: () => void; onConfirm: () => void }) {
+  return p.open ? (
+    <span class="confirm" role="group" aria-label={p.confirmLabel}>
+      <button type="button" class="danger" onClick={p.onConfirm}>
+        {p.verb} now
+      </button>
+      <button type="button" class="secondary" onClick={p.onCancel}>
+        Cancel
+      </button>
+    </span>
+  ) : (
+    <button type="button" class="secondary" aria-label={p.openLabel} onClick={p.onOpen}>
+      {p.verb}…
+    </button>
+  );
+}

@@ -7,7 +7,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
-import { Alert, Field, ShownOnce, Time, useData } from '../lib/ui';
+import { Alert, ConfirmAction, Field, ShownOnce, Time, useData } from '../lib/ui';
 import type { Me } from '../lib/wire';
 
 export const ROLES = ['owner', 'admin', 'policy_author', 'approver', 'auditor', 'viewer'] as const;
@@ -108,29 +108,22 @@ export function Members({ me }: { me: Me | null }) {
                     </td>
                     {manages && (
                       <td>
-                        {!mayTouch ? null : removing === m.id ? (
-                          <span class="confirm" role="group" aria-label={`Confirm removing ${m.email}`}>
-                            <button
-                              type="button"
-                              class="danger"
-                              onClick={() =>
-                                void act(async () => {
-                                  setRemoving(null);
-                                  ok(await api.DELETE('/members/{id}', { params: { path: { id: m.id } } }));
-                                  return `${m.email} is removed: their sessions ended and the MCP clients they let in lost their grants.`;
-                                })
-                              }
-                            >
-                              Remove now
-                            </button>
-                            <button type="button" class="secondary" onClick={() => setRemoving(null)}>
-                              Cancel
-                            </button>
-                          </span>
-                        ) : (
-                          <button type="button" class="secondary" aria-label={`Remove ${m.email}`} onClick={() => setRemoving(m.id)}>
-                            Remove…
-                          </button>
+                        {mayTouch && (
+                          <ConfirmAction
+                            open={removing === m.id}
+                            verb="Remove"
+                            openLabel={`Remove ${m.email}`}
+                            confirmLabel={`Confirm removing ${m.email}`}
+                            onOpen={() => setRemoving(m.id)}
+                            onCancel={() => setRemoving(null)}
+                            onConfirm={() =>
+                              void act(async () => {
+                                setRemoving(null);
+                                ok(await api.DELETE('/members/{id}', { params: { path: { id: m.id } } }));
+                                return `${m.email} is removed: their sessions ended and the MCP clients they let in lost their grants.`;
+                              })
+                            }
+                          />
                         )}
                       </td>
                     )}

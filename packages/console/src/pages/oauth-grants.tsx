@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
-import { Alert, Time, useData } from '../lib/ui';
+import { Alert, ConfirmAction, Time, useData } from '../lib/ui';
 
 export function OauthGrants() {
   const { data, error, reload } = useData(async () => ok(await api.GET('/oauth/grants')).grants, []);
@@ -78,20 +78,15 @@ export function OauthGrants() {
                       </time>
                     </td>
                     <td>
-                      {revoking === g.id ? (
-                        <span class="confirm" role="group" aria-label={`Confirm revoking ${who}`}>
-                          <button type="button" class="danger" onClick={() => void revoke(g.id, who)}>
-                            Revoke now
-                          </button>
-                          <button type="button" class="secondary" onClick={() => setRevoking(null)}>
-                            Cancel
-                          </button>
-                        </span>
-                      ) : (
-                        <button type="button" class="secondary" aria-label={`Revoke the grant of ${who}`} onClick={() => setRevoking(g.id)}>
-                          Revoke…
-                        </button>
-                      )}
+                      <ConfirmAction
+                        open={revoking === g.id}
+                        verb="Revoke"
+                        openLabel={`Revoke the grant of ${who}`}
+                        confirmLabel={`Confirm revoking ${who}`}
+                        onOpen={() => setRevoking(g.id)}
+                        onCancel={() => setRevoking(null)}
+                        onConfirm={() => void revoke(g.id, who)}
+                      />
                     </td>
                   </tr>
                 );

@@ -1,7 +1,7 @@
 /** Settings: API key (prefix, rotation), agent keys, webhook URL and events, delivery log, rate limits, failure mode, public report. */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
-import { Alert, Badge, Field, ShownOnce, Time, useData } from '../lib/ui';
+import { Alert, Badge, ConfirmAction, Field, ShownOnce, Time, useData } from '../lib/ui';
 import type { ApiKeyInfo, Delivery, Settings } from '../lib/wire';
 
 const EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'];
@@ -128,20 +128,15 @@ function AgentKeys() {
                     <Time iso={k.created_at} />
                   </td>
                   <td>
-                    {revoking === k.id ? (
-                      <span class="confirm" role="group" aria-label={`Confirm revoking ${k.name ?? k.key_prefix}`}>
-                        <button type="button" class="danger" onClick={() => revoke(k)}>
-                          Revoke now
-                        </button>
-                        <button type="button" class="secondary" onClick={() => setRevoking(null)}>
-                          Cancel
-                        </button>
-                      </span>
-                    ) : (
-                      <button type="button" class="secondary" aria-label={`Revoke the key of ${k.name ?? k.key_prefix}`} onClick={() => setRevoking(k.id)}>
-                        Revoke…
-                      </button>
-                    )}
+                    <ConfirmAction
+                      open={revoking === k.id}
+                      verb="Revoke"
+                      openLabel={`Revoke the key of ${k.name ?? k.key_prefix}`}
+                      confirmLabel={`Confirm revoking ${k.name ?? k.key_prefix}`}
+                      onOpen={() => setRevoking(k.id)}
+                      onCancel={() => setRevoking(null)}
+                      onConfirm={() => void revoke(k)}
+                    />
                   </td>
                 </tr>
               ))}

@@ -14,7 +14,7 @@ import type { GatewayDeps } from '../src/deps';
 import { authenticate } from '../src/http/auth.middleware';
 import { errorHandler } from '../src/http/error-handler';
 import { keyScopeGuard } from '../src/http/key-scope.middleware';
-import { roleGuard } from '../src/http/permissions';
+import { ROLE_SUMMARY, type Role, roleGuard } from '../src/http/permissions';
 import { memberRoutes, publicMemberRoutes } from '../src/http/routes/members.routes';
 import { ConsoleRefresh } from '../src/tenants/console-refresh';
 import { Members } from '../src/tenants/members';
@@ -186,7 +186,7 @@ describe('roles', () => {
       const m = await member(t, role);
       const r = await call('POST', '/members/invitations', { token: m.token, body: { email: `x-${randomUUID()}@example.com`, role: 'viewer' } });
       expect(r.status).toBe(403);
-      expect(r.body.detail).toBe(`Your role (${role}) may not POST /api/members/invitations: it needs one of the roles owner, admin (docs/auth.md, "Roles")`);
+      expect(r.body.detail).toBe(`Your role (${role}) may not POST /api/members/invitations: it needs one of the roles owner, admin; a ${role} may: ${ROLE_SUMMARY[role as Role]} (docs/auth.md, "Roles")`);
       expect((await call('GET', '/members', { token: m.token })).status).toBe(200);
       expect((await call('DELETE', `/members/${m.id}`, { token: m.token })).status).toBe(403);
     }

@@ -44,7 +44,7 @@ describe('the permission table', () => {
     expect(roleAllows('admin', 'GET', '/mcp/server')).toBe(false);
     expect(roleAllows('owner', 'GET', '/mcp/server')).toBe(true);
     expect(roleRefusal('viewer', 'PATCH', '/dashboard/settings').message).toBe(
-      'Your role (viewer) may not PATCH /api/dashboard/settings: it needs one of the roles owner, admin, policy_author (docs/auth.md, "Roles")',
+      'Your role (viewer) may not PATCH /api/dashboard/settings: it needs one of the roles owner, admin, policy_author; a viewer may: reads of pages without records, personal data or secrets (docs/auth.md, "Roles")',
     );
     expect(roleRefusal('admin', 'GET', '/x').message).toContain('it needs the owner role (no rule names this request)');
   });

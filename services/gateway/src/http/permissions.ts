@@ -219,11 +219,21 @@ export function roleAllows(role: Role, method: string, path: string): boolean {
 /** The settings keys a policy_author may change (PATCH /dashboard/settings). */
 export const POLICY_SETTINGS_KEYS: ReadonlySet<string> = new Set(['policy_template', 'policy_config', 'custom_policy', 'gateway_constraints']);
 
-/** The refusal of a role, naming the rule (the e2e matrix looks for "role"). */
+/** What each role may do, in a sentence (the refusal names it; docs/auth.md, "Roles", says it at length). */
+export const ROLE_SUMMARY: Readonly<Record<Role, string>> = {
+  owner: 'everything',
+  admin: 'settings, agent keys, webhooks, upstreams, credentials, members (not the owner role), managed agents, approvals and every read',
+  policy_author: 'the policy (its settings keys only), policy tests (replay), templates, and reads',
+  approver: 'approval decisions, upstream tool approvals, OAuth consent decisions, interrupting a managed session, and reads',
+  auditor: 'the audit log, subjects, exports, proofs, compliance and replays (read-only), and reads',
+  viewer: 'reads of pages without records, personal data or secrets',
+};
+
+/** The refusal of a role, naming the rule and what the role may do (the e2e matrix looks for "role"). */
 export function roleRefusal(role: Role, method: string, path: string): ForbiddenError {
   const found = permissionOf(method, path);
   const needs = !found ? 'the owner role (no rule names this request)' : `one of the roles ${(found.permission.roles as readonly Role[]).join(', ')}`;
-  return new ForbiddenError(`Your role (${role}) may not ${method} /api${path}: it needs ${needs} (docs/auth.md, "Roles")`);
+  return new ForbiddenError(`Your role (${role}) may not ${method} /api${path}: it needs ${needs}; a ${role} may: ${ROLE_SUMMARY[role]} (docs/auth.md, "Roles")`);
 }
 
 /** Roles of signed-in humans, before any route (after authentication, the rate limit and the key scope). */

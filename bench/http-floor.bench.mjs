@@ -6,7 +6,7 @@
 //               (app settings as the gateway's: no X-Powered-By, no ETag)
 //   node:http   node:http, the body parsed and the answer written by hand
 // The difference is the ceiling of what taking the governed route out of express could save per call
-// (docs/performance.md, "What would reach 0.40x the echo"). Figures are printed, never asserted.
+// (docs/history/performance-2026.md, "What is left, and what would reach 0.40× the echo"). Figures are printed, never asserted.
 //
 //   node bench/http-floor.bench.mjs [--duration 8] [--connections 32] [--rounds 2]
 import { spawn } from 'node:child_process';

@@ -22,16 +22,16 @@
 // in CPU µs per reference operation (bench/support/core-speed.cjs on this bench's node, pinned, before and
 // after the run, and sampled on each core while every measured run runs): the
 // fleet's CPU per call is printed in those operations too, a second unit with no system call in it. A
-// virtual machine's cores need not be equal (docs/performance.md, "Tenth session").
+// virtual machine's cores need not be equal (docs/history/performance-2026.md, "Tenth session").
 //
 // --checkout DIR: the private fleet of another built checkout of this repository (e.g. a `git worktree` of an
 // earlier commit), in database agw_load_<name of DIR> and JetStream prefix LOADX, measured by this bench: a
-// before and after on the same machine, back to back (docs/performance.md, "Issue 26 at a glance").
+// before and after on the same machine, back to back (docs/history/performance-2026.md, "Issue 26 at a glance").
 //
 // --node PATH: the Node.js binary that runs the private fleet (default: the one running this bench, the
 // project's .node-version through `npm run bench:load`); --echo-node PATH: the one that runs the echo (default:
 // --node's). A before and after across runtimes keeps the echo on one of them, so both sides are divided by
-// the same unit (docs/performance.md, "Ninth session": express's echo costs twice as much on Node 20 as on 24).
+// the same unit (docs/history/performance-2026.md, "Ninth session": express's echo costs twice as much on Node 20 as on 24).
 // The floors (below) run on the echo's runtime too, for the same reason.
 //
 // --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
@@ -41,7 +41,7 @@
 // contract message of the real path) as a third contender in the same alternation, and prints its CPU per call, its throughput
 // and its concurrency-1 latency beside the fleet's, and the fleet's CPU per call in floors: what the shape
 // itself costs on this machine, a unit made of the same work as a governed call, which moved less than the
-// echo from round to round (docs/performance.md, "The shape's floor"). --no-floor leaves it out.
+// echo from round to round (docs/history/performance-2026.md, "The shape's floor"). --no-floor leaves it out.
 // --single: a fourth contender, the same work in ONE process (no policy or audit hop): the floor of the shape
 // the fleet is not, for what a shape with policy and audit inside the gateway could reach at most.
 //
@@ -280,7 +280,7 @@ function trackProcesses(echoPid, startGroups, everyMs = 500) {
  * The probes always run on the bench's own node (the project's .node-version through `npm run bench:*`),
  * whatever runs the fleet and the echo, so a reference operation is one unit for every run and both sides of
  * a pair. Not the echo's: on Node 20 the same operation took 4.7-6.0 µs from one run to the next on one core
- * where Node 24 held 2.84-2.91 (docs/performance.md, "Tenth session").
+ * where Node 24 held 2.84-2.91 (docs/history/performance-2026.md, "Tenth session").
  */
 const PROBE_NODE = process.execPath;
 const CPUS = os.cpus().map((_, i) => i);
@@ -297,7 +297,7 @@ function pin(pid, cpus) {
 /**
  * Each core's speed: CPU µs per reference operation (bench/support/core-speed.cjs, pure JavaScript, no system
  * call), run pinned to each core in turn with PROBE_NODE; [] without taskset. A virtual machine's
- * cores need not be equal (docs/performance.md, "Tenth session"), and then a process's CPU time per request
+ * cores need not be equal (docs/history/performance-2026.md, "Tenth session"), and then a process's CPU time per request
  * depends on the core it ran on.
  */
 function coreSpeeds() {
@@ -477,7 +477,7 @@ async function api(method, p, body, key) {
  * One echo round: a run on each core in turn, the echo pinned to it and this process (autocannon) to the
  * others, `duration` shared between them; one merged result, and { cpu, ticks, requests } per core in
  * `perCore` (with the core's speed while it ran, from `probes`). The fleet's runs use every core; an echo
- * measured on one core only would be the unit of that core (docs/performance.md, "Tenth session").
+ * measured on one core only would be the unit of that core (docs/history/performance-2026.md, "Tenth session").
  */
 async function echoRound(target, body, echoPid, duration, perCore, probes) {
   const cores = CPUS.length > 1 && pin(echoPid, [0]) ? CPUS : [null];
@@ -621,7 +621,7 @@ async function main() {
     single: { url: `http://127.0.0.1:${FLOOR_PORTS.single}/mcp/tools/call`, headers: { 'x-api-key': key } },
   };
   // warm-up at full concurrency (JIT, pools, caches, the policy's compiled bundle, Postgres' buffers): a
-  // cold fleet costs several times a warm one per call (docs/performance.md, "Cold and warm")
+  // cold fleet costs several times a warm one per call (docs/history/performance-2026.md, "The yardstick (round 3)", a new database)
   await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
   await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
   // the floor warmed as long as the fleet (JIT, its pool, its table's buffers), so neither starts colder
@@ -708,7 +708,7 @@ async function main() {
       }
       const gwRound = gwRounds.at(-1);
       if (name === 'floor' && gwRound?.calls && r['2xx']) {
-        // the fleet's round just before, in units of this floor round (docs/performance.md, "The shape's floor")
+        // the fleet's round just before, in units of this floor round (docs/history/performance-2026.md, "The shape's floor")
         const floors = (ticks, floorTicks) => msPer(ticks, gwRound.calls) / msPer(floorTicks, r['2xx']);
         console.log(`          the gateway round before it in floors: fleet ${fmt(floors(gwRound.fleetTicks, fleetTicks), 2)}, gateway ${fmt(floors(gwRound.gatewayTicks, used['floor-gateway'] ?? 0), 2)}`);
       }
@@ -778,7 +778,7 @@ async function main() {
   console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs, 3)} ms  = ${fmt(fleetCpuMs / echoCpuMs, 2)} echoes${inRefs(fleetRef)}`);
   console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs, 3)} ms  = ${fmt(gatewayCpuMs / echoCpuMs, 2)} echoes${inRefs(gatewayRef)}`);
   if (floor) {
-    // the unit made of the same work as a governed call (docs/performance.md, "The shape's floor")
+    // the unit made of the same work as a governed call (docs/history/performance-2026.md, "The shape's floor")
     console.log(`    fleet CPU per governed call         ${fmt(fleetCpuMs / floor.cpuMs, 2)} floors (the shape's floor: ${fmt(floor.cpuMs, 3)} ms per call, below)`);
     console.log(`    gateway process CPU per call        ${fmt(gatewayCpuMs / floor.gatewayMs, 2)} floors (the floor's gateway: ${fmt(floor.gatewayMs, 3)} ms per call)`);
   }
@@ -793,7 +793,7 @@ async function main() {
 
   if (floor) {
     const floorSys = Object.entries(floorRun.syscalls);
-    console.log(`\n  THE SHAPE'S FLOOR (bench/support/shape-floor.cjs, the fleet's hops, store requests and contract messages with no work at any hop; --no-floor leaves it out; docs/performance.md, "The shape's floor"):`);
+    console.log(`\n  THE SHAPE'S FLOOR (bench/support/shape-floor.cjs, the fleet's hops, store requests and contract messages with no work at any hop; --no-floor leaves it out; docs/history/performance-2026.md, "The shape's floor"):`);
     console.log(`    floor    ${fmt(floor.rps)} req/s (runs: ${results.floor.map((x) => fmt(x.rps)).join(', ')})  p50 ${fmt(mean(results.floor.map((x) => x.p50)), 1)} ms  non-2xx/errors ${results.floor.reduce((n, x) => n + x.non2xx, 0)}  ratio ${fmt(floor.rps / e, 3)}× the echo (the fleet: ${fmt(g / e, 3)}×)`);
     console.log(`    CPU per call                        ${fmt(floor.cpuMs, 3)} ms = ${fmt(floor.cpuMs / echoCpuMs, 2)} echoes (the fleet: ${fmt(fleetCpuMs / echoCpuMs, 2)}; the fleet is ${fmt(fleetCpuMs / floor.cpuMs, 2)}× its floor)`);
     console.log(`    its gateway's CPU per call          ${fmt(floor.gatewayMs, 3)} ms = ${fmt(floor.gatewayMs / echoCpuMs, 2)} echoes (the gateway: ${fmt(gatewayCpuMs / echoCpuMs, 2)}; ${fmt(gatewayCpuMs / floor.gatewayMs, 2)}× its floor)`);
@@ -809,7 +809,7 @@ async function main() {
 
   // concurrency 1 (own loop: autocannon's histogram keeps whole milliseconds)
   // and what each call costs there: a fleet that serves one call at a time (most deployments, most of the
-  // day) pays every hop's wake-up per call, where 32 connections share them (docs/performance.md, "Eleventh session")
+  // day) pays every hop's wake-up per call, where 32 connections share them (docs/history/performance-2026.md, "Eleventh session")
   const [c1g, c1e, ...c1floors] = await sequential([targets.gateway, targets.echo, ...FLOORS.map((f) => targets[f])], call, C1_DURATION, echo.pid);
   const c1f = floor ? c1floors[FLOORS.indexOf('floor')] : null;
   const c1s = single ? c1floors[FLOORS.indexOf('single')] : null;

@@ -12,7 +12,7 @@
 //
 // Each run's full output is kept in --logs (default: a new directory under the system's temp directory).
 // Why pairs: one build's figures move by ±16 % over an hour on a busy 2-core machine, more than most changes
-// (docs/performance.md, "Issue 26, session by session"); two runs back to back share the machine's state.
+// (docs/history/performance-2026.md, "Issue 26, session by session"); two runs back to back share the machine's state.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -101,7 +101,7 @@ const UNRANGED = 'echo CPU / request (ms)';
  * How far this machine's cores moved during a pair: bench:load samples each core's speed (CPU µs per
  * reference operation) while each of its measured runs runs; the slowest sample of the pair's gateway runs
  * over the fastest, as a fraction (0.04 = 4 %); null for runs of a bench that did not sample. A virtual
- * machine's cores change speed with its neighbours (docs/performance.md, "Tenth session": one core 1.6 times
+ * machine's cores change speed with its neighbours (docs/history/performance-2026.md, "Tenth session": one core 1.6 times
  * slower than the other for a while); the echoes and reference operations of each run are taken at its own
  * speed, but a pair whose cores moved is still two machines more than two builds. The samples are taken
  * under each run's load, so two builds that load the cores differently move them a little too.

@@ -5,7 +5,7 @@
 //
 //   node bench/proof-alloc.bench.mjs [--proofs 1000]
 //
-// The garbage collections of the proving process are what is left of the proof tail (docs/performance.md,
+// The garbage collections of the proving process are what is left of the proof tail (docs/history/performance-2026.md,
 // "Proofs, round 3"), and they come in proportion to what a proof allocates. Node has no counter of
 // allocated bytes, so this measures the heap's growth over the proofs in a process whose young generation
 // is large enough that no collection runs meanwhile (it starts itself again with the V8 flags for that).

@@ -5,7 +5,7 @@
 // ts-proto codecs: encoded as the generated service definitions do (`Buffer.from(X.encode(m).finish())`, a new
 // writer per message) and as the fleet does (withReusedWriter, @agw/proto codecs.ts: one writer per process),
 // decoded by the generated `decode`. CPU µs per call (process.cpuUsage) over `--n` calls, `--rounds` times; printed, never asserted
-// (docs/performance.md, "The shape's floor").
+// (docs/history/performance-2026.md, "The shape's floor").
 //
 //   node bench/proto-codec.bench.mjs [--n 20000] [--rounds 3]
 import { randomUUID } from 'node:crypto';

@@ -162,7 +162,7 @@ async function startSharedChain() {
  * read the same file; the Dockerfile sets the same in NODE_OPTIONS, and a test holds the two equal). Node
  * 24 sizes the young generation from the heap limit: up to 64 MB per semi-space on these machines, 16 MB on
  * Node 20, so each service's committed heap grew by about 100 MB under load (the soak saw the audit service's
- * go from 54 to 173 MB in five minutes). 16 MB keeps Node 20's footprint (docs/performance.md, "Ninth session").
+ * go from 54 to 173 MB in five minutes). 16 MB keeps Node 20's footprint (docs/history/performance-2026.md, "Ninth session").
  */
 export const NODE_FLAGS = JSON.parse(fs.readFileSync(path.join(ROOT, 'scripts/node-flags.json'), 'utf8'));
 
@@ -172,7 +172,7 @@ function startService(svc) {
   const logPath = path.join(logDir, `${svc.name}.log`);
   // Without --logs a service writes its log file itself (the file is its stdout and stderr): nothing passes
   // through this process, which otherwise read and copied every line (a loaded gateway logs each request:
-  // 0.07-0.10 ms of this process's CPU per governed call, docs/performance.md). With --logs the lines come
+  // 0.07-0.10 ms of this process's CPU per governed call, docs/history/performance-2026.md). With --logs the lines come
   // through here to be prefixed on the terminal, and go to the file too.
   const fd = streamLogs ? null : fs.openSync(logPath, 'a');
   const child = spawn(process.execPath, [...NODE_FLAGS, entry, ...(svc.args ?? [])], {

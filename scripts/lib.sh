@@ -14,7 +14,7 @@ die() { printf '\033[1;31m[agw] %s\033[0m\n' "$*" >&2; exit 1; }
 # scripts, the Dockerfile's base image, docs/performance.md's figures). A `node` of that major on PATH is used
 # as it is; otherwise that exact release is fetched once from the npm registry (the `node-<os>-<arch>`
 # package ships the official binary and headers) into .tools/ and put first on PATH, so everything these
-# scripts start (pnpm, turbo, jest, the fleet) runs on it. Why 24: docs/performance.md, "Ninth session".
+# scripts start (pnpm, turbo, jest, the fleet) runs on it. Why 24: docs/history/performance-2026.md, "Ninth session".
 ensure_node() {
   local want major have dir pkg
   want="$(tr -d ' \n' < "$ROOT/.node-version")"

@@ -1,5 +1,5 @@
 /**
- * The serializers the fleet's gRPC clients and servers use (issue 26; docs/performance.md, "One protobuf
+ * The serializers the fleet's gRPC clients and servers use (issue 26; docs/history/performance-2026.md, "One protobuf
  * writer per process").
  *
  * ts-proto's grpc-js definitions serialize a message as `Buffer.from(X.encode(value).finish())`. That makes a

@@ -16,7 +16,7 @@ export function canonicalJson(value: unknown): string {
  * (`crypto.hash`): a `createHash` object is a native handle that every young-generation collection of the
  * process must visit until it is collected, and a Merkle proof or tree build makes thousands of them
  * (1,000,000 node hashes: scavenge median 2.0-2.2 ms with `createHash`, 0.12-0.15 ms one-shot;
- * docs/performance.md, "Proofs and tree builds, round 4").
+ * docs/history/performance-2026.md, "Proofs and tree builds, round 4").
  */
 export function sha256Hex(data: string | Buffer): string {
   return hash('sha256', data, 'hex');

@@ -3,7 +3,7 @@
  * (`rpc XStream(stream XCall) returns (stream XAnswer)`, envelopes in the protos: call_id, request |
  * response, metadata, agw.common.v1.CallError). A grpc-js unary call costs ~140 µs of CPU on client and
  * server together (a call object and interceptor chain, HTTP/2 HEADERS, DATA and trailers each way); a
- * message on an open stream ~30 (docs/performance.md). Used for the two calls of every governed tool call.
+ * message on an open stream ~30 (docs/history/performance-2026.md). Used for the two calls of every governed tool call.
  *
  * Semantics are the unary call's:
  * - an answer carries the response, or the error the unary call would have had (same AppError on the

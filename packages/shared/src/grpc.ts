@@ -316,7 +316,7 @@ export function createClient<S extends ServiceDefinition>(
       new Promise((resolve, reject) => {
         // grpc-js captures a stack trace (`new Error()`) on every unary call, only to append it to a failed
         // call's error; ours are rebuilt into the taxonomy by fromServiceError and never show it. Capturing
-        // none was 2.8 % of the gateway's busy time under load (docs/performance.md, change 9).
+        // none was 2.8 % of the gateway's busy time under load (docs/history/performance-2026.md, change 9).
         const limit = Error.stackTraceLimit;
         Error.stackTraceLimit = 0;
         try {

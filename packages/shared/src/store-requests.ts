@@ -5,7 +5,7 @@
  * (events, acks, requests, pull requests) and received, from nats.js' own connection statistics. Every
  * service's `/metrics` shows them (`createMetricsRegistry`): `agw_store_requests_total{store}` and
  * `agw_nats_messages_received_total`; `npm run bench:load` divides them by the governed calls of a run, per
- * service ("round trips per call to each store", docs/performance.md).
+ * service ("round trips per call to each store", docs/history/performance-2026.md).
  *
  * Counted in this module rather than in a metric at each call site: an increment of a plain number on the
  * hot path, read by the registry at scrape time.

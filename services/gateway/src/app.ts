@@ -81,7 +81,7 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   // The governed tool call first, in a router of its own with the same chain as below (body, input rules,
   // authentication, the tenant's rate limit and in-flight limit, key scope), so it does not walk the
   // `/api` router's other routes, and its body is read without body-parser when it is plain JSON
-  // (http/governed-body.ts; docs/performance.md, round 3). Every other method and path goes on below.
+  // (http/governed-body.ts; docs/history/performance-2026.md, round 3). Every other method and path goes on below.
   // The server's listener runs the same steps for `POST /api/mcp/tools/call` without express (below).
   const governedSteps = [governedJsonBody(jsonBody), inputGuard, authenticated, rateLimited, admission.tenant, keyScopeGuard, roleGuard];
   app.use('/api', toolCallRoutes(d, governedSteps));

@@ -3,7 +3,7 @@
  * NATS publish carrying the Nats-Msg-Id header (the stream deduplicates by it, exactly as publishEvent's
  * msgID) and a reply subject under one inbox subscription this publisher keeps; the stream's acks come back
  * there. Per event there is no request object, no timer and no promise chain of nats.js' request path
- * (half the publishing process's CPU per event, docs/performance.md); one timer per batch.
+ * (half the publishing process's CPU per event, docs/history/performance-2026.md); one timer per batch.
  * An event counts as published only on a positive ack of the stream (a PubAck naming a stream, duplicate or
  * not). No ack within the timeout, an error ack, or a 503 (no stream for the subject) is a failure, which
  * the caller leaves in its outbox. A late ack of a timed-out event is ignored (the outbox still has it).

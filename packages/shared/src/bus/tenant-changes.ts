@@ -17,7 +17,7 @@
  *
  * TTLs are a minute (TENANT_CACHE_MS): the messages do the invalidating, the TTL only bounds a message lost
  * without a reconnect. Short TTLs made every call of a tenant with a few calls a minute a cold one (the
- * throughput fell with the number of active tenants, docs/performance.md).
+ * throughput fell with the number of active tenants, docs/history/performance-2026.md).
  */
 import { Events, type Subscription } from 'nats';
 import type { Bus } from './bus';

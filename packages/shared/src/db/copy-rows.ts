@@ -1,7 +1,7 @@
 /**
  * The rows of one SELECT streamed with `COPY (<select>) TO STDOUT` in text format (pg-copy-streams), for
  * reads of hundreds of thousands of rows where pg's per-field row parsing is the cost (the verify of an
- * audit chain: docs/performance.md, "Verify, round 3").
+ * audit chain: docs/history/performance-2026.md, "Verify, round 3").
  *
  * Each row comes as its fields' text as Postgres prints them (`null` for SQL NULL), exactly what the
  * query's columns would give as text: COPY's escapes (`\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\v`) are undone.

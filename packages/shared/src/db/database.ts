@@ -32,7 +32,7 @@ export function poolOf(db: Db): Pool {
  * A statement of the hot path, prepared once per connection under `name`: Postgres parses it on a
  * connection's first use, then only binds and executes it (an unnamed statement, as kysely sends them, is
  * parsed and planned again each time: 40-90 µs of the backend's 350-490 µs for a lone chain append here,
- * docs/performance.md). `name` must be unique per statement text. Errors are named and requests counted as
+ * docs/history/performance-2026.md). `name` must be unique per statement text. Errors are named and requests counted as
  * for every query of a pool made by createDb.
  */
 export async function preparedQuery<R extends object>(db: Db, name: string, text: string, values: unknown[]): Promise<R[]> {

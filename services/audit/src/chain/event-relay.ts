@@ -78,7 +78,7 @@ export class EventRelay {
   /**
    * The outbox is a queue table, a row inserted and deleted per decision: without autovacuum its dead rows
    * pile up and every sweep and delete walks them (a bench database held 265,883 after ten runs, and
-   * Postgres made 24-41 system calls per governed call instead of 2: docs/performance.md). Warns once at
+   * Postgres made 24-41 system calls per governed call instead of 2: docs/history/performance-2026.md). Warns once at
    * start when autovacuum is off for the server or for this table; answers whether it is on.
    */
   async checkAutovacuum(): Promise<boolean> {

@@ -68,7 +68,7 @@ export class GroupCommit {
     batch.forEach((w, i) => w.resolve(results[i]));
     // the callers' answers first: their continuations (the gRPC answers) run as microtasks now, and the
     // batch's events are published a turn of the event loop later, so no answer waits for the publish's
-    // work and its write (docs/performance.md, "Eighth session")
+    // work and its write (docs/history/performance-2026.md, "Eighth session")
     if (this.opts.onCommitted) setImmediate(GroupCommit.announce, this.opts.onCommitted, results);
   }
 

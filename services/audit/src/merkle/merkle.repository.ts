@@ -68,7 +68,7 @@ const nodeKey = (k: NodeKey) => `${k.level}:${k.index}`;
  * The reads of every proof request are statements whose text is made once (kysely's CompiledQuery.raw, still
  * run through the Db and its pool), and an inclusion proof reads its record and head in one of them: built
  * per request, in one query more, a proof allocated 106 KB, now 74 KB. Garbage collections are what is left
- * of the proof tail (docs/performance.md, "Proofs, round 3").
+ * of the proof tail (docs/history/performance-2026.md, "Proofs, round 3").
  */
 
 /** The record with a hash and the head to prove it against ($1 tenant, $2 record hash, $3 tree index). */

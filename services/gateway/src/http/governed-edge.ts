@@ -1,5 +1,5 @@
 /**
- * The governed tool call served outside express (issue 26; docs/performance.md, "The governed route
+ * The governed tool call served outside express (issue 26; docs/history/performance-2026.md, "The governed route
  * outside express"). Most of what express costs per request is its own request and response objects
  * (`Object.setPrototypeOf` of both, per request) and its router; the governed call is the one request a
  * gateway serves thousands of times a second. So the gateway's HTTP server makes its requests and

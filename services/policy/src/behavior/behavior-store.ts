@@ -310,7 +310,7 @@ export class BehaviorStore {
     const k = (s: string) => this.key(tenantId, agentId, s);
     const [a, t, v, amt, ...olds] = this.counterKeys(tenantId, agentId, tool);
     // one round trip and one command (a Lua script): ioredis' per-command cost was the policy service's
-    // largest item under load (docs/performance.md)
+    // largest item under load (docs/history/performance-2026.md)
     const res = await this.run('read', async () =>
       (await this.scripts.agwBehaviorSnapshot(
         a,
@@ -347,7 +347,7 @@ export class BehaviorStore {
    * would have read (this call counted; violations, score, last action and amounts before it). A decision
    * that then carries a violation adds it with `countViolation` (this answer's `newTool`), which leaves the
    * counters and the score as `record` with the violation would have. A governed call without a violation,
-   * the common case, costs one Redis call instead of two (docs/performance.md).
+   * the common case, costs one Redis call instead of two (docs/history/performance-2026.md).
    */
   async recordForPass2(tenantId: string, agentId: string, f: Omit<ActionFacts, 'violation'>, nowMs: number): Promise<{ behavioral: Behavioral; newTool: boolean }> {
     return this.recorded(tenantId, agentId, { ...f, violation: false }, nowMs);

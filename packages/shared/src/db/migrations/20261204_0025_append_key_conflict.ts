@@ -8,7 +8,7 @@ import { type Kysely, sql } from 'kysely';
  * `_action_idx`) and filtered on the key instead of probing the partial unique index
  * `audit_records_append_key`: every append read its tenant's whole chain, so Postgres' work per governed
  * call grew with the chain until the service restarted. bench:load on a new database: 5,644 buffer hits and
- * 3.35 ms of Postgres CPU per governed call at about 7,000 records (docs/performance.md, "The yardstick").
+ * 3.35 ms of Postgres CPU per governed call at about 7,000 records (docs/history/performance-2026.md, "The yardstick").
  *
  * The insert now detects a used key itself: `ON CONFLICT (tenant_id, append_key) … DO NOTHING` takes the
  * unique index as its arbiter, with no plan to choose, and only an append sent again (rare) looks its

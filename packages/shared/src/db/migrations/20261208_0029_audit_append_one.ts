@@ -12,7 +12,7 @@ import { type Kysely, sql } from 'kysely';
  * `sha256(convert_to(canonical || prev_hash, 'UTF8'))` (the same bytes), the head advanced, the replay input
  * and the outbox event inserted, each only when the record was written. pgbench, one connection, one
  * entry with its replay input and event: 0.92-1.16 ms per committed call against 1.19-1.38 ms for the batch
- * function (docs/performance.md).
+ * function (docs/history/performance-2026.md).
  *
  * It answers nothing, and writes nothing, when the tenant has no head row yet (its first append) or when the
  * entry's append key was already used (the records' insert does nothing, so neither does the rest): the

@@ -18,6 +18,8 @@ export { RegoError, RegoCompileError } from './errors.js';
 export type { RegoLocation } from './errors.js';
 export { fromJS, toJS } from './value.js';
 export type { Value } from './value.js';
+export { runTests, formatResults } from './testing.js';
+export type { TestResult, TestRun } from './testing.js';
 
 export interface RegoModule { name: string; source: string }
 

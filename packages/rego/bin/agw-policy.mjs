@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// agw-policy test <dir|file.rego>... [-v] [--data file.json]: runs the `test_*` rules of every .rego file
+// agw-policy test <dir|file.rego>... [-v] [--coverage] [--data file.json]: runs the `test_*` rules of every .rego file
 // found (recursively) like `opa test`, without a fleet. Exit 0 when every test passes, 1 when one fails or
 // errors (or none is found), 2 on a usage or compile error.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -7,12 +7,13 @@ import { join, relative } from 'node:path';
 import { formatResults, runTests } from '../dist/index.js';
 
 const args = process.argv.slice(2);
-const usage = 'usage: agw-policy test <dir|file.rego>... [-v|--verbose] [--data <file.json>]\n';
+const usage = 'usage: agw-policy test <dir|file.rego>... [-v|--verbose] [--coverage] [--data <file.json>]\n';
 if (args[0] !== 'test') { process.stderr.write(usage); process.exit(2); }
-let verbose = false; let data; const paths = [];
+let verbose = false; let coverage = false; let data; const paths = [];
 for (let i = 1; i < args.length; i++) {
   const a = args[i];
   if (a === '-v' || a === '--verbose') verbose = true;
+  else if (a === '--coverage') coverage = true;
   else if (a === '--data') { const f = args[++i]; if (!f) { process.stderr.write(usage); process.exit(2); } data = JSON.parse(readFileSync(f, 'utf8')); }
   else if (a.startsWith('-')) { process.stderr.write(`unknown option ${a}\n${usage}`); process.exit(2); }
   else paths.push(a);
@@ -28,6 +29,6 @@ const walk = (p) => {
 paths.forEach(walk);
 const modules = files.map((f) => ({ name: relative(process.cwd(), f) || f, source: readFileSync(f, 'utf8') }));
 const run = runTests(modules, { data });
-process.stdout.write(formatResults(run, verbose));
+process.stdout.write(formatResults(run, verbose, coverage));
 if (run.compileError) process.exit(2);
 process.exit(run.failed || run.errored || run.results.length === 0 ? 1 : 0);

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { formatResults, runTests } from './index';
 
 // OPA's documentation, "Policy Testing", Getting Started: example.rego and example_test.rego (PASS: 4/4)
@@ -134,6 +134,62 @@ describe('runTests (opa test)', () => {
   });
 });
 
+// a small policy whose coverage was counted by hand: coverable lines 3 (default), 5-6 (first allow),
+// 9-11 (second allow), 14-15 (deny); the one test makes the first allow true (5, 6 covered) and evaluates
+// line 10 (false: 9 and 11 stay uncovered); the default is not used, deny is never evaluated: 3/8 = 37.5%
+const covPolicy = `package p
+
+default allow := false
+
+allow if {
+	input.user == "admin"
+}
+
+allow if {
+	input.method == "GET"
+	input.path == "/public"
+}
+
+deny contains "delete" if {
+	input.method == "DELETE"
+}
+`;
+const covTest = `package p_test
+
+import data.p
+
+test_admin if {
+	p.allow with input as {"user": "admin"}
+}
+`;
+
+describe('coverage', () => {
+  it('counts the lines of a small policy as by hand', () => {
+    const run = runTests([{ name: 'p.rego', source: covPolicy }, { name: 'p_test.rego', source: covTest }]);
+    expect(run.coverage).toEqual({ percent: 37.5, covered: 3, coverable: 8, files: [{ file: 'p.rego', percent: 37.5, notCovered: [{ start: 3, end: 3 }, { start: 9, end: 9 }, { start: 11, end: 11 }, { start: 14, end: 15 }] }] });
+    expect(formatResults(run, false, true)).toBe('PASS: 1/1\nCOVERAGE: 37.5% (3/8 lines)\n  p.rego: 37.5%, not covered: 3, 9, 11, 14-15\n');
+  });
+
+  it('reaches 100% when every rule is exercised', () => {
+    const more = covTest + `
+test_public if {
+	p.allow with input as {"method": "GET", "path": "/public"}
+}
+
+test_default if {
+	not p.allow with input as {"method": "GET", "path": "/x"}
+}
+
+test_delete if {
+	"delete" in p.deny with input as {"method": "DELETE"}
+}
+`;
+    const run = runTests([{ name: 'p.rego', source: covPolicy }, { name: 'p_test.rego', source: more }]);
+    expect(run.results.map((r) => r.outcome)).toEqual(['pass', 'pass', 'pass', 'pass']);
+    expect(run.coverage).toMatchObject({ percent: 100, covered: 8, coverable: 8 });
+  });
+});
+
 describe('agw-policy test (CLI, as a process)', () => {
   const bin = join(__dirname, '..', 'bin', 'agw-policy.mjs');
   const dir = mkdtempSync(join(tmpdir(), 'agw-policy-'));
@@ -153,6 +209,14 @@ describe('agw-policy test (CLI, as a process)', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/data\.example\.test_failure: FAIL/);
     expect(r.stdout).toMatch(/FAIL: 1\/3\n/);
+  });
+
+  it('prints the coverage with --coverage', () => {
+    const d = mkdtempSync(join(tmpdir(), 'agw-policy-'));
+    writeFileSync(join(d, 'p.rego'), covPolicy);
+    writeFileSync(join(d, 'p_test.rego'), covTest);
+    const out = execFileSync(process.execPath, [bin, 'test', '--coverage', d], { encoding: 'utf8' });
+    expect(out).toBe(`PASS: 1/1\nCOVERAGE: 37.5% (3/8 lines)\n  ${relative(process.cwd(), join(d, 'p.rego'))}: 37.5%, not covered: 3, 9, 11, 14-15\n`);
   });
 
   it('exits 2 on a usage error or a policy that does not compile', () => {

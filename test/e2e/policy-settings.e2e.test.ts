@@ -109,6 +109,22 @@ describe('settings, overrides and bundle revisions', () => {
     expect(s3.body.bundle_revision).not.toBe(r2.body.bundle_revision);
   });
 
+  test('a custom policy whose tests fail is refused (422 naming the failing test); the old policy stays; passing tests activate it', async () => {
+    const t = await patientTenant();
+    const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
+    const source = (limit: number) =>
+      `package agw.custom\n\nimport rego.v1\n\ndeny contains "too much" if input.params.amount > ${limit}\n\ntest_small_allowed if {\n\tcount(deny) == 0 with input as {"params": {"amount": 50}}\n}\n\ntest_large_denied if {\n\t"too much" in deny with input as {"params": {"amount": 500}}\n}\n`;
+    const r = await patch(t, { policy_template: 'custom', custom_policy: source(1000) });
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toEqual([
+      { loc: ['body', 'custom_policy'], type: 'policy_test_failed', msg: 'policy.rego:11: data.agw.custom.test_large_denied: FAIL: a custom policy whose tests fail cannot be activated' },
+    ]);
+    expect((await api('GET', '/bundles/gateway/status', { key: t.apiKey })).body.revision).toBe(before.body.revision);
+    const ok = await patch(t, { policy_template: 'custom', custom_policy: source(100) });
+    expect(ok.status).toBe(200);
+    expect(ok.body.custom_policy).toBe(source(100));
+  });
+
   test('a custom policy that does not compile is refused with file, line and column; the old policy stays', async () => {
     const t = await patientTenant();
     const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });

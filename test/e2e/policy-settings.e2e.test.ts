@@ -109,6 +109,42 @@ describe('settings, overrides and bundle revisions', () => {
     expect(s3.body.bundle_revision).not.toBe(r2.body.bundle_revision);
   });
 
+  test('a custom policy whose tests fail is refused (422 naming the failing test); the old policy stays; passing tests activate it', async () => {
+    const t = await patientTenant();
+    const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
+    const source = (limit: number) =>
+      `package agw.custom\n\nimport rego.v1\n\ndeny contains "too much" if input.params.amount > ${limit}\n\ntest_small_allowed if {\n\tcount(deny) == 0 with input as {"params": {"amount": 50}}\n}\n\ntest_large_denied if {\n\t"too much" in deny with input as {"params": {"amount": 500}}\n}\n`;
+    const r = await patch(t, { policy_template: 'custom', custom_policy: source(1000) });
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toEqual([
+      { loc: ['body', 'custom_policy'], type: 'policy_test_failed', msg: 'policy.rego:11: data.agw.custom.test_large_denied: FAIL: a custom policy whose tests fail cannot be activated' },
+    ]);
+    expect((await api('GET', '/bundles/gateway/status', { key: t.apiKey })).body.revision).toBe(before.body.revision);
+    const ok = await patch(t, { policy_template: 'custom', custom_policy: source(100) });
+    expect(ok.status).toBe(200);
+    expect(ok.body.custom_policy).toBe(source(100));
+  });
+
+  test('POST /policy/test runs a candidate\'s tests with coverage and saves nothing', async () => {
+    const t = await patientTenant();
+    const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
+    const policy = `package agw.custom\n\nimport rego.v1\n\ndeny contains "too much" if input.params.amount > 100\n\nwarn contains "no reason" if not input.params.reason\n\ntest_large_denied if {\n\t"too much" in deny with input as {"params": {"amount": 500, "reason": "x"}}\n}\n\ntest_wrong if {\n\tcount(deny) == 0 with input as {"params": {"amount": 500}}\n}\n`;
+    const r = await api('POST', '/policy/test', { key: t.apiKey, body: { policy } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ passed: 1, failed: 1, errored: 0 });
+    expect(r.body.results.map((x: { name: string; outcome: string; row: number }) => [x.name, x.outcome, x.row])).toEqual([
+      ['data.agw.custom.test_large_denied', 'pass', 9],
+      ['data.agw.custom.test_wrong', 'fail', 13],
+    ]);
+    // coverable: 5 (deny: head and expression on one line), 7 (warn); warn is never evaluated by the tests
+    expect(r.body.coverage).toEqual({ percent: 50, covered_lines: 1, coverable_lines: 2, files: [{ file: 'policy.rego', percent: 50, not_covered: [{ start: 7, end: 7 }] }] });
+    const broken = await api('POST', '/policy/test', { key: t.apiKey, body: { policy: 'package agw.custom\n\ntest_x if {\n' } });
+    expect(broken.status).toBe(422);
+    expect(broken.body.detail[0]).toMatchObject({ loc: ['body', 'policy'], type: 'rego_parse_error' });
+    expect((await api('POST', '/policy/test', { key: t.apiKey, body: {} })).status).toBe(422);
+    expect((await api('GET', '/bundles/gateway/status', { key: t.apiKey })).body.revision).toBe(before.body.revision);
+  });
+
   test('a custom policy that does not compile is refused with file, line and column; the old policy stays', async () => {
     const t = await patientTenant();
     const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });

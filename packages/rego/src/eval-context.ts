@@ -29,6 +29,8 @@ export class EvalCtx {
   mocks?: Map<string, MockT>;
   builtinCache = new Map<string, unknown>();
   errs: RegoError[] = [];
+  /** coverage (policy tests): body expressions evaluated (as OPA's coverage counts them, whatever their outcome) and rules that produced a value */
+  cover?: { exprs: Set<unknown>; rules: Set<unknown> };
   constructor(public root: Node, public input: Value | undefined, public data: Value, public nowNs: bigint, public strict: boolean) {
     this.cache = new Array(root.nodeCount).fill(UNSET);
   }
@@ -41,7 +43,7 @@ export class EvalCtx {
   }
   derive(): EvalCtx {
     const c = new EvalCtx(this.root, this.input, this.data, this.nowNs, this.strict);
-    c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache; c.errs = this.errs;
+    c.overrides = this.overrides; c.mocks = this.mocks; c.builtinCache = this.builtinCache; c.errs = this.errs; c.cover = this.cover;
     return c;
   }
 }

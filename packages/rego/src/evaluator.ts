@@ -63,6 +63,7 @@ export class Evaluator {
     let result: boolean;
     loop: for (;;) {
       if (i === body.length) { result = k(); break; }
+      if (ctx.cover !== undefined) ctx.cover.exprs.add(body[i]);
       const e = body[i];
       if (e.withs === undefined) {
         if (e.k === 'term') {
@@ -597,6 +598,7 @@ export class Evaluator {
           const value = rr.value;
           this.evalBody(cur.body, 0, f, ctx, () => {
             found = true;
+            ctx.cover?.rules.add(rr);
             let d: Value | undefined | typeof NOPE = true;
             if (value !== undefined) {
               d = this.direct(value, f, ctx);
@@ -615,7 +617,7 @@ export class Evaluator {
           if (found) break;
         }
       }
-      if (result === undefined && node.defaultRule?.value) this.evalTerm(node.defaultRule.value, [], ctx, (v) => { result = v; return true; });
+      if (result === undefined && node.defaultRule?.value) { ctx.cover?.rules.add(node.defaultRule); this.evalTerm(node.defaultRule.value, [], ctx, (v) => { result = v; return true; }); }
       return result;
     }
     if (kind === 'multi') {
@@ -624,6 +626,7 @@ export class Evaluator {
         const f: Frame = new Array(r.nslots);
         const key = r.key!;
         this.evalBody(r.body, 0, f, ctx, () => {
+          ctx.cover?.rules.add(r);
           const d = this.direct(key, f, ctx);
           if (d !== NOPE) { if (d !== undefined) out.add(d); return false; }
           return this.evalTerm(key, f, ctx, (v) => { out.add(v); return false; });
@@ -640,6 +643,7 @@ export class Evaluator {
         let found = false;
         this.evalBody(cur.body, 0, f, ctx, () => {
           found = true;
+          ctx.cover?.rules.add(rr);
           const keys: Value[] = [];
           const step = (i: number): boolean => {
             if (i === rr.dyn.length) {
@@ -759,6 +763,7 @@ export class Evaluator {
         const bindArgs = (i: number): boolean => {
           if (i === args.length) return this.evalBody(rr.body, 0, f, ctx, () => {
             found = true;
+            ctx.cover?.rules.add(rr);
             const yieldV = (v: Value) => { if (result !== undefined && !equal(result, v)) throw conflict('functions must not produce multiple outputs for same inputs', rr.loc); result = v; return false; };
             if (rr.value) return this.evalTerm(rr.value, f, ctx, yieldV);
             return yieldV(true);

@@ -18,6 +18,8 @@ export { RegoError, RegoCompileError } from './errors.js';
 export type { RegoLocation } from './errors.js';
 export { fromJS, toJS } from './value.js';
 export type { Value } from './value.js';
+export { runTests, formatResults } from './testing.js';
+export type { TestResult, TestRun } from './testing.js';
 
 export interface RegoModule { name: string; source: string }
 
@@ -27,6 +29,8 @@ export interface EvalOptions {
   /** fixed clock for time.now_ns() (nanoseconds since the epoch) */
   nowNs?: bigint;
   strictBuiltinErrors?: boolean;
+  /** records coverage (policy tests): the body expressions evaluated and the rules that produced a value; evaluation then skips the cache shared across evaluations */
+  coverage?: { exprs: Set<unknown>; rules: Set<unknown> };
 }
 
 export interface PreparedPolicy {
@@ -72,7 +76,8 @@ class Prepared implements PreparedPolicy {
   private ctx(options: EvalOptions | undefined, inputValue?: Value): EvalCtx {
     const input = inputValue !== undefined ? inputValue : options?.input === undefined ? undefined : fromJSLazy(options.input);
     const c = new EvalCtx(this.compiler.root, input, convertData(options?.data), options?.nowNs ?? nowNs(), !!options?.strictBuiltinErrors);
-    if (options?.data !== null && typeof options?.data === 'object') c.useSharedCache();
+    if (options?.coverage) c.cover = options.coverage;
+    else if (options?.data !== null && typeof options?.data === 'object') c.useSharedCache();
     return c;
   }
 
@@ -123,6 +128,11 @@ class Prepared implements PreparedPolicy {
     });
     if (ctx.errs.length) { const e = ctx.errs[0]; e.results = rows; throw e; }
     return rows;
+  }
+
+  /** every compiled rule (else chains not flattened), with its location and body: for coverage reports */
+  compiledRules(): ReadonlyArray<{ file: string; loc: { row: number }; body: ReadonlyArray<{ loc: { file: string; row: number } }>; elseRule?: unknown; path: string[]; kind: string }> {
+    return this.compiler.rules;
   }
 
   inputPaths(): string[] {
@@ -183,7 +193,7 @@ class Prepared implements PreparedPolicy {
 }
 
 /** Parse and compile a set of Rego modules into a prepared policy. Throws RegoCompileError. */
-export function compile(modules: RegoModule[]): PreparedPolicy & { evaluateValue(path: string, options?: EvalOptions): Value | undefined; query(q: string, options?: EvalOptions, inputValue?: Value): Array<Record<string, unknown>> } {
+export function compile(modules: RegoModule[]): PreparedPolicy & { compiledRules: Prepared['compiledRules']; evaluateValue(path: string, options?: EvalOptions): Value | undefined; query(q: string, options?: EvalOptions, inputValue?: Value): Array<Record<string, unknown>> } {
   try {
     return compileModules(modules);
   } catch (e) {

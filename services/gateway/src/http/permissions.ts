@@ -94,6 +94,7 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'POST /dashboard/settings': p(POLICY, 'policy_author: the policy keys only (policy_template, policy_config, custom_policy, gateway_constraints)'),
   'GET /policy/rules': p(EVERYONE),
   'GET /policy/templates': p(EVERYONE),
+  'POST /policy/test': p(['owner', 'admin', 'policy_author', 'auditor'], 'runs a candidate policy\'s test_* rules, saves nothing'),
   'GET /bundles/gateway/status': p(EVERYONE),
   'POST /audit/replay': p(['owner', 'admin', 'policy_author', 'auditor'], 'a policy test: re-evaluates a recorded call, changes nothing'),
   'POST /audit/replay-bulk': p(['owner', 'admin', 'policy_author', 'auditor'], 'a policy test: re-evaluates recorded calls, changes nothing'),

@@ -4,11 +4,11 @@
  * template, the overrides or the custom source makes a new bundle revision (content hash); a custom
  * policy that does not compile is refused (422 with file:line:col) and the old policy stays in force.
  */
-import type { PreparedPolicy } from '@agw/rego';
+import { type PreparedPolicy, runTests } from '@agw/rego';
 import { InputError, type Logger, TenantCache, canonicalJson, sha256Hex } from '@agw/shared';
 import { postgres } from '../stores/store-errors';
 import type { TemplateCatalog } from '../templates/template-catalog';
-import { type PolicyBundle, compileCustom, customBundle, templateBundle } from './policy-bundle';
+import { CUSTOM_FILE, type PolicyBundle, compileCustom, customBundle, templateBundle } from './policy-bundle';
 import { applyConfigPatch, effectiveConfig, parseConfigPatch } from './policy-config';
 import type { StoredTenantPolicy, TenantPolicyRepository } from './tenant-policy.repository';
 
@@ -67,6 +67,7 @@ export class TenantPolicies {
 
   async set(tenantId: string, change: PolicyChange): Promise<ActiveBundle> {
     const { current, template, overrides, customPolicy, bundle: candidate } = await this.prepare(tenantId, change);
+    if (change.customPolicy) refuseFailingTests(change.customPolicy);
     const unchanged =
       current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
     if (unchanged) return this.build(tenantId, current);
@@ -125,4 +126,22 @@ export class TenantPolicies {
 
 function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
+}
+
+/**
+ * The activation gate of policy tests: a custom policy whose `test_*` rules do not all pass (as `opa test`
+ * runs them, @agw/rego runTests) is refused with a 422 naming every failing or erroring test. The policy
+ * compiled already (prepare), so a compile error cannot occur here.
+ */
+export function refuseFailingTests(source: string): void {
+  const run = runTests([{ name: CUSTOM_FILE, source }]);
+  const bad = run.results.filter((r) => r.outcome !== 'pass');
+  if (!bad.length) return;
+  throw new InputError(
+    bad.map((r) => ({
+      loc: ['custom_policy'],
+      msg: `${r.file}:${r.row}: ${r.name}: ${r.outcome.toUpperCase()}${r.error ? ` (${r.error})` : ''}: a custom policy whose tests fail cannot be activated`,
+      type: r.outcome === 'fail' ? 'policy_test_failed' : 'policy_test_error',
+    })),
+  );
 }

@@ -44,6 +44,42 @@ test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 deta
   expect(err.detail[0]).toMatchObject({ loc: ['custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
 });
 
+test('SetTenantPolicy refuses a custom policy whose tests fail (422 naming them) and activates it once they pass', async () => {
+  const tenantId = randomUUID();
+  const source = (limit: number) => `package agw.custom
+
+findings contains {"id": "too_much", "kind": "violation", "severity": "high"} if input.call.params.amount > ${limit}
+
+decision := {"findings": findings}
+
+test_small_amount_passes if {
+	count(findings) == 0 with input as {"call": {"params": {"amount": 50}}}
+}
+
+test_large_amount_denied if {
+	count(findings) == 1 with input as {"call": {"params": {"amount": 500}}}
+}
+
+test_error if {
+	x := 1 / 0
+	x > 0
+}
+`;
+  const set = (customPolicy: string) => client.setTenantPolicy({ tenantId, policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy, hasCustomPolicy: true });
+  const err = await set(source(1000)).catch((e) => e);
+  expect(err).toBeInstanceOf(AppError);
+  expect(err.code).toBe('invalid_input');
+  expect(err.detail).toEqual([
+    { loc: ['custom_policy'], type: 'policy_test_failed', msg: 'policy.rego:11: data.agw.custom.test_large_amount_denied: FAIL: a custom policy whose tests fail cannot be activated' },
+    { loc: ['custom_policy'], type: 'policy_test_error', msg: expect.stringMatching(/^policy\.rego:15: data\.agw\.custom\.test_error: ERROR \(eval_builtin_error: div: divide by zero\): /) },
+  ]);
+  // nothing was activated
+  expect((await client.getTenantPolicy({ tenantId })).customPolicy).toBe('');
+  const good = source(100).replace(/\ntest_error if \{[^}]*\}\n/, '\n');
+  const ok = await set(good);
+  expect(ok.customPolicy).toBe(good);
+});
+
 test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   const tenantId = randomUUID();
   const r = await client.evaluate({

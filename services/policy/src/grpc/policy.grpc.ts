@@ -1,7 +1,9 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
 import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, anomalyFactorsMessage, implement } from '@agw/shared';
+import { runTests } from '@agw/rego';
 import type { BehaviorStore } from '../behavior/behavior-store';
+import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
 import { type PolicyEvaluation, toolCallFacts } from '../decisions/policy-evaluation';
 import type { ReplayService } from '../replay/replay.service';
@@ -83,6 +85,22 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
               customPolicy: req.hasCustomPolicy ? req.customPolicy : undefined,
             }),
           ),
+        testPolicy: async (req) => {
+          required(req.tenantId, 'tenant_id');
+          compileCustom(req.customPolicy); // 422 at custom_policy, as a save would be
+          const run = runTests([{ name: CUSTOM_FILE, source: req.customPolicy }]);
+          const cov = run.coverage!;
+          return {
+            results: run.results.map((r) => ({ name: r.name, file: r.file, row: r.row, outcome: r.outcome, error: r.error ?? '', durationMs: r.durationMs })),
+            passed: run.passed,
+            failed: run.failed,
+            errored: run.errored,
+            coveragePercent: cov.percent,
+            coveredLines: cov.covered,
+            coverableLines: cov.coverable,
+            coverageFiles: cov.files.map((f) => ({ file: f.file, percent: f.percent, notCovered: f.notCovered })),
+          };
+        },
         getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(required(req.tenantId, 'tenant_id'))),
         listTemplates: async () => ({
           templates: d.catalog.list().map((t) => ({

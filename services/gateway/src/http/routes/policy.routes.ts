@@ -3,7 +3,7 @@
  * (anomaly score, clearing history/counters). Everything is answered by the policy service.
  */
 import type { policy } from '@agw/proto';
-import { NotFoundError, anomalyFactorValues } from '@agw/shared';
+import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFactorValues } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
@@ -34,6 +34,22 @@ function candidateOf(c: z.infer<typeof candidateSchema> | undefined): policy.Set
     hasCustomPolicy: c.custom_policy !== undefined,
   };
 }
+
+export const policyTestSchema = z
+  .object({ policy: z.string().min(1).max(1_000_000).meta({ description: 'the candidate custom policy (Rego, package agw.custom) with its test_* rules' }) })
+  .strict();
+const policyTestResponse = z.object({
+  passed: z.number().int(),
+  failed: z.number().int(),
+  errored: z.number().int(),
+  results: z.array(z.object({ name: z.string(), file: z.string(), row: z.number().int(), outcome: z.enum(['pass', 'fail', 'error']), error: z.string().optional(), duration_ms: z.number() })),
+  coverage: z.object({
+    percent: z.number(),
+    covered_lines: z.number().int(),
+    coverable_lines: z.number().int(),
+    files: z.array(z.object({ file: z.string(), percent: z.number(), not_covered: z.array(z.object({ start: z.number().int(), end: z.number().int() })) })),
+  }),
+});
 
 const AGENT_ID = /^[a-zA-Z0-9._-]{1,256}$/;
 function agentParam(value: string | undefined): string {
@@ -148,6 +164,31 @@ export function policyRoutes(d: GatewayDeps): Router {
     });
   });
 
+  r.post('/policy/test', async (req, res) => {
+    const { tenantId } = authOf(req);
+    const { policy: source } = parseWith(policyTestSchema, req.body, 'body');
+    let out: policy.TestPolicyResponse;
+    try {
+      out = await d.policy.testPolicy({ tenantId, customPolicy: source });
+    } catch (e) {
+      // the service names the field custom_policy (as a save does); here the candidate is body.policy
+      if (e instanceof AppError && e.code === 'invalid_input' && Array.isArray(e.detail)) throw new InputError((e.detail as ValidationIssue[]).map((i) => ({ ...i, loc: ['body', 'policy'] })));
+      throw e;
+    }
+    reply(res, policyTestResponse, {
+      passed: out.passed,
+      failed: out.failed,
+      errored: out.errored,
+      results: out.results.map((x) => ({ name: x.name, file: x.file, row: x.row, outcome: x.outcome as 'pass' | 'fail' | 'error', ...(x.error ? { error: x.error } : {}), duration_ms: x.durationMs })),
+      coverage: {
+        percent: out.coveragePercent,
+        covered_lines: out.coveredLines,
+        coverable_lines: out.coverableLines,
+        files: out.coverageFiles.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.notCovered.map((l) => ({ start: l.start, end: l.end })) })),
+      },
+    });
+  });
+
   r.get('/agents/:agent_id/anomaly_score', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
@@ -188,6 +229,13 @@ addPaths({
   },
   '/audit/replay-bulk': {
     post: { summary: 'Re-evaluate up to 1000 stored actions under the current policy, or under a candidate policy before it is saved', requestBody: jsonBody(replayBulkSchema), responses: { 200: response('the replays', replayBulkResponse), 422: errors[422]() } },
+  },
+  '/policy/test': {
+    post: {
+      summary: "Run a candidate custom policy's test_* rules like opa test: pass/fail/error per test and coverage; nothing is saved",
+      requestBody: jsonBody(policyTestSchema),
+      responses: { 200: response('the test results and coverage', policyTestResponse), 422: errors[422]('the candidate does not compile (file, line, column at body.policy)') },
+    },
   },
   '/agents/{agent_id}/anomaly_score': { get: { summary: 'Current anomaly score of an agent (0-1) and its factors', parameters: agentPath, responses: { 200: response('score', anomalyResponse), 404: unknownAgent } } },
   '/agents/{agent_id}/history': { delete: { summary: 'Clear the behavioral history of an agent (counters and anomaly score)', parameters: agentPath, responses: { 200: response('cleared', clearedResponse), 404: unknownAgent } } },

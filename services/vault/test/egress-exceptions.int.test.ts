@@ -14,8 +14,8 @@ import { TargetGuard } from '../src/broker/target-guard';
 import { loadVaultConfig } from '../src/config';
 import { CredentialRepository } from '../src/credentials/credential.repository';
 import { CredentialStore } from '../src/credentials/credential-store';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import type { FederationWiring } from '../src/federation/create-federation';
+import { type TestVault, openTestVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -38,15 +38,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
   apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}/v1`;
-  wiring = createFederation({
-    // the production rule: no range open to every tenant, one granted to A
-    config: { ...testConfig(), upstreamAllowCidrs: [], upstreamAllowCidrsByTenant: granted, federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async () => undefined },
-    changed: () => undefined,
-    logger: createLogger('vault-egress-exceptions-test', 'silent'),
-  });
+  // the production rule: no range open to every tenant, one granted to A
+  wiring = testFederation(v, { config: { upstreamAllowCidrs: [], upstreamAllowCidrsByTenant: granted } });
 });
 
 afterAll(async () => {

@@ -7,10 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Fixtures, startFixtures, startHostileUpstream } from '@agw/mcp-fixtures';
-import { createLogger, freeLoopbackPort } from '@agw/shared';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import { freeLoopbackPort } from '@agw/shared';
+import type { FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import { type TestVault, openTestVault, testConfig, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -33,14 +33,7 @@ afterAll(async () => {
 function federationWith(limits: Partial<ReturnType<typeof testConfig>>) {
   const syncs: string[] = [];
   const quarantines: Array<{ upstream: string; q: Quarantine; suppressed?: number }> = [];
-  const wiring = createFederation({
-    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, ...limits },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async (_t, upstream, q, suppressed) => void quarantines.push({ upstream, q, suppressed }) },
-    changed: (tenantId) => syncs.push(tenantId),
-    logger: createLogger('vault-federation-bounds-test', 'silent'),
-  });
+  const wiring = testFederation(v, { config: limits, quarantines: async (_t, upstream, q, suppressed) => void quarantines.push({ upstream, q, suppressed }), changed: (tenantId) => syncs.push(tenantId) });
   open.push(wiring);
   return { federation: wiring.federation, syncs, quarantines };
 }

@@ -14,12 +14,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type HostileUpstream, type ReferenceServer, startHostileUpstream, startServerEverything } from '@agw/mcp-fixtures';
-import { createLogger } from '@agw/shared';
 import { sql } from 'kysely';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import type { FederationWiring } from '../src/federation/create-federation';
 import { legacyDefinitionSha256, legacyPinnedForm } from '../src/federation/tool-definition';
 import type { Quarantine } from '../src/federation/tool-pinning';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import { type TestVault, openTestVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -66,14 +65,7 @@ beforeAll(async () => {
   v = await openTestVault();
   everything = await startServerEverything();
   everythingUrl = everything.url;
-  wiring = createFederation({
-    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, federationSyncIntervalMs: 10 },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async (tenantId, upstream, q) => void quarantines.push({ tenantId, upstream, q }) },
-    changed: () => undefined,
-    logger: createLogger('vault-federation-definitions-test', 'silent'),
-  });
+  wiring = testFederation(v, { config: { federationSyncIntervalMs: 10 }, quarantines: async (tenantId, upstream, q) => void quarantines.push({ tenantId, upstream, q }) });
 });
 
 afterAll(async () => {

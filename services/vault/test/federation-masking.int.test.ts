@@ -7,10 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type HostileUpstream, type ToolSpec, startHostileUpstream } from '@agw/mcp-fixtures';
-import { createLogger } from '@agw/shared';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import type { FederationWiring } from '../src/federation/create-federation';
 import type { CredentialInput } from '../src/federation/upstream-credentials';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import { type TestVault, openTestVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -24,14 +23,7 @@ const upstreams: HostileUpstream[] = [];
 
 beforeAll(async () => {
   v = await openTestVault();
-  wiring = createFederation({
-    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, federationSyncBurst: 100, federationSyncIntervalMs: 10 },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async () => undefined },
-    changed: () => undefined,
-    logger: createLogger('vault-federation-masking-test', 'silent'),
-  });
+  wiring = testFederation(v, { config: { federationSyncBurst: 100, federationSyncIntervalMs: 10 } });
 });
 
 afterAll(async () => {

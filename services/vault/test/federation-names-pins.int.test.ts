@@ -11,11 +11,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type HostileUpstream, startHostileUpstream } from '@agw/mcp-fixtures';
-import { createLogger, matchesAnyGlob } from '@agw/shared';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import { matchesAnyGlob } from '@agw/shared';
+import type { FederationWiring } from '../src/federation/create-federation';
 import type { HumanGate } from '../src/federation/federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import { type TestVault, openTestVault, testConfig, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -37,14 +37,7 @@ async function hostile(tools: ReturnType<typeof plain>[], label?: string): Promi
 }
 
 function federationWith(limits: Partial<ReturnType<typeof testConfig>>): FederationWiring {
-  return createFederation({
-    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, federationSyncIntervalMs: 10, ...limits },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async (tenantId, upstream, q) => void quarantines.push({ tenantId, upstream, q }) },
-    changed: () => undefined,
-    logger: createLogger('vault-federation-names-pins-test', 'silent'),
-  });
+  return testFederation(v, { config: { federationSyncIntervalMs: 10, ...limits }, quarantines: async (tenantId, upstream, q) => void quarantines.push({ tenantId, upstream, q }) });
 }
 
 beforeAll(async () => {

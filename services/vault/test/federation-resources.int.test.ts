@@ -10,16 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
-import { createLogger } from '@agw/shared';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import type { FederationWiring } from '../src/federation/create-federation';
 import { PROMPT_PREFIX, promptDefinition, promptOf } from '../src/federation/federated-mcp';
 import { UpstreamRepository } from '../src/federation/upstream.repository';
-import { BrokeredExecutor } from '../src/broker/brokered-executor';
-import { TargetGuard } from '../src/broker/target-guard';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import type { BrokeredExecutor } from '../src/broker/brokered-executor';
+import { type TestVault, federatedBroker, openTestVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -33,15 +31,8 @@ beforeAll(async () => {
   v = await openTestVault();
   upstream = await startServerEverything();
   url = upstream.url;
-  wiring = createFederation({
-    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async () => undefined },
-    changed: () => undefined,
-    logger: createLogger('vault-federation-test', 'silent'),
-  });
-  broker = new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
+  wiring = testFederation(v);
+  broker = federatedBroker(v, wiring);
 });
 
 afterAll(async () => {
@@ -210,14 +201,7 @@ describe('the lists are bounded as tools/list is', () => {
       req.on('end', () => void transport.handleRequest(req, res, body ? JSON.parse(body) : undefined));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    small = createFederation({
-      config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, federationMaxSyncBytes: 4000, federationMaxToolBytes: 2000 },
-      db: v.db,
-      keyring: v.keyring,
-      quarantines: { record: async () => undefined },
-      changed: () => undefined,
-      logger: createLogger('vault-federation-test', 'silent'),
-    });
+    small = testFederation(v, { config: { federationMaxSyncBytes: 4000, federationMaxToolBytes: 2000 } });
     const view = await small.federation.register(tenant, { name: 'big', url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp` });
     expect(view.status).toBe('connected');
   });

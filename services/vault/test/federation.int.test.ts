@@ -6,12 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ReferenceServer, startServerEverything } from '@agw/mcp-fixtures';
-import { createLogger, freeLoopbackPort } from '@agw/shared';
-import { createFederation, type FederationWiring } from '../src/federation/create-federation';
+import { freeLoopbackPort } from '@agw/shared';
+import type { FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
-import { BrokeredExecutor } from '../src/broker/brokered-executor';
-import { TargetGuard } from '../src/broker/target-guard';
-import { type TestVault, openTestVault, testConfig } from './helpers';
+import type { BrokeredExecutor } from '../src/broker/brokered-executor';
+import { type TestVault, federatedBroker, openTestVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -31,15 +30,8 @@ beforeAll(async () => {
   v = await openTestVault();
   upstream = await startServerEverything();
   url = upstream.url;
-  wiring = createFederation({
-    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000 },
-    db: v.db,
-    keyring: v.keyring,
-    quarantines: { record: async (tenantId, name, q) => void quarantines.push({ tenantId, upstream: name, q }) },
-    changed: (tenantId) => changes.push(tenantId),
-    logger: createLogger('vault-federation-test', 'silent'),
-  });
-  broker = new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
+  wiring = testFederation(v, { quarantines: async (tenantId, name, q) => void quarantines.push({ tenantId, upstream: name, q }), changed: (tenantId) => changes.push(tenantId) });
+  broker = federatedBroker(v, wiring);
 });
 
 afterAll(async () => {
@@ -92,14 +84,7 @@ describe('federation of a real MCP server', () => {
   });
 
   test('the egress rule refuses an address outside the allowed ranges', async () => {
-    const strict = createFederation({
-      config: { ...testConfig(), upstreamAllowCidrs: [] },
-      db: v.db,
-      keyring: v.keyring,
-      quarantines: { record: async () => undefined },
-      changed: () => undefined,
-      logger: createLogger('vault-federation-test', 'silent'),
-    });
+    const strict = testFederation(v, { config: { upstreamAllowCidrs: [] } });
     await expect(strict.federation.register(randomUUID(), { name: 'loop', url })).rejects.toMatchObject({ detail: [expect.objectContaining({ loc: ['url'], msg: expect.stringMatching(/loopback/) })] });
     await strict.close();
   });

@@ -3,7 +3,9 @@ import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
 import * as pkcs11js from 'pkcs11js';
 import { BrokeredExecutor } from '../src/broker/brokered-executor';
 import { TargetGuard } from '../src/broker/target-guard';
-import { loadVaultConfig } from '../src/config';
+import { type VaultConfig, loadVaultConfig } from '../src/config';
+import { type FederationWiring, createFederation } from '../src/federation/create-federation';
+import type { QuarantineRecorder } from '../src/federation/federation';
 import { AccessLogRepository } from '../src/credentials/access-log.repository';
 import { CredentialRepository } from '../src/credentials/credential.repository';
 import { CredentialStore } from '../src/credentials/credential-store';
@@ -82,4 +84,24 @@ export function withTestToken<T>(fn: (p11: pkcs11js.PKCS11, session: Buffer, slo
   } finally {
     p11.C_CloseSession(session);
   }
+}
+
+/**
+ * The vault's federation over a test vault's database and keyring, as main.ts wires it: the test config with
+ * 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped unless given.
+ */
+export function testFederation(v: TestVault, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
+  return createFederation({
+    config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, ...o.config },
+    db: v.db,
+    keyring: v.keyring,
+    quarantines: { record: o.quarantines ?? (async () => undefined) },
+    changed: o.changed ?? (() => undefined),
+    logger: createLogger('vault-federation-test', 'silent'),
+  });
+}
+
+/** A brokered executor of the test vault that also runs federated calls (loopback targets allowed). */
+export function federatedBroker(v: TestVault, wiring: FederationWiring): BrokeredExecutor {
+  return new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
 }

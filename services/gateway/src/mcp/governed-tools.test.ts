@@ -9,7 +9,7 @@ import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { type McpToolResult, type McpTools, toMcpResult, unlistedFederatedTool } from './governed-tools';
 
 const textOf = (r: McpToolResult) => r.content.map((c) => String(c.text ?? '')).join('\n');
-const allowed = (over: Partial<Extract<ToolCallOutcome, { kind: 'allowed' }>>): ToolCallOutcome => ({
+const allowed = (over: Partial<Extract<ToolCallOutcome, { kind: 'allowed' }>>): Extract<ToolCallOutcome, { kind: 'allowed' }> => ({
   kind: 'allowed',
   action_id: 'act-1',
   execution_mode: 'gateway_brokered',

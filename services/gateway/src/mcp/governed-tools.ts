@@ -180,10 +180,11 @@ function failureOf(r: { status_code: number; body: unknown }): string {
  * Decisions as MCP results, so that a model never takes a failure for success: allowed -> the execution
  * result (a federated call: the upstream's own CallToolResult, with the action id in `_meta`), an error
  * result with its cause when the execution failed (a status other than 2xx: the upstream's error, a
- * blocked target, a timeout); pending -> a text that it is queued; denied -> an error result with the
- * violations and, where there is one, the reason (a quarantined federated tool: how a human approves it).
+ * blocked target, a timeout); denied -> an error result with the violations and, where there is one, the
+ * reason (a quarantined federated tool: how a human approves it). A queued call is answered by what the
+ * client can wait with (mcp-calls.ts, approval-rounds.ts).
  */
-export function toMcpResult(o: ToolCallOutcome): McpToolResult {
+export function toMcpResult(o: Exclude<ToolCallOutcome, { kind: 'pending' }>): McpToolResult {
   if (o.kind === 'allowed' && o.mcp_result && o.execution_result) {
     const meta = { 'io.agw/action_id': o.action_id };
     const body = o.execution_result.body as McpToolResult | { error?: string } | null;
@@ -208,6 +209,5 @@ export function toMcpResult(o: ToolCallOutcome): McpToolResult {
       }),
     };
   }
-  if (o.kind === 'pending') return { content: text(`${o.message} Once a human approves it, the gateway runs it; its status and result: GET /api/actions/${o.action_id}.`), _meta: { 'io.agw/action_id': o.action_id, 'io.agw/status': 'pending' } };
   return { isError: true, content: text({ status: 'denied', action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier, ...(o.message ? { message: o.message } : {}) }) };
 }

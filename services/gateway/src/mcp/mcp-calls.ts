@@ -66,12 +66,13 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     return callGovernedTool(d, tenantId, name, call, session, caller);
   };
 
-  /** The answer to a queued call, by what the client can wait with. */
-  const queued = async (name: string, args: Record<string, unknown>, actionId: string, round?: CallRound): Promise<Record<string, unknown>> => {
+  /** The MCP answer to an outcome: a queued call by what the client can wait with, any other as a tool result. */
+  const answer = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
+    if (o.kind !== 'pending') return toMcpResult(o);
     const can = clientAbilitiesOf(round?.meta);
-    if (round && can.tasks) return { ...rounds.task(await rounds.ownAction(roundCaller, actionId)), resultType: 'task' };
-    if (round && can.urlElicitation) return rounds.inputRequired(roundCaller, name, args, actionId);
-    return rounds.queuedResult(actionId);
+    if (round && can.tasks) return { ...rounds.task(await rounds.ownAction(roundCaller, o.action_id)), resultType: 'task' };
+    if (round && can.urlElicitation) return rounds.inputRequired(roundCaller, name, args, o.action_id);
+    return rounds.queuedResult(o.action_id);
   };
 
   /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
@@ -79,8 +80,9 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     const standing = await rounds.retried(roundCaller, round.requestState, name, args, round.inputResponses);
     if (standing.kind === 'dismissed') return rounds.queuedResult(standing.actionId);
     if (standing.kind === 'waiting') return rounds.inputRequired(roundCaller, name, args, standing.row.action_id, true);
-    // approved for the agent to run (no credential): this exact call, once (approved-retry.ts)
-    if (standing.kind === 'approved_direct') return toMcpResult(await run(name, args, standing.row.action_id));
+    // approved for the agent to run (no credential): this exact call, once (approved-retry.ts); if the
+    // approval was used already, the call is queued anew and answered as any queued call
+    if (standing.kind === 'approved_direct') return answer(name, args, await run(name, args, standing.row.action_id), round);
     return standing.result;
   };
 
@@ -88,8 +90,7 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     async callTool(name, args, round) {
       try {
         if (round?.requestState !== undefined) return await retry(name, args, round as CallRound & { requestState: string });
-        const outcome = await run(name, args);
-        return outcome.kind === 'pending' ? await queued(name, args, outcome.action_id, round) : toMcpResult(outcome);
+        return await answer(name, args, await run(name, args), round);
       } catch (e) {
         if (e instanceof McpError) throw e;
         return failedResult(e);

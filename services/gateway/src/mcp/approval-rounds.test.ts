@@ -4,7 +4,7 @@
  * (test/e2e/mcp-approvals.e2e.test.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError as McpError } from '@modelcontextprotocol/server';
 import { ApprovalRounds, RequestStateSigner, clientAbilitiesOf } from './approval-rounds';
 
 let now = 1_000_000;

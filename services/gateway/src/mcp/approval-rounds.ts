@@ -21,7 +21,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type ApprovalRow, PLATFORM_CONFIRMATION, paramsSha256 } from '@agw/shared';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import { RpcError } from './modern-revision';
 import type { McpToolResult } from './governed-tools';
 

@@ -1,4 +1,4 @@
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError as McpError } from '@modelcontextprotocol/server';
 import { federatedUri, parseFederatedUri, resultOf, splitFederatedName } from './federated-resources';
 import { answerModern } from './modern-revision';
 

@@ -22,17 +22,7 @@
  *   names and URIs (nothing rewritten), every read and get governed as on the tenant-wide server;
  * - resources/subscribe is not offered (the capability says `subscribe` is not supported: -32601).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import {
-  CompleteRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode, type Server, UriTemplate } from '@modelcontextprotocol/server';
 import { matchesAnyGlob } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
@@ -274,12 +264,12 @@ export class FederatedMethods {
 
   /** The same methods on the SDK's Server (revisions 2025-11-25 and earlier). */
   register(server: Server): void {
-    server.setRequestHandler(ListResourcesRequestSchema, async () => (await this.listResources()) as never);
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => (await this.listResourceTemplates()) as never);
-    server.setRequestHandler(ListPromptsRequestSchema, async () => (await this.listPrompts()) as never);
-    server.setRequestHandler(ReadResourceRequestSchema, async (r) => (await this.readResource(r.params.uri)) as never);
-    server.setRequestHandler(GetPromptRequestSchema, async (r) => (await this.getPrompt(r.params.name, r.params.arguments)) as never);
-    server.setRequestHandler(CompleteRequestSchema, async (r) => (await this.complete(r.params as unknown as Record<string, unknown>)) as never);
+    server.setRequestHandler('resources/list', async () => (await this.listResources()) as never);
+    server.setRequestHandler('resources/templates/list', async () => (await this.listResourceTemplates()) as never);
+    server.setRequestHandler('prompts/list', async () => (await this.listPrompts()) as never);
+    server.setRequestHandler('resources/read', async (r) => (await this.readResource(r.params.uri)) as never);
+    server.setRequestHandler('prompts/get', async (r) => (await this.getPrompt(r.params.name, r.params.arguments)) as never);
+    server.setRequestHandler('completion/complete', async (r) => (await this.complete(r.params as unknown as Record<string, unknown>)) as never);
   }
 }
 

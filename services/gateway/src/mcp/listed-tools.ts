@@ -2,7 +2,7 @@
  * tools/list of the gateway's MCP servers: each tool as a client sees it (federated tools with the upstream's
  * own definition, whole and in its key order, credential tools with the generic governed input).
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { FederatedTool } from '../federation/federated-catalog';
 import { type McpTools, type SessionScope, governedToolInputJsonSchema } from './governed-tools';
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '@agw/shared';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { GatewayDeps } from '../deps';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
@@ -92,7 +92,7 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
         if (round?.requestState !== undefined) return await retry(name, args, round as CallRound & { requestState: string });
         return await answer(name, args, await run(name, args), round);
       } catch (e) {
-        if (e instanceof McpError) throw e;
+        if (e instanceof ProtocolError) throw e;
         return failedResult(e);
       }
     },

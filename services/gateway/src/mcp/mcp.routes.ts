@@ -6,9 +6,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { ProtocolError, Server } from '@modelcontextprotocol/server';
 import { type Request, type Response, Router } from 'express';
 import { ConflictError, ForbiddenError, NotFoundError } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
@@ -124,16 +123,16 @@ export function mcpRoutes(d: GatewayDeps): Router {
         tasks: calls.tasks,
         other: (method, params) => federatedMethods.answer(method, params),
       }).catch((e: unknown) => {
-        if (!(e instanceof McpError)) throw e;
+        if (!(e instanceof ProtocolError)) throw e;
         return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } } };
       });
       return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
     }
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {}, ...FEDERATED_CAPABILITIES } });
     federatedMethods.register(server);
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(tools, session) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>)) as McpToolResult);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    server.setRequestHandler('tools/list', async () => ({ tools: listedTools(tools, session) }));
+    server.setRequestHandler('tools/call', async (request) => (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>)) as McpToolResult as never);
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
       void server.close();

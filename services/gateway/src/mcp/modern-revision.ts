@@ -20,7 +20,7 @@
  *   result may be `input_required`) and the Tasks extension's `tasks/get`, `tasks/update`, `tasks/cancel`
  *   (`Mcp-Name` = `params.taskId`): approvals a client can wait for (approval-rounds.ts).
  */
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError } from '@modelcontextprotocol/server';
 
 export const MODERN_VERSION = '2026-07-28';
 /** every revision the endpoints serve: the modern one here, the earlier ones through the SDK */
@@ -56,16 +56,10 @@ const one = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h);
 const rpcError = (id: unknown, code: number, message: string, data?: unknown) => ({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 
 /**
- * A JSON-RPC error of the gateway's MCP server: an McpError (the SDK's transport answers it as JSON-RPC)
- * whose message is the plain text, without the SDK's "MCP error <code>: " prefix, which a client's own
- * McpError would otherwise add a second time.
+ * A JSON-RPC error of the gateway's MCP server: the SDK's ProtocolError (its transport answers it as
+ * JSON-RPC, the message as written), also thrown by the 2026-07-28 module, which answers it the same way.
  */
-export class RpcError extends McpError {
-  constructor(code: number, message: string, data?: unknown) {
-    super(code, message, data);
-    this.message = message;
-  }
-}
+export class RpcError extends ProtocolError {}
 
 /** A header value as the revision allows it: plain visible ASCII, or the Base64 sentinel `=?base64?…?=`. */
 export function decodeHeaderValue(v: string): string | null {

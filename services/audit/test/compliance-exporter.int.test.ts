@@ -9,6 +9,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Db, DependencyUnavailableError, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { OCSF_PROFILES, OcsfSchema } from '@agw/ocsf';
+import Ajv from 'ajv';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
@@ -122,6 +124,19 @@ describe('compliance export', () => {
       const ok = verifyInclusion(hashLeaf(recordLeafBytes(p.record_hash)), p.leaf_index, p.tree_size, p.proof.map((x: string) => Buffer.from(x, 'hex')), Buffer.from(p.merkle_root, 'hex'));
       expect(ok).toBe(true);
     }
+  });
+
+  it('exports the records as OCSF API Activity events (JSON Lines) that validate against the vendored OCSF schema', async () => {
+    const out = await exporter(true).export(tenant, { format: 'ocsf' });
+    expect(out.contentType).toBe('application/x-ndjson');
+    expect(out.filename).toMatch(/\.ocsf\.jsonl$/);
+    const events = out.content.toString().trim().split('\n').map((l) => JSON.parse(l));
+    expect(events).toHaveLength(12);
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(new OcsfSchema().eventSchema('events/application/api_activity.json', [...OCSF_PROFILES]));
+    for (const e of events) expect([validate(e), validate.errors]).toEqual([true, null]);
+    expect(events.map((e) => e.metadata.sequence)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(events.filter((e) => e.disposition_id === 2)).toHaveLength(3); // the 3 denies: Blocked
+    expect(events.every((e) => e.class_uid === 6003 && e.metadata.tenant_uid === tenant && /^[0-9a-f]{64}$/.test(e.unmapped.record_hash))).toBe(true);
   });
 
   it('keeps exporting when the policy service is down, and honours the date range', async () => {

@@ -11,6 +11,7 @@ import type { StoredRecord } from '../chain/audit-record.repository';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { Checkpoints } from '../checkpoints/checkpoints';
 import type { TreeHead } from '../merkle/merkle.repository';
+import { type PresentedRecord, toApiActivity, toJsonLines } from '@agw/ocsf';
 import { renderCompliancePdf } from './compliance-pdf.renderer';
 import type { ExportRepository } from './export.repository';
 // the document's one type is the verifier's (packages/verifier/src/export-format.ts): writer and reader agree by construction
@@ -25,6 +26,17 @@ export interface AnchorReferenceSource {
 export interface PolicySnapshotSource {
   snapshot(tenantId: string): Promise<Record<string, unknown>>;
 }
+
+export type ExportFormat = 'json' | 'pdf' | 'ocsf';
+const FORMATS: Record<ExportFormat, { ext: string; type: string }> = {
+  json: { ext: 'json', type: 'application/json' },
+  pdf: { ext: 'pdf', type: 'application/pdf' },
+  ocsf: { ext: 'ocsf.jsonl', type: 'application/x-ndjson' },
+};
+/** The export's records as OCSF API Activity events, one per line (docs/evidence.md, "OCSF for the SIEM"). */
+const ocsfLines = (p: ComplianceExport) =>
+  toJsonLines(p.audit_records.map((r) => toApiActivity(r as unknown as PresentedRecord, { tenantId: p.package.tenant_id, productVersion: PRODUCT_VERSION })));
+const PRODUCT_VERSION: string = (require('../../package.json') as { version: string }).version;
 
 export interface ExportResult {
   content: Buffer;
@@ -83,10 +95,13 @@ export class ComplianceExporter {
     },
   ) {}
 
-  async export(tenantId: string, q: { from?: string; to?: string; format: 'json' | 'pdf' }): Promise<ExportResult> {
+  async export(tenantId: string, q: { from?: string; to?: string; format: ExportFormat }): Promise<ExportResult> {
     const pkg = await this.build(tenantId, q);
     const day = pkg.package.generated_at.slice(0, 10);
-    const render = (p: ComplianceExport) => (q.format === 'pdf' ? renderCompliancePdf(p) : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1))));
+    const render = (p: ComplianceExport) =>
+      q.format === 'pdf' ? renderCompliancePdf(p)
+      : q.format === 'ocsf' ? Promise.resolve(Buffer.from(ocsfLines(p)))
+      : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1)));
     // the document travels in one gRPC message: list fewer records (summary still counts all) until it fits
     let content = await render(pkg);
     while (content.length > this.d.maxBytes && pkg.audit_records.length > 0) {
@@ -95,8 +110,8 @@ export class ComplianceExporter {
       pkg.summary.truncated = true;
       content = await render(pkg);
     }
-    const ext = q.format === 'pdf' ? 'pdf' : 'json';
-    return { content, contentType: q.format === 'pdf' ? 'application/pdf' : 'application/json', filename: `compliance-export-${tenantId}-${day}.${ext}` };
+    const { ext, type } = FORMATS[q.format];
+    return { content, contentType: type, filename: `compliance-export-${tenantId}-${day}.${ext}` };
   }
 
   async build(tenantId: string, q: { from?: string; to?: string }): Promise<ComplianceExport> {

@@ -91,7 +91,7 @@ export function complianceGrpcService(exporter: ComplianceExporter, logger: Logg
       pb.ComplianceServiceService,
       {
         export: async (req) => {
-          const out = await exporter.export(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, format: req.format === 'pdf' ? 'pdf' : 'json' });
+          const out = await exporter.export(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, format: req.format === 'pdf' || req.format === 'ocsf' ? req.format : 'json' });
           return { content: out.content, contentType: out.contentType, filename: out.filename };
         },
       },

@@ -15,7 +15,7 @@ import { parseWith } from '../validation';
 const exportQuery = z.object({
   from: z.string().max(40).optional(),
   to: z.string().max(40).optional(),
-  format: z.enum(['json', 'pdf'], { error: "format must be 'json' or 'pdf'" }).default('json'),
+  format: z.enum(['json', 'pdf', 'ocsf'], { error: "format must be 'json', 'pdf' or 'ocsf'" }).default('json'),
 });
 
 export function complianceRoutes(d: GatewayDeps): Router {
@@ -27,7 +27,7 @@ export function complianceRoutes(d: GatewayDeps): Router {
     const q = parseWith(exportQuery, { from: req.query.from, to: req.query.to, format: req.query.format }, 'query');
     const out = await d.compliance.export({ tenantId: auth.tenantId, from: q.from ?? '', to: q.to ?? '', format: q.format });
     res.setHeader('content-type', out.contentType);
-    res.setHeader('content-disposition', `${q.format === 'pdf' ? 'attachment' : 'inline'}; filename="${out.filename}"`);
+    res.setHeader('content-disposition', `${q.format === 'json' ? 'inline' : 'attachment'}; filename="${out.filename}"`);
     res.send(Buffer.from(out.content));
   });
   return r;
@@ -41,12 +41,12 @@ addPaths({
         pathParam('tenant_id', { type: 'string', format: 'uuid' }),
         { name: 'from', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD or ISO 8601 timestamp' } },
         { name: 'to', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD (inclusive) or ISO 8601 timestamp' } },
-        { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf'], default: 'json' } },
+        { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf', 'ocsf'], default: 'json', description: 'ocsf: the records only, as OCSF 1.8.0 API Activity events in JSON Lines (docs/evidence.md)' } },
       ],
       responses: {
         200: {
           description: 'the package: JSON (audit records in range, chain verification, Merkle summary, anchors, sample proofs, policy snapshot; checked offline by agw-verify) or a PDF report',
-          content: { 'application/json': { schema: { type: 'object' } }, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } },
+          content: { 'application/json': { schema: { type: 'object' } }, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } }, 'application/x-ndjson': { schema: { type: 'string', description: 'one OCSF API Activity event (JSON) per line' } } },
         },
         404: errors[404]('another tenant'),
         422: errors[422]('bad dates or format'),

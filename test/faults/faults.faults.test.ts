@@ -190,13 +190,15 @@ describe('R2: the audit service SIGKILLed, then every Postgres connection cut, u
 });
 
 describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
-  test('0 events lost, no duplicate delivery to a deduplicating receiver, retries at 0/2/4/8 s', async () => {
+  test('0 events lost, no duplicate delivery to a deduplicating receiver, retries at 0/2/4/8 s; the SIEM export gets every event at least once', async () => {
     const rx = await new Receiver((agent, attempt) => (agent === 'retry-agent' && attempt <= 3 ? 503 : 200)).start();
     receivers.push(rx);
     const w = await newTenant('Faults webhooks', RUN);
-    const saved = await settings(w, { ...LOAD_SETTINGS, webhook_url: rx.url, webhook_events: ['action.allowed', 'action.denied', 'action.pending'] });
+    // the same tenant streams its decisions to a SIEM collector on the same receiver (/siem, JSON Lines of OCSF events)
+    const siemToken = `siem-faults-${RUN}-token`;
+    const saved = await settings(w, { ...LOAD_SETTINGS, webhook_url: rx.url, webhook_events: ['action.allowed', 'action.denied', 'action.pending'], siem_export: { url: rx.url.replace('/hooks/agw', '/siem'), format: 'jsonl', token: siemToken } });
     rx.secret = saved.webhook_secret;
-    needles.push({ what: 'webhook secret', value: saved.webhook_secret }, { what: 'API key', value: w.apiKey }, { what: 'password', value: w.password });
+    needles.push({ what: 'webhook secret', value: saved.webhook_secret }, { what: 'API key', value: w.apiKey }, { what: 'password', value: w.password }, { what: 'SIEM token', value: siemToken });
     const load = new Load([w], RUN, 6).start();
     load.phase = 'r3-before';
     await sleep(3000);
@@ -219,7 +221,8 @@ describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
     // held this process for seconds, so its keep-alive sockets outlived the gateway's idle timeout unnoticed)
     await eventually(async () => {
       const processed = rx.processed();
-      return loadAnswered.every((r) => processed.has(r.actionId!));
+      const inSiem = new Set(rx.siem.map((e) => e.actionId));
+      return loadAnswered.every((r) => processed.has(r.actionId!) && inSiem.has(r.actionId!));
     }, 90_000, 500).catch(() => undefined);
     const deliverMs = Date.now() - t0;
     // three events whose receiver fails attempts 1-3: the retry schedule, once the faults are over and the
@@ -231,6 +234,8 @@ describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
     await eventually(async () => retried.every((c) => rx.got.some((g) => g.actionId === c.actionId && g.attempt >= 4)), 40_000, 250).catch(() => undefined);
     const processed = rx.processed();
     const lost = answered.filter((r) => !processed.has(r.actionId!));
+    const inSiem = new Set(rx.siem.map((e) => e.actionId));
+    const siemMissing = loadAnswered.filter((r) => !inSiem.has(r.actionId!));
     const duplicated = [...processed.entries()].filter(([, ids]) => ids.size > 1);
     const perDelivery = new Map<string, number>();
     for (const g of rx.got) if (g.answered < 300) perDelivery.set(g.deliveryId, (perDelivery.get(g.deliveryId) ?? 0) + 1);
@@ -250,6 +255,10 @@ describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
       duplicate_deliveries_of_one_event: duplicated.length,
       same_delivery_received_twice: [...perDelivery.values()].filter((n) => n > 1).length,
       all_delivered_after_ms: deliverMs,
+      siem_events_expected: loadAnswered.length,
+      siem_events_missing: siemMissing.length,
+      siem_events_received: rx.siem.length,
+      siem_unsigned: rx.siem.filter((e) => !e.signed).length,
       retry_calls: detailCounts(retried),
       retry_schedule: gaps,
     };
@@ -257,6 +266,8 @@ describe('R3: the webhook service SIGKILLed and NATS cut mid-stream', () => {
     expect(lost.map((r) => `${r.phase} ${r.kind} ${r.status} ${r.actionId}`)).toEqual([]);
     expect(duplicated.map(([a, ids]) => `${a}: ${ids.size} deliveries`)).toEqual([]);
     expect(rx.got.filter((g) => !g.signed)).toEqual([]);
+    expect(siemMissing.map((r) => `${r.phase} ${r.kind} ${r.status} ${r.actionId}`)).toEqual([]);
+    expect(rx.siem.filter((e) => !e.signed)).toEqual([]);
     for (const g of gaps) {
       expect(g.attempts).toEqual([[1, 503], [2, 503], [3, 503], [4, 200]]);
       const [a, b, c] = g.gaps_s;

@@ -7,7 +7,10 @@
  */
 import { OCSF_VERSION } from './ocsf-schema';
 
-/** An audit record as the API and the compliance export present it (docs/audit.md). */
+/**
+ * An audit record as the API and the compliance export present it (docs/audit.md); a decision event on NATS
+ * carries the same fields except those marked optional (then left out of the event).
+ */
 export interface PresentedRecord {
   id: number;
   action_id: string;
@@ -22,13 +25,13 @@ export interface PresentedRecord {
   severity: string;
   alert_tier: string | null;
   requires_human: boolean;
-  execution_mode: string | null;
+  execution_mode?: string | null;
   source: string;
   session_id: string | null;
-  bundle_revision: string;
+  bundle_revision?: string;
   details?: Record<string, unknown> | null;
   requested_at: string;
-  prev_hash: string;
+  prev_hash?: string;
   record_hash: string;
   leaf_index?: number;
 }
@@ -93,7 +96,7 @@ export function toApiActivity(r: PresentedRecord, ctx: OcsfContext): Record<stri
     disposition_id: o.disposition_id,
     disposition: o.disposition,
     is_alert: r.alert_tier != null,
-    policy: { uid: r.bundle_revision, name: 'agw tenant policy', version: r.bundle_revision, is_applied: true },
+    ...(r.bundle_revision ? { policy: { uid: r.bundle_revision, name: 'agw tenant policy', version: r.bundle_revision, is_applied: true } } : {}),
     metadata: {
       version: OCSF_VERSION,
       profiles: [...OCSF_PROFILES],
@@ -121,14 +124,14 @@ export function toApiActivity(r: PresentedRecord, ctx: OcsfContext): Record<stri
     unmapped: {
       record_id: r.id,
       record_hash: r.record_hash,
-      prev_hash: r.prev_hash,
+      ...(r.prev_hash ? { prev_hash: r.prev_hash } : {}),
       ...(r.leaf_index != null ? { leaf_index: r.leaf_index } : {}),
       decision: r.decision,
       method: r.method,
       violations: r.violations,
       alert_tier: r.alert_tier,
       requires_human: r.requires_human,
-      execution_mode: r.execution_mode,
+      execution_mode: r.execution_mode ?? null,
       source: r.source,
       params: r.params ?? null,
       details: r.details ?? null,

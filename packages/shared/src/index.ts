@@ -30,6 +30,7 @@ export * from './ops-server';
 export * from './service';
 export * from './bus/events';
 export * from './bus/bus';
+export * from './bus/batch-consumer';
 export * from './bus/batch-publisher';
 export * from './bus/event-outbox.repository';
 export * from './bus/event-publisher';

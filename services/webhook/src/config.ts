@@ -37,6 +37,9 @@ export const webhookSettings = {
   perTenantConcurrency: setting('WEBHOOK_PER_TENANT_CONCURRENCY', envInt(4), 'attempts in flight per replica for one tenant'),
   retentionDays: setting('WEBHOOK_RETENTION_DAYS', envInt(30), 'days a delivered or failed delivery stays in the delivery log'),
   pollMs: setting('WEBHOOK_POLL_MS', envInt(500), 'how often a replica looks for due deliveries (new events and own retries wake it at once)'),
+  siemBatchMax: setting('SIEM_BATCH_MAX', envInt(500), 'SIEM export: most decision events in one batch (one request per tenant per batch)'),
+  siemLingerMs: setting('SIEM_LINGER_MS', envInt(1_000), 'SIEM export: how long a batch waits for more events after its first'),
+  siemMaxRetryDelayMs: setting('SIEM_MAX_RETRY_DELAY_MS', envInt(60_000), 'SIEM export: the longest wait before events a collector did not take are sent again (the wait doubles from 1 s)'),
 };
 
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;

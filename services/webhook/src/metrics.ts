@@ -4,6 +4,7 @@ import { Gauge } from 'prom-client';
 
 export interface WebhookMetrics {
   eventsConsumed: Counter<'result'>;
+  siemEvents: Counter<'outcome'>;
   attempts: Counter<'outcome'>;
   deliveries: Counter<'status'>;
   attemptDuration: Histogram<'outcome'>;
@@ -23,6 +24,12 @@ export function registerBacklogGauge(registry: Registry, pendingCount: () => Pro
 
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   return {
+    siemEvents: new Counter({
+      name: 'siem_export_events_total',
+      help: 'Decision events of the SIEM export by outcome: delivered (the collector answered 2xx), skipped (export turned off meanwhile), or the failed attempt\'s outcome (http_error, timeout, network_error, tls_error, refused, error; redelivered later)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     eventsConsumed: new Counter({
       name: 'webhook_events_consumed_total',
       help: 'Decision events read from JetStream: enqueued (a delivery was created), duplicate (already enqueued), skipped (no webhook or not subscribed)',

@@ -15,6 +15,8 @@ import { webhookGrpcService } from './grpc/webhook.grpc';
 import { createWebhookMetrics, registerBacklogGauge } from './metrics';
 import { consumeDecisions } from './nats/decision.consumer';
 import { consumeSessionEvents } from './nats/session.consumer';
+import { consumeSiemExport } from './nats/siem.consumer';
+import { SiemExport } from './siem/siem-export';
 import { HttpsSender } from './target/https-sender';
 import { type LookupAll, TargetGuard } from './target/target-guard';
 
@@ -55,14 +57,25 @@ export function webhookService(o: { lookup?: LookupAll } = {}): ServiceDefinitio
       registerBacklogGauge(registry, () => repo.pendingCount());
       const decisions = await consumeDecisions(bus, deliveries, logger);
       const sessionEvents = await consumeSessionEvents(bus, deliveries, logger);
+      // decisions as OCSF events to each tenant's SIEM collector (siem/siem-export.ts)
+      const siemTokens = new WebhookSecrets(async (tenantId, sealedJson) => (await vault.openSecret({ tenantId, purpose: 'siem_token', sealedJson })).plaintext);
+      const siem = new SiemExport({
+        tenants,
+        sender,
+        webhookSecret: (tenantId, t) => secrets.of(tenantId, t),
+        siemToken: async (tenantId, sealed) => (await siemTokens.of(tenantId, { secret: null, sealedSecret: sealed })) ?? '',
+        events: metrics.siemEvents,
+        logger,
+      });
+      const siemExport = await consumeSiemExport(bus, siem, logger, { maxBatch: config.siemBatchMax, lingerMs: config.siemLingerMs, maxRetryDelayMs: config.siemMaxRetryDelayMs });
       worker.start();
       retention.start();
       return {
         grpc: [webhookGrpcService(deliveries, guard, logger)],
         // closed in reverse (after the gRPC server): stop taking events, finish attempts in flight, then the client and stores
-        closers: [() => retention.stop(), () => worker.stop(), () => decisions.stop(), () => sessionEvents.stop()],
+        closers: [() => retention.stop(), () => worker.stop(), () => decisions.stop(), () => sessionEvents.stop(), () => siemExport.stop()],
         api: deliveries,
-        info: { consuming: 'decision and session events' },
+        info: { consuming: 'decision and session events, the SIEM export' },
       };
     },
   };

@@ -3,6 +3,8 @@
  * service trusts it through WEBHOOK_CA_FILE and may reach loopback through WEBHOOK_ALLOW_CIDRS (as in
  * test/e2e/webhook-delivery.e2e.test.ts). It keeps every request, verifies the signature, and counts
  * deliveries once per X-Service-Delivery (the id of the event's delivery, as docs/webhooks.md advises).
+ * Under `/siem` it is a SIEM collector instead (the SIEM export's JSON Lines of OCSF events, docs/evidence.md):
+ * it keeps each event's action id (`metadata.correlation_uid`) and whether its request was signed.
  */
 import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -45,6 +47,8 @@ export function writeReceiverCa(): void {
 
 export class Receiver {
   readonly got: Received[] = [];
+  /** OCSF events received under /siem: one entry per event per request (at least once: an event may repeat) */
+  readonly siem: Array<{ actionId: string; signed: boolean }> = [];
   secret = '';
   url = '';
   private server?: https.Server;
@@ -78,6 +82,11 @@ export class Receiver {
         const header = String(req.headers['x-service-signature'] ?? '');
         const expected = Buffer.from(`sha256=${createHmac('sha256', this.secret).update(raw).digest('hex')}`);
         const signed = header.length === expected.length && timingSafeEqual(Buffer.from(header), expected);
+        if ((req.url ?? '').startsWith('/siem')) {
+          for (const line of raw.toString('utf8').split('\n').filter(Boolean)) this.siem.push({ actionId: String(JSON.parse(line).metadata?.correlation_uid ?? ''), signed });
+          res.writeHead(200).end();
+          return;
+        }
         const attempt = Number(req.headers['x-service-attempt'] ?? 0);
         const agentId = String(json.data?.agent_id ?? '');
         const answered = this.answer(agentId, attempt);

@@ -12,16 +12,30 @@ export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pendin
 export const FAILURE_MODES = ['fail-closed', 'fail-open', 'fail_to_queue'] as const;
 export const ANCHOR_CHAINS = ['polygon', 'polygon-amoy', 'local'] as const;
 
-const httpsUrl = z
-  .string()
-  .max(2048)
-  .refine((s) => {
-    try {
-      return new URL(s).protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'webhook_url must be an absolute HTTPS URL (http:// is rejected)');
+const httpsUrlNamed = (key: string) =>
+  z
+    .string()
+    .max(2048)
+    .refine((s) => {
+      try {
+        return new URL(s).protocol === 'https:';
+      } catch {
+        return false;
+      }
+    }, `${key} must be an absolute HTTPS URL (http:// is rejected)`);
+const httpsUrl = httpsUrlNamed('webhook_url');
+
+/** Where the audit records stream to as OCSF events (docs/evidence.md, "OCSF for the SIEM"). */
+export const SIEM_FORMATS = ['splunk_hec', 'jsonl'] as const;
+export const siemExportSchema = z
+  .object({
+    url: httpsUrlNamed('siem_export.url'),
+    /** splunk_hec: Splunk's HTTP Event Collector (`Authorization: Splunk <token>`); jsonl: OCSF events, one per line */
+    format: z.enum(SIEM_FORMATS),
+    /** the collector's token (sealed by the vault, never shown again); omitted: the one saved before, if any */
+    token: z.string().min(1).max(4096).optional(),
+  })
+  .strict();
 
 export { DEFAULT_APPROVAL_EXPIRY_SECONDS };
 export const MAX_APPROVAL_EXPIRY_SECONDS = 30 * 24 * 3600;
@@ -54,6 +68,8 @@ export const settingsPatchSchema = z
     webhook_url: httpsUrl.nullable().optional(),
     webhook_secret: z.string().min(16, 'webhook_secret must be at least 16 characters').max(256).optional(),
     webhook_events: z.array(z.enum(WEBHOOK_EVENTS)).max(16).optional(),
+    /** stream every decision to a SIEM collector as OCSF events; null turns it off */
+    siem_export: siemExportSchema.nullable().optional(),
     anchor_chain: z.enum(ANCHOR_CHAINS).optional(),
     failure_config: failureConfigSchema.optional(),
     rate_limit_rps: z.number().int().min(1).max(100_000).optional(),
@@ -87,6 +103,10 @@ export const settingsViewSchema = z.object({
   webhook_url: z.string().nullable(),
   webhook_secret_set: z.boolean(),
   webhook_events: z.array(z.string()),
+  siem_export: z
+    .object({ url: z.string(), format: z.enum(SIEM_FORMATS), token_set: z.boolean() })
+    .nullable()
+    .meta({ description: 'where decisions stream as OCSF events (docs/evidence.md, "OCSF for the SIEM"); the token is never shown' }),
   anchor_chain: z.string(),
   failure_config: z.object({ mode: z.enum(FAILURE_MODES) }),
   rate_limit_rps: z.number(),
@@ -111,6 +131,9 @@ export interface StoredSettings {
   /** the webhook signing secret sealed by the vault (SealSecret) */
   webhook_secret_sealed?: string;
   webhook_events?: string[];
+  siem_export?: { url: string; format: (typeof SIEM_FORMATS)[number] };
+  /** the SIEM collector's token sealed by the vault (purpose siem_token) */
+  siem_token_sealed?: string;
   anchor_chain?: string;
   failure_config?: { mode: (typeof FAILURE_MODES)[number] };
   rate_limit_rps?: number;

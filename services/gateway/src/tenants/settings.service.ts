@@ -47,9 +47,12 @@ function checkHumanGate(stored: Record<string, unknown>, patch: SettingsPatch, b
   );
 }
 
+/** What a sealed tenant secret is for (the vault binds the purpose to the ciphertext). */
+export type SecretPurpose = 'webhook_secret' | 'siem_token';
+
 export interface WebhookSecretSealer {
-  seal(tenantId: string, plaintext: string): Promise<string>;
-  open(tenantId: string, sealedJson: string): Promise<string>;
+  seal(tenantId: string, plaintext: string, purpose?: SecretPurpose): Promise<string>;
+  open(tenantId: string, sealedJson: string, purpose?: SecretPurpose): Promise<string>;
 }
 
 const noSealer: WebhookSecretSealer = {
@@ -60,8 +63,8 @@ const noSealer: WebhookSecretSealer = {
 /** The vault's SealSecret/OpenSecret for webhook secrets. */
 export function vaultWebhookSecretSealer(vault: Pick<VaultClient, 'sealSecret' | 'openSecret'>): WebhookSecretSealer {
   return {
-    seal: async (tenantId, plaintext) => (await vault.sealSecret({ tenantId, purpose: 'webhook_secret', plaintext })).sealedJson,
-    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenantId, purpose: 'webhook_secret', sealedJson })).plaintext,
+    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => (await vault.sealSecret({ tenantId, purpose, plaintext })).sealedJson,
+    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenantId, purpose, sealedJson })).plaintext,
   };
 }
 
@@ -126,11 +129,12 @@ export class SettingsService {
   async update(tenantId: string, patch: SettingsPatch, by: SettingsChanger = { human: false, caller: 'this caller' }): Promise<SettingsView & { webhook_secret?: string }> {
     // refused before anything is applied (policy, tool approval, webhook check), and again under the row's lock below
     if (!by.human && switchedOff(patch).length) checkHumanGate(await this.repo.get(tenantId), patch, by);
-    const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, ...rest } = patch;
-    if (typeof patch.webhook_url === 'string') {
-      // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
-      // name resolves to can change), so when it cannot be asked now the URL is still accepted.
-      await this.checkWebhookUrl(patch.webhook_url).catch((e: unknown) => {
+    const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, siem_export, ...rest } = patch;
+    // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
+    // name resolves to can change), so when it cannot be asked now the URL is still accepted.
+    for (const url of [patch.webhook_url, siem_export?.url]) {
+      if (typeof url !== 'string') continue;
+      await this.checkWebhookUrl(url).catch((e: unknown) => {
         if (!isDependencyDown(e)) throw e;
       });
     }
@@ -154,6 +158,11 @@ export class SettingsService {
       const prev = current.public_dashboard as StoredSettings['public_dashboard'];
       const slug = public_dashboard.slug ?? prev?.slug ?? (await this.repo.tenantSlug(tenantId));
       toStore.public_dashboard = { enabled: public_dashboard.enabled, slug };
+    }
+    if (siem_export === null) Object.assign(toStore, { siem_export: undefined, siem_token_sealed: undefined });
+    else if (siem_export) {
+      toStore.siem_export = { url: siem_export.url, format: siem_export.format };
+      if (siem_export.token !== undefined) toStore.siem_token_sealed = await this.secrets.seal(tenantId, siem_export.token, 'siem_token');
     }
     const webhookTouched = patch.webhook_url !== undefined || webhook_secret !== undefined || patch.webhook_events !== undefined;
     let secret: string | undefined;
@@ -198,6 +207,7 @@ export class SettingsService {
       webhook_url: s.webhook_url ?? null,
       webhook_secret_set: hasWebhookSecret(s),
       webhook_events: s.webhook_events ?? DEFAULT_WEBHOOK_EVENTS,
+      siem_export: s.siem_export ? { url: s.siem_export.url, format: s.siem_export.format, token_set: Boolean(s.siem_token_sealed) } : null,
       anchor_chain: s.anchor_chain ?? 'polygon',
       failure_config: s.failure_config ?? DEFAULT_FAILURE_CONFIG,
       rate_limit_rps: s.rate_limit_rps ?? this.defaults.rps,

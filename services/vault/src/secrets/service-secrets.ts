@@ -1,5 +1,5 @@
 /**
- * A tenant's service secrets (today only the webhook signing secret) sealed at rest: the owner of the
+ * A tenant's service secrets (the webhook signing secret, the SIEM collector's token) sealed at rest: the owner of the
  * setting (the gateway) stores the sealed form, the service that needs the plaintext (the webhook signer)
  * opens it here. Sealed by the tenant's credentials key inside the HSM (AES-256-GCM) with the AAD
  * `agw:secret:v1|<tenant>|<purpose>`, so a sealed value copied to another tenant or purpose does not open.
@@ -9,7 +9,7 @@ import { InputError } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError, type SealedData } from '../hsm/hsm-backend';
 import { type Keyring, credentialsKeyId } from '../keys/keyring';
 
-export const SECRET_PURPOSES = ['webhook_secret'] as const;
+export const SECRET_PURPOSES = ['webhook_secret', 'siem_token'] as const;
 export type SecretPurpose = (typeof SECRET_PURPOSES)[number];
 
 interface SealedSecretV1 extends SealedData {

@@ -1,5 +1,5 @@
 /**
- * Reads a tenant's webhook settings from tenant_settings (owned and written by the gateway; read-only
+ * Reads a tenant's webhook and SIEM export settings from tenant_settings (owned and written by the gateway; read-only
  * here). Every delivery attempt reads them (`get`), so a changed secret or URL applies at once. Turning an
  * event into a delivery (or skipping it: most tenants have no webhook) reads them through a per-tenant
  * cache (`cached`): dropped when the gateway publishes the tenant's settings change on NATS
@@ -18,6 +18,14 @@ export interface TenantWebhook {
   sealedSecret: string | null;
   /** undefined when the tenant never chose (then the defaults apply) */
   events: string[] | undefined;
+  /** where decisions stream as OCSF events (the SIEM export), or null */
+  siem: { url: string; format: 'splunk_hec' | 'jsonl'; sealedToken: string | null } | null;
+}
+
+function siemOf(s: Record<string, unknown>): TenantWebhook['siem'] {
+  const e = s.siem_export as { url?: unknown; format?: unknown } | undefined;
+  if (!e || typeof e.url !== 'string' || (e.format !== 'splunk_hec' && e.format !== 'jsonl')) return null;
+  return { url: e.url, format: e.format, sealedToken: typeof s.siem_token_sealed === 'string' && s.siem_token_sealed ? s.siem_token_sealed : null };
 }
 
 export class TenantWebhookRepository {
@@ -43,6 +51,7 @@ export class TenantWebhookRepository {
       secret: typeof s.webhook_secret === 'string' && s.webhook_secret ? s.webhook_secret : null,
       sealedSecret: typeof s.webhook_secret_sealed === 'string' && s.webhook_secret_sealed ? s.webhook_secret_sealed : null,
       events: Array.isArray(s.webhook_events) ? s.webhook_events.filter((e): e is string => typeof e === 'string') : undefined,
+      siem: siemOf(s),
     };
   }
 }

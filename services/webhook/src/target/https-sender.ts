@@ -75,7 +75,8 @@ export class HttpsSender {
         url,
         target,
         method: 'POST',
-        headers: { ...req.headers, 'content-type': 'application/json', 'user-agent': this.o.userAgent ?? 'agw-webhook/1.0' },
+        // JSON unless the caller says otherwise (the SIEM export's JSON Lines)
+        headers: { 'content-type': 'application/json', ...req.headers, 'user-agent': this.o.userAgent ?? 'agw-webhook/1.0' },
         body: req.body,
         // DNS + TCP + TLS share the connect budget; the whole attempt the timeout
         connectTimeoutMs: Math.max(this.o.connectTimeoutMs - elapsed, 1),

@@ -139,4 +139,6 @@ export interface ExportCheckpoint {
   checkpoint_sha256: string;
   /** the signed note (C2SP signed-note), verifiable with the verifier key */
   note: string;
+  /** the note followed by its witnesses' C2SP tlog-cosignature lines (absent before witnesses existed) */
+  cosigned_note?: string;
 }

@@ -8,6 +8,7 @@
  */
 export { parseVerifierKey, openNote, parseCheckpoint, keyIdOf, type VerifierKey } from './signed-note';
 export { verifyInclusion, verifyConsistency, leafHash } from './rfc9162';
+export { verifyWitnesses } from './verify-witnesses';
 export { COSIGNATURE_V1_TYPE, type CosignerKey, type WitnessPolicyResult, checkWitnessPolicy, cosignatureTime, cosignedMessage, cosignerKeyIdOf, cosignerVkey, parseCosignerKey, splitNote } from './cosignature';
 export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, type CheckResult, type OnChainReader } from './verify-export';
 export type {

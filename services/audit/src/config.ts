@@ -1,6 +1,28 @@
 /** Audit service settings (env validated once at start). */
 import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { parseCosignerKey } from '@agw/verifier';
 import { z } from 'zod';
+
+/** `<url> <witness vkey>` entries, comma-separated: each a witness's submission prefix and its Ed25519 cosigner key. */
+const witnessList = z
+  .string()
+  .default('')
+  .transform((s, ctx) =>
+    s
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean)
+      .flatMap((e) => {
+        const [url, vkey, ...rest] = e.split(/\s+/);
+        try {
+          if (rest.length || !vkey || !/^https?:\/\//.test(url)) throw new Error('an entry is "<http(s) url> <witness vkey>"');
+          return [{ url, key: parseCosignerKey(vkey) }];
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: `AUDIT_WITNESSES: ${(err as Error).message}` });
+          return [];
+        }
+      }),
+  );
 
 export const auditSettings = {
   ...commonSettings,
@@ -20,6 +42,12 @@ export const auditSettings = {
   peerDeadlineMs: setting('PEER_DEADLINE_MS', envInt(10_000), 'deadline of the anchor and policy calls behind a compliance export'),
   exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),
   exportSampleProofs: setting('EXPORT_SAMPLE_PROOFS', envInt(5), 'inclusion proofs sampled into a compliance export'),
+  witnesses: setting(
+    'AUDIT_WITNESSES',
+    witnessList,
+    'C2SP tlog-witnesses that cosign every tenant\'s latest checkpoint (docs/evidence.md, "Witnesses"): comma-separated "<url> <witness vkey>" entries; empty: none',
+  ),
+  witnessTimeoutMs: setting('WITNESS_TIMEOUT_MS', envInt(5_000), 'limit of one add-checkpoint request to a witness'),
   exportMaxBytes: setting('EXPORT_MAX_BYTES', envInt(12 * 1024 * 1024), 'largest compliance export document; fewer records are listed beyond it (gRPC messages are limited to 16 MB)'),
 };
 

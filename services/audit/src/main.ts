@@ -27,6 +27,8 @@ import { Checkpoints } from './checkpoints/checkpoints';
 import { CheckpointingSink } from './checkpoints/checkpointing.sink';
 import { VaultNoteSigner } from './checkpoints/vault-note-signer';
 import { ErasureStatements } from './checkpoints/erasure-statements';
+import { createWitnessMetrics } from './checkpoints/witness.metrics';
+import { CosignatureRepository, Witnessing } from './checkpoints/witnessing';
 
 runService({
   name: 'audit',
@@ -52,7 +54,20 @@ runService({
     const { noteSigning: noteSigningClient, anchor: anchorClient, policy: policyClient } = peers(['noteSigning', 'anchor', 'policy'], { deadlines: { noteSigning: deadlineMs, anchor: deadlineMs, policy: deadlineMs } });
     const noteSigner = new VaultNoteSigner(noteSigningClient);
     const checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads: merkleRepo, proofs, signer: noteSigner, logger });
-    const treeSink = new CheckpointingSink(checkpoints, new TreeBuiltPublisher(bus), logger);
+    const cosignatures = new CosignatureRepository(db);
+    const witnessMetrics = createWitnessMetrics(registry);
+    const witnessing = new Witnessing({
+      witnesses: config.witnesses,
+      repo: cosignatures,
+      consistencyProof: (tenantId, a, b) => proofs.consistencyProofBySize(tenantId, a, b),
+      logVkey: async (tenantId) => (await noteSigner.verifierKey(tenantId)).vkey,
+      recordRefusal: async (tenantId, record, appendKey) => void (await chain.append(tenantId, record, { eventKind: 'witness_refused', appendKey })),
+      refusals: witnessMetrics.refusals,
+      cosignatures: witnessMetrics.cosignatures,
+      logger,
+      timeoutMs: config.witnessTimeoutMs,
+    });
+    const treeSink = new CheckpointingSink(checkpoints, new TreeBuiltPublisher(bus), logger, witnessing);
     const builder = new TreeBuilder(db, merkleRepo, treeSink, logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
     if (config.merkleScheduleEnabled) scheduler.start();
@@ -61,6 +76,7 @@ runService({
       records: new ExportRepository(db),
       proofs,
       checkpoints,
+      cosignatures,
       verifierKey: (tenantId: string) => noteSigner.verifierKey(tenantId),
       anchors: new GrpcAnchorReferences(anchorClient),
       policy: new GrpcPolicySnapshot(policyClient),
@@ -72,7 +88,7 @@ runService({
     return {
       grpc: [
         auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db), new DecisionInputRepository(db)),
-        merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
+        merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, cosignatures, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exporter, logger),
       ],
       closers: [() => relay.stop(), () => scheduler.stop()],

@@ -2,7 +2,7 @@
  * Event contracts on NATS JetStream: the subjects and payload schemas, defined once here.
  *
  * Subjects (all prefixed with AGW_STREAM_PREFIX when set, to isolate test fleets):
- * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired | quarantined),
+ * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired | quarantined | witness_refused),
  *   stream DECISIONS: one event per governance decision, published after the audit record is committed;
  *   `decisions.<tenant_id>.<kind>.session` for a decision with a `session_id` (a managed session's or an agent's own), so
  *   the managed service subscribes to those alone (`decisions.*.*.session`) instead of reading every
@@ -17,8 +17,11 @@
  */
 import { z } from 'zod';
 
-/** `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md). */
-export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined'] as const;
+/**
+ * `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md);
+ * `witness_refused`: a witness refused the tenant's checkpoint (a control_plane record, docs/evidence.md).
+ */
+export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'witness_refused'] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
 export const DecisionEventSchema = z.object({

@@ -10,6 +10,7 @@ import type { AuditChain } from '../chain/audit-chain';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { Checkpoints } from '../checkpoints/checkpoints';
+import { type CosignatureRepository, cosignedNote } from '../checkpoints/witnessing';
 import type { TreeHead } from '../merkle/merkle.repository';
 import { type PresentedRecord, toApiActivity, toJsonLines } from '@agw/ocsf';
 import { renderCompliancePdf } from './compliance-pdf.renderer';
@@ -85,6 +86,8 @@ export class ComplianceExporter {
       records: ExportRepository;
       proofs: MerkleProofs;
       checkpoints?: Checkpoints;
+      /** the witnesses' cosignatures of the checkpoints (docs/evidence.md, "Witnesses") */
+      cosignatures?: CosignatureRepository;
       verifierKey?: (tenantId: string) => Promise<{ vkey: string; keyName: string }>;
       anchors: AnchorReferenceSource;
       policy: PolicySnapshotSource;
@@ -201,9 +204,10 @@ export class ComplianceExporter {
     if (!this.d.checkpoints || !this.d.verifierKey) return { status: 'unavailable', error: 'checkpoint signing is not configured', checkpoints: [], verifier_key: null, origin: null, ...base };
     try {
       const [list, key] = await Promise.all([this.d.checkpoints.list(tenantId), this.d.verifierKey(tenantId)]);
+      const cosigs = await this.d.cosignatures?.ofSizes(tenantId, list.map((c) => c.tree_size));
       return {
         status: 'ok',
-        checkpoints: list.map((c) => ({ tree_index: c.tree_index, tree_size: c.tree_size, merkle_root: c.merkle_root, checkpoint_sha256: c.checkpoint_sha256, note: c.note })),
+        checkpoints: list.map((c) => ({ tree_index: c.tree_index, tree_size: c.tree_size, merkle_root: c.merkle_root, checkpoint_sha256: c.checkpoint_sha256, note: c.note, cosigned_note: cosignedNote(c.note, cosigs?.get(c.tree_size) ?? []) })),
         verifier_key: key.vkey,
         origin: key.keyName,
         ...base,

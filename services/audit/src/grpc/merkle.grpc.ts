@@ -8,9 +8,12 @@ import type { MerkleScheduler } from '../merkle/merkle.scheduler';
 import type { TreeBuilder } from '../merkle/tree-builder';
 import type { StoredCheckpoint } from '../checkpoints/checkpoint.repository';
 import type { Checkpoints } from '../checkpoints/checkpoints';
+import { type CosignatureRepository, type CosignatureRow, cosignedNote } from '../checkpoints/witnessing';
 
-export function toCheckpoint(c: StoredCheckpoint): pb.Checkpoint {
+export function toCheckpoint(c: StoredCheckpoint, cosignatures: CosignatureRow[] = []): pb.Checkpoint {
   return {
+    cosignedNote: cosignedNote(c.note, cosignatures),
+    cosignatures: cosignatures.map((x) => ({ witness: x.witness, cosignedAt: x.cosigned_at })),
     origin: c.origin,
     treeSize: c.tree_size,
     treeIndex: c.tree_index,
@@ -44,7 +47,7 @@ const required = (tenantId: string) => {
 };
 
 export function merkleGrpcService(
-  d: { builder: TreeBuilder; proofs: MerkleProofs; repo: MerkleRepository; scheduler?: MerkleScheduler; schedule: string; checkpoints: Checkpoints; verifierKey: (tenantId: string) => Promise<Omit<pb.VerifierKey, never>> },
+  d: { builder: TreeBuilder; proofs: MerkleProofs; repo: MerkleRepository; scheduler?: MerkleScheduler; schedule: string; checkpoints: Checkpoints; cosignatures?: CosignatureRepository; verifierKey: (tenantId: string) => Promise<Omit<pb.VerifierKey, never>> },
   logger: Logger,
 ): GrpcServiceBinding {
   return {
@@ -69,10 +72,16 @@ export function merkleGrpcService(
         getCheckpoint: async (req) => {
           const tenantId = required(req.tenantId);
           const c = req.treeSize === undefined ? await d.checkpoints.latest(tenantId) : await d.checkpoints.atSize(tenantId, Number(req.treeSize));
-          return toCheckpoint(c);
+          const cosigs = (await d.cosignatures?.ofSizes(tenantId, [c.tree_size]))?.get(c.tree_size);
+          return toCheckpoint(c, cosigs);
         },
         getVerifierKey: async (req) => d.verifierKey(required(req.tenantId)),
-        listCheckpoints: async (req) => ({ checkpoints: (await d.checkpoints.list(required(req.tenantId))).map(toCheckpoint) }),
+        listCheckpoints: async (req) => {
+          const tenantId = required(req.tenantId);
+          const list = await d.checkpoints.list(tenantId);
+          const cosigs = await d.cosignatures?.ofSizes(tenantId, list.map((c) => c.tree_size));
+          return { checkpoints: list.map((c) => toCheckpoint(c, cosigs?.get(c.tree_size))) };
+        },
         health: async () => {
           const s = await d.repo.statsAcrossTenants();
           const lastRun = d.scheduler?.lastRunAt ? `; this replica last checked at ${d.scheduler.lastRunAt.toISOString()}` : '';

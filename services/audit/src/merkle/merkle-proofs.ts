@@ -123,6 +123,12 @@ export class MerkleProofs {
     );
   }
 
+  /** The RFC 9162 consistency proof between two sizes of the tenant's tree (for witnesses: add-checkpoint). */
+  async consistencyProofBySize(tenantId: string, size1: number, size2: number): Promise<Buffer[]> {
+    const ranges = consistencyRanges(size1, size2);
+    return this.fromNodes(tenantId, nodesOfRanges(ranges), (nodes) => this.fold(ranges, nodes), () => true);
+  }
+
   /**
    * Whether the tree of size `size1` with root `root1` (e.g. as a signed checkpoint states it) is a prefix
    * of the tree of size `size2` with root `root2`, by an RFC 9162 consistency proof from stored nodes.

@@ -8,6 +8,8 @@
  * - expired -> `action.expired` (a queued action nobody decided in time; not a default: subscribe to it).
  * - quarantined -> `tool.quarantined` (a federated tool's definition changed or was flagged, docs/federation.md;
  *   `tool` is the upstream, `method` the tool, `violations` the reason; not a default: subscribe to it).
+ * - witness_refused -> `evidence.witness_refused` (a witness refused the tenant's checkpoint: it saw another
+ *   view of the log, docs/evidence.md "Witnesses"; `method` is the witness; not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
  *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
@@ -19,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
 export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const TEST_EVENT = 'webhook.test';
@@ -61,6 +63,7 @@ const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   pending: 'action.pending',
   expired: 'action.expired',
   quarantined: 'tool.quarantined',
+  witness_refused: 'evidence.witness_refused',
 };
 
 /** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */

@@ -40,7 +40,17 @@ export interface MerkleCheckpointsTable {
   signed_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** A witness's cosignature line of a signed checkpoint (migration 20261216_0040_checkpoint_cosignatures). */
+export interface CheckpointCosignaturesTable {
+  tenant_id: string;
+  tree_size: number;
+  witness: string;
+  line: string;
+  cosigned_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface MerkleTables {
+  checkpoint_cosignatures: CheckpointCosignaturesTable;
   merkle_nodes: MerkleNodesTable;
   merkle_tree_heads: MerkleTreeHeadsTable;
   merkle_checkpoints: MerkleCheckpointsTable;

@@ -28,6 +28,8 @@ export const checkpointSchema = z
     checkpoint_sha256: z.string(),
     signed_at: timestamp(),
     format: z.string(),
+    cosigned_checkpoint: z.string().meta({ description: 'the signed note followed by the witnesses\' C2SP tlog-cosignature lines (docs/evidence.md, "Witnesses")' }),
+    cosignatures: z.array(z.object({ witness: z.string(), cosigned_at: timestamp() })),
   })
   .meta({ id: 'Checkpoint', description: 'A signed tree head: C2SP tlog-checkpoint in a C2SP signed note (Ed25519)' });
 const verifierKeyResponse = z.object({ vkey: z.string(), key_name: z.string(), origin: z.string(), key_id: z.string(), public_key: z.string(), algorithm: z.string(), custody: z.string() });
@@ -43,6 +45,8 @@ export function presentCheckpoint(c: merkle.Checkpoint): z.infer<typeof checkpoi
     checkpoint_sha256: c.checkpointSha256,
     signed_at: c.signedAt,
     format: 'C2SP tlog-checkpoint in a C2SP signed note (Ed25519)',
+    cosigned_checkpoint: c.cosignedNote || c.note,
+    cosignatures: c.cosignatures.map((x) => ({ witness: x.witness, cosigned_at: x.cosignedAt })),
   };
 }
 
@@ -62,14 +66,14 @@ export function evidenceRoutes(d: GatewayDeps): Router {
   r.get('/audit/checkpoints/latest', async (req, res) => {
     const note = wantsNote(req.query, req.headers.accept);
     const c = await d.merkle.getCheckpoint({ tenantId: authOf(req).tenantId });
-    if (note) res.type('text/plain; charset=utf-8').send(c.note);
+    if (note) res.type('text/plain; charset=utf-8').send(c.cosignedNote || c.note);
     else reply(res, checkpointSchema, presentCheckpoint(c));
   });
   r.get('/audit/checkpoints/:tree_size', async (req, res) => {
     const { tree_size } = parseWith(sizeParams, req.params, 'path');
     const note = wantsNote(req.query, req.headers.accept);
     const c = await d.merkle.getCheckpoint({ tenantId: authOf(req).tenantId, treeSize: tree_size });
-    if (note) res.type('text/plain; charset=utf-8').send(c.note);
+    if (note) res.type('text/plain; charset=utf-8').send(c.cosignedNote || c.note);
     else reply(res, checkpointSchema, presentCheckpoint(c));
   });
   r.get('/audit/verifier-key', async (req, res) => {
@@ -79,7 +83,7 @@ export function evidenceRoutes(d: GatewayDeps): Router {
   return r;
 }
 
-const format = { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'note'] }, description: 'note (or Accept: text/plain): the signed note as text/plain' };
+const format = { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'note'] }, description: 'note (or Accept: text/plain): the signed note with its witnesses\' cosignature lines, as text/plain' };
 const checkpointContent = (d: string) => ({ description: d, content: { ...response(d, checkpointSchema).content, 'text/plain': { schema: { type: 'string' } } } });
 addPaths({
   '/audit/checkpoints/latest': {

@@ -86,6 +86,21 @@ const demoUpstream = !quiet && !flag('no-demo-upstream') && (process.env.AGW_PRO
 const demoUpstreamUrl = `http://127.0.0.1:${p(3001)}/mcp`;
 const platformEnv = realPlatform ? {} : { ANTHROPIC_API_KEY: STAND_IN_KEY, ANTHROPIC_BASE_URL: standInUrl };
 
+// one local C2SP witness (packages/witness) that cosigns every tenant's checkpoints (docs/evidence.md,
+// "Witnesses"): its key is made once per port under .run/witness, it pins each tenant's log on first contact
+// (origins under <EVIDENCE_LOG_HOST>/agw/), and the audit service sends it every new checkpoint
+const witnessPort = p(7380);
+const witnessUrl = `http://127.0.0.1:${witnessPort}`;
+const witnessDir = path.join(ROOT, '.run', 'witness');
+const witnessCli = path.join(ROOT, 'packages/witness/dist/cli.js');
+let witnessVkey = '';
+if (fs.existsSync(witnessCli)) {
+  fs.mkdirSync(witnessDir, { recursive: true });
+  const keygen = spawnSync(process.execPath, [witnessCli, 'keygen', '--name', `localhost/agw-witness-${witnessPort}`, '--out', path.join(witnessDir, `witness-${witnessPort}.key`)], { encoding: 'utf8' });
+  if (keygen.status === 0) witnessVkey = keygen.stdout.trim();
+}
+const witnessEnv = witnessVkey && !process.env.AUDIT_WITNESSES ? { AUDIT_WITNESSES: `${witnessUrl} ${witnessVkey}` } : {};
+
 // with several anchor replicas the local chain is one node beside them (started by this process), so
 // killing an anchor replica never takes the chain with it
 const sharedChainEnv =
@@ -120,8 +135,18 @@ const SERVICE_KINDS = [
         },
       ]
     : []),
+  ...(witnessVkey
+    ? [
+        {
+          name: 'witness',
+          entry: witnessCli,
+          args: ['serve', '--key', path.join(witnessDir, `witness-${witnessPort}.key`), '--state', path.join(witnessDir, `state-${witnessPort}.json`), '--port', witnessPort, '--pin-prefix', `${process.env.EVIDENCE_LOG_HOST ?? 'localhost'}/agw/`],
+          readyUrl: `${witnessUrl}/`,
+        },
+      ]
+    : []),
   { name: 'policy', env: (k) => ({ POLICY_GRPC_PORT: rp(50051, k), POLICY_OPS_PORT: rp(9081, k) }), ops: 9081 },
-  { name: 'audit', env: (k) => ({ AUDIT_GRPC_PORT: rp(50052, k), AUDIT_OPS_PORT: rp(9082, k) }), ops: 9082 },
+  { name: 'audit', env: (k) => ({ AUDIT_GRPC_PORT: rp(50052, k), AUDIT_OPS_PORT: rp(9082, k), ...witnessEnv }), ops: 9082 },
   // further services join the fleet here as their issues land
   { name: 'vault', env: (k) => ({ VAULT_GRPC_PORT: rp(50053, k), VAULT_OPS_PORT: rp(9083, k) }), ops: 9083 },
   { name: 'webhook', env: (k) => ({ WEBHOOK_GRPC_PORT: rp(50054, k), WEBHOOK_OPS_PORT: rp(9084, k) }), ops: 9084 },
@@ -351,7 +376,9 @@ ${
      then any MCP client at ${url}/mcp/server sees its tools as everything__<tool>, governed (docs/federation.md)
 `
       : ''
-  }  Managed agent sessions: ${realPlatform ? `the agent platform at ${process.env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'} (ANTHROPIC_API_KEY)` : `the LOCAL PLATFORM STAND-IN at ${standInUrl} (no ANTHROPIC_API_KEY set; its demo sessions call your governed tools)`}
+  }  Witness: a LOCAL WITNESS (agw-witness, C2SP tlog-witness) at ${witnessUrl} cosigns every checkpoint; its key: ${witnessVkey || '(not built)'}
+     check a compliance export against it: agw-verify export.json --vkey vkey.txt --witness '${witnessVkey}' (docs/evidence.md, "Witnesses")
+  Managed agent sessions: ${realPlatform ? `the agent platform at ${process.env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'} (ANTHROPIC_API_KEY)` : `the LOCAL PLATFORM STAND-IN at ${standInUrl} (no ANTHROPIC_API_KEY set; its demo sessions call your governed tools)`}
   More: README.md (five-minute tour), ${url}/openapi.json.   Stop: Ctrl-C
 `);
 }

@@ -77,7 +77,9 @@ describe('evidence: signed checkpoints, signed erasure, the offline verifier', (
     const asText = await fetch(`http://127.0.0.1:${8080 + E2E_OFFSET}/api/audit/checkpoints/3?format=note`, { headers: { 'x-api-key': t.apiKey } });
     await recordRaw('GET', asText.url, asText);
     expect(asText.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(await asText.text()).toBe(note);
+    // the text form is the signed note followed by the witnesses' cosignature lines (witness.e2e.test.ts)
+    expect(await asText.text()).toBe(latest.body.cosigned_checkpoint);
+    expect(latest.body.cosigned_checkpoint.startsWith(note)).toBe(true);
     expect((await api('GET', '/audit/checkpoints/4', { key: t.apiKey })).status).toBe(404);
     expect((await api('GET', '/audit/checkpoints/zero', { key: t.apiKey })).status).toBe(422);
 

@@ -1,4 +1,9 @@
-/** The only queries on event_outbox (events are not tenant-owned rows to read back: no tenant filter needed). */
+/**
+ * The queries on event_outbox of the services that publish decisions themselves (gateway, managed: each
+ * its own rows, by `owner`); the audit service's rows are published and swept by
+ * services/audit/src/chain/event-relay.ts. Events are not tenant-owned rows to read
+ * back: no tenant filter needed.
+ */
 import type { Db } from '../db/database';
 import { sql } from 'kysely';
 

@@ -1,6 +1,8 @@
 /**
- * The only queries on anchor_contracts / anchor_batches / anchor_tree_heads. Tenant reads take the
- * tenant id first and filter on it; the batch job's cross-tenant statements say so in their name.
+ * The queries on anchor_contracts / anchor_batches / anchor_tree_heads, except the pending-heads gauge of
+ * anchor-lag.metrics.ts (one count at scrape time) and the backup's row copies (packages/shared db/backup.ts).
+ * Tenant reads take the tenant id first and filter on it; the batch job's cross-tenant statements say so in
+ * their name.
  */
 import type { Conn, Database, Db } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';

@@ -1,4 +1,9 @@
-/** The only queries on audit_records / audit_chain_heads / audit_tamper_backups. Tenant id first, always. */
+/**
+ * The chain's queries on audit_records / audit_chain_heads / audit_tamper_backups: every write (appends, the
+ * tamper demo) and the chain's reads. Other readers of audit_records, each for its own view: the Merkle
+ * leaves (merkle.repository.ts, which also reads the chain heads), the compliance export (export.repository.ts),
+ * session totals and decision counts (session-totals / decision-counts.repository.ts). Tenant id first, always.
+ */
 import { copyLiteral, copyRows, type Database, type Db, type DecisionInputRow, preparedQuery, recordIdOf } from '@agw/shared';
 import { type Transaction, sql } from 'kysely';
 import type { ChainEntry } from './record-hash';

@@ -6,6 +6,7 @@
  * checkpoint counts as witnessed when at least `quorum` of the listed witnesses cosigned it.
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
+import { parseEd25519Vkey } from './signed-note';
 
 export interface CosignerKey {
   name: string;
@@ -22,20 +23,7 @@ export function cosignerKeyIdOf(name: string, publicKey: Buffer): Buffer {
 
 /** `<name>+<8 hex key id>+<base64(0x04 || 32-byte Ed25519 key)>` (a vkey of signature type 0x04); the id must recompute. */
 export function parseCosignerKey(vkey: string): CosignerKey {
-  const s = vkey.trim();
-  const a = s.indexOf('+');
-  const b = s.indexOf('+', a + 1);
-  if (a <= 0 || b < 0) throw new Error('a witness key is name+keyhash+base64');
-  const name = s.slice(0, a);
-  const idHex = s.slice(a + 1, b);
-  const data = Buffer.from(s.slice(b + 1), 'base64');
-  if (/\s/.test(name)) throw new Error('a key name has no spaces');
-  if (!/^[0-9a-fA-F]{8}$/.test(idHex)) throw new Error('the key hash is 8 hex digits');
-  if (data.length !== 33 || data[0] !== COSIGNATURE_V1_TYPE) throw new Error('a witness key is an Ed25519 cosignature/v1 key (type 0x04, 32 bytes)');
-  const publicKey = data.subarray(1);
-  const keyId = cosignerKeyIdOf(name, publicKey);
-  if (keyId.toString('hex') !== idHex.toLowerCase()) throw new Error('the key hash does not match the name and key');
-  return { name, keyId, publicKey };
+  return parseEd25519Vkey(vkey, COSIGNATURE_V1_TYPE, cosignerKeyIdOf, 'witness key');
 }
 
 export const cosignerVkey = (name: string, publicKey: Buffer): string =>

@@ -16,22 +16,30 @@ export function keyIdOf(name: string, publicKey: Buffer): Buffer {
   return createHash('sha256').update(Buffer.concat([Buffer.from(name, 'utf8'), Buffer.from([0x0a, 0x01]), publicKey])).digest().subarray(0, 4);
 }
 
-/** `<name>+<8 hex key id>+<base64(0x01 || 32-byte Ed25519 key)>`; the key id must recompute. */
-export function parseVerifierKey(vkey: string): VerifierKey {
+/**
+ * A verifier key `<name>+<8 hex key id>+<base64(type || 32-byte Ed25519 key)>` of one signature type
+ * (0x01: a note signer; 0x04: a cosignature/v1 witness); the key id must recompute with `idOf`.
+ */
+export function parseEd25519Vkey(vkey: string, type: number, idOf: (name: string, publicKey: Buffer) => Buffer, what: string): VerifierKey {
   const s = vkey.trim();
   const a = s.indexOf('+');
   const b = s.indexOf('+', a + 1);
-  if (a <= 0 || b < 0) throw new Error('a verifier key is name+keyhash+base64');
+  if (a <= 0 || b < 0) throw new Error(`a ${what} is name+keyhash+base64`);
   const name = s.slice(0, a);
   const idHex = s.slice(a + 1, b);
   const data = Buffer.from(s.slice(b + 1), 'base64');
   if (/\s/.test(name)) throw new Error('a key name has no spaces');
   if (!/^[0-9a-fA-F]{8}$/.test(idHex)) throw new Error('the key hash is 8 hex digits');
-  if (data.length !== 33 || data[0] !== 0x01) throw new Error('only Ed25519 verifier keys (type 0x01, 32 bytes) are supported');
+  if (data.length !== 33 || data[0] !== type) throw new Error(`only Ed25519 ${what}s (type 0x${type.toString(16).padStart(2, '0')}, 32 bytes) are supported`);
   const publicKey = data.subarray(1);
-  const keyId = keyIdOf(name, publicKey);
+  const keyId = idOf(name, publicKey);
   if (keyId.toString('hex') !== idHex.toLowerCase()) throw new Error('the key hash does not match the name and key');
   return { name, keyId, publicKey };
+}
+
+/** `<name>+<8 hex key id>+<base64(0x01 || 32-byte Ed25519 key)>`; the key id must recompute. */
+export function parseVerifierKey(vkey: string): VerifierKey {
+  return parseEd25519Vkey(vkey, 0x01, keyIdOf, 'verifier key');
 }
 
 /** The note text when a signature of `key` verifies; throws otherwise (signatures of other keys are ignored). */

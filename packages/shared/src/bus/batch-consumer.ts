@@ -6,10 +6,10 @@
  * that grows with its deliveries, up to `maxRetryDelayMs`); a thrown handler naks the whole batch. At least
  * once, as every consumer of the fleet: handlers must tolerate a redelivered event.
  */
-import { AckPolicy, DeliverPolicy, type JsMsg } from 'nats';
+import type { JsMsg } from 'nats';
 import type { z } from 'zod';
 import type { Logger } from '../logger';
-import type { Bus, RunningConsumer } from './bus';
+import { type Bus, type RunningConsumer, durableConsumer } from './bus';
 
 const dec = new TextDecoder();
 
@@ -42,26 +42,7 @@ export interface BatchConsumerOptions<T> {
 export async function consumeDurableBatches<T>(bus: Bus, o: BatchConsumerOptions<T>): Promise<RunningConsumer> {
   const maxBatch = o.maxBatch ?? 500;
   const lingerMs = o.lingerMs ?? 1000;
-  const jsm = await bus.nc.jetstreamManager();
-  try {
-    await jsm.consumers.info(o.stream, o.durable);
-  } catch {
-    await jsm.consumers
-      .add(o.stream, {
-        durable_name: o.durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ...(o.filterSubject ? { filter_subject: o.filterSubject } : {}),
-        ack_wait: (o.ackWaitMs ?? 60_000) * 1e6,
-        max_ack_pending: maxBatch * 4,
-      })
-      .catch(async (e) => {
-        await jsm.consumers.info(o.stream, o.durable).catch(() => {
-          throw e;
-        });
-      });
-  }
-  const consumer = await bus.js.consumers.get(o.stream, o.durable);
+  const consumer = await durableConsumer(bus, { ...o, maxAckPending: maxBatch * 4 });
   const messages = await consumer.consume({ max_messages: maxBatch * 2 });
   const delayOf = (deliveries: number) => Math.min((o.retryDelayMs ?? 1000) * 2 ** Math.max(0, deliveries - 1), o.maxRetryDelayMs ?? 60_000);
 

@@ -111,16 +111,19 @@ export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
-/** Attach a durable pull consumer; several replicas with the same durable share the work. */
-export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>): Promise<RunningConsumer> {
+/**
+ * The durable pull consumer `durable` of `stream`, made when it does not exist yet (explicit acks, from the
+ * stream's first message; several replicas racing to make it end with the one that won), ready to consume.
+ */
+export async function durableConsumer(bus: Bus, o: { stream: string; durable: string; filterSubject?: string; ackWaitMs?: number; maxAckPending: number }) {
   const jsm = await bus.nc.jetstreamManager();
   const config = {
     durable_name: o.durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subject: o.filterSubject,
+    ...(o.filterSubject ? { filter_subject: o.filterSubject } : {}),
     ack_wait: (o.ackWaitMs ?? 60_000) * 1e6,
-    max_ack_pending: o.maxAckPending ?? 256,
+    max_ack_pending: o.maxAckPending,
   };
   try {
     await jsm.consumers.info(o.stream, o.durable);
@@ -131,7 +134,12 @@ export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>):
       });
     });
   }
-  const consumer = await bus.js.consumers.get(o.stream, o.durable);
+  return bus.js.consumers.get(o.stream, o.durable);
+}
+
+/** Attach a durable pull consumer; several replicas with the same durable share the work. */
+export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>): Promise<RunningConsumer> {
+  const consumer = await durableConsumer(bus, { ...o, maxAckPending: o.maxAckPending ?? 256 });
   const messages = await consumer.consume({ max_messages: 64 });
   const acks = new AckCoalescer();
   let inFlight: Promise<void> = Promise.resolve();

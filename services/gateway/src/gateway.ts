@@ -95,13 +95,14 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const broker = createVaultBroker(vault, credentials.cache, federation);
   const approvalExpiry = new ApprovalExpiry(approvalRepo, recorder, logger);
   approvalExpiry.start(config.approvalSweepMs);
+  const piiGuard = createVaultPiiGuard(vault);
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,
     approvals: approvalRepo,
     approvedRetries: new ApprovedRetries(approvalRepo, recorder, logger),
     constraints: createGatewayConstraints(redis),
-    pii: createVaultPiiGuard(vault),
+    pii: piiGuard,
     broker,
     metrics,
     logger,
@@ -159,6 +160,8 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     approvals: new ApprovalQueue(approvalRepo, recorder, broker, {
       currentRevision: async (tenantId) => (await policy.getTenantPolicy({ tenantId })).bundle?.revision || 'unknown',
       expireNow: approvalExpiry.expireNow,
+      // a member's e-mail in an approval's record: encrypted for its data subject (docs/vault.md)
+      pseudonymise: async (tenantId, actionId, email) => (await piiGuard.protect(tenantId, actionId, { email })).storedParams.email,
     }),
     approvalExpiry,
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),

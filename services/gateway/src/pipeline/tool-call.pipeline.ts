@@ -67,6 +67,8 @@ export interface CallContext {
   apiKeyHash?: string;
   /** the call comes with an agent-scoped key: a retry of an approved action must come from the key that queued it */
   agentKey?: boolean;
+  /** the member whose console session makes the call: never an approver of it (docs/auth.md, "Four-eyes approvals") */
+  initiatorUserId?: string;
 }
 
 export type StepTimings = Record<string, number>;
@@ -312,6 +314,7 @@ export class ToolCallPipeline {
       params_sha256: paramsSha256(call.params),
       bundle_revision: outcome.bundle_revision,
       requested_by_key: ctx.apiKeyHash ?? null,
+      initiator_user_id: ctx.initiatorUserId ?? null,
       expires_at: approvalExpiryOf(ctx.settings, new Date(facts.requested_at)),
     });
     try {

@@ -209,6 +209,7 @@ export class SettingsService {
       // absent: a tenant created before the setting existed (the spec's behaviour: any authenticated caller decides)
       approvals_require_human: s.approvals_require_human ?? false,
       approval_expiry_seconds: s.approval_expiry_seconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS,
+      required_approvers: s.required_approvers ?? 1,
       upstream_tool_approval: s.upstream_tool_approval ?? 'auto',
       oauth_grants_end_on_key_rotation: s.oauth_grants_end_on_key_rotation ?? true,
     };

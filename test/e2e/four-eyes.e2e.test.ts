@@ -156,3 +156,28 @@ describe('a large transfer waits for two approvers', () => {
     expect((await approve(alice, one.body.action_id)).status).toBe(200);
   });
 });
+
+describe('the audit names people', () => {
+  it('records settings, policy, key and member changes with the member (id, pseudonymised e-mail); an auditor filters by member', async () => {
+    const owner = (await api('GET', '/auth/me', { token: ownerToken })).body;
+    const ownerId = owner.user_id ?? owner.id;
+    expect((await api('PATCH', '/dashboard/settings', { token: ownerToken, body: { approval_expiry_seconds: 7200 } })).status).toBe(200);
+    const changes = (await api('GET', '/audit/log?limit=200', { token: auditor.token })).body.records.filter((r: any) => r.source === 'control_plane' && r.decision === 'changed');
+    // the policy change and the setting change of this file, the agent key, the invitations: each names the owner
+    expect(changes.map((r: any) => `${r.tool} ${r.details.change}`)).toEqual(expect.arrayContaining(['settings settings', 'policy settings', 'api_keys api_key_issued', 'members member_invited']));
+    for (const r of changes.filter((c: any) => c.details.member)) expect(r.details.member).toEqual({ id: ownerId, email: { $pii: expect.anything() } });
+    expect(JSON.stringify(changes)).not.toContain(t.email);
+    expect(changes.find((r: any) => r.details.keys?.includes('approval_expiry_seconds'))).toMatchObject({ tool: 'settings', details: { keys: ['approval_expiry_seconds'] } });
+
+    // alice's records: her votes and the approvals she took part in, nothing else
+    const mine = await api('GET', `/audit/log?member=${alice.id}&limit=1000`, { token: auditor.token });
+    expect(mine.status).toBe(200);
+    expect(mine.body.records.length).toBeGreaterThanOrEqual(4);
+    for (const r of mine.body.records) expect(r.details.member?.id === alice.id || r.details.approvers?.some((a: { id: string }) => a.id === alice.id)).toBe(true);
+    const ownerRecords = (await api('GET', `/audit/log?member=${ownerId}`, { token: auditor.token })).body.records;
+    expect(ownerRecords.every((r: any) => r.details.member?.id === ownerId)).toBe(true);
+    expect(ownerRecords.length).toBeGreaterThanOrEqual(5);
+    const bad = await api('GET', '/audit/log?member=alice', { token: auditor.token });
+    expect(bad.status).toBe(422);
+  });
+});

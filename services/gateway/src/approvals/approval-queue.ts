@@ -129,9 +129,11 @@ export class ApprovalQueue {
       const current = await this.approvals.get(tenantId, actionId);
       if (current?.status === 'pending' && current.required_approvers > 1) return this.vote(tenantId, current, decider, note, now, bind);
     }
+    // the record names the member who decided (its e-mail pseudonymised), worked out before anything is decided
+    const member = decider.member ? { id: decider.member.id, ...(this.o.pseudonymise ? { email: await this.o.pseudonymise(tenantId, actionId, decider.member.email) } : {}) } : undefined;
     const row = await this.approvals.decide(tenantId, actionId, status, decider.name, note, now, bind);
     if (!row) return this.notDecidable(tenantId, actionId, status, now);
-    return this.complete(tenantId, row, status, decider.name, note);
+    return this.complete(tenantId, row, status, decider.name, note, undefined, member);
   }
 
   /** Why a decision found nothing pending to decide: 404, or 409 naming the state (an action past its time is expired now). */
@@ -215,6 +217,7 @@ export class ApprovalQueue {
     by: string,
     note: string | null,
     quorum?: { approvers: Array<{ id: string; email?: unknown }>; required: number },
+    member?: { id: string; email?: unknown },
   ): Promise<ApprovalDecision> {
     const actionId = row.action_id;
     const binding = row.decision_binding as unknown as ApprovalBinding;
@@ -246,7 +249,7 @@ export class ApprovalQueue {
         });
       }
     }
-    await this.recordDecision(tenantId, row, status, by, note, binding, executionMode, execution?.status_code, quorum);
+    await this.recordDecision(tenantId, row, status, by, note, binding, executionMode, execution?.status_code, quorum, member);
     return {
       status,
       action_id: actionId,
@@ -266,6 +269,7 @@ export class ApprovalQueue {
     executionMode: string | undefined,
     executionStatus: number | undefined,
     quorum?: { approvers: Array<{ id: string; email?: unknown }>; required: number },
+    member?: { id: string; email?: unknown },
   ): Promise<void> {
     await this.recorder.record(
       tenantId,
@@ -280,6 +284,7 @@ export class ApprovalQueue {
           ...(executionStatus !== undefined ? { execution_status_code: executionStatus } : {}),
           // four eyes: every member whose approval made the quorum
           ...(quorum ? { approvers: quorum.approvers, required_approvers: quorum.required } : {}),
+          ...(member ? { member } : {}),
         },
         requested_at: (row.decided_at ?? this.clock()).toISOString(),
       }),

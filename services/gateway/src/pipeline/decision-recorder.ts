@@ -28,7 +28,7 @@ export function paramsJsonOf(params: Record<string, unknown>): string {
 
 /** The fleet's action record (`@agw/shared`), with the decisions and sources the gateway records. */
 export interface DecisionRecord extends ActionRecord {
-  decision: 'allow' | 'deny' | 'requires_human' | 'observed';
+  decision: 'allow' | 'deny' | 'requires_human' | 'observed' | 'changed';
   source: 'mcp_governed' | 'mcp_observed' | 'control_plane';
 }
 

@@ -107,6 +107,11 @@ export class ApprovalQueue {
     return this.approvals.get(tenantId, actionId);
   }
 
+  /** The members who started the action (four eyes: never its approvers). */
+  initiators(tenantId: string, row: ApprovalRow) {
+    return this.approvals.initiators(tenantId, row);
+  }
+
   /** The approvals so far of these actions (four eyes). */
   votes(tenantId: string, actionIds: string[]) {
     return this.approvals.votes(tenantId, actionIds);

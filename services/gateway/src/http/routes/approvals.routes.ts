@@ -47,6 +47,9 @@ export const approvalItemSchema = z
     bundle_revision: z.string().nullable().meta({ description: 'the policy bundle revision the action was evaluated under' }),
     required_approvers: z.number().int().meta({ description: 'distinct members who must approve it (four eyes when 2 or more; docs/auth.md, "Four-eyes approvals")' }),
     approvals: z.array(approverSchema).meta({ description: 'four eyes: the members who approved so far, oldest first (empty for a one-approver action)' }),
+    initiator_member_ids: z
+      .array(z.string())
+      .meta({ description: 'four eyes: the members who started the action (its session, the issuer of its API key, the consenter of its OAuth grant) and so cannot approve it; empty for a one-approver action' }),
   })
   .meta({ id: 'ApprovalQueueItem' });
 
@@ -105,7 +108,7 @@ const actionStatusResponse = z.object({
     .meta({ description: 'an approved call the gateway executed: the upstream status and answer (for a federated tool its MCP CallToolResult, docs/federation.md)' }),
 });
 
-const item = (a: ApprovalRow, votes: Map<string, ApprovalVote[]>): z.infer<typeof approvalItemSchema> => ({
+const item = (a: ApprovalRow, votes: FourEyes): z.infer<typeof approvalItemSchema> => ({
   action_id: a.action_id,
   agent_id: a.agent_id,
   tool: a.tool,
@@ -120,13 +123,21 @@ const item = (a: ApprovalRow, votes: Map<string, ApprovalVote[]>): z.infer<typeo
   params_sha256: a.params_sha256,
   bundle_revision: a.bundle_revision,
   required_approvers: a.required_approvers,
-  approvals: (votes.get(a.action_id) ?? []).map(approverOf),
+  approvals: (votes.votes.get(a.action_id) ?? []).map(approverOf),
+  initiator_member_ids: votes.initiators.get(a.action_id) ?? [],
 });
 
-/** The rows with their four-eyes approvals so far. */
-async function withVotes(d: GatewayDeps, tenantId: string, rows: ApprovalRow[]): Promise<Map<string, ApprovalVote[]>> {
-  const fourEyes = rows.filter((r) => r.required_approvers > 1).map((r) => r.action_id);
-  return d.approvals.votes(tenantId, fourEyes);
+interface FourEyes {
+  votes: Map<string, ApprovalVote[]>;
+  initiators: Map<string, string[]>;
+}
+
+/** The four-eyes rows' approvals so far and (`withInitiators`, pending ones) who started them. */
+async function withVotes(d: GatewayDeps, tenantId: string, rows: ApprovalRow[], withInitiators = false): Promise<FourEyes> {
+  const fourEyes = rows.filter((r) => r.required_approvers > 1);
+  const initiators = new Map<string, string[]>();
+  if (withInitiators) for (const r of fourEyes) initiators.set(r.action_id, await d.approvals.initiators(tenantId, r));
+  return { votes: await d.approvals.votes(tenantId, fourEyes.map((r) => r.action_id)), initiators };
 }
 
 /** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
@@ -159,7 +170,7 @@ export function approvalRoutes(d: GatewayDeps): Router {
   r.get('/approvals', async (req, res) => {
     const { tenantId } = authOf(req);
     const rows = await d.approvals.pending(tenantId);
-    const votes = await withVotes(d, tenantId, rows);
+    const votes = await withVotes(d, tenantId, rows, true);
     reply(res, pendingResponse, { pending: rows.map((a) => item(a, votes)) });
   });
   r.get('/approvals/history', async (req, res) => {

@@ -11,7 +11,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startFixtures } from '@agw/mcp-fixtures';
 import { type Tenant, api, humanSession, newTenant, toolCall } from './support/api';
+import { E2E_BASE_URL } from './support/e2e-env';
 
 jest.setTimeout(120_000);
 
@@ -179,5 +181,37 @@ describe('the audit names people', () => {
     expect(ownerRecords.length).toBeGreaterThanOrEqual(5);
     const bad = await api('GET', '/audit/log?member=alice', { token: auditor.token });
     expect(bad.status).toBe(422);
+  });
+});
+
+describe('MCP approvals go through the same queue', () => {
+  it('a custom policy asks for two approvers of an MCP call (Tasks extension): the task keeps working after one approval and completes after the second', async () => {
+    const fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });
+    try {
+      expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'fx', url: `${fixtures.url}/mutable/mcp` } })).body.status).toBe('connected');
+      const policy = ['package agw.custom', '', 'import rego.v1', '', 'approval contains {"id": "large sums need two humans", "required_approvers": 2} if {', '  input.method == "add"', '  input.params.a > 1000', '}', ''].join('\n');
+      expect((await api('PATCH', '/dashboard/settings', { token: ownerToken, body: { policy_template: 'custom', custom_policy: policy } })).status).toBe(200);
+      const TASKS = 'io.modelcontextprotocol/tasks';
+      const mcp = async (method: string, params: Record<string, unknown>) => {
+        const name = (params.name ?? params.taskId) as string | undefined;
+        const res = await fetch(`${E2E_BASE_URL}/mcp/server`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } } } }),
+        });
+        return (await res.json()) as any;
+      };
+      const created = await mcp('tools/call', { name: 'fx__add', arguments: { a: 4000, b: 2 } });
+      expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+      const taskId = created.result.taskId as string;
+      expect(await pendingItem(taskId)).toMatchObject({ required_approvers: 2, initiator_member_ids: [expect.any(String)] });
+      expect((await approve({ token: ownerToken }, taskId)).status).toBe(403);
+      expect((await approve(alice, taskId)).status).toBe(202);
+      expect((await mcp('tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'working' });
+      expect((await approve(bob, taskId)).status).toBe(200);
+      expect((await mcp('tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'completed', result: { content: [{ type: 'text', text: '4002' }] } });
+    } finally {
+      await fixtures.close();
+    }
   });
 });

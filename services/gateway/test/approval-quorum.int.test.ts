@@ -81,7 +81,7 @@ async function tenant(settings: Record<string, unknown> = { required_approvers: 
   return { id, owner: await member('owner', 'owner'), a: await member('alice', 'approver'), b: await member('bob', 'approver'), c: await member('carol', 'approver') };
 }
 
-async function queue(r: ApprovalRepository, tenantId: string, o: { initiator?: string; key?: string; policy?: number } = {}): Promise<string> {
+async function queue(r: ApprovalRepository, tenantId: string, o: { initiator?: string; key?: string; policy?: number; platform?: boolean } = {}): Promise<string> {
   const actionId = randomUUID();
   await r.enqueue(tenantId, {
     action_id: actionId,
@@ -92,8 +92,9 @@ async function queue(r: ApprovalRepository, tenantId: string, o: { initiator?: s
     method: 'transfer',
     params: { amount: 250000, currency: 'EUR' },
     opa_result: { requires_human: true, violations: ['large_transfer'], severity: 'medium' },
-    queue_reason: 'policy',
+    queue_reason: o.platform ? 'platform_confirmation' : 'policy',
     queued_at: new Date(),
+    ...(o.platform ? { session_id: null, platform_tool_use_id: 'sevt_1' } : {}),
     session_id: null,
     params_sha256: 'a'.repeat(64),
     bundle_revision: 'rev-1',
@@ -190,6 +191,22 @@ describe('votes', () => {
     await expect(q.decide(t.id, id, 'approved', as(t.c), null)).rejects.toMatchObject({ code: 'conflict', message: `Action ${id} is already rejected` });
     expect(broker.calls).toBe(0);
     expect((await repo.get(t.id, id))?.decided_by).toBe(t.b.email);
+  });
+});
+
+describe('managed sessions', () => {
+  it("a platform confirmation request (queued by the managed service with the tenant's setting) waits for two approvers; the platform runs it, the gateway executes nothing", async () => {
+    const t = await tenant();
+    const broker = countingBroker();
+    const q = new ApprovalQueue(repo, recorder, broker);
+    const id = await queue(repo, t.id, { platform: true });
+    expect((await repo.get(t.id, id))?.required_approvers).toBe(2);
+    expect(await q.decide(t.id, id, 'approved', as(t.a), null)).toMatchObject({ status: 'pending', required: 2 });
+    expect((await repo.get(t.id, id))?.status).toBe('pending');
+    const done = await q.decide(t.id, id, 'approved', as(t.b), null);
+    expect(done).toMatchObject({ status: 'approved', action_id: id });
+    expect(done).not.toHaveProperty('execution_mode');
+    expect(broker.calls).toBe(0);
   });
 });
 

@@ -56,11 +56,13 @@ describe('public dashboard and transparency', () => {
     expect(r.body.decisions.totals.today).toMatchObject({ allow: 1, deny: 1, requires_human: 1 });
     expect(r.body.decisions.totals.last_30_days).toEqual(r.body.decisions.totals.today);
     expect(r.body.decisions.daily).toEqual([{ date: new Date().toISOString().slice(0, 10), counts: r.body.decisions.totals.today }]);
-    expect(r.body.chain).toEqual({ valid: true, record_count: 3 });
-    expect(r.body.signed_tree_head).toMatchObject({ tree_size: 3 });
+    // the three calls and two settings changes (the template, opting in): control_plane records naming who changed them (docs/audit.md, "Who acted")
+    expect(r.body.chain).toEqual({ valid: true, record_count: 5 });
+    // anchored before opting in: the template change and the three calls
+    expect(r.body.signed_tree_head).toMatchObject({ tree_size: 4 });
     expect(r.body.signed_tree_head.checkpoint).toContain(r.body.signed_tree_head.origin);
     expect(r.body.verifier_key).toEqual(expect.any(String));
-    expect(r.body.anchor).toMatchObject({ tx_hash: anchorTx, tree_size: 3 });
+    expect(r.body.anchor).toMatchObject({ tx_hash: anchorTx, tree_size: 4 });
     expect(r.body.anchor.chain_id).toEqual(expect.any(Number));
     expect(r.body.anchor.contract_address).toMatch(/^0x[0-9a-fA-F]{40}$/);
     expect(r.body.unavailable).toEqual([]);
@@ -88,7 +90,7 @@ describe('public dashboard and transparency', () => {
     const list = await api('GET', '/transparency');
     expect(list.status).toBe(200);
     const entry = list.body.tenants.find((t: { tenant_id: string }) => t.tenant_id === a.tenantId);
-    expect(entry).toMatchObject({ slug: a.slug, name: 'Public Co A', dashboard_path: `/api/dashboard/public/${a.slug}`, signed_tree_head: { tree_size: 3 } });
+    expect(entry).toMatchObject({ slug: a.slug, name: 'Public Co A', dashboard_path: `/api/dashboard/public/${a.slug}`, signed_tree_head: { tree_size: 4 } });
     expect(list.body.tenants.map((t: { tenant_id: string }) => t.tenant_id)).not.toContain(b.tenantId);
     expect(JSON.stringify(list.body)).not.toContain('public-marker');
   });
@@ -106,7 +108,8 @@ describe('public dashboard and transparency', () => {
     const pageB = await api('GET', `/dashboard/public/${b.slug}-status`);
     expect(pageB.status).toBe(200);
     expect(pageB.body.tenant.tenant_id).toBe(b.tenantId);
-    expect(pageB.body.chain.record_count).toBe(0);
+    // B's one saved settings change (the refused ones change nothing and are not recorded)
+    expect(pageB.body.chain.record_count).toBe(1);
     expect(pageB.body.signed_tree_head).toBeNull();
     expect(JSON.stringify(pageB.body)).not.toContain(a.tenantId);
   });
@@ -166,7 +169,8 @@ describe('public dashboard and transparency', () => {
     expect(partial.status).toBe(200);
     expect(partial.body.unavailable).toEqual(['anchor']);
     expect(partial.body.anchor).toBeNull();
-    expect(partial.body.chain).toEqual({ valid: true, record_count: 1 });
+    // the call and the settings change that opted in
+    expect(partial.body.chain).toEqual({ valid: true, record_count: 2 });
     expect(partial.body.decisions.totals.today).toMatchObject({ allow: 1 });
     expect(partial.body.policy_template).toEqual(expect.any(String));
     // the partial page was not cached: once the gateway has reconnected to the anchor service (its channel

@@ -382,6 +382,41 @@ describe('a fleet of two replicas of every service', () => {
     expect((await req(GW1, 'GET', '/approvals', { key: t.apiKey })).body.pending.map((x: { action_id: string }) => x.action_id)).not.toContain(p.body.action_id);
   });
 
+  it('four eyes: two approvers approving at once on the two replicas are counted exactly once each; the action runs once', async () => {
+    const t = await newTenant('Replicas four eyes');
+    const pw = 'correct-horse-battery-staple';
+    const owner = (await req(GW1, 'POST', '/auth/login', { body: { email: t.email, password: pw } })).body.access_token as string;
+    expect((await req(GW1, 'PATCH', '/dashboard/settings', { token: owner, body: { required_approvers: 2 } })).status).toBe(200);
+    const approvers: string[] = [];
+    const ids: string[] = [];
+    for (const name of ['alice', 'bob']) {
+      const email = `${name}-${randomUUID().slice(0, 8)}@replicas.test`;
+      const inv = await req(GW1, 'POST', '/members/invitations', { token: owner, body: { email, role: 'approver' } });
+      const acc = await req(GW2, 'POST', '/members/invitations/accept', { body: { token: inv.body.token, password: pw } });
+      expect(acc.status).toBe(201);
+      ids.push(acc.body.user_id);
+      approvers.push((await req(GW2, 'POST', '/auth/login', { body: { email, password: pw } })).body.access_token as string);
+    }
+    await sleep(2_500); // every replica's settings cache (2 s) has required_approvers
+    for (let round = 0; round < 3; round++) {
+      // the financial template (this file's tenants) queues a transfer of 2000
+      const p = await req(PROXY, 'POST', '/mcp/tools/call', { key: t.apiKey, body: KINDS[1] });
+      expect(p.status).toBe(202);
+      const [a, b] = await Promise.all([
+        req(GW1, 'POST', `/approve/${p.body.action_id}`, { token: approvers[0], body: { note: 'replica 1' } }),
+        req(GW2, 'POST', `/approve/${p.body.action_id}`, { token: approvers[1], body: { note: 'replica 2' } }),
+      ]);
+      // one vote is counted first (202, pending), the other meets the quorum (200, approved): never both, never neither
+      expect([a.status, b.status].sort()).toEqual([200, 202]);
+      const item = (await req(GW2, 'GET', '/approvals/history', { key: t.apiKey })).body.history.find((x: { action_id: string }) => x.action_id === p.body.action_id);
+      expect(item).toMatchObject({ status: 'approved', required_approvers: 2 });
+      expect(item.approvals.map((v: { member_id: string }) => v.member_id).sort()).toEqual([...ids].sort());
+      const recs = await db.selectFrom('audit_records').select(['details']).where('tenant_id', '=', t.tenantId).where('action_id', '=', p.body.action_id).where('source', '=', 'control_plane').execute();
+      expect(recs.filter((r) => (r.details as { approval?: string }).approval === 'vote')).toHaveLength(2);
+      expect(recs.filter((r) => (r.details as { approval?: string }).approval === 'approved')).toHaveLength(1);
+    }
+  });
+
   it('an MCP task created at one gateway is polled and completed through the other; a requestState signed by one is honoured by the other', async () => {
     const t = await newTenant('Replicas MCP approvals');
     const fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });

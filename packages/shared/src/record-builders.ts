@@ -142,9 +142,11 @@ export type QueuedAction = Pick<ApprovalRow, 'action_id' | 'agent_id' | 'agent_t
 /**
  * A human's decision on a queued action, or its expiry (a control-plane record): the queued action's
  * facts, params, violations and severity; `requires_human` true; bundle revision `human-approval` (what
- * bound the decision to the call goes in `details.approval_binding`); executed only when given.
+ * bound the decision to the call goes in `details.approval_binding`); executed only when given. A
+ * four-eyes approval that does not complete the quorum is recorded with decision `requires_human` (the
+ * action still waits for humans) and `details.approval` `vote`.
  */
-export function humanDecisionRecord<D extends 'allow' | 'deny'>(
+export function humanDecisionRecord<D extends 'allow' | 'deny' | 'requires_human'>(
   q: QueuedAction,
   d: { decision: D; details: Record<string, unknown>; requested_at: string; execution_mode?: string | null },
 ): ControlPlaneRecord<D> {

@@ -65,9 +65,9 @@ describe("record ids are the tenant's own (tenant_seq + 1), never the global row
     }
     expect(answers.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
     expect(answers.map((r) => r.tenantSeq)).toEqual([0, 1, 2, 3, 4]);
-    const listed = (await client.listRecords({ tenantId: a, limit: 100, sessionId: '', chronological: true })).records;
+    const listed = (await client.listRecords({ tenantId: a, limit: 100, sessionId: '', chronological: true, memberId: '' })).records;
     expect(listed.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
-    expect((await client.listRecords({ tenantId: b, limit: 100, sessionId: '', chronological: false })).records.map((r) => r.id)).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+    expect((await client.listRecords({ tenantId: b, limit: 100, sessionId: '', chronological: false, memberId: '' })).records.map((r) => r.id)).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
     expect((await client.getByAction({ tenantId: a, actionId: listed[3].entry!.actionId })).records.map((r) => r.id)).toEqual([4]);
     // the global row keys are elsewhere: b's records sit between a's in the one shared sequence
     const keys = await db.selectFrom('audit_records').select(['id', 'tenant_seq']).where('tenant_id', '=', a).orderBy('tenant_seq').execute();
@@ -174,7 +174,7 @@ describe('decision inputs: committed with the record, read back by GetDecisionIn
     expect(bad.detail[0].loc).toEqual(['decision_input', 'call', 'params_json']);
     const noTime = await client.append({ tenantId, entry: e, eventKind: '', appendKey: '', decisionInput: { ...inputOf(e), evaluatedAt: 'yesterday' } }).catch((err) => err);
     expect(noTime.detail[0].loc).toEqual(['decision_input', 'evaluated_at']);
-    expect((await client.listRecords({ tenantId, limit: 10, sessionId: '', chronological: false })).records).toEqual([]);
+    expect((await client.listRecords({ tenantId, limit: 10, sessionId: '', chronological: false, memberId: '' })).records).toEqual([]);
     const tooMany = await client.getDecisionInputs({ tenantId, actionIds: Array.from({ length: 1001 }, () => randomUUID()) }).catch((err) => err);
     expect(tooMany.code).toBe('invalid_input');
   });

@@ -40,6 +40,9 @@ describe('decision counts', () => {
       await chain.append(t, governedEntry({ decision, requested_at: at(daysAgo), params: { secret: 'never-counted-out' } }));
     }
     await chain.append(other, governedEntry({ decision: 'deny' }));
+    // control-plane changes and four-eyes votes are no decisions on calls: not counted
+    await chain.append(t, governedEntry({ source: 'control_plane', decision: 'changed', tool: 'settings', method: 'update' }));
+    await chain.append(t, governedEntry({ source: 'control_plane', decision: 'requires_human', details: { approval: 'vote' } }));
 
     const out = await counts.counts(t, 30);
     expect(out).toEqual([

@@ -14,6 +14,7 @@ import { methodNotAllowedWithoutCredentials, notFoundOrMethodNotAllowed } from '
 import { ipRateLimit, tenantRateLimit } from './http/rate-limit.middleware';
 import { requestId } from './http/request-context';
 import { keyScopeGuard } from './http/key-scope.middleware';
+import { controlPlaneAudit } from './http/control-plane-audit';
 import { roleGuard } from './http/permissions';
 import { memberRoutes, publicMemberRoutes } from './http/routes/members.routes';
 import { apiKeyRoutes } from './http/routes/api-keys.routes';
@@ -120,6 +121,8 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   api.use(keyScopeGuard);
   // a signed-in member's role (http/permissions.ts: one table of every operation), before any route
   api.use(roleGuard);
+  // changes of settings, policy, keys, members and consents: recorded with the member who made them
+  api.use(controlPlaneAudit(d.controlPlane, d.logger));
   api.use(authRoutes(d));
   api.use(memberRoutes(d));
   api.use(apiKeyRoutes(d));

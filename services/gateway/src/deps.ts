@@ -11,6 +11,7 @@ import type { McpOauthProvider } from './oauth/mcp-oauth-provider';
 import type { McpOauthUrls } from './oauth/oauth.routes';
 import type { GatewayMetrics } from './metrics';
 import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
+import type { ControlPlaneRecords } from './tenants/control-plane-records';
 import type { RateLimiter } from './pipeline/rate-limiter';
 import type { Accounts } from './tenants/accounts';
 import type { Members } from './tenants/members';
@@ -52,6 +53,8 @@ export interface GatewayDeps {
   settings: SettingsService;
   rateLimiter: RateLimiter;
   pipeline: ToolCallPipeline;
+  /** control-plane changes recorded with the member who made them (http/control-plane-audit.ts); absent: not recorded */
+  controlPlane?: ControlPlaneRecords;
   approvals: ApprovalQueue;
   approvalExpiry: ApprovalExpiry;
   health: HealthService;

@@ -32,6 +32,7 @@ import { RateLimiter } from './pipeline/rate-limiter';
 import { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import { Accounts } from './tenants/accounts';
 import { Members } from './tenants/members';
+import { ControlPlaneRecords } from './tenants/control-plane-records';
 import { ApiKeyRepository } from './tenants/api-key.repository';
 import { ApiKeyService } from './tenants/api-keys';
 import { SessionTokens } from './tenants/session-tokens';
@@ -95,13 +96,16 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const broker = createVaultBroker(vault, credentials.cache, federation);
   const approvalExpiry = new ApprovalExpiry(approvalRepo, recorder, logger);
   approvalExpiry.start(config.approvalSweepMs);
+  const piiGuard = createVaultPiiGuard(vault);
+  // a member's e-mail in an audit record: encrypted for its data subject (docs/vault.md)
+  const pseudonymise = async (tenantId: string, actionId: string, email: string) => (await piiGuard.protect(tenantId, actionId, { email })).storedParams.email;
   const pipeline = new ToolCallPipeline({
     policy,
     recorder,
     approvals: approvalRepo,
     approvedRetries: new ApprovedRetries(approvalRepo, recorder, logger),
     constraints: createGatewayConstraints(redis),
-    pii: createVaultPiiGuard(vault),
+    pii: piiGuard,
     broker,
     metrics,
     logger,
@@ -159,7 +163,9 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     approvals: new ApprovalQueue(approvalRepo, recorder, broker, {
       currentRevision: async (tenantId) => (await policy.getTenantPolicy({ tenantId })).bundle?.revision || 'unknown',
       expireNow: approvalExpiry.expireNow,
+      pseudonymise,
     }),
+    controlPlane: new ControlPlaneRecords(recorder, pseudonymise),
     approvalExpiry,
     health: new HealthService({ db, redis, bus, services: { policy: policy.raw, audit: audit.raw, webhook: webhook.raw, vault: vault.raw, anchor: anchor.raw, managed: managed.raw } }),
     adminEmails,

@@ -138,3 +138,16 @@ it('oauth_grants_end_on_key_rotation (on by default) is human-only to turn off, 
   // already off: the key may send the value in force
   expect((await patch(tenantId, 'tenant_key', { oauth_grants_end_on_key_rotation: false })).status).toBe(200);
 });
+
+it('required_approvers (four eyes) is human-only to lower, open to the key to raise', async () => {
+  const tenantId = await newTenant({});
+  expect((await patch(tenantId, 'tenant_key', { required_approvers: 3 })).status).toBe(200);
+  const byKey = await patch(tenantId, 'tenant_key', { required_approvers: 2 });
+  expect(byKey.status).toBe(403);
+  expect(byKey.body.detail).toBe("Lowering required_approvers (from 3 to 2) needs a signed-in human: sign in (POST /api/auth/login) and send the session token; an API key cannot (raising it is open to the tenant's API key)");
+  expect((await stored(tenantId)).required_approvers).toBe(3);
+  expect((await patch(tenantId, 'tenant_key', { required_approvers: 3 })).status).toBe(200);
+  const byHuman = await patch(tenantId, 'human', { required_approvers: 1 });
+  expect(byHuman.status).toBe(200);
+  expect(byHuman.body).toMatchObject({ required_approvers: 1 });
+});

@@ -11,6 +11,7 @@ parameters := {
 	"currency": {"type": "string", "default": "EUR", "description": "the only accepted currency (ISO 4217); params.currency must match"},
 	"business_hours_only": {"type": "boolean", "default": true, "description": "transactions of 100 or more outside business hours are a violation"},
 	"approval_threshold": {"type": "number", "default": 1000, "description": "amount from which a human approves the transaction"},
+	"approval_required_approvers": {"type": "integer", "default": 1, "minimum": 1, "maximum": 10, "description": "distinct humans who must approve a transaction above approval_threshold (four eyes: 2); the tenant setting required_approvers applies when stricter"},
 	"daily_transaction_cap": {"type": "integer", "default": 100, "description": "calls of the transaction tool per agent in 24 h"},
 	"business_hours": {"type": "object", "default": {"timezone": "UTC", "start_hour": 9, "end_hour": 18, "weekdays": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]}, "description": "business hours: IANA time zone, start and end hour (end exclusive), weekdays"},
 }
@@ -74,7 +75,8 @@ severity_names := ["none", "low", "medium", "high", "critical"]
 
 findings := [{"id": id, "kind": "violation", "severity": severity_of[id]} | some id in sort(violation)]
 
-approval_findings := [{"id": id, "kind": "approval", "severity": severity_of[id]} | some id in sort(approval)]
+# financial: a transaction's approval asks for approval_required_approvers distinct humans (four eyes)
+approval_findings := [{"id": id, "kind": "approval", "severity": severity_of[id], "required_approvers": config.approval_required_approvers} | some id in sort(approval)]
 
 severity := severity_names[max({rank[f.severity] | some f in array.concat(findings, approval_findings)} | {0})]
 

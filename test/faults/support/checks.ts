@@ -88,7 +88,8 @@ export async function checkStreamAndChains(tenants: Tenant[], streamTimeoutMs = 
     else if (v.body.record_count !== n) problems.push(`chain of ${t.name} verified ${v.body.record_count} records, the database holds ${n}`);
   }
   const ids = new Set(tenants.map((t) => t.tenantId));
-  const rows = await auditRecords([...ids]);
+  // control-plane changes (decision `changed`) and four-eyes votes publish no decision event by design (docs/audit.md, "Who acted")
+  const rows = (await auditRecords([...ids])).filter((r) => !(r.source === 'control_plane' && (r.decision === 'changed' || r.decision === 'requires_human')));
   const events = (await streamMessages('DECISIONS')).map((m) => JSON.parse(m.data)).filter((e) => ids.has(e.tenant_id));
   const perAction = new Map<string, number>();
   for (const e of events) perAction.set(e.action_id, (perAction.get(e.action_id) ?? 0) + 1);

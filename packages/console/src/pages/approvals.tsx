@@ -5,6 +5,9 @@
  * Parameters are shown as stored: personal data stays the vault's encrypted envelope, never decrypted.
  * A managed session's item names its session and, when the agent platform holds the call for this
  * decision (platform_confirmation), the platform's tool-use id: approving resumes the session.
+ * Four eyes (docs/auth.md, "Four-eyes approvals"): an action needing several approvers shows its quorum
+ * ("1 of 2 approvals") and who approved so far; the approve button says so when you started the action or
+ * approved it already (neither counts again).
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
@@ -26,6 +29,19 @@ async function anomalyScores(agents: string[]): Promise<Record<string, number | 
     }),
   );
   return out;
+}
+
+/** "1 of 2 approvals" and who, for an action that needs several approvers. */
+export function quorumText(i: Pick<ApprovalItem, 'required_approvers' | 'approvals'>): string {
+  return `${i.approvals.length} of ${i.required_approvers} approvals`;
+}
+
+/** What the approve button says for this member: why it cannot count, or the quorum it moves. */
+export function approveLabel(i: Pick<ApprovalItem, 'required_approvers' | 'approvals' | 'initiator_member_ids'>, meId: string | null | undefined): { text: string; disabled: boolean } {
+  if (i.required_approvers <= 1) return { text: 'Approve', disabled: false };
+  if (meId && i.initiator_member_ids.includes(meId)) return { text: 'You started this action: another member must approve', disabled: true };
+  if (meId && i.approvals.some((a) => a.member_id === meId)) return { text: `You approved (${quorumText(i)})`, disabled: true };
+  return { text: `Approve (${i.approvals.length + 1} of ${i.required_approvers})`, disabled: false };
 }
 
 /** The action an MCP client sent its user to (`/approvals/<action_id>`), when the path names one. */
@@ -55,7 +71,7 @@ function Decided({ actionId }: { actionId: string }) {
   );
 }
 
-function Pending({ focus }: { focus: string | null }) {
+function Pending({ focus, me }: { focus: string | null; me: Me | null }) {
   const [notes, setNotes] = useState<Record<string, string>>({});
   const [flash, setFlash] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const { data, error, reload } = useData(
@@ -72,8 +88,14 @@ function Pending({ focus }: { focus: string | null }) {
     const note = notes[item.action_id]?.trim() || undefined;
     try {
       const path = verdict === 'approve' ? '/approve/{action_id}' : '/reject/{action_id}';
-      ok(await api.POST(path, { params: { path: { action_id: item.action_id } }, body: (note ? { note } : {}) as never }));
-      setFlash({ kind: 'ok', text: `${item.tool}.${item.method} (${item.action_id.slice(0, 8)}) ${verdict === 'approve' ? 'approved' : 'rejected'}.` });
+      const answer = ok(await api.POST(path, { params: { path: { action_id: item.action_id } }, body: (note ? { note } : {}) as never })) as { status: string; approvals?: unknown[]; required?: number };
+      setFlash({
+        kind: 'ok',
+        text:
+          answer.status === 'pending'
+            ? `${item.tool}.${item.method} (${item.action_id.slice(0, 8)}): your approval is counted, ${answer.approvals?.length ?? 0} of ${answer.required ?? item.required_approvers}; it runs once the other approvals arrive.`
+            : `${item.tool}.${item.method} (${item.action_id.slice(0, 8)}) ${verdict === 'approve' ? 'approved' : 'rejected'}.`,
+      });
       await reload();
     } catch (e) {
       setFlash({ kind: 'error', text: messageOf(e) });
@@ -135,6 +157,15 @@ function Pending({ focus }: { focus: string | null }) {
                   </dd>
                 </>
               )}
+              {i.required_approvers > 1 && (
+                <>
+                  <dt>Four eyes</dt>
+                  <dd class="quorum">
+                    <strong>{quorumText(i)}</strong>
+                    {i.approvals.length > 0 && <> · approved by {i.approvals.map((a) => a.email).join(', ')}</>}
+                  </dd>
+                </>
+              )}
               <dt>Action</dt>
               <dd>
                 <code class="small">{i.action_id}</code>
@@ -147,9 +178,14 @@ function Pending({ focus }: { focus: string | null }) {
             <label for={`note-${i.action_id}`}>Note (optional)</label>
             <textarea id={`note-${i.action_id}`} rows={2} value={notes[i.action_id] ?? ''} onInput={(e) => setNotes({ ...notes, [i.action_id]: e.currentTarget.value })} />
             <div class="row">
-              <button type="button" onClick={() => decide(i, 'approve')}>
-                Approve
-              </button>
+              {(() => {
+                const label = approveLabel(i, me?.user_id);
+                return (
+                  <button type="button" disabled={label.disabled} onClick={() => decide(i, 'approve')}>
+                    {label.text}
+                  </button>
+                );
+              })()}
               <button type="button" class="danger" onClick={() => decide(i, 'reject')}>
                 Reject
               </button>
@@ -193,7 +229,7 @@ function History() {
                   <td data-label="Decision">
                     <Badge value={h.status} />
                   </td>
-                  <td data-label="By">{h.decided_by ?? '—'}</td>
+                  <td data-label="By">{h.required_approvers > 1 && h.approvals.length ? `${h.approvals.map((a) => a.email).join(', ')} (${quorumText(h)})` : (h.decided_by ?? '—')}</td>
                   <td data-label="When">
                     <Time iso={h.decided_at} />
                   </td>
@@ -208,7 +244,7 @@ function History() {
   );
 }
 
-export function Approvals(_: { me: Me | null }) {
+export function Approvals({ me }: { me: Me | null }) {
   const [tab, setTab] = useState(location.search.includes('tab=history') ? 'history' : 'pending');
   const focus = focusedAction(location.pathname);
   return (
@@ -223,7 +259,7 @@ export function Approvals(_: { me: Me | null }) {
         onChange={setTab}
       />
       <div role="tabpanel" aria-labelledby={`tab-${tab}`}>
-        {tab === 'pending' ? <Pending focus={focus} /> : <History />}
+        {tab === 'pending' ? <Pending focus={focus} me={me} /> : <History />}
       </div>
     </section>
   );

@@ -44,11 +44,36 @@ const cols = [
   'decision_binding',
   'retried_at',
   'platform_tool_use_id',
+  'required_approvers',
+  'initiator_user_id',
 ] as const;
 
-export type NewApproval = Omit<ApprovalRow, 'tenant_id' | 'status' | 'decided_at' | 'decided_by' | 'note' | 'execution' | 'decision_binding' | 'retried_at' | 'platform_tool_use_id'> & {
+export type NewApproval = Omit<
+  ApprovalRow,
+  'tenant_id' | 'status' | 'decided_at' | 'decided_by' | 'note' | 'execution' | 'decision_binding' | 'retried_at' | 'platform_tool_use_id' | 'required_approvers' | 'initiator_user_id'
+> & {
   platform_tool_use_id?: string | null;
+  /** the policy's number of distinct approvers; the tenant's setting `required_approvers` applies when stricter */
+  required_approvers?: number;
+  initiator_user_id?: string | null;
 };
+
+/** The most approvers an action can require (the column's check). */
+export const MAX_REQUIRED_APPROVERS = 10;
+
+/** One member's approval of a four-eyes action. */
+export interface ApprovalVote {
+  member_id: string;
+  member_email: string;
+  note: string | null;
+  voted_at: Date;
+}
+
+/**
+ * What one approval vote did: `pending` (recorded, the quorum not met yet), `approved` (recorded and the
+ * quorum met: the action is approved now, by this vote), `duplicate` (this member had approved already).
+ */
+export type VoteOutcome = { kind: 'pending' | 'approved' | 'duplicate'; row: ApprovalRow; votes: ApprovalVote[] };
 
 export class ApprovalRepository {
   constructor(private readonly db: Db) {}
@@ -62,8 +87,106 @@ export class ApprovalRepository {
         params: JSON.stringify(a.params),
         opa_result: JSON.stringify(a.opa_result),
         status: 'pending',
+        // the stricter of the caller's (policy's) number and the tenant's setting (docs/auth.md, "Four-eyes approvals")
+        required_approvers: sql<number>`LEAST(${MAX_REQUIRED_APPROVERS}, GREATEST(${Math.max(1, Math.trunc(a.required_approvers ?? 1))}::int, COALESCE((SELECT CASE WHEN jsonb_typeof(settings->'required_approvers') = 'number' THEN (settings->>'required_approvers')::int END FROM tenant_settings WHERE tenant_id = ${tenantId}), 1)))`,
+        initiator_user_id: a.initiator_user_id ?? null,
       })
       .execute();
+  }
+
+  /** The approvals of these actions so far, oldest first per action. */
+  async votes(tenantId: string, actionIds: string[]): Promise<Map<string, ApprovalVote[]>> {
+    const out = new Map<string, ApprovalVote[]>();
+    if (!actionIds.length) return out;
+    const rows = await this.db
+      .selectFrom('approval_votes')
+      .select(['action_id', 'member_id', 'member_email', 'note', 'voted_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('action_id', 'in', actionIds)
+      .orderBy('voted_at')
+      .orderBy('member_id')
+      .execute();
+    for (const { action_id, ...v } of rows) out.set(action_id, [...(out.get(action_id) ?? []), v]);
+    return out;
+  }
+
+  /**
+   * The members who started the action and so never count as its approvers: the member whose console
+   * session made the call, the member who issued the API key that made it (`api_keys.created_by`
+   * `user:<email>`), and the member whose consent made the OAuth grant whose token made it.
+   */
+  async initiators(tenantId: string, row: Pick<ApprovalRow, 'initiator_user_id' | 'requested_by_key'>): Promise<string[]> {
+    const ids = new Set<string>(row.initiator_user_id ? [row.initiator_user_id] : []);
+    const key = row.requested_by_key;
+    if (key?.startsWith('oauth-grant:')) {
+      const grantId = key.slice('oauth-grant:'.length);
+      if (/^[0-9a-f-]{36}$/i.test(grantId)) {
+        const g = await this.db.selectFrom('oauth_grants').select('granted_by_user_id').where('tenant_id', '=', tenantId).where('id', '=', grantId).executeTakeFirst();
+        if (g?.granted_by_user_id) ids.add(g.granted_by_user_id);
+      }
+    } else if (key) {
+      const owner = await this.db
+        .selectFrom('api_keys')
+        .innerJoin('users', (j) => j.onRef('users.tenant_id', '=', 'api_keys.tenant_id').on(sql`'user:' || users.email`, '=', sql.ref('api_keys.created_by')))
+        .select('users.id')
+        .where('api_keys.tenant_id', '=', tenantId)
+        .where('api_keys.key_hash', '=', key)
+        .executeTakeFirst();
+      if (owner) ids.add(owner.id);
+    }
+    return [...ids];
+  }
+
+  /**
+   * One member's approval of a four-eyes action, in one transaction holding the action's row: the vote is
+   * stored once per member (a second one is `duplicate`), and the vote that brings the count to
+   * `required_approvers` moves the action to `approved` (decided_by names every approver). Undefined when
+   * the action is not pending (decided, expired, or past its time at `now`) or unknown.
+   */
+  async vote(
+    tenantId: string,
+    actionId: string,
+    member: { id: string; email: string },
+    note: string | null,
+    now: Date,
+    binding: (row: { params_sha256: string | null; bundle_revision: string | null }) => ApprovalBinding,
+  ): Promise<VoteOutcome | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = (await trx
+        .selectFrom('approvals')
+        .select(cols)
+        .where('tenant_id', '=', tenantId)
+        .where('action_id', '=', actionId)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .forUpdate()
+        .executeTakeFirst()) as ApprovalRow | undefined;
+      if (!row) return undefined;
+      const inserted = await trx
+        .insertInto('approval_votes')
+        .values({ action_id: actionId, tenant_id: tenantId, member_id: member.id, member_email: member.email, note, voted_at: now })
+        .onConflict((oc) => oc.columns(['action_id', 'member_id']).doNothing())
+        .returning('member_id')
+        .executeTakeFirst();
+      const votes = await trx
+        .selectFrom('approval_votes')
+        .select(['member_id', 'member_email', 'note', 'voted_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('action_id', '=', actionId)
+        .orderBy('voted_at')
+        .orderBy('member_id')
+        .execute();
+      if (!inserted) return { kind: 'duplicate' as const, row, votes };
+      if (votes.length < row.required_approvers) return { kind: 'pending' as const, row, votes };
+      const approved = (await trx
+        .updateTable('approvals')
+        .set({ status: 'approved', decided_at: now, decided_by: votes.map((v) => v.member_email).join(', '), note, decision_binding: JSON.stringify(binding(row)) })
+        .where('tenant_id', '=', tenantId)
+        .where('action_id', '=', actionId)
+        .returning(cols)
+        .executeTakeFirstOrThrow()) as ApprovalRow;
+      return { kind: 'approved' as const, row: approved, votes };
+    });
   }
 
   /** Take back a pending action whose record could not be appended (the caller was answered 5xx). */

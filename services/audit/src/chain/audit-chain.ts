@@ -64,7 +64,7 @@ export class AuditChain {
     return { ...r.record, event_queued: r.outboxId !== null || (r.replayed && event !== undefined) };
   }
 
-  list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {
+  list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean; memberId?: string }): Promise<StoredRecord[]> {
     return this.records.list(tenantId, o);
   }
 

@@ -200,9 +200,14 @@ export class AuditRecordRepository {
     return toRecord(rows[0]);
   }
 
-  async list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean }): Promise<StoredRecord[]> {
+  /** `memberId`: only the records naming the member (`details.member.id`, or an approver in `details.approvers`). */
+  async list(tenantId: string, o: { limit: number; sessionId?: string; chronological?: boolean; memberId?: string }): Promise<StoredRecord[]> {
     let q = this.db.selectFrom('audit_records').select(columns).where('tenant_id', '=', tenantId);
     if (o.sessionId) q = q.where('session_id', '=', o.sessionId);
+    if (o.memberId) {
+      const m = o.memberId;
+      q = q.where(sql<boolean>`(details->'member'->>'id' = ${m} OR details->'approvers' @> jsonb_build_array(jsonb_build_object('id', ${m}::text)))`);
+    }
     const rows = await q.orderBy('tenant_seq', o.chronological ? 'asc' : 'desc').limit(o.limit).execute();
     return rows.map((r) => toRecord(r as Row));
   }

@@ -1,7 +1,9 @@
 /**
  * Aggregate counts of a tenant's records by UTC day and decision, for the tenant's public dashboard
  * (gateway: transparency/). Only counts leave: never a record, an id or a parameter. One grouped query
- * over the tenant's records of the period.
+ * over the tenant's records of the period. Not counted: control-plane changes (decision `changed`: who
+ * changed settings, keys, members) and four-eyes votes (a `control_plane` record whose decision stays
+ * `requires_human`): they are not decisions on calls.
  */
 import type { Db } from '@agw/shared';
 import { sql } from 'kysely';
@@ -22,6 +24,7 @@ export class DecisionCountsRepository {
       SELECT to_char(date_trunc('day', requested_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, decision, count(*) AS count
       FROM audit_records
       WHERE tenant_id = ${tenantId}
+        AND NOT (source = 'control_plane' AND decision IN ('changed', 'requires_human'))
         AND requested_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - make_interval(days => ${n - 1})
       GROUP BY 1, 2
       ORDER BY 1, 2`.execute(this.db);

@@ -6,7 +6,7 @@
  * - observed: records with source `mcp_observed` (built-in tool use seen on the session's event stream)
  * - denied: governed records whose decision is `deny`
  * - pending: governed `requires_human` records with no human decision (a `control_plane` record of the
- *   same action) appended since
+ *   same action, not a four-eyes vote, whose decision stays `requires_human`) appended since
  */
 import type { Db } from '@agw/shared';
 import { sql } from 'kysely';
@@ -31,7 +31,7 @@ export class SessionTotalsRepository {
         count(*) FILTER (WHERE r.source = 'mcp_governed' AND r.decision = 'deny') AS denied,
         count(*) FILTER (WHERE r.source = 'mcp_governed' AND r.decision = 'requires_human' AND NOT EXISTS (
           SELECT 1 FROM audit_records d
-          WHERE d.tenant_id = r.tenant_id AND d.session_id = r.session_id AND d.action_id = r.action_id AND d.source = 'control_plane'
+          WHERE d.tenant_id = r.tenant_id AND d.session_id = r.session_id AND d.action_id = r.action_id AND d.source = 'control_plane' AND d.decision <> 'requires_human'
         )) AS pending
       FROM audit_records r
       WHERE r.tenant_id = ${tenantId} AND r.session_id = ANY(${sessionIds}::text[])

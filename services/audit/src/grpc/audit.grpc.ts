@@ -56,7 +56,7 @@ export function auditGrpcService(
         appendStream: append,
         listRecords: async (req) => ({
           records: (
-            await chain.list(req.tenantId, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.sessionId || undefined, chronological: req.chronological })
+            await chain.list(req.tenantId, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.sessionId || undefined, chronological: req.chronological, memberId: req.memberId || undefined })
           ).map(toMessage),
         }),
         getByAction: async (req) => ({ records: (await chain.byAction(req.tenantId, req.actionId)).map(toMessage) }),

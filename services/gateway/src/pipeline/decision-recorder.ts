@@ -28,7 +28,7 @@ export function paramsJsonOf(params: Record<string, unknown>): string {
 
 /** The fleet's action record (`@agw/shared`), with the decisions and sources the gateway records. */
 export interface DecisionRecord extends ActionRecord {
-  decision: 'allow' | 'deny' | 'requires_human' | 'observed';
+  decision: 'allow' | 'deny' | 'requires_human' | 'observed' | 'changed';
   source: 'mcp_governed' | 'mcp_observed' | 'control_plane';
 }
 
@@ -53,6 +53,8 @@ export interface RecordOptions {
    * through it, never through a second connection of the same pool
    */
   conn?: Conn;
+  /** false: the record only, no decision event (a four-eyes vote that webhooks and sessions need not hear of) */
+  event?: false;
 }
 
 export class DecisionRecorder {
@@ -84,10 +86,11 @@ export class DecisionRecorder {
   /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
   async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, o: RecordOptions = {}): Promise<audit.AuditRecord> {
     const { timings, decisionInput, conn } = o;
+    const withEvent = o.event !== false;
     const t0 = performance.now();
     const stored = await this.append({
       tenantId,
-      eventKind: kind,
+      eventKind: withEvent ? kind : '',
       tenantHasWebhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId, conn) : true,
       decisionInput,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
@@ -96,7 +99,7 @@ export class DecisionRecorder {
       appendKey: randomUUID(),
     });
     const t1 = performance.now();
-    if (!stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });
+    if (withEvent && !stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });
     if (timings) {
       timings.audit = (timings.audit ?? 0) + (t1 - t0);
       // the part of `audit` the audit service spent from the append's arrival to its commit (the rest: the

@@ -67,6 +67,8 @@ export interface CallContext {
   apiKeyHash?: string;
   /** the call comes with an agent-scoped key: a retry of an approved action must come from the key that queued it */
   agentKey?: boolean;
+  /** the member whose console session makes the call: never an approver of it (docs/auth.md, "Four-eyes approvals") */
+  initiatorUserId?: string;
 }
 
 export type StepTimings = Record<string, number>;
@@ -108,6 +110,9 @@ export const FAILURE_VIOLATIONS = {
   queue: 'policy_engine_unavailable_queued',
 } as const;
 
+
+/** A queued call's details name the policy's number of approvers when it asks for four eyes. */
+const requiredApprovers = (details: Record<string, unknown>, n: number | undefined) => (n && n > 1 ? { ...details, required_approvers: n } : details);
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -192,7 +197,7 @@ export class ToolCallPipeline {
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, base, common, details, 'policy', alertTier, decisionInput);
+      await this.queue(ctx, call, base, common, requiredApprovers(details, evaluation.requiredApprovers), 'policy', alertTier, decisionInput, evaluation.requiredApprovers);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method, federated?.upstream ? `${call.tool}__${call.method}` : undefined);
@@ -293,6 +298,8 @@ export class ToolCallPipeline {
     reason: 'policy' | 'fail_to_queue' | 'session_config',
     alertTier: string | null,
     decisionInput?: decision.DecisionInput,
+    /** the policy's number of distinct approvers (four eyes); the tenant's setting applies when stricter */
+    requiredApprovers = 0,
   ): Promise<void> {
     // The queue row first, then the record: a queue write that fails (Postgres unreachable) leaves no record
     // behind a 5xx answer; a record that cannot be appended takes the queue row back.
@@ -312,6 +319,8 @@ export class ToolCallPipeline {
       params_sha256: paramsSha256(call.params),
       bundle_revision: outcome.bundle_revision,
       requested_by_key: ctx.apiKeyHash ?? null,
+      initiator_user_id: ctx.initiatorUserId ?? null,
+      ...(requiredApprovers > 1 ? { required_approvers: requiredApprovers } : {}),
       expires_at: approvalExpiryOf(ctx.settings, new Date(facts.requested_at)),
     });
     try {

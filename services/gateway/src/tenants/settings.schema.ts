@@ -3,7 +3,7 @@
  * bad values are a 422 naming the key. Policy keys are handed to the policy service; the rest are
  * stored by the gateway.
  */
-import { DEFAULT_APPROVAL_EXPIRY_SECONDS } from '@agw/shared';
+import { DEFAULT_APPROVAL_EXPIRY_SECONDS, MAX_REQUIRED_APPROVERS } from '@agw/shared';
 import { z } from 'zod';
 import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
@@ -87,6 +87,13 @@ export const settingsPatchSchema = z
       .min(60, 'approval_expiry_seconds must be at least 60')
       .max(MAX_APPROVAL_EXPIRY_SECONDS, `approval_expiry_seconds must be at most ${MAX_APPROVAL_EXPIRY_SECONDS} (30 days)`)
       .optional(),
+    /** four eyes: how many distinct members must approve a queued action (1-10; default 1); a policy may ask for more (docs/auth.md, "Four-eyes approvals") */
+    required_approvers: z
+      .number()
+      .int('required_approvers must be an integer')
+      .min(1, 'required_approvers must be at least 1')
+      .max(MAX_REQUIRED_APPROVERS, `required_approvers must be at most ${MAX_REQUIRED_APPROVERS}`)
+      .optional(),
     /** a federated tool never seen before: auto (pinned at once unless flagged) or manual (waits for a human) */
     upstream_tool_approval: z.enum(['auto', 'manual']).optional(),
     /** rotating the tenant key (POST /api/api-keys/rotate) revokes every OAuth grant of MCP clients (default true) */
@@ -116,6 +123,7 @@ export const settingsViewSchema = z.object({
   public_dashboard: z.object({ enabled: z.boolean(), slug: z.string().nullable() }),
   approvals_require_human: z.boolean().meta({ description: 'approvals need a signed-in human (docs/auth.md)' }),
   approval_expiry_seconds: z.number().int().meta({ description: 'a queued action not decided within this time expires' }),
+  required_approvers: z.number().int().meta({ description: 'distinct members who must approve a queued action (four eyes: 2 or more; a policy may ask for more); docs/auth.md' }),
   upstream_tool_approval: z.enum(['auto', 'manual']).meta({ description: 'new tools of upstream MCP servers: pinned at once (auto) or held for a human (manual); docs/federation.md' }),
   oauth_grants_end_on_key_rotation: z.boolean().meta({ description: 'rotating the tenant key revokes every OAuth grant of MCP clients (docs/auth.md, "MCP clients: OAuth 2.1")' }),
 });
@@ -143,6 +151,7 @@ export interface StoredSettings {
   public_dashboard?: { enabled: boolean; slug: string };
   approvals_require_human?: boolean;
   approval_expiry_seconds?: number;
+  required_approvers?: number;
   upstream_tool_approval?: 'auto' | 'manual';
   oauth_grants_end_on_key_rotation?: boolean;
 }

@@ -40,6 +40,13 @@ function switchedOff(patch: SettingsPatch, stored?: Record<string, unknown>): st
 
 function checkHumanGate(stored: Record<string, unknown>, patch: SettingsPatch, by: SettingsChanger): void {
   if (by.human) return;
+  // four eyes: fewer required approvers undoes a defence as well (docs/auth.md, "Four-eyes approvals")
+  const current = typeof stored.required_approvers === 'number' ? stored.required_approvers : 1;
+  if (patch.required_approvers !== undefined && patch.required_approvers < current) {
+    throw new ForbiddenError(
+      `Lowering required_approvers (from ${current} to ${patch.required_approvers}) needs a signed-in human: sign in (POST /api/auth/login) and send the session token; ${by.caller} cannot (raising it is open to the tenant's API key)`,
+    );
+  }
   const off = switchedOff(patch, stored);
   if (!off.length) return;
   throw new ForbiddenError(
@@ -128,7 +135,7 @@ export class SettingsService {
   /** `by`: who asks (the human-only gates); a caller that does not say is not a human. */
   async update(tenantId: string, patch: SettingsPatch, by: SettingsChanger = { human: false, caller: 'this caller' }): Promise<SettingsView & { webhook_secret?: string }> {
     // refused before anything is applied (policy, tool approval, webhook check), and again under the row's lock below
-    if (!by.human && switchedOff(patch).length) checkHumanGate(await this.repo.get(tenantId), patch, by);
+    if (!by.human && (switchedOff(patch).length || patch.required_approvers !== undefined)) checkHumanGate(await this.repo.get(tenantId), patch, by);
     const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, siem_export, ...rest } = patch;
     // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
     // name resolves to can change), so when it cannot be asked now the URL is still accepted.
@@ -219,6 +226,7 @@ export class SettingsService {
       // absent: a tenant created before the setting existed (the spec's behaviour: any authenticated caller decides)
       approvals_require_human: s.approvals_require_human ?? false,
       approval_expiry_seconds: s.approval_expiry_seconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS,
+      required_approvers: s.required_approvers ?? 1,
       upstream_tool_approval: s.upstream_tool_approval ?? 'auto',
       oauth_grants_end_on_key_rotation: s.oauth_grants_end_on_key_rotation ?? true,
     };

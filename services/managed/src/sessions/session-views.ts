@@ -59,7 +59,7 @@ export class SessionViews {
   /** The session's records, oldest first. */
   async records(tenantId: string, id: string, limit: number): Promise<audit.AuditRecord[]> {
     await this.get(tenantId, id);
-    return (await this.audit.listRecords({ tenantId, limit, sessionId: id, chronological: true })).records;
+    return (await this.audit.listRecords({ tenantId, limit, sessionId: id, chronological: true, memberId: '' })).records;
   }
 
   async compliance(tenantId: string, id: string) {

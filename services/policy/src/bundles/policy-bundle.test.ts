@@ -27,6 +27,17 @@ describe('custom policy contract', () => {
     expect(run(allow, { method: 'write' })).toMatchObject({ decision: 'deny', violations: ['custom_policy_not_allowed'] });
     expect(run('package agw.custom\nimport rego.v1\nrequires_human if input.method == "x"\n', { method: 'x' }).decision).toBe('requires_human');
   });
+  test('four eyes: an approval reason object, a decision object or a top-level rule asks for n distinct approvers (the largest wins; not a number 1-10: ignored)', () => {
+    const obj = 'package agw.custom\nimport rego.v1\napproval contains {"id": "large_transfer", "required_approvers": 2} if input.params.amount > 10000\napproval contains "odd_hour" if input.method == "night"\n';
+    expect(run(obj, { params: { amount: 20000 } })).toMatchObject({ decision: 'requires_human', violations: ['large_transfer'], requiredApprovers: 2 });
+    expect(run(obj, { method: 'night', params: {} })).toMatchObject({ decision: 'requires_human', requiredApprovers: 0 });
+    const top = 'package agw.custom\nimport rego.v1\napproval contains "big" if input.params.amount > 10\nrequired_approvers := 3 if input.params.amount > 1000\n';
+    expect(run(top, { params: { amount: 5000 } })).toMatchObject({ decision: 'requires_human', requiredApprovers: 3 });
+    expect(run(top, { params: { amount: 50 } })).toMatchObject({ decision: 'requires_human', requiredApprovers: 0 });
+    const dec = 'package agw.custom\nimport rego.v1\ndecision := {"requires_human": true, "required_approvers": 2}\n';
+    expect(run(dec, {})).toMatchObject({ decision: 'requires_human', requiredApprovers: 2 });
+    expect(run('package agw.custom\nimport rego.v1\ndecision := {"requires_human": true, "required_approvers": "two"}\n', {})).toMatchObject({ requiredApprovers: 0 });
+  });
   test('data.config is the tenant policy_config', () => {
     const src = 'package agw.custom\nimport rego.v1\ndeny contains "too much" if input.params.n > data.config.max\n';
     expect(run(src, { params: { n: 5 } }, { max: 3 }).decision).toBe('deny');

@@ -5,7 +5,7 @@
  */
 import { type PreparedPolicy, RegoCompileError, compile } from '@agw/rego';
 import { InputError, canonicalJson, sha256Hex } from '@agw/shared';
-import { EVALUATION_ERROR, type Finding, type PolicyOutcome, type Severity, decide, toSeverity } from '../engine/decision';
+import { EVALUATION_ERROR, type Finding, type PolicyOutcome, type Severity, decide, toApprovers, toSeverity } from '../engine/decision';
 import type { LoadedTemplate, RuleInfo } from '../templates/template-catalog';
 
 export const CUSTOM_PACKAGE = 'agw.custom';
@@ -68,8 +68,13 @@ export function templateBundle(t: LoadedTemplate, overrides: Record<string, unkn
     readsBehavioral: t.policy.readsInput('behavioral'),
     evaluate(input, nowNs) {
       try {
-        const out = t.policy.evaluate(`${t.packagePath}.decision`, { input, data, nowNs }) as { findings?: Array<{ id: string; kind: string; severity: string }> } | undefined;
-        return decide((out?.findings ?? []).map((f) => ({ id: f.id, kind: f.kind === 'approval' ? 'approval' : 'violation', severity: toSeverity(f.severity, 'high') })));
+        const out = t.policy.evaluate(`${t.packagePath}.decision`, { input, data, nowNs }) as { findings?: Array<{ id: string; kind: string; severity: string; required_approvers?: unknown }> } | undefined;
+        return decide(
+          (out?.findings ?? []).map((f) => {
+            const approvers = f.kind === 'approval' ? toApprovers(f.required_approvers) : undefined;
+            return { id: f.id, kind: f.kind === 'approval' ? 'approval' : 'violation', severity: toSeverity(f.severity, 'high'), ...(approvers ? { requiredApprovers: approvers } : {}) };
+          }),
+        );
       } catch (e) {
         onError(e);
         return decide([{ id: EVALUATION_ERROR, kind: 'violation', severity: 'high' }]);
@@ -83,8 +88,10 @@ export function templateBundle(t: LoadedTemplate, overrides: Record<string, unkn
  * Custom policy contract (docs/policy.md), package agw.custom:
  *  - `deny` / `violations`: set of messages (or {id|msg, severity}) -> violations, severity high by default;
  *  - `warn`: set of messages -> medium violations (allowed, kept on the record);
- *  - `approval`: set of reasons -> requires_human; `requires_human := true` does the same;
- *  - or one `decision` object {violations, severity, requires_human} (severity applies to plain strings);
+ *  - `approval`: set of reasons -> requires_human; `requires_human := true` does the same; a reason
+ *    object {id, required_approvers} asks for that many distinct human approvers (four eyes), and so does
+ *    a top-level `required_approvers := n` for every approval of the call;
+ *  - or one `decision` object {violations, severity, requires_human, required_approvers} (severity applies to plain strings);
  *  - boolean forms (`deny if ...`) give custom_policy_denied / custom_policy_warning;
  *  - a module that defines `allow` denies (custom_policy_not_allowed) whenever allow is not true.
  */
@@ -102,7 +109,8 @@ export function customBundle(policy: PreparedPolicy, source: string, overrides: 
       else if (item && typeof item === 'object') {
         const o = item as Record<string, unknown>;
         const id = typeof o.id === 'string' ? o.id : typeof o.msg === 'string' ? o.msg : typeof o.message === 'string' ? o.message : JSON.stringify(o);
-        out.push({ id, kind, severity: toSeverity(o.severity, fallback) });
+        const approvers = kind === 'approval' ? toApprovers(o.required_approvers) : undefined;
+        out.push({ id, kind, severity: toSeverity(o.severity, fallback), ...(approvers ? { requiredApprovers: approvers } : {}) });
       } else if (item === true) {
         // boolean rules (`deny if ...`, `warn if ...`, `requires_human if ...`)
         out.push(kind === 'approval' ? { id: 'custom_policy_requires_approval', kind, severity: 'low' } : { id: fallback === 'medium' ? 'custom_policy_warning' : 'custom_policy_denied', kind, severity: fallback });
@@ -126,12 +134,16 @@ export function customBundle(policy: PreparedPolicy, source: string, overrides: 
           const d = decision as Record<string, unknown>;
           collect(d.violations, 'violation', toSeverity(d.severity, 'high'), findings);
           if (d.requires_human === true) collect(true, 'approval', 'low', findings);
+          const n = toApprovers(d.required_approvers);
+          if (n) for (const f of findings) if (f.kind === 'approval') f.requiredApprovers = Math.max(f.requiredApprovers ?? 0, n);
         } else {
           collect(policy.evaluate(`${base}.deny`, opts), 'violation', 'high', findings);
           collect(policy.evaluate(`${base}.violations`, opts), 'violation', 'high', findings);
           collect(policy.evaluate(`${base}.warn`, opts), 'violation', 'medium', findings);
           collect(policy.evaluate(`${base}.approval`, opts), 'approval', 'low', findings);
           if (policy.evaluate(`${base}.requires_human`, opts) === true) collect(true, 'approval', 'low', findings);
+          const n = toApprovers(policy.evaluate(`${base}.required_approvers`, opts));
+          if (n) for (const f of findings) if (f.kind === 'approval') f.requiredApprovers = Math.max(f.requiredApprovers ?? 0, n);
         }
         if (definesAllow && policy.evaluate(`${base}.allow`, opts) !== true) findings.push({ id: 'custom_policy_not_allowed', kind: 'violation', severity: 'high' });
         const seen = new Set<string>();

@@ -2,7 +2,7 @@ import { decide } from './decision';
 
 describe('decide (fixed decision semantics)', () => {
   test('no findings: allow, severity none, no alert tier', () => {
-    expect(decide([])).toEqual({ decision: 'allow', violations: [], findings: [], severity: 'none', alertTier: '', requiresHuman: false });
+    expect(decide([])).toEqual({ decision: 'allow', violations: [], findings: [], severity: 'none', alertTier: '', requiresHuman: false, requiredApprovers: 0 });
   });
   test('high or critical denies; P2 for high, P1 for critical', () => {
     expect(decide([{ id: 'a', kind: 'violation', severity: 'high' }])).toMatchObject({ decision: 'deny', severity: 'high', alertTier: 'P2' });

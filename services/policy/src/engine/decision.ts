@@ -12,6 +12,8 @@ export interface Finding {
   id: string;
   kind: 'violation' | 'approval';
   severity: Severity;
+  /** an approval finding's number of distinct human approvers (four eyes); absent: the tenant's setting */
+  requiredApprovers?: number;
 }
 
 export interface PolicyOutcome {
@@ -21,6 +23,16 @@ export interface PolicyOutcome {
   severity: Severity;
   alertTier: '' | 'P1' | 'P2' | 'P3';
   requiresHuman: boolean;
+  /** the largest `requiredApprovers` of the approval findings (0: the policy does not say) */
+  requiredApprovers: number;
+}
+
+/** The most approvers a policy can ask for (the approvals table's check). */
+export const MAX_POLICY_APPROVERS = 10;
+
+/** A policy's `required_approvers` value as a count: an integer 1-10, anything else ignored (undefined). */
+export function toApprovers(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? Math.min(v, MAX_POLICY_APPROVERS) : undefined;
 }
 
 export const rankOf = (s: Severity): number => SEVERITIES.indexOf(s);
@@ -34,7 +46,8 @@ export function decide(findings: Finding[]): PolicyOutcome {
   const requiresHuman = findings.some((f) => f.kind === 'approval');
   const decision: Decision = rankOf(severity) >= rankOf('high') ? 'deny' : requiresHuman ? 'requires_human' : 'allow';
   const alertTier = severity === 'critical' ? 'P1' : severity === 'high' ? 'P2' : requiresHuman || severity === 'medium' ? 'P3' : '';
-  return { decision, violations: findings.map((f) => f.id), findings, severity, alertTier, requiresHuman };
+  const requiredApprovers = findings.reduce((m, f) => (f.kind === 'approval' && f.requiredApprovers !== undefined && f.requiredApprovers > m ? f.requiredApprovers : m), 0);
+  return { decision, violations: findings.map((f) => f.id), findings, severity, alertTier, requiresHuman, requiredApprovers };
 }
 
 /** A policy that fails at evaluation time (e.g. conflicting values in a custom policy) denies. */

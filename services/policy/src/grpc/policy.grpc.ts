@@ -63,6 +63,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
       severity: r.severity,
       alertTier: r.alertTier,
       requiresHuman: r.requiresHuman,
+      requiredApprovers: r.requiredApprovers,
       bundleRevision: r.bundleRevision,
       evalMs: r.evalMs,
       passes: r.passes,

@@ -60,6 +60,11 @@ describe('financial', () => {
     expect(evalT('financial', { params: { amount: '1000.00', currency: 'eur' } })).toMatchObject({ decision: 'requires_human', violations: ['high_value_transaction_unapproved'] });
     expect(evalT('financial', { params: { amount: 999 } }).decision).toBe('allow');
   });
+  test('four eyes: approval_required_approvers is the number of approvers the approval asks for', () => {
+    expect(evalT('financial', { params: { amount: 2000 } })).toMatchObject({ decision: 'requires_human', requiredApprovers: 1 });
+    expect(evalT('financial', { params: { amount: 2000 } }, { approval_required_approvers: 2 })).toMatchObject({ decision: 'requires_human', requiredApprovers: 2 });
+    expect(evalT('financial', { params: { amount: 10 } }, { approval_required_approvers: 2 })).toMatchObject({ decision: 'allow', requiredApprovers: 0 });
+  });
   test('business hours from the decision time (time.now_ns) and the configured window', () => {
     expect(evalT('financial', { params: { amount: 100 } }, {}, SATURDAY_10_30).violations).toEqual(['transaction_outside_business_hours']);
     expect(evalT('financial', { params: { amount: 99 } }, {}, SATURDAY_10_30).violations).toEqual([]);

@@ -95,6 +95,20 @@ export interface ApprovalsTable {
   retried_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** queue_reason platform_confirmation (migration 0021): the external platform's tool-use event id */
   platform_tool_use_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** four eyes (migration 0036): how many distinct members must approve (1: one decision, as before) */
+  required_approvers: ColumnType<number, number | undefined, number>;
+  /** the member whose console session made the call (never counts as an approver); null for machine credentials */
+  initiator_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One member's approval of a four-eyes action (migration 0036): unique per (action, member). */
+export interface ApprovalVotesTable {
+  action_id: string;
+  tenant_id: string;
+  member_id: string;
+  member_email: string;
+  note: string | null;
+  voted_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 /** Decision events not yet on the bus (publish failed); relayed by the gateway (events/decision-publisher.ts). */
@@ -201,6 +215,7 @@ export interface CoreTables {
   api_keys: ApiKeysTable;
   tenant_settings: TenantSettingsTable;
   approvals: ApprovalsTable;
+  approval_votes: ApprovalVotesTable;
 }
 
 export type { Generated };

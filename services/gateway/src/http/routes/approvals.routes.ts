@@ -4,7 +4,8 @@
  * `approvals_require_human` is on, approving and rejecting need a signed-in user's session token: an API
  * key, or a session token made from one, is refused with a 403 (docs/auth.md, "Approvals").
  */
-import { type ApprovalRow, ForbiddenError, NotFoundError, PLATFORM_CONFIRMATION } from '@agw/shared';
+import { type ApprovalRow, type ApprovalVote, ForbiddenError, NotFoundError, PLATFORM_CONFIRMATION } from '@agw/shared';
+import { type Decider, approverOf } from '../../approvals/approval-queue';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
@@ -21,6 +22,14 @@ const decisionBody = z
   .optional()
   .nullable();
 
+export const approverSchema = z
+  .object({
+    member_id: z.string(),
+    email: z.string(),
+    approved_at: timestamp(),
+  })
+  .meta({ id: 'Approver', description: "a member's approval of a four-eyes action" });
+
 export const approvalItemSchema = z
   .object({
     action_id: z.string(),
@@ -36,6 +45,11 @@ export const approvalItemSchema = z
     expires_at: timestamp().nullable().meta({ description: 'when the action expires if nobody decides (approval_expiry_seconds)' }),
     params_sha256: z.string().nullable().meta({ description: 'SHA-256 of the params the agent sent: an approval is bound to them' }),
     bundle_revision: z.string().nullable().meta({ description: 'the policy bundle revision the action was evaluated under' }),
+    required_approvers: z.number().int().meta({ description: 'distinct members who must approve it (four eyes when 2 or more; docs/auth.md, "Four-eyes approvals")' }),
+    approvals: z.array(approverSchema).meta({ description: 'four eyes: the members who approved so far, oldest first (empty for a one-approver action)' }),
+    initiator_member_ids: z
+      .array(z.string())
+      .meta({ description: 'four eyes: the members who started the action (its session, the issuer of its API key, the consenter of its OAuth grant) and so cannot approve it; empty for a one-approver action' }),
   })
   .meta({ id: 'ApprovalQueueItem' });
 
@@ -62,6 +76,15 @@ const decisionResponse = z.object({
   execution_result: executionResultSchema.optional(),
   approval_binding: approvalBindingSchema,
 });
+/** An approval of a four-eyes action that does not meet the quorum yet (202): who approved so far, how many are needed. */
+const quorumPendingResponse = z
+  .object({
+    status: z.literal('pending'),
+    action_id: z.string(),
+    approvals: z.array(approverSchema),
+    required: z.number().int().meta({ description: 'distinct members who must approve' }),
+  })
+  .meta({ id: 'QuorumPending' });
 const actionStatusResponse = z.object({
   action_id: z.string(),
   status: z.enum(['pending', 'approved', 'rejected', 'expired']),
@@ -76,6 +99,8 @@ const actionStatusResponse = z.object({
   execution_mode: z.enum(['agent_direct', 'gateway_brokered']).nullable(),
   retry_allowed: z.boolean().meta({ description: 'approved agent_direct action not retried yet: the agent may send the same call with approved_action_id' }),
   retried_at: timestamp().nullable(),
+  required_approvers: z.number().int().meta({ description: 'distinct members who must approve it (four eyes when 2 or more)' }),
+  approval_count: z.number().int().meta({ description: 'four eyes: members who approved so far' }),
   execution_result: z
     .object({ status_code: z.number().int(), body: z.unknown(), outcome: z.string().optional() })
     .nullable()
@@ -83,7 +108,7 @@ const actionStatusResponse = z.object({
     .meta({ description: 'an approved call the gateway executed: the upstream status and answer (for a federated tool its MCP CallToolResult, docs/federation.md)' }),
 });
 
-const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
+const item = (a: ApprovalRow, votes: FourEyes): z.infer<typeof approvalItemSchema> => ({
   action_id: a.action_id,
   agent_id: a.agent_id,
   tool: a.tool,
@@ -97,7 +122,23 @@ const item = (a: ApprovalRow): z.infer<typeof approvalItemSchema> => ({
   expires_at: a.expires_at?.toISOString() ?? null,
   params_sha256: a.params_sha256,
   bundle_revision: a.bundle_revision,
+  required_approvers: a.required_approvers,
+  approvals: (votes.votes.get(a.action_id) ?? []).map(approverOf),
+  initiator_member_ids: votes.initiators.get(a.action_id) ?? [],
 });
+
+interface FourEyes {
+  votes: Map<string, ApprovalVote[]>;
+  initiators: Map<string, string[]>;
+}
+
+/** The four-eyes rows' approvals so far and (`withInitiators`, pending ones) who started them. */
+async function withVotes(d: GatewayDeps, tenantId: string, rows: ApprovalRow[], withInitiators = false): Promise<FourEyes> {
+  const fourEyes = rows.filter((r) => r.required_approvers > 1);
+  const initiators = new Map<string, string[]>();
+  if (withInitiators) for (const r of fourEyes) initiators.set(r.action_id, await d.approvals.initiators(tenantId, r));
+  return { votes: await d.approvals.votes(tenantId, fourEyes.map((r) => r.action_id)), initiators };
+}
 
 /** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
 export const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
@@ -117,16 +158,28 @@ export async function assertMayDecide(d: GatewayDeps, auth: AuthContext, what: s
 /** Who decided, as the records name them. */
 export const deciderOf = (auth: AuthContext) => (auth.method === 'jwt' && auth.email ? (auth.viaApiKey ? `api_key_session:${auth.email}` : auth.email) : `api_key:${auth.tenantId}`);
 
+/** The decider a four-eyes vote needs: a member's own session names the member. */
+export const deciderFor = (auth: AuthContext): Decider => ({
+  name: deciderOf(auth),
+  ...(isHumanSession(auth) && auth.userId && auth.email ? { member: { id: auth.userId, email: auth.email } } : {}),
+  caller: auth.method === 'jwt' ? 'a session token made from an API key' : auth.method === 'api_key' ? 'an API key' : 'this caller',
+});
+
 export function approvalRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.get('/approvals', async (req, res) => {
-    reply(res, pendingResponse, { pending: (await d.approvals.pending(authOf(req).tenantId)).map(item) });
+    const { tenantId } = authOf(req);
+    const rows = await d.approvals.pending(tenantId);
+    const votes = await withVotes(d, tenantId, rows, true);
+    reply(res, pendingResponse, { pending: rows.map((a) => item(a, votes)) });
   });
   r.get('/approvals/history', async (req, res) => {
-    const rows = await d.approvals.history(authOf(req).tenantId);
+    const { tenantId } = authOf(req);
+    const rows = await d.approvals.history(tenantId);
+    const votes = await withVotes(d, tenantId, rows);
     reply(res, historyResponse, {
       history: rows.map((a) => ({
-        ...item(a),
+        ...item(a, votes),
         status: a.status,
         decided_at: a.decided_at?.toISOString() ?? null,
         decided_by: a.decided_by,
@@ -147,8 +200,9 @@ export function approvalRoutes(d: GatewayDeps): Router {
       const actionId = uuidParam(req.params.action_id, 'Pending action');
       const body = parseWith(decisionBody, req.body && Object.keys(req.body).length ? req.body : undefined, 'body');
       await assertMayDecide(d, auth, 'approve or reject');
-      const by = deciderOf(auth);
-      reply(res, decisionResponse, await d.approvals.decide(auth.tenantId, actionId, status, by, body?.note ?? body?.reason ?? null));
+      const decided = await d.approvals.decide(auth.tenantId, actionId, status, deciderFor(auth), body?.note ?? body?.reason ?? null);
+      if (decided.status === 'pending') reply(res, quorumPendingResponse, decided, 202);
+      else reply(res, decisionResponse, decided);
     });
   }
   r.get('/actions/:action_id', async (req, res) => {
@@ -174,6 +228,8 @@ export function approvalRoutes(d: GatewayDeps): Router {
       // approved, agent_direct, not retried yet: the agent may now send the same call with approved_action_id
       retry_allowed: a.status === 'approved' && !a.execution && !a.retried_at && a.queue_reason !== PLATFORM_CONFIRMATION,
       retried_at: a.retried_at?.toISOString() ?? null,
+      required_approvers: a.required_approvers,
+      approval_count: a.required_approvers > 1 ? ((await d.approvals.votes(auth.tenantId, [a.action_id])).get(a.action_id)?.length ?? 0) : a.status === 'approved' ? 1 : 0,
       execution_result: a.execution && 'result' in a.execution ? { status_code: Number(a.execution.status_code), body: a.execution.result, ...(a.execution.outcome ? { outcome: String(a.execution.outcome) } : {}) } : null,
     });
   });
@@ -186,7 +242,18 @@ const decide = (what: string) => ({
     summary: `${what} a pending action (an approved brokered call is executed now)`,
     parameters: actionPath,
     requestBody: optionalJsonBody(decisionBody.unwrap().unwrap()),
-    responses: { 200: response('decided', decisionResponse), 404: errors[404]('unknown, or of another tenant'), 409: errors[409]('not pending (decided already)'), 422: errors[422]() },
+    responses: {
+      200: response('decided', decisionResponse),
+      ...(what === 'Approve' ? { 202: response('four eyes: this approval is counted, the quorum is not met yet (nothing executed)', quorumPendingResponse) } : {}),
+      403: errors[403](
+        what === 'Approve'
+          ? 'approvals_require_human and the caller is no signed-in human; or four eyes: the caller is no member, or started the action (its initiator never counts)'
+          : 'approvals_require_human and the caller is no signed-in human',
+      ),
+      404: errors[404]('unknown, or of another tenant'),
+      409: errors[409](what === 'Approve' ? 'not pending (decided already), or four eyes: this member approved it already' : 'not pending (decided already)'),
+      422: errors[422](),
+    },
   },
 });
 addPaths({

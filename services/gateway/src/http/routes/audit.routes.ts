@@ -59,6 +59,11 @@ const restoreResponse = z.object({ status: z.literal('restored'), records_restor
 
 const logQuery = z.object({
   limit: z.coerce.number({ error: 'limit must be an integer' }).int('limit must be an integer').min(1).max(1000, 'limit must be at most 1000').default(200),
+  member: z
+    .string()
+    .refine(isUuid, 'member must be a member id (a UUID, as GET /api/members lists them)')
+    .optional()
+    .meta({ description: 'only the records that name this member: as the actor (details.member.id) or as one of the approvers (details.approvers[].id)' }),
 });
 
 const tamperBody = z
@@ -72,8 +77,8 @@ const tamperBody = z
 export function auditRoutes(d: GatewayDeps): Router {
   const r = Router();
   r.get('/audit/log', async (req, res) => {
-    const { limit } = parseWith(logQuery, { limit: req.query.limit }, 'query');
-    const { records } = await d.audit.listRecords({ tenantId: authOf(req).tenantId, limit, sessionId: '', chronological: false });
+    const { limit, member } = parseWith(logQuery, { limit: req.query.limit, member: req.query.member }, 'query');
+    const { records } = await d.audit.listRecords({ tenantId: authOf(req).tenantId, limit, sessionId: '', chronological: false, memberId: member ?? '' });
     reply(res, logResponse, { records: records.map(presentRecord), count: records.length });
   });
   r.get('/audit/verify', async (req, res) => {
@@ -108,8 +113,16 @@ addPaths({
   '/audit/log': {
     get: {
       summary: 'The tenant’s audit records, newest first',
-      parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }],
-      responses: { 200: response('records', logResponse), 422: errors[422]('limit out of range') },
+      parameters: [
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } },
+        {
+          name: 'member',
+          in: 'query',
+          description: 'only the records that name this member (a member id): as the actor (details.member.id) or as an approver (details.approvers[].id); docs/audit.md, "Who acted"',
+          schema: { type: 'string', format: 'uuid' },
+        },
+      ],
+      responses: { 200: response('records', logResponse), 422: errors[422]('limit out of range, or member not a UUID') },
     },
   },
   '/audit/verify': { get: { summary: 'Verify the tenant’s hash chain', responses: { 200: response('the verification result', verifyResponse) } } },

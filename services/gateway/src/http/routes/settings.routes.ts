@@ -51,7 +51,7 @@ const patchOp = (summary: string) => ({
   requestBody: jsonBody(settingsPatchSchema),
   responses: {
     200: response('the updated settings', updatedResponse),
-    403: errors[403]('approvals_require_human: false or oauth_grants_end_on_key_rotation: false (turning either off) needs a signed-in human; an API key or a session made from one cannot'),
+    403: errors[403]('approvals_require_human: false or oauth_grants_end_on_key_rotation: false (turning either off) needs a signed-in human, and so does lowering required_approvers; an API key or a session made from one cannot'),
     409: errors[409]('public_dashboard.slug taken by another tenant'),
     422: errors[422]('invalid key or value (a custom policy that does not compile names its line)'),
   },

@@ -64,11 +64,14 @@ export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): R
 /** The governed call's handler, after authentication: express's route above and the edge's (http/governed-edge.ts) run it. */
 export function toolCallHandler(d: GatewayDeps): RequestHandler {
   return async (req, res) => {
-    const { tenantId, keyHash, keyScope } = authOf(req);
+    const auth = authOf(req);
+    const { tenantId, keyHash, keyScope } = auth;
     const call = parseWith(toolCallSchema, req.body, 'body');
     const settings = await d.settings.stored(tenantId);
     const timings: Record<string, number> = {};
-    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent' }, call);
+    // a member's console session making the call is its initiator (never an approver of it: four eyes)
+    const initiatorUserId = auth.method === 'jwt' && !auth.viaApiKey ? auth.userId : undefined;
+    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent', ...(initiatorUserId ? { initiatorUserId } : {}) }, call);
     const { status, body } = outcomeToHttp(outcome);
     // a brokered upstream's execution time is the tool's, not the gateway's (http/admission.ts)
     if (timings.broker) res.locals[EXTERNAL_MS] = timings.broker;

@@ -294,11 +294,9 @@ export class SsoService {
       const tokens = await oidc.authorizationCodeGrant(configuration, current, { pkceCodeVerifier: p.codeVerifier, expectedState: state, expectedNonce: p.nonce, idTokenExpected: true });
       claims = (tokens.claims() ?? {}) as Record<string, unknown>;
     } catch (e) {
-      const reason = e instanceof Error ? e.message : String(e);
-      const cause = (e as { cause?: unknown }).cause;
-      const detail = cause && typeof cause === 'object' && 'error' in cause ? ` (${String((cause as { error: unknown }).error)}${(cause as { error_description?: string }).error_description ? `: ${(cause as { error_description?: string }).error_description}` : ''})` : '';
-      this.o.logger.warn({ tenantId: c.tenant_id, issuer: c.issuer, reason: `${reason}${detail}` }, 'SSO sign-in refused');
-      throw new SsoRefusal(401, 'token_rejected', `The identity provider's answer was refused: ${reason}${detail}`);
+      const reason = whyRefused(e);
+      this.o.logger.warn({ tenantId: c.tenant_id, issuer: c.issuer, reason }, 'SSO sign-in refused');
+      throw new SsoRefusal(401, 'token_rejected', `The identity provider's answer was refused: ${reason}`);
     }
     return this.signIn(c, claims);
   }
@@ -325,6 +323,23 @@ export class SsoService {
       return { tenantId: c.tenant_id, userId, email, created: true, role };
     });
   }
+}
+
+/**
+ * Why openid-client refused an answer, precisely: its message, the cause's (oauth4webapi's check, e.g.
+ * `unexpected "iss" (issuer) response parameter value`) and the provider's `error`/`error_description`.
+ */
+export function whyRefused(e: unknown): string {
+  const parts: string[] = [];
+  const seen = new Set<unknown>();
+  for (let x: unknown = e; x && typeof x === 'object' && !seen.has(x); x = (x as { cause?: unknown }).cause) {
+    seen.add(x);
+    const o = x as { message?: unknown; error?: unknown; error_description?: unknown };
+    if (typeof o.message === 'string' && o.message) parts.push(o.message);
+    if (typeof o.error === 'string') parts.push(`${o.error}${typeof o.error_description === 'string' ? `: ${o.error_description}` : ''}`);
+  }
+  if (!parts.length) parts.push(String(e));
+  return [...new Set(parts)].join(' (') + ')'.repeat(Math.max(0, [...new Set(parts)].length - 1));
 }
 
 /** The vault's SealSecret/OpenSecret for SSO client secrets. */

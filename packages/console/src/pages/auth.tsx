@@ -66,7 +66,14 @@ function SsoSignIn() {
       </button>
     );
   return (
-    <form method="get" action="/api/auth/sso/start" aria-label="Single sign-on">
+    // a navigation, not a form submission: the provider is another origin (the CSP's form-action is 'self')
+    <form
+      aria-label="Single sign-on"
+      onSubmit={(e) => {
+        e.preventDefault();
+        location.assign(`/api/auth/sso/start?tenant=${encodeURIComponent(who.trim())}`);
+      }}
+    >
       <Field id="sso-tenant" label="Work e-mail or tenant" hint="Your organisation's identity provider signs you in.">
         <input id="sso-tenant" name="tenant" autocomplete="username" required value={who} onInput={(e) => setWho(e.currentTarget.value)} />
       </Field>

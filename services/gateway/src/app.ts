@@ -18,6 +18,7 @@ import { controlPlaneAudit } from './http/control-plane-audit';
 import { roleGuard } from './http/permissions';
 import { memberRoutes, publicMemberRoutes } from './http/routes/members.routes';
 import { apiKeyRoutes } from './http/routes/api-keys.routes';
+import { publicSsoRoutes, ssoRoutes } from './http/routes/sso.routes';
 import { approvalRoutes } from './http/routes/approvals.routes';
 import { auditRoutes } from './http/routes/audit.routes';
 import { backupRoutes } from './http/routes/backup.routes';
@@ -102,6 +103,9 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   api.use(['/auth/refresh', '/auth/logout'], authLimit);
   api.use(consoleSessionRoutes(d));
   api.use(githubRoutes(d));
+  // single sign-on with the tenant's OpenID Connect provider (per-IP limit like the sign-in routes)
+  api.use('/auth/sso', authLimit);
+  api.use(publicSsoRoutes(d));
   // Origin and Host of the MCP endpoints, before authentication (DNS rebinding: mcp/origin-guard.ts)
   api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: [...parseOrigins(d.config.mcpAllowedOrigins), ...d.oauthUrls.all.map((u) => u.origin)], local: d.config.profile === 'local' }));
   // OAuth 2.1 of the MCP endpoints: 401s name the resource metadata; the authorization server's endpoints
@@ -130,6 +134,7 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   api.use(approvalRoutes(d));
   api.use(auditRoutes(d));
   api.use(settingsRoutes(d));
+  api.use(ssoRoutes(d));
   api.use(tenantRoutes(d));
   api.use(policyRoutes(d));
   api.use(credentialRoutes(d));

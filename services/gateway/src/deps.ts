@@ -19,6 +19,7 @@ import type { ApiKeyService } from './tenants/api-keys';
 import type { SessionTokens } from './tenants/session-tokens';
 import type { ConsoleRefresh } from './tenants/console-refresh';
 import type { SettingsService } from './tenants/settings.service';
+import type { SsoService } from './sso/sso.service';
 import type { TenantRepository } from './tenants/tenant.repository';
 
 export interface GatewayDeps {
@@ -51,6 +52,8 @@ export interface GatewayDeps {
   /** members of a tenant, their roles and invitations */
   members: Members;
   settings: SettingsService;
+  /** single sign-on with each tenant's OpenID Connect provider */
+  sso: SsoService;
   rateLimiter: RateLimiter;
   pipeline: ToolCallPipeline;
   /** control-plane changes recorded with the member who made them (http/control-plane-audit.ts); absent: not recorded */

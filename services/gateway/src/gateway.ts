@@ -38,6 +38,8 @@ import { ApiKeyService } from './tenants/api-keys';
 import { SessionTokens } from './tenants/session-tokens';
 import { SettingsRepository } from './tenants/settings.repository';
 import { SettingsService, vaultWebhookSecretSealer } from './tenants/settings.service';
+import { SsoService, vaultSsoSecretSealer } from './sso/sso.service';
+import { SsoStateStore } from './sso/sso-state';
 import { startWebhookSecretSealing } from './tenants/webhook-secret-sealing';
 import { TenantRepository } from './tenants/tenant.repository';
 import { withErasureMarks } from './vault/erased-pii-marker';
@@ -125,6 +127,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const oauthPurge = new OauthPurge(db, logger);
   oauthPurge.start(config.oauthPurgeIntervalMs);
   const verifySecret = config.jwtSecret ? new TextEncoder().encode(`${config.jwtSecret}:verify-email`) : randomBytes(32);
+  const sso = new SsoService(db, new SsoStateStore(redis), vaultSsoSecretSealer(vault), audit, { publicBaseUrl: config.publicBaseUrl, logger });
   const deps: GatewayDeps = {
     config,
     logger,
@@ -155,9 +158,11 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
       logger,
       verifySecret,
       requireVerifiedEmail: config.profile === 'production' || config.requireVerifiedEmail,
+      requiresSso: (tenantId) => sso.requiresSso(tenantId),
     }),
     members: new Members(db, { publicBaseUrl: config.publicBaseUrl, logger }),
     settings,
+    sso,
     rateLimiter,
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker, {

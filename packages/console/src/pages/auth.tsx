@@ -1,4 +1,4 @@
-/** Sign in (e-mail + password, or GitHub) and sign up (the API key is shown once). */
+/** Sign in (e-mail + password, single sign-on, or GitHub) and sign up (the API key is shown once). */
 import { useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { session } from '../lib/session';
@@ -40,6 +40,7 @@ export function SignIn({ reason }: { reason: string | null }) {
         </button>
       </form>
       <p class="or">or</p>
+      <SsoSignIn />
       <a class="button secondary" href="/api/auth/github">
         Sign in with GitHub
       </a>
@@ -47,6 +48,39 @@ export function SignIn({ reason }: { reason: string | null }) {
         No account yet? <a href="/signup">Create a tenant</a>.
       </p>
     </section>
+  );
+}
+
+/**
+ * Sign in with the organisation's identity provider: the work e-mail (or the tenant's slug) names the
+ * tenant; the browser goes to GET /api/auth/sso/start, which redirects to the provider and, once signed in
+ * there, back to the console (signed in).
+ */
+function SsoSignIn() {
+  const [open, setOpen] = useState(false);
+  const [who, setWho] = useState('');
+  if (!open)
+    return (
+      <button type="button" class="button secondary" onClick={() => setOpen(true)}>
+        Sign in with SSO
+      </button>
+    );
+  return (
+    // a navigation, not a form submission: the provider is another origin (the CSP's form-action is 'self')
+    <form
+      aria-label="Single sign-on"
+      onSubmit={(e) => {
+        e.preventDefault();
+        location.assign(`/api/auth/sso/start?tenant=${encodeURIComponent(who.trim())}`);
+      }}
+    >
+      <Field id="sso-tenant" label="Work e-mail or tenant" hint="Your organisation's identity provider signs you in.">
+        <input id="sso-tenant" name="tenant" autocomplete="username" required value={who} onInput={(e) => setWho(e.currentTarget.value)} />
+      </Field>
+      <button type="submit" class="secondary">
+        Continue with SSO
+      </button>
+    </form>
   );
 }
 

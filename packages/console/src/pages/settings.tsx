@@ -1,8 +1,9 @@
-/** Settings: API key (prefix, rotation), agent keys, webhook URL and events, delivery log, rate limits, failure mode, public report. */
+/** Settings: API key (prefix, rotation), agent keys, webhook URL and events, delivery log, rate limits, failure mode, public report, single sign-on. */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { Alert, Badge, ConfirmAction, Field, ShownOnce, Time, useData } from '../lib/ui';
 import type { ApiKeyInfo, Delivery, Settings } from '../lib/wire';
+import { SsoSettings } from './sso-settings';
 
 const EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'anomaly.detected', 'session.interrupted'];
 const MODES = ['fail-closed', 'fail-open', 'fail_to_queue'];
@@ -340,6 +341,7 @@ export function SettingsPage() {
         <button type="submit">Save settings</button>
       </form>
       <PublicReportSettings current={data.public_dashboard} onSaved={(s) => setData({ ...data, ...s })} />
+      <SsoSettings />
       <Deliveries />
     </section>
   );

@@ -64,6 +64,9 @@ describe('OpenAPI document', () => {
       [
         'GET /auth/github',
         'GET /auth/github/callback',
+        // single sign-on: the provider's answer, bound to the browser that started it, is the credential (docs/auth.md)
+        'GET /auth/sso/callback',
+        'GET /auth/sso/start',
         'GET /auth/verify-email',
         'GET /dashboard/public',
         'GET /dashboard/public/{slug}',

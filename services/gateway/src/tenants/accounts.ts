@@ -36,6 +36,8 @@ export class Accounts {
       verifySecret: Uint8Array;
       /** password login waits for the e-mail verification (production default; docs/auth.md) */
       requireVerifiedEmail?: boolean;
+      /** whether a tenant refuses password and GitHub sign-in (single sign-on required: docs/auth.md) */
+      requiresSso?: (tenantId: string) => Promise<boolean>;
     },
   ) {
     this.verifyKey = o.verifySecret;
@@ -120,8 +122,17 @@ export class Accounts {
       user = (await this.tenants.findUserByGithubId(g.githubId))!;
       created = true;
     }
+    if (!created) await this.refuseWhenSsoRequired(user.tenant_id, 'GitHub');
     const token = await this.sessions.issue({ userId: user.id, tenantId: user.tenant_id, email: user.email });
     return { ...token, tenant_id: user.tenant_id, new_account: created };
+  }
+
+  /** A tenant that requires single sign-on: its members sign in with its identity provider only (403). */
+  private async refuseWhenSsoRequired(tenantId: string, how: 'Password' | 'GitHub'): Promise<void> {
+    if (!(await this.o.requiresSso?.(tenantId))) return;
+    throw new ForbiddenError(
+      `${how} sign-in is turned off for this tenant: it requires single sign-on (require_sso). Sign in with your identity provider (GET /api/auth/sso/start?tenant=<your e-mail>, or "Sign in with SSO" in the console); the tenant's API key stays usable`,
+    );
   }
 
   async login(input: { email: string; password: string }) {
@@ -132,6 +143,7 @@ export class Accounts {
     if (this.o.requireVerifiedEmail && !user.email_verified) {
       throw new ForbiddenError('E-mail address not verified: open the verification link sent at sign-up, then log in');
     }
+    await this.refuseWhenSsoRequired(user.tenant_id, 'Password');
     return this.sessions.issue({ userId: user.id, tenantId: user.tenant_id, email: user.email });
   }
 }

@@ -9,7 +9,7 @@ import { InputError } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError, type SealedData } from '../hsm/hsm-backend';
 import { type Keyring, credentialsKeyId } from '../keys/keyring';
 
-export const SECRET_PURPOSES = ['webhook_secret', 'siem_token'] as const;
+export const SECRET_PURPOSES = ['webhook_secret', 'siem_token', 'sso_client_secret'] as const;
 export type SecretPurpose = (typeof SECRET_PURPOSES)[number];
 
 interface SealedSecretV1 extends SealedData {

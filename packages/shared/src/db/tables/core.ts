@@ -201,7 +201,31 @@ export interface ConsoleRefreshTokensTable {
   revoked_at: Timestamp | null;
 }
 
+/** A tenant's OpenID Connect provider (docs/auth.md, "Single sign-on (OIDC)"). */
+export interface TenantSsoTable {
+  tenant_id: string;
+  issuer: string;
+  client_id: string;
+  /** the vault's sealed form (purpose sso_client_secret); the secret is never stored in clear */
+  client_secret_sealed: string;
+  default_role: Exclude<MemberRole, 'owner'>;
+  groups_claim: string | null;
+  group_roles: JSONColumnType<Record<string, Exclude<MemberRole, 'owner'>>, string, string>;
+  require_sso: boolean;
+  updated_by: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An e-mail domain bound to one tenant's SSO. */
+export interface TenantSsoDomainsTable {
+  domain: string;
+  tenant_id: string;
+}
+
 export interface CoreTables {
+  tenant_sso: TenantSsoTable;
+  tenant_sso_domains: TenantSsoDomainsTable;
   console_refresh_tokens: ConsoleRefreshTokensTable;
   oauth_clients: OauthClientsTable;
   oauth_authorization_requests: OauthAuthorizationRequestsTable;

@@ -19,7 +19,9 @@ export const policySettings = {
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5000), 'deadline of one vault call (revealing params for replay)'),
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the decisions\' replay inputs, for replay)'),
-  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs)'),
+  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs, recording policy changes)'),
+  shadowQueueMax: setting('POLICY_SHADOW_QUEUE_MAX', envInt(10_000), 'governed calls waiting for a shadow candidate\'s decision at most (docs/policy.md, "Shadow rollout"); beyond it a call is not shadowed and is counted as dropped, never waited for'),
+  shadowBatch: setting('POLICY_SHADOW_BATCH', envInt(64), 'calls a shadow candidate decides per batch in its evaluation thread'),
 };
 
 export type PolicyConfig = ReturnType<typeof loadPolicyConfig>;

@@ -7,6 +7,7 @@ import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
 import { type PolicyEvaluation, toolCallFacts } from '../decisions/policy-evaluation';
 import type { ReplayService } from '../replay/replay.service';
+import type { PolicyShadows, ShadowReport } from '../shadow/policy-shadows';
 import type { TemplateCatalog } from '../templates/template-catalog';
 
 export interface PolicyDomain {
@@ -15,6 +16,58 @@ export interface PolicyDomain {
   evaluation: PolicyEvaluation;
   replay: ReplayService;
   behavior: BehaviorStore;
+  shadows: PolicyShadows;
+}
+
+function policyChange(req: pb.SetTenantPolicyRequest) {
+  return {
+    template: req.policyTemplate || undefined,
+    configJson: req.hasPolicyConfig ? req.policyConfigJson || '{}' : undefined,
+    customPolicy: req.hasCustomPolicy ? req.customPolicy : undefined,
+  };
+}
+
+function overrideOf(o: pb.PolicyOverride | undefined): { note: string } | undefined {
+  return o ? { note: o.note } : undefined;
+}
+
+export function shadowReport(tenantId: string, r: ShadowReport): pb.ShadowReport {
+  const s = r.shadow;
+  const f = r.figures;
+  return {
+    tenantId,
+    status: r.status,
+    shadowId: s?.shadow_id ?? '',
+    policyTemplate: s?.policy_template ?? '',
+    revision: s?.revision ?? '',
+    startedBy: s?.started_by ?? '',
+    startedAt: s?.started_at.toISOString() ?? '',
+    expiresAt: s?.expires_at.toISOString() ?? '',
+    maxCalls: s?.max_calls ?? 0,
+    calls: s?.calls ?? 0,
+    differing: f?.differing ?? 0,
+    dropped: s?.dropped ?? 0,
+    endedAt: s?.ended_at?.toISOString() ?? '',
+    endReason: s?.end_reason ?? '',
+    transitions: f?.transitions ?? [],
+    rules: f?.rules ?? [],
+    samples: (f?.samples ?? []).map((x) => ({
+      actionId: x.action_id,
+      agentId: x.agent_id,
+      tool: x.tool,
+      liveDecision: x.live_decision,
+      liveViolations: x.live_violations,
+      candidateDecision: x.candidate_decision,
+      candidateViolations: x.candidate_violations,
+      liveEvalMs: x.live_eval_ms,
+      candidateEvalMs: x.candidate_eval_ms,
+      decidedAt: x.decided_at.toISOString(),
+    })),
+    liveEvalMsAvg: f?.liveEvalMsAvg ?? 0,
+    candidateEvalMsAvg: f?.candidateEvalMsAvg ?? 0,
+    candidateEvalMsMax: f?.candidateEvalMsMax ?? 0,
+    liveRevision: r.liveRevision,
+  };
 }
 
 function parseObject(text: string, field: string): Record<string, unknown> {
@@ -79,12 +132,19 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
         getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenantId, 'tenant_id'))),
         setTenantPolicy: async (req) =>
           tenantPolicy(
-            await d.policies.set(required(req.tenantId, 'tenant_id'), {
-              template: req.policyTemplate || undefined,
-              configJson: req.hasPolicyConfig ? req.policyConfigJson || '{}' : undefined,
-              customPolicy: req.hasCustomPolicy ? req.customPolicy : undefined,
+            await d.policies.set(required(req.tenantId, 'tenant_id'), policyChange(req), {
+              actor: req.actor || `api_key:${req.tenantId}`,
+              overrideFailingTests: overrideOf(req.overrideFailingTests),
             }),
           ),
+        startShadow: async (req) => {
+          const tenantId = required(req.tenantId, 'tenant_id');
+          if (!req.candidate) throw InputError.at(['candidate'], 'candidate is required', 'missing');
+          return shadowReport(tenantId, await d.shadows.start(tenantId, policyChange(req.candidate), { maxCalls: req.maxCalls, durationSeconds: req.durationSeconds }, req.actor || `api_key:${tenantId}`));
+        },
+        getShadow: async (req) => shadowReport(req.tenantId, await d.shadows.report(required(req.tenantId, 'tenant_id'))),
+        discardShadow: async (req) => shadowReport(req.tenantId, await d.shadows.discard(required(req.tenantId, 'tenant_id'), req.actor || `api_key:${req.tenantId}`)),
+        promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(required(req.tenantId, 'tenant_id'), req.actor || `api_key:${req.tenantId}`, overrideOf(req.overrideFailingTests))),
         testPolicy: async (req) => {
           required(req.tenantId, 'tenant_id');
           compileCustom(req.customPolicy); // 422 at custom_policy, as a save would be

@@ -8,6 +8,9 @@
  * - expired -> `action.expired` (a queued action nobody decided in time; not a default: subscribe to it).
  * - quarantined -> `tool.quarantined` (a federated tool's definition changed or was flagged, docs/federation.md;
  *   `tool` is the upstream, `method` the tool, `violations` the reason; not a default: subscribe to it).
+ * - policy -> `policy.changed` (docs/policy.md: an activation over failing tests, a shadow started, promoted,
+ *   discarded or ended; `decision` says which, `agent_id` who, `violations` the failing tests; `details` the
+ *   record's details, e.g. the override's note; not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
  *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
@@ -19,7 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'policy.changed'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
 export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const TEST_EVENT = 'webhook.test';
@@ -35,6 +38,8 @@ export interface ActionData {
   violations: string[];
   severity: string;
   requires_human: boolean;
+  /** policy.changed only: the control_plane record's details (the override's note, the shadow's figures) */
+  details?: Record<string, unknown>;
 }
 
 export interface SessionData {
@@ -61,6 +66,7 @@ const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   pending: 'action.pending',
   expired: 'action.expired',
   quarantined: 'tool.quarantined',
+  policy: 'policy.changed',
 };
 
 /** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */
@@ -111,6 +117,7 @@ export function payloadFromDecision(event: string, e: DecisionEvent): WebhookPay
       violations: e.violations,
       severity: e.severity,
       requires_human: e.requires_human,
+      ...(e.kind === 'policy' && e.details ? { details: e.details } : {}),
     },
   };
 }

@@ -26,7 +26,48 @@ export interface PolicyBundleRevisionsTable {
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
+/** A candidate policy in shadow (migration 20261216_0037_policy_shadow): one running per tenant at most. */
+export interface PolicyShadowsTable {
+  shadow_id: string;
+  tenant_id: string;
+  /** running | ended (max_calls or expires_at reached) | promoted | discarded */
+  status: string;
+  policy_template: string;
+  policy_overrides: JSONColumnType<Record<string, unknown>>;
+  custom_policy: string | null;
+  revision: string;
+  bundle_hash: string;
+  max_calls: number;
+  calls: ColumnType<number, number | undefined, number>;
+  dropped: ColumnType<number, number | undefined, number>;
+  started_by: string;
+  started_at: ColumnType<Date, Date | string | undefined, never>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  ended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  end_reason: string | null;
+}
+
+/** The candidate's decision of one governed call while a shadow ran, beside the live one (by action id). */
+export interface PolicyShadowDecisionsTable {
+  shadow_id: string;
+  tenant_id: string;
+  action_id: string;
+  agent_id: string;
+  tool: string;
+  live_decision: string;
+  live_violations: JSONColumnType<string[]>;
+  live_revision: string;
+  live_eval_ms: number;
+  candidate_decision: string;
+  candidate_violations: JSONColumnType<string[]>;
+  candidate_eval_ms: number;
+  differs: boolean;
+  decided_at: ColumnType<Date, Date | string, never>;
+}
+
 export interface PolicyTables {
   policy_tenant_policies: PolicyTenantPoliciesTable;
   policy_bundle_revisions: PolicyBundleRevisionsTable;
+  policy_shadows: PolicyShadowsTable;
+  policy_shadow_decisions: PolicyShadowDecisionsTable;
 }

@@ -7,11 +7,12 @@ import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFacto
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid } from '../params';
-import { settingsPatchSchema } from '../../tenants/settings.schema';
+import { overrideFailingTestsSchema, settingsPatchSchema } from '../../tenants/settings.schema';
 import { authOf } from '../request-context';
+import { deciderOf } from './approvals.routes';
 import { parseWith } from '../validation';
 
 const uuid = z.string().refine(isUuid, 'must be a UUID (an action_id returned by POST /mcp/tools/call)');
@@ -32,6 +33,8 @@ function candidateOf(c: z.infer<typeof candidateSchema> | undefined): policy.Set
     hasPolicyConfig: c.policy_config !== undefined,
     customPolicy: c.custom_policy ?? '',
     hasCustomPolicy: c.custom_policy !== undefined,
+    actor: '',
+    overrideFailingTests: undefined,
   };
 }
 
@@ -50,6 +53,100 @@ const policyTestResponse = z.object({
     files: z.array(z.object({ file: z.string(), percent: z.number(), not_covered: z.array(z.object({ start: z.number().int(), end: z.number().int() })) })),
   }),
 });
+
+/** Bounds of a shadow (policy service SHADOW_BOUNDS): calls and duration, each with a default. */
+const SHADOW_MAX_CALLS = 1_000_000;
+const SHADOW_MAX_SECONDS = 30 * 24 * 3600;
+export const shadowStartSchema = settingsPatchSchema
+  .pick({ policy_template: true, policy_config: true, custom_policy: true })
+  .extend({
+    max_calls: z.number().int().min(1).max(SHADOW_MAX_CALLS).optional().meta({ description: 'the shadow ends by itself after this many governed calls (default 10000)' }),
+    duration_seconds: z.number().int().min(1).max(SHADOW_MAX_SECONDS).optional().meta({ description: 'the shadow ends by itself after this time (default 86400, at most 30 days)' }),
+    expires_at: z.iso.datetime({ offset: true }).optional().meta({ description: 'instead of duration_seconds: when the shadow ends by itself (at most 30 days ahead)' }),
+  })
+  .strict()
+  .refine((b) => b.policy_template !== undefined || b.policy_config !== undefined || b.custom_policy !== undefined, {
+    message: 'a candidate needs at least one of policy_template, policy_config, custom_policy (as PATCH /dashboard/settings takes them)',
+    path: ['policy_template'],
+  })
+  .refine((b) => !(b.duration_seconds !== undefined && b.expires_at !== undefined), { message: 'give duration_seconds or expires_at, not both', path: ['expires_at'] });
+export const shadowPromoteSchema = z.object({ override_failing_tests: overrideFailingTestsSchema.optional() }).strict();
+
+const shadowReportResponse = z
+  .object({
+    status: z.enum(['none', 'running', 'ended', 'promoted', 'discarded']),
+    shadow_id: z.string().nullable(),
+    policy_template: z.string().nullable(),
+    revision: z.string().nullable().meta({ description: "the candidate's bundle revision" }),
+    live_revision: z.string().meta({ description: 'the bundle revision in force now' }),
+    started_by: z.string().nullable(),
+    started_at: timestamp().nullable(),
+    expires_at: timestamp().nullable(),
+    max_calls: z.number().int(),
+    calls: z.number().int().meta({ description: 'governed calls the candidate decided' }),
+    differing: z.number().int().meta({ description: 'calls whose candidate decision differs from the live one' }),
+    dropped: z.number().int().meta({ description: 'calls not shadowed because the evaluation queue was full' }),
+    ended_at: timestamp().nullable(),
+    end_reason: z.string().nullable().meta({ description: 'max_calls | expired | promoted | discarded' }),
+    transitions: z.array(z.object({ live: z.string(), candidate: z.string(), count: z.number().int() })).meta({ description: 'counts by live → candidate decision' }),
+    rules: z
+      .array(z.object({ rule: z.string(), change: z.enum(['added', 'removed']), count: z.number().int() }))
+      .meta({ description: 'the violation rules behind the differences: added (the candidate finds it, the live policy does not) or removed' }),
+    samples: z.array(
+      z.object({
+        action_id: z.string(),
+        record: z.string().meta({ description: 'the action’s audit records: GET this path' }),
+        agent_id: z.string(),
+        tool: z.string(),
+        live_decision: z.string(),
+        live_violations: z.array(z.string()),
+        candidate_decision: z.string(),
+        candidate_violations: z.array(z.string()),
+        live_eval_ms: z.number(),
+        candidate_eval_ms: z.number(),
+        decided_at: timestamp(),
+      }),
+    ),
+    eval_ms: z.object({ live_avg: z.number(), candidate_avg: z.number(), candidate_max: z.number() }),
+  })
+  .meta({ id: 'ShadowReport' });
+const promotedResponse = z.object({ policy_template: z.string(), bundle_revision: z.string(), activated_at: timestamp().nullable() });
+
+function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportResponse> {
+  const none = s.status === 'none';
+  return {
+    status: s.status as z.infer<typeof shadowReportResponse>['status'],
+    shadow_id: none ? null : s.shadowId,
+    policy_template: none ? null : s.policyTemplate,
+    revision: none ? null : s.revision,
+    live_revision: s.liveRevision,
+    started_by: none ? null : s.startedBy,
+    started_at: s.startedAt || null,
+    expires_at: s.expiresAt || null,
+    max_calls: s.maxCalls,
+    calls: s.calls,
+    differing: s.differing,
+    dropped: s.dropped,
+    ended_at: s.endedAt || null,
+    end_reason: s.endReason || null,
+    transitions: s.transitions.map((t) => ({ live: t.live, candidate: t.candidate, count: t.count })),
+    rules: s.rules.map((x) => ({ rule: x.rule, change: x.change as 'added' | 'removed', count: x.count })),
+    samples: s.samples.map((x) => ({
+      action_id: x.actionId,
+      record: `/api/audit/actions/${x.actionId}`,
+      agent_id: x.agentId,
+      tool: x.tool,
+      live_decision: x.liveDecision,
+      live_violations: x.liveViolations,
+      candidate_decision: x.candidateDecision,
+      candidate_violations: x.candidateViolations,
+      live_eval_ms: x.liveEvalMs,
+      candidate_eval_ms: x.candidateEvalMs,
+      decided_at: x.decidedAt,
+    })),
+    eval_ms: { live_avg: s.liveEvalMsAvg, candidate_avg: s.candidateEvalMsAvg, candidate_max: s.candidateEvalMsMax },
+  };
+}
 
 const AGENT_ID = /^[a-zA-Z0-9._-]{1,256}$/;
 function agentParam(value: string | undefined): string {
@@ -189,6 +286,37 @@ export function policyRoutes(d: GatewayDeps): Router {
     });
   });
 
+  r.get('/policy/shadow', async (req, res) => {
+    const { tenantId } = authOf(req);
+    reply(res, shadowReportResponse, presentShadow(await d.policy.getShadow({ tenantId })));
+  });
+
+  r.put('/policy/shadow', async (req, res) => {
+    const auth = authOf(req);
+    const b = parseWith(shadowStartSchema, req.body, 'body');
+    let seconds = b.duration_seconds ?? 0;
+    if (b.expires_at !== undefined) {
+      seconds = Math.ceil((Date.parse(b.expires_at) - Date.now()) / 1000);
+      if (seconds < 1 || seconds > SHADOW_MAX_SECONDS) throw InputError.at(['body', 'expires_at'], 'expires_at must be in the future, at most 30 days ahead', 'range');
+    }
+    const candidate = candidateOf({ policy_template: b.policy_template, policy_config: b.policy_config, custom_policy: b.custom_policy })!;
+    const out = await d.policy.startShadow({ tenantId: auth.tenantId, candidate: { ...candidate, tenantId: auth.tenantId }, maxCalls: b.max_calls ?? 0, durationSeconds: seconds, actor: deciderOf(auth) });
+    res.status(201);
+    reply(res, shadowReportResponse, presentShadow(out));
+  });
+
+  r.delete('/policy/shadow', async (req, res) => {
+    const auth = authOf(req);
+    reply(res, shadowReportResponse, presentShadow(await d.policy.discardShadow({ tenantId: auth.tenantId, actor: deciderOf(auth), overrideFailingTests: undefined })));
+  });
+
+  r.post('/policy/shadow/promote', async (req, res) => {
+    const auth = authOf(req);
+    const b = parseWith(shadowPromoteSchema, req.body ?? {}, 'body');
+    const p = await d.policy.promoteShadow({ tenantId: auth.tenantId, actor: deciderOf(auth), overrideFailingTests: b.override_failing_tests });
+    reply(res, promotedResponse, { policy_template: p.policyTemplate, bundle_revision: p.bundle?.revision ?? '', activated_at: p.bundle?.activatedAt || null });
+  });
+
   r.get('/agents/:agent_id/anomaly_score', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
@@ -235,6 +363,30 @@ addPaths({
       summary: "Run a candidate custom policy's test_* rules like opa test: pass/fail/error per test and coverage; nothing is saved",
       requestBody: jsonBody(policyTestSchema),
       responses: { 200: response('the test results and coverage', policyTestResponse), 422: errors[422]('the candidate does not compile (file, line, column at body.policy)') },
+    },
+  },
+  '/policy/shadow': {
+    get: { summary: "The tenant's running shadow (or its last one): counts by live → candidate decision, the rules behind the differences, samples linked to their records", responses: { 200: response('the shadow report', shadowReportResponse) } },
+    put: {
+      summary: 'Put a candidate policy in shadow: every governed call is also decided by it, off the answer’s path, until max_calls or the expiry',
+      requestBody: jsonBody(shadowStartSchema),
+      responses: {
+        201: response('the shadow, running', shadowReportResponse),
+        409: errors[409]('a shadow runs already: promote or discard it first'),
+        422: errors[422]('a bad candidate (as PATCH /dashboard/settings would refuse it) or bounds out of range'),
+      },
+    },
+    delete: { summary: 'Discard the running shadow (the live policy stays)', responses: { 200: response('the shadow, discarded', shadowReportResponse), 404: errors[404]('no shadow runs') } },
+  },
+  '/policy/shadow/promote': {
+    post: {
+      summary: 'Make the running shadow’s candidate the live policy (a new revision), through the same checks as any policy change, tests gate included',
+      requestBody: optionalJsonBody(shadowPromoteSchema),
+      responses: {
+        200: response('the policy now in force', promotedResponse),
+        404: errors[404]('no shadow runs'),
+        422: errors[422]("the candidate's tests fail (one detail per test) and no override_failing_tests was given"),
+      },
     },
   },
   '/agents/{agent_id}/anomaly_score': { get: { summary: 'Current anomaly score of an agent (0-1) and its factors', parameters: agentPath, responses: { 200: response('score', anomalyResponse), 404: unknownAgent } } },

@@ -4,7 +4,9 @@
  * answers governed calls never runs a candidate's Rego (a slow candidate costs the answers nothing). It
  * builds each candidate's bundle once (by shadow id) from the same templates and compiler as the live
  * policy (`bundleOf`), and answers every batch with each call's decision, violations and evaluation time.
+ * It runs at the lowest CPU priority, so a busy machine serves the answers first.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PolicyBundle } from '../bundles/policy-bundle';
 import { compileCustom } from '../bundles/policy-bundle';
@@ -14,6 +16,13 @@ import { TemplateCatalog } from '../templates/template-catalog';
 import type { ShadowBatch, ShadowBatchResult } from './shadow-evaluator';
 
 async function main(): Promise<void> {
+  // the lowest CPU priority, for this thread only (Linux priorities are per thread; pid 0 is the caller):
+  // on a busy machine the threads answering governed calls go first
+  try {
+    setPriority(19);
+  } catch {
+    // not permitted here: the thread keeps the process's priority
+  }
   const catalog = await TemplateCatalog.load((workerData as { templatesDir: string }).templatesDir);
   const bundles = new Map<string, PolicyBundle>();
   const bundle = (shadowId: string, content: StoredPolicyContent): PolicyBundle => {

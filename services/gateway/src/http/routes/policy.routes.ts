@@ -301,8 +301,7 @@ export function policyRoutes(d: GatewayDeps): Router {
     }
     const candidate = candidateOf({ policy_template: b.policy_template, policy_config: b.policy_config, custom_policy: b.custom_policy })!;
     const out = await d.policy.startShadow({ tenantId: auth.tenantId, candidate: { ...candidate, tenantId: auth.tenantId }, maxCalls: b.max_calls ?? 0, durationSeconds: seconds, actor: deciderOf(auth) });
-    res.status(201);
-    reply(res, shadowReportResponse, presentShadow(out));
+    reply(res, shadowReportResponse, presentShadow(out), 201);
   });
 
   r.delete('/policy/shadow', async (req, res) => {

@@ -21,7 +21,8 @@ export const policySettings = {
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the decisions\' replay inputs, for replay)'),
   auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs, recording policy changes)'),
   shadowQueueMax: setting('POLICY_SHADOW_QUEUE_MAX', envInt(10_000), 'governed calls waiting for a shadow candidate\'s decision at most (docs/policy.md, "Shadow rollout"); beyond it a call is not shadowed and is counted as dropped, never waited for'),
-  shadowBatch: setting('POLICY_SHADOW_BATCH', envInt(64), 'calls a shadow candidate decides per batch in its evaluation thread'),
+  shadowBatch: setting('POLICY_SHADOW_BATCH', envInt(256), 'calls a shadow candidate decides per batch in its evaluation thread, kept in one transaction'),
+  shadowFlushMs: setting('POLICY_SHADOW_FLUSH_MS', envInt(200), 'how long a shadowed call waits for others to fill its batch at most, ms (the report lags by as much)'),
 };
 
 export type PolicyConfig = ReturnType<typeof loadPolicyConfig>;

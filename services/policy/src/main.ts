@@ -46,6 +46,7 @@ runService({
     const shadows = new PolicyShadows(new ShadowRepository(db), policies, recorder, evaluator, logger, {
       queueMax: config.shadowQueueMax,
       batch: config.shadowBatch,
+      flushMs: config.shadowFlushMs,
       cacheMs: config.policyCacheMs,
       onChanged: (tenantId) => publishTenantChange(bus, 'policy', tenantId),
       onDropped: (n) => shadowDropped.inc(n),

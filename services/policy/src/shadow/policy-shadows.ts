@@ -55,8 +55,10 @@ interface Waiting {
 export interface PolicyShadowsOptions {
   /** calls waiting for the candidate at most; more are dropped and counted */
   queueMax: number;
-  /** calls per batch handed to the evaluation thread */
+  /** calls per batch handed to the evaluation thread and kept in one transaction */
   batch?: number;
+  /** how long a queued call waits for others to fill its batch at most (ms); a full batch goes at once */
+  flushMs?: number;
   /** how long a replica trusts its knowledge of whether a tenant's shadow runs (a change message bounds it too) */
   cacheMs: number;
   /** tell every replica that the tenant's shadow started or ended (the `policy` tenant change on NATS) */
@@ -103,15 +105,37 @@ export class PolicyShadows {
       return;
     }
     this.queue.push({ tenantId, actionId, call, live, behavioral, nowNs, at: new Date() });
-    if (!this.draining) {
+    if (this.draining) return;
+    // a batch fills for flushMs (one evaluation message and one transaction for many calls), or goes when full
+    if (this.queue.length >= (this.o.batch ?? 64) || !this.o.flushMs) {
+      if (this.flushTimer) clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
       this.draining = true;
       setImmediate(() => void this.drain());
+    } else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = undefined;
+        if (this.draining) return;
+        this.draining = true;
+        void this.drain();
+      }, this.o.flushMs);
+      this.flushTimer.unref?.();
     }
   }
 
+  private flushTimer: NodeJS.Timeout | undefined;
+
   /** Resolves once every queued call has been decided and kept (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.draining || this.queue.length) await new Promise((r) => setTimeout(r, 5));
+    while (this.draining || this.queue.length) {
+      if (!this.draining && this.flushTimer) {
+        clearTimeout(this.flushTimer);
+        this.flushTimer = undefined;
+        this.draining = true;
+        void this.drain();
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
 
   private async runningShadow(tenantId: string): Promise<StoredShadow | null> {

@@ -5,7 +5,7 @@ import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
 import { auditPolicyChangeRecorder } from './changes/policy-change-recorder';
-import { loadPolicyConfig } from './config';
+import { bundleAllowedCidrs, loadPolicyConfig } from './config';
 import { PolicyEvaluation } from './decisions/policy-evaluation';
 import { policyGrpcService } from './grpc/policy.grpc';
 import { auditDecisionInputs } from './replay/audit-decision-inputs';
@@ -13,6 +13,9 @@ import { ReplayService } from './replay/replay.service';
 import { PolicyShadows } from './shadow/policy-shadows';
 import { workerCandidateEvaluator } from './shadow/shadow-evaluator';
 import { ShadowRepository } from './shadow/shadow.repository';
+import { AddressPolicy, caFileContext, createPinnedFetch } from '@agw/egress';
+import { BundleSourceRepository } from './opa-bundles/bundle-source.repository';
+import { BundleSources } from './opa-bundles/bundle-sources';
 import { vaultRevealer } from './replay/vault-revealer';
 import { TemplateCatalog } from './templates/template-catalog';
 
@@ -66,11 +69,22 @@ runService({
       },
       shadows,
     );
+    // OPA bundle sources: fetched through the egress rules, polled by every replica (each poll claimed by one)
+    const bundleFetch = createPinnedFetch({
+      policy: new AddressPolicy({ allowCidrs: bundleAllowedCidrs(config) }),
+      maxResponseBytes: config.bundleMaxBytes,
+      connectTimeoutMs: config.bundleTimeoutMs,
+      headersTimeoutMs: config.bundleTimeoutMs,
+      secureContext: caFileContext(config.bundleCaFile),
+    });
+    const bundleSources = new BundleSources(new BundleSourceRepository(db), policies, shadows, recorder, bundleFetch, logger, { maxBytes: config.bundleMaxBytes, pollMs: config.bundlePollMs });
+    const pollTimer = setInterval(() => void bundleSources.pollDue().catch((e: unknown) => logger.warn({ reason: (e as Error).message }, 'bundle sweep failed')), Math.min(config.bundlePollMs, 10_000));
+    pollTimer.unref();
     const replay = new ReplayService(policies, auditDecisionInputs(auditClient), vaultRevealer(vaultClient));
     return {
-      grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior, shadows }, logger)],
+      grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior, shadows, bundleSources }, logger)],
       // reverse order: the queued calls are decided and kept, then the evaluation thread ends
-      closers: [() => evaluator.close(), () => shadows.idle()],
+      closers: [() => evaluator.close(), () => shadows.idle(), () => bundleFetch.close(), () => clearInterval(pollTimer)],
       info: { templates: catalog.list().map((t) => t.name) },
     };
   },

@@ -28,6 +28,16 @@ export interface PolicyChange {
   customPolicy?: string;
   /** the whole overrides object, replacing the current one (a shadow's promotion); wins over configJson */
   overrides?: Record<string, unknown>;
+  /** the change comes from an OPA bundle: its `.manifest` revision and digest name the bundle revision */
+  source?: { revision: string; digest: string };
+}
+
+/**
+ * The bundle revision of a policy activated from an OPA bundle: the `.manifest` revision and the first 16
+ * hex digits of the bundle's SHA-256, so every audit record (bundle_revision) names both.
+ */
+export function sourceRevision(s: { revision: string; digest: string }): string {
+  return `${s.revision || 'unrevised'}@sha256:${s.digest.slice(0, 16)}`;
 }
 
 /** Who activates a policy and, for a candidate whose tests fail, the human's explicit override. */
@@ -45,6 +55,7 @@ export interface PreparedCandidate {
   overrides: Record<string, unknown>;
   customPolicy: string | null;
   bundle: PolicyBundle;
+  source?: { revision: string; digest: string };
 }
 
 export class TenantPolicies {
@@ -90,7 +101,7 @@ export class TenantPolicies {
   /** The candidate `change` makes, as a shadow stores it (same checks as `set`, nothing activated). */
   async prepared(tenantId: string, change: PolicyChange): Promise<PreparedCandidate> {
     const { template, overrides, customPolicy, bundle } = await this.prepare(tenantId, change);
-    return { template, overrides, customPolicy, bundle };
+    return { template, overrides, customPolicy, bundle, ...(change.source ? { source: change.source } : {}) };
   }
 
   /**
@@ -125,9 +136,9 @@ export class TenantPolicies {
       });
     }
     const unchanged =
-      current && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
+      current && current.revision === candidate.revision && current.bundle_hash === candidate.hash && current.policy_template === template && (current.custom_policy ?? null) === customPolicy && sameJson(current.policy_overrides, overrides);
     if (unchanged) return this.build(tenantId, current);
-    const row = await postgres(() => this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash }));
+    const row = await postgres(() => this.repo.activate(tenantId, { template, overrides, config: candidate.config, customPolicy, revision: candidate.revision, hash: candidate.hash, source: change.source }));
     this.cache.invalidate(tenantId);
     this.onActivated(tenantId);
     this.logger.info({ tenantId, template, revision: candidate.revision }, 'tenant policy activated');
@@ -148,13 +159,16 @@ export class TenantPolicies {
     // overrides belong to a template: switching templates starts from its defaults
     const baseOverrides = template === curTemplate ? (current?.policy_overrides ?? {}) : {};
     const overrides = change.overrides ? applyConfigPatch(tpl, {}, change.overrides) : change.configJson !== undefined ? applyConfigPatch(tpl, baseOverrides, parseConfigPatch(change.configJson)) : baseOverrides;
-    const bundle = this.bundleFor(tenantId, { policy_template: template, policy_overrides: overrides, custom_policy: customPolicy });
+    let bundle = this.bundleFor(tenantId, { policy_template: template, policy_overrides: overrides, custom_policy: customPolicy });
+    if (change.source) bundle = { ...bundle, revision: sourceRevision(change.source) };
     return { current, template, overrides, customPolicy, bundle };
   }
 
   private build(tenantId: string, row: StoredTenantPolicy | undefined): ActiveBundle {
     const bundle = this.bundleFor(tenantId, row ?? { policy_template: DEFAULT_TEMPLATE, policy_overrides: {}, custom_policy: null });
-    return { ...bundle, tenantId, activatedAt: row ? row.activated_at.toISOString() : '' };
+    // a policy from an OPA bundle keeps the revision that names the bundle (manifest revision and digest)
+    const revision = row?.source_digest ? sourceRevision({ revision: row.source_revision ?? '', digest: row.source_digest }) : bundle.revision;
+    return { ...bundle, revision, tenantId, activatedAt: row ? row.activated_at.toISOString() : '' };
   }
 
   private bundleFor(tenantId: string, row: StoredPolicyContent): PolicyBundle {

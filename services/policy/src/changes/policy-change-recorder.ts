@@ -4,7 +4,9 @@
  * happened, `agent_id` who did it, details what it was about) with the decision event `policy`, which the
  * webhook service delivers as `policy.changed` to tenants subscribed to it (docs/policy.md, docs/webhooks.md).
  * Decisions: `activated_over_failing_tests` (a human's override of the tests gate, with its note and the
- * failing tests as violations), `shadow_started`, `shadow_promoted`, `shadow_discarded`, `shadow_ended`.
+ * failing tests as violations), `shadow_started`, `shadow_promoted`, `shadow_discarded`, `shadow_ended`, and for
+ * a tenant's OPA bundles `bundle_activated`, `bundle_shadowed` (put in shadow) and `bundle_refused` (unsigned,
+ * wrongly signed, or its tests fail: the live policy stays).
  * The append is sent again under the same key a few times (the audit service answers a key it has written
  * with that record); a caller that needs the record before acting awaits it.
  */
@@ -12,7 +14,15 @@ import { randomUUID } from 'node:crypto';
 import type { audit } from '@agw/proto';
 import { type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
 
-export type PolicyChangeDecision = 'activated_over_failing_tests' | 'shadow_started' | 'shadow_promoted' | 'shadow_discarded' | 'shadow_ended';
+export type PolicyChangeDecision =
+  | 'activated_over_failing_tests'
+  | 'shadow_started'
+  | 'shadow_promoted'
+  | 'shadow_discarded'
+  | 'shadow_ended'
+  | 'bundle_activated'
+  | 'bundle_shadowed'
+  | 'bundle_refused';
 
 export interface PolicyChangeFact {
   decision: PolicyChangeDecision;

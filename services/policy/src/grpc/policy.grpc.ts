@@ -1,12 +1,14 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
-import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, anomalyFactorsMessage, implement } from '@agw/shared';
+import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, implement } from '@agw/shared';
 import { runTests } from '@agw/rego';
 import type { BehaviorStore } from '../behavior/behavior-store';
 import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
 import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
 import { type PolicyEvaluation, toolCallFacts } from '../decisions/policy-evaluation';
 import type { ReplayService } from '../replay/replay.service';
+import type { BundleSources } from '../opa-bundles/bundle-sources';
+import type { StoredBundleSource } from '../opa-bundles/bundle-source.repository';
 import type { PolicyShadows, ShadowReport } from '../shadow/policy-shadows';
 import type { TemplateCatalog } from '../templates/template-catalog';
 
@@ -17,6 +19,28 @@ export interface PolicyDomain {
   replay: ReplayService;
   behavior: BehaviorStore;
   shadows: PolicyShadows;
+  /** absent: OPA bundle sources are not served (tests of other parts) */
+  bundleSources?: BundleSources;
+}
+
+function bundleSourceMessage(s: StoredBundleSource, pollOutcome = ''): pb.BundleSource {
+  return {
+    tenantId: s.tenant_id,
+    url: s.url,
+    scope: s.scope ?? '',
+    activation: s.activation,
+    shadowMaxCalls: s.shadow_max_calls ?? 0,
+    shadowSeconds: s.shadow_seconds ?? 0,
+    etag: s.etag ?? '',
+    lastPolledAt: s.last_polled_at?.toISOString() ?? '',
+    lastOutcome: s.last_outcome ?? '',
+    lastDetail: s.last_detail ?? '',
+    revision: s.revision ?? '',
+    digest: s.digest ?? '',
+    createdBy: s.created_by,
+    createdAt: s.created_at.toISOString(),
+    pollOutcome,
+  };
 }
 
 function policyChange(req: pb.SetTenantPolicyRequest) {
@@ -102,6 +126,10 @@ export function tenantPolicy(b: ActiveBundle): pb.TenantPolicy {
 }
 
 export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceBinding {
+  const sources = () => {
+    if (!d.bundleSources) throw new NotFoundError('OPA bundle sources are not served here');
+    return d.bundleSources;
+  };
   const evaluate = async (req: pb.EvaluateRequest): Promise<pb.EvaluateResponse> => {
     const c = req.call;
     if (!c) throw InputError.at(['call'], 'call is required', 'missing');
@@ -144,6 +172,32 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
         },
         getShadow: async (req) => shadowReport(req.tenantId, await d.shadows.report(required(req.tenantId, 'tenant_id'))),
         discardShadow: async (req) => shadowReport(req.tenantId, await d.shadows.discard(required(req.tenantId, 'tenant_id'), req.actor || `api_key:${req.tenantId}`)),
+        setBundleSource: async (req) => {
+          const tenantId = required(req.tenantId, 'tenant_id');
+          if (req.activation !== 'direct' && req.activation !== 'shadow') throw InputError.at(['activation'], 'activation is direct or shadow', 'enum');
+          const { source, outcome } = await sources().register(
+            tenantId,
+            { url: req.url, publicKeyPem: req.publicKey, scope: req.scope, activation: req.activation, shadowMaxCalls: req.shadowMaxCalls || undefined, shadowSeconds: req.shadowSeconds || undefined },
+            req.actor || `api_key:${tenantId}`,
+          );
+          return bundleSourceMessage(source, outcome);
+        },
+        getBundleSource: async (req) => {
+          const s = await sources().get(required(req.tenantId, 'tenant_id'));
+          if (!s) throw new NotFoundError('No bundle source is registered (PUT /api/policy/bundle-source)');
+          return bundleSourceMessage(s);
+        },
+        deleteBundleSource: async (req) => {
+          const tenantId = required(req.tenantId, 'tenant_id');
+          const s = await sources().get(tenantId);
+          await sources().remove(tenantId);
+          return bundleSourceMessage(s!);
+        },
+        pollBundleSource: async (req) => {
+          const tenantId = required(req.tenantId, 'tenant_id');
+          const outcome = await sources().pollNow(tenantId);
+          return bundleSourceMessage((await sources().get(tenantId))!, outcome);
+        },
         promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(required(req.tenantId, 'tenant_id'), req.actor || `api_key:${req.tenantId}`, overrideOf(req.overrideFailingTests))),
         testPolicy: async (req) => {
           required(req.tenantId, 'tenant_id');

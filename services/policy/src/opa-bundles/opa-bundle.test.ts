@@ -6,9 +6,8 @@
  * `{"signatures": [JWS]}` whose payload lists every file with its SHA-256).
  */
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
-import { CompactSign, exportSPKI, generateKeyPair } from 'jose';
-import { pack } from 'tar-stream';
+import { exportSPKI, generateKeyPair } from 'jose';
+import { signed, tarGz } from './__tests__/signed-bundle';
 import { BundleRefusedError, bundleFileHash, canonicalBundleJson, openOpaBundle } from './opa-bundle';
 
 const POLICY = `package agw.custom
@@ -41,27 +40,6 @@ test_nothing_denied if {
 	count(custom.deny) == 0 with input as {"tool": "svc_payments_wire", "params": {}}
 }
 `;
-
-async function tarGz(files: Record<string, string>): Promise<Buffer> {
-  const p = pack();
-  const chunks: Buffer[] = [];
-  p.on('data', (c: unknown) => chunks.push(c as Buffer));
-  const ended = new Promise<void>((r) => p.on('end', () => r()));
-  for (const [name, content] of Object.entries(files)) p.entry({ name: `/${name}` }, content);
-  p.finalize();
-  await ended;
-  return gzipSync(Buffer.concat(chunks));
-}
-
-type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
-
-async function signed(files: Record<string, string>, key: Key, alg: string, o: { omit?: string[]; claims?: Record<string, unknown> } = {}): Promise<Record<string, string>> {
-  const listed = Object.entries(files)
-    .filter(([n]) => !o.omit?.includes(n))
-    .map(([name, c]) => ({ name, hash: bundleFileHash(name, Buffer.from(c), 'SHA-256'), algorithm: 'SHA-256' }));
-  const jws = await new CompactSign(Buffer.from(JSON.stringify({ files: listed, ...o.claims }))).setProtectedHeader({ alg, kid: 'ci-key' }).sign(key);
-  return { ...files, '.signatures.json': JSON.stringify({ signatures: [jws] }) };
-}
 
 const base = {
   '.manifest': JSON.stringify({ revision: 'git-3f2a9c1', roots: ['agw'] }, null, 2),

@@ -248,6 +248,8 @@ export class PolicyShadows {
           max_calls: maxCalls,
           started_by: actor,
           expires_at: expiresAt,
+          source_revision: c.source?.revision ?? null,
+          source_digest: c.source?.digest ?? null,
         })
         .catch((e: unknown) => {
           if ((e as { code?: string }).code === '23505') throw new ConflictError('A shadow runs already for this tenant: promote or discard it first (GET /api/policy/shadow shows it)');
@@ -307,7 +309,12 @@ export class PolicyShadows {
     if (!running) throw notRunning();
     const activated = await this.policies.set(
       tenantId,
-      { template: running.policy_template, overrides: running.policy_overrides, customPolicy: running.custom_policy ?? '' },
+      {
+        template: running.policy_template,
+        overrides: running.policy_overrides,
+        customPolicy: running.custom_policy ?? '',
+        ...(running.source_digest ? { source: { revision: running.source_revision ?? '', digest: running.source_digest } } : {}),
+      },
       { actor, method: 'shadow.promote', ...(override ? { overrideFailingTests: override } : {}) },
     );
     const ended = await postgres(() => this.repo.end(tenantId, running.shadow_id, 'promoted', 'promoted'));

@@ -19,6 +19,8 @@ export interface StoredShadow {
   expires_at: Date;
   ended_at: Date | null;
   end_reason: string | null;
+  source_revision: string | null;
+  source_digest: string | null;
 }
 
 export interface ShadowDecisionRow {
@@ -63,6 +65,8 @@ const COLUMNS = [
   'expires_at',
   'ended_at',
   'end_reason',
+  'source_revision',
+  'source_digest',
 ] as const;
 
 export class ShadowRepository {

@@ -6,6 +6,10 @@ import { type Kysely, sql } from 'kysely';
  * human promotes or discards it. Each governed call decided while it runs is also decided by the candidate,
  * off the answer's path, and kept in `policy_shadow_decisions` by its action id (the audit record's
  * action_id). `calls` is claimed per decision row, so the count is exact across replicas.
+ *
+ * OPA bundles (docs/policy.md, "OPA bundles"): a tenant's bundle source (an HTTPS URL and the public key its
+ * `.signatures.json` must verify with), polled with its ETag; a policy (or a shadow's candidate) activated
+ * from a bundle keeps the bundle's `.manifest` revision and digest (`source_revision`, `source_digest`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -47,11 +51,32 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (shadow_id, action_id)
     );
     CREATE INDEX policy_shadow_decisions_differing ON policy_shadow_decisions (shadow_id, decided_at DESC) WHERE differs;
+    ALTER TABLE policy_shadows ADD COLUMN source_revision text, ADD COLUMN source_digest text;
+    ALTER TABLE policy_tenant_policies ADD COLUMN source_revision text, ADD COLUMN source_digest text;
+    CREATE TABLE policy_bundle_sources (
+      tenant_id uuid PRIMARY KEY,
+      url text NOT NULL,
+      public_key text NOT NULL,
+      scope text,
+      activation text NOT NULL CHECK (activation IN ('direct', 'shadow')),
+      shadow_max_calls integer,
+      shadow_seconds integer,
+      etag text,
+      last_polled_at timestamptz,
+      last_outcome text,
+      last_detail text,
+      revision text,
+      digest text,
+      created_by text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    );
   `.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
+    DROP TABLE policy_bundle_sources;
+    ALTER TABLE policy_tenant_policies DROP COLUMN source_revision, DROP COLUMN source_digest;
     DROP TABLE policy_shadow_decisions;
     DROP TABLE policy_shadows;
   `.execute(db);

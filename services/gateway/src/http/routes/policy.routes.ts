@@ -148,6 +148,54 @@ function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportRespo
   };
 }
 
+export const bundleSourceSchema = z
+  .object({
+    url: z.string().max(2048).meta({ description: 'HTTPS URL of the OPA bundle (.tar.gz), polled with its ETag through the egress rules' }),
+    public_key: z.string().min(1).max(16_384).meta({ description: "PEM public key (SPKI: RSA, EC or Ed25519) the bundle's .signatures.json must verify with" }),
+    scope: z.string().max(256).optional().meta({ description: 'the scope the signature must carry (OPA signing scope), when the pipeline sets one' }),
+    activation: z.enum(['direct', 'shadow']).default('direct').meta({ description: 'a new bundle becomes live at once (direct) or goes into shadow first (shadow)' }),
+    shadow_max_calls: z.number().int().min(1).max(SHADOW_MAX_CALLS).optional(),
+    shadow_duration_seconds: z.number().int().min(1).max(SHADOW_MAX_SECONDS).optional(),
+  })
+  .strict();
+const bundleSourceResponse = z
+  .object({
+    url: z.string(),
+    scope: z.string().nullable(),
+    activation: z.enum(['direct', 'shadow']),
+    shadow_max_calls: z.number().int().nullable(),
+    shadow_duration_seconds: z.number().int().nullable(),
+    etag: z.string().nullable(),
+    last_polled_at: timestamp().nullable(),
+    last_outcome: z.string().nullable().meta({ description: 'activated | shadowed | unchanged | refused | error' }),
+    last_detail: z.string().nullable(),
+    revision: z.string().nullable().meta({ description: "the last bundle taken: its .manifest revision" }),
+    digest: z.string().nullable().meta({ description: 'the last bundle taken: SHA-256 of the .tar.gz' }),
+    created_by: z.string(),
+    created_at: timestamp(),
+    poll_outcome: z.string().optional().meta({ description: 'the outcome of the poll this request made' }),
+  })
+  .meta({ id: 'BundleSource' });
+
+function presentSource(s: policy.BundleSource): z.infer<typeof bundleSourceResponse> {
+  return {
+    url: s.url,
+    scope: s.scope || null,
+    activation: s.activation as 'direct' | 'shadow',
+    shadow_max_calls: s.shadowMaxCalls || null,
+    shadow_duration_seconds: s.shadowSeconds || null,
+    etag: s.etag || null,
+    last_polled_at: s.lastPolledAt || null,
+    last_outcome: s.lastOutcome || null,
+    last_detail: s.lastDetail || null,
+    revision: s.revision || null,
+    digest: s.digest || null,
+    created_by: s.createdBy,
+    created_at: s.createdAt,
+    ...(s.pollOutcome ? { poll_outcome: s.pollOutcome } : {}),
+  };
+}
+
 const AGENT_ID = /^[a-zA-Z0-9._-]{1,256}$/;
 function agentParam(value: string | undefined): string {
   if (!value || !AGENT_ID.test(value)) throw new NotFoundError('Agent not found');
@@ -316,6 +364,31 @@ export function policyRoutes(d: GatewayDeps): Router {
     reply(res, promotedResponse, { policy_template: p.policyTemplate, bundle_revision: p.bundle?.revision ?? '', activated_at: p.bundle?.activatedAt || null });
   });
 
+  r.put('/policy/bundle-source', async (req, res) => {
+    const auth = authOf(req);
+    const b = parseWith(bundleSourceSchema, req.body, 'body');
+    const s = await d.policy.setBundleSource({
+      tenantId: auth.tenantId,
+      url: b.url,
+      publicKey: b.public_key,
+      scope: b.scope ?? '',
+      activation: b.activation,
+      shadowMaxCalls: b.shadow_max_calls ?? 0,
+      shadowSeconds: b.shadow_duration_seconds ?? 0,
+      actor: deciderOf(auth),
+    });
+    reply(res, bundleSourceResponse, presentSource(s));
+  });
+  r.get('/policy/bundle-source', async (req, res) => {
+    reply(res, bundleSourceResponse, presentSource(await d.policy.getBundleSource({ tenantId: authOf(req).tenantId })));
+  });
+  r.delete('/policy/bundle-source', async (req, res) => {
+    reply(res, bundleSourceResponse, presentSource(await d.policy.deleteBundleSource({ tenantId: authOf(req).tenantId })));
+  });
+  r.post('/policy/bundle-source/poll', async (req, res) => {
+    reply(res, bundleSourceResponse, presentSource(await d.policy.pollBundleSource({ tenantId: authOf(req).tenantId })));
+  });
+
   r.get('/agents/:agent_id/anomaly_score', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
@@ -387,6 +460,18 @@ addPaths({
         422: errors[422]("the candidate's tests fail (one detail per test) and no override_failing_tests was given"),
       },
     },
+  },
+  '/policy/bundle-source': {
+    put: {
+      summary: "Point the policy at the tenant's OPA bundle server: the signed bundle is polled with its ETag, verified, tested, and activated (or put in shadow); it is polled at once",
+      requestBody: jsonBody(bundleSourceSchema),
+      responses: { 200: response('the source, with the outcome of its first poll', bundleSourceResponse), 422: errors[422]('not an HTTPS URL, not a PEM public key') },
+    },
+    get: { summary: "The tenant's OPA bundle source and its last poll", responses: { 200: response('the source', bundleSourceResponse), 404: errors[404]('no source registered') } },
+    delete: { summary: 'Stop polling the bundle source (the live policy stays)', responses: { 200: response('the source removed', bundleSourceResponse), 404: errors[404]('no source registered') } },
+  },
+  '/policy/bundle-source/poll': {
+    post: { summary: 'Poll the bundle source now (a CI job after publishing)', responses: { 200: response('the source, with the outcome of this poll', bundleSourceResponse), 404: errors[404]('no source registered') } },
   },
   '/agents/{agent_id}/anomaly_score': { get: { summary: 'Current anomaly score of an agent (0-1) and its factors', parameters: agentPath, responses: { 200: response('score', anomalyResponse), 404: unknownAgent } } },
   '/agents/{agent_id}/history': { delete: { summary: 'Clear the behavioral history of an agent (counters and anomaly score)', parameters: agentPath, responses: { 200: response('cleared', clearedResponse), 404: unknownAgent } } },

@@ -9,7 +9,7 @@
  * - quarantined -> `tool.quarantined` (a federated tool's definition changed or was flagged, docs/federation.md;
  *   `tool` is the upstream, `method` the tool, `violations` the reason; not a default: subscribe to it).
  * - policy -> `policy.changed` (docs/policy.md: an activation over failing tests, a shadow started, promoted,
- *   discarded or ended; `decision` says which, `agent_id` who, `violations` the failing tests; `details` the
+ *   discarded or ended, an OPA bundle activated, put in shadow or refused; `decision` says which, `agent_id` who, `violations` the failing tests; `details` the
  *   record's details, e.g. the override's note; not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the

@@ -186,7 +186,14 @@ test('activation through shadow first: the bundle becomes the candidate, promoti
   const promoted = await shadows.promote(tenantId, 'alice@example.com');
   expect(promoted.revision).toBe(`git-fff666@sha256:${d.slice(0, 16)}`);
   expect((await decide(tenantId, 'svc_wire'))).toMatchObject({ decision: 'deny', bundleRevision: promoted.revision });
-  expect(factsOf(tenantId).map((f) => f.decision)).toEqual(['shadow_started', 'bundle_shadowed', 'shadow_promoted']);
+  // a next bundle while a shadow runs waits for it (not refused), and is taken once the shadow is over
+  srv.state.current = await tarGz(await signed(bundleFiles('git-ggg777', 'svc_mail'), keys.privateKey, 'RS256'));
+  await shadows.start(tenantId, { template: 'financial' }, {}, 'alice@example.com');
+  expect(await sources.pollNow(tenantId)).toBe('waiting');
+  await shadows.discard(tenantId, 'alice@example.com');
+  expect(await sources.pollNow(tenantId)).toBe('shadowed');
+  expect((await shadows.report(tenantId)).shadow!.revision).toMatch(/^git-ggg777@sha256:/);
+  expect(factsOf(tenantId).map((f) => f.decision)).toEqual(['shadow_started', 'bundle_shadowed', 'shadow_promoted', 'shadow_started', 'shadow_discarded', 'shadow_started', 'bundle_shadowed']);
 });
 
 test('the egress rules apply: a loopback bundle server is refused unless the operator allowed it; bad input is a 422', async () => {

@@ -11,7 +11,7 @@
  */
 import { createPublicKey } from 'node:crypto';
 import type { PinnedFetch } from '@agw/egress';
-import { AppError, InputError, type Logger, NotFoundError } from '@agw/shared';
+import { AppError, ConflictError, InputError, type Logger, NotFoundError } from '@agw/shared';
 import { sourceRevision, type TenantPolicies } from '../bundles/tenant-policies';
 import type { PolicyChangeRecorder } from '../changes/policy-change-recorder';
 import type { PolicyShadows } from '../shadow/policy-shadows';
@@ -28,7 +28,7 @@ export interface BundleSourceInput {
   shadowSeconds?: number;
 }
 
-export type PollOutcome = 'activated' | 'shadowed' | 'unchanged' | 'refused' | 'error';
+export type PollOutcome = 'activated' | 'shadowed' | 'unchanged' | 'refused' | 'waiting' | 'error';
 
 export interface BundleSourcesOptions {
   /** the largest bundle accepted (compressed and uncompressed), bytes */
@@ -144,6 +144,12 @@ export class BundleSources {
       if (!refused && !(e instanceof AppError)) {
         await this.repo.outcome(tenantId, { outcome: 'error', detail: (e as Error).message });
         throw e;
+      }
+      if (e instanceof ConflictError) {
+        // activation into shadow while a shadow runs: not a refusal of the bundle; the ETag is not kept, so it
+        // is taken at the first poll after the running shadow is promoted or discarded
+        await this.repo.outcome(tenantId, { outcome: 'waiting', detail: `a shadow runs: promote or discard it and the bundle is taken at the next poll (${(e as Error).message})` });
+        return 'waiting';
       }
       const reason = refused ? e.reason : (e as AppError).code;
       await this.recorder.record(tenantId, {

@@ -167,7 +167,7 @@ const bundleSourceResponse = z
     shadow_duration_seconds: z.number().int().nullable(),
     etag: z.string().nullable(),
     last_polled_at: timestamp().nullable(),
-    last_outcome: z.string().nullable().meta({ description: 'activated | shadowed | unchanged | refused | error' }),
+    last_outcome: z.string().nullable().meta({ description: 'activated | shadowed | unchanged | refused | waiting (a shadow runs: taken once it is over) | error' }),
     last_detail: z.string().nullable(),
     revision: z.string().nullable().meta({ description: "the last bundle taken: its .manifest revision" }),
     digest: z.string().nullable().meta({ description: 'the last bundle taken: SHA-256 of the .tar.gz' }),

@@ -42,6 +42,8 @@ it('shows the shadow report with its differing calls and their records; Promote 
   await page.goto(`${ORIGIN}/policy`);
   await signIn(page, t);
   await page.getByRole('heading', { level: 2, name: 'Shadow rollout' }).waitFor();
+  // no OPA bundle source: the page says where the policy comes from
+  await page.getByTestId('bundle-source').getByText('No bundle source: the policy is set here.').waitFor();
   const panel = page.getByTestId('shadow-panel');
   await panel.getByText('12', { exact: true }).first().waitFor();
   await panel.getByRole('table', { name: 'Live → candidate' }).waitFor();

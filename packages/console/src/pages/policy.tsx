@@ -11,7 +11,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { LazyRegoEditor as RegoEditor } from '../lib/lazy-rego-editor';
 import { Alert, Badge, ConfirmAction, Field, Time, useData } from '../lib/ui';
-import type { AuditRecord, ReplayBulk, Settings, ShadowReport, Template } from '../lib/wire';
+import type { AuditRecord, BundleSource, ReplayBulk, Settings, ShadowReport, Template } from '../lib/wire';
 
 const STARTER = `package agw.custom
 
@@ -465,6 +465,55 @@ function Shadow({ candidate, onPromoted }: { candidate: Candidate | null; onProm
   );
 }
 
+/** The tenant's OPA bundle source (docs/policy.md, "OPA bundles"): where the policy comes from, the last poll, Poll now. */
+function BundleSourceCard({ onTaken }: { onTaken: () => void }) {
+  const { data, error, setData } = useData(async () => {
+    try {
+      return ok(await api.GET('/policy/bundle-source')) as BundleSource;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    }
+  });
+  const [msg, setMsg] = useState<string | null>(null);
+  if (error) return <Alert>{error}</Alert>;
+  if (data === undefined) return <p>Loading…</p>;
+  const poll = async () => {
+    setMsg(null);
+    try {
+      const s = ok(await api.POST('/policy/bundle-source/poll')) as BundleSource;
+      setData(s);
+      if (s.poll_outcome === 'activated' || s.poll_outcome === 'shadowed') onTaken();
+    } catch (e) {
+      setMsg(messageOf(e));
+    }
+  };
+  return (
+    <section aria-labelledby="bundle-source-title" data-testid="bundle-source">
+      <h2 id="bundle-source-title">OPA bundle source</h2>
+      {data === null ? (
+        <p class="muted">
+          No bundle source: the policy is set here. A pipeline can publish signed OPA bundles instead (<code>PUT /api/policy/bundle-source</code>, docs/policy.md, “OPA bundles”).
+        </p>
+      ) : (
+        <>
+          <p>
+            <code>{data.url}</code>, {data.activation === 'shadow' ? 'each new bundle goes into shadow first' : 'each new bundle is live at once'}; polled <Time iso={data.last_polled_at} />: <Badge value={data.last_outcome} />{' '}
+            {data.last_detail}
+          </p>
+          <p class="muted">
+            Last bundle taken: revision <code>{data.revision ?? '—'}</code>, digest <code>{data.digest ? `${data.digest.slice(0, 16)}…` : '—'}</code>.
+          </p>
+          {msg && <Alert>{msg}</Alert>}
+          <button type="button" class="secondary" onClick={poll}>
+            Poll now
+          </button>
+        </>
+      )}
+    </section>
+  );
+}
+
 export function Policy() {
   const { data, error, setData } = useData(async () => {
     const [settings, templates] = await Promise.all([api.GET('/dashboard/settings').then(ok), api.GET('/policy/templates').then(ok)]);
@@ -512,6 +561,9 @@ export function Policy() {
       </div>
       <div class="card">
         <Replay revision={settings.bundle_revision} candidate={settings.policy_template === 'custom' ? drafts.rego : drafts.overrides} />
+      </div>
+      <div class="card">
+        <BundleSourceCard onTaken={async () => onSaved(ok(await api.GET('/dashboard/settings')) as Settings)} />
       </div>
       <div class="card">
         <Shadow

@@ -75,6 +75,8 @@ const CHECKOUT = opt('checkout', '');
 const JSON_OUT = opt('json', '');
 const FLOOR = !args.includes('--no-floor');
 const SINGLE = args.includes('--single');
+/** every tenant has a candidate policy in shadow (docs/policy.md, "Shadow rollout"): what shadowing costs the answers */
+const SHADOW = args.includes('--shadow');
 /** the floors run beside the fleet: the shape's, and with --single the one-process one */
 const FLOORS = [...(FLOOR ? ['floor'] : []), ...(SINGLE ? ['single'] : [])];
 const FLEET_NODE = opt('node', process.execPath);
@@ -528,6 +530,11 @@ async function loadTenant(i) {
   const key = s.body.api_key;
   const set = await api('PATCH', '/dashboard/settings', { rate_limit_rps: 100000, rate_limit_burst: 1000000, policy_config: { daily_action_limit: 100000000, anomaly_threshold: 1 } }, key);
   if (set.status !== 200) throw new Error(`settings: ${set.status} ${JSON.stringify(set.body)}`);
+  if (SHADOW) {
+    // a candidate as a tenant would try one: the same template with a parameter changed, for as long as the run lasts
+    const sh = await api('PUT', '/policy/shadow', { policy_config: { anomaly_threshold: 0.9 }, max_calls: 1000000, duration_seconds: 86400 }, key);
+    if (sh.status !== 201) throw new Error(`shadow: ${sh.status} ${JSON.stringify(sh.body)}`);
+  }
   return key;
 }
 
@@ -612,6 +619,7 @@ async function main() {
   for (let i = 0; i < TENANTS; i += 20) keys.push(...(await Promise.all(Array.from({ length: Math.min(20, TENANTS - i) }, (_, j) => loadTenant(i + j)))));
   const key = keys[0];
   if (TENANTS > 1) console.log(`  ${TENANTS} tenants; the gateway runs rotate over their API keys`);
+  if (SHADOW) console.log('  --shadow: every tenant has a candidate policy in shadow (the general template, anomaly_threshold 0.9)');
 
   const call = JSON.stringify({ agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'benchmark', page: 1 } });
   const targets = {

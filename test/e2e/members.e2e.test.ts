@@ -108,7 +108,7 @@ describe('the role matrix (generated from the OpenAPI document)', () => {
     const other = await api('PATCH', '/dashboard/settings', { token: author.token, body: { rate_limit_rps: 5 } });
     expect(other.status).toBe(403);
     expect(other.body.detail).toBe(
-      'Your role (policy_author) may change the policy settings only (policy_template, policy_config, custom_policy, gateway_constraints), not rate_limit_rps: that needs the role owner or admin (docs/auth.md, "Roles")',
+      'Your role (policy_author) may change the policy settings only (policy_template, policy_config, custom_policy, override_failing_tests, gateway_constraints), not rate_limit_rps: that needs the role owner or admin (docs/auth.md, "Roles")',
     );
     expect((await api('PATCH', '/dashboard/settings', { token: author.token, body: { policy_template: 'general' } })).status).toBe(200);
 

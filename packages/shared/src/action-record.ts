@@ -183,5 +183,6 @@ export function decisionEventOf(eventId: string, kind: DecisionKind, tenantId: s
     source: r.source,
     session_id: r.session_id,
     requested_at: r.requested_at,
+    ...(kind === 'policy' ? { details: r.details } : {}),
   };
 }

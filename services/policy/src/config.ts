@@ -3,6 +3,20 @@ import path from 'node:path';
 import { TENANT_CACHE_MS, commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
+/** unset: undefined (the profile's default); set (even empty): the whole list */
+const cidrList = z
+  .string()
+  .optional()
+  .transform((s) =>
+    s === undefined
+      ? undefined
+      : s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+  )
+  .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
+
 export const policySettings = {
   ...commonSettings,
   ...storeSettings,
@@ -19,8 +33,26 @@ export const policySettings = {
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5000), 'deadline of one vault call (revealing params for replay)'),
   auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the decisions\' replay inputs, for replay)'),
-  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs)'),
+  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs, recording policy changes)'),
+  shadowQueueMax: setting('POLICY_SHADOW_QUEUE_MAX', envInt(10_000), 'governed calls waiting for a shadow candidate\'s decision at most (docs/policy.md, "Shadow rollout"); beyond it a call is not shadowed and is counted as dropped, never waited for'),
+  shadowBatch: setting('POLICY_SHADOW_BATCH', envInt(256), 'calls a shadow candidate decides per batch in its evaluation thread, kept in one transaction'),
+  bundleAllowCidrs: setting(
+    'POLICY_BUNDLE_ALLOW_CIDRS',
+    cidrList,
+    'bundle server addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
+  ),
+  bundleCaFile: setting('POLICY_BUNDLE_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for bundle servers (re-read when it changes)'),
+  bundlePollMs: setting('POLICY_BUNDLE_POLL_MS', envInt(60_000), 'how often a tenant\'s OPA bundle source is polled (with its ETag)'),
+  bundleMaxBytes: setting('POLICY_BUNDLE_MAX_BYTES', envInt(8 * 1024 * 1024), 'the largest OPA bundle accepted, compressed and uncompressed, bytes'),
+  bundleTimeoutMs: setting('POLICY_BUNDLE_TIMEOUT_MS', envInt(10_000), 'limit of connecting to a bundle server and of its answer\'s headers, ms'),
+  shadowFlushMs: setting('POLICY_SHADOW_FLUSH_MS', envInt(200), 'how long a shadowed call waits for others to fill its batch at most, ms (the report lags by as much)'),
 };
 
 export type PolicyConfig = ReturnType<typeof loadPolicyConfig>;
 export const loadPolicyConfig = (env?: Record<string, string | undefined>) => loadConfig(policySettings, env);
+
+/** Bundle server addresses allowed despite being internal: POLICY_BUNDLE_ALLOW_CIDRS when set; unset, loopback in the local profile. */
+export function bundleAllowedCidrs(config: Pick<PolicyConfig, 'bundleAllowCidrs' | 'profile'>): string[] {
+  if (config.bundleAllowCidrs !== undefined) return config.bundleAllowCidrs;
+  return config.profile === 'local' ? ['127.0.0.0/8', '::1/128'] : [];
+}

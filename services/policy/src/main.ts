@@ -1,14 +1,21 @@
 /** Composition root of the policy service: templates, stores, evaluation, replay, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { Counter, Histogram, runService } from '@agw/shared';
+import { Counter, Histogram, onTenantChange, publishTenantChange, runService } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
-import { loadPolicyConfig } from './config';
+import { auditPolicyChangeRecorder } from './changes/policy-change-recorder';
+import { bundleAllowedCidrs, loadPolicyConfig } from './config';
 import { PolicyEvaluation } from './decisions/policy-evaluation';
 import { policyGrpcService } from './grpc/policy.grpc';
 import { auditDecisionInputs } from './replay/audit-decision-inputs';
 import { ReplayService } from './replay/replay.service';
+import { PolicyShadows } from './shadow/policy-shadows';
+import { workerCandidateEvaluator } from './shadow/shadow-evaluator';
+import { ShadowRepository } from './shadow/shadow.repository';
+import { AddressPolicy, caFileContext, createPinnedFetch } from '@agw/egress';
+import { BundleSourceRepository } from './opa-bundles/bundle-source.repository';
+import { BundleSources } from './opa-bundles/bundle-sources';
 import { vaultRevealer } from './replay/vault-revealer';
 import { TemplateCatalog } from './templates/template-catalog';
 
@@ -28,13 +35,30 @@ runService({
     });
     // policy changes reach every replica's cache over NATS; a NATS outage does not make this service unready
     const bus = await nats({ readiness: false });
-    const policies = sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, config.policyCacheMs);
+    const recorder = auditPolicyChangeRecorder(auditClient, logger);
+    const policies = sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, config.policyCacheMs, recorder);
     const behavior = new BehaviorStore(redis());
     const recordFailures = new Counter({
       name: 'agw_policy_behavior_record_failures_total',
       help: 'decisions whose behavioral record failed after the answer (pass 2 does not wait for it): their counters did not move',
       registers: [registry],
     });
+    const shadowDropped = new Counter({ name: 'agw_policy_shadow_dropped_total', help: 'governed calls not shadowed because the shadow queue was full', registers: [registry] });
+    const shadowFailures = new Counter({ name: 'agw_policy_shadow_failures_total', help: 'shadow batches that failed after the answer (evaluation or storing)', registers: [registry] });
+    const evaluator = workerCandidateEvaluator(config.templatesDir);
+    const shadows = new PolicyShadows(new ShadowRepository(db), policies, recorder, evaluator, logger, {
+      queueMax: config.shadowQueueMax,
+      batch: config.shadowBatch,
+      flushMs: config.shadowFlushMs,
+      cacheMs: config.policyCacheMs,
+      onChanged: (tenantId) => publishTenantChange(bus, 'policy', tenantId),
+      onDropped: (n) => shadowDropped.inc(n),
+      onFailed: (e) => {
+        shadowFailures.inc();
+        logger.warn({ reason: (e as Error).message }, 'shadow batch failed after the answer');
+      },
+    });
+    onTenantChange(bus, 'policy', (tenantId) => shadows.invalidate(tenantId));
     const evaluation = new PolicyEvaluation(
       policies,
       behavior,
@@ -43,10 +67,24 @@ runService({
         recordFailures.inc();
         logger.warn({ reason: (e as Error).message }, 'behavioral record failed after the answer');
       },
+      shadows,
     );
+    // OPA bundle sources: fetched through the egress rules, polled by every replica (each poll claimed by one)
+    const bundleFetch = createPinnedFetch({
+      policy: new AddressPolicy({ allowCidrs: bundleAllowedCidrs(config) }),
+      maxResponseBytes: config.bundleMaxBytes,
+      connectTimeoutMs: config.bundleTimeoutMs,
+      headersTimeoutMs: config.bundleTimeoutMs,
+      secureContext: caFileContext(config.bundleCaFile),
+    });
+    const bundleSources = new BundleSources(new BundleSourceRepository(db), policies, shadows, recorder, bundleFetch, logger, { maxBytes: config.bundleMaxBytes, pollMs: config.bundlePollMs });
+    const pollTimer = setInterval(() => void bundleSources.pollDue().catch((e: unknown) => logger.warn({ reason: (e as Error).message }, 'bundle sweep failed')), Math.min(config.bundlePollMs, 10_000));
+    pollTimer.unref();
     const replay = new ReplayService(policies, auditDecisionInputs(auditClient), vaultRevealer(vaultClient));
     return {
-      grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior }, logger)],
+      grpc: [policyGrpcService({ catalog, policies, evaluation, replay, behavior, shadows, bundleSources }, logger)],
+      // reverse order: the queued calls are decided and kept, then the evaluation thread ends
+      closers: [() => evaluator.close(), () => shadows.idle(), () => bundleFetch.close(), () => clearInterval(pollTimer)],
       info: { templates: catalog.list().map((t) => t.name) },
     };
   },

@@ -39,6 +39,9 @@ export const E2E_ENV: Record<string, string> = {
   WEBHOOK_CA_FILE: E2E_WEBHOOK_CA_FILE,
   // the OAuth tests serve an MCP client's metadata document over HTTPS on loopback with the same kind of certificate
   OAUTH_CLIENT_METADATA_CA_FILE: E2E_WEBHOOK_CA_FILE,
+  // the OPA bundle tests serve a signed bundle over HTTPS on loopback with the same kind of certificate
+  POLICY_BUNDLE_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+  POLICY_BUNDLE_CA_FILE: E2E_WEBHOOK_CA_FILE,
   // managed sessions: always the local platform stand-in (never a real platform from the environment),
   // with small tenant limits so the 429s are reachable
   ANTHROPIC_API_KEY: '',

@@ -52,6 +52,12 @@ export type ReplayResult = components['schemas']['ReplayResult'];
 /** POST /audit/replay-bulk: the actions replayed, and which decisions would change. */
 export type ReplayBulk = JsonOf<'/audit/replay-bulk', 'post'>;
 
+/** GET /policy/shadow: the running (or last) shadow of a candidate policy (components/schemas/ShadowReport). */
+export type ShadowReport = components['schemas']['ShadowReport'];
+
+/** GET /policy/bundle-source: the tenant's OPA bundle source and its last poll (components/schemas/BundleSource). */
+export type BundleSource = components['schemas']['BundleSource'];
+
 /** One webhook delivery (GET /webhooks/deliveries). */
 export type Delivery = JsonOf<'/webhooks/deliveries', 'get'>['deliveries'][number];
 

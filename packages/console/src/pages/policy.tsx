@@ -2,13 +2,16 @@
  * Policy: the active template, its effective parameters (defaults + overrides) with inline server
  * validation (a 422's loc [body, policy_config, key] is shown at that field), the custom Rego editor with
  * compile errors at their line, and a replay of recent actions under the policy in force or under the
- * unsaved edits (a candidate policy: POST /audit/replay-bulk with `candidate`, nothing saved).
+ * unsaved edits (a candidate policy: POST /audit/replay-bulk with `candidate`, nothing saved), and the
+ * shadow rollout: the unsaved edits put in shadow on live traffic (PUT /policy/shadow), its report (counts by
+ * live → candidate decision, the rules behind the differences, differing calls with their audit records),
+ * and Promote / Discard.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { LazyRegoEditor as RegoEditor } from '../lib/lazy-rego-editor';
-import { Alert, Badge, Field, useData } from '../lib/ui';
-import type { AuditRecord, ReplayBulk, Settings, Template } from '../lib/wire';
+import { Alert, Badge, ConfirmAction, Field, Time, useData } from '../lib/ui';
+import type { AuditRecord, BundleSource, ReplayBulk, Settings, ShadowReport, Template } from '../lib/wire';
 
 const STARTER = `package agw.custom
 
@@ -227,6 +230,290 @@ function Replay({ revision, candidate }: { revision: string | null; candidate: C
   );
 }
 
+/** A differing call's audit records (GET /audit/actions/{action_id}), shown under its row on demand. */
+function SampleRecords({ actionId }: { actionId: string }) {
+  const { data, error } = useData(async () => (ok(await api.GET('/audit/actions/{action_id}', { params: { path: { action_id: actionId } } })) as { records: AuditRecord[] }).records, [actionId]);
+  if (error) return <Alert>{error}</Alert>;
+  if (!data) return <p class="muted">Loading…</p>;
+  return (
+    <ul class="small" data-testid="sample-records">
+      {data.map((r) => (
+        <li key={r.record_hash}>
+          Record #{r.id}: <Badge value={r.decision} /> by revision <code>{r.bundle_revision}</code>, {r.source}, <Time iso={r.requested_at} />, hash <code>{r.record_hash.slice(0, 16)}…</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Shadow({ candidate, onPromoted }: { candidate: Candidate | null; onPromoted: () => void }) {
+  const { data: report, error, reload, setData } = useData(async () => ok(await api.GET('/policy/shadow')) as ShadowReport, [], 5000);
+  const [maxCalls, setMaxCalls] = useState('10000');
+  const [hours, setHours] = useState('24');
+  const [msg, setMsg] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [confirming, setConfirming] = useState<'promote' | 'discard' | null>(null);
+  const [note, setNote] = useState('');
+  const [failing, setFailing] = useState<string[]>([]);
+  const [opened, setOpened] = useState<string | null>(null);
+  if (error) return <Alert>{error}</Alert>;
+  if (!report) return <p>Loading…</p>;
+  const running = report.status === 'running';
+  const start = async () => {
+    setMsg(null);
+    try {
+      const r = ok(await api.PUT('/policy/shadow', { body: { ...candidate, max_calls: Number(maxCalls), duration_seconds: Math.round(Number(hours) * 3600) } as never })) as ShadowReport;
+      setData(r);
+      setMsg({ kind: 'ok', text: `Shadow started: revision ${r.revision} decides every governed call beside the live policy.` });
+    } catch (e) {
+      setMsg({ kind: 'error', text: messageOf(e) });
+    }
+  };
+  const discard = async () => {
+    setConfirming(null);
+    try {
+      setData(ok(await api.DELETE('/policy/shadow')) as ShadowReport);
+      setMsg({ kind: 'ok', text: 'Shadow discarded; the live policy stays.' });
+    } catch (e) {
+      setMsg({ kind: 'error', text: messageOf(e) });
+    }
+  };
+  const promote = async () => {
+    setConfirming(null);
+    try {
+      const body = failing.length ? { override_failing_tests: { note } } : {};
+      const p = ok(await api.POST('/policy/shadow/promote', { body: body as never })) as { bundle_revision: string };
+      setFailing([]);
+      setMsg({ kind: 'ok', text: `Promoted: revision ${p.bundle_revision} is live from the next call.` });
+      await reload();
+      onPromoted();
+    } catch (e) {
+      const tests = e instanceof ApiError ? e.issues.filter((i) => i.type === 'policy_test_failed' || i.type === 'policy_test_error').map((i) => i.msg) : [];
+      setFailing(tests);
+      setMsg({ kind: 'error', text: tests.length ? 'The candidate’s tests fail: promoting it needs an override with a note (recorded).' : messageOf(e) });
+    }
+  };
+  const differing = report.transitions.filter((t) => t.live !== t.candidate);
+  return (
+    <section aria-labelledby="shadow-title" data-testid="shadow-panel">
+      <h2 id="shadow-title">Shadow rollout</h2>
+      <p class="muted">
+        A candidate in shadow decides every governed call beside the live policy, after the answer: the answers, their latency and their records stay those of the live policy (revision <code>{report.live_revision}</code>). It stops
+        by itself after its number of calls or its time.
+      </p>
+      {report.status === 'none' ? (
+        <p>No shadow has run yet.</p>
+      ) : (
+        <div data-testid="shadow-report">
+          <p>
+            <Badge value={report.status} /> candidate revision <code>{report.revision}</code> ({report.policy_template}), started by {report.started_by} <Time iso={report.started_at!} />;{' '}
+            {running ? (
+              <>
+                ends after {report.max_calls} calls or at <time datetime={report.expires_at!}>{report.expires_at!.slice(0, 16).replace('T', ' ')} UTC</time>
+              </>
+            ) : (
+              <>ended: {report.end_reason}</>
+            )}
+            .
+          </p>
+          <p>
+            <strong>{report.calls}</strong> calls decided by the candidate · <strong>{report.differing}</strong> differ{report.dropped ? ` · ${report.dropped} not shadowed (queue full)` : ''} · candidate {report.eval_ms.candidate_avg.toFixed(2)} ms per call on
+            average, live {report.eval_ms.live_avg.toFixed(2)} ms
+          </p>
+          <div class="grid">
+            <div class="table-wrap">
+              <table>
+                <caption>Live → candidate</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Live</th>
+                    <th scope="col">Candidate</th>
+                    <th scope="col">Calls</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.transitions.map((t) => (
+                    <tr key={`${t.live}-${t.candidate}`} class={t.live !== t.candidate ? 'changed' : undefined}>
+                      <td><Badge value={t.live} /></td>
+                      <td><Badge value={t.candidate} /></td>
+                      <td>{t.count}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <div class="table-wrap">
+              <table>
+                <caption>Rules behind the differences</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Rule</th>
+                    <th scope="col">Change</th>
+                    <th scope="col">Calls</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.rules.length === 0 && (
+                    <tr>
+                      <td colSpan={3} class="muted">{differing.length ? 'none named' : 'no differences'}</td>
+                    </tr>
+                  )}
+                  {report.rules.map((r) => (
+                    <tr key={`${r.rule}-${r.change}`}>
+                      <td><code>{r.rule}</code></td>
+                      <td>{r.change === 'added' ? 'candidate adds it' : 'candidate drops it'}</td>
+                      <td>{r.count}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </div>
+          {report.samples.length > 0 && (
+            <div class="table-wrap">
+              <table>
+                <caption>Latest differing calls</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Action</th>
+                    <th scope="col">Agent</th>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Live</th>
+                    <th scope="col">Candidate</th>
+                    <th scope="col">Candidate violations</th>
+                    <th scope="col">Record</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.samples.map((s) => [
+                    <tr key={s.action_id}>
+                      <td><code class="small">{s.action_id.slice(0, 8)}</code></td>
+                      <td>{s.agent_id}</td>
+                      <td>{s.tool}</td>
+                      <td><Badge value={s.live_decision} /></td>
+                      <td><Badge value={s.candidate_decision} /></td>
+                      <td>{s.candidate_violations.join(', ') || '—'}</td>
+                      <td>
+                        <button type="button" class="link small" aria-expanded={opened === s.action_id} onClick={() => setOpened(opened === s.action_id ? null : s.action_id)}>
+                          {opened === s.action_id ? 'Hide' : 'Audit record'}
+                        </button>
+                      </td>
+                    </tr>,
+                    opened === s.action_id ? (
+                      <tr key={`${s.action_id}-records`}>
+                        <td colSpan={7}>
+                          <SampleRecords actionId={s.action_id} />
+                        </td>
+                      </tr>
+                    ) : null,
+                  ])}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
+      )}
+      {msg && <Alert kind={msg.kind}>{msg.text}</Alert>}
+      {failing.length > 0 && (
+        <div>
+          <ul class="small">
+            {failing.map((f) => (
+              <li key={f}>{f}</li>
+            ))}
+          </ul>
+          <Field id="override-note" label="Why promote although these tests fail (recorded)">
+            <input id="override-note" value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+          </Field>
+        </div>
+      )}
+      {running ? (
+        <p>
+          <ConfirmAction
+            open={confirming === 'promote'}
+            verb={failing.length ? 'Promote over failing tests' : 'Promote'}
+            openLabel="Promote the candidate"
+            confirmLabel="Confirm promoting the candidate to the live policy"
+            onOpen={() => setConfirming('promote')}
+            onCancel={() => setConfirming(null)}
+            onConfirm={promote}
+          />{' '}
+          <ConfirmAction
+            open={confirming === 'discard'}
+            verb="Discard"
+            openLabel="Discard the shadow"
+            confirmLabel="Confirm discarding the shadow"
+            onOpen={() => setConfirming('discard')}
+            onCancel={() => setConfirming(null)}
+            onConfirm={discard}
+          />
+        </p>
+      ) : (
+        <div class="grid">
+          <Field id="shadow-max-calls" label="Stop after this many calls" hint="1 to 1,000,000">
+            <input id="shadow-max-calls" inputMode="numeric" value={maxCalls} onInput={(e) => setMaxCalls(e.currentTarget.value)} />
+          </Field>
+          <Field id="shadow-hours" label="Stop after this many hours" hint="at most 720 (30 days)">
+            <input id="shadow-hours" inputMode="decimal" value={hours} onInput={(e) => setHours(e.currentTarget.value)} />
+          </Field>
+          <p>
+            <button type="button" onClick={start} disabled={!candidate}>
+              Put my unsaved changes in shadow
+            </button>
+          </p>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** The tenant's OPA bundle source (docs/policy.md, "OPA bundles"): where the policy comes from, the last poll, Poll now. */
+function BundleSourceCard({ onTaken }: { onTaken: () => void }) {
+  const { data, error, setData } = useData(async () => {
+    try {
+      return ok(await api.GET('/policy/bundle-source')) as BundleSource;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    }
+  });
+  const [msg, setMsg] = useState<string | null>(null);
+  if (error) return <Alert>{error}</Alert>;
+  if (data === undefined) return <p>Loading…</p>;
+  const poll = async () => {
+    setMsg(null);
+    try {
+      const s = ok(await api.POST('/policy/bundle-source/poll')) as BundleSource;
+      setData(s);
+      if (s.poll_outcome === 'activated' || s.poll_outcome === 'shadowed') onTaken();
+    } catch (e) {
+      setMsg(messageOf(e));
+    }
+  };
+  return (
+    <section aria-labelledby="bundle-source-title" data-testid="bundle-source">
+      <h2 id="bundle-source-title">OPA bundle source</h2>
+      {data === null ? (
+        <p class="muted">
+          No bundle source: the policy is set here. A pipeline can publish signed OPA bundles instead (<code>PUT /api/policy/bundle-source</code>, docs/policy.md, “OPA bundles”).
+        </p>
+      ) : (
+        <>
+          <p>
+            <code>{data.url}</code>, {data.activation === 'shadow' ? 'each new bundle goes into shadow first' : 'each new bundle is live at once'}; polled <Time iso={data.last_polled_at} />: <Badge value={data.last_outcome} />{' '}
+            {data.last_detail}
+          </p>
+          <p class="muted">
+            Last bundle taken: revision <code>{data.revision ?? '—'}</code>, digest <code>{data.digest ? `${data.digest.slice(0, 16)}…` : '—'}</code>.
+          </p>
+          {msg && <Alert>{msg}</Alert>}
+          <button type="button" class="secondary" onClick={poll}>
+            Poll now
+          </button>
+        </>
+      )}
+    </section>
+  );
+}
+
 export function Policy() {
   const { data, error, setData } = useData(async () => {
     const [settings, templates] = await Promise.all([api.GET('/dashboard/settings').then(ok), api.GET('/policy/templates').then(ok)]);
@@ -274,6 +561,15 @@ export function Policy() {
       </div>
       <div class="card">
         <Replay revision={settings.bundle_revision} candidate={settings.policy_template === 'custom' ? drafts.rego : drafts.overrides} />
+      </div>
+      <div class="card">
+        <BundleSourceCard onTaken={async () => onSaved(ok(await api.GET('/dashboard/settings')) as Settings)} />
+      </div>
+      <div class="card">
+        <Shadow
+          candidate={settings.policy_template === 'custom' ? drafts.rego : drafts.overrides}
+          onPromoted={async () => onSaved(ok(await api.GET('/dashboard/settings')) as Settings)}
+        />
       </div>
     </section>
   );

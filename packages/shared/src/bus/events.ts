@@ -2,7 +2,7 @@
  * Event contracts on NATS JetStream: the subjects and payload schemas, defined once here.
  *
  * Subjects (all prefixed with AGW_STREAM_PREFIX when set, to isolate test fleets):
- * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired | quarantined | witness_refused),
+ * - `decisions.<tenant_id>.<kind>` (kind: allowed | denied | pending | observed | approved | rejected | expired | quarantined | witness_refused | policy),
  *   stream DECISIONS: one event per governance decision, published after the audit record is committed;
  *   `decisions.<tenant_id>.<kind>.session` for a decision with a `session_id` (a managed session's or an agent's own), so
  *   the managed service subscribes to those alone (`decisions.*.*.session`) instead of reading every
@@ -19,9 +19,11 @@ import { z } from 'zod';
 
 /**
  * `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md);
- * `witness_refused`: a witness refused the tenant's checkpoint (a control_plane record, docs/evidence.md).
+ * `witness_refused`: a witness refused the tenant's checkpoint (a control_plane record, docs/evidence.md);
+ * `policy`: a change of the tenant's policy that a human should know of (a control_plane record: an activation
+ * over failing tests, a shadow started, promoted, discarded or ended; docs/policy.md).
  */
-export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'witness_refused'] as const;
+export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'witness_refused', 'policy'] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
 export const DecisionEventSchema = z.object({
@@ -45,6 +47,8 @@ export const DecisionEventSchema = z.object({
   record_id: z.number().int(),
   record_hash: z.string(),
   requested_at: z.string(),
+  /** kind `policy` only: the record's details (the override's note, the shadow's counts, …) */
+  details: z.record(z.string(), z.unknown()).optional(),
 });
 export type DecisionEvent = z.infer<typeof DecisionEventSchema>;
 

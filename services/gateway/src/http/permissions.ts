@@ -92,13 +92,21 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
 
   // settings and policy
   'GET /dashboard/settings': p(EVERYONE, 'secrets are never in it'),
-  'PATCH /dashboard/settings': p(POLICY, 'policy_author: the policy keys only (policy_template, policy_config, custom_policy, gateway_constraints)'),
-  'POST /dashboard/settings': p(POLICY, 'policy_author: the policy keys only (policy_template, policy_config, custom_policy, gateway_constraints)'),
+  'PATCH /dashboard/settings': p(POLICY, 'policy_author: the policy keys only (policy_template, policy_config, custom_policy, override_failing_tests, gateway_constraints)'),
+  'POST /dashboard/settings': p(POLICY, 'policy_author: the policy keys only (policy_template, policy_config, custom_policy, override_failing_tests, gateway_constraints)'),
   'GET /settings/sso': p(MANAGERS, 'the client secret is never in it'),
   'PUT /settings/sso': p(MANAGERS),
   'DELETE /settings/sso': p(MANAGERS),
   'GET /policy/rules': p(EVERYONE),
   'GET /policy/templates': p(EVERYONE),
+  'PUT /policy/bundle-source': p(POLICY, "the tenant's signed OPA bundles become its policy"),
+  'GET /policy/bundle-source': p(READERS),
+  'DELETE /policy/bundle-source': p(POLICY),
+  'POST /policy/bundle-source/poll': p(POLICY),
+  'GET /policy/shadow': p(READERS, 'the shadow report: decisions and rules, no params'),
+  'PUT /policy/shadow': p(POLICY, 'puts a candidate policy in shadow'),
+  'DELETE /policy/shadow': p(POLICY),
+  'POST /policy/shadow/promote': p(POLICY, 'makes the candidate live (tests gate and override as PATCH /dashboard/settings)'),
   'POST /policy/test': p(['owner', 'admin', 'policy_author', 'auditor'], 'runs a candidate policy\'s test_* rules, saves nothing'),
   'GET /bundles/gateway/status': p(EVERYONE),
   'POST /audit/replay': p(['owner', 'admin', 'policy_author', 'auditor'], 'a policy test: re-evaluates a recorded call, changes nothing'),
@@ -146,6 +154,7 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
 
   // audit, proofs, evidence
   'GET /audit/log': p(READERS),
+  'GET /audit/actions/{action_id}': p(READERS),
   'GET /audit/verify': p(EVERYONE),
   'GET /audit/verifier-key': p(EVERYONE),
   'GET /audit/checkpoints/latest': p(EVERYONE),
@@ -223,7 +232,7 @@ export function roleAllows(role: Role, method: string, path: string): boolean {
 }
 
 /** The settings keys a policy_author may change (PATCH /dashboard/settings). */
-export const POLICY_SETTINGS_KEYS: ReadonlySet<string> = new Set(['policy_template', 'policy_config', 'custom_policy', 'gateway_constraints']);
+export const POLICY_SETTINGS_KEYS: ReadonlySet<string> = new Set(['policy_template', 'policy_config', 'custom_policy', 'override_failing_tests', 'gateway_constraints']);
 
 /** What each role may do, in a sentence (the refusal names it; docs/auth.md, "Roles", says it at length). */
 export const ROLE_SUMMARY: Readonly<Record<Role, string>> = {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
 export const POLICY_TEMPLATES = ['general', 'financial', 'email', 'crm', 'data_access', 'custom'] as const;
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused', 'policy.changed'] as const;
 export const FAILURE_MODES = ['fail-closed', 'fail-open', 'fail_to_queue'] as const;
 export const ANCHOR_CHAINS = ['polygon', 'polygon-amoy', 'local'] as const;
 
@@ -60,11 +60,22 @@ export const publicDashboardSchema = z
   })
   .strict();
 
+/** A human's explicit activation of a candidate whose tests fail (PATCH /dashboard/settings, POST /policy/shadow/promote). */
+export const overrideFailingTestsSchema = z
+  .object({ note: z.string().trim().min(1, 'note must say why the failing tests are overridden (it is recorded)').max(2000) })
+  .strict()
+  .meta({ description: "activate although the candidate's test_* rules fail; the note, the failing tests and who overrode them are recorded (control_plane record, policy.changed event)" });
+
 export const settingsPatchSchema = z
   .object({
     policy_template: z.enum(POLICY_TEMPLATES).optional(),
     policy_config: z.record(z.string(), z.unknown()).optional(),
     custom_policy: z.string().max(256 * 1024).optional(),
+    /**
+     * activate this custom_policy although its test_* rules fail: a human's reason, recorded with the failing
+     * tests and who overrode them (a control_plane record and a policy.changed event; docs/policy.md)
+     */
+    override_failing_tests: overrideFailingTestsSchema.optional(),
     webhook_url: httpsUrl.nullable().optional(),
     webhook_secret: z.string().min(16, 'webhook_secret must be at least 16 characters').max(256).optional(),
     webhook_events: z.array(z.enum(WEBHOOK_EVENTS)).max(16).optional(),

@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, ForbiddenError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -20,6 +20,8 @@ export interface SettingsChanger {
   human: boolean;
   /** e.g. "an API key", "a session token made from an API key" */
   caller: string;
+  /** who it is, as records name them (member e-mail, api_key:<tenant>): recorded with a policy override */
+  actor?: string;
 }
 
 /**
@@ -136,7 +138,8 @@ export class SettingsService {
   async update(tenantId: string, patch: SettingsPatch, by: SettingsChanger = { human: false, caller: 'this caller' }): Promise<SettingsView & { webhook_secret?: string }> {
     // refused before anything is applied (policy, tool approval, webhook check), and again under the row's lock below
     if (!by.human && (switchedOff(patch).length || patch.required_approvers !== undefined)) checkHumanGate(await this.repo.get(tenantId), patch, by);
-    const { policy_template, policy_config, custom_policy, webhook_secret, public_dashboard, siem_export, ...rest } = patch;
+    const { policy_template, policy_config, custom_policy, override_failing_tests, webhook_secret, public_dashboard, siem_export, ...rest } = patch;
+    if (override_failing_tests && !custom_policy) throw InputError.at(['body', 'override_failing_tests'], 'override_failing_tests goes with the custom_policy whose failing tests it overrides', 'missing');
     // Checked before anything is saved. The webhook service re-checks at every delivery (the address a
     // name resolves to can change), so when it cannot be asked now the URL is still accepted.
     for (const url of [patch.webhook_url, siem_export?.url]) {
@@ -156,6 +159,8 @@ export class SettingsService {
         hasPolicyConfig: policy_config !== undefined,
         customPolicy: custom_policy ?? '',
         hasCustomPolicy: custom_policy !== undefined,
+        actor: by.actor ?? '',
+        overrideFailingTests: override_failing_tests,
       });
     }
     const current = await this.repo.get(tenantId);

@@ -9,6 +9,9 @@ export interface StoredTenantPolicy {
   revision: string;
   bundle_hash: string;
   activated_at: Date;
+  /** activated from an OPA bundle: its `.manifest` revision and digest */
+  source_revision: string | null;
+  source_digest: string | null;
 }
 
 export class TenantPolicyRepository {
@@ -17,7 +20,7 @@ export class TenantPolicyRepository {
   async get(tenantId: string): Promise<StoredTenantPolicy | undefined> {
     return this.db
       .selectFrom('policy_tenant_policies')
-      .select(['tenant_id', 'policy_template', 'policy_overrides', 'custom_policy', 'revision', 'bundle_hash', 'activated_at'])
+      .select(['tenant_id', 'policy_template', 'policy_overrides', 'custom_policy', 'revision', 'bundle_hash', 'activated_at', 'source_revision', 'source_digest'])
       .where('tenant_id', '=', tenantId)
       .executeTakeFirst();
   }
@@ -25,7 +28,15 @@ export class TenantPolicyRepository {
   /** Activates a policy and records its revision, in one transaction. */
   async activate(
     tenantId: string,
-    p: { template: string; overrides: Record<string, unknown>; config: Record<string, unknown>; customPolicy: string | null; revision: string; hash: string },
+    p: {
+      template: string;
+      overrides: Record<string, unknown>;
+      config: Record<string, unknown>;
+      customPolicy: string | null;
+      revision: string;
+      hash: string;
+      source?: { revision: string; digest: string };
+    },
   ): Promise<StoredTenantPolicy> {
     return this.db.transaction().execute(async (trx) => {
       await trx
@@ -47,12 +58,14 @@ export class TenantPolicyRepository {
         revision: p.revision,
         bundle_hash: p.hash,
         activated_at: new Date(),
+        source_revision: p.source?.revision ?? null,
+        source_digest: p.source?.digest ?? null,
       };
       return trx
         .insertInto('policy_tenant_policies')
         .values({ tenant_id: tenantId, ...values })
         .onConflict((oc) => oc.column('tenant_id').doUpdateSet(values))
-        .returning(['tenant_id', 'policy_template', 'policy_overrides', 'custom_policy', 'revision', 'bundle_hash', 'activated_at'])
+        .returning(['tenant_id', 'policy_template', 'policy_overrides', 'custom_policy', 'revision', 'bundle_hash', 'activated_at', 'source_revision', 'source_digest'])
         .executeTakeFirstOrThrow();
     });
   }

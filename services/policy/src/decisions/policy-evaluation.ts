@@ -9,7 +9,8 @@ import type { decision } from '@agw/proto';
 import { InputError, behavioralMessage } from '@agw/shared';
 import { type Behavioral, type BehaviorStore, countsAsViolation } from '../behavior/behavior-store';
 import type { PolicyOutcome } from '../engine/decision';
-import type { ActiveBundle, TenantPolicies } from '../bundles/tenant-policies';
+import type { PolicyBundle } from '../bundles/policy-bundle';
+import type { TenantPolicies } from '../bundles/tenant-policies';
 
 export interface ToolCallFacts {
   agentId: string;
@@ -59,7 +60,7 @@ export function policyInput(c: ToolCallFacts, behavioral?: Behavioral | Record<s
 
 /** Two passes on one bundle (shared by live evaluation and replay). */
 export async function twoPass(
-  bundle: ActiveBundle,
+  bundle: PolicyBundle,
   call: ToolCallFacts,
   nowNs: bigint,
   enrich: () => Promise<Behavioral | Record<string, unknown> | null>,
@@ -85,6 +86,8 @@ export class PolicyEvaluation {
     private readonly onEval: (ms: number, passes: number) => void = () => undefined,
     /** a decision's violation count that failed after the answer (no answer waits for it): logged and counted */
     private readonly onRecordFailed: (e: unknown) => void = () => undefined,
+    /** the tenant's shadow (PolicyShadows.offer): told of each decision, it queues it for the candidate and returns */
+    private readonly shadow?: { offer(tenantId: string, actionId: string, call: ToolCallFacts, live: { decision: string; violations: string[]; bundleRevision: string; evalMs: number }, behavioral: Record<string, unknown> | null, nowNs: bigint): void },
   ) {}
 
   /** `storedParamsJson`: the params as the stores keep them (what the replay input keeps). */
@@ -125,6 +128,8 @@ export class PolicyEvaluation {
       passes,
       evaluatedAt: new Date(nowMs).toISOString(),
     };
+    // a running shadow decides the same call under its candidate later, off this answer's path
+    this.shadow?.offer(tenantId, actionId, call, { decision: outcome.decision, violations: outcome.violations, bundleRevision: bundle.revision, evalMs }, atDecision as unknown as Record<string, unknown> | null, nowNs);
     return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: passes === 2 ? atDecision : null, input };
   }
 }

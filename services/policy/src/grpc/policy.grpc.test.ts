@@ -6,15 +6,18 @@ import { AppError, createClient, createDb, createLogger, createRedis, migrateToL
 import { BehaviorStore } from '../behavior/behavior-store';
 import { TenantPolicies } from '../bundles/tenant-policies';
 import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
+import type { PolicyChangeFact } from '../changes/policy-change-recorder';
 import { PolicyEvaluation } from '../decisions/policy-evaluation';
 import { identityRevealer } from '../replay/params-revealer';
 import { ReplayService } from '../replay/replay.service';
+import type { PolicyShadows } from '../shadow/policy-shadows';
 import { TemplateCatalog } from '../templates/template-catalog';
 import { policyGrpcService } from './policy.grpc';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
 let close: () => Promise<void>;
+const recorded: PolicyChangeFact[] = [];
 let client: ReturnType<typeof createClient<typeof pb.PolicyServiceService>>;
 
 beforeAll(async () => {
@@ -22,10 +25,29 @@ beforeAll(async () => {
   const db = createDb(url);
   const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
-  const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: 1000 });
+  const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, {
+    cacheMs: 1000,
+    recorder: {
+      record: async (_tenantId, fact) => {
+        recorded.push(fact);
+        return randomUUID();
+      },
+    },
+  });
   const behavior = new BehaviorStore(redis);
   const server = await startGrpcServer('127.0.0.1', 0, [
-    policyGrpcService({ catalog, policies, behavior, evaluation: new PolicyEvaluation(policies, behavior), replay: new ReplayService(policies, { byActions: async () => [] }, identityRevealer) }, logger),
+    policyGrpcService(
+      {
+        catalog,
+        policies,
+        behavior,
+        evaluation: new PolicyEvaluation(policies, behavior),
+        replay: new ReplayService(policies, { byActions: async () => [] }, identityRevealer),
+        // no shadow runs in these tests (policy-shadows.test.ts has them)
+        shadows: {} as PolicyShadows,
+      },
+      logger,
+    ),
   ]);
   client = createClient(pb.PolicyServiceClient, `127.0.0.1:${server.port}`, 'policy engine');
   close = async () => {
@@ -38,7 +60,7 @@ beforeAll(async () => {
 afterAll(() => close());
 
 test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 detail', async () => {
-  const err = await client.setTenantPolicy({ tenantId: randomUUID(), policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy: 'package agw.custom\n\np if {\n', hasCustomPolicy: true }).catch((e) => e);
+  const err = await client.setTenantPolicy({ tenantId: randomUUID(), policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy: 'package agw.custom\n\np if {\n', hasCustomPolicy: true, actor: '', overrideFailingTests: undefined }).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
   expect(err.detail[0]).toMatchObject({ loc: ['custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
@@ -65,7 +87,8 @@ test_error if {
 	x > 0
 }
 `;
-  const set = (customPolicy: string) => client.setTenantPolicy({ tenantId, policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy, hasCustomPolicy: true });
+  const set = (customPolicy: string, note?: string) =>
+    client.setTenantPolicy({ tenantId, policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy, hasCustomPolicy: true, actor: 'ann@example.com', overrideFailingTests: note === undefined ? undefined : { note } });
   const err = await set(source(1000)).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
@@ -75,6 +98,21 @@ test_error if {
   ]);
   // nothing was activated
   expect((await client.getTenantPolicy({ tenantId })).customPolicy).toBe('');
+  expect(recorded).toEqual([]);
+  // a human's override needs a note; with one, the policy is activated and the override recorded
+  const noNote = await set(source(1000), ' ').catch((e) => e);
+  expect(noNote.detail[0]).toMatchObject({ loc: ['override_failing_tests', 'note'], type: 'missing' });
+  const overridden = await set(source(1000), 'the limit moves to 1000 today; tests follow');
+  expect(overridden.customPolicy).toBe(source(1000));
+  expect(recorded).toEqual([
+    expect.objectContaining({
+      decision: 'activated_over_failing_tests',
+      actor: 'ann@example.com',
+      violations: ['data.agw.custom.test_large_amount_denied', 'data.agw.custom.test_error'],
+      revision: overridden.bundle!.revision,
+      details: expect.objectContaining({ note: 'the limit moves to 1000 today; tests follow' }),
+    }),
+  ]);
   const good = source(100).replace(/\ntest_error if \{[^}]*\}\n/, '\n');
   const ok = await set(good);
   expect(ok.customPolicy).toBe(good);

@@ -10,6 +10,9 @@
  *   `tool` is the upstream, `method` the tool, `violations` the reason; not a default: subscribe to it).
  * - witness_refused -> `evidence.witness_refused` (a witness refused the tenant's checkpoint: it saw another
  *   view of the log, docs/evidence.md "Witnesses"; `method` is the witness; not a default: subscribe to it).
+ * - policy -> `policy.changed` (docs/policy.md: an activation over failing tests, a shadow started, promoted,
+ *   discarded or ended, an OPA bundle activated, put in shadow or refused; `decision` says which, `agent_id` who, `violations` the failing tests; `details` the
+ *   record's details, e.g. the override's note; not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
  *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
@@ -21,7 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused', 'policy.changed'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
 export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const TEST_EVENT = 'webhook.test';
@@ -37,6 +40,8 @@ export interface ActionData {
   violations: string[];
   severity: string;
   requires_human: boolean;
+  /** policy.changed only: the control_plane record's details (the override's note, the shadow's figures) */
+  details?: Record<string, unknown>;
 }
 
 export interface SessionData {
@@ -64,6 +69,7 @@ const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   expired: 'action.expired',
   quarantined: 'tool.quarantined',
   witness_refused: 'evidence.witness_refused',
+  policy: 'policy.changed',
 };
 
 /** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */
@@ -114,6 +120,7 @@ export function payloadFromDecision(event: string, e: DecisionEvent): WebhookPay
       violations: e.violations,
       severity: e.severity,
       requires_human: e.requires_human,
+      ...(e.kind === 'policy' && e.details ? { details: e.details } : {}),
     },
   };
 }

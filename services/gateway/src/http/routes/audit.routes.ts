@@ -2,9 +2,9 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { type ActionRecord, fromAuditEntry, presentStoredRecord } from '@agw/shared';
+import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord } from '@agw/shared';
 import type { GatewayDeps } from '../../deps';
-import { addPaths, optionalJsonBody } from '../../openapi/openapi';
+import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errorSchema, errors, reply, response, timestamp } from '../../openapi/schema';
 import { localProfileOnly } from '../profile-exposure';
 import { isUuid } from '../params';
@@ -81,6 +81,14 @@ export function auditRoutes(d: GatewayDeps): Router {
     const { records } = await d.audit.listRecords({ tenantId: authOf(req).tenantId, limit, sessionId: '', chronological: false, memberId: member ?? '' });
     reply(res, logResponse, { records: records.map(presentRecord), count: records.length });
   });
+  // the records of one action (a governed call and what followed it: a human's decision, an execution), oldest first
+  r.get('/audit/actions/:action_id', async (req, res) => {
+    const actionId = req.params.action_id ?? '';
+    if (!isUuid(actionId)) throw new NotFoundError('Action not found');
+    const { records } = await d.audit.getByAction({ tenantId: authOf(req).tenantId, actionId: actionId.toLowerCase() });
+    if (!records.length) throw new NotFoundError('Action not found');
+    reply(res, logResponse, { records: records.map(presentRecord), count: records.length });
+  });
   r.get('/audit/verify', async (req, res) => {
     const v = await d.audit.verify({ tenantId: authOf(req).tenantId });
     reply(
@@ -123,6 +131,13 @@ addPaths({
         },
       ],
       responses: { 200: response('records', logResponse), 422: errors[422]('limit out of range, or member not a UUID') },
+    },
+  },
+  '/audit/actions/{action_id}': {
+    get: {
+      summary: 'The records of one action (its decision and what followed it), oldest first: where a shadow’s samples link',
+      parameters: [pathParam('action_id', { type: 'string', format: 'uuid' })],
+      responses: { 200: response('records', logResponse), 404: errors[404]('no record of this action for this tenant') },
     },
   },
   '/audit/verify': { get: { summary: 'Verify the tenant’s hash chain', responses: { 200: response('the verification result', verifyResponse) } } },

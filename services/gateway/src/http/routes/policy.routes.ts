@@ -7,11 +7,12 @@ import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFacto
 import { Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
-import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid } from '../params';
-import { settingsPatchSchema } from '../../tenants/settings.schema';
+import { overrideFailingTestsSchema, settingsPatchSchema } from '../../tenants/settings.schema';
 import { authOf } from '../request-context';
+import { deciderOf } from './approvals.routes';
 import { parseWith } from '../validation';
 
 const uuid = z.string().refine(isUuid, 'must be a UUID (an action_id returned by POST /mcp/tools/call)');
@@ -32,6 +33,8 @@ function candidateOf(c: z.infer<typeof candidateSchema> | undefined): policy.Set
     hasPolicyConfig: c.policy_config !== undefined,
     customPolicy: c.custom_policy ?? '',
     hasCustomPolicy: c.custom_policy !== undefined,
+    actor: '',
+    overrideFailingTests: undefined,
   };
 }
 
@@ -50,6 +53,148 @@ const policyTestResponse = z.object({
     files: z.array(z.object({ file: z.string(), percent: z.number(), not_covered: z.array(z.object({ start: z.number().int(), end: z.number().int() })) })),
   }),
 });
+
+/** Bounds of a shadow (policy service SHADOW_BOUNDS): calls and duration, each with a default. */
+const SHADOW_MAX_CALLS = 1_000_000;
+const SHADOW_MAX_SECONDS = 30 * 24 * 3600;
+export const shadowStartSchema = settingsPatchSchema
+  .pick({ policy_template: true, policy_config: true, custom_policy: true })
+  .extend({
+    max_calls: z.number().int().min(1).max(SHADOW_MAX_CALLS).optional().meta({ description: 'the shadow ends by itself after this many governed calls (default 10000)' }),
+    duration_seconds: z.number().int().min(1).max(SHADOW_MAX_SECONDS).optional().meta({ description: 'the shadow ends by itself after this time (default 86400, at most 30 days)' }),
+    expires_at: z.iso.datetime({ offset: true }).optional().meta({ description: 'instead of duration_seconds: when the shadow ends by itself (at most 30 days ahead)' }),
+  })
+  .strict()
+  .refine((b) => b.policy_template !== undefined || b.policy_config !== undefined || b.custom_policy !== undefined, {
+    message: 'a candidate needs at least one of policy_template, policy_config, custom_policy (as PATCH /dashboard/settings takes them)',
+    path: ['policy_template'],
+  })
+  .refine((b) => !(b.duration_seconds !== undefined && b.expires_at !== undefined), { message: 'give duration_seconds or expires_at, not both', path: ['expires_at'] });
+export const shadowPromoteSchema = z.object({ override_failing_tests: overrideFailingTestsSchema.optional() }).strict();
+
+const shadowReportResponse = z
+  .object({
+    status: z.enum(['none', 'running', 'ended', 'promoted', 'discarded']),
+    shadow_id: z.string().nullable(),
+    policy_template: z.string().nullable(),
+    revision: z.string().nullable().meta({ description: "the candidate's bundle revision" }),
+    live_revision: z.string().meta({ description: 'the bundle revision in force now' }),
+    started_by: z.string().nullable(),
+    started_at: timestamp().nullable(),
+    expires_at: timestamp().nullable(),
+    max_calls: z.number().int(),
+    calls: z.number().int().meta({ description: 'governed calls the candidate decided' }),
+    differing: z.number().int().meta({ description: 'calls whose candidate decision differs from the live one' }),
+    dropped: z.number().int().meta({ description: 'calls not shadowed because the evaluation queue was full' }),
+    ended_at: timestamp().nullable(),
+    end_reason: z.string().nullable().meta({ description: 'max_calls | expired | promoted | discarded' }),
+    transitions: z.array(z.object({ live: z.string(), candidate: z.string(), count: z.number().int() })).meta({ description: 'counts by live → candidate decision' }),
+    rules: z
+      .array(z.object({ rule: z.string(), change: z.enum(['added', 'removed']), count: z.number().int() }))
+      .meta({ description: 'the violation rules behind the differences: added (the candidate finds it, the live policy does not) or removed' }),
+    samples: z.array(
+      z.object({
+        action_id: z.string(),
+        record: z.string().meta({ description: 'the action’s audit records: GET this path' }),
+        agent_id: z.string(),
+        tool: z.string(),
+        live_decision: z.string(),
+        live_violations: z.array(z.string()),
+        candidate_decision: z.string(),
+        candidate_violations: z.array(z.string()),
+        live_eval_ms: z.number(),
+        candidate_eval_ms: z.number(),
+        decided_at: timestamp(),
+      }),
+    ),
+    eval_ms: z.object({ live_avg: z.number(), candidate_avg: z.number(), candidate_max: z.number() }),
+  })
+  .meta({ id: 'ShadowReport' });
+const promotedResponse = z.object({ policy_template: z.string(), bundle_revision: z.string(), activated_at: timestamp().nullable() });
+
+function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportResponse> {
+  const none = s.status === 'none';
+  return {
+    status: s.status as z.infer<typeof shadowReportResponse>['status'],
+    shadow_id: none ? null : s.shadowId,
+    policy_template: none ? null : s.policyTemplate,
+    revision: none ? null : s.revision,
+    live_revision: s.liveRevision,
+    started_by: none ? null : s.startedBy,
+    started_at: s.startedAt || null,
+    expires_at: s.expiresAt || null,
+    max_calls: s.maxCalls,
+    calls: s.calls,
+    differing: s.differing,
+    dropped: s.dropped,
+    ended_at: s.endedAt || null,
+    end_reason: s.endReason || null,
+    transitions: s.transitions.map((t) => ({ live: t.live, candidate: t.candidate, count: t.count })),
+    rules: s.rules.map((x) => ({ rule: x.rule, change: x.change as 'added' | 'removed', count: x.count })),
+    samples: s.samples.map((x) => ({
+      action_id: x.actionId,
+      record: `/api/audit/actions/${x.actionId}`,
+      agent_id: x.agentId,
+      tool: x.tool,
+      live_decision: x.liveDecision,
+      live_violations: x.liveViolations,
+      candidate_decision: x.candidateDecision,
+      candidate_violations: x.candidateViolations,
+      live_eval_ms: x.liveEvalMs,
+      candidate_eval_ms: x.candidateEvalMs,
+      decided_at: x.decidedAt,
+    })),
+    eval_ms: { live_avg: s.liveEvalMsAvg, candidate_avg: s.candidateEvalMsAvg, candidate_max: s.candidateEvalMsMax },
+  };
+}
+
+export const bundleSourceSchema = z
+  .object({
+    url: z.string().max(2048).meta({ description: 'HTTPS URL of the OPA bundle (.tar.gz), polled with its ETag through the egress rules' }),
+    public_key: z.string().min(1).max(16_384).meta({ description: "PEM public key (SPKI: RSA, EC or Ed25519) the bundle's .signatures.json must verify with" }),
+    scope: z.string().max(256).optional().meta({ description: 'the scope the signature must carry (OPA signing scope), when the pipeline sets one' }),
+    activation: z.enum(['direct', 'shadow']).default('direct').meta({ description: 'a new bundle becomes live at once (direct) or goes into shadow first (shadow)' }),
+    shadow_max_calls: z.number().int().min(1).max(SHADOW_MAX_CALLS).optional(),
+    shadow_duration_seconds: z.number().int().min(1).max(SHADOW_MAX_SECONDS).optional(),
+  })
+  .strict();
+const bundleSourceResponse = z
+  .object({
+    url: z.string(),
+    scope: z.string().nullable(),
+    activation: z.enum(['direct', 'shadow']),
+    shadow_max_calls: z.number().int().nullable(),
+    shadow_duration_seconds: z.number().int().nullable(),
+    etag: z.string().nullable(),
+    last_polled_at: timestamp().nullable(),
+    last_outcome: z.string().nullable().meta({ description: 'activated | shadowed | unchanged | refused | waiting (a shadow runs: taken once it is over) | error' }),
+    last_detail: z.string().nullable(),
+    revision: z.string().nullable().meta({ description: "the last bundle taken: its .manifest revision" }),
+    digest: z.string().nullable().meta({ description: 'the last bundle taken: SHA-256 of the .tar.gz' }),
+    created_by: z.string(),
+    created_at: timestamp(),
+    poll_outcome: z.string().optional().meta({ description: 'the outcome of the poll this request made' }),
+  })
+  .meta({ id: 'BundleSource' });
+
+function presentSource(s: policy.BundleSource): z.infer<typeof bundleSourceResponse> {
+  return {
+    url: s.url,
+    scope: s.scope || null,
+    activation: s.activation as 'direct' | 'shadow',
+    shadow_max_calls: s.shadowMaxCalls || null,
+    shadow_duration_seconds: s.shadowSeconds || null,
+    etag: s.etag || null,
+    last_polled_at: s.lastPolledAt || null,
+    last_outcome: s.lastOutcome || null,
+    last_detail: s.lastDetail || null,
+    revision: s.revision || null,
+    digest: s.digest || null,
+    created_by: s.createdBy,
+    created_at: s.createdAt,
+    ...(s.pollOutcome ? { poll_outcome: s.pollOutcome } : {}),
+  };
+}
 
 const AGENT_ID = /^[a-zA-Z0-9._-]{1,256}$/;
 function agentParam(value: string | undefined): string {
@@ -189,6 +334,61 @@ export function policyRoutes(d: GatewayDeps): Router {
     });
   });
 
+  r.get('/policy/shadow', async (req, res) => {
+    const { tenantId } = authOf(req);
+    reply(res, shadowReportResponse, presentShadow(await d.policy.getShadow({ tenantId })));
+  });
+
+  r.put('/policy/shadow', async (req, res) => {
+    const auth = authOf(req);
+    const b = parseWith(shadowStartSchema, req.body, 'body');
+    let seconds = b.duration_seconds ?? 0;
+    if (b.expires_at !== undefined) {
+      seconds = Math.ceil((Date.parse(b.expires_at) - Date.now()) / 1000);
+      if (seconds < 1 || seconds > SHADOW_MAX_SECONDS) throw InputError.at(['body', 'expires_at'], 'expires_at must be in the future, at most 30 days ahead', 'range');
+    }
+    const candidate = candidateOf({ policy_template: b.policy_template, policy_config: b.policy_config, custom_policy: b.custom_policy })!;
+    const out = await d.policy.startShadow({ tenantId: auth.tenantId, candidate: { ...candidate, tenantId: auth.tenantId }, maxCalls: b.max_calls ?? 0, durationSeconds: seconds, actor: deciderOf(auth) });
+    reply(res, shadowReportResponse, presentShadow(out), 201);
+  });
+
+  r.delete('/policy/shadow', async (req, res) => {
+    const auth = authOf(req);
+    reply(res, shadowReportResponse, presentShadow(await d.policy.discardShadow({ tenantId: auth.tenantId, actor: deciderOf(auth), overrideFailingTests: undefined })));
+  });
+
+  r.post('/policy/shadow/promote', async (req, res) => {
+    const auth = authOf(req);
+    const b = parseWith(shadowPromoteSchema, req.body ?? {}, 'body');
+    const p = await d.policy.promoteShadow({ tenantId: auth.tenantId, actor: deciderOf(auth), overrideFailingTests: b.override_failing_tests });
+    reply(res, promotedResponse, { policy_template: p.policyTemplate, bundle_revision: p.bundle?.revision ?? '', activated_at: p.bundle?.activatedAt || null });
+  });
+
+  r.put('/policy/bundle-source', async (req, res) => {
+    const auth = authOf(req);
+    const b = parseWith(bundleSourceSchema, req.body, 'body');
+    const s = await d.policy.setBundleSource({
+      tenantId: auth.tenantId,
+      url: b.url,
+      publicKey: b.public_key,
+      scope: b.scope ?? '',
+      activation: b.activation,
+      shadowMaxCalls: b.shadow_max_calls ?? 0,
+      shadowSeconds: b.shadow_duration_seconds ?? 0,
+      actor: deciderOf(auth),
+    });
+    reply(res, bundleSourceResponse, presentSource(s));
+  });
+  r.get('/policy/bundle-source', async (req, res) => {
+    reply(res, bundleSourceResponse, presentSource(await d.policy.getBundleSource({ tenantId: authOf(req).tenantId })));
+  });
+  r.delete('/policy/bundle-source', async (req, res) => {
+    reply(res, bundleSourceResponse, presentSource(await d.policy.deleteBundleSource({ tenantId: authOf(req).tenantId })));
+  });
+  r.post('/policy/bundle-source/poll', async (req, res) => {
+    reply(res, bundleSourceResponse, presentSource(await d.policy.pollBundleSource({ tenantId: authOf(req).tenantId })));
+  });
+
   r.get('/agents/:agent_id/anomaly_score', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
@@ -236,6 +436,42 @@ addPaths({
       requestBody: jsonBody(policyTestSchema),
       responses: { 200: response('the test results and coverage', policyTestResponse), 422: errors[422]('the candidate does not compile (file, line, column at body.policy)') },
     },
+  },
+  '/policy/shadow': {
+    get: { summary: "The tenant's running shadow (or its last one): counts by live → candidate decision, the rules behind the differences, samples linked to their records", responses: { 200: response('the shadow report', shadowReportResponse) } },
+    put: {
+      summary: 'Put a candidate policy in shadow: every governed call is also decided by it, off the answer’s path, until max_calls or the expiry',
+      requestBody: jsonBody(shadowStartSchema),
+      responses: {
+        201: response('the shadow, running', shadowReportResponse),
+        409: errors[409]('a shadow runs already: promote or discard it first'),
+        422: errors[422]('a bad candidate (as PATCH /dashboard/settings would refuse it) or bounds out of range'),
+      },
+    },
+    delete: { summary: 'Discard the running shadow (the live policy stays)', responses: { 200: response('the shadow, discarded', shadowReportResponse), 404: errors[404]('no shadow runs') } },
+  },
+  '/policy/shadow/promote': {
+    post: {
+      summary: 'Make the running shadow’s candidate the live policy (a new revision), through the same checks as any policy change, tests gate included',
+      requestBody: optionalJsonBody(shadowPromoteSchema),
+      responses: {
+        200: response('the policy now in force', promotedResponse),
+        404: errors[404]('no shadow runs'),
+        422: errors[422]("the candidate's tests fail (one detail per test) and no override_failing_tests was given"),
+      },
+    },
+  },
+  '/policy/bundle-source': {
+    put: {
+      summary: "Point the policy at the tenant's OPA bundle server: the signed bundle is polled with its ETag, verified, tested, and activated (or put in shadow); it is polled at once",
+      requestBody: jsonBody(bundleSourceSchema),
+      responses: { 200: response('the source, with the outcome of its first poll', bundleSourceResponse), 422: errors[422]('not an HTTPS URL, not a PEM public key') },
+    },
+    get: { summary: "The tenant's OPA bundle source and its last poll", responses: { 200: response('the source', bundleSourceResponse), 404: errors[404]('no source registered') } },
+    delete: { summary: 'Stop polling the bundle source (the live policy stays)', responses: { 200: response('the source removed', bundleSourceResponse), 404: errors[404]('no source registered') } },
+  },
+  '/policy/bundle-source/poll': {
+    post: { summary: 'Poll the bundle source now (a CI job after publishing)', responses: { 200: response('the source, with the outcome of this poll', bundleSourceResponse), 404: errors[404]('no source registered') } },
   },
   '/agents/{agent_id}/anomaly_score': { get: { summary: 'Current anomaly score of an agent (0-1) and its factors', parameters: agentPath, responses: { 200: response('score', anomalyResponse), 404: unknownAgent } } },
   '/agents/{agent_id}/history': { delete: { summary: 'Clear the behavioral history of an agent (counters and anomaly score)', parameters: agentPath, responses: { 200: response('cleared', clearedResponse), 404: unknownAgent } } },

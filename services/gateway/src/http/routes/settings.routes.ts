@@ -6,7 +6,7 @@ import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { settingsPatchSchema, settingsViewSchema } from '../../tenants/settings.schema';
 import { type AuthContext, authOf } from '../request-context';
-import { isHumanSession } from './approvals.routes';
+import { deciderOf, isHumanSession } from './approvals.routes';
 import { parseWith } from '../validation';
 import { POLICY_SETTINGS_KEYS } from '../permissions';
 import { ForbiddenError } from '@agw/shared';
@@ -39,7 +39,7 @@ export function settingsRoutes(d: GatewayDeps): Router {
       const other = Object.keys(patch).filter((k) => !POLICY_SETTINGS_KEYS.has(k));
       if (other.length) throw new ForbiddenError(`Your role (policy_author) may change the policy settings only (${[...POLICY_SETTINGS_KEYS].join(', ')}), not ${other.join(', ')}: that needs the role owner or admin (docs/auth.md, "Roles")`);
     }
-    reply(res, updatedResponse, { tenant_id: auth.tenantId, ...(await d.settings.update(auth.tenantId, patch, { human: isHumanSession(auth), caller: callerOf(auth) })) });
+    reply(res, updatedResponse, { tenant_id: auth.tenantId, ...(await d.settings.update(auth.tenantId, patch, { human: isHumanSession(auth), caller: callerOf(auth), actor: deciderOf(auth) })) });
   };
   r.patch('/dashboard/settings', update);
   r.post('/dashboard/settings', update);

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '@agw/shared';
 import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { GatewayDeps } from '../deps';
+import { withReceiptMeta } from '../pipeline/call-receipt';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
@@ -66,8 +67,12 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     return callGovernedTool(d, tenantId, name, call, session, caller);
   };
 
-  /** The MCP answer to an outcome: a queued call by what the client can wait with, any other as a tool result. */
-  const answer = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
+  /** The MCP answer to an outcome, with its receipt in `_meta["io.agw/receipt"]` (call-receipt.ts). */
+  const answer = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> =>
+    withReceiptMeta(await answerOf(name, args, o, round), o.receipt);
+
+  /** A queued call by what the client can wait with, any other as a tool result. */
+  const answerOf = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
     if (o.kind !== 'pending') return toMcpResult(o);
     const can = clientAbilitiesOf(round?.meta);
     if (round && can.tasks) return { ...rounds.task(await rounds.ownAction(roundCaller, o.action_id)), resultType: 'task' };

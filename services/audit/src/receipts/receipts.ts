@@ -31,6 +31,7 @@ import type { NoteSignerPort } from '../checkpoints/checkpoints';
 
 export const RECEIPT_HEADER = 'agw-receipt/v1';
 export const DELEGATION_HEADER = 'agw-receipt-key/v1';
+const RECEIPT_KEY_SUFFIX = '/receipt-key';
 const ED25519 = 0x01;
 
 export interface Receipt {
@@ -86,6 +87,14 @@ export function verifierKeyOf(name: string, publicKey: Buffer): { keyId: Buffer;
   return { keyId, vkey: `${name}+${keyId.toString('hex')}+${Buffer.concat([Buffer.from([ED25519]), publicKey]).toString('base64')}` };
 }
 
+/** A tenant's delegation of a receipt key: the note, and the key's name and id for that tenant (computed once). */
+interface Delegation {
+  origin: string;
+  note: string;
+  name: string;
+  keyId: Buffer;
+}
+
 interface ReceiptKey {
   privateKey: KeyObject;
   publicKey: Buffer;
@@ -94,7 +103,7 @@ interface ReceiptKey {
   /** after this the next receipt uses a new key */
   retireAt: number;
   /** delegations of this key by tenant (a promise, so concurrent first calls share one SignNote) */
-  delegations: Map<string, Promise<string>>;
+  delegations: Map<string, Promise<Delegation>>;
 }
 
 export interface ReceiptsOptions {
@@ -129,9 +138,10 @@ export class Receipts {
   async issue(tenantId: string, record: StoredRecord): Promise<Receipt | undefined> {
     const k = this.key();
     try {
-      const origin = await this.signer.keyName(tenantId);
-      const key = await this.delegation(k, tenantId, origin);
-      return { note: this.sign(k, origin, receiptText(origin, record, new Date(this.now()), this.o.mmdSeconds)), key };
+      const d = await this.delegation(k, tenantId);
+      const text = receiptText(d.origin, record, new Date(this.now()), this.o.mmdSeconds);
+      const sig = sign(null, Buffer.from(text, 'utf8'), k.privateKey);
+      return { note: `${text}\n\u2014 ${d.name} ${Buffer.concat([d.keyId, sig]).toString('base64')}\n`, key: d.note };
     } catch (e) {
       if (this.now() - this.lastWarning > 60_000) {
         this.lastWarning = this.now();
@@ -164,26 +174,23 @@ export class Receipts {
 
   /** The key's name for a tenant: distinct from the log key's (the origin), so neither can pass for the other. */
   static keyName(origin: string): string {
-    return `${origin}/receipt-key`;
+    return `${origin}${RECEIPT_KEY_SUFFIX}`;
   }
 
-  private delegation(k: ReceiptKey, tenantId: string, origin: string): Promise<string> {
+  private delegation(k: ReceiptKey, tenantId: string): Promise<Delegation> {
     let p = k.delegations.get(tenantId);
     if (!p) {
-      const { vkey } = verifierKeyOf(Receipts.keyName(origin), k.publicKey);
-      p = this.signer.sign(tenantId, delegationText(origin, vkey, k.notBefore, k.notAfter)).then((s) => s.note);
+      p = this.signer.keyName(tenantId).then(async (origin) => {
+        const name = Receipts.keyName(origin);
+        const { vkey, keyId } = verifierKeyOf(name, k.publicKey);
+        const { note } = await this.signer.sign(tenantId, delegationText(origin, vkey, k.notBefore, k.notAfter));
+        return { origin, note, name, keyId };
+      });
       // a failure is not kept: the next receipt asks again
       p.catch(() => k.delegations.delete(tenantId));
       if (k.delegations.size > 10_000) k.delegations.clear();
       k.delegations.set(tenantId, p);
     }
     return p;
-  }
-
-  private sign(k: ReceiptKey, origin: string, text: string): string {
-    const name = Receipts.keyName(origin);
-    const { keyId } = verifierKeyOf(name, k.publicKey);
-    const sig = sign(null, Buffer.from(text, 'utf8'), k.privateKey);
-    return `${text}\n\u2014 ${name} ${Buffer.concat([keyId, sig]).toString('base64')}\n`;
   }
 }

@@ -147,6 +147,35 @@ describe('a receipt on every decision over MCP', () => {
   });
 });
 
+describe('the approved execution over MCP', () => {
+  test('the result of a call a human approved carries the receipt of the decision, naming the approver', async () => {
+    const V = '2026-07-28';
+    const rpc = async (params: Record<string, unknown>) => {
+      const r = await api('POST', '/mcp/server', {
+        key: t.apiKey,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'fx__add' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'fx__add', ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'e2e-receipts', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } } },
+        },
+      });
+      expect(r.status).toBe(200);
+      return r.body.result;
+    };
+    const first = await rpc({ arguments: { a: 8000, b: 1 } });
+    expect(first).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+    expectReceipt(first._meta['io.agw/receipt'], 'requires_human');
+    expect((await api('POST', `/approve/${first._meta['io.agw/action_id']}`, { token: human })).body).toMatchObject({ status: 'approved' });
+    const done = await rpc({ arguments: { a: 8000, b: 1 }, requestState: first.requestState, inputResponses: { agw_approval: { action: 'accept' } } });
+    expect(done).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: '8001' }] });
+    const r = expectReceipt(done._meta['io.agw/receipt'], 'allow', { salted: false });
+    expect(line(r, 'approver')).toBe(t.email);
+    expect(line(r, 'policy')).toBe('human-approval');
+  });
+});
+
 describe('from receipt to proof, and agw-verify receipt', () => {
   let vkeyFile: string;
 

@@ -126,3 +126,35 @@ it('issues a receipt again, and gives the proof to the first signed checkpoint (
   await expect(client.getReceipt({ tenantId: randomUUID(), recordId: 2 })).rejects.toThrow(/No audit record 2/);
   await expect(client.getReceiptProof({ tenantId: randomUUID(), recordId: 2 })).rejects.toThrow(/No audit record 2/);
 });
+
+describe('a vault that is slow or down costs no append a wait', () => {
+  const record = { tenant_seq: 0, record_hash: 'ab'.repeat(32), decision: 'allow', tool: 't', method: 'm', bundle_revision: 'r', details: {} } as unknown as Parameters<Receipts['issue']>[1];
+
+  it('waits at most delegationWaitMs for a first delegation, and uses it once it is signed', async () => {
+    let release!: () => void;
+    const slow: NoteSignerPort = { keyName: signer.keyName, sign: async (t, text) => (await new Promise<void>((r) => (release = r)), signer.sign(t, text)) };
+    const receipts = new Receipts(slow, { mmdSeconds: 60, keyLifetimeMs: 3600_000, logger, delegationWaitMs: 100 });
+    const tenantId = randomUUID();
+    const t0 = Date.now();
+    expect(await receipts.issue(tenantId, record)).toBeUndefined();
+    expect(Date.now() - t0).toBeLessThan(1000);
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    expect((await receipts.issue(tenantId, record))?.note).toMatch(/^agw-receipt\/v1\n/);
+  });
+
+  it('after a failed delegation asks the vault again only after retryAfterMs (a read of a stored receipt asks at once)', async () => {
+    let calls = 0;
+    const down: NoteSignerPort = { keyName: signer.keyName, sign: async () => ((calls += 1), Promise.reject(new Error('vault unreachable'))) };
+    let now = Date.now();
+    const receipts = new Receipts(down, { mmdSeconds: 60, keyLifetimeMs: 3600_000, logger, retryAfterMs: 30_000, now: () => now });
+    const tenantId = randomUUID();
+    for (let i = 0; i < 5; i++) expect(await receipts.issue(tenantId, record)).toBeUndefined();
+    expect(calls).toBe(1);
+    expect(await receipts.issue(tenantId, record, { retryNow: true })).toBeUndefined();
+    expect(calls).toBe(2);
+    now += 31_000;
+    await receipts.issue(tenantId, record);
+    expect(calls).toBe(3);
+  });
+});

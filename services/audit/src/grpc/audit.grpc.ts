@@ -111,7 +111,7 @@ export function auditGrpcService(
           const rs = needReceipts();
           if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
           const r = await rs.proofs.record(req.tenantId, Number(req.recordId));
-          const receipt = await rs.receipts.issue(req.tenantId, r);
+          const receipt = await rs.receipts.issue(req.tenantId, r, { retryNow: true });
           if (!receipt) throw new DependencyUnavailableError('The receipt cannot be signed now: the vault, which delegates the receipt key, is unreachable');
           return receipt;
         },

@@ -104,6 +104,8 @@ interface ReceiptKey {
   retireAt: number;
   /** delegations of this key by tenant (a promise, so concurrent first calls share one SignNote) */
   delegations: Map<string, Promise<Delegation>>;
+  /** the delegations signed so far (read without waiting) */
+  ready: Map<string, Delegation>;
 }
 
 export interface ReceiptsOptions {
@@ -113,6 +115,10 @@ export interface ReceiptsOptions {
   keyLifetimeMs: number;
   logger: Logger;
   now?: () => number;
+  /** longest an append waits for a tenant's first delegation (the vault's SignNote); later receipts use it when it comes (default 2000 ms) */
+  delegationWaitMs?: number;
+  /** after a failed delegation, receipts of the tenant are not attempted for this long (default 30 s): a vault that is down costs no append a wait */
+  retryAfterMs?: number;
 }
 
 /** key windows start this much before the key's creation and end this much after its retirement (clock skew, in-flight calls) */
@@ -122,6 +128,8 @@ export class Receipts {
   private current?: ReceiptKey;
   private readonly now: () => number;
   private lastWarning = 0;
+  /** tenant -> until when no delegation is asked for (after a failure) */
+  private readonly failedUntil = new Map<string, number>();
 
   constructor(
     private readonly signer: NoteSignerPort,
@@ -134,26 +142,50 @@ export class Receipts {
     return this.o.mmdSeconds;
   }
 
-  /** The receipt of a committed record, or undefined when the key cannot be delegated now (vault unreachable): the record stands. */
-  async issue(tenantId: string, record: StoredRecord): Promise<Receipt | undefined> {
+  /**
+   * The receipt of a committed record, or undefined when the key cannot be delegated now (vault unreachable,
+   * or it failed in the last `retryAfterMs`; `retryNow` asks anyway, as a read of a stored record's receipt
+   * does): the record stands.
+   */
+  async issue(tenantId: string, record: StoredRecord, o: { retryNow?: boolean } = {}): Promise<Receipt | undefined> {
     const k = this.key();
+    const blocked = this.failedUntil.get(tenantId);
+    if (blocked !== undefined && !o.retryNow) {
+      if (this.now() < blocked) return undefined;
+      this.failedUntil.delete(tenantId);
+    }
+    // the steady state: the tenant's delegation is at hand, nothing to wait for
+    const ready = k.ready.get(tenantId);
+    if (ready) return this.sign(k, ready, record);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const d = await this.delegation(k, tenantId);
-      const text = receiptText(d.origin, record, new Date(this.now()), this.o.mmdSeconds);
-      const sig = sign(null, Buffer.from(text, 'utf8'), k.privateKey);
-      return { note: `${text}\n\u2014 ${d.name} ${Buffer.concat([d.keyId, sig]).toString('base64')}\n`, key: d.note };
+      const d = await Promise.race([
+        this.delegation(k, tenantId),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('the receipt key delegation is still being signed')), this.o.delegationWaitMs ?? 2000);
+        }),
+      ]);
+      return this.sign(k, d, record);
     } catch (e) {
+      if (!k.delegations.has(tenantId)) {
+        // the delegation failed (not merely slow): no receipts of the tenant for a while, no append waits meanwhile
+        if (this.failedUntil.size > 10_000) this.failedUntil.clear();
+        this.failedUntil.set(tenantId, this.now() + (this.o.retryAfterMs ?? 30_000));
+      }
       if (this.now() - this.lastWarning > 60_000) {
         this.lastWarning = this.now();
         this.o.logger.warn({ err: e, tenantId }, 'receipt not issued: the receipt key could not be delegated (the record is committed)');
       }
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  /** Receipts of a committed batch, in its order (one delegation lookup per tenant). */
-  issueAll(items: ReadonlyArray<{ tenantId: string; record: StoredRecord }>): Promise<Array<Receipt | undefined>> {
-    return Promise.all(items.map((i) => this.issue(i.tenantId, i.record)));
+  private sign(k: ReceiptKey, d: Delegation, record: StoredRecord): Receipt {
+    const text = receiptText(d.origin, record, new Date(this.now()), this.o.mmdSeconds);
+    const sig = sign(null, Buffer.from(text, 'utf8'), k.privateKey);
+    return { note: `${text}\n\u2014 ${d.name} ${Buffer.concat([d.keyId, sig]).toString('base64')}\n`, key: d.note };
   }
 
   private key(): ReceiptKey {
@@ -168,6 +200,7 @@ export class Receipts {
       notAfter: new Date(now + this.o.keyLifetimeMs + WINDOW_SLACK_MS),
       retireAt: now + this.o.keyLifetimeMs,
       delegations: new Map(),
+      ready: new Map(),
     };
     return this.current;
   }

@@ -130,7 +130,7 @@ it('issues a receipt again, and gives the proof to the first signed checkpoint (
 describe('a vault that is slow or down costs no append a wait', () => {
   const record = { tenant_seq: 0, record_hash: 'ab'.repeat(32), decision: 'allow', tool: 't', method: 'm', bundle_revision: 'r', details: {} } as unknown as Parameters<Receipts['issue']>[1];
 
-  it('waits at most delegationWaitMs for a first delegation, and uses it once it is signed', async () => {
+  it('waits at most delegationWaitMs for a delegation, once, and uses it as soon as it is signed', async () => {
     let release!: () => void;
     const slow: NoteSignerPort = { keyName: signer.keyName, sign: async (t, text) => (await new Promise<void>((r) => (release = r)), signer.sign(t, text)) };
     const receipts = new Receipts(slow, { mmdSeconds: 60, keyLifetimeMs: 3600_000, logger, delegationWaitMs: 100 });
@@ -138,6 +138,10 @@ describe('a vault that is slow or down costs no append a wait', () => {
     const t0 = Date.now();
     expect(await receipts.issue(tenantId, record)).toBeUndefined();
     expect(Date.now() - t0).toBeLessThan(1000);
+    // meanwhile no append waits again
+    const t1 = Date.now();
+    expect(await receipts.issue(tenantId, record)).toBeUndefined();
+    expect(Date.now() - t1).toBeLessThan(50);
     release();
     await new Promise((r) => setTimeout(r, 10));
     expect((await receipts.issue(tenantId, record))?.note).toMatch(/^agw-receipt\/v1\n/);

@@ -115,9 +115,9 @@ export interface ReceiptsOptions {
   keyLifetimeMs: number;
   logger: Logger;
   now?: () => number;
-  /** longest an append waits for a tenant's first delegation (the vault's SignNote); later receipts use it when it comes (default 2000 ms) */
+  /** longest an append waits for a tenant's delegation (the vault's SignNote); a slower one is used by the receipts after it arrives (default 2000 ms) */
   delegationWaitMs?: number;
-  /** after a failed delegation, receipts of the tenant are not attempted for this long (default 30 s): a vault that is down costs no append a wait */
+  /** after a failed or slow delegation, no append of the tenant waits for one for this long (default 30 s): a vault that is down or hung costs an append a wait at most once per period */
   retryAfterMs?: number;
 }
 
@@ -149,14 +149,14 @@ export class Receipts {
    */
   async issue(tenantId: string, record: StoredRecord, o: { retryNow?: boolean } = {}): Promise<Receipt | undefined> {
     const k = this.key();
+    // the steady state: the tenant's delegation is at hand, nothing to wait for
+    const ready = k.ready.get(tenantId);
+    if (ready) return this.sign(k, ready, record);
     const blocked = this.failedUntil.get(tenantId);
     if (blocked !== undefined && !o.retryNow) {
       if (this.now() < blocked) return undefined;
       this.failedUntil.delete(tenantId);
     }
-    // the steady state: the tenant's delegation is at hand, nothing to wait for
-    const ready = k.ready.get(tenantId);
-    if (ready) return this.sign(k, ready, record);
     let timer: NodeJS.Timeout | undefined;
     try {
       const d = await Promise.race([
@@ -167,11 +167,10 @@ export class Receipts {
       ]);
       return this.sign(k, d, record);
     } catch (e) {
-      if (!k.delegations.has(tenantId)) {
-        // the delegation failed (not merely slow): no receipts of the tenant for a while, no append waits meanwhile
-        if (this.failedUntil.size > 10_000) this.failedUntil.clear();
-        this.failedUntil.set(tenantId, this.now() + (this.o.retryAfterMs ?? 30_000));
-      }
+      // failed or slow: no append of the tenant waits for the vault for a while (a slow delegation that
+      // arrives meanwhile is used at once: `ready` is read first)
+      if (this.failedUntil.size > 10_000) this.failedUntil.clear();
+      this.failedUntil.set(tenantId, this.now() + (this.o.retryAfterMs ?? 30_000));
       if (this.now() - this.lastWarning > 60_000) {
         this.lastWarning = this.now();
         this.o.logger.warn({ err: e, tenantId }, 'receipt not issued: the receipt key could not be delegated (the record is committed)');
@@ -213,14 +212,22 @@ export class Receipts {
   private delegation(k: ReceiptKey, tenantId: string): Promise<Delegation> {
     let p = k.delegations.get(tenantId);
     if (!p) {
-      p = this.signer.keyName(tenantId).then(async (origin) => {
-        const name = Receipts.keyName(origin);
-        const { vkey, keyId } = verifierKeyOf(name, k.publicKey);
-        const { note } = await this.signer.sign(tenantId, delegationText(origin, vkey, k.notBefore, k.notAfter));
-        return { origin, note, name, keyId };
-      });
-      // a failure is not kept: the next receipt asks again
-      p.catch(() => k.delegations.delete(tenantId));
+      p = this.signer
+        .keyName(tenantId)
+        .then(async (origin) => {
+          const name = Receipts.keyName(origin);
+          const { vkey, keyId } = verifierKeyOf(name, k.publicKey);
+          const { note } = await this.signer.sign(tenantId, delegationText(origin, vkey, k.notBefore, k.notAfter));
+          const d = { origin, note, name, keyId };
+          if (k.ready.size > 10_000) k.ready.clear();
+          k.ready.set(tenantId, d);
+          return d;
+        })
+        .catch((e: unknown) => {
+          // a failure is not kept: a later receipt asks again
+          k.delegations.delete(tenantId);
+          throw e;
+        });
       if (k.delegations.size > 10_000) k.delegations.clear();
       k.delegations.set(tenantId, p);
     }

@@ -15,3 +15,4 @@ export type {
   ComplianceExport, ExportHeader, ExportSummary, ExportedRecord, SampleInclusionProof, AnchorReference, ExportEvidence, ExportCheckpoint,
 } from './export-format';
 export { viemChainReader } from './chain-reader';
+export { verifyReceipt, receiptOf, parseReceiptText, type ReceiptFile, type ReceiptProofFile, type ParsedReceipt } from './verify-receipt';

@@ -29,6 +29,8 @@ import { VaultNoteSigner } from './checkpoints/vault-note-signer';
 import { ErasureStatements } from './checkpoints/erasure-statements';
 import { createWitnessMetrics } from './checkpoints/witness.metrics';
 import { CosignatureRepository, Witnessing } from './checkpoints/witnessing';
+import { ReceiptProofs } from './receipts/receipt-proofs';
+import { Receipts } from './receipts/receipts';
 
 runService({
   name: 'audit',
@@ -84,10 +86,16 @@ runService({
       sampleProofs: config.exportSampleProofs,
       maxBytes: config.exportMaxBytes,
     });
+    const receipts = new Receipts(noteSigner, { mmdSeconds: config.receiptMaxMergeDelaySeconds, keyLifetimeMs: config.receiptKeyLifetimeHours * 3600_000, logger });
+    const receiptProofs = new ReceiptProofs({ chain, checkpoints, proofs, heads: merkleRepo, mmdSeconds: config.receiptMaxMergeDelaySeconds, cosignatures });
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     return {
       grpc: [
-        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db), new DecisionInputRepository(db)),
+        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db), new DecisionInputRepository(db), {
+          receipts,
+          proofs: receiptProofs,
+          onAppend: config.receiptsEnabled,
+        }),
         merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, cosignatures, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exporter, logger),
       ],

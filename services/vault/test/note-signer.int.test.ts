@@ -118,6 +118,20 @@ describe('NoteSigner (Ed25519 in the HSM) against an independent C2SP verifier',
     await expect(signer.sign(tenant, `agw-erasure-statement/v1\norigin someone.else/agw/x\nsubject_id sub_1\n`)).rejects.toThrow(/origin/);
   });
 
+  test('signs a receipt key delegation of the tenant\'s origin, and nothing like it for another origin or key name', async () => {
+    const key = await signer.keyInfo(tenant);
+    const pub = crypto.generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(12);
+    const vkeyOf = (name: string) => `${name}+${crypto.createHash('sha256').update(Buffer.concat([Buffer.from(name), Buffer.from([0x0a, 0x01]), pub])).digest().subarray(0, 4).toString('hex')}+${Buffer.concat([Buffer.from([1]), pub]).toString('base64')}`;
+    const delegation = (origin: string, name = `${origin}/receipt-key`, to = '2026-11-30T00:00:00.000Z') =>
+      `agw-receipt-key/v1\norigin ${origin}\nkey ${vkeyOf(name)}\nnot-before 2026-11-29T00:00:00.000Z\nnot-after ${to}\n`;
+    const { note } = await signer.sign(tenant, delegation(key.keyName));
+    expect(openNote(note, parseVkey(key.vkey))).toBe(delegation(key.keyName));
+    await expect(signer.sign(tenant, delegation(`agw.example.test/agw/${randomUUID()}`))).rejects.toThrow(/receipt key delegation/);
+    // a key named like the log key itself would let the delegated key sign checkpoints: refused
+    await expect(signer.sign(tenant, delegation(key.keyName, key.keyName))).rejects.toThrow(/receipt key delegation/);
+    await expect(signer.sign(tenant, delegation(key.keyName, undefined, '2026-11-28T00:00:00.000Z'))).rejects.toThrow(/receipt key delegation/);
+  });
+
   test('the private key is on the token, sensitive and not extractable; CKM_EDDSA is what signs', () => {
     withTestToken((p11, s, slot) => {
       expect(p11.C_GetMechanismList(slot)).toEqual(expect.arrayContaining([0x1055, 0x1057]));

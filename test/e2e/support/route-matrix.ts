@@ -56,6 +56,7 @@ export async function tenantObjects(t: Tenant, prefix: string, queueKey = t.apiK
   const params: Record<string, string> = {
     action_id: pending.body.action_id,
     record_hash: log.body.records[0].record_hash,
+    record_id: String(log.body.records[0].id),
     tool_id: `svc_${prefix}_tool`,
     name: names.credential,
     subject_id: subject.body.subject_id,

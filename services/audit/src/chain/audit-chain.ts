@@ -68,6 +68,12 @@ export class AuditChain {
     return this.records.list(tenantId, o);
   }
 
+  /** The record with the tenant's record id `recordId` (1 for its first record), or undefined. */
+  byRecordId(tenantId: string, recordId: number): Promise<StoredRecord | undefined> {
+    if (!Number.isSafeInteger(recordId) || recordId < 1) throw InputError.at(['path', 'record_id'], 'record_id must be an integer of at least 1', 'int_parsing');
+    return this.records.bySeq(tenantId, recordId - 1);
+  }
+
   byAction(tenantId: string, actionId: string): Promise<StoredRecord[]> {
     return this.records.byAction(tenantId, actionId);
   }

@@ -243,6 +243,12 @@ export class AuditRecordRepository {
     return r ? Number(r.record_count) : 0;
   }
 
+  /** The record at 0-based position `seq` of the tenant's chain (its record id is seq + 1). */
+  async bySeq(tenantId: string, seq: number): Promise<StoredRecord | undefined> {
+    const r = await this.db.selectFrom('audit_records').select(columns).where('tenant_id', '=', tenantId).where('tenant_seq', '=', seq).executeTakeFirst();
+    return r ? toRecord(r as Row) : undefined;
+  }
+
   async latest(tenantId: string): Promise<StoredRecord | undefined> {
     return (await this.list(tenantId, { limit: 1 }))[0];
   }

@@ -1,6 +1,6 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
+import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
@@ -8,6 +8,15 @@ import type { DecisionCountsRepository } from '../chain/decision-counts.reposito
 import { type DecisionInputRepository, MAX_DECISION_INPUTS } from '../chain/decision-input.repository';
 import type { SessionTotalsRepository } from '../chain/session-totals.repository';
 import type { ErasureStatements } from '../checkpoints/erasure-statements';
+import type { ReceiptProofs } from '../receipts/receipt-proofs';
+import type { Receipts } from '../receipts/receipts';
+
+/** Receipts (docs/evidence.md, "Receipts"): `onAppend` false (AUDIT_RECEIPTS=false) signs none on append; the reads still work. */
+export interface ReceiptService {
+  receipts: Receipts;
+  proofs: ReceiptProofs;
+  onAppend: boolean;
+}
 
 function parseJson<T>(text: string, field: string, fallback: T): T {
   if (!text) return fallback;
@@ -28,7 +37,7 @@ export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
  * record): the global row key never leaves this service, so no caller can show it (docs/audit.md, "Record ids").
  */
 export function toMessage(r: StoredRecord): pb.AuditRecord {
-  return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false, commitMs: 0 };
+  return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false, commitMs: 0, receipt: undefined };
 }
 
 export function auditGrpcService(
@@ -38,14 +47,21 @@ export function auditGrpcService(
   erasures?: ErasureStatements,
   decisionCounts?: DecisionCountsRepository,
   decisionInputs?: DecisionInputRepository,
+  receipts?: ReceiptService,
 ): GrpcServiceBinding {
+  const needReceipts = () => {
+    if (!receipts) throw new Error('receipts are not configured in this audit service');
+    return receipts;
+  };
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
     const arrived = performance.now();
     const replay = req.decisionInput ? decisionInputRow(req.decisionInput) : undefined;
     const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, webhook: req.tenantHasWebhook ?? true, replay, appendKey: req.appendKey || undefined });
     const commitMs = performance.now() - arrived;
-    if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued, commitMs };
-    return { ...toMessage(r), eventQueued: r.event_queued, commitMs };
+    // signed right after the commit, before the caller is answered: no store round trip, no HSM call (receipts.ts)
+    const receipt = receipts?.onAppend ? await receipts.receipts.issue(req.tenantId, r) : undefined;
+    if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued, commitMs, receipt };
+    return { ...toMessage(r), eventQueued: r.event_queued, commitMs, receipt };
   };
   return {
     definition: pb.AuditServiceService,
@@ -90,6 +106,30 @@ export function auditGrpcService(
         decisionCounts: async (req) => {
           if (!decisionCounts) throw new Error('decision counts are not configured in this audit service');
           return { counts: await decisionCounts.counts(req.tenantId, req.days) };
+        },
+        getReceipt: async (req) => {
+          const rs = needReceipts();
+          if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+          const r = await rs.proofs.record(req.tenantId, Number(req.recordId));
+          const receipt = await rs.receipts.issue(req.tenantId, r, { retryNow: true });
+          if (!receipt) throw new DependencyUnavailableError('The receipt cannot be signed now: the vault, which delegates the receipt key, is unreachable');
+          return receipt;
+        },
+        getReceiptProof: async (req) => {
+          if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+          const p = await needReceipts().proofs.proof(req.tenantId, Number(req.recordId));
+          return {
+            status: p.status,
+            recordId: p.record_id,
+            leafIndex: p.leaf_index,
+            leafHash: p.leaf_hash,
+            recordHash: p.record_hash,
+            treeSize: p.tree_size,
+            proof: p.proof,
+            checkpoint: p.checkpoint,
+            mergeBy: p.merge_by,
+            maxMergeDelaySeconds: p.max_merge_delay_seconds,
+          };
         },
         getDecisionInputs: async (req) => {
           if (!decisionInputs) throw new Error('decision inputs are not configured in this audit service');

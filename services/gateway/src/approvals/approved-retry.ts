@@ -7,6 +7,7 @@
  * queued again): an approval is never stretched to cover different params.
  */
 import { type ApprovalBinding, type ApprovalRepository, type Logger, governedRecord, paramsSha256 } from '@agw/shared';
+import type { CallEvidence } from '../pipeline/call-receipt';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
 import type { ToolCallRequest } from '../pipeline/tool-call.schema';
 import { type Clock, systemClock } from './approval-queue';
@@ -17,6 +18,8 @@ export interface RetryContext {
   /** SHA-256 of the API key that sends the retry, when it is an agent-scoped key */
   agentKeyHash?: string;
   timings?: Record<string, number>;
+  /** the retry's arguments hash; its receipt is kept in it (pipeline/call-receipt.ts) */
+  evidence?: CallEvidence;
 }
 
 export interface AllowedRetry {
@@ -60,7 +63,7 @@ export class ApprovedRetries {
           },
         ),
         'allowed',
-        ctx.timings,
+        { timings: ctx.timings, evidence: ctx.evidence },
       );
     } catch (e) {
       // not recorded: the retry did not happen, so the agent may send it again

@@ -159,6 +159,8 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /audit/verifier-key': p(EVERYONE),
   'GET /audit/checkpoints/latest': p(EVERYONE),
   'GET /audit/checkpoints/{tree_size}': p(EVERYONE),
+  'GET /audit/receipts/{record_id}': p(AUDITORS, 'evidence: hashes, tool names and the decision of one record'),
+  'GET /audit/proof': p(AUDITORS, 'evidence: an inclusion proof and a signed checkpoint'),
   'GET /audit/merkle/roots': p(EVERYONE),
   'GET /audit/merkle/proof/{record_hash}': p(READERS),
   'GET /audit/merkle/consistency/{tree_n}/{tree_m}': p(READERS),

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '@agw/shared';
 import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { GatewayDeps } from '../deps';
+import { type AnswerReceipt, recordReceipt, withReceiptMeta } from '../pipeline/call-receipt';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
@@ -66,13 +67,32 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     return callGovernedTool(d, tenantId, name, call, session, caller);
   };
 
-  /** The MCP answer to an outcome: a queued call by what the client can wait with, any other as a tool result. */
-  const answer = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
+  /** The MCP answer to an outcome, with its receipt in `_meta["io.agw/receipt"]` (call-receipt.ts). */
+  const answer = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> =>
+    withReceiptMeta(await answerOf(name, args, o, round), o.receipt);
+
+  /** A queued call by what the client can wait with, any other as a tool result. */
+  const answerOf = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
     if (o.kind !== 'pending') return toMcpResult(o);
     const can = clientAbilitiesOf(round?.meta);
     if (round && can.tasks) return { ...rounds.task(await rounds.ownAction(roundCaller, o.action_id)), resultType: 'task' };
     if (round && can.urlElicitation) return rounds.inputRequired(roundCaller, name, args, o.action_id);
     return rounds.queuedResult(o.action_id);
+  };
+
+  /**
+   * The receipt of a human's decision on a queued call (its control-plane record: approved and executed,
+   * rejected, expired), issued from the stored record; undefined when there is none (yet) or it cannot be
+   * signed now: the result goes out without it.
+   */
+  const decisionReceipt = async (actionId: string): Promise<AnswerReceipt | undefined> => {
+    try {
+      const { records } = await d.audit.getByAction({ tenantId, actionId });
+      const decided = [...records].reverse().find((r) => r.entry?.source === 'control_plane');
+      return decided ? recordReceipt(await d.audit.getReceipt({ tenantId, recordId: decided.id })) : undefined;
+    } catch {
+      return undefined;
+    }
   };
 
   /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
@@ -83,7 +103,7 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     // approved for the agent to run (no credential): this exact call, once (approved-retry.ts); if the
     // approval was used already, the call is queued anew and answered as any queued call
     if (standing.kind === 'approved_direct') return answer(name, args, await run(name, args, standing.row.action_id), round);
-    return standing.result;
+    return withReceiptMeta(standing.result, await decisionReceipt(standing.row.action_id));
   };
 
   return {
@@ -99,7 +119,10 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     tasks: {
       async get(taskId, meta) {
         requireTasks(meta);
-        return rounds.task(await rounds.ownAction(roundCaller, taskId));
+        const row = await rounds.ownAction(roundCaller, taskId);
+        const standing = rounds.standing(row);
+        if (standing.kind !== 'done' && standing.kind !== 'cancelled') return rounds.task(row, standing);
+        return rounds.task(row, { ...standing, result: withReceiptMeta(standing.result, await decisionReceipt(row.action_id)) });
       },
       async cancel(taskId, meta) {
         requireTasks(meta);

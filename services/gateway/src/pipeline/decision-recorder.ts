@@ -11,6 +11,7 @@ import type { audit, decision } from '@agw/proto';
 import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, isDependencyDown, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
+import type { CallEvidence } from './call-receipt';
 
 /**
  * JSON.stringify of a call's params, made once per params object: the policy request and the audit entry
@@ -55,6 +56,11 @@ export interface RecordOptions {
   conn?: Conn;
   /** false: the record only, no decision event (a four-eyes vote that webhooks and sessions need not hear of) */
   event?: false;
+  /**
+   * the call's arguments hash (call-receipt.ts): added to the record's details as `arguments_sha256`; the
+   * receipt the audit service signed for the record is kept in it
+   */
+  evidence?: CallEvidence;
 }
 
 export class DecisionRecorder {
@@ -85,8 +91,9 @@ export class DecisionRecorder {
 
   /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
   async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, o: RecordOptions = {}): Promise<audit.AuditRecord> {
-    const { timings, decisionInput, conn } = o;
+    const { timings, decisionInput, conn, evidence } = o;
     const withEvent = o.event !== false;
+    if (evidence) r = { ...r, details: { ...r.details, arguments_sha256: evidence.argumentsSha256 } };
     const t0 = performance.now();
     const stored = await this.append({
       tenantId,
@@ -99,6 +106,7 @@ export class DecisionRecorder {
       appendKey: randomUUID(),
     });
     const t1 = performance.now();
+    if (evidence) evidence.receipt = stored.receipt;
     if (withEvent && !stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });
     if (timings) {
       timings.audit = (timings.audit ?? 0) + (t1 - t0);

@@ -28,6 +28,7 @@ import type { ApprovedRetries } from '../approvals/approved-retry';
 import type { PolicyClient } from '../clients/grpc-clients';
 import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings, approvalExpiryOf } from '../tenants/settings.schema';
+import { type AnswerReceipt, type CallEvidence, answerReceipt, callEvidence } from './call-receipt';
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
 import type { BrokeredExecution, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import type { ToolCallRequest } from './tool-call.schema';
@@ -43,8 +44,9 @@ export type ToolCallOutcome =
       latency?: { opa_eval_ms: number; hsm_fetch_ms: number; execution_ms: number; total_ms: number };
       violations: string[];
       severity: string;
+      receipt?: AnswerReceipt;
     }
-  | { kind: 'pending'; action_id: string; message: string; violations: string[]; severity: string }
+  | { kind: 'pending'; action_id: string; message: string; violations: string[]; severity: string; receipt?: AnswerReceipt }
   | {
       kind: 'denied';
       action_id: string;
@@ -53,6 +55,7 @@ export type ToolCallOutcome =
       alert_tier: string;
       /** why, where the refusal has a reason to give (a gateway constraint; a quarantined federated tool and how a human approves it) */
       message?: string;
+      receipt?: AnswerReceipt;
     };
 
 export interface CallContext {
@@ -69,6 +72,8 @@ export interface CallContext {
   agentKey?: boolean;
   /** the member whose console session makes the call: never an approver of it (docs/auth.md, "Four-eyes approvals") */
   initiatorUserId?: string;
+  /** the call's arguments hash and, once recorded, its receipt (call-receipt.ts); `run` makes it */
+  evidence?: CallEvidence;
 }
 
 export type StepTimings = Record<string, number>;
@@ -119,7 +124,15 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 export class ToolCallPipeline {
   constructor(private readonly d: PipelineDeps) {}
 
+  /** The call governed, its outcome with the receipt of the record it committed (when one was signed). */
   async run(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
+    const evidence = callEvidence(call.params);
+    const outcome = await this.decideCall({ ...ctx, evidence }, call);
+    const receipt = answerReceipt(evidence);
+    return receipt ? { ...outcome, receipt } : outcome;
+  }
+
+  private async decideCall(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
     const started = performance.now();
     const { tenantId } = ctx;
     if (call.approved_action_id && this.d.approvedRetries) {
@@ -284,7 +297,7 @@ export class ToolCallPipeline {
 
   /** A decision taken: its record committed (steps 8-9), the constraint counters, the metric. */
   private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, decisionInput?: decision.DecisionInput): Promise<void> {
-    await this.d.recorder.record(ctx.tenantId, record, kind, { timings: ctx.timings, decisionInput });
+    await this.d.recorder.record(ctx.tenantId, record, kind, { timings: ctx.timings, decisionInput, evidence: ctx.evidence });
     await this.d.constraints.record(ctx.tenantId, call, { decision: record.decision, violations: record.violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: record.decision, stage });
   }
@@ -328,7 +341,7 @@ export class ToolCallPipeline {
         ctx.tenantId,
         governedRecord(facts, { ...outcome, decision: 'requires_human', alert_tier: alertTier, details: { ...details, queue_reason: reason } }),
         'pending',
-        { timings: ctx.timings, decisionInput },
+        { timings: ctx.timings, decisionInput, evidence: ctx.evidence },
       );
     } catch (e) {
       await this.d.approvals.withdraw(ctx.tenantId, facts.action_id).catch(() => undefined);
@@ -353,7 +366,7 @@ export class ToolCallPipeline {
     const bundle = 'unavailable';
     if (mode === 'fail-open') {
       const violations = [FAILURE_VIOLATIONS.open];
-      await this.d.recorder.record(ctx.tenantId, governedRecord(base, { params: stored, decision: 'allow', violations, severity: 'low', execution_mode: 'agent_direct', bundle_revision: bundle, details }), 'allowed', { timings: ctx.timings });
+      await this.d.recorder.record(ctx.tenantId, governedRecord(base, { params: stored, decision: 'allow', violations, severity: 'low', execution_mode: 'agent_direct', bundle_revision: bundle, details }), 'allowed', { timings: ctx.timings, evidence: ctx.evidence });
       this.d.metrics.decisions.inc({ decision: 'allow', stage: 'fail_open' });
       return { kind: 'allowed', action_id: base.action_id, execution_mode: 'agent_direct', violations, severity: 'low' };
     }
@@ -368,7 +381,7 @@ export class ToolCallPipeline {
         ctx.tenantId,
         governedRecord(base, { params: stored, decision: 'deny', violations: [FAILURE_VIOLATIONS.closed], severity: 'high', alert_tier: 'escalate', bundle_revision: bundle, details }),
         'denied',
-        { timings: ctx.timings },
+        { timings: ctx.timings, evidence: ctx.evidence },
       )
       .catch((e) => this.d.logger.error({ err: e }, 'could not audit a fail-closed refusal'));
     this.d.metrics.decisions.inc({ decision: 'deny', stage: 'fail_closed' });

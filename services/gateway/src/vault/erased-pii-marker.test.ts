@@ -5,7 +5,7 @@ import { markErasedRecords } from './erased-pii-marker';
 
 const logger = createLogger('test', 'silent');
 const env = (subject: string, extra: Record<string, unknown> = {}) => ({ $pii: { ct: 'Y3Q=', iv: 'aXY=', v: 1, tag: 'dGFn', kind: 'email', subject, ...extra } });
-const rec = (params: unknown): pb.AuditRecord => ({ id: 1, tenantSeq: 0, prevHash: 'GENESIS', recordHash: 'h', eventQueued: false, commitMs: 0, entry: { paramsJson: JSON.stringify(params) } as pb.AuditEntry });
+const rec = (params: unknown): pb.AuditRecord => ({ id: 1, tenantSeq: 0, prevHash: 'GENESIS', recordHash: 'h', eventQueued: false, commitMs: 0, receipt: undefined, entry: { paramsJson: JSON.stringify(params) } as pb.AuditEntry });
 
 /** A vault that knows which subjects are erased (the one RPC the marker uses). */
 function vaultWith(erased: string[], calls: string[][] = []): VaultClient {

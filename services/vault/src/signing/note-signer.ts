@@ -9,15 +9,19 @@
  *   SHA-256(name || 0x0A || 0x01 || public key)[:4], so each tenant has its own verifier key
  *   (`name+keyhash+base64(0x01 || public key)`), and a signature made for one tenant's log does not verify
  *   under another tenant's key.
- * - Only two kinds of text are signed (no signing oracle): a checkpoint of the tenant's origin (exactly
- *   origin, tree size, base64 root), and an erasure statement (`agw-erasure-statement/v1`, then
- *   `origin <the tenant's origin>`, then `key value` lines).
+ * - Only three kinds of text are signed (no signing oracle): a checkpoint of the tenant's origin (exactly
+ *   origin, tree size, base64 root), an erasure statement (`agw-erasure-statement/v1`, then
+ *   `origin <the tenant's origin>`, then `key value` lines), and the delegation of the audit service's
+ *   receipt key (`agw-receipt-key/v1`, `origin`, `key <vkey named <origin>/receipt-key>`, `not-before`,
+ *   `not-after`; docs/evidence.md, "Receipts").
  */
 import { DependencyUnavailableError, InputError, sha256Concat } from '@agw/shared';
 import type { HsmBackend } from '../hsm/hsm-backend';
 
 export const EVIDENCE_KEY_LABEL = 'agw:evidence:ed25519';
 export const ERASURE_STATEMENT_HEADER = 'agw-erasure-statement/v1';
+export const RECEIPT_KEY_HEADER = 'agw-receipt-key/v1';
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ED25519_TYPE = 0x01;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -111,8 +115,23 @@ export class NoteSigner {
     } else if (lines[0] === ERASURE_STATEMENT_HEADER) {
       if (lines[1] !== `origin ${origin}`) throw InputError.field('text', `an erasure statement names the tenant's origin on its second line`);
       if (lines.slice(2).some((l) => !/^[a-z_]+ \S+$/.test(l))) throw InputError.field('text', 'erasure statement lines are "key value"');
+    } else if (lines[0] === RECEIPT_KEY_HEADER) {
+      const key = /^key (\S+)\+[0-9a-f]{8}\+(\S+)$/.exec(lines[2] ?? '');
+      const from = /^not-before (\S+)$/.exec(lines[3] ?? '')?.[1] ?? '';
+      const to = /^not-after (\S+)$/.exec(lines[4] ?? '')?.[1] ?? '';
+      if (
+        lines.length !== 5 ||
+        lines[1] !== `origin ${origin}` ||
+        key?.[1] !== `${origin}/receipt-key` ||
+        Buffer.from(key[2], 'base64').length !== 33 ||
+        !ISO_MS.test(from) ||
+        !ISO_MS.test(to) ||
+        from >= to
+      ) {
+        throw InputError.field('text', 'a receipt key delegation is: agw-receipt-key/v1, origin <the tenant\'s origin>, key <vkey named <origin>/receipt-key>, not-before <time>, not-after <later time>');
+      }
     } else {
-      throw InputError.field('text', 'only checkpoints of the tenant\'s log and erasure statements are signed');
+      throw InputError.field('text', 'only checkpoints of the tenant\'s log, erasure statements and receipt key delegations are signed');
     }
     await this.key();
     const info = await this.keyInfo(tenantId);

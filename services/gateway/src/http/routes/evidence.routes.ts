@@ -10,6 +10,8 @@ import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { addPaths, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
+import { InputError } from '@agw/shared';
+import { RECEIPT_HEADER, receiptHeader } from '../../pipeline/call-receipt';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
@@ -61,8 +63,67 @@ function wantsNote(query: unknown, accept: string | undefined): boolean {
   return format === 'note' || (format === undefined && (accept ?? '').startsWith('text/plain'));
 }
 
+const recordIdParams = z.object({
+  record_id: z.coerce.number({ error: 'record_id must be an integer' }).int('record_id must be an integer').min(1, 'record_id must be >= 1'),
+});
+const proofQuery = z
+  .object({
+    record_id: z.coerce.number({ error: 'record_id must be an integer' }).int('record_id must be an integer').min(1, 'record_id must be >= 1').optional(),
+    receipt: z.string().max(8192).optional().meta({ description: 'the receipt note, base64url (the AGW-Receipt header)' }),
+  })
+  .refine((q) => (q.record_id === undefined) !== (q.receipt === undefined), { message: 'give exactly one of record_id and receipt' });
+
+export const receiptResponse = z
+  .object({ note: z.string(), key: z.string(), record_id: z.number().int() })
+  .meta({ id: 'StoredReceipt', description: 'the receipt of a stored record, issued again: the receipt note (agw-receipt/v1) and its key delegation (agw-receipt-key/v1)' });
+export const receiptProofSchema = z
+  .object({
+    status: z.enum(['merged', 'pending']),
+    record_id: z.number().int(),
+    leaf_index: z.number().int(),
+    leaf_hash: z.string(),
+    record_hash: z.string(),
+    tree_size: z.number().int().optional(),
+    proof: z.array(z.string()).optional().meta({ description: 'RFC 9162 inclusion proof, hex, leaf side first' }),
+    checkpoint: z.string().optional().meta({ description: 'the first signed checkpoint that contains the leaf' }),
+    merge_by: timestamp().meta({ description: "the record's time plus the maximum merge delay" }),
+    max_merge_delay_seconds: z.number().int(),
+  })
+  .meta({ id: 'ReceiptProof' });
+
+/** The record id a receipt names (its `record` line), from the note as base64url or text. */
+function recordIdOfReceipt(receipt: string): number {
+  const text = receipt.includes('\n') ? receipt : Buffer.from(receipt, 'base64url').toString('utf8');
+  const lines = text.split('\n');
+  const m = lines[0] === 'agw-receipt/v1' ? /^record ([1-9][0-9]*)$/m.exec(text) : null;
+  if (!m) throw InputError.at(['query', 'receipt'], 'receipt must be a receipt note (agw-receipt/v1), base64url as in the AGW-Receipt header', 'value_error');
+  return Number(m[1]);
+}
+
 export function evidenceRoutes(d: GatewayDeps): Router {
   const r = Router();
+  r.get('/audit/receipts/:record_id', async (req, res) => {
+    const { record_id } = parseWith(recordIdParams, req.params, 'path');
+    const receipt = await d.audit.getReceipt({ tenantId: authOf(req).tenantId, recordId: record_id });
+    res.setHeader(RECEIPT_HEADER, receiptHeader(receipt));
+    reply(res, receiptResponse, { note: receipt.note, key: receipt.key, record_id });
+  });
+  r.get('/audit/proof', async (req, res) => {
+    const q = parseWith(proofQuery, req.query, 'query');
+    const recordId = q.record_id ?? recordIdOfReceipt(q.receipt!);
+    const p = await d.audit.getReceiptProof({ tenantId: authOf(req).tenantId, recordId });
+    const body = {
+      status: p.status === 'merged' ? ('merged' as const) : ('pending' as const),
+      record_id: Number(p.recordId),
+      leaf_index: Number(p.leafIndex),
+      leaf_hash: p.leafHash,
+      record_hash: p.recordHash,
+      ...(p.status === 'merged' ? { tree_size: Number(p.treeSize), proof: p.proof, checkpoint: p.checkpoint } : {}),
+      merge_by: p.mergeBy,
+      max_merge_delay_seconds: Number(p.maxMergeDelaySeconds),
+    };
+    reply(res, receiptProofSchema, body, p.status === 'merged' ? 200 : 202);
+  });
   r.get('/audit/checkpoints/latest', async (req, res) => {
     const note = wantsNote(req.query, req.headers.accept);
     const c = await d.merkle.getCheckpoint({ tenantId: authOf(req).tenantId });
@@ -98,6 +159,28 @@ addPaths({
       summary: 'The signed checkpoint of the tree head of this size',
       parameters: [pathParam('tree_size', { type: 'integer', minimum: 1 }), format],
       responses: { 200: checkpointContent('the checkpoint (JSON) or the signed note (text/plain)'), 404: errors[404]('no tree head of this size'), 422: errors[422]('not an integer >= 1') },
+    },
+  },
+  '/audit/receipts/{record_id}': {
+    get: {
+      summary: "The receipt of one of the tenant's audit records, issued again from the stored record (also as the AGW-Receipt header)",
+      parameters: [pathParam('record_id', { type: 'integer', minimum: 1 })],
+      responses: { 200: response('the receipt', receiptResponse), 404: errors[404]('no such record (another tenant\'s id included)'), 422: errors[422]('not an integer >= 1'), 503: errors[503]('the vault cannot delegate the receipt key now') },
+    },
+  },
+  '/audit/proof': {
+    get: {
+      summary: 'From a receipt to its proof: the inclusion proof of the record up to the first signed checkpoint that contains it, and that checkpoint',
+      parameters: [
+        { name: 'record_id', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: "the tenant's record id" },
+        { name: 'receipt', in: 'query', required: false, schema: { type: 'string' }, description: 'or the receipt note, base64url (the AGW-Receipt header)' },
+      ],
+      responses: {
+        200: response('merged: the proof and the checkpoint', receiptProofSchema),
+        202: response('pending: no signed checkpoint contains the record yet; merge_by says until when it must', receiptProofSchema),
+        404: errors[404]('no such record (another tenant\'s id included)'),
+        422: errors[422]('neither or both of record_id and receipt, or not a receipt'),
+      },
     },
   },
   '/audit/verifier-key': {

@@ -7,6 +7,7 @@ import { TOOL_CALL_PATH } from '../governed-edge';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errorSchema, errors, response } from '../../openapi/schema';
 import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
+import { RECEIPT_HEADER, receiptHeader } from '../../pipeline/call-receipt';
 import type { ToolCallOutcome } from '../../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../../pipeline/tool-call.schema';
 import { authOf } from '../request-context';
@@ -17,6 +18,14 @@ export const executionResultSchema = z
   .object({ status_code: z.number().int(), body: z.unknown() })
   .meta({ id: 'ExecutionResult', description: 'what the upstream tool answered when the gateway brokered the call with its HSM-held credential' });
 
+export const receiptSchema = z
+  .object({
+    note: z.string().meta({ description: 'the receipt: a C2SP signed note (agw-receipt/v1) by the audit service\'s receipt key' }),
+    key: z.string().meta({ description: 'the delegation of the receipt key: a signed note (agw-receipt-key/v1) by the tenant\'s log key' }),
+    arguments_salt: z.string().optional().meta({ description: 'base64 of the 16-byte salt of the arguments hash; given only here, never stored' }),
+  })
+  .meta({ id: 'Receipt', description: 'the signed receipt of the decision\'s audit record (docs/evidence.md, "Receipts"); absent when none could be signed' });
+
 export const allowedSchema = z.object({
   status: z.literal('allowed'),
   action_id: z.string(),
@@ -25,10 +34,11 @@ export const allowedSchema = z.object({
   latency: latencySchema.optional(),
   violations: z.array(z.string()).optional().meta({ description: 'present when the policy allowed with (low severity) violations' }),
   severity: z.string().optional(),
+  receipt: receiptSchema.optional(),
 });
-export const pendingSchema = z.object({ status: z.literal('pending_approval'), action_id: z.string(), message: z.string() });
+export const pendingSchema = z.object({ status: z.literal('pending_approval'), action_id: z.string(), message: z.string(), receipt: receiptSchema.optional() });
 export const denialSchema = z
-  .object({ detail: z.object({ action_id: z.string(), violations: z.array(z.string()), severity: z.string(), alert_tier: z.string() }) })
+  .object({ detail: z.object({ action_id: z.string(), violations: z.array(z.string()), severity: z.string(), alert_tier: z.string() }), receipt: receiptSchema.optional() })
   .meta({ id: 'PolicyDenial' });
 
 type HttpOutcome = { status: 200; body: z.infer<typeof allowedSchema> } | { status: 202; body: z.infer<typeof pendingSchema> } | { status: 403; body: z.infer<typeof denialSchema> };
@@ -44,11 +54,13 @@ export function outcomeToHttp(o: ToolCallOutcome): HttpOutcome {
         execution_mode: o.execution_mode,
         ...(o.execution_result ? { execution_result: o.execution_result, latency: o.latency } : {}),
         ...(o.violations.length ? { violations: o.violations, severity: o.severity } : {}),
+        ...(o.receipt ? { receipt: o.receipt } : {}),
       },
     };
   }
-  if (o.kind === 'pending') return { status: 202, body: { status: 'pending_approval', action_id: o.action_id, message: o.message } };
-  return { status: 403, body: { detail: { action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier } } };
+  const receipt = o.receipt ? { receipt: o.receipt } : {};
+  if (o.kind === 'pending') return { status: 202, body: { status: 'pending_approval', action_id: o.action_id, message: o.message, ...receipt } };
+  return { status: 403, body: { detail: { action_id: o.action_id, violations: o.violations, severity: o.severity, alert_tier: o.alert_tier }, ...receipt } };
 }
 
 /**
@@ -76,6 +88,7 @@ export function toolCallHandler(d: GatewayDeps): RequestHandler {
     // a brokered upstream's execution time is the tool's, not the gateway's (http/admission.ts)
     if (timings.broker) res.locals[EXTERNAL_MS] = timings.broker;
     // where the time went, per pipeline step (W3C Server-Timing; durations in ms)
+    if (outcome.receipt) res.setHeader(RECEIPT_HEADER, receiptHeader(outcome.receipt));
     res.setHeader('Server-Timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v.toFixed(2)}`).join(', '));
     res.status(status).json(body);
     // and into the per-step histograms once the answer is on its way: the caller does not wait for them

@@ -17,8 +17,12 @@
  */
 import { z } from 'zod';
 
-/** `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md). */
-export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined'] as const;
+/**
+ * `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md).
+ * `authorization_required`: an upstream's OAuth connection was lost (refused or revoked; docs/federation.md,
+ * "Upstreams that need OAuth").
+ */
+export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'authorization_required'] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
 export const DecisionEventSchema = z.object({

@@ -48,7 +48,7 @@ export interface ToolBroker {
     tenantId: string,
     actionId: string,
     /** a live call carries its plaintext params; an approved action only its stored params (PII envelopes the vault opens) */
-    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval' },
+    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval'; /** the human the agent acts for (a per_user upstream uses their connection) */ userId?: string },
   ): Promise<BrokeredExecution | null>;
 }
 

@@ -8,6 +8,9 @@
  * - expired -> `action.expired` (a queued action nobody decided in time; not a default: subscribe to it).
  * - quarantined -> `tool.quarantined` (a federated tool's definition changed or was flagged, docs/federation.md;
  *   `tool` is the upstream, `method` the tool, `violations` the reason; not a default: subscribe to it).
+ * - authorization_required -> `upstream.authorization_required` (an upstream's OAuth connection was lost: a
+ *   refresh refused or its token revoked; `tool` is the upstream, `method` `oauth.authorization_required`;
+ *   not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
  *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
@@ -19,7 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'upstream.authorization_required'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
 export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const TEST_EVENT = 'webhook.test';
@@ -61,6 +64,7 @@ const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   pending: 'action.pending',
   expired: 'action.expired',
   quarantined: 'tool.quarantined',
+  authorization_required: 'upstream.authorization_required',
 };
 
 /** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */

@@ -287,3 +287,84 @@ describe('refresh, revocation and disconnect (an authorization server that issue
     }
   });
 });
+
+describe('per_user connections: each human connects their own account', () => {
+  const PASSWORD = 'correct-horse-battery-staple';
+  let t: Tenant;
+  let owner: string;
+  let fx: OAuthUpstream;
+  let mcp: string;
+
+  async function member(role: string): Promise<{ token: string; id: string }> {
+    const email = `${role}-${Math.random().toString(36).slice(2)}@e2e.test`;
+    const inv = await api('POST', '/members/invitations', { key: t.apiKey, body: { email, role } });
+    expect(inv.status).toBe(201);
+    const acc = await api('POST', '/members/invitations/accept', { body: { token: inv.body.token, password: PASSWORD } });
+    expect(acc.status).toBe(201);
+    const login = await api('POST', '/auth/login', { body: { email, password: PASSWORD } });
+    return { token: login.body.access_token, id: acc.body.user_id };
+  }
+  const callAs = (token: string) => api('POST', '/mcp/tools/call', { token, body: { agent_id: 'per-user-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'mine', method: 'whoami', params: {} } });
+
+  beforeAll(async () => {
+    fx = await startOAuthUpstream({ port: MCP_PORT + 3 });
+    closers.push(() => fx.close());
+    mcp = `${fx.url}/mcp`;
+    t = await newTenant('Upstream OAuth per user');
+    owner = await humanSession(t);
+    const r = await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'mine', url: mcp, credential: { type: 'oauth' }, connection: 'per_user' } });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ connection: 'per_user', status: 'needs_authorization' });
+  });
+
+  test('two humans connect their own accounts; each one\'s calls reach the upstream as their own subject', async () => {
+    const bob = await member('admin');
+    expect((await connect(owner, 'mine', { resource: mcp, user: 'alice' })).body).toEqual({ status: 'connected', upstream: 'mine', connection: 'per_user' });
+    expect((await connect(bob.token, 'mine', { resource: mcp, user: 'bob' })).status).toBe(200);
+    const a = await callAs(owner);
+    expect(a.body.execution_result.status_code).toBe(200);
+    expect(a.body.execution_result.body.content[0].text).toBe('alice');
+    const b = await callAs(bob.token);
+    expect(b.body.execution_result.body.content[0].text).toBe('bob');
+    // the audit record names the connection's human
+    const record = await eventually(async () => {
+      const l = await api('GET', '/audit/log?limit=1000', { key: t.apiKey });
+      return l.body.records.find((x: { action_id: string }) => x.action_id === b.body.action_id);
+    });
+    expect(record.details.upstream_connection).toEqual({ mode: 'per_user', user_id: bob.id });
+    // owners and admins see who is connected; each member sees their own connection only
+    const all = await api('GET', '/upstreams/mine', { token: owner });
+    expect(all.body.authorization.connections.map((c: { user_id: string }) => c.user_id)).toHaveLength(2);
+    expect(all.body.status).toBe('connected');
+    const viewer = await member('viewer');
+    const seen = await api('GET', '/upstreams/mine', { token: viewer.token });
+    expect(seen.body.authorization).toMatchObject({ connected: false, connections: [] });
+  });
+
+  test('a human without a connection gets upstream_authorization_required with the connect URL; so does a key that acts for nobody', async () => {
+    const carol = await member('admin');
+    const r = await callAs(carol.token);
+    expect(r.body.execution_result.status_code).toBe(403);
+    expect(r.body.execution_result.body).toMatchObject({ code: 'upstream_authorization_required', connect_url: '/api/upstreams/mine/connect' });
+    const byKey = await call(t.apiKey, 'whoami', {}, 'mine');
+    expect(byKey.body.execution_result.status_code).toBe(403);
+    expect(byKey.body.execution_result.body.error).toMatch(/acts for no human/);
+  });
+
+  test('a member connects and disconnects only their own; a viewer cannot connect a shared upstream', async () => {
+    const viewer = await member('viewer');
+    expect((await connect(viewer.token, 'mine', { resource: mcp, user: 'victor' })).status).toBe(200);
+    expect((await api('DELETE', '/upstreams/mine/connection', { token: viewer.token })).status).toBe(200);
+    expect((await api('DELETE', `/upstreams/mine/connection?user_id=someone-else`, { token: viewer.token })).status).toBe(403);
+    expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'shared1', url: mcp, credential: { type: 'oauth' } } })).status).toBe(201);
+    const refused = await api('POST', '/upstreams/shared1/connect', { token: viewer.token });
+    expect(refused.status).toBe(403);
+  });
+
+  test('another tenant can neither see nor use either connection', async () => {
+    const other = await newTenant('Upstream OAuth per user other');
+    expect((await api('GET', '/upstreams/mine', { key: other.apiKey })).status).toBe(404);
+    const r = await callAs(await humanSession(other));
+    expect(r.body.execution_result).toBeUndefined();
+  });
+});

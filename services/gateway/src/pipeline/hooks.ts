@@ -55,6 +55,8 @@ export interface ToolBroker {
 export interface FederatedTarget {
   upstream: boolean;
   executable: boolean;
+  /** an upstream that needs OAuth: one connection for the tenant, or each human's own */
+  connection?: 'shared' | 'per_user';
   violation?: string;
   message?: string;
 }

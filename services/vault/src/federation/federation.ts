@@ -133,6 +133,8 @@ export interface FederationLimits {
 export interface ToolTarget {
   upstream: boolean;
   executable: boolean;
+  /** an upstream that needs OAuth: shared | per_user */
+  connection?: string;
   violation?: string;
   message?: string;
 }
@@ -356,7 +358,7 @@ export class Federation {
 
   async target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
     const row = await this.d.repo.forCall(tenantId, tool, method);
-    return row ? targetOf(row, method) : { upstream: false, executable: false };
+    return row ? { ...targetOf(row, method), ...(row.credential_type === 'oauth' ? { connection: row.connection } : {}) } : { upstream: false, executable: false };
   }
 
   /** The upstream a governed call of (tool, method) goes to, in one query; undefined when `tool` names none. */

@@ -9,7 +9,7 @@ import { errorSchema, errors, response } from '../../openapi/schema';
 import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
 import type { ToolCallOutcome } from '../../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../../pipeline/tool-call.schema';
-import { authOf } from '../request-context';
+import { actsForOf, authOf } from '../request-context';
 import { parseWith } from '../validation';
 
 const latencySchema = z.object({ opa_eval_ms: z.number(), hsm_fetch_ms: z.number(), execution_ms: z.number(), total_ms: z.number() });
@@ -64,11 +64,12 @@ export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): R
 /** The governed call's handler, after authentication: express's route above and the edge's (http/governed-edge.ts) run it. */
 export function toolCallHandler(d: GatewayDeps): RequestHandler {
   return async (req, res) => {
-    const { tenantId, keyHash, keyScope } = authOf(req);
+    const auth = authOf(req);
+    const { tenantId, keyHash, keyScope } = auth;
     const call = parseWith(toolCallSchema, req.body, 'body');
     const settings = await d.settings.stored(tenantId);
     const timings: Record<string, number> = {};
-    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent' }, call);
+    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent', actsFor: actsForOf(auth) }, call);
     const { status, body } = outcomeToHttp(outcome);
     // a brokered upstream's execution time is the tool's, not the gateway's (http/admission.ts)
     if (timings.broker) res.locals[EXTERNAL_MS] = timings.broker;

@@ -387,7 +387,8 @@ export function upstreamOAuthPublicRoutes(d: GatewayDeps): Router {
     d.federation.invalidate(done.tenantId);
     const connection = done.upstream?.connection === 'per_user' ? 'per_user' : 'shared';
     if ((req.get('accept') ?? '').includes('text/html')) {
-      res.redirect(302, `${consoleToolsUrl(d)}?${new URLSearchParams({ upstream: name, connected: '1' }).toString()}`);
+      // the console's Tools page, the upstream selected (its session resumes with the refresh cookie)
+      res.redirect(302, `${consoleToolsUrl(d)}/${encodeURIComponent(name)}`);
       return;
     }
     reply(res, completedSchema, { status: 'connected', upstream: name, connection });

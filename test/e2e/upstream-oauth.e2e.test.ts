@@ -351,6 +351,16 @@ describe('per_user connections: each human connects their own account', () => {
     expect(byKey.body.execution_result.body.error).toMatch(/acts for no human/);
   });
 
+  test('an agent key acts for the member who issued it', async () => {
+    const dave = await member('admin');
+    expect((await connect(dave.token, 'mine', { resource: mcp, user: 'dave' })).status).toBe(200);
+    const issued = await api('POST', '/api-keys', { token: dave.token, body: { scope: 'agent', name: 'dave-agent' } });
+    expect(issued.status).toBe(201);
+    const r = await call(issued.body.api_key, 'whoami', {}, 'mine');
+    expect(r.body.execution_result.status_code).toBe(200);
+    expect(r.body.execution_result.body.content[0].text).toBe('dave');
+  });
+
   test('a member connects and disconnects only their own; a viewer cannot connect a shared upstream', async () => {
     const viewer = await member('viewer');
     expect((await connect(viewer.token, 'mine', { resource: mcp, user: 'victor' })).status).toBe(200);

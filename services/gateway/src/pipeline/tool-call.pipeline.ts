@@ -95,6 +95,8 @@ export interface PipelineDeps {
   broker: ToolBroker;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** the member who issued an API key (a per_user upstream acts for them), or undefined */
+  keyOwner?(tenantId: string, keyHash: string): Promise<string | undefined>;
 }
 
 /** What every record of one governed call shares, whatever is decided (the records: `governedRecord`). */
@@ -154,6 +156,10 @@ export class ToolCallPipeline {
       return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', message: hit.message };
     }
     const federated = await federatedCheck;
+    // a per_user upstream called with an API key: the key's owner is the human it acts for, if it has one
+    if (federated?.connection === 'per_user' && !ctx.actsFor && ctx.apiKeyHash && !ctx.apiKeyHash.startsWith('oauth-grant:') && this.d.keyOwner) {
+      ctx = { ...ctx, actsFor: await this.d.keyOwner(tenantId, ctx.apiKeyHash).catch(() => undefined) };
+    }
     if (federated?.upstream && !federated.executable && federated.violation) {
       // a tool the gateway cannot run (it needs task-augmented execution) is no attack: low; a pin or scan refusal is high
       const severity = federated.violation === 'task_execution_required' ? 'low' : 'high';

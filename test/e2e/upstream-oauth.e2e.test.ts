@@ -16,6 +16,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type OAuthUpstream, startOAuthUpstream } from '@agw/mcp-fixtures';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import http from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
@@ -349,6 +351,18 @@ describe('per_user connections: each human connects their own account', () => {
     const byKey = await call(t.apiKey, 'whoami', {}, 'mine');
     expect(byKey.body.execution_result.status_code).toBe(403);
     expect(byKey.body.execution_result.body.error).toMatch(/acts for no human/);
+  });
+
+  test('over MCP, a call without a connection is a tool error carrying the connect URL', async () => {
+    const client = new Client({ name: 'e2e-upstream-oauth', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/mcp/server`), { requestInit: { headers: { authorization: `Bearer ${t.apiKey}` } } }));
+    expect((await client.listTools()).tools.map((x) => x.name)).toContain('mine__whoami');
+    const r = (await client.callTool({ name: 'mine__whoami', arguments: {} })) as { isError?: boolean; content: Array<{ type: string; text?: string }> };
+    expect(r.isError).toBe(true);
+    const text = r.content.map((c) => c.text ?? '').join(' ');
+    expect(text).toMatch(/upstream_authorization_required/);
+    expect(text).toContain('/api/upstreams/mine/connect');
+    await client.close();
   });
 
   test('an agent key acts for the member who issued it', async () => {

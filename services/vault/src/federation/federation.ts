@@ -390,7 +390,7 @@ export class Federation {
     // the connection the call uses: the tenant's, or the one of the human the agent acts for
     const userId = oauth && at.row.connection === 'per_user' ? (ctx.userId ?? '') : '';
     if (oauth && at.row.connection === 'per_user' && !userId) {
-      return fail('authorization_required', `upstream_authorization_required: upstream ${upstream} is connected per user and this agent acts for no human (an API key without an owner)`);
+      return fail('authorization_required', `upstream_authorization_required: upstream ${upstream} is connected per user and this agent acts for no human (an API key without an owner); a human connects their own account (Connect on the console's Tools page, POST /api/upstreams/${upstream}/connect) and calls with their session or a key they issued`);
     }
     if (oauth && !(await this.d.oauth.hasConnection(tenantId, upstream, userId))) {
       return fail('authorization_required', userId ? `upstream_authorization_required: upstream ${upstream} is connected per user and the human this agent acts for has not connected their account (Connect on the console's Tools page, POST /api/upstreams/${upstream}/connect)` : notConnected(upstream, at.row.connection));

@@ -377,9 +377,10 @@ export class UpstreamOAuth {
 }
 
 function missing(upstream: string, userId: string): string {
+  const where = `Connect on the console's Tools page, POST /api/upstreams/${upstream}/connect`;
   return userId
-    ? `upstream_authorization_required: upstream ${upstream} is connected per user and this human has not connected their account`
-    : `upstream_authorization_required: upstream ${upstream} needs a human to connect it (OAuth)`;
+    ? `upstream_authorization_required: upstream ${upstream} is connected per user and this human has not connected their account (${where})`
+    : `upstream_authorization_required: upstream ${upstream} needs a human to connect it (${where})`;
 }
 
 function expiry(t: OAuthTokens): Date | null {

@@ -40,3 +40,4 @@ export {
   smuggleInVariationSelectors,
   unicodeEscape,
 } from './hostile-tools';
+export * from './oauth-upstream';

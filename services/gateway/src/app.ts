@@ -24,7 +24,7 @@ import { auditRoutes } from './http/routes/audit.routes';
 import { backupRoutes } from './http/routes/backup.routes';
 import { authRoutes, publicAuthRoutes } from './http/routes/auth.routes';
 import { credentialRoutes } from './http/routes/credentials.routes';
-import { upstreamRoutes } from './http/routes/upstreams.routes';
+import { upstreamOAuthPublicRoutes, upstreamRoutes } from './http/routes/upstreams.routes';
 import { hsmRoutes } from './http/routes/hsm.routes';
 import { subjectRoutes } from './http/routes/subjects.routes';
 import { githubRoutes } from './http/routes/github.routes';
@@ -106,6 +106,9 @@ export function createHttpEdge(d: GatewayDeps): HttpEdge {
   // single sign-on with the tenant's OpenID Connect provider (per-IP limit like the sign-in routes)
   api.use('/auth/sso', authLimit);
   api.use(publicSsoRoutes(d));
+  // an upstream authorization server's redirect back (the state and a binding cookie are the credential)
+  api.use('/upstreams/oauth/callback', authLimit);
+  api.use(upstreamOAuthPublicRoutes(d));
   // Origin and Host of the MCP endpoints, before authentication (DNS rebinding: mcp/origin-guard.ts)
   api.use('/mcp/server', mcpOriginGuard({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: [...parseOrigins(d.config.mcpAllowedOrigins), ...d.oauthUrls.all.map((u) => u.origin)], local: d.config.profile === 'local' }));
   // OAuth 2.1 of the MCP endpoints: 401s name the resource metadata; the authorization server's endpoints

@@ -80,7 +80,8 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const tenants = new TenantRepository(db);
   const rateLimiter = new RateLimiter(redis);
   // an API key's cache look-up and its tenant's rate limit in one Redis round trip
-  const apiKeys = new ApiKeyService(new ApiKeyRepository(db), redis, { limiter: rateLimiter, limitOf: (tenantId) => settings.rateLimit(tenantId) });
+  const apiKeyRepo = new ApiKeyRepository(db);
+  const apiKeys = new ApiKeyService(apiKeyRepo, redis, { limiter: rateLimiter, limitOf: (tenantId) => settings.rateLimit(tenantId) });
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
   }, (tenantId) => publishTenantChange(bus, 'settings', tenantId), vaultWebhookSecretSealer(vault), async (tenantId, mode) => {
@@ -111,6 +112,13 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     broker,
     metrics,
     logger,
+    // an API key's owner, for a per_user upstream (docs/federation.md): the member who issued it, if one did
+    keyOwner: async (tenantId, keyHash) => {
+      const by = await apiKeyRepo.issuerOf(tenantId, keyHash);
+      if (!by?.startsWith('user:')) return undefined;
+      const user = await tenants.findUserByEmail(by.slice('user:'.length).toLowerCase());
+      return user && user.tenant_id === tenantId ? user.id : undefined;
+    },
   });
   const oauthUrls = mcpOauthUrls(config.publicBaseUrl, config.publicOrigins, config.profile === 'local');
   const documents = new ClientMetadataDocuments({

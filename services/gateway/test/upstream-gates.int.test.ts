@@ -56,6 +56,10 @@ const upstream = (name: string): pb.Upstream => ({
   timeoutMs: 0,
   retainedTools: 0,
   discardedTools: 0,
+  connection: 'shared',
+  connections: [],
+  authorizationServer: '',
+  clientRegistration: '',
 });
 
 const client = {

@@ -10,7 +10,7 @@ import { CredentialStore } from './credentials/credential-store';
 import { vaultGrpcService } from './grpc/vault.grpc';
 import { federationGrpcService } from './grpc/federation.grpc';
 import { createFederation } from './federation/create-federation';
-import { auditQuarantineRecorder } from './federation/quarantine-recorder';
+import { auditConnectionRecorder, auditQuarantineRecorder } from './federation/quarantine-recorder';
 import { ServiceSecrets } from './secrets/service-secrets';
 import { createHsm } from './hsm/create-hsm';
 import { instrumentHsm } from './hsm/hsm.metrics';
@@ -47,6 +47,7 @@ runService({
       db,
       keyring,
       quarantines: auditQuarantineRecorder(audit, logger),
+      connectionEvents: auditConnectionRecorder(audit, logger),
       changed: (tenantId) => publishTenantChange(bus, 'upstreams', tenantId),
       logger,
     });

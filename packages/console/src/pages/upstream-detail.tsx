@@ -9,6 +9,7 @@ import { Alert, Badge, Time, useData } from '../lib/ui';
 import { QuarantinedTool } from './quarantined-tool';
 import { ToolTable } from './tool-table';
 import { type Flash, UpstreamActions } from './upstream-actions';
+import { UpstreamConnection } from './upstream-connection';
 
 interface Props {
   name: string;
@@ -38,7 +39,7 @@ export function UpstreamDetail({ name, version, onChanged }: Props) {
           <UpstreamActions name={data.name} onResult={setFlash} onChanged={changed} />
         </div>
         {data.description && <p>{data.description}</p>}
-        {data.status_reason && <Alert kind={data.status === 'connected' ? 'info' : 'error'}>{data.status_reason}</Alert>}
+        {data.status_reason && <Alert kind={data.status === 'connected' ? 'info' : data.status === 'needs_authorization' ? 'warn' : 'error'}>{data.status_reason}</Alert>}
         <dl class="facts">
           <dt>URL</dt>
           <dd>
@@ -65,6 +66,7 @@ export function UpstreamDetail({ name, version, onChanged }: Props) {
         </dl>
         {flash && <Alert kind={flash.kind}>{flash.text}</Alert>}
       </div>
+      <UpstreamConnection upstream={data} onChanged={() => changed(false)} />
       {decision && <Alert kind={decision.kind}>{decision.text}</Alert>}
       {quarantined.length > 0 && (
         <>

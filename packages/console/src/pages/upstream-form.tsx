@@ -1,6 +1,7 @@
 /**
- * Add an upstream MCP server (POST /api/upstreams): name, URL, transport, an optional bearer token (sealed
- * by the vault's HSM, never shown again). The server judges every value: a 422 is shown at its field, any
+ * Add an upstream MCP server (POST /api/upstreams): name, URL, transport, and how it authorizes: none, a
+ * bearer token (sealed by the vault's HSM, never shown again) or OAuth (a human signs in at the upstream:
+ * Connect on the upstream's card; one connection for the tenant, or each human their own). The server judges every value: a 422 is shown at its field, any
  * other refusal (a name taken, an address the egress rule refuses) as the server's `detail`.
  */
 import { useState } from 'preact/hooks';
@@ -8,9 +9,9 @@ import { ApiError, api, messageOf, ok } from '../lib/api';
 import { Alert, Field } from '../lib/ui';
 import type { Flash } from './upstream-actions';
 
-const EMPTY = { name: '', url: '', transport: 'streamable_http' as 'streamable_http' | 'sse', bearer: '' };
+const EMPTY = { name: '', url: '', transport: 'streamable_http' as 'streamable_http' | 'sse', auth: 'bearer' as 'bearer' | 'oauth', connection: 'shared' as 'shared' | 'per_user', bearer: '' };
 /** a 422 item's last `loc` element → the field it belongs to */
-const FIELD_OF: Record<string, keyof typeof EMPTY> = { name: 'name', url: 'url', transport: 'transport', value: 'bearer', credential: 'bearer' };
+const FIELD_OF: Record<string, keyof typeof EMPTY> = { name: 'name', url: 'url', transport: 'transport', value: 'bearer', credential: 'bearer', type: 'auth', client_id: 'auth', connection: 'connection' };
 
 export function AddUpstream({ onAdded }: { onAdded: (name: string) => void }) {
   const [form, setForm] = useState(EMPTY);
@@ -24,12 +25,15 @@ export function AddUpstream({ onAdded }: { onAdded: (name: string) => void }) {
     setFlash(null);
     setIssues({});
     try {
-      const credential = form.bearer ? { credential: { type: 'bearer' as const, value: form.bearer } } : {};
+      const credential =
+        form.auth === 'oauth' ? { credential: { type: 'oauth' as const }, connection: form.connection } : form.bearer ? { credential: { type: 'bearer' as const, value: form.bearer } } : {};
       const u = ok(await api.POST('/upstreams', { body: { name: form.name.trim(), url: form.url.trim(), transport: form.transport, ...credential } }));
       setFlash(
         u.status === 'connected'
           ? { kind: 'ok', text: `${u.name} connected: ${u.tool_count} tools${u.quarantined_count ? `, ${u.quarantined_count} quarantined` : ''}.` }
-          : { kind: 'warn', text: `${u.name} is registered but not connected: ${u.status_reason ?? 'no reason given'}` },
+          : u.status === 'needs_authorization'
+            ? { kind: 'info', text: `${u.name} is registered: connect it (Connect on its card) to sign in at the upstream.` }
+            : { kind: 'warn', text: `${u.name} is registered but not connected: ${u.status_reason ?? 'no reason given'}` },
       );
       setForm(EMPTY);
       onAdded(u.name);
@@ -58,9 +62,24 @@ export function AddUpstream({ onAdded }: { onAdded: (name: string) => void }) {
               <option value="sse">HTTP+SSE (legacy)</option>
             </select>
           </Field>
-          <Field id="up-bearer" label="Bearer token (optional)" hint="sealed by the HSM, never shown again" error={issues.bearer}>
-            <input id="up-bearer" type="password" autocomplete="off" value={form.bearer} onInput={set('bearer')} aria-invalid={!!issues.bearer} />
+          <Field id="up-auth" label="Authorization" error={issues.auth}>
+            <select id="up-auth" value={form.auth} onChange={set('auth')}>
+              <option value="bearer">None, or a bearer token</option>
+              <option value="oauth">OAuth: a human signs in at the upstream</option>
+            </select>
           </Field>
+          {form.auth === 'oauth' ? (
+            <Field id="up-connection" label="Connection" error={issues.connection}>
+              <select id="up-connection" value={form.connection} onChange={set('connection')}>
+                <option value="shared">One for the tenant (an admin connects)</option>
+                <option value="per_user">Each human connects their own account</option>
+              </select>
+            </Field>
+          ) : (
+            <Field id="up-bearer" label="Bearer token (optional)" hint="sealed by the HSM, never shown again" error={issues.bearer}>
+              <input id="up-bearer" type="password" autocomplete="off" value={form.bearer} onInput={set('bearer')} aria-invalid={!!issues.bearer} />
+            </Field>
+          )}
         </div>
         <button type="submit" disabled={busy}>
           {busy ? 'Connecting…' : 'Add upstream'}

@@ -21,9 +21,11 @@ import { z } from 'zod';
  * `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md);
  * `witness_refused`: a witness refused the tenant's checkpoint (a control_plane record, docs/evidence.md);
  * `policy`: a change of the tenant's policy that a human should know of (a control_plane record: an activation
- * over failing tests, a shadow started, promoted, discarded or ended; docs/policy.md).
+ * over failing tests, a shadow started, promoted, discarded or ended; docs/policy.md);
+ * `authorization_required`: an upstream's OAuth connection was lost (refused or revoked; docs/federation.md,
+ * "Upstreams that need OAuth").
  */
-export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'witness_refused', 'policy'] as const;
+export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'witness_refused', 'policy', 'authorization_required'] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
 export const DecisionEventSchema = z.object({

@@ -62,7 +62,7 @@ export class FederatedCatalog {
   target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
     return this.targets.get(tenantId, `${tool}\u0000${method}`, async () => {
       const t = await this.client.getToolTarget({ tenantId, tool, method });
-      return { upstream: t.upstream, executable: t.executable, ...(t.violation ? { violation: t.violation, message: t.message } : {}) };
+      return { upstream: t.upstream, executable: t.executable, ...(t.violation ? { violation: t.violation, message: t.message } : {}), ...(t.connection ? { connection: t.connection as 'shared' | 'per_user' } : {}) };
     });
   }
 

@@ -21,7 +21,7 @@ export interface AuthDeps {
   /** OAuth access tokens of MCP clients (docs/auth.md, "MCP clients: OAuth") */
   oauth: {
     /** the token's caller at `resource` (the MCP server at the request's origin), or why not */
-    check(token: string, resource?: string): Promise<{ caller: { tenantId: string; agentName: string; clientId: string; grantId: string } } | { problem: string }>;
+    check(token: string, resource?: string): Promise<{ caller: { tenantId: string; agentName: string; clientId: string; grantId: string; userId?: string } } | { problem: string }>;
     /** the MCP resource at the public origin a request came to (PUBLIC_ORIGINS) */
     resourceOf?(req: Request): string;
   };
@@ -53,7 +53,7 @@ export function authenticate(d: AuthDeps) {
         throw new AuthenticationError(`${found.problem[0].toUpperCase()}${found.problem.slice(1)}`);
       }
       const { caller } = found;
-      req.auth = { tenantId: caller.tenantId, method: 'oauth', isAdmin: false, keyScope: 'agent', keyHash: `oauth-grant:${caller.grantId}`, agentName: caller.agentName, oauthClientId: caller.clientId };
+      req.auth = { tenantId: caller.tenantId, method: 'oauth', isAdmin: false, keyScope: 'agent', keyHash: `oauth-grant:${caller.grantId}`, agentName: caller.agentName, oauthClientId: caller.clientId, ...(caller.userId ? { actsForUserId: caller.userId } : {}) };
       return next();
     }
     if (bearer) {

@@ -66,6 +66,8 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'POST /oauth/register': p('public'),
   'POST /oauth/token': p('public'),
   'POST /oauth/revoke': p('public'),
+  'GET /upstreams/oauth/callback': p('public', 'an upstream authorization server\'s redirect back: the single-use state and the browser\'s binding cookie are the credential'),
+  'GET /upstreams/oauth/client-metadata.json': p('public'),
 
   // who am I
   'GET /auth/me': p(EVERYONE),
@@ -132,6 +134,8 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'POST /upstreams': p(MANAGERS),
   'DELETE /upstreams/{name}': p(MANAGERS),
   'POST /upstreams/{name}/refresh': p(MANAGERS),
+  'POST /upstreams/{name}/connect': p(EVERYONE, 'a signed-in human: shared upstream, owners and admins; per_user, every member connects their own'),
+  'DELETE /upstreams/{name}/connection': p(EVERYONE, 'shared: owners and admins; per_user: a member removes their own, owners and admins anyone\'s'),
   'POST /upstreams/{name}/tools/{tool}/approve': p(DECIDERS),
 
   // OAuth of MCP clients

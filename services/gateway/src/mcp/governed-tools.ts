@@ -136,7 +136,7 @@ export async function callGovernedTool(
   args: GovernedToolArgs,
   session?: SessionScope,
   /** the API key making the call (its queued actions are its own: GET /actions/{id} for an agent key); `timings` gets each step's ms */
-  caller?: { apiKeyHash?: string; agentKey?: boolean; timings?: Record<string, number> },
+  caller?: { apiKeyHash?: string; agentKey?: boolean; actsFor?: string; timings?: Record<string, number> },
 ): Promise<ToolCallOutcome> {
   const parsed = toolCallSchema.safeParse({ ...args, tool, ...(session ? { agent_id: session.agentId, agent_type: 'managed' } : {}) });
   if (!parsed.success) {
@@ -155,7 +155,7 @@ export async function callFederatedTool(
   tool: { upstream: string; tool: string },
   args: Record<string, unknown>,
   session?: SessionScope,
-  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; timings?: Record<string, number> },
+  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; actsFor?: string; timings?: Record<string, number> },
   /** the retry of this exact call after a human approved it for the agent to run (approved-retry.ts) */
   approvedActionId?: string,
 ): Promise<ToolCallOutcome> {

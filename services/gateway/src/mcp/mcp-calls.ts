@@ -35,6 +35,8 @@ export interface McpCaller {
   apiKeyHash?: string;
   agentKey: boolean;
   agentId?: string;
+  /** the human the caller acts for (a per_user upstream uses their connection) */
+  actsFor?: string;
   timings: Record<string, number>;
 }
 

@@ -14,7 +14,7 @@ import type { GatewayDeps } from '../deps';
 import { z } from 'zod';
 import { addPaths, pathParam } from '../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../openapi/schema';
-import { authOf } from '../http/request-context';
+import { actsForOf, authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
 import { UPSTREAM_NAME, nameParam, uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
@@ -106,7 +106,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
     // each step's ms: a brokered upstream's execution is the tool's time, not the gateway's (http/admission.ts)
     const timings: Record<string, number> = {};
     res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
-    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, timings };
+    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, actsFor: actsForOf(req.auth), timings };
     const calls = mcpCallHandlers(d, rounds, tools, tenantId, caller, session);
     // resources, prompts and completions of the tenant's upstreams (federated-resources.ts)
     const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, upstream: tools.upstream, session, caller, rounds });

@@ -59,6 +59,8 @@ export interface OauthCaller {
   grantId: string;
   scopes: string[];
   resource: string;
+  /** the human who consented (the agent acts for them: a per_user upstream uses their connection) */
+  userId?: string;
 }
 
 const secret = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`;
@@ -278,7 +280,7 @@ export class McpOauthProvider implements OAuthServerProvider {
       return { problem: this.o.urls.byResource(t.grant.resource) ? `the access token was issued for ${t.grant.resource}, not for ${resource}` : INVALID_TOKEN };
     }
     if (!t.grant.last_used_at || now.getTime() - new Date(t.grant.last_used_at).getTime() >= 60_000) await this.o.repo.touchGrant(t.grant.id, now);
-    return { caller: { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource } };
+    return { caller: { tenantId: t.grant.tenant_id, agentName: t.grant.agent_name, clientId: t.grant.client_id, grantId: t.grant.id, scopes: t.grant.scopes, resource: t.grant.resource, ...(t.grant.granted_by_user_id ? { userId: t.grant.granted_by_user_id } : {}) } };
   }
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {

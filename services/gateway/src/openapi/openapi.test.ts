@@ -88,6 +88,9 @@ describe('OpenAPI document', () => {
         'POST /auth/signup',
         // the invitation's token is its credential (docs/auth.md, "Members, invitations and roles")
         'POST /members/invitations/accept',
+        // an upstream authorization server's redirect back (the state and the binding cookie are its credential), and the gateway's client metadata document
+        'GET /upstreams/oauth/callback',
+        'GET /upstreams/oauth/client-metadata.json',
       ].sort(),
     );
   });

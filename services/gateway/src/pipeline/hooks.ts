@@ -48,13 +48,15 @@ export interface ToolBroker {
     tenantId: string,
     actionId: string,
     /** a live call carries its plaintext params; an approved action only its stored params (PII envelopes the vault opens) */
-    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval' },
+    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval'; /** the human the agent acts for (a per_user upstream uses their connection) */ userId?: string },
   ): Promise<BrokeredExecution | null>;
 }
 
 export interface FederatedTarget {
   upstream: boolean;
   executable: boolean;
+  /** an upstream that needs OAuth: one connection for the tenant, or each human's own */
+  connection?: 'shared' | 'per_user';
   violation?: string;
   message?: string;
 }

@@ -30,7 +30,7 @@ import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings, approvalExpiryOf } from '../tenants/settings.schema';
 import { type AnswerReceipt, type CallEvidence, answerReceipt, callEvidence } from './call-receipt';
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
-import type { BrokeredExecution, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
+import type { BrokeredExecution, FederatedTarget, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import type { ToolCallRequest } from './tool-call.schema';
 
 export type ToolCallOutcome =
@@ -74,6 +74,8 @@ export interface CallContext {
   initiatorUserId?: string;
   /** the call's arguments hash and, once recorded, its receipt (call-receipt.ts); `run` makes it */
   evidence?: CallEvidence;
+  /** the human the agent acts for (a per_user upstream uses their connection; docs/federation.md) */
+  actsFor?: string;
 }
 
 export type StepTimings = Record<string, number>;
@@ -100,6 +102,8 @@ export interface PipelineDeps {
   broker: ToolBroker;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** the member who issued an API key (a per_user upstream acts for them), or undefined */
+  keyOwner?(tenantId: string, keyHash: string): Promise<string | undefined>;
 }
 
 /** What every record of one governed call shares, whatever is decided (the records: `governedRecord`). */
@@ -170,6 +174,10 @@ export class ToolCallPipeline {
       return { kind: 'denied', action_id: actionId, violations: [hit.violation], severity: hit.severity, alert_tier: 'escalate', message: hit.message };
     }
     const federated = await federatedCheck;
+    // a per_user upstream called with an API key: the key's owner is the human it acts for, if it has one
+    if (federated?.connection === 'per_user' && !ctx.actsFor && ctx.apiKeyHash && !ctx.apiKeyHash.startsWith('oauth-grant:') && this.d.keyOwner) {
+      ctx = { ...ctx, actsFor: await this.d.keyOwner(tenantId, ctx.apiKeyHash).catch(() => undefined) };
+    }
     if (federated?.upstream && !federated.executable && federated.violation) {
       // a tool the gateway cannot run (it needs task-augmented execution) is no attack: low; a pin or scan refusal is high
       const severity = federated.violation === 'task_execution_required' ? 'low' : 'high';
@@ -189,7 +197,7 @@ export class ToolCallPipeline {
     const t0 = performance.now();
     let evaluation;
     try {
-      evaluation = await this.evaluate(ctx, call, actionId, protectedParams);
+      evaluation = await this.evaluate(ctx, call, actionId, protectedParams, connectionOf(ctx, federated));
     } catch (e) {
       if (!isDependencyDown(e)) throw e;
       return this.onPolicyUnavailable(ctx, call, base, stored, e as AppError);
@@ -200,7 +208,8 @@ export class ToolCallPipeline {
     const severity = evaluation.severity || 'none';
     const alertTier = evaluation.alertTier || null;
     const common = { params: stored, violations, severity, bundle_revision: evaluation.bundleRevision };
-    const details = { stage: 'policy', passes: evaluation.passes, pii_detected: protectedParams.piiDetected, pii_subjects: protectedParams.subjectIds };
+    const connection = connectionOf(ctx, federated);
+    const details = { stage: 'policy', passes: evaluation.passes, pii_detected: protectedParams.piiDetected, pii_subjects: protectedParams.subjectIds, ...(connection ? { upstream_connection: connection } : {}) };
 
     // 6. decision
     if (evaluation.decision === 'deny') {
@@ -222,7 +231,7 @@ export class ToolCallPipeline {
 
     // 7. brokered execution
     const brokered = await timed(ctx.timings, 'broker', async () =>
-      (await credentialCheck) === false && !federated?.upstream ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call' }),
+      (await credentialCheck) === false && !federated?.upstream ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call', ...(ctx.actsFor ? { userId: ctx.actsFor } : {}) }),
     );
     const record = governedRecord(base, {
       ...common,
@@ -271,7 +280,7 @@ export class ToolCallPipeline {
   }
 
   /** Steps 3-5 in the policy service; the replay input comes back to be committed with the record. */
-  private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: ProtectedParams) {
+  private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: ProtectedParams, connection?: { mode: string; user_id: string | null }) {
     const evaluation = await timed(ctx.timings, 'policy', () =>
       this.d.policy.evaluateStream({
         tenantId: ctx.tenantId,
@@ -285,6 +294,8 @@ export class ToolCallPipeline {
           paramsJson: paramsJsonOf(call.params),
           piiDetected: p.piiDetected,
           sessionId: ctx.sessionId ?? '',
+          upstreamConnection: connection?.mode ?? '',
+          upstreamUserId: connection?.user_id ?? '',
         },
         // empty: the stored params are the params (no PII found), as policy.proto allows; the record's
         // params_json reuses the same string (paramsJsonOf)
@@ -407,6 +418,16 @@ function allowedOutcome(actionId: string, brokered: BrokeredExecution | null, vi
     violations,
     severity,
   };
+}
+
+/**
+ * The connection a call of an upstream that needs OAuth uses (docs/federation.md): the tenant's (shared),
+ * or the one of the human the agent acts for (per_user; null when it acts for none). The policy sees it
+ * as input.upstream.connection and the audit record names the human.
+ */
+function connectionOf(ctx: CallContext, federated: FederatedTarget | undefined): { mode: 'shared' | 'per_user'; user_id: string | null } | undefined {
+  if (!federated?.upstream || !federated.connection) return undefined;
+  return { mode: federated.connection, user_id: federated.connection === 'per_user' ? (ctx.actsFor ?? null) : null };
 }
 
 /** What the audit record keeps of an execution: status, credential, and for a federated call its outcome. */

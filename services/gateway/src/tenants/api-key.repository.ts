@@ -5,6 +5,12 @@ export class ApiKeyRepository {
   constructor(private readonly db: Db) {}
 
   /** The active key row with this hash, if any. */
+  /** Who issued an active key of the tenant (`user:<email>`, `api_key:<prefix>`, or null for a sign-up or rotation key). */
+  async issuerOf(tenantId: string, keyHash: string): Promise<string | null> {
+    const row = await this.db.selectFrom('api_keys').select('created_by').where('tenant_id', '=', tenantId).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+    return row?.created_by ?? null;
+  }
+
   findActiveByHash(keyHash: string): Promise<{ tenant_id: string; key_hash: string; key_prefix: string; scope: 'tenant' | 'agent' } | undefined> {
     return this.db
       .selectFrom('api_keys')

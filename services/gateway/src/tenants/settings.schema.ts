@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { gatewayConstraintsSchema } from '../pipeline/gateway-constraints';
 
 export const POLICY_TEMPLATES = ['general', 'financial', 'email', 'crm', 'data_access', 'custom'] as const;
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused', 'policy.changed'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused', 'policy.changed', 'upstream.authorization_required'] as const;
 export const FAILURE_MODES = ['fail-closed', 'fail-open', 'fail_to_queue'] as const;
 export const ANCHOR_CHAINS = ['polygon', 'polygon-amoy', 'local'] as const;
 

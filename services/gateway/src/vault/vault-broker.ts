@@ -37,6 +37,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
             method: call.method,
             paramsJson: JSON.stringify(call.params),
             origin: fromApproval ? 'approval' : 'tool_call',
+            userId: call.userId ?? '',
           },
           { deadlineMs: EXECUTE_DEADLINE_MS },
         );

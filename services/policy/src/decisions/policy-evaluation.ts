@@ -21,6 +21,9 @@ export interface ToolCallFacts {
   params: Record<string, unknown>;
   piiDetected: boolean;
   sessionId: string;
+  /** an upstream that needs OAuth: shared | per_user, and the human whose connection it uses (docs/federation.md) */
+  upstreamConnection?: string;
+  upstreamUserId?: string;
 }
 
 export interface EvaluationResult extends PolicyOutcome {
@@ -34,12 +37,33 @@ export interface EvaluationResult extends PolicyOutcome {
 
 /** The call's facts from its message (the one conversion: live evaluation and replay). */
 export function toolCallFacts(m: decision.ToolCall, params: Record<string, unknown>): ToolCallFacts {
-  return { agentId: m.agentId, agentType: m.agentType, agentVersion: m.agentVersion, tool: m.tool, method: m.method, params, piiDetected: m.piiDetected, sessionId: m.sessionId };
+  return {
+    agentId: m.agentId,
+    agentType: m.agentType,
+    agentVersion: m.agentVersion,
+    tool: m.tool,
+    method: m.method,
+    params,
+    piiDetected: m.piiDetected,
+    sessionId: m.sessionId,
+    ...(m.upstreamConnection ? { upstreamConnection: m.upstreamConnection, upstreamUserId: m.upstreamUserId } : {}),
+  };
 }
 
 /** The call's message with `paramsJson` (the stored params, in a replay input). */
 export function toolCallMessage(f: ToolCallFacts, paramsJson: string): decision.ToolCall {
-  return { agentId: f.agentId, agentType: f.agentType, agentVersion: f.agentVersion, tool: f.tool, method: f.method, paramsJson, piiDetected: f.piiDetected, sessionId: f.sessionId };
+  return {
+    agentId: f.agentId,
+    agentType: f.agentType,
+    agentVersion: f.agentVersion,
+    tool: f.tool,
+    method: f.method,
+    paramsJson,
+    piiDetected: f.piiDetected,
+    sessionId: f.sessionId,
+    upstreamConnection: f.upstreamConnection ?? '',
+    upstreamUserId: f.upstreamUserId ?? '',
+  };
 }
 
 /** The policy input (spec: "Policy input and output"); behavioral only in pass 2. */
@@ -54,6 +78,8 @@ export function policyInput(c: ToolCallFacts, behavioral?: Behavioral | Record<s
     pii_detected: c.piiDetected,
     session_id: c.sessionId || null,
   };
+  // a call of an upstream that needs OAuth: whose connection it uses (docs/federation.md, "Upstreams that need OAuth")
+  if (c.upstreamConnection) input.upstream = { connection: { mode: c.upstreamConnection, user_id: c.upstreamUserId || null } };
   if (behavioral) input.behavioral = behavioral;
   return input;
 }

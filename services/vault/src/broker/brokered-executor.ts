@@ -23,6 +23,8 @@ export interface ExecuteInput {
   method: string;
   params: Record<string, unknown>;
   origin: 'tool_call' | 'approval';
+  /** the human the agent acts for (a per_user upstream uses their connection) */
+  userId?: string;
 }
 
 export interface ExecuteOutcome {
@@ -147,7 +149,7 @@ export class BrokeredExecutor {
   /** An allowed call of a federated tool: method = the upstream's tool, params = its arguments. */
   private async executeFederated(tenantId: string, x: ExecuteInput, federation: Federation, at: FederatedTarget): Promise<ExecuteOutcome> {
     const params = (x.origin === 'approval' ? (await this.d.pii.reveal(tenantId, x.params)).params : x.params) as Record<string, unknown>;
-    const r = await federation.call(tenantId, at, params);
+    const r = await federation.call(tenantId, at, params, { userId: x.userId || undefined });
     const error = r.outcome === 'executed' ? null : (r.result as { error: string }).error;
     const credentialName = `upstream:${x.tool}`;
     await this.d.accessLog.append(tenantId, {

@@ -7,7 +7,9 @@ import { type AddressPolicy, type PinnedFetch, TenantAddressPolicies, createPinn
 import type { Db, Logger } from '@agw/shared';
 import type { VaultConfig } from '../config';
 import type { Keyring } from '../keys/keyring';
-import { Federation, type QuarantineRecorder } from './federation';
+import { type ConnectionRecorder, Federation, type QuarantineRecorder } from './federation';
+import { OAuthGrantRepository } from './oauth-grants.repository';
+import { UpstreamOAuth } from './upstream-oauth';
 import { UpstreamConnections } from './upstream-connections';
 import { UpstreamCredentials } from './upstream-credentials';
 import { checkUpstreamAddress, parseUpstreamUrl } from './upstream-url';
@@ -37,7 +39,7 @@ export interface FederationWiring {
   close(): Promise<void>;
 }
 
-export function createFederation(o: { config: FederationConfig; db: Db; keyring: Keyring; quarantines: QuarantineRecorder; changed(tenantId: string): void; logger: Logger }): FederationWiring {
+export function createFederation(o: { config: FederationConfig; db: Db; keyring: Keyring; quarantines: QuarantineRecorder; connectionEvents?: ConnectionRecorder; changed(tenantId: string): void; logger: Logger }): FederationWiring {
   const { config } = o;
   // each tenant's address rule: public addresses, the local profile's loopback, and the ranges granted to it alone
   const egress = new TenantAddressPolicies({ allowCidrs: config.upstreamAllowCidrs, byTenant: config.upstreamAllowCidrsByTenant });
@@ -71,11 +73,22 @@ export function createFederation(o: { config: FederationConfig; db: Db; keyring:
     maxConnections: config.federationMaxConnections,
     onToolsChanged: (tenantId, name) => federation?.onToolsChanged(tenantId, name),
   });
+  const credentials = new UpstreamCredentials(o.keyring, fetchOf, config.federationConnectTimeoutMs);
+  const parseUrl = (url: string) => parseUpstreamUrl(url, config.upstreamRequireHttps);
   federation = new Federation({
     repo: new UpstreamRepository(o.db),
-    credentials: new UpstreamCredentials(o.keyring, fetchOf, config.federationConnectTimeoutMs),
+    credentials,
+    oauth: new UpstreamOAuth({
+      keyring: o.keyring,
+      grants: new OAuthGrantRepository(o.db),
+      fetchOf,
+      parseUrl,
+      openClientSecret: (tenantId, u) => credentials.open(tenantId, u.name, u.key_id as string, u.sealed as NonNullable<typeof u.sealed>),
+      logger: o.logger,
+    }),
+    connectionEvents: o.connectionEvents ?? { record: async () => undefined },
     connections,
-    parseUrl: (url) => parseUpstreamUrl(url, config.upstreamRequireHttps),
+    parseUrl,
     checkAddress: (tenantId, url) => checkUpstreamAddress(egress.of(tenantId), url),
     quarantines: o.quarantines,
     changed: o.changed,

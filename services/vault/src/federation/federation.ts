@@ -19,6 +19,8 @@ import { type CredentialInput, UpstreamAuthError, validateCredential } from './u
 import { MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
 import type { RetainedTools, ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
 import { SyncBudget } from './sync-budget';
+import { AuthorizationRequired, type UpstreamOAuth } from './upstream-oauth';
+import type { GrantMeta } from './oauth-grants.repository';
 import { FederatedMcp, PROMPT_GET, PROMPT_PREFIX, RESOURCE_READ, isPromptName, listedPromptDefinitions } from './federated-mcp';
 
 /**
@@ -86,13 +88,29 @@ export interface RegisterUpstreamInput {
   description?: string;
   tool_approval?: string;
   timeout_ms?: number;
+  /** an oauth upstream: shared (one connection for the tenant, the default) or per_user */
+  connection?: string;
+  /** an oauth upstream: the gateway's callback, and the URL of its Client ID Metadata Document */
+  oauth_redirect_uri?: string;
+  oauth_client_metadata_url?: string;
+}
+
+/** What a federated call acts for: the human behind the agent (a per_user upstream uses their connection). */
+export interface CallContext {
+  userId?: string;
 }
 
 /** An upstream as the API shows it (never its credential's value). */
 export interface UpstreamView extends UpstreamMeta {
+  /** an oauth upstream: its connections (who, when, until when; never a token) */
+  connections?: GrantMeta[];
   tool_count: number;
   quarantined_count: number;
   tools?: ToolRow[];
+}
+
+export interface ConnectionRecorder {
+  record(tenantId: string, upstream: string, e: { event: 'connected' | 'authorization_required' | 'disconnected'; user_id: string; by?: string; reason?: string }): Promise<void>;
 }
 
 export interface QuarantineRecorder {
@@ -115,6 +133,8 @@ export interface FederationLimits {
 export interface ToolTarget {
   upstream: boolean;
   executable: boolean;
+  /** an upstream that needs OAuth: shared | per_user */
+  connection?: string;
   violation?: string;
   message?: string;
 }
@@ -129,7 +149,7 @@ export interface FederatedTarget {
 export interface FederatedCallResult {
   /** executed: the upstream answered (its isError included); otherwise why nothing came back */
   outcome: 'executed' | 'quarantined' | UpstreamCallError['outcome'];
-  result: CallToolResult | { error: string };
+  result: CallToolResult | { error: string; code?: string; connect_url?: string };
   statusCode: number;
   executionMs: number;
 }
@@ -143,6 +163,10 @@ export interface FederationDeps {
   /** the tenant's egress rule on the URL's host: throws with the reason when refused */
   checkAddress(tenantId: string, url: string): Promise<void>;
   quarantines: QuarantineRecorder;
+  /** upstream OAuth connections (docs/federation.md, "Upstreams that need OAuth") */
+  oauth: UpstreamOAuth;
+  /** a connection was made, lost (refused or revoked by the upstream) or removed: a control_plane record (and the webhook of a lost one) */
+  connectionEvents: ConnectionRecorder;
   changed(tenantId: string): void;
   logger: Logger;
   limits: FederationLimits;
@@ -209,8 +233,25 @@ export class Federation {
     // refused before anything is spent; checked again in the insert's transaction (a deletion may land between)
     if (!(await this.d.repo.get(tenantId, name))) admitRetained(name, await this.d.repo.retained(tenantId, name), gate);
     await this.checkRoomFor(tenantId, name);
-    const credential = input.credential ? validateCredential(input.credential, (u) => this.d.parseUrl(u)) : null;
-    const sealed = credential ? await this.d.credentials.seal(tenantId, name, credential.secret) : null;
+    const connection = input.connection || 'shared';
+    if (connection !== 'shared' && connection !== 'per_user') throw InputError.at(['connection'], 'connection must be shared or per_user', 'enum');
+    const oauth = input.credential?.type === 'oauth';
+    if (connection === 'per_user' && !oauth) throw InputError.at(['connection'], 'connection per_user needs credential {type: "oauth"}: each human connects their own account', 'value_error');
+    let credential: { type: string; meta: Record<string, string>; secret: string } | null = null;
+    if (oauth) {
+      const c = input.credential as CredentialInput;
+      if (!input.oauth_redirect_uri) throw InputError.at(['credential', 'type'], 'this gateway has no callback URL for OAuth (PUBLIC_BASE_URL)', 'value_error');
+      if (c.client_secret && !c.client_id) throw InputError.at(['credential', 'client_id'], 'client_secret needs its client_id', 'missing');
+      const setup = await this.d.oauth.prepare(tenantId, url, {
+        client_id: c.client_id || undefined,
+        client_secret: c.client_secret || undefined,
+        scope: c.scope || undefined,
+        redirect_uri: input.oauth_redirect_uri,
+        client_metadata_url: input.oauth_client_metadata_url || undefined,
+      });
+      credential = { type: 'oauth', meta: setup.meta, secret: setup.secret };
+    } else if (input.credential) credential = validateCredential(input.credential, (u) => this.d.parseUrl(u));
+    const sealed = credential?.secret ? await this.d.credentials.seal(tenantId, name, credential.secret) : null;
     const row = await this.d.repo.insert(
       tenantId,
       {
@@ -225,13 +266,14 @@ export class Federation {
         tool_filter: { ...(include.length ? { include } : {}), ...(exclude.length ? { exclude } : {}) },
         tool_approval: input.tool_approval === 'manual' ? 'manual' : 'auto',
         timeout_ms: input.timeout_ms || null,
-        status: 'error',
-        status_reason: 'not connected yet',
+        status: oauth ? 'needs_authorization' : 'error',
+        status_reason: oauth ? notConnected(name, connection) : 'not connected yet',
+        connection,
       },
       (kept) => admitRetained(name, kept, gate),
     );
     if (!row) throw new ConflictError(`An upstream named "${name}" is already registered`);
-    await this.sync(tenantId, name);
+    if (!oauth) await this.sync(tenantId, name);
     return this.view(tenantId, name, true);
   }
 
@@ -316,7 +358,7 @@ export class Federation {
 
   async target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
     const row = await this.d.repo.forCall(tenantId, tool, method);
-    return row ? targetOf(row, method) : { upstream: false, executable: false };
+    return row ? { ...targetOf(row, method), ...(row.credential_type === 'oauth' ? { connection: row.connection } : {}) } : { upstream: false, executable: false };
   }
 
   /** The upstream a governed call of (tool, method) goes to, in one query; undefined when `tool` names none. */
@@ -333,16 +375,26 @@ export class Federation {
   }
 
   /** Runs an allowed call on the upstream: only an active tool, the credential injected, secrets masked. */
-  async call(tenantId: string, at: FederatedTarget, args: Record<string, unknown>): Promise<FederatedCallResult> {
+  async call(tenantId: string, at: FederatedTarget, args: Record<string, unknown>, ctx: CallContext = {}): Promise<FederatedCallResult> {
     const t0 = performance.now();
     const upstream = at.row.name;
     const fail = (outcome: FederatedCallResult['outcome'], message: string): FederatedCallResult => ({
       outcome,
-      result: { error: message },
-      statusCode: outcome === 'timeout' ? 504 : outcome === 'quarantined' ? 409 : 502,
+      // a connection to make: the refusal names the route a signed-in human connects with
+      result: outcome === 'authorization_required' ? { error: message, code: 'upstream_authorization_required', connect_url: `/api/upstreams/${upstream}/connect` } : { error: message },
+      statusCode: outcome === 'timeout' ? 504 : outcome === 'quarantined' ? 409 : outcome === 'authorization_required' ? 403 : 502,
       executionMs: performance.now() - t0,
     });
     if (!at.target.executable) return fail('quarantined', at.target.message ?? 'the tool is not executable');
+    const oauth = at.row.credential_type === 'oauth';
+    // the connection the call uses: the tenant's, or the one of the human the agent acts for
+    const userId = oauth && at.row.connection === 'per_user' ? (ctx.userId ?? '') : '';
+    if (oauth && at.row.connection === 'per_user' && !userId) {
+      return fail('authorization_required', `upstream_authorization_required: upstream ${upstream} is connected per user and this agent acts for no human (an API key without an owner); a human connects their own account (Connect on the console's Tools page, POST /api/upstreams/${upstream}/connect) and calls with their session or a key they issued`);
+    }
+    if (oauth && !(await this.d.oauth.hasConnection(tenantId, upstream, userId))) {
+      return fail('authorization_required', userId ? `upstream_authorization_required: upstream ${upstream} is connected per user and the human this agent acts for has not connected their account (Connect on the console's Tools page, POST /api/upstreams/${upstream}/connect)` : notConnected(upstream, at.row.connection));
+    }
     if (at.method === PROMPT_GET) {
       const prompt = await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(args.prompt ?? '')}`);
       if (prompt?.tool_state !== 'active') {
@@ -356,9 +408,11 @@ export class Federation {
         return { outcome: 'executed', result: result as CallToolResult, statusCode: 200, executionMs: performance.now() - t0 };
       }
       // masked by the connection with every secret its requests carried (upstream-connections.ts)
-      const { result } = await this.d.connections.callTool(this.endpoint(tenantId, at.row), at.method, args);
+      const { result } = await this.d.connections.callTool(this.endpoint(tenantId, at.row, userId), at.method, args);
       return { outcome: 'executed', result, statusCode: 200, executionMs: performance.now() - t0 };
     } catch (e) {
+      const lost = await this.lostConnection(tenantId, at.row, userId, e);
+      if (lost) return fail('authorization_required', lost);
       if (e instanceof UpstreamCallError) return fail(e.outcome, e.message);
       if (e instanceof UpstreamAuthError) return fail('auth_failed', `upstream ${upstream}: ${e.message}`);
       throw e;
@@ -443,13 +497,28 @@ export class Federation {
   }
 
   /** Reads the upstream's tools, applies the pinning plan, records the quarantines. Never throws for the upstream's faults. */
-  private async sync(tenantId: string, name: string): Promise<void> {
+  private async sync(tenantId: string, name: string, as?: string): Promise<void> {
     const row = await this.d.repo.forConnection(tenantId, name);
     if (!row) return;
+    // an oauth upstream is read with its shared connection, or a per_user one with a human's (the one who just connected)
+    let userId = '';
+    if (row.credential_type === 'oauth' && row.connection === 'per_user') userId = as ?? (await this.d.oauth.anyConnection(tenantId, name)) ?? '';
+    if (row.credential_type === 'oauth' && !(await this.d.oauth.hasConnection(tenantId, name, userId))) {
+      await this.d.repo.setStatus(tenantId, name, { status: 'needs_authorization', status_reason: notConnected(name, row.connection) });
+      this.changed(tenantId);
+      return;
+    }
     let listed;
     try {
-      listed = await this.d.connections.listTools(this.endpoint(tenantId, row));
+      listed = await this.d.connections.listTools(this.endpoint(tenantId, row, userId));
     } catch (e) {
+      const lost = await this.lostConnection(tenantId, row, userId, e);
+      if (lost) {
+        if (row.connection === 'per_user' && (await this.d.oauth.anyConnection(tenantId, name))) return;
+        await this.d.repo.setStatus(tenantId, name, { status: 'needs_authorization', status_reason: lost.slice(0, 500) });
+        this.changed(tenantId);
+        return;
+      }
       // an UpstreamCallError is masked by the connection; an UpstreamAuthError names the token endpoint's answer only
       const reason = e instanceof UpstreamCallError || e instanceof UpstreamAuthError ? e.message : 'unexpected error (see the vault log)';
       if (!(e instanceof UpstreamCallError || e instanceof UpstreamAuthError)) this.d.logger.error({ tenantId, upstream: name, err: (e as Error).message }, 'tools/list of an upstream failed');
@@ -479,7 +548,7 @@ export class Federation {
       if (taskSupportOf(def) === 'required') taskOnly.push(def.name.slice(0, 64));
     }
     // the upstream's prompts, pinned and scanned as its tools are (federated-mcp.ts)
-    offered.push(...(await listedPromptDefinitions(this.d.connections, this.endpoint(tenantId, row), this.d.logger)));
+    offered.push(...(await listedPromptDefinitions(this.d.connections, this.endpoint(tenantId, row, userId), this.d.logger)));
     // the upstream's first successful read keeps server_info empty until now, and finds no tools: only then do
     // new tools follow the mode (a name registered again has the tools kept from its deletion: not a first read)
     const stored = await this.d.repo.tools(tenantId, name);
@@ -516,9 +585,31 @@ export class Federation {
     }
   }
 
-  endpoint(tenantId: string, row: UpstreamRow): UpstreamEndpoint {
+  endpoint(tenantId: string, row: UpstreamRow, userId = ''): UpstreamEndpoint {
     const version = `${row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at)}|${row.url}|${row.transport}`;
     const u = { name: row.name, credential_type: row.credential_type, credential_meta: row.credential_meta, key_id: row.key_id, sealed: row.sealed as unknown as SealedData | null, version };
+    if (row.credential_type === 'oauth') {
+      const o = { name: row.name, url: row.url, credential_meta: row.credential_meta, key_id: row.key_id, sealed: u.sealed };
+      // a 401 forces one refresh before the retry; the token is opened from the HSM per request, never cached
+      let force = false;
+      return {
+        tenantId,
+        name: row.name,
+        url: row.url,
+        transport: row.transport === 'sse' ? 'sse' : 'streamable_http',
+        version,
+        userId: userId || undefined,
+        timeoutMs: row.timeout_ms ?? undefined,
+        credentialHeaders: async () => {
+          const token = await this.d.oauth.accessToken(tenantId, o, userId, force);
+          force = false;
+          return { headers: { authorization: `Bearer ${token}` }, secrets: [token] };
+        },
+        onUnauthorized: () => {
+          force = true;
+        },
+      };
+    }
     return {
       tenantId,
       name: row.name,
@@ -537,16 +628,95 @@ export class Federation {
     return row;
   }
 
+  /**
+   * Whether `e` (a call's or a read's failure) means the connection is lost: no connection, a refresh the
+   * server refused, or a 401 after one refresh. The connection is removed, the loss recorded (a
+   * control_plane record and the webhook `upstream.authorization_required`); its refusal, or undefined.
+   */
+  private async lostConnection(tenantId: string, row: UpstreamRow, userId: string, e: unknown): Promise<string | undefined> {
+    if (row.credential_type !== 'oauth') return undefined;
+    const cause = (e as { cause?: unknown })?.cause;
+    let refusal = [e, cause].find((x): x is AuthorizationRequired => x instanceof AuthorizationRequired);
+    if (!refusal && e instanceof UpstreamCallError && e.outcome === 'auth_failed') refusal = await this.d.oauth.revoked(tenantId, row.name, userId, 'the upstream refused its token (401)');
+    // a refresh refused inside a request removed the connection (the transport may not keep that error as it is)
+    if (!refusal && e instanceof UpstreamCallError && !(await this.d.oauth.hasConnection(tenantId, row.name, userId))) {
+      refusal = new AuthorizationRequired(row.name, userId, `${notConnected(row.name, row.connection)} (the connection was refused by the upstream's authorization server)`);
+    }
+    if (!refusal) return undefined;
+    if (!userId) await this.d.repo.setStatus(tenantId, row.name, { status: 'needs_authorization', status_reason: refusal.message.slice(0, 500) });
+    this.changed(tenantId);
+    await this.d.connectionEvents
+      .record(tenantId, row.name, { event: 'authorization_required', user_id: userId, reason: refusal.message.slice(0, 300) })
+      .catch((err) => this.d.logger.error({ tenantId, upstream: row.name, err: (err as Error).message }, 'could not record a lost upstream connection'));
+    this.d.connections.drop(tenantId, row.name, userId || undefined);
+    return refusal.message;
+  }
+
+  /** A signed-in human starts connecting an oauth upstream (theirs, per_user; the tenant's, shared). */
+  async startAuthorization(tenantId: string, name: string, humanId: string, bindingSha256: string): Promise<{ authorization_url: string; expires_at: Date }> {
+    const row = await this.d.repo.forConnection(tenantId, name);
+    if (!row) throw new NotFoundError(`Upstream "${name}" not found`);
+    if (row.credential_type !== 'oauth') throw new ConflictError(`Upstream "${name}" has a ${row.credential_type} credential: there is nothing to connect (only credential type oauth is)`);
+    if (!humanId) throw new ForbiddenError(`Connecting upstream "${name}" takes a signed-in human: ${SIGN_IN}`);
+    return this.d.oauth.start(tenantId, oauthUpstream(row), row.connection === 'per_user' ? humanId : '', humanId, bindingSha256);
+  }
+
+  /** The authorization server's redirect back: the connection is stored, recorded, and the upstream read with it. */
+  async completeAuthorization(p: { state: string; code: string; bindingSha256: string; error?: string }): Promise<{ tenantId: string; userId: string; view: UpstreamView }> {
+    const done = await this.d.oauth.complete(p, async (tenantId, name) => {
+      const row = await this.d.repo.forConnection(tenantId, name);
+      return row && row.credential_type === 'oauth' ? oauthUpstream(row) : undefined;
+    });
+    const grant = (await this.d.oauth.connections(done.tenantId, done.upstream)).find((g) => g.user_id === done.userId);
+    await this.d.connectionEvents
+      .record(done.tenantId, done.upstream, { event: 'connected', user_id: done.userId, by: grant?.connected_by ?? undefined })
+      .catch((err) => this.d.logger.error({ tenantId: done.tenantId, upstream: done.upstream, err: (err as Error).message }, 'could not record an upstream connection'));
+    this.d.connections.drop(done.tenantId, done.upstream, done.userId || undefined);
+    await this.sync(done.tenantId, done.upstream, done.userId);
+    return { tenantId: done.tenantId, userId: done.userId, view: await this.view(done.tenantId, done.upstream, true) };
+  }
+
+  /** Removes a connection (revoked at the server where it offers RFC 7009). 404 when there is none. */
+  async disconnect(tenantId: string, name: string, userId: string, by: string): Promise<UpstreamView> {
+    const row = await this.d.repo.forConnection(tenantId, name);
+    if (!row) throw new NotFoundError(`Upstream "${name}" not found`);
+    if (row.credential_type !== 'oauth') throw new ConflictError(`Upstream "${name}" has a ${row.credential_type} credential: there is no connection to remove`);
+    const who = row.connection === 'per_user' ? userId : '';
+    const r = await this.d.oauth.disconnect(tenantId, oauthUpstream(row), who);
+    if (!r.removed) throw new NotFoundError(who ? `You have no connection to upstream "${name}"` : `Upstream "${name}" is not connected`);
+    this.d.connections.drop(tenantId, name, who || undefined);
+    await this.d.connectionEvents
+      .record(tenantId, name, { event: 'disconnected', user_id: who, by, reason: r.revoked ? 'revoked at the authorization server' : 'deleted (the server offers no revocation, or did not confirm it)' })
+      .catch((err) => this.d.logger.error({ tenantId, upstream: name, err: (err as Error).message }, 'could not record an upstream disconnection'));
+    if (!who || !(await this.d.oauth.anyConnection(tenantId, name))) {
+      await this.d.repo.setStatus(tenantId, name, { status: 'needs_authorization', status_reason: notConnected(name, row.connection) });
+    }
+    this.changed(tenantId);
+    return this.view(tenantId, name, false);
+  }
+
   private async view(tenantId: string, name: string, withTools: boolean): Promise<UpstreamView> {
     const row = await this.existing(tenantId, name);
     const tools = await this.d.repo.tools(tenantId, name);
     return {
       ...row,
+      ...(row.credential_type === 'oauth' ? { connections: await this.d.oauth.connections(tenantId, name) } : {}),
       tool_count: tools.filter((t) => t.state === 'active').length,
       quarantined_count: tools.filter((t) => t.state === 'quarantined').length,
       ...(withTools ? { tools } : {}),
     };
   }
+}
+
+/** The status reason of an oauth upstream nobody connected. */
+function notConnected(name: string, connection: string): string {
+  return connection === 'per_user'
+    ? `upstream_authorization_required: each human connects their own account (Connect on the console's Tools page, POST /api/upstreams/${name}/connect)`
+    : `upstream_authorization_required: a human connects it (Connect on the console's Tools page, POST /api/upstreams/${name}/connect)`;
+}
+
+function oauthUpstream(row: UpstreamRow) {
+  return { name: row.name, url: row.url, credential_meta: row.credential_meta, key_id: row.key_id, sealed: row.sealed as unknown as SealedData | null };
 }
 
 /** `3 tool(s) (2 pinned, 1 quarantined)` */
@@ -576,8 +746,15 @@ function mayDiscard(name: string, gate: HumanGate): void {
 export const TASK_REQUIRED = 'task_execution_required';
 
 /** What a call of `method` on the upstream row meets: unknown, quarantined (and why) or executable. */
-function targetOf(row: { name: string; tool_state: string | null; tool_reason: string | null; tool_task_support?: string | null }, method: string): ToolTarget {
+function targetOf(
+  row: { name: string; tool_state: string | null; tool_reason: string | null; tool_task_support?: string | null; credential_type?: string; status?: string; connection?: string },
+  method: string,
+): ToolTarget {
   const tool = row.name;
+  // an oauth upstream nobody connected yet has no tools to know: the refusal says what is missing
+  if (row.credential_type === 'oauth' && row.status === 'needs_authorization' && (!row.tool_state || row.tool_state === 'absent')) {
+    return { upstream: true, executable: false, violation: 'upstream_authorization_required', message: notConnected(tool, row.connection ?? 'shared') };
+  }
   // resources/read and prompts/get of an upstream (federated-mcp.ts): a prompt's own state is checked when it runs
   if (method === RESOURCE_READ || method === PROMPT_GET) return { upstream: true, executable: true };
   if (method.startsWith(PROMPT_PREFIX)) return { upstream: true, executable: false, violation: 'upstream_tool_unknown', message: `Upstream ${tool} offers no tool "${method}"` };

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ActionRecord, type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
 import type { audit } from '@agw/proto';
-import type { QuarantineRecorder } from './federation';
+import type { ConnectionRecorder, QuarantineRecorder } from './federation';
 import type { Quarantine } from './tool-pinning';
 
 export interface AuditAppender {
@@ -54,6 +54,55 @@ export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, at
           return;
         } catch (e) {
           if (i >= attempts) throw e;
+          await new Promise((r) => setTimeout(r, 500 * i));
+        }
+      }
+    },
+  };
+}
+
+/**
+ * An upstream OAuth connection's lifecycle is evidence too (docs/federation.md, "Upstreams that need OAuth"):
+ * connected, lost (`authorization_required`: a refresh refused, a 401 after one, or none for a human who
+ * calls) and disconnected are `control_plane` records (tool = the upstream, method `oauth.<event>`, the
+ * connection's human in `details.user_id`, never a token). A lost connection is the decision event
+ * `authorization_required`, which the webhook service delivers as `upstream.authorization_required`.
+ */
+export function connectionRecord(upstream: string, e: Parameters<ConnectionRecorder['record']>[2], now = new Date()): ActionRecord {
+  const lost = e.event === 'authorization_required';
+  return controlPlaneRecord(
+    { action_id: randomUUID(), agent_id: 'gateway-federation', agent_type: 'control_plane', agent_version: '1.0.0', tool: upstream, method: `oauth.${e.event}`, session_id: null, requested_at: now.toISOString() },
+    {
+      params: {},
+      decision: lost ? 'deny' : 'allow',
+      violations: lost ? ['upstream_authorization_required'] : [],
+      severity: lost ? 'medium' : 'low',
+      alert_tier: null,
+      requires_human: lost,
+      bundle_revision: 'federation-oauth',
+      details: {
+        event: `upstream.${e.event}`,
+        connection: e.user_id ? 'per_user' : 'shared',
+        user_id: e.user_id || null,
+        ...(e.by ? { by: e.by } : {}),
+        ...(e.reason ? { reason: e.reason } : {}),
+      },
+    },
+  );
+}
+
+export function auditConnectionRecorder(audit: AuditAppender, logger: Logger, attempts = 3): ConnectionRecorder {
+  return {
+    async record(tenantId, upstream, e) {
+      const record = connectionRecord(upstream, e);
+      const request = { tenantId, entry: toAuditEntry(record), eventKind: e.event === 'authorization_required' ? 'authorization_required' : 'observed', appendKey: `upstream-oauth:${record.action_id}` };
+      for (let i = 1; ; i++) {
+        try {
+          await audit.append(request);
+          logger.info({ tenantId, upstream, event: e.event, user_id: e.user_id || null, action_id: record.action_id }, 'upstream connection event');
+          return;
+        } catch (err) {
+          if (i >= attempts) throw err;
           await new Promise((r) => setTimeout(r, 500 * i));
         }
       }

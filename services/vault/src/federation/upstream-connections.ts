@@ -44,12 +44,17 @@ export interface UpstreamEndpoint {
   version: string;
   /** the credential's headers for one request, and the secrets they carry (masked in every answer) */
   credentialHeaders(): Promise<{ headers: Record<string, string>; secrets: string[] }>;
+  /** a per_user oauth upstream: the human whose connection this is (a connection of its own) */
+  userId?: string;
   /** the upstream answered 401: drop a cached token before the one retry */
   onUnauthorized?(): void;
   timeoutMs?: number;
 }
 
-export type UpstreamOutcome = 'upstream_error' | 'unreachable' | 'timeout' | 'too_large' | 'protocol_error' | 'blocked' | 'auth_failed';
+export type UpstreamOutcome = 'upstream_error' | 'unreachable' | 'timeout' | 'too_large' | 'protocol_error' | 'blocked' | 'auth_failed' | 'authorization_required';
+
+/** The connection key of an endpoint: one per (tenant, upstream), and per human for a per_user one. */
+const keyOf = (tenantId: string, name: string, userId?: string) => `${tenantId}|${name}${userId ? `#${userId}` : ''}`;
 
 export class UpstreamCallError extends Error {
   constructor(
@@ -268,9 +273,17 @@ export class UpstreamConnections {
     return { maxToolBytes: this.o.maxToolBytes, maxSyncBytes: this.o.maxSyncBytes };
   }
 
-  /** Close the connection of an upstream (deleted, or registered again). */
-  drop(tenantId: string, name: string): void {
-    const key = `${tenantId}|${name}`;
+  /** Close the connection of an upstream (deleted, or registered again): every human's, or one human's. */
+  drop(tenantId: string, name: string, userId?: string): void {
+    const base = keyOf(tenantId, name);
+    for (const [key, open] of this.open) {
+      if (userId !== undefined ? key !== keyOf(tenantId, name, userId) : key !== base && !key.startsWith(`${base}#`)) continue;
+      this.open.delete(key);
+      void open.client.then((c) => c.close()).catch(() => undefined);
+    }
+  }
+
+  private dropKey(key: string): void {
     const open = this.open.get(key);
     if (!open) return;
     this.open.delete(key);
@@ -311,8 +324,8 @@ export class UpstreamConnections {
         const mapped = new UpstreamCallError(raw.outcome, open.masker.text(raw.message));
         // a session the upstream forgot (restart) or a dropped stream: reconnect once; never after a call
         // that may have run (a timeout) or a refusal that would repeat
-        if (attempt === 0 && mapped.outcome === 'unreachable' && this.open.get(`${e.tenantId}|${e.name}`) === open) {
-          this.drop(e.tenantId, e.name);
+        if (attempt === 0 && mapped.outcome === 'unreachable' && this.open.get(keyOf(e.tenantId, e.name, e.userId)) === open) {
+          this.dropKey(keyOf(e.tenantId, e.name, e.userId));
           continue;
         }
         throw mapped;
@@ -324,10 +337,10 @@ export class UpstreamConnections {
   }
 
   private connection(e: UpstreamEndpoint): Open {
-    const key = `${e.tenantId}|${e.name}`;
+    const key = keyOf(e.tenantId, e.name, e.userId);
     const existing = this.open.get(key);
     if (existing && existing.version === e.version) return existing;
-    if (existing) this.drop(e.tenantId, e.name);
+    if (existing) this.dropKey(key);
     if (this.open.size >= this.o.maxConnections) this.evictOldest();
     const open: Open = { version: e.version, client: Promise.resolve(undefined as never), lastUsed: Date.now(), inflight: new Set(), secrets: new Set(), masker: new SecretMasker([]) };
     open.client = this.connect(e, open);
@@ -347,7 +360,7 @@ export class UpstreamConnections {
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.o.onToolsChanged(e.tenantId, e.name));
     client.onerror = (err) => this.o.logger.debug({ tenantId: e.tenantId, upstream: e.name, err: open.masker.text(err.message) }, 'upstream transport error');
     client.onclose = () => {
-      const key = `${e.tenantId}|${e.name}`;
+      const key = keyOf(e.tenantId, e.name, e.userId);
       if (this.open.get(key) === open) this.open.delete(key);
     };
     try {
@@ -404,6 +417,9 @@ export class UpstreamConnections {
     if (err instanceof UpstreamCallError) return err;
     const cause = (err as { cause?: unknown })?.cause;
     // the credential could not be used (the token endpoint refused it): its own reason, not the upstream's
+    // no connection (any more) for an upstream that needs OAuth: its own reason (upstream-oauth.ts)
+    const missing = [err, cause].find((x) => x instanceof Error && x.name === 'AuthorizationRequired');
+    if (missing) return new UpstreamCallError('authorization_required', (missing as Error).message);
     const auth = [err, cause].find((x) => x instanceof UpstreamAuthError);
     if (auth) return new UpstreamCallError('auth_failed', `upstream ${e.name}: ${(auth as Error).message}`);
     const egress = [err, cause].find((x) => x instanceof EgressRequestError || x instanceof EgressRefusedError);
@@ -436,19 +452,13 @@ export class UpstreamConnections {
   private evictOldest(): void {
     let oldest: [string, Open] | undefined;
     for (const entry of this.open) if (!entry[1].inflight.size && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
-    if (oldest) {
-      const [tenantId, name] = oldest[0].split('|');
-      this.drop(tenantId, name);
-    }
+    if (oldest) this.dropKey(oldest[0]);
   }
 
   private sweep(): void {
     const now = Date.now();
     for (const [key, open] of this.open) {
-      if (!open.inflight.size && now - open.lastUsed > this.o.idleMs) {
-        const [tenantId, name] = key.split('|');
-        this.drop(tenantId, name);
-      }
+      if (!open.inflight.size && now - open.lastUsed > this.o.idleMs) this.dropKey(key);
     }
   }
 }

@@ -37,6 +37,7 @@ const META_COLUMNS = [
   'server_info',
   'created_at',
   'refreshed_at',
+  'connection',
 ] as const;
 
 /** The columns a tool row and a kept tool row share. */

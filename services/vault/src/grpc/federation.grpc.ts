@@ -60,6 +60,10 @@ function toUpstream(u: UpstreamView): pb.Upstream {
     timeoutMs: u.timeout_ms ?? 0,
     retainedTools: 0,
     discardedTools: 0,
+    connection: u.connection ?? 'shared',
+    connections: (u.connections ?? []).map((g) => ({ userId: g.user_id, connectedBy: g.connected_by ?? '', connectedAt: iso(g.connected_at), expiresAt: iso(g.expires_at), scope: g.scope ?? '' })),
+    authorizationServer: u.credential_type === 'oauth' ? (u.credential_meta?.authorization_server ?? '') : '',
+    clientRegistration: u.credential_type === 'oauth' ? (u.credential_meta?.client_registration ?? '') : '',
   };
 }
 
@@ -88,6 +92,9 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
               description: req.description || undefined,
               tool_approval: req.toolApproval || undefined,
               timeout_ms: req.timeoutMs || undefined,
+              connection: req.connection || undefined,
+              oauth_redirect_uri: req.oauthRedirectUri || undefined,
+              oauth_client_metadata_url: req.oauthClientMetadataUrl || undefined,
             }, gateOf(req.gate)),
           );
         },
@@ -102,7 +109,7 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
         }),
         getToolTarget: async (req) => {
           const t = await federation.target(tenant(req.tenantId), req.tool, req.method);
-          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '' };
+          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '' };
         },
         listFederatedEntries: async (req) => {
           const kind = req.kind;
@@ -120,6 +127,15 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
           const result = await federation.mcp.complete(tenant(req.tenantId), req.upstream, (params ?? {}) as Record<string, unknown>);
           return { resultJson: JSON.stringify(result) };
         },
+        startUpstreamAuthorization: async (req) => {
+          const r = await federation.startAuthorization(tenant(req.tenantId), req.name, req.humanId, req.bindingSha256);
+          return { authorizationUrl: r.authorization_url, expiresAt: r.expires_at.toISOString() };
+        },
+        completeUpstreamAuthorization: async (req) => {
+          const r = await federation.completeAuthorization({ state: req.state, code: req.code, bindingSha256: req.bindingSha256, error: req.error || undefined });
+          return { tenantId: r.tenantId, userId: r.userId, upstream: toUpstream(r.view) };
+        },
+        disconnectUpstream: async (req) => toUpstream(await federation.disconnect(tenant(req.tenantId), req.name, req.userId, req.humanId || 'unknown')),
         setToolApproval: async (req) => {
           await federation.setToolApproval(tenant(req.tenantId), req.mode);
           return {};

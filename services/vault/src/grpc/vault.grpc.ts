@@ -96,6 +96,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             method: req.method,
             params: paramsOf(req.paramsJson),
             origin: req.origin === 'approval' ? 'approval' : 'tool_call',
+            userId: req.userId || undefined,
           });
           if (r.brokered) {
             d.metrics?.brokered.inc({ outcome: r.outcome });

@@ -13,6 +13,9 @@
  * - policy -> `policy.changed` (docs/policy.md: an activation over failing tests, a shadow started, promoted,
  *   discarded or ended, an OPA bundle activated, put in shadow or refused; `decision` says which, `agent_id` who, `violations` the failing tests; `details` the
  *   record's details, e.g. the override's note; not a default: subscribe to it).
+ * - authorization_required -> `upstream.authorization_required` (an upstream's OAuth connection was lost: a
+ *   refresh refused or its token revoked; `tool` is the upstream, `method` `oauth.authorization_required`;
+ *   not a default: subscribe to it).
  * - Other decision kinds (observed, approved, rejected) are not webhook events.
  * - Session events (`sessions.<tenant>.interrupted`, `sessions.<tenant>.anomaly_detected`, published by the
  *   managed service) become `session.interrupted` and `anomaly.detected` for tenants that subscribed to
@@ -24,7 +27,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionEvent, SessionEvent } from '@agw/shared';
 
-export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused', 'policy.changed'] as const;
+export const WEBHOOK_EVENTS = ['action.allowed', 'action.denied', 'action.pending', 'action.pending_approval', 'action.expired', 'anomaly.detected', 'session.interrupted', 'tool.quarantined', 'evidence.witness_refused', 'policy.changed', 'upstream.authorization_required'] as const;
 /** What a tenant gets when its settings name no events (the gateway shows the same default). */
 export const DEFAULT_EVENTS = ['action.allowed', 'action.denied', 'action.pending'];
 export const TEST_EVENT = 'webhook.test';
@@ -70,6 +73,7 @@ const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   quarantined: 'tool.quarantined',
   witness_refused: 'evidence.witness_refused',
   policy: 'policy.changed',
+  authorization_required: 'upstream.authorization_required',
 };
 
 /** The event name to deliver for this decision to a tenant subscribed to `subscribed`, or null. */

@@ -79,6 +79,40 @@ export interface VaultTables {
   federation_upstreams: FederationUpstreamsTable;
   federation_tools: FederationToolsTable;
   federation_retained_tools: FederationRetainedToolsTable;
+  federation_oauth_grants: FederationOauthGrantsTable;
+  federation_oauth_pending: FederationOauthPendingTable;
+}
+
+/** A connection of an upstream that needs OAuth: its tokens sealed in the HSM (migration 20261216_0038). */
+export interface FederationOauthGrantsTable {
+  tenant_id: string;
+  upstream: string;
+  /** '' for the shared connection, the human's id for a per_user one */
+  user_id: Generated<string>;
+  key_id: string;
+  /** {access_token, refresh_token?} as JSON, sealed by the tenant's credentials key */
+  sealed: JSONColumnType<Record<string, string>>;
+  scope: string | null;
+  expires_at: Date | null;
+  /** the human who connected it */
+  connected_by: string | null;
+  connected_at: Timestamp;
+  refreshed_at: Date | null;
+}
+
+/** An authorization started and not finished, keyed by the SHA-256 of its state (single use). */
+export interface FederationOauthPendingTable {
+  state_sha256: string;
+  tenant_id: string;
+  upstream: string;
+  user_id: Generated<string>;
+  requested_by: string;
+  binding_sha256: string;
+  redirect_uri: string;
+  key_id: string;
+  /** the PKCE code verifier, sealed */
+  sealed: JSONColumnType<Record<string, string>>;
+  expires_at: Date;
 }
 
 /** A tenant's upstream MCP server (migration 20261128_0017_federation; docs/federation.md). */
@@ -89,7 +123,7 @@ export interface FederationUpstreamsTable {
   /** streamable_http | sse */
   transport: string;
   description: string | null;
-  /** none | bearer | header | oauth_client_credentials */
+  /** none | bearer | header | oauth_client_credentials | oauth */
   credential_type: string;
   /** what of the credential is no secret: header_name, token_url, client_id, scope */
   credential_meta: JSONColumnType<Record<string, string>>;
@@ -102,13 +136,15 @@ export interface FederationUpstreamsTable {
   tool_approval: string;
   /** the upstream's call timeout (null: FEDERATION_CALL_TIMEOUT_MS) */
   timeout_ms: number | null;
-  /** connected | error */
+  /** connected | error | needs_authorization */
   status: string;
   status_reason: string | null;
   /** {name, version, protocol_version} of the upstream's initialize answer */
   server_info: JSONColumnType<Record<string, string>>;
   created_at: Timestamp;
   refreshed_at: Date | null;
+  /** shared | per_user (an upstream that needs OAuth: one connection for the tenant, or one per human) */
+  connection: Generated<string>;
 }
 
 /** One tool of an upstream: its pinned definition and, while quarantined, the candidate. */

@@ -10,7 +10,7 @@ import { observePipelineSteps } from '../../pipeline/pipeline-step.metrics';
 import { RECEIPT_HEADER, receiptHeader } from '../../pipeline/call-receipt';
 import type { ToolCallOutcome } from '../../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../../pipeline/tool-call.schema';
-import { authOf } from '../request-context';
+import { actsForOf, authOf } from '../request-context';
 import { parseWith } from '../validation';
 
 const latencySchema = z.object({ opa_eval_ms: z.number(), hsm_fetch_ms: z.number(), execution_ms: z.number(), total_ms: z.number() });
@@ -83,7 +83,7 @@ export function toolCallHandler(d: GatewayDeps): RequestHandler {
     const timings: Record<string, number> = {};
     // a member's console session making the call is its initiator (never an approver of it: four eyes)
     const initiatorUserId = auth.method === 'jwt' && !auth.viaApiKey ? auth.userId : undefined;
-    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent', ...(initiatorUserId ? { initiatorUserId } : {}) }, call);
+    const outcome = await d.pipeline.run({ tenantId, settings, timings, apiKeyHash: keyHash, agentKey: keyScope === 'agent', actsFor: actsForOf(auth), ...(initiatorUserId ? { initiatorUserId } : {}) }, call);
     const { status, body } = outcomeToHttp(outcome);
     // a brokered upstream's execution time is the tool's, not the gateway's (http/admission.ts)
     if (timings.broker) res.locals[EXTERNAL_MS] = timings.broker;

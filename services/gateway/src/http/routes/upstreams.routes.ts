@@ -7,8 +7,10 @@
  * and so do registering a name that keeps the pins of a deleted upstream and discarding those pins: the
  * gateway tells the vault who asks (`HumanGate`), the vault knows what the name keeps.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import type { federation as pb } from '@agw/proto';
-import { Router } from 'express';
+import { AuthenticationError, ForbiddenError } from '@agw/shared';
+import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
@@ -35,6 +37,15 @@ export const upstreamCredentialSchema = z
         scope: z.string().max(1024).optional(),
       })
       .strict(),
+    z
+      .object({
+        type: z.literal('oauth'),
+        client_id: z.string().min(1).max(512).optional().meta({ description: 'a client registered for the gateway at the upstream\'s authorization server; without it the gateway identifies itself (Client ID Metadata Document, else dynamic registration)' }),
+        client_secret: secret.optional(),
+        scope: z.string().max(1024).optional(),
+      })
+      .strict()
+      .meta({ description: 'the MCP authorization flow: a human connects (POST /api/upstreams/{name}/connect), the tokens are sealed by the HSM (docs/federation.md, "Upstreams that need OAuth")' }),
   ])
   .meta({ id: 'UpstreamCredential', description: 'write-only: sealed by the HSM, never returned, logged or shown to an agent' });
 
@@ -56,6 +67,7 @@ export const registerUpstreamSchema = z
       .optional(),
     description: z.string().max(1024).optional(),
     timeout_ms: z.number().int().min(100).max(120_000).optional().meta({ description: 'one call\'s timeout (default FEDERATION_CALL_TIMEOUT_MS, 30 s)' }),
+    connection: z.enum(['shared', 'per_user']).optional().meta({ description: 'credential oauth: one connection for the tenant (shared, the default) or each human their own (per_user)' }),
   })
   .strict();
 
@@ -89,7 +101,7 @@ export const upstreamSchema = z
     description: z.string().nullable(),
     credential: z.object({ type: z.string(), header_name: z.string().optional() }).nullable().meta({ description: 'the credential\'s type; its value never comes back' }),
     tools_filter: z.object({ include: z.array(z.string()), exclude: z.array(z.string()) }),
-    status: z.enum(['connected', 'error']),
+    status: z.enum(['connected', 'error', 'needs_authorization']).meta({ description: 'needs_authorization: credential oauth and no usable connection (never made, refused or revoked): a human connects it' }),
     status_reason: z.string().nullable(),
     server: z.object({ name: z.string(), version: z.string(), protocol_version: z.string() }).nullable(),
     tool_count: z.number().int().meta({ description: 'active tools' }),
@@ -98,6 +110,19 @@ export const upstreamSchema = z
     created_at: timestamp(),
     refreshed_at: timestamp().nullable(),
     tools: z.array(upstreamToolSchema).optional(),
+    connection: z.enum(['shared', 'per_user']),
+    authorization: z
+      .object({
+        server: z.string().meta({ description: 'the authorization server discovered (RFC 9728)' }),
+        client_registration: z.string().meta({ description: 'metadata_document | dynamic | pre_registered' }),
+        connected: z.boolean().meta({ description: 'shared: the tenant\'s connection exists; per_user: the caller\'s own' }),
+        connections: z
+          .array(z.object({ user_id: z.string().nullable().meta({ description: 'null: the shared connection' }), connected_by: z.string().nullable(), connected_at: timestamp(), expires_at: timestamp().nullable(), scope: z.string().nullable() }))
+          .meta({ description: 'who is connected (never a token); per_user: every human\'s for owners and admins, the caller\'s own otherwise' }),
+        connect: z.string().meta({ description: 'POST here (a signed-in human) for the authorization URL' }),
+      })
+      .nullable()
+      .meta({ description: 'credential oauth: the authorization state' }),
   })
   .meta({ id: 'Upstream' });
 
@@ -135,7 +160,24 @@ function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
   };
 }
 
-function presentUpstream(u: pb.Upstream, withTools: boolean): z.infer<typeof upstreamSchema> {
+/** Owners and admins see every human's connection of a per_user upstream; the others their own. */
+function presentAuthorization(u: pb.Upstream, viewer: AuthContext | undefined): z.infer<typeof upstreamSchema>['authorization'] {
+  if (u.credentialType !== 'oauth') return null;
+  const perUser = u.connection === 'per_user';
+  const seesAll = !viewer?.role || viewer.role === 'owner' || viewer.role === 'admin';
+  const mine = (c: pb.UpstreamConnection) => !perUser || c.userId === viewer?.userId;
+  return {
+    server: u.authorizationServer,
+    client_registration: u.clientRegistration,
+    connected: u.connections.some((c) => (perUser ? c.userId === viewer?.userId : c.userId === '')),
+    connections: u.connections
+      .filter((c) => seesAll || mine(c))
+      .map((c) => ({ user_id: c.userId || null, connected_by: orNull(c.connectedBy), connected_at: c.connectedAt, expires_at: orNull(c.expiresAt), scope: orNull(c.scope) })),
+    connect: `/api/upstreams/${u.name}/connect`,
+  };
+}
+
+function presentUpstream(u: pb.Upstream, withTools: boolean, viewer?: AuthContext): z.infer<typeof upstreamSchema> {
   return {
     name: u.name,
     url: u.url,
@@ -143,7 +185,7 @@ function presentUpstream(u: pb.Upstream, withTools: boolean): z.infer<typeof ups
     description: orNull(u.description),
     credential: u.credentialType && u.credentialType !== 'none' ? { type: u.credentialType, ...(u.credentialHeaderName ? { header_name: u.credentialHeaderName } : {}) } : null,
     tools_filter: { include: u.include, exclude: u.exclude },
-    status: u.status === 'connected' ? 'connected' : 'error',
+    status: u.status === 'connected' || u.status === 'needs_authorization' ? u.status : 'error',
     status_reason: orNull(u.statusReason),
     server: u.serverName || u.protocolVersion ? { name: u.serverName, version: u.serverVersion, protocol_version: u.protocolVersion } : null,
     tool_count: u.toolCount,
@@ -152,6 +194,8 @@ function presentUpstream(u: pb.Upstream, withTools: boolean): z.infer<typeof ups
     created_at: u.createdAt,
     refreshed_at: orNull(u.refreshedAt),
     ...(withTools ? { tools: u.tools.map(presentTool) } : {}),
+    connection: u.connection === 'per_user' ? 'per_user' : 'shared',
+    authorization: presentAuthorization(u, viewer),
   };
 }
 
@@ -190,11 +234,14 @@ export function upstreamRoutes(d: GatewayDeps): Router {
             value: 'value' in c ? c.value : '',
             headerName: c.type === 'header' ? c.header_name : '',
             tokenUrl: c.type === 'oauth_client_credentials' ? c.token_url : '',
-            clientId: c.type === 'oauth_client_credentials' ? c.client_id : '',
-            clientSecret: c.type === 'oauth_client_credentials' ? c.client_secret : '',
-            scope: c.type === 'oauth_client_credentials' ? (c.scope ?? '') : '',
+            clientId: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.client_id ?? '') : '',
+            clientSecret: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.client_secret ?? '') : '',
+            scope: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.scope ?? '') : '',
           }
         : undefined,
+      connection: b.connection ?? '',
+      oauthRedirectUri: c?.type === 'oauth' ? callbackUrl(d) : '',
+      oauthClientMetadataUrl: c?.type === 'oauth' ? clientMetadataUrl(d) : '',
       include: b.tools?.include ?? [],
       exclude: b.tools?.exclude ?? [],
       description: b.description ?? '',
@@ -202,14 +249,46 @@ export function upstreamRoutes(d: GatewayDeps): Router {
       timeoutMs: b.timeout_ms ?? 0,
       gate: await gateOf(auth),
     });
-    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true)), 201);
+    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true, auth)), 201);
   });
   r.get('/upstreams', async (req, res) => {
-    const { upstreams } = await f.listUpstreams({ tenantId: authOf(req).tenantId });
-    reply(res, listResponse, { upstreams: upstreams.map((u) => presentUpstream(u, false)), count: upstreams.length });
+    const auth = authOf(req);
+    const { upstreams } = await f.listUpstreams({ tenantId: auth.tenantId });
+    reply(res, listResponse, { upstreams: upstreams.map((u) => presentUpstream(u, false, auth)), count: upstreams.length });
   });
   r.get('/upstreams/:name', async (req, res) => {
-    reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenantId: authOf(req).tenantId, name: upstreamParam(req.params.name), toolApproval: '' }), true));
+    const auth = authOf(req);
+    reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenantId: auth.tenantId, name: upstreamParam(req.params.name), toolApproval: '' }), true, auth));
+  });
+  /**
+   * A signed-in human starts connecting an oauth upstream: the authorization URL, and an HttpOnly cookie
+   * that binds the callback to this browser (its SHA-256 is kept with the state). shared: owners and
+   * admins connect the tenant's; per_user: every member connects their own.
+   */
+  r.post('/upstreams/:name/connect', async (req, res) => {
+    const auth = authOf(req);
+    const name = upstreamParam(req.params.name);
+    const humanId = humanOf(auth, 'connect an upstream');
+    const u = await f.getUpstream({ tenantId: auth.tenantId, name, toolApproval: '' });
+    if (u.credentialType === 'oauth' && u.connection !== 'per_user') mayManage(auth, `connect upstream "${name}" for the whole tenant`);
+    const binding = randomBytes(32).toString('base64url');
+    const started = await f.startUpstreamAuthorization({ tenantId: auth.tenantId, name, humanId, bindingSha256: sha256(binding) });
+    res.cookie(BINDING_COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure: d.config.profile !== 'local', path: CALLBACK_PATH, maxAge: 10 * 60_000 });
+    reply(res, connectResponse, { authorization_url: started.authorizationUrl, expires_at: started.expiresAt, connection: u.connection === 'per_user' ? 'per_user' : 'shared' });
+  });
+  /** Removes a connection: the shared one (owners and admins), or the caller's own of a per_user upstream. */
+  r.delete('/upstreams/:name/connection', async (req, res) => {
+    const auth = authOf(req);
+    const name = upstreamParam(req.params.name);
+    const q = parseWith(disconnectQuery, { user_id: req.query.user_id }, 'query');
+    const u = await f.getUpstream({ tenantId: auth.tenantId, name, toolApproval: '' });
+    let userId = '';
+    if (u.connection === 'per_user') {
+      userId = q.user_id ?? humanOf(auth, 'disconnect their own connection');
+      if (userId !== auth.userId) mayManage(auth, 'remove another human\'s connection');
+    } else mayManage(auth, `disconnect upstream "${name}" for the whole tenant`);
+    const out = await f.disconnectUpstream({ tenantId: auth.tenantId, name, userId, humanId: auth.userId ?? callerOf(auth) });
+    reply(res, upstreamSchema, changed(auth.tenantId, presentUpstream(out, false, auth)));
   });
   r.delete('/upstreams/:name', async (req, res) => {
     const auth = authOf(req);
@@ -223,9 +302,10 @@ export function upstreamRoutes(d: GatewayDeps): Router {
     );
   });
   r.post('/upstreams/:name/refresh', async (req, res) => {
-    const { tenantId } = authOf(req);
+    const auth = authOf(req);
+    const { tenantId } = auth;
     const u = await f.refreshUpstream({ tenantId, name: upstreamParam(req.params.name), toolApproval: await toolApproval(tenantId) });
-    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true)));
+    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true, auth)));
   });
   r.get('/upstreams/:name/tools', async (req, res) => {
     const { tools } = await f.listUpstreamTools({ tenantId: authOf(req).tenantId, name: upstreamParam(req.params.name), toolApproval: '' });
@@ -239,6 +319,89 @@ export function upstreamRoutes(d: GatewayDeps): Router {
     await assertMayDecide(d, auth, 'approve a tool definition');
     const t = await f.approveTool({ tenantId: auth.tenantId, upstream, tool, approvedBy: deciderOf(auth), definitionSha256: body?.definition_sha256 ?? '' });
     reply(res, upstreamToolSchema, changed(auth.tenantId, presentTool(t)));
+  });
+  return r;
+}
+
+const BINDING_COOKIE = 'agw_upstream_oauth';
+/** the callback's path (the binding cookie is sent there only) */
+const CALLBACK_PATH = '/api/upstreams/oauth/callback';
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const callbackUrl = (d: GatewayDeps) => `${d.config.publicBaseUrl.replace(/\/+$/, '')}/upstreams/oauth/callback`;
+const clientMetadataUrl = (d: GatewayDeps) => `${d.config.publicBaseUrl.replace(/\/+$/, '')}/upstreams/oauth/client-metadata.json`;
+const consoleToolsUrl = (d: GatewayDeps) => `${new URL(d.config.publicBaseUrl).origin}/tools`;
+
+const connectResponse = z
+  .object({
+    authorization_url: z.string().meta({ description: 'open it in the browser that made this request (it carries the binding cookie): the upstream\'s sign-in and consent, then back to the gateway\'s callback' }),
+    expires_at: timestamp(),
+    connection: z.enum(['shared', 'per_user']),
+  })
+  .meta({ id: 'UpstreamConnect' });
+const disconnectQuery = z.object({ user_id: z.string().min(1).max(128).optional() });
+const callbackQuery = z.object({ state: z.string().max(512).optional(), code: z.string().max(4096).optional(), error: z.string().max(256).optional() });
+const clientMetadataSchema = z
+  .object({
+    client_id: z.string(),
+    client_name: z.string(),
+    redirect_uris: z.array(z.string()),
+    grant_types: z.array(z.string()),
+    response_types: z.array(z.string()),
+    token_endpoint_auth_method: z.string(),
+  })
+  .meta({ id: 'UpstreamClientMetadata' });
+const completedSchema = z.object({ status: z.literal('connected'), upstream: z.string(), connection: z.enum(['shared', 'per_user']) }).meta({ id: 'UpstreamConnected' });
+
+/** The signed-in human of a request (a console session, not one made from an API key), or 403. */
+function humanOf(auth: AuthContext, what: string): string {
+  if (!isHumanSession(auth) || !auth.userId) throw new ForbiddenError(`Only a signed-in human may ${what} (sign in with POST /api/auth/login and send the session token; an API key or an agent cannot consent at the upstream)`);
+  return auth.userId;
+}
+
+/** Owners and admins (and the tenant API key, which acts as the owner) only. */
+function mayManage(auth: AuthContext, what: string): void {
+  if (auth.role && auth.role !== 'owner' && auth.role !== 'admin') throw new ForbiddenError(`Only an owner or an admin may ${what}; your role is ${auth.role}`);
+}
+
+function bindingOf(req: Request): string {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === BINDING_COOKIE) return v.join('=');
+  }
+  return '';
+}
+
+/**
+ * The public routes of upstream OAuth (no credentials: the state and the binding cookie are): the
+ * authorization server's redirect back, and the gateway's Client ID Metadata Document.
+ */
+export function upstreamOAuthPublicRoutes(d: GatewayDeps): Router {
+  const r = Router();
+  r.get('/upstreams/oauth/callback', async (req: Request, res: Response) => {
+    const q = parseWith(callbackQuery, { state: req.query.state, code: req.query.code, error: req.query.error }, 'query');
+    const binding = bindingOf(req);
+    res.clearCookie(BINDING_COOKIE, { httpOnly: true, sameSite: 'lax', secure: d.config.profile !== 'local', path: CALLBACK_PATH });
+    if (!q.state) throw new AuthenticationError('The authorization could not be completed: no state came back');
+    const done = await d.federation.client.completeUpstreamAuthorization({ state: q.state, code: q.code ?? '', bindingSha256: binding ? sha256(binding) : '', error: q.error ?? '' });
+    const name = done.upstream?.name ?? '';
+    d.federation.invalidate(done.tenantId);
+    const connection = done.upstream?.connection === 'per_user' ? 'per_user' : 'shared';
+    if ((req.get('accept') ?? '').includes('text/html')) {
+      // the console's Tools page, the upstream selected (its session resumes with the refresh cookie)
+      res.redirect(302, `${consoleToolsUrl(d)}/${encodeURIComponent(name)}`);
+      return;
+    }
+    reply(res, completedSchema, { status: 'connected', upstream: name, connection });
+  });
+  r.get('/upstreams/oauth/client-metadata.json', (_req, res) => {
+    reply(res, clientMetadataSchema, {
+      client_id: clientMetadataUrl(d),
+      client_name: 'Agent Governance Gateway',
+      redirect_uris: [callbackUrl(d)],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    });
   });
   return r;
 }
@@ -278,6 +441,48 @@ addPaths({
         404: errors[404](),
         422: errors[422](),
       },
+    },
+  },
+  '/upstreams/{name}/connect': {
+    post: {
+      parameters: nameParams,
+      summary: 'A signed-in human starts connecting an oauth upstream: the authorization URL (PKCE S256, resource indicator) and a binding cookie for the callback. shared: owners and admins; per_user: every member, their own',
+      responses: {
+        200: response('open authorization_url in this browser', connectResponse),
+        403: errors[403]('not a signed-in human, or a shared upstream and not an owner or admin'),
+        404: errors[404](),
+        409: errors[409]('the upstream\'s credential is not oauth'),
+      },
+    },
+  },
+  '/upstreams/{name}/connection': {
+    delete: {
+      parameters: [...nameParams, { name: 'user_id', in: 'query', required: false, schema: { type: 'string' }, description: 'per_user: whose connection (owners and admins); default the caller\'s own' }],
+      summary: 'Remove a connection (the shared one, or a human\'s own): its tokens are revoked at the upstream\'s authorization server where it offers revocation (RFC 7009)',
+      responses: { 200: response('the upstream', upstreamSchema), 403: errors[403](), 404: errors[404]('no such upstream or connection'), 409: errors[409]('the upstream\'s credential is not oauth') },
+    },
+  },
+  '/upstreams/oauth/callback': {
+    get: {
+      security: [],
+      summary: 'The upstream authorization server\'s redirect back: the state (single use, bound to the browser that started it) and the code; the tokens are sealed by the HSM',
+      parameters: [
+        { name: 'state', in: 'query', schema: { type: 'string' } },
+        { name: 'code', in: 'query', schema: { type: 'string' } },
+        { name: 'error', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: {
+        200: response('connected (JSON when the request does not accept text/html)', completedSchema),
+        302: { description: 'a browser: to the console\'s Tools page' },
+        401: errors[401]('unknown, used, expired or unbound state, or the code exchange failed'),
+      },
+    },
+  },
+  '/upstreams/oauth/client-metadata.json': {
+    get: {
+      security: [],
+      summary: 'The gateway\'s Client ID Metadata Document as an OAuth client of upstream authorization servers (its URL is the client_id where the server supports them)',
+      responses: { 200: response('the client metadata (RFC 7591 fields)', clientMetadataSchema) },
     },
   },
   '/upstreams/{name}/refresh': {

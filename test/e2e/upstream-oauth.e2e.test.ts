@@ -375,6 +375,18 @@ describe('per_user connections: each human connects their own account', () => {
     expect(r.body.execution_result.body.content[0].text).toBe('dave');
   });
 
+  test('removing a member ends their connection: no key they issued acts with their account any more', async () => {
+    const erin = await member('admin');
+    expect((await connect(erin.token, 'mine', { resource: mcp, user: 'erin' })).status).toBe(200);
+    const issued = await api('POST', '/api-keys', { token: erin.token, body: { scope: 'agent', name: 'erin-agent' } });
+    expect((await call(issued.body.api_key, 'whoami', {}, 'mine')).body.execution_result.body.content[0].text).toBe('erin');
+    expect((await api('DELETE', `/members/${erin.id}`, { token: owner })).status).toBe(200);
+    const after = await api('GET', '/upstreams/mine', { token: owner });
+    expect(after.body.authorization.connections.map((c: { user_id: string }) => c.user_id)).not.toContain(erin.id);
+    const r = await call(issued.body.api_key, 'whoami', {}, 'mine');
+    expect(r.body.execution_result?.body?.content?.[0]?.text).not.toBe('erin');
+  });
+
   test('a member connects and disconnects only their own; a viewer cannot connect a shared upstream', async () => {
     const viewer = await member('viewer');
     expect((await connect(viewer.token, 'mine', { resource: mcp, user: 'victor' })).status).toBe(200);

@@ -88,9 +88,30 @@ export function memberRoutes(d: GatewayDeps): Router {
     reply(res, memberSchema, await d.members.changeRole(authOf(req).tenantId, actorOf(req), id, body.role));
   });
   r.delete('/members/:id', async (req, res) => {
-    reply(res, removedResponse, await d.members.remove(authOf(req).tenantId, actorOf(req), uuidParam(req.params.id, 'Member')));
+    const tenantId = authOf(req).tenantId;
+    const by = actorOf(req);
+    const removed = await d.members.remove(tenantId, by, uuidParam(req.params.id, 'Member'));
+    await endUpstreamConnections(d, tenantId, removed.id, by.name);
+    reply(res, removedResponse, removed);
   });
   return r;
+}
+
+/**
+ * A removed member's own connections to per-user OAuth upstreams (docs/federation.md) are disconnected (and
+ * revoked at the upstream where it offers revocation), so no key the member issued keeps acting with their
+ * account. The member is removed first; a connection the vault cannot remove now is logged by name.
+ */
+async function endUpstreamConnections(d: GatewayDeps, tenantId: string, memberId: string, by: string): Promise<void> {
+  const { upstreams } = await d.federation.client.listUpstreams({ tenantId }).catch((e: unknown) => {
+    d.logger.warn({ tenantId, memberId, err: (e as Error).message }, 'removed member: the upstream connections could not be listed; disconnect them on the Tools page');
+    return { upstreams: [] };
+  });
+  for (const u of upstreams.filter((x) => x.connection === 'per_user' && x.connections.some((c) => c.userId === memberId))) {
+    await d.federation.client.disconnectUpstream({ tenantId, name: u.name, userId: memberId, humanId: `${by} (member removed)` }).catch((e: unknown) => {
+      d.logger.warn({ tenantId, memberId, upstream: u.name, err: (e as Error).message }, 'removed member: an upstream connection could not be removed; disconnect it on the Tools page');
+    });
+  }
 }
 
 const roleRefused = errors[403]("the caller's role (docs/auth.md, \"Roles\"), or an admin touching the owner role");

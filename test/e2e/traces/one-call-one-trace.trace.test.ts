@@ -27,7 +27,12 @@ interface CollectedSpan {
   parentSpanId: string;
   name: string;
   kind: number;
+  attributes: Record<string, string | number>;
 }
+
+/** OTLP/JSON attribute values: {stringValue} | {intValue} (a string of digits) | … */
+const attributesOf = (list: any[] | undefined): Record<string, string | number> =>
+  Object.fromEntries((list ?? []).map((a: any) => [a.key, a.value?.stringValue ?? (a.value?.intValue !== undefined ? Number(a.value.intValue) : a.value?.doubleValue ?? a.value?.boolValue)]));
 
 const spans: CollectedSpan[] = [];
 let collector: http.Server;
@@ -40,7 +45,7 @@ function collect(body: any): void {
   for (const rs of body.resourceSpans ?? []) {
     const service = rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue ?? '?';
     for (const ss of rs.scopeSpans ?? []) {
-      for (const s of ss.spans ?? []) spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind });
+      for (const s of ss.spans ?? []) spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: attributesOf(s.attributes) });
     }
   }
 }
@@ -135,6 +140,13 @@ test('one tool call is one connected trace through gateway, policy, vault, audit
     for (let p = byId.get(x.parentSpanId); p; p = byId.get(p.parentSpanId)) out.push(p);
     return out;
   };
+  // the governed call as a GenAI tool execution (OpenTelemetry semantic conventions), leading to its record and proof
+  const tool = trace.find((x) => x.service === 'agw-gateway' && x.name === 'execute_tool svc_crm_update');
+  expect(tool).toMatchObject({ kind: 1 /* INTERNAL */ });
+  expect(tool!.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'svc_crm_update', 'gen_ai.tool.call.id': actionId, 'gen_ai.agent.id': 'trace-agent', 'agw.decision': 'allowed' });
+  const receiptNote: string = r.body.receipt.note;
+  expect(tool!.attributes['agw.audit.record_id']).toBe(Number(/^record (\d+)$/m.exec(receiptNote)![1]));
+  expect(tool!.attributes['agw.receipt.leaf_hash']).toBe(Buffer.from(/^leaf (\S+)$/m.exec(receiptNote)![1], 'base64').toString('hex'));
   // gRPC server spans of policy, vault and audit, each under a gateway span
   for (const name of ['agw-policy', 'agw-vault', 'agw-audit']) {
     const server = trace.find((x) => x.service === name && x.kind === 2);

@@ -32,6 +32,12 @@ export interface TraceHooks {
   publish(subject: string, key: string, orActive: boolean): PublishTrace | undefined;
   /** Run a consumer's handler in a span whose parent is the context in the message headers; remembers it under `key`. */
   consume<T>(subject: string, headers: TraceCarrierIn | undefined, key: string | undefined, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in an internal span named `name`, child of the active span (just `fn`, with a no-op `annotate`,
+   * when the caller is not traced); `annotate` adds attributes once `fn` knows them (a governed call's
+   * record id after its commit).
+   */
+  span<T>(name: string, attributes: Record<string, string | number>, fn: (annotate: (attributes: Record<string, string | number>) => void) => Promise<T>): Promise<T>;
   /** Run `fn` in a span named `name`, child of the context remembered under `key`; just `fn` when none is. */
   within<T>(key: string, name: string, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
   /**

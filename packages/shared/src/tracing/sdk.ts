@@ -161,6 +161,19 @@ export function busHooks(provider: NodeTracerProvider): TraceHooks {
         throw e;
       }
     },
+    async span(name, attributes, fn) {
+      const parent = context.active();
+      if (!trace.getSpan(parent)) return fn(() => undefined);
+      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
+      try {
+        const r = await context.with(trace.setSpan(parent, span), () => fn((a) => span.setAttributes(a)));
+        endSpan(span);
+        return r;
+      } catch (e) {
+        endSpan(span, e);
+        throw e;
+      }
+    },
     async within(key, name, attributes, fn) {
       const parent = take(key);
       if (!parent || !trace.getSpan(parent)) return fn();

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { decision } from '@agw/proto';
 import {
+  traceHooks,
   type ActionFacts,
   type AppError,
   type ApprovalRepository,
@@ -32,6 +33,7 @@ import { type AnswerReceipt, type CallEvidence, answerReceipt, callEvidence } fr
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
 import type { BrokeredExecution, FederatedTarget, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
 import type { ToolCallRequest } from './tool-call.schema';
+import { outcomeSpanAttributes, toolSpanAttributes } from './tool-span';
 
 export type ToolCallOutcome =
   | {
@@ -128,8 +130,23 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 export class ToolCallPipeline {
   constructor(private readonly d: PipelineDeps) {}
 
-  /** The call governed, its outcome with the receipt of the record it committed (when one was signed). */
+  /**
+   * The call governed, its outcome with the receipt of the record it committed (when one was signed). With
+   * tracing on, in a span of the OpenTelemetry GenAI conventions for tool execution (`execute_tool <tool>`,
+   * docs/evidence.md "Traces"): the tool, the agent, the action id as the tool call id, and once recorded the
+   * record id and the receipt's leaf hash, so a trace leads to its proof.
+   */
   async run(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
+    const tracing = traceHooks.current;
+    if (!tracing) return this.governed(ctx, call);
+    return tracing.span(`execute_tool ${call.tool}`, toolSpanAttributes(call), async (annotate) => {
+      const outcome = await this.governed(ctx, call);
+      annotate(outcomeSpanAttributes(outcome));
+      return outcome;
+    });
+  }
+
+  private async governed(ctx: CallContext, call: ToolCallRequest): Promise<ToolCallOutcome> {
     const evidence = callEvidence(call.params);
     const outcome = await this.decideCall({ ...ctx, evidence }, call);
     const receipt = answerReceipt(evidence);

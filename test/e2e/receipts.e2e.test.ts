@@ -12,11 +12,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
+import { cosignerVkey } from '@agw/verifier';
 import { startFixtures } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Tenant, api, humanSession, newTenant, toolCall } from './support/api';
-import { E2E_BASE_URL } from './support/e2e-env';
+import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 
 jest.setTimeout(120_000);
 
@@ -238,5 +240,20 @@ describe('from receipt to proof, and agw-verify receipt', () => {
     const wrong = cli(['receipt', path.join(dir, 'receipt.json'), '--vkey', otherKey]);
     expect(wrong.code).toBe(1);
     expect(wrong.out).toMatch(/^verification FAILED at delegation: /m);
+  });
+
+  test('agw-verify receipt applies a witness policy to the proof\'s checkpoint: the fleet witness 1 of 1 passes, 2 of 2 fails naming the missing witness', async () => {
+    const witnessVkey = (await (await fetch(`http://127.0.0.1:${7380 + E2E_OFFSET}/`)).text()).trim();
+    const proof = JSON.parse(fs.readFileSync(path.join(dir, 'proof.json'), 'utf8')) as { checkpoint: string };
+    // the proof's checkpoint carries the fleet witness's cosignature line after the log's signature
+    expect(proof.checkpoint).toContain(`\u2014 ${witnessVkey.split('+')[0]} `);
+    const args = ['receipt', path.join(dir, 'receipt.json'), '--vkey', vkeyFile, '--proof', path.join(dir, 'proof.json'), '--witness', witnessVkey];
+    const one = cli(args);
+    expect(one.code).toBe(0);
+    expect(one.out).toMatch(/^ok   witnesses: 1 of 1 witnesses cosigned the proof's checkpoint/m);
+    const other = cosignerVkey('other.example/witness', generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(12));
+    const two = cli([...args, '--witness', other, '--witness-quorum', '2']);
+    expect(two.code).toBe(1);
+    expect(two.out).toMatch(/^verification FAILED at witnesses: only 1 of the 2 cosignatures the policy needs on the proof's checkpoint; missing: other\.example\/witness$/m);
   });
 });

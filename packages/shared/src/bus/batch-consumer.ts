@@ -9,9 +9,7 @@
 import type { JsMsg } from 'nats';
 import type { z } from 'zod';
 import type { Logger } from '../logger';
-import { type Bus, type RunningConsumer, durableConsumer } from './bus';
-
-const dec = new TextDecoder();
+import { type Bus, type RunningConsumer, durableConsumer, readEvent } from './bus';
 
 export interface ConsumedItem<T> {
   event: T;
@@ -71,19 +69,10 @@ export async function consumeDurableBatches<T>(bus: Bus, o: BatchConsumerOptions
 
   const loop = (async () => {
     for await (const m of messages) {
-      if (o.skip && (await Promise.resolve(o.skip(m.subject)).catch(() => false))) {
-        m.ack();
-        continue;
-      }
-      let event: T;
-      try {
-        event = o.schema.parse(JSON.parse(dec.decode(m.data)));
-      } catch (e) {
-        o.logger.error({ err: e, subject: m.subject, seq: m.seq }, 'dropping malformed event');
-        m.term();
-        continue;
-      }
-      pending.push({ m, item: { event, subject: m.subject, deliveries: m.info.redeliveryCount } });
+      const read = await readEvent(m, o);
+      if (read === 'skip') m.ack();
+      if (typeof read !== 'object') continue;
+      pending.push({ m, item: { event: read.event, subject: m.subject, deliveries: m.info.redeliveryCount } });
       if (pending.length >= maxBatch) await flush();
       else if (!timer) timer = setTimeout(() => void flush(), lingerMs);
     }

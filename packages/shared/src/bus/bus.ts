@@ -137,6 +137,24 @@ export async function durableConsumer(bus: Bus, o: { stream: string; durable: st
   return bus.js.consumers.get(o.stream, o.durable);
 }
 
+/**
+ * One message of a durable consumer read the one way: `skip` (the consumer's `skip` says so by subject: ack
+ * it unread), `malformed` (not JSON or not the schema: logged and terminated, never redelivered), or the event.
+ */
+export async function readEvent<T>(
+  m: JsMsg,
+  o: { schema: z.ZodType<T>; skip?: (subject: string) => boolean | Promise<boolean>; logger: Logger },
+): Promise<{ event: T } | 'skip' | 'malformed'> {
+  if (o.skip && (await Promise.resolve(o.skip(m.subject)).catch(() => false))) return 'skip';
+  try {
+    return { event: o.schema.parse(JSON.parse(dec.decode(m.data))) };
+  } catch (e) {
+    o.logger.error({ err: e, subject: m.subject, seq: m.seq }, 'dropping malformed event');
+    m.term();
+    return 'malformed';
+  }
+}
+
 /** Attach a durable pull consumer; several replicas with the same durable share the work. */
 export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>): Promise<RunningConsumer> {
   const consumer = await durableConsumer(bus, { ...o, maxAckPending: o.maxAckPending ?? 256 });
@@ -146,18 +164,10 @@ export async function consumeDurable<T>(bus: Bus, o: DurableConsumerOptions<T>):
   const loop = (async () => {
     for await (const m of messages) {
       const work = (async () => {
-        if (o.skip && (await Promise.resolve(o.skip(m.subject)).catch(() => false))) {
-          acks.ack(m);
-          return;
-        }
-        let event: T;
-        try {
-          event = o.schema.parse(JSON.parse(dec.decode(m.data)));
-        } catch (e) {
-          o.logger.error({ err: e, subject: m.subject, seq: m.seq }, 'dropping malformed event');
-          m.term();
-          return;
-        }
+        const read = await readEvent(m, o);
+        if (read === 'skip') return acks.ack(m);
+        if (read === 'malformed') return;
+        const event = read.event;
         try {
           const tracing = traceHooks.current;
           if (tracing) await tracing.consume(m.subject, m.headers, (event as { event_id?: string }).event_id, () => o.handle(event, m));

@@ -3,7 +3,7 @@
  * Who may call each route is the permission table's business (http/permissions.ts: owners and admins
  * manage); the rules about the owner role are the service's.
  */
-import { InputError } from '@agw/shared';
+import { AppError, InputError } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
@@ -107,8 +107,11 @@ async function endUpstreamConnections(d: GatewayDeps, tenantId: string, memberId
     d.logger.warn({ tenantId, memberId, err: (e as Error).message }, 'removed member: the upstream connections could not be listed; disconnect them on the Tools page');
     return { upstreams: [] };
   });
-  for (const u of upstreams.filter((x) => x.connection === 'per_user' && x.connections.some((c) => c.userId === memberId))) {
+  // the list holds no connections (only one upstream's view does): each per_user upstream is asked to
+  // remove the member's connection, and one the member never had is a NOT_FOUND, nothing to do
+  for (const u of upstreams.filter((x) => x.connection === 'per_user')) {
     await d.federation.client.disconnectUpstream({ tenantId, name: u.name, userId: memberId, humanId: `${by} (member removed)` }).catch((e: unknown) => {
+      if (e instanceof AppError && e.code === 'not_found') return;
       d.logger.warn({ tenantId, memberId, upstream: u.name, err: (e as Error).message }, 'removed member: an upstream connection could not be removed; disconnect it on the Tools page');
     });
   }

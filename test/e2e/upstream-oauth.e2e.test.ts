@@ -25,6 +25,7 @@ import path from 'node:path';
 import { type Tenant, api, eventually, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 import { logsContaining, redisContaining, streamsContaining, tablesContaining } from './support/stores';
+import { script } from './support/stand-in';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
 jest.setTimeout(120_000);
@@ -297,9 +298,9 @@ describe('per_user connections: each human connects their own account', () => {
   let fx: OAuthUpstream;
   let mcp: string;
 
-  async function member(role: string): Promise<{ token: string; id: string }> {
+  async function member(role: string, of: Tenant = t): Promise<{ token: string; id: string }> {
     const email = `${role}-${Math.random().toString(36).slice(2)}@e2e.test`;
-    const inv = await api('POST', '/members/invitations', { key: t.apiKey, body: { email, role } });
+    const inv = await api('POST', '/members/invitations', { key: of.apiKey, body: { email, role } });
     expect(inv.status).toBe(201);
     const acc = await api('POST', '/members/invitations/accept', { body: { token: inv.body.token, password: PASSWORD } });
     expect(acc.status).toBe(201);
@@ -395,6 +396,80 @@ describe('per_user connections: each human connects their own account', () => {
     expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'shared1', url: mcp, credential: { type: 'oauth' } } })).status).toBe(201);
     const refused = await api('POST', '/upstreams/shared1/connect', { token: viewer.token });
     expect(refused.status).toBe(403);
+  });
+
+  test('a managed session acts for the member who started it: its calls use their connection', async () => {
+    const gina = await member('admin');
+    expect((await connect(gina.token, 'mine', { resource: mcp, user: 'gina' })).status).toBe(200);
+    const cfg = await api('POST', '/managed/agents', { key: t.apiKey, body: { name: 'per-user-agent', allowed_tools: ['mine__whoami'] } });
+    expect(cfg.status).toBe(200);
+    // started by gina's console session: the session's own MCP token acts for her
+    const s = await api('POST', '/managed/sessions', { token: gina.token, body: { agent_id: cfg.body.id, user_message: 'who am I?' } });
+    expect(s.status).toBe(200);
+    const { results } = await script(s.body.anthropic_session_id, [{ mcp_call: { tool: 'mine__whoami', arguments: {} } }]);
+    expect(results[0].content[0].text).toBe('gina');
+    const record = await eventually(async () => {
+      const l = await api('GET', '/audit/log?limit=1000', { key: t.apiKey });
+      return l.body.records.find((x: { tool: string; session_id?: string }) => x.tool === 'mine' && x.session_id === s.body.session_id);
+    });
+    expect(record.details.upstream_connection).toEqual({ mode: 'per_user', user_id: gina.id });
+    // started with the tenant key (no member): its calls act for nobody, a per_user upstream refuses them
+    const byKey = await api('POST', '/managed/sessions', { key: t.apiKey, body: { agent_id: cfg.body.id, user_message: 'who am I?' } });
+    const refused = await script(byKey.body.anthropic_session_id, [{ mcp_call: { tool: 'mine__whoami', arguments: {} } }]);
+    expect(JSON.stringify(refused.results[0])).toMatch(/upstream_authorization_required/);
+  });
+
+  test('an approved action runs with the connection of the human its call acted for, not the approver\'s', async () => {
+    const t2 = await newTenant('Upstream OAuth per user approvals');
+    const alice = await humanSession(t2);
+    const approval = ['package agw.custom', '', 'import rego.v1', '', 'approval contains "whoami needs a human" if {', '  input.method == "whoami"', '}', ''].join('\n');
+    expect((await api('PATCH', '/dashboard/settings', { key: t2.apiKey, body: { policy_template: 'custom', custom_policy: approval } })).status).toBe(200);
+    expect((await api('POST', '/upstreams', { key: t2.apiKey, body: { name: 'mine', url: mcp, credential: { type: 'oauth' }, connection: 'per_user' } })).status).toBe(201);
+    expect((await connect(alice, 'mine', { resource: mcp, user: 'alice2' })).status).toBe(200);
+    const hank = await member('admin', t2);
+    expect((await connect(hank.token, 'mine', { resource: mcp, user: 'hank' })).status).toBe(200);
+    const issued = await api('POST', '/api-keys', { token: alice, body: { scope: 'agent', name: 'alice-agent' } });
+    const queued = await call(issued.body.api_key, 'whoami', {}, 'mine');
+    expect(queued.status).toBe(202);
+    expect(queued.body.status).toBe('pending_approval');
+    const decided = await api('POST', `/approve/${queued.body.action_id}`, { token: hank.token, body: {} });
+    expect(decided.status).toBe(200);
+    expect(decided.body).toMatchObject({ status: 'approved', execution_mode: 'gateway_brokered' });
+    expect(decided.body.execution_result.body.content[0].text).toBe('alice2');
+  });
+
+  test('a 2026-07-28 client that declared URL-mode elicitation is sent to Connect; its retry after connecting runs the call', async () => {
+    const ivan = await member('admin');
+    const modern = async (params: Record<string, unknown>) => {
+      const res = await fetch(`${E2E_BASE_URL}/mcp/server`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ivan.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'mine__whoami' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'mine__whoami',
+            arguments: {},
+            ...params,
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'e2e-connect', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } },
+          },
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { result: any }).result;
+    };
+    const first = await modern({});
+    expect(first.resultType).toBe('input_required');
+    expect(first.inputRequests.agw_connect).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: `${new URL(E2E_BASE_URL).origin}/tools/mine` } });
+    // declined: the call does not run
+    const declined = await modern({ requestState: first.requestState, inputResponses: { agw_connect: { action: 'decline' } } });
+    expect(declined.isError).toBe(true);
+    expect(declined.content[0].text).toMatch(/did not connect mine/);
+    // the human connects at the page, then the client continues with the state: the call runs as ivan
+    expect((await connect(ivan.token, 'mine', { resource: mcp, user: 'ivan' })).status).toBe(200);
+    const done = await modern({ requestState: first.requestState, inputResponses: { agw_connect: { action: 'accept' } } });
+    expect(done.content[0].text).toBe('ivan');
   });
 
   test('another tenant can neither see nor use either connection', async () => {

@@ -36,7 +36,9 @@ beforeAll(async () => {
   const tenants = new TenantRepository(db);
   refresh = new ConsoleRefresh(db);
   const members = new Members(db, { publicBaseUrl: 'http://gw.example:8080/api', logger: createLogger('test', 'silent'), ttlSeconds: 3600, now: () => clock });
-  const d = { members } as unknown as GatewayDeps;
+  // the vault's side of a removal (the member's per_user upstream connections): no upstream here
+  const federation = { client: { listUpstreams: async () => ({ upstreams: [] }), disconnectUpstream: async () => ({}) } };
+  const d = { members, federation } as unknown as GatewayDeps;
   const app = express();
   app.use(express.json());
   app.use(publicMemberRoutes(d));

@@ -46,16 +46,19 @@ const cols = [
   'platform_tool_use_id',
   'required_approvers',
   'initiator_user_id',
+  'acts_for_user_id',
 ] as const;
 
 export type NewApproval = Omit<
   ApprovalRow,
-  'tenant_id' | 'status' | 'decided_at' | 'decided_by' | 'note' | 'execution' | 'decision_binding' | 'retried_at' | 'platform_tool_use_id' | 'required_approvers' | 'initiator_user_id'
+  'tenant_id' | 'status' | 'decided_at' | 'decided_by' | 'note' | 'execution' | 'decision_binding' | 'retried_at' | 'platform_tool_use_id' | 'required_approvers' | 'initiator_user_id' | 'acts_for_user_id'
 > & {
   platform_tool_use_id?: string | null;
   /** the policy's number of distinct approvers; the tenant's setting `required_approvers` applies when stricter */
   required_approvers?: number;
   initiator_user_id?: string | null;
+  /** the human the call acted for: an approved call of a per_user upstream runs with their connection */
+  acts_for_user_id?: string | null;
 };
 
 /** The most approvers an action can require (the column's check). */
@@ -90,6 +93,7 @@ export class ApprovalRepository {
         // the stricter of the caller's (policy's) number and the tenant's setting (docs/auth.md, "Four-eyes approvals")
         required_approvers: sql<number>`LEAST(${MAX_REQUIRED_APPROVERS}, GREATEST(${Math.max(1, Math.trunc(a.required_approvers ?? 1))}::int, COALESCE((SELECT CASE WHEN jsonb_typeof(settings->'required_approvers') = 'number' THEN (settings->>'required_approvers')::int END FROM tenant_settings WHERE tenant_id = ${tenantId}), 1)))`,
         initiator_user_id: a.initiator_user_id ?? null,
+        acts_for_user_id: a.acts_for_user_id ?? null,
       })
       .execute();
   }

@@ -241,6 +241,8 @@ export class ApprovalQueue {
           params: row.params,
           storedParams: row.params,
           origin: 'approval',
+          // a per_user upstream: the connection of the human the queued call acted for, never the approver's
+          ...(row.acts_for_user_id ? { userId: row.acts_for_user_id } : {}),
         })
         .catch((e: unknown): BrokeredExecution => ({ status_code: 502, body: { error: e instanceof Error ? e.message : 'execution failed' }, hsm_fetch_ms: 0, execution_ms: 0, credential_name: '' }));
       executionMode = brokered ? 'gateway_brokered' : 'agent_direct';

@@ -60,7 +60,7 @@ export function authenticate(d: AuthDeps) {
       const mcp = await d.sessions.verifyMcp(bearer);
       if (mcp) {
         if (req.path !== `/mcp/server/sessions/${mcp.sessionId}`) throw new ForbiddenError(`This token is scoped to the MCP server of managed session ${mcp.sessionId}`);
-        req.auth = { tenantId: mcp.tenantId, method: 'mcp_session', mcpSessionId: mcp.sessionId, isAdmin: false };
+        req.auth = { tenantId: mcp.tenantId, method: 'mcp_session', mcpSessionId: mcp.sessionId, isAdmin: false, ...(mcp.actsFor ? { actsForUserId: mcp.actsFor } : {}) };
         return next();
       }
       const claims = await d.sessions.verify(bearer);

@@ -23,18 +23,19 @@ export interface AuthContext {
   keyHash?: string;
   /** a session token that POST /auth/session made from an API key: not a human log-in */
   viaApiKey?: boolean;
-  /** an OAuth MCP client: the human who consented (its calls act for them) */
+  /** an OAuth MCP client: the human who consented; a managed session's token: the member who started it (their calls act for them) */
   actsForUserId?: string;
 }
 
 /**
  * The human a caller's governed calls act for (a per_user upstream uses their connection,
- * docs/federation.md): a signed-in human themself, an OAuth MCP client's consenting human; none otherwise.
+ * docs/federation.md): a signed-in human themself, an OAuth MCP client's consenting human, a managed
+ * session's starting member (its session-scoped token); an API key's issuer is found by the pipeline.
  */
 export function actsForOf(auth: AuthContext | undefined): string | undefined {
   if (!auth) return undefined;
   if (auth.method === 'jwt' && !auth.viaApiKey) return auth.userId;
-  if (auth.method === 'oauth') return auth.actsForUserId;
+  if (auth.method === 'oauth' || auth.method === 'mcp_session') return auth.actsForUserId;
   return undefined;
 }
 

@@ -67,3 +67,20 @@ test('what a client can wait with, from its per-request capabilities', () => {
   expect(caps({ elicitation: {} })).toEqual({ tasks: false, urlElicitation: false });
   expect(clientAbilitiesOf(undefined)).toEqual({ tasks: false, urlElicitation: false });
 });
+
+test('a connect round (upstream_authorization_required): a URL elicitation to the upstream’s console page, a state naming the upstream that is no approval state', () => {
+  const r = rounds.connectRequired(caller, 'github__create_issue', args, 'github', action) as {
+    resultType: string;
+    requestState: string;
+    inputRequests: Record<string, { method: string; params: { mode: string; url: string; message: string } }>;
+  };
+  expect(r.resultType).toBe('input_required');
+  expect(r.inputRequests.agw_connect).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: 'https://gw.example/tools/github' } });
+  expect(r.inputRequests.agw_connect.params.message).toMatch(/Connect/);
+  expect(rounds.connectStateOf(r.requestState, caller, 'github__create_issue', { b: 1, a: 5000 })).toBe('github');
+  expect(refusal(() => rounds.verifyState(r.requestState, caller, 'github__create_issue', args))).toMatch(/asks to connect an upstream/);
+  expect(refusal(() => rounds.connectStateOf(r.requestState, { ...caller, keyHash: 'k-2' }, 'github__create_issue', args))).toMatch(/issued to another caller/);
+  expect(refusal(() => rounds.connectStateOf(r.requestState, caller, 'github__create_issue', { a: 1 }))).toMatch(/belongs to another call/);
+  // an approval round's state asks to connect nothing
+  expect(rounds.connectStateOf(stateOf(), caller, 'fx__add', args)).toBeUndefined();
+});

@@ -15,6 +15,10 @@
  * - neither (and every client of the 2025 revisions): a complete result whose text says the call is queued
  *   and where its status and result are read (`GET /api/actions/{id}`), with the action id in `_meta`.
  *
+ * A call refused with `upstream_authorization_required` (nobody connected for the human it acts for) gets,
+ * for a client that declared URL-mode elicitation, `input_required` too: a URL elicitation to the upstream's
+ * console page (Connect) and a signed state naming the upstream; the retry with it runs the call anew.
+ *
  * The call runs once, when a human approves it (brokered calls run at approval: approval-queue.ts); a retry
  * only reads what that run answered, so a changed argument can never ride on an approval: the state of
  * another call is refused, and the call without it is a new action.
@@ -28,6 +32,8 @@ import type { McpToolResult } from './governed-tools';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** the key of the gateway's one input request (an MRTR key is the server's own name for its request) */
 export const APPROVAL_INPUT_KEY = 'agw_approval';
+/** the key of the input request that sends the user to connect a per_user or unconnected OAuth upstream */
+export const CONNECT_INPUT_KEY = 'agw_connect';
 /** who a client's own withdrawal (tasks/cancel, a declined elicitation) is recorded as: `mcp-client:<agent>` */
 export const CLIENT_WITHDRAWAL = 'mcp-client:';
 const ACTION_META = 'io.agw/action_id';
@@ -69,6 +75,8 @@ interface StatePayload {
   h: string;
   /** expiry (ms since the epoch) */
   x: number;
+  /** a connect round (upstream_authorization_required): the upstream to connect; `a` is the refused call */
+  c?: string;
 }
 
 /** HMAC-SHA256 signed, base64url `payload.mac` strings: the gateway's requestState. */
@@ -90,7 +98,7 @@ export class RequestStateSigner {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     try {
       const p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload;
-      return p.v === 1 && typeof p.t === 'string' && typeof p.a === 'string' && typeof p.n === 'string' && typeof p.h === 'string' && typeof p.x === 'number' ? p : null;
+      return p.v === 1 && typeof p.t === 'string' && typeof p.a === 'string' && typeof p.n === 'string' && typeof p.h === 'string' && typeof p.x === 'number' && (p.c === undefined || typeof p.c === 'string') ? p : null;
     } catch {
       return null;
     }
@@ -177,11 +185,49 @@ export class ApprovalRounds {
     };
   }
 
+  /** The console page where a signed-in human connects their account of an upstream (its Connect button). */
+  connectUrl(upstream: string): string {
+    return `${this.o.consoleOrigin}/tools/${encodeURIComponent(upstream)}`;
+  }
+
+  /**
+   * The `input_required` answer for a call refused with `upstream_authorization_required`, for a client
+   * that declared URL-mode elicitation: a URL elicitation to the upstream's page on the console, where the
+   * human clicks Connect, and a signed state naming the upstream. The retry with that state (the human has
+   * connected) runs the call anew, through the whole pipeline.
+   */
+  connectRequired(caller: RoundCaller, name: string, args: Record<string, unknown>, upstream: string, actionId: string, again = false): Record<string, unknown> {
+    const state = this.signer.sign({ v: 1, t: caller.tenantId, a: actionId, k: caller.keyHash, n: name, h: paramsSha256(args), x: this.clock() + this.o.stateTtlMs, c: upstream });
+    const message = again
+      ? `${upstream} is still not connected for the human this agent acts for. Open the page, click Connect and sign in, then continue.`
+      : `${name} needs an account at ${upstream} that is not connected yet. Open the page, click Connect and sign in at ${upstream}, then continue: the call runs then.`;
+    return {
+      resultType: 'input_required',
+      inputRequests: { [CONNECT_INPUT_KEY]: { method: 'elicitation/create', params: { mode: 'url', message, url: this.connectUrl(upstream) } } },
+      requestState: state,
+      _meta: { [ACTION_META]: actionId, 'io.agw/connect_upstream': upstream },
+    };
+  }
+
+  /**
+   * The upstream a retry's requestState asks to connect (a connect round), after checking it as
+   * verifyState does; undefined for an approval round's state.
+   */
+  connectStateOf(state: unknown, caller: RoundCaller, name: string, args: Record<string, unknown>): string | undefined {
+    return this.verified(state, caller, name, args).c;
+  }
+
   /**
    * The action a retry's requestState names, after checking it was signed here, for this caller, this
    * tool and these arguments, and is not past its time; a state that fails is an InvalidParams error.
    */
   verifyState(state: unknown, caller: RoundCaller, name: string, args: Record<string, unknown>): string {
+    const p = this.verified(state, caller, name, args);
+    if (p.c !== undefined) throw invalid('Invalid requestState: it asks to connect an upstream, not for an approval; send the call without it');
+    return p.a;
+  }
+
+  private verified(state: unknown, caller: RoundCaller, name: string, args: Record<string, unknown>): StatePayload {
     const p = typeof state === 'string' ? this.signer.verify(state) : null;
     if (!p) throw invalid('Invalid requestState: it was not issued by this gateway or was altered; send the call without it');
     if (p.t !== caller.tenantId || p.k !== caller.keyHash) throw invalid('Invalid requestState: it was issued to another caller');
@@ -189,7 +235,7 @@ export class ApprovalRounds {
     if (p.n !== name || p.h !== paramsSha256(args)) {
       throw invalid(`requestState belongs to another call: action ${p.a} was queued for other arguments. A changed argument is a new call: send it without requestState`);
     }
-    return p.a;
+    return p;
   }
 
   /** The row of a caller's own action (a task id, or a verified state's action), or an InvalidParams error. */

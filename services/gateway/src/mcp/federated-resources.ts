@@ -74,7 +74,7 @@ export interface FederatedScope {
   /** one upstream's own server: its entries only, under their own names and URIs */
   upstream?: string;
   session?: SessionScope;
-  caller: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; timings?: Record<string, number> };
+  caller: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; actsFor?: string; timings?: Record<string, number> };
   /** approvals a 2026-07-28 client can wait for (a queued read or get answers input_required) */
   rounds?: ApprovalRounds;
 }

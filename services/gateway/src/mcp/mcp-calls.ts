@@ -10,7 +10,7 @@ import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprot
 import type { GatewayDeps } from '../deps';
 import { type AnswerReceipt, recordReceipt, withReceiptMeta } from '../pipeline/call-receipt';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
-import { ApprovalRounds, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
+import { ApprovalRounds, CONNECT_INPUT_KEY, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
 import { type CallRound, ERR_MISSING_CLIENT_CAPABILITY, type RequestMeta, RpcError } from './modern-revision';
 
@@ -50,6 +50,21 @@ function failedResult(e: unknown): McpToolResult {
   return { isError: true, content: [{ type: 'text', text: e instanceof AppError ? `${e.message}${typeof e.detail === 'string' ? '' : `: ${JSON.stringify(e.detail)}`}` : (e as Error).message }] };
 }
 
+/**
+ * The upstream a federated call was refused for because nobody is connected for it
+ * (`upstream_authorization_required`: the policy step's violation before anyone connected, or the
+ * vault's 403 after), or undefined for any other outcome.
+ */
+function connectNeededOf(o: ToolCallOutcome, upstream: string | undefined): string | undefined {
+  if (!upstream) return undefined;
+  if (o.kind === 'denied' && o.violations.includes('upstream_authorization_required')) return upstream;
+  if (o.kind === 'allowed' && o.mcp_result && o.execution_result) {
+    const body = o.execution_result.body as { code?: unknown } | null;
+    if (body && typeof body === 'object' && body.code === 'upstream_authorization_required') return upstream;
+  }
+  return undefined;
+}
+
 function requireTasks(meta: RequestMeta): void {
   if (!clientAbilitiesOf(meta).tasks) {
     throw new RpcError(ERR_MISSING_CLIENT_CAPABILITY, `Missing required client capability: the ${TASKS_EXTENSION} extension`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
@@ -59,11 +74,14 @@ function requireTasks(meta: RequestMeta): void {
 /** The tool calls of one MCP server request (its tools, tenant, managed session and caller). */
 export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: McpTools, tenantId: string, caller: McpCaller, session?: SessionScope): McpCallHandlers {
   const roundCaller: RoundCaller = { tenantId, keyHash: caller.apiKeyHash ?? null, agentId: session?.agentId ?? caller.agentId ?? 'mcp-client' };
+  /** the upstream of each federated tool this request called */
+  const upstreamOf = new Map<string, string>();
   const run = async (name: string, args: Record<string, unknown>, approvedActionId?: string): Promise<ToolCallOutcome> => {
     // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
     // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
     const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, tools.upstream ? `${tools.upstream}__${name}` : name));
     if (!federated && !tools.credential.includes(name)) throw new RpcError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    if (federated) upstreamOf.set(name, federated.upstream);
     if (federated) return callFederatedTool(d, tenantId, federated, args, session, caller, approvedActionId);
     const call = { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}), ...(approvedActionId ? { approved_action_id: approvedActionId } : {}) };
     return callGovernedTool(d, tenantId, name, call, session, caller);
@@ -75,8 +93,13 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
 
   /** A queued call by what the client can wait with, any other as a tool result. */
   const answerOf = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
-    if (o.kind !== 'pending') return toMcpResult(o);
     const can = clientAbilitiesOf(round?.meta);
+    if (o.kind !== 'pending') {
+      // no connection for the human it acts for: a client that can open a URL sends them to Connect
+      const upstream = connectNeededOf(o, upstreamOf.get(name));
+      if (upstream && round && can.urlElicitation) return rounds.connectRequired(roundCaller, name, args, upstream, o.action_id, round.requestState !== undefined);
+      return toMcpResult(o);
+    }
     if (round && can.tasks) return { ...rounds.task(await rounds.ownAction(roundCaller, o.action_id)), resultType: 'task' };
     if (round && can.urlElicitation) return rounds.inputRequired(roundCaller, name, args, o.action_id);
     return rounds.queuedResult(o.action_id);
@@ -99,6 +122,15 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
 
   /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
   const retry = async (name: string, args: Record<string, unknown>, round: CallRound & { requestState: string }): Promise<Record<string, unknown>> => {
+    // a connect round: the human connected (or not) at the page; the call runs anew through the whole pipeline
+    const connect = rounds.connectStateOf(round.requestState, roundCaller, name, args);
+    if (connect !== undefined) {
+      const action = (round.inputResponses?.[CONNECT_INPUT_KEY] as { action?: unknown } | undefined)?.action;
+      if (action === 'decline' || action === 'cancel') {
+        return { isError: true, content: [{ type: 'text', text: `The user did not connect ${connect}; ${name} did not run (upstream_authorization_required).` }] };
+      }
+      return answer(name, args, await run(name, args), round);
+    }
     const standing = await rounds.retried(roundCaller, round.requestState, name, args, round.inputResponses);
     if (standing.kind === 'dismissed') return rounds.queuedResult(standing.actionId);
     if (standing.kind === 'waiting') return rounds.inputRequired(roundCaller, name, args, standing.row.action_id, true);

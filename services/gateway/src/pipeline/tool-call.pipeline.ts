@@ -270,7 +270,7 @@ export class ToolCallPipeline {
    */
   private async runConfirmed(ctx: CallContext, call: ToolCallRequest, base: CallFacts, row: ApprovalRow, noCredential: boolean, started: number): Promise<ToolCallOutcome> {
     const { violations, severity } = row.opa_result;
-    const brokered = await timed(ctx.timings, 'broker', async () => (noCredential ? null : this.d.broker.execute(ctx.tenantId, row.action_id, { ...call, storedParams: row.params, origin: 'approval' })));
+    const brokered = await timed(ctx.timings, 'broker', async () => (noCredential ? null : this.d.broker.execute(ctx.tenantId, row.action_id, { ...call, storedParams: row.params, origin: 'approval', ...(ctx.actsFor ? { userId: ctx.actsFor } : {}) })));
     const details = {
       stage: 'approved_confirmation',
       approved_action_id: row.action_id,
@@ -361,6 +361,8 @@ export class ToolCallPipeline {
       bundle_revision: outcome.bundle_revision,
       requested_by_key: ctx.apiKeyHash ?? null,
       initiator_user_id: ctx.initiatorUserId ?? null,
+      // a per_user upstream's call approved later runs with the connection of the human it acted for
+      acts_for_user_id: ctx.actsFor ?? null,
       ...(requiredApprovers > 1 ? { required_approvers: requiredApprovers } : {}),
       expires_at: approvalExpiryOf(ctx.settings, new Date(facts.requested_at)),
     });

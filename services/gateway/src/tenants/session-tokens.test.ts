@@ -9,6 +9,12 @@ describe('session-scoped MCP tokens', () => {
     expect(await tokens.verify(t)).toBeUndefined();
   });
 
+  it('name the member who started the session, whose connections its calls use', async () => {
+    const t = await tokens.issueMcp('tenant-1', 'session-1', 600, 'user-1');
+    expect(await tokens.verifyMcp(t)).toEqual({ tenantId: 'tenant-1', sessionId: 'session-1', actsFor: 'user-1' });
+    expect(await tokens.verify(t)).toBeUndefined();
+  });
+
   it('are not made from user tokens, other keys or tampered text', async () => {
     const user = (await tokens.issue({ userId: 'u', tenantId: 't', email: 'e@x.test' })).access_token;
     expect(await tokens.verifyMcp(user)).toBeUndefined();

@@ -36,10 +36,12 @@ export class SessionTokens {
   /**
    * A token for one managed session's MCP server (`/api/mcp/server/sessions/<id>`), handed to the agent
    * platform when the session was created by a signed-in user (an API key caller hands its key, as the
-   * spec says). It is good for that session's MCP server only and expires with the session.
+   * spec says). It is good for that session's MCP server only and expires with the session. `actsFor`
+   * (claim `act_sub`) is the member who started the session: its calls act for them (a per_user
+   * upstream uses their connection, docs/federation.md).
    */
-  async issueMcp(tenantId: string, sessionId: string, ttlSeconds: number): Promise<string> {
-    return new SignJWT({ tid: tenantId, mcp_sid: sessionId, scope: MCP_SCOPE })
+  async issueMcp(tenantId: string, sessionId: string, ttlSeconds: number, actsFor?: string): Promise<string> {
+    return new SignJWT({ tid: tenantId, mcp_sid: sessionId, scope: MCP_SCOPE, ...(actsFor ? { act_sub: actsFor } : {}) })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(`mcp-session:${sessionId}`)
       .setIssuer(this.issuer)
@@ -48,13 +50,13 @@ export class SessionTokens {
       .sign(this.key);
   }
 
-  /** The tenant and session of a valid session-scoped MCP token, or undefined (any other token). */
-  async verifyMcp(token: string): Promise<{ tenantId: string; sessionId: string } | undefined> {
+  /** The tenant, session (and starting member) of a valid session-scoped MCP token, or undefined (any other token). */
+  async verifyMcp(token: string): Promise<{ tenantId: string; sessionId: string; actsFor?: string } | undefined> {
     try {
       if (decodeJwt(token).scope !== MCP_SCOPE) return undefined;
       const { payload } = await jwtVerify(token, this.key, { issuer: this.issuer, algorithms: ['HS256'] });
       if (payload.scope !== MCP_SCOPE || typeof payload.tid !== 'string' || typeof payload.mcp_sid !== 'string') return undefined;
-      return { tenantId: payload.tid, sessionId: payload.mcp_sid };
+      return { tenantId: payload.tid, sessionId: payload.mcp_sid, ...(typeof payload.act_sub === 'string' ? { actsFor: payload.act_sub } : {}) };
     } catch {
       return undefined;
     }

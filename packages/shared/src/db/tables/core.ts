@@ -99,6 +99,8 @@ export interface ApprovalsTable {
   required_approvers: ColumnType<number, number | undefined, number>;
   /** the member whose console session made the call (never counts as an approver); null for machine credentials */
   initiator_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** the human the call acted for (migration 0041): an approved call of a per_user upstream runs with their connection */
+  acts_for_user_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One member's approval of a four-eyes action (migration 0036): unique per (action, member). */

@@ -15,7 +15,7 @@ import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { jsonRpcSchema, mcpTransportErrors } from '../../mcp/mcp.routes';
 import { askToolsOf, mcpToolsOf } from '../../mcp/governed-tools';
 import { isUuid, uuidParam } from '../params';
-import { authOf } from '../request-context';
+import { actsForOf, authOf } from '../request-context';
 import { parseWith } from '../validation';
 
 const toolName = z.string().min(1).max(256);
@@ -228,7 +228,9 @@ export function managedRoutes(d: GatewayDeps): Router {
     if (!isUuid(b.agent_id)) throw new NotFoundError(`Managed agent config ${b.agent_id} not found`);
     const sessionId = randomUUID();
     const config = await d.managed.getAgent({ tenantId: auth.tenantId, configId: b.agent_id });
-    const mcpBearer = bearerOf(req) ?? (await d.sessions.issueMcp(auth.tenantId, sessionId, config.maxSessionHours * 3600));
+    // the session acts for the member who started it: a signed-in human (in the session's token), or the
+    // issuer of the API key the platform is handed (the pipeline finds a key's owner)
+    const mcpBearer = bearerOf(req) ?? (await d.sessions.issueMcp(auth.tenantId, sessionId, config.maxSessionHours * 3600, actsForOf(auth)));
     // the session's tools that may need a human: the platform asks before calling them
     const askTools = config.requireHumanApproval.length ? askToolsOf(await mcpToolsOf(d, auth.tenantId, config.allowedTools), config.requireHumanApproval) : [];
     const s = await d.managed.createSession({

@@ -1,0 +1,120 @@
+/**
+ * Approved actions carry their human (docs/federation.md, "Per-user connections"): a queued call keeps
+ * the human it acted for (`acts_for_user_id`), and the approval executes it with that human's connection
+ * of a per_user upstream (the broker's `userId`), never the approver's; a call that acted for nobody
+ * executes for nobody. Real Postgres, a real audit service in process and a real NATS connection.
+ */
+import { randomUUID } from 'node:crypto';
+import { audit as pb } from '@agw/proto';
+import { ApprovalRepository, type Bus, type Db, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
+import { AuditChain } from '../../audit/src/chain/audit-chain';
+import { AuditRecordRepository } from '../../audit/src/chain/audit-record.repository';
+import { SessionTotalsRepository } from '../../audit/src/chain/session-totals.repository';
+import { auditGrpcService } from '../../audit/src/grpc/audit.grpc';
+import { ApprovalQueue } from '../src/approvals/approval-queue';
+import { DecisionPublisher } from '../src/events/decision-publisher';
+import { EventOutboxRepository } from '../src/events/event-outbox.repository';
+import { DecisionRecorder } from '../src/pipeline/decision-recorder';
+import { newApiKey } from '../src/tenants/api-keys';
+import { TenantRepository } from '../src/tenants/tenant.repository';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const prefix = `AFR${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+const logger = createLogger('test', 'silent');
+let db: Db;
+let bus: Bus;
+let server: Awaited<ReturnType<typeof startGrpcServer>>;
+let auditClient: ReturnType<typeof createClient<typeof pb.AuditServiceService>>;
+let recorder: DecisionRecorder;
+let repo: ApprovalRepository;
+
+/** A broker that keeps what each execution was asked to act with. */
+function recordingBroker() {
+  const calls: Array<{ userId?: string; origin?: string }> = [];
+  return {
+    calls,
+    execute: async (_tenantId: string, _actionId: string, req: { userId?: string; origin?: string }) => {
+      calls.push({ ...(req.userId ? { userId: req.userId } : {}), origin: req.origin });
+      return { status_code: 200, body: { issue: 'created' }, hsm_fetch_ms: 0, execution_ms: 1, credential_name: 'github' };
+    },
+  };
+}
+
+beforeAll(async () => {
+  await migrateToLatest(url);
+  db = createDb(url);
+  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-acts-for-test');
+  const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
+  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), logger)]);
+  auditClient = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
+  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
+  repo = new ApprovalRepository(db);
+});
+afterAll(async () => {
+  auditClient.close();
+  await server.close();
+  await bus.close();
+  await db.destroy();
+});
+
+interface Member {
+  id: string;
+  email: string;
+}
+
+async function tenant(): Promise<{ id: string; alice: Member; bob: Member }> {
+  const id = randomUUID();
+  await new TenantRepository(db).createTenant({ id, slug: `afr-${id}`, name: 'AFR' }, newApiKey(), {});
+  const member = async (name: string): Promise<Member> => {
+    const m = { id: randomUUID(), email: `${name}-${id.slice(0, 8)}@acts-for.test` };
+    await db.insertInto('users').values({ id: m.id, tenant_id: id, email: m.email, password_hash: null, email_verified: true, is_admin: false, role: 'approver' }).execute();
+    return m;
+  };
+  return { id, alice: await member('alice'), bob: await member('bob') };
+}
+
+async function queue(tenantId: string, actsFor?: string): Promise<string> {
+  const actionId = randomUUID();
+  await repo.enqueue(tenantId, {
+    action_id: actionId,
+    agent_id: 'triage-agent',
+    agent_type: 'assistant',
+    agent_version: '1.0.0',
+    tool: 'github',
+    method: 'create_issue',
+    params: { title: 'flaky test' },
+    opa_result: { requires_human: true, violations: ['write_to_repo'], severity: 'medium' },
+    queue_reason: 'policy',
+    queued_at: new Date(),
+    session_id: null,
+    params_sha256: 'b'.repeat(64),
+    bundle_revision: 'rev-1',
+    requested_by_key: null,
+    expires_at: new Date(Date.now() + 3600_000),
+    ...(actsFor ? { acts_for_user_id: actsFor } : {}),
+  });
+  return actionId;
+}
+
+describe('an approved action', () => {
+  it("executes with the connection of the human its call acted for, not the approver's", async () => {
+    const t = await tenant();
+    const broker = recordingBroker();
+    const q = new ApprovalQueue(repo, recorder, broker);
+    const id = await queue(t.id, t.alice.id);
+    expect((await repo.get(t.id, id))?.acts_for_user_id).toBe(t.alice.id);
+    const out = await q.decide(t.id, id, 'approved', { name: t.bob.email, member: t.bob }, null);
+    expect(out).toMatchObject({ status: 'approved', execution_mode: 'gateway_brokered', execution_result: { status_code: 200 } });
+    expect(broker.calls).toEqual([{ userId: t.alice.id, origin: 'approval' }]);
+  });
+
+  it('that acted for nobody executes for nobody (a per_user upstream refuses it)', async () => {
+    const t = await tenant();
+    const broker = recordingBroker();
+    const q = new ApprovalQueue(repo, recorder, broker);
+    const id = await queue(t.id);
+    expect((await repo.get(t.id, id))?.acts_for_user_id).toBeNull();
+    await q.decide(t.id, id, 'approved', { name: t.bob.email, member: t.bob }, null);
+    expect(broker.calls).toEqual([{ origin: 'approval' }]);
+  });
+});

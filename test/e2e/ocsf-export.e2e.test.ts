@@ -12,7 +12,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { OCSF_PROFILES, OcsfSchema } from '@agw/ocsf';
 import Ajv from 'ajv';
-import { type Tenant, api, call, eventually, newTenant } from './support/api';
+import { type Tenant, api, call, eventually, newTenant, toolCall } from './support/api';
 import { tablesContaining } from './support/stores';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
@@ -49,7 +49,39 @@ describe('OCSF export of the audit records', () => {
     expect((await api('GET', `/compliance/export/${t.tenantId}?format=ocsf`, { key: other.apiKey })).status).toBe(404);
     const bad = await api('GET', `/compliance/export/${t.tenantId}?format=cef`, { key: t.apiKey });
     expect(bad.status).toBe(422);
-    expect(JSON.stringify(bad.body)).toContain("format must be 'json', 'pdf' or 'ocsf'");
+    expect(JSON.stringify(bad.body)).toContain("format must be 'json', 'pdf', 'ocsf' or 'opa'");
+  });
+
+  it('gives the policy decisions as OPA decision-log events, one JSON object per line, with the replay input and the bundle revision', async () => {
+    const o = await newTenant('OPA decision log');
+    for (let i = 0; i < 2; i++) await call(o.apiKey, { params: { q: `opa ${i}` } });
+    const log = await api('GET', '/audit/log?limit=100', { key: o.apiKey });
+    const sent = toolCall();
+    const records = ([...log.body.records].reverse() as Array<{ action_id: string; decision: string; bundle_revision: string; tool: string; method: string; agent_id: string }>).filter((r) => r.tool === sent.tool && r.method === sent.method);
+    expect(records).toHaveLength(2);
+    const status = await api('GET', '/bundles/gateway/status', { key: o.apiKey });
+    expect(status.status).toBe(200);
+
+    const out = await api('GET', `/compliance/export/${o.tenantId}?format=opa`, { key: o.apiKey });
+    expect(out.status).toBe(200);
+    expect(out.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    expect(out.headers.get('content-disposition')).toMatch(/^attachment; filename="compliance-export-.*\.opa-decisions\.jsonl"$/);
+    const text = typeof out.body === 'string' ? out.body : `${JSON.stringify(out.body)}\n`;
+    const events = text.trim().split('\n').map((l: string) => JSON.parse(l));
+    expect(events.map((e) => e.decision_id)).toEqual(records.map((r) => r.action_id));
+    records.forEach((r, i) => {
+      expect(events[i]).toEqual({
+        decision_id: r.action_id,
+        path: `agw/${status.body.policy_template}/decision`,
+        input: expect.objectContaining({ agent_id: r.agent_id, tool: r.tool, method: r.method, params: { q: `opa ${i}` }, pii_detected: false }),
+        result: expect.objectContaining({ decision: r.decision, violations: expect.any(Array), severity: expect.any(String) }),
+        timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+        bundles: { gateway: { revision: r.bundle_revision } },
+        labels: { app: 'agw', id: o.tenantId, version: expect.any(String) },
+      });
+      expect(r.bundle_revision).toBe(status.body.revision);
+    });
+    expect((await api('GET', `/compliance/export/${o.tenantId}?format=opa`, { key: t.apiKey })).status).toBe(404);
   });
 
   it('streams every decision to the tenant collector as OCSF events, signed, with the sealed token', async () => {

@@ -124,11 +124,16 @@ describe('a receipt on every decision at the REST entrance', () => {
     expect(retried.status).toBe(200);
     receipts.approved = expectReceipt(retried.body.receipt, 'allow');
     expect(line(receipts.approved, 'approver')).toBe(t.email);
+    // no federated tool: no pinned definition to name
+    for (const r of Object.values(receipts)) expect(line(r, 'definition')).toBe('-');
   });
 });
 
 describe('a receipt on every decision over MCP', () => {
-  test('allow, deny and escalate carry _meta["io.agw/receipt"]', async () => {
+  test('allow, deny and escalate carry _meta["io.agw/receipt"], naming the pinned definition of the federated tool', async () => {
+    const tools = await api('GET', '/upstreams/fx/tools', { key: t.apiKey });
+    const pinned = tools.body.tools.find((x: { name: string }) => x.name === 'add').definition_sha256;
+    expect(pinned).toMatch(/^[0-9a-f]{64}$/);
     const client = new Client({ name: 'e2e-receipts', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${E2E_BASE_URL}/mcp/server`), { requestInit: { headers: { authorization: `Bearer ${t.apiKey}` } } }));
     try {
@@ -143,6 +148,7 @@ describe('a receipt on every decision over MCP', () => {
       const r = expectReceipt(wait._meta?.['io.agw/receipt'] as Receipt, 'requires_human');
       expect(line(r, 'tool')).toBe('fx');
       expect(line(r, 'method')).toBe('add');
+      for (const x of [ok, no, wait]) expect(line(x._meta?.['io.agw/receipt'] as Receipt, 'definition')).toBe(pinned);
     } finally {
       await client.close();
     }
@@ -175,6 +181,7 @@ describe('the approved execution over MCP', () => {
     const r = expectReceipt(done._meta['io.agw/receipt'], 'allow', { salted: false });
     expect(line(r, 'approver')).toBe(t.email);
     expect(line(r, 'policy')).toBe('human-approval');
+    expect(line(r, 'definition')).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 

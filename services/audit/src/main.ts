@@ -82,6 +82,7 @@ runService({
       verifierKey: (tenantId: string) => noteSigner.verifierKey(tenantId),
       anchors: new GrpcAnchorReferences(anchorClient),
       policy: new GrpcPolicySnapshot(policyClient),
+      decisionInputs: new DecisionInputRepository(db),
       maxRecords: config.exportMaxRecords,
       sampleProofs: config.exportSampleProofs,
       maxBytes: config.exportMaxBytes,

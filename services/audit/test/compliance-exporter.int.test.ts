@@ -20,7 +20,8 @@ import { hashLeaf, recordLeafBytes, verifyInclusion } from '../src/merkle/rfc916
 import { TreeBuilder } from '../src/merkle/tree-builder';
 import { type AnchorReference, ComplianceExporter, parseBound } from '../src/export/compliance-exporter';
 import { ExportRepository } from '../src/export/export.repository';
-import { governedEntry } from './support/entries';
+import { DecisionInputRepository } from '../src/chain/decision-input.repository';
+import { decisionInputOf, governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -50,6 +51,7 @@ function exporter(policyUp: boolean, maxBytes = 12 * 1024 * 1024) {
     chain,
     records: new ExportRepository(db),
     proofs,
+    decisionInputs: new DecisionInputRepository(db),
     anchors: { listAnchors: async (t) => (t === tenant ? [anchorRef] : []) },
     policy: {
       snapshot: async () => {
@@ -137,6 +139,46 @@ describe('compliance export', () => {
     expect(events.map((e) => e.metadata.sequence)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     expect(events.filter((e) => e.disposition_id === 2)).toHaveLength(3); // the 3 denies: Blocked
     expect(events.every((e) => e.class_uid === 6003 && e.metadata.tenant_uid === tenant && /^[0-9a-f]{64}$/.test(e.unmapped.record_hash))).toBe(true);
+  });
+
+  it('exports the policy decisions as OPA decision-log events (JSON Lines): one per decision the policy made, with its input, result and bundle revision', async () => {
+    const t = randomUUID();
+    const allowed = governedEntry({ params: { q: 'opa' }, bundle_revision: 'rev-9', session_id: 'sess-1' });
+    await chain.append(t, allowed, { replay: { ...decisionInputOf(allowed), bundle_revision: 'rev-9', session_id: 'sess-1', evaluated_at: new Date('2026-11-29T01:02:03.456Z') } });
+    const queued = governedEntry({ method: 'delete', decision: 'requires_human', requires_human: true, violations: ['deleting needs a human'], severity: 'medium', bundle_revision: 'rev-8', details: { upstream_connection: { mode: 'per_user', user_id: 'u-1' } } });
+    await chain.append(t, queued, { replay: { ...decisionInputOf(queued), decision: 'requires_human', violations: ['deleting needs a human'], severity: 'medium', bundle_revision: 'rev-8', passes: 1, behavioral: null } });
+    // the human's approval of the queued action and a gateway constraint's refusal: no policy decisions
+    await chain.append(t, governedEntry({ action_id: queued.action_id, method: 'delete', decision: 'allow', bundle_revision: 'rev-8', details: { approval: 'approved' } }));
+    await chain.append(t, governedEntry({ decision: 'deny', violations: ['blocked_domain'], bundle_revision: 'gateway-constraints' }));
+
+    const out = await exporter(true).export(t, { format: 'opa' });
+    expect(out.contentType).toBe('application/x-ndjson');
+    expect(out.filename).toMatch(/\.opa-decisions\.jsonl$/);
+    const text = out.content.toString();
+    expect(text.endsWith('\n')).toBe(true);
+    const events = text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(events).toHaveLength(2);
+    expect(events[0]).toEqual({
+      decision_id: allowed.action_id,
+      // the current revision (the snapshot's rev-9, template financial): its decision rule's path
+      path: 'agw/financial/decision',
+      input: { agent_id: 'agent-1', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'opa' }, pii_detected: false, session_id: 'sess-1', behavioral: { action_count_1h: 1 } },
+      result: { decision: 'allow', violations: [], severity: 'none', requires_human: false, passes: 2 },
+      timestamp: '2026-11-29T01:02:03.456Z',
+      bundles: { gateway: { revision: 'rev-9' } },
+      labels: { app: 'agw', id: t, version: expect.stringMatching(/^\d+\.\d+\.\d+/) },
+    });
+    // an earlier revision's template is not known: the root of the policy packages
+    expect(events[1]).toMatchObject({
+      decision_id: queued.action_id,
+      path: 'agw',
+      input: { method: 'delete', upstream: { connection: { mode: 'per_user', user_id: 'u-1' } } },
+      result: { decision: 'requires_human', violations: ['deleting needs a human'], severity: 'medium', requires_human: true, passes: 1 },
+      bundles: { gateway: { revision: 'rev-8' } },
+    });
+    expect(events[1].input).not.toHaveProperty('behavioral');
+    // another tenant's export has none of them
+    expect((await exporter(true).export(randomUUID(), { format: 'opa' })).content.toString()).toBe('');
   });
 
   it('keeps exporting when the policy service is down, and honours the date range', async () => {

@@ -130,7 +130,7 @@ describe('server-everything: the definitions as the upstream wrote them', () => 
     const call = await wiring.federation.call(tenant, (await wiring.federation.lookup(tenant, 'everything', 'simulate-research-query'))!, { topic: 'x' });
     expect(call).toMatchObject({ outcome: 'quarantined', statusCode: 409, result: { error: target.message } });
     // the other tools run as before
-    expect(await wiring.federation.target(tenant, 'everything', 'echo')).toEqual({ upstream: true, executable: true });
+    expect(await wiring.federation.target(tenant, 'everything', 'echo')).toEqual({ upstream: true, executable: true, definition_sha256: view.tools!.find((t) => t.name === 'echo')!.pinned_sha256 });
   });
 });
 

@@ -50,6 +50,8 @@ describe('federation of a real MCP server', () => {
     const echo = view.tools!.find((t) => t.name === 'echo')!;
     expect(echo).toMatchObject({ state: 'active', reason: null });
     expect(echo.pinned_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // a governed call's target names the pinned definition (the record's details.definition_sha256, the receipt's `definition`)
+    expect(await wiring.federation.target(tenant, 'everything', 'echo')).toEqual({ upstream: true, executable: true, definition_sha256: echo.pinned_sha256 });
     expect((echo.pinned as { inputSchema: { properties: object } }).inputSchema.properties).toHaveProperty('message');
     expect(view.tools!.every((t) => t.state === 'active')).toBe(true);
     expect(quarantines).toEqual([]);

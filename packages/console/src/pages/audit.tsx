@@ -1,6 +1,9 @@
 /**
  * Audit explorer: the log with filters, a record's detail, "verify chain", and the record's inclusion
- * proof verified here with WebCrypto (lib/merkle.ts) up to its tree head and the anchored root.
+ * proof verified here with WebCrypto (lib/merkle.ts) up to its tree head and the anchored root. The member
+ * filter asks the gateway (GET /api/audit/log?member=<id>: the records naming that member as the one who
+ * acted or as an approver), chosen from the tenant's members (GET /api/members), or typed as an id when the
+ * member list cannot be read.
  */
 import { useMemo, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
@@ -17,6 +20,44 @@ interface Filters {
   to: string;
 }
 const EMPTY: Filters = { agent: '', tool: '', decision: '', source: '', from: '', to: '' };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The member filter: a select of the tenant's members, or an id field when they cannot be listed. */
+function MemberFilter({ value, onChange }: { value: string; onChange: (id: string) => void }) {
+  const members = useData(async () => ok(await api.GET('/members')).members, []);
+  const [typed, setTyped] = useState(value);
+  if (members.data) {
+    return (
+      <Field id="f-member" label="Member">
+        <select id="f-member" value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+          <option value="">any</option>
+          {members.data.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.email} ({m.role})
+            </option>
+          ))}
+        </select>
+      </Field>
+    );
+  }
+  if (!members.error) return null;
+  const bad = typed !== '' && !UUID.test(typed.trim());
+  return (
+    <Field id="f-member" label="Member id" error={bad ? 'A member id is a UUID (as the Members page lists them).' : undefined}>
+      <input
+        id="f-member"
+        value={typed}
+        aria-invalid={bad}
+        placeholder="member id"
+        onInput={(e) => setTyped(e.currentTarget.value)}
+        onChange={(e) => {
+          const v = e.currentTarget.value.trim();
+          if (v === '' || UUID.test(v)) onChange(v.toLowerCase());
+        }}
+      />
+    </Field>
+  );
+}
 
 function matches(r: AuditRecord, f: Filters): boolean {
   if (f.agent && !r.agent_id.includes(f.agent)) return false;
@@ -142,10 +183,14 @@ function Detail({ record, me }: { record: AuditRecord; me: Me | null }) {
 export function Audit({ me }: { me: Me | null }) {
   const [limit, setLimit] = useState(200);
   const [f, setF] = useState<Filters>(EMPTY);
+  const [member, setMember] = useState('');
   const [selected, setSelected] = useState<AuditRecord | null>(null);
   const [chain, setChain] = useState<ChainVerify | null>(null);
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error' | 'info'; text: string } | null>(null);
-  const { data, error, reload } = useData(async () => (ok(await api.GET('/audit/log', { params: { query: { limit } } })) as { records: AuditRecord[] }).records, [limit]);
+  const { data, error, reload } = useData(
+    async () => (ok(await api.GET('/audit/log', { params: { query: member ? { limit, member } : { limit } } })) as { records: AuditRecord[] }).records,
+    [limit, member],
+  );
   const rows = useMemo(() => (data ?? []).filter((r) => matches(r, f)), [data, f]);
   const set = (k: keyof Filters) => (e: Event) => setF({ ...f, [k]: (e.currentTarget as HTMLInputElement).value });
   const verify = async () => {
@@ -210,6 +255,7 @@ export function Audit({ me }: { me: Me | null }) {
             ))}
           </select>
         </Field>
+        <MemberFilter value={member} onChange={setMember} />
         <Field id="f-from" label="From">
           <input id="f-from" type="datetime-local" value={f.from} onInput={set('from')} />
         </Field>

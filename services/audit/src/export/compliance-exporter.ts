@@ -5,7 +5,7 @@
  * Anchor references and the policy snapshot come from peer services through ports; when a peer is
  * down the section says `unavailable` instead of failing the whole export.
  */
-import { InputError, presentStoredRecord } from '@agw/shared';
+import { type DecisionInputRow, InputError, presentStoredRecord } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
 import type { StoredRecord } from '../chain/audit-record.repository';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
@@ -14,6 +14,7 @@ import { type CosignatureRepository, cosignedNote } from '../checkpoints/witness
 import type { TreeHead } from '../merkle/merkle.repository';
 import { type PresentedRecord, toApiActivity, toJsonLines } from '@agw/ocsf';
 import { renderCompliancePdf } from './compliance-pdf.renderer';
+import { opaDecisionEvents, toOpaLines } from './opa-decision-log';
 import type { ExportRepository } from './export.repository';
 // the document's one type is the verifier's (packages/verifier/src/export-format.ts): writer and reader agree by construction
 import type { AnchorReference, ComplianceExport, ExportEvidence, ExportedRecord, SampleInclusionProof } from '@agw/verifier';
@@ -28,16 +29,29 @@ export interface PolicySnapshotSource {
   snapshot(tenantId: string): Promise<Record<string, unknown>>;
 }
 
-export type ExportFormat = 'json' | 'pdf' | 'ocsf';
+export type ExportFormat = 'json' | 'pdf' | 'ocsf' | 'opa';
 const FORMATS: Record<ExportFormat, { ext: string; type: string }> = {
   json: { ext: 'json', type: 'application/json' },
   pdf: { ext: 'pdf', type: 'application/pdf' },
   ocsf: { ext: 'ocsf.jsonl', type: 'application/x-ndjson' },
+  opa: { ext: 'opa-decisions.jsonl', type: 'application/x-ndjson' },
 };
 /** The export's records as OCSF API Activity events, one per line (docs/evidence.md, "OCSF for the SIEM"). */
 const ocsfLines = (p: ComplianceExport) =>
   toJsonLines(p.audit_records.map((r) => toApiActivity(r as unknown as PresentedRecord, { tenantId: p.package.tenant_id, productVersion: PRODUCT_VERSION })));
+/** The tenant's current template and revision from the policy snapshot (absent when the policy service was away). */
+const currentPolicy = (p: ComplianceExport): { template: string; revision: string | null } | undefined => {
+  const s = p.policy_snapshot as Record<string, unknown>;
+  return s.status === 'ok' && typeof s.policy_template === 'string' ? { template: s.policy_template, revision: typeof s.bundle_revision === 'string' ? s.bundle_revision : null } : undefined;
+};
 const PRODUCT_VERSION: string = (require('../../package.json') as { version: string }).version;
+
+/** The replay inputs committed with the records (chain/decision-input.repository.ts). */
+export interface DecisionInputSource {
+  byActions(tenantId: string, actionIds: readonly string[]): Promise<DecisionInputRow[]>;
+}
+/** most action ids per look-up (DecisionInputRepository's MAX_DECISION_INPUTS) */
+const INPUTS_PER_LOOKUP = 1000;
 
 export interface ExportResult {
   content: Buffer;
@@ -91,6 +105,8 @@ export class ComplianceExporter {
       verifierKey?: (tenantId: string) => Promise<{ vkey: string; keyName: string }>;
       anchors: AnchorReferenceSource;
       policy: PolicySnapshotSource;
+      /** the replay inputs, for the OPA decision log (format=opa) */
+      decisionInputs?: DecisionInputSource;
       maxRecords: number;
       sampleProofs: number;
       /** largest document (bytes); gRPC messages are limited to 16 MB */
@@ -101,9 +117,11 @@ export class ComplianceExporter {
   async export(tenantId: string, q: { from?: string; to?: string; format: ExportFormat }): Promise<ExportResult> {
     const pkg = await this.build(tenantId, q);
     const day = pkg.package.generated_at.slice(0, 10);
+    const inputs = q.format === 'opa' ? await this.inputsOf(tenantId, pkg) : [];
     const render = (p: ComplianceExport) =>
       q.format === 'pdf' ? renderCompliancePdf(p)
       : q.format === 'ocsf' ? Promise.resolve(Buffer.from(ocsfLines(p)))
+      : q.format === 'opa' ? Promise.resolve(Buffer.from(toOpaLines(opaDecisionEvents(p.audit_records, inputs, { tenantId, productVersion: PRODUCT_VERSION, current: currentPolicy(p) }))))
       : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1)));
     // the document travels in one gRPC message: list fewer records (summary still counts all) until it fits
     let content = await render(pkg);
@@ -188,6 +206,15 @@ export class ComplianceExporter {
       policy_snapshot: policy,
       evidence,
     };
+  }
+
+  /** The replay inputs of the exported records' actions. */
+  private async inputsOf(tenantId: string, p: ComplianceExport): Promise<DecisionInputRow[]> {
+    if (!this.d.decisionInputs) return [];
+    const ids = [...new Set(p.audit_records.map((r) => String(r.action_id)))];
+    const out: DecisionInputRow[] = [];
+    for (let i = 0; i < ids.length; i += INPUTS_PER_LOOKUP) out.push(...(await this.d.decisionInputs.byActions(tenantId, ids.slice(i, i + INPUTS_PER_LOOKUP))));
+    return out;
   }
 
   /** Checkpoints, verifier key, consistency proofs between successive heads, chain id and contract. */

@@ -100,7 +100,7 @@ export function complianceGrpcService(exporter: ComplianceExporter, logger: Logg
       pb.ComplianceServiceService,
       {
         export: async (req) => {
-          const out = await exporter.export(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, format: req.format === 'pdf' || req.format === 'ocsf' ? req.format : 'json' });
+          const out = await exporter.export(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, format: req.format === 'pdf' || req.format === 'ocsf' || req.format === 'opa' ? req.format : 'json' });
           return { content: out.content, contentType: out.contentType, filename: out.filename };
         },
       },

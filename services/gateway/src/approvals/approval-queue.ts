@@ -228,6 +228,7 @@ export class ApprovalQueue {
     const binding = row.decision_binding as unknown as ApprovalBinding;
     let execution: ApprovalDecision['execution_result'];
     let executionMode: ApprovalDecision['execution_mode'];
+    let definitionSha256: string | undefined;
     // a managed session's platform confirmation request: the platform runs the call itself once it hears
     // `allow` (the managed service tells it), through the session's MCP server (ToolCallPipeline binds it)
     if (status === 'approved' && row.queue_reason !== PLATFORM_CONFIRMATION) {
@@ -246,6 +247,8 @@ export class ApprovalQueue {
         })
         .catch((e: unknown): BrokeredExecution => ({ status_code: 502, body: { error: e instanceof Error ? e.message : 'execution failed' }, hsm_fetch_ms: 0, execution_ms: 0, credential_name: '' }));
       executionMode = brokered ? 'gateway_brokered' : 'agent_direct';
+      // a federated tool: the record names the pinned definition it ran with (the receipt's `definition`)
+      if (brokered?.mcp_result) definitionSha256 = (await this.broker.federatedTarget?.(tenantId, row.tool, row.method).catch(() => undefined))?.definition_sha256;
       if (brokered) {
         execution = { status_code: brokered.status_code, body: brokered.body };
         // a federated call's answer is kept for the agent (GET /api/actions/{id}): it cannot retry to get it
@@ -256,7 +259,7 @@ export class ApprovalQueue {
         });
       }
     }
-    await this.recordDecision(tenantId, row, status, by, note, binding, executionMode, execution?.status_code, quorum, member);
+    await this.recordDecision(tenantId, row, status, by, note, binding, executionMode, execution?.status_code, quorum, member, definitionSha256);
     return {
       status,
       action_id: actionId,
@@ -277,6 +280,7 @@ export class ApprovalQueue {
     executionStatus: number | undefined,
     quorum?: { approvers: Array<{ id: string; email?: unknown }>; required: number },
     member?: { id: string; email?: unknown },
+    definitionSha256?: string,
   ): Promise<void> {
     await this.recorder.record(
       tenantId,
@@ -292,6 +296,7 @@ export class ApprovalQueue {
           // four eyes: every member whose approval made the quorum
           ...(quorum ? { approvers: quorum.approvers, required_approvers: quorum.required } : {}),
           ...(member ? { member } : {}),
+          ...(definitionSha256 ? { definition_sha256: definitionSha256 } : {}),
         },
         requested_at: (row.decided_at ?? this.clock()).toISOString(),
       }),

@@ -37,6 +37,8 @@ export interface FederatedTool {
 export interface ToolTarget {
   upstream: boolean;
   executable: boolean;
+  /** an executable tool: the SHA-256 (hex) of its pinned definition */
+  definition_sha256?: string;
   violation?: string;
   message?: string;
 }
@@ -62,7 +64,13 @@ export class FederatedCatalog {
   target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
     return this.targets.get(tenantId, `${tool}\u0000${method}`, async () => {
       const t = await this.client.getToolTarget({ tenantId, tool, method });
-      return { upstream: t.upstream, executable: t.executable, ...(t.violation ? { violation: t.violation, message: t.message } : {}), ...(t.connection ? { connection: t.connection as 'shared' | 'per_user' } : {}) };
+      return {
+        upstream: t.upstream,
+        executable: t.executable,
+        ...(t.violation ? { violation: t.violation, message: t.message } : {}),
+        ...(t.connection ? { connection: t.connection as 'shared' | 'per_user' } : {}),
+        ...(t.definitionSha256 ? { definition_sha256: t.definitionSha256 } : {}),
+      };
     });
   }
 

@@ -57,6 +57,8 @@ export interface FederatedTarget {
   executable: boolean;
   /** an upstream that needs OAuth: one connection for the tenant, or each human's own */
   connection?: 'shared' | 'per_user';
+  /** an executable tool: the SHA-256 (hex) of its pinned definition (the record's details.definition_sha256, the receipt's `definition`) */
+  definition_sha256?: string;
   violation?: string;
   message?: string;
 }

@@ -226,7 +226,15 @@ export class ToolCallPipeline {
     const alertTier = evaluation.alertTier || null;
     const common = { params: stored, violations, severity, bundle_revision: evaluation.bundleRevision };
     const connection = connectionOf(ctx, federated);
-    const details = { stage: 'policy', passes: evaluation.passes, pii_detected: protectedParams.piiDetected, pii_subjects: protectedParams.subjectIds, ...(connection ? { upstream_connection: connection } : {}) };
+    const details = {
+      stage: 'policy',
+      passes: evaluation.passes,
+      pii_detected: protectedParams.piiDetected,
+      pii_subjects: protectedParams.subjectIds,
+      ...(connection ? { upstream_connection: connection } : {}),
+      // a federated tool: the definition that was pinned when the call was decided (the receipt names it)
+      ...(federated?.upstream && federated.definition_sha256 ? { definition_sha256: federated.definition_sha256 } : {}),
+    };
 
     // 6. decision
     if (evaluation.decision === 'deny') {

@@ -135,6 +135,8 @@ export interface ToolTarget {
   executable: boolean;
   /** an upstream that needs OAuth: shared | per_user */
   connection?: string;
+  /** an executable tool: the SHA-256 (hex) of its pinned definition, which the call's record names */
+  definition_sha256?: string;
   violation?: string;
   message?: string;
 }
@@ -747,7 +749,7 @@ export const TASK_REQUIRED = 'task_execution_required';
 
 /** What a call of `method` on the upstream row meets: unknown, quarantined (and why) or executable. */
 function targetOf(
-  row: { name: string; tool_state: string | null; tool_reason: string | null; tool_task_support?: string | null; credential_type?: string; status?: string; connection?: string },
+  row: { name: string; tool_state: string | null; tool_reason: string | null; tool_task_support?: string | null; tool_pinned_sha256?: string | null; credential_type?: string; status?: string; connection?: string },
   method: string,
 ): ToolTarget {
   const tool = row.name;
@@ -776,7 +778,7 @@ function targetOf(
       message: `Tool ${tool}/${method} requires task-augmented execution (its execution.taskSupport is "required"), which the gateway cannot run on an upstream yet; it is not offered in tools/list`,
     };
   }
-  return { upstream: true, executable: true };
+  return { upstream: true, executable: true, ...(row.tool_pinned_sha256 ? { definition_sha256: row.tool_pinned_sha256 } : {}) };
 }
 
 /** The diff a reviewer sees for a stored tool: pinned -> candidate. */

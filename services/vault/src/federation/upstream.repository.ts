@@ -122,12 +122,16 @@ export class UpstreamRepository {
    * One round trip for a governed call: the upstream (with its sealed credential), the called tool's state
    * and its pinned definition's `execution.taskSupport`.
    */
-  forCall(tenantId: string, name: string, tool: string): Promise<(UpstreamRow & { tool_state: string | null; tool_reason: string | null; tool_task_support: string | null }) | undefined> {
+  forCall(
+    tenantId: string,
+    name: string,
+    tool: string,
+  ): Promise<(UpstreamRow & { tool_state: string | null; tool_reason: string | null; tool_task_support: string | null; tool_pinned_sha256: string | null }) | undefined> {
     return this.db
       .selectFrom('federation_upstreams as u')
       .leftJoin('federation_tools as t', (j) => j.onRef('t.tenant_id', '=', 'u.tenant_id').onRef('t.upstream', '=', 'u.name').on('t.name', '=', tool))
       .selectAll('u')
-      .select(['t.state as tool_state', 't.reason as tool_reason', sql<string | null>`t.pinned -> 'execution' ->> 'taskSupport'`.as('tool_task_support')])
+      .select(['t.state as tool_state', 't.reason as tool_reason', 't.pinned_sha256 as tool_pinned_sha256', sql<string | null>`t.pinned -> 'execution' ->> 'taskSupport'`.as('tool_task_support')])
       .where('u.tenant_id', '=', tenantId)
       .where('u.name', '=', name)
       .executeTakeFirst();

@@ -109,7 +109,7 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
         }),
         getToolTarget: async (req) => {
           const t = await federation.target(tenant(req.tenantId), req.tool, req.method);
-          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '' };
+          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '', definitionSha256: t.definition_sha256 ?? '' };
         },
         listFederatedEntries: async (req) => {
           const kind = req.kind;

@@ -15,7 +15,7 @@ import { parseWith } from '../validation';
 const exportQuery = z.object({
   from: z.string().max(40).optional(),
   to: z.string().max(40).optional(),
-  format: z.enum(['json', 'pdf', 'ocsf'], { error: "format must be 'json', 'pdf' or 'ocsf'" }).default('json'),
+  format: z.enum(['json', 'pdf', 'ocsf', 'opa'], { error: "format must be 'json', 'pdf', 'ocsf' or 'opa'" }).default('json'),
 });
 
 export function complianceRoutes(d: GatewayDeps): Router {
@@ -41,12 +41,12 @@ addPaths({
         pathParam('tenant_id', { type: 'string', format: 'uuid' }),
         { name: 'from', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD or ISO 8601 timestamp' } },
         { name: 'to', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD (inclusive) or ISO 8601 timestamp' } },
-        { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf', 'ocsf'], default: 'json', description: 'ocsf: the records only, as OCSF 1.8.0 API Activity events in JSON Lines (docs/evidence.md)' } },
+        { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf', 'ocsf', 'opa'], default: 'json', description: 'ocsf: the records only, as OCSF 1.8.0 API Activity events in JSON Lines (docs/evidence.md); opa: the policy decisions as OPA decision-log events in JSON Lines (docs/policy.md)' } },
       ],
       responses: {
         200: {
           description: 'the package: JSON (audit records in range, chain verification, Merkle summary, anchors, sample proofs, policy snapshot; checked offline by agw-verify) or a PDF report',
-          content: { 'application/json': { schema: { type: 'object' } }, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } }, 'application/x-ndjson': { schema: { type: 'string', description: 'one OCSF API Activity event (JSON) per line' } } },
+          content: { 'application/json': { schema: { type: 'object' } }, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } }, 'application/x-ndjson': { schema: { type: 'string', description: 'one OCSF API Activity event (format=ocsf) or OPA decision-log event (format=opa) per line, JSON' } } },
         },
         404: errors[404]('another tenant'),
         422: errors[422]('bad dates or format'),

@@ -528,6 +528,8 @@ describe('R5: the isolation matrix, generated from the OpenAPI document', () => 
     Object.assign(objects, {
       action_id: pending.body.action_id,
       record_hash: log.body.records[0].record_hash,
+      // a tenant's own numbering (B asking for record 1 gets B's record 1): the leak check applies
+      record_id: String(log.body.records[0].id),
       tool_id: `svc_a_tool_${RUN}`,
       name: `a-cred-${RUN}`,
       subject_id: subject.body.subject_id,

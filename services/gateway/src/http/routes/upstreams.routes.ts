@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { federation as pb } from '@agw/proto';
-import { AuthenticationError, ForbiddenError } from '@agw/shared';
+import { ForbiddenError, InputError } from '@agw/shared';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { GatewayDeps } from '../../deps';
@@ -381,7 +381,7 @@ export function upstreamOAuthPublicRoutes(d: GatewayDeps): Router {
     const q = parseWith(callbackQuery, { state: req.query.state, code: req.query.code, error: req.query.error }, 'query');
     const binding = bindingOf(req);
     res.clearCookie(BINDING_COOKIE, { httpOnly: true, sameSite: 'lax', secure: d.config.profile !== 'local', path: CALLBACK_PATH });
-    if (!q.state) throw new AuthenticationError('The authorization could not be completed: no state came back');
+    if (!q.state) throw InputError.at(['query', 'state'], 'The authorization could not be completed: no state came back (open this page from the upstream\'s authorization server)', 'missing');
     const done = await d.federation.client.completeUpstreamAuthorization({ state: q.state, code: q.code ?? '', bindingSha256: binding ? sha256(binding) : '', error: q.error ?? '' });
     const name = done.upstream?.name ?? '';
     d.federation.invalidate(done.tenantId);
@@ -475,6 +475,7 @@ addPaths({
         200: response('connected (JSON when the request does not accept text/html)', completedSchema),
         302: { description: 'a browser: to the console\'s Tools page' },
         401: errors[401]('unknown, used, expired or unbound state, or the code exchange failed'),
+        422: errors[422]('no state in the query'),
       },
     },
   },

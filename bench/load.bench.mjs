@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Load test of the governed path against a bare express JSON echo, in ONE run, on this machine.
 //
-//   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
-//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH] [--no-floor] [--single]
+//   npm run bench:load -- [--rounds 2] [--duration 8] [--connections 32] [--rate N] [--c1 5] [--warm 10] [--fleet URL] [--cpu-prof DIR]
+//                          [--checkout DIR] [--json FILE] [--node PATH] [--echo-node PATH] [--no-floor] [--single] [--shadow]
 //
 // Starts a private fleet (scripts/fleet.mjs at port offset 5000, database agw_load, JetStream prefix LOAD:
 // never a developer's data) unless --fleet points at a running one (e.g. http://127.0.0.1:8080/api from
@@ -33,6 +33,13 @@
 // --node's). A before and after across runtimes keeps the echo on one of them, so both sides are divided by
 // the same unit (docs/history/performance-2026.md, "Ninth session": express's echo costs twice as much on Node 20 as on 24).
 // The floors (below) run on the echo's runtime too, for the same reason.
+//
+// --rate N: the governed runs (and the floors') send N requests per second in all (autocannon's overallRate)
+// instead of as many as the connections can: a change that costs CPU then cannot move the throughput, and
+// with it what batching saves per call, so two runs compare CPU per call at the same load (a shadow's cost,
+// docs/policy.md). The echo runs stay unbounded (they are the unit).
+//
+// --shadow: every tenant has a candidate policy in shadow (docs/policy.md, "Shadow rollout").
 //
 // --json FILE: the run's yardstick also written to FILE as JSON (what bench/pairs.bench.mjs reads).
 //
@@ -77,6 +84,8 @@ const FLOOR = !args.includes('--no-floor');
 const SINGLE = args.includes('--single');
 /** every tenant has a candidate policy in shadow (docs/policy.md, "Shadow rollout"): what shadowing costs the answers */
 const SHADOW = args.includes('--shadow');
+/** requests per second of the governed runs in all, 0: unbounded */
+const RATE = Number(opt('rate', '0'));
 /** the floors run beside the fleet: the shape's, and with --single the one-process one */
 const FLOORS = [...(FLOOR ? ['floor'] : []), ...(SINGLE ? ['single'] : [])];
 const FLEET_NODE = opt('node', process.execPath);
@@ -519,7 +528,10 @@ function run(url, o) {
   let n = 0;
   const requests = o.keys?.length > 1 ? [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-api-key': o.keys[n++ % o.keys.length] } }) }] : undefined;
   return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...(o.headers ?? {}) }, body: o.body, connections: o.connections, duration: o.duration, timeout: 10, requests }, (err, r) => (err ? reject(err) : resolve(r)));
+    autocannon(
+      { url, method: 'POST', headers: { 'content-type': 'application/json', ...(o.headers ?? {}) }, body: o.body, connections: o.connections, duration: o.duration, timeout: 10, requests, ...(o.rate ? { overallRate: o.rate } : {}) },
+      (err, r) => (err ? reject(err) : resolve(r)),
+    );
   });
 }
 
@@ -620,6 +632,7 @@ async function main() {
   const key = keys[0];
   if (TENANTS > 1) console.log(`  ${TENANTS} tenants; the gateway runs rotate over their API keys`);
   if (SHADOW) console.log('  --shadow: every tenant has a candidate policy in shadow (the general template, anomaly_threshold 0.9)');
+  if (RATE) console.log(`  --rate: the governed runs send ${RATE} requests per second in all (the echo runs are unbounded)`);
 
   const call = JSON.stringify({ agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'benchmark', page: 1 } });
   const targets = {
@@ -631,9 +644,9 @@ async function main() {
   // warm-up at full concurrency (JIT, pools, caches, the policy's compiled bundle, Postgres' buffers): a
   // cold fleet costs several times a warm one per call (docs/history/performance-2026.md, "The yardstick (round 3)", a new database)
   await run(targets.echo.url, { body: call, connections: CONNECTIONS, duration: Math.max(2, WARM / 3) });
-  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM });
+  await run(targets.gateway.url, { body: call, headers: targets.gateway.headers, keys, connections: CONNECTIONS, duration: WARM, rate: RATE });
   // the floor warmed as long as the fleet (JIT, its pool, its table's buffers), so neither starts colder
-  for (const f of FLOORS) await run(targets[f].url, { body: call, headers: targets[f].headers, connections: CONNECTIONS, duration: WARM });
+  for (const f of FLOORS) await run(targets[f].url, { body: call, headers: targets[f].headers, connections: CONNECTIONS, duration: WARM, rate: RATE });
 
   const probes = await startCoreProbes();
   const results = { echo: [], gateway: [], floor: [], single: [] };
@@ -671,7 +684,7 @@ async function main() {
       }[name];
       const counting = countSyscalls(Object.fromEntries(Object.entries(groups).filter(([k]) => measured(k))), DURATION);
       if (name === 'gateway') await probes?.report(); // the samples from here on are this run's
-      const r = name === 'echo' ? await echoRound(targets.echo, call, echo.pid, DURATION, echoPerCore, probes) : await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION });
+      const r = name === 'echo' ? await echoRound(targets.echo, call, echo.pid, DURATION, echoPerCore, probes) : await run(targets[name].url, { body: call, headers: targets[name].headers, keys: targets[name].keys, connections: CONNECTIONS, duration: DURATION, rate: RATE });
       const gwSpeeds = name === 'gateway' ? await probes?.report() : undefined;
       const { ticks: used, sys: usedSys, writes: written } = tracked.stop();
       const pgAfter = pgStats();

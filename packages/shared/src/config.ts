@@ -64,6 +64,33 @@ export const envInt = (def: number) => z.coerce.number().int().default(def);
 /** A TCP port (0-65535; 0 lets the OS pick a free one, as tests do) from env text with a default. */
 export const envPort = (def: number) => z.coerce.number().int().min(0, 'a port is 0-65535').max(65535, 'a port is 0-65535').default(def);
 
+/**
+ * A comma-separated list of CIDRs from env text (e.g. `127.0.0.0/8,::1/128`): unset gives undefined (the
+ * profile's default, `internalCidrsAllowed`), set (even empty) gives the whole list.
+ */
+export const envCidrList = z
+  .string()
+  .optional()
+  .transform((s) =>
+    s === undefined
+      ? undefined
+      : s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+  )
+  .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
+
+/**
+ * The internal addresses an outbound client may reach (webhook targets, bundle servers): the configured
+ * list when it is set (then it is the whole list, so a test can allow one loopback address and prove the
+ * others refused); unset, loopback in the local profile and nothing otherwise.
+ */
+export function internalCidrsAllowed(configured: string[] | undefined, profile: 'local' | 'production'): string[] {
+  if (configured !== undefined) return configured;
+  return profile === 'local' ? ['127.0.0.0/8', '::1/128'] : [];
+}
+
 /** Settings every service has: its name, log level, ops (health/metrics) port, profile. */
 export const commonSettings = {
   logLevel: setting('LOG_LEVEL', z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'pino log level'),

@@ -1,21 +1,7 @@
 /** Policy service settings (env validated once at start). */
 import path from 'node:path';
-import { TENANT_CACHE_MS, commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { TENANT_CACHE_MS, commonSettings, envCidrList, internalCidrsAllowed, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
-
-/** unset: undefined (the profile's default); set (even empty): the whole list */
-const cidrList = z
-  .string()
-  .optional()
-  .transform((s) =>
-    s === undefined
-      ? undefined
-      : s
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean),
-  )
-  .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
 
 export const policySettings = {
   ...commonSettings,
@@ -38,7 +24,7 @@ export const policySettings = {
   shadowBatch: setting('POLICY_SHADOW_BATCH', envInt(256), 'calls a shadow candidate decides per batch in its evaluation thread, kept in one transaction'),
   bundleAllowCidrs: setting(
     'POLICY_BUNDLE_ALLOW_CIDRS',
-    cidrList,
+    envCidrList,
     'bundle server addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
   ),
   bundleCaFile: setting('POLICY_BUNDLE_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for bundle servers (re-read when it changes)'),
@@ -53,6 +39,5 @@ export const loadPolicyConfig = (env?: Record<string, string | undefined>) => lo
 
 /** Bundle server addresses allowed despite being internal: POLICY_BUNDLE_ALLOW_CIDRS when set; unset, loopback in the local profile. */
 export function bundleAllowedCidrs(config: Pick<PolicyConfig, 'bundleAllowCidrs' | 'profile'>): string[] {
-  if (config.bundleAllowCidrs !== undefined) return config.bundleAllowCidrs;
-  return config.profile === 'local' ? ['127.0.0.0/8', '::1/128'] : [];
+  return internalCidrsAllowed(config.bundleAllowCidrs, config.profile);
 }

@@ -1,20 +1,6 @@
 /** Webhook service settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envCidrList, internalCidrsAllowed, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
-
-/** unset: undefined (the profile's default); set (even empty): the whole list */
-const cidrList = z
-  .string()
-  .optional()
-  .transform((s) =>
-    s === undefined
-      ? undefined
-      : s
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean),
-  )
-  .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
 
 export const webhookSettings = {
   ...commonSettings,
@@ -25,7 +11,7 @@ export const webhookSettings = {
   opsPort: setting('WEBHOOK_OPS_PORT', envPort(9084), 'health/metrics port'),
   allowCidrs: setting(
     'WEBHOOK_ALLOW_CIDRS',
-    cidrList,
+    envCidrList,
     'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
   ),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (opens the sealed webhook signing secrets)'),
@@ -51,6 +37,5 @@ export const loadWebhookConfig = (env?: Record<string, string | undefined>) => l
  * local profile and nothing otherwise.
  */
 export function allowedInternalCidrs(config: Pick<WebhookConfig, 'allowCidrs' | 'profile'>): string[] {
-  if (config.allowCidrs !== undefined) return config.allowCidrs;
-  return config.profile === 'local' ? ['127.0.0.0/8', '::1/128'] : [];
+  return internalCidrsAllowed(config.allowCidrs, config.profile);
 }

@@ -19,10 +19,10 @@ export class CheckpointingSink implements TreeBuiltSink {
 
   async treeBuilt(head: TreeHead): Promise<void> {
     try {
-      await this.checkpoints.signPending(head.tenant_id);
-      // the tenant's latest checkpoint to its witnesses (also one a witness missed while it was down); a
-      // witness answers within WITNESS_TIMEOUT_MS, and the head goes on after
+      // the tenant's latest checkpoint (`latest` signs the pending ones first) to its witnesses, also one a
+      // witness missed while it was down; a witness answers within WITNESS_TIMEOUT_MS, and the head goes on after
       if (this.witnessing?.configured) await this.witnessing.cosign(head.tenant_id, await this.checkpoints.latest(head.tenant_id));
+      else await this.checkpoints.signPending(head.tenant_id);
     } catch (e) {
       this.logger.warn({ err: e, tenantId: head.tenant_id, tree_index: head.tree_index }, 'checkpoint not signed after the build; retried on the next build or read');
     }

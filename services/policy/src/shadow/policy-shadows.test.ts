@@ -118,6 +118,13 @@ test('counts by live → candidate decision, the rules behind the differences an
   expect(r.figures!.rules).toEqual([{ rule: 'no_wire', change: 'added', count: 3 }]);
   expect(r.figures!.samples.map((s) => s.action_id).sort()).toEqual([...wires].sort());
   expect(r.figures!.samples[0]).toMatchObject({ tool: 'wire_transfer', agent_id: 'agent-1', live_decision: 'allow', live_violations: [], candidate_decision: 'deny', candidate_violations: ['no_wire'] });
+  // every call's candidate decision is kept in its batch's row; only the differing calls have a row of their own
+  const batches = await db.selectFrom('policy_shadow_batches').select(['action_ids', 'live_decisions', 'candidate_decisions']).where('tenant_id', '=', tenantId).execute();
+  const kept = batches.flatMap((b) => b.action_ids.map((id, i) => ({ id, live: b.live_decisions[i], candidate: b.candidate_decisions[i] })));
+  expect(kept).toHaveLength(6);
+  expect(kept.filter((k) => wires.includes(k.id)).map((k) => `${k.live}->${k.candidate}`)).toEqual(['allow->deny', 'allow->deny', 'allow->deny']);
+  const detailed = await db.selectFrom('policy_shadow_decisions').select('action_id').where('tenant_id', '=', tenantId).execute();
+  expect(detailed.map((d) => d.action_id).sort()).toEqual([...wires].sort());
   // 6 more calls: only 4 are kept, then it has ended by itself
   for (let i = 0; i < 6; i++) await decide(tenantId, 'wire_transfer');
   await shadows.idle();
@@ -222,4 +229,4 @@ test('a slow candidate does not hold up the answers: the live decisions stay fas
   // the candidate's own evaluation time, as recorded, is far above what an answer took end to end
   expect(r.figures!.candidateEvalMsAvg).toBeGreaterThan(20);
   expect(median(answered)).toBeLessThan(r.figures!.candidateEvalMsAvg / 4);
-});
+}, 60_000); // the slow candidate takes ~0.3 s a call, ten calls: seconds on a quiet machine, more on a busy one

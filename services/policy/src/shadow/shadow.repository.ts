@@ -1,4 +1,10 @@
-/** The only queries on policy_shadows / policy_shadow_decisions. Tenant id first, always. */
+/**
+ * The only queries on policy_shadows / policy_shadow_batches / policy_shadow_decisions. Tenant id first,
+ * always. Every call a candidate decided is one element of its batch's row (policy_shadow_batches: action
+ * id, both decisions, both evaluation times); a call whose outcome differs from the live one (decision or
+ * violations) also keeps its full row in policy_shadow_decisions (samples, rules). One tuple per batch is
+ * what keeps a shadow cheap for Postgres (docs/policy.md, "What it costs").
+ */
 import { type Db, NotFoundError } from '@agw/shared';
 import { sql } from 'kysely';
 
@@ -128,10 +134,27 @@ export class ShadowRepository {
       const kept = rows.slice(0, Math.max(0, s.max_calls - s.calls));
       if (kept.length) {
         await trx
-          .insertInto('policy_shadow_decisions')
-          .values(kept.map((r) => ({ ...r, shadow_id: shadowId, tenant_id: tenantId, live_violations: JSON.stringify(r.live_violations), candidate_violations: JSON.stringify(r.candidate_violations) })))
-          .onConflict((oc) => oc.columns(['shadow_id', 'action_id']).doNothing())
+          .insertInto('policy_shadow_batches')
+          .values({
+            shadow_id: shadowId,
+            tenant_id: tenantId,
+            batch_id: crypto.randomUUID(),
+            decided_at: kept[kept.length - 1]!.decided_at,
+            action_ids: kept.map((r) => r.action_id),
+            live_decisions: kept.map((r) => r.live_decision),
+            candidate_decisions: kept.map((r) => r.candidate_decision),
+            live_eval_ms: kept.map((r) => r.live_eval_ms),
+            candidate_eval_ms: kept.map((r) => r.candidate_eval_ms),
+          })
           .execute();
+        const detailed = kept.filter(outcomeDiffers);
+        if (detailed.length) {
+          await trx
+            .insertInto('policy_shadow_decisions')
+            .values(detailed.map((r) => ({ ...r, shadow_id: shadowId, tenant_id: tenantId, live_violations: JSON.stringify(r.live_violations), candidate_violations: JSON.stringify(r.candidate_violations) })))
+            .onConflict((oc) => oc.columns(['shadow_id', 'action_id']).doNothing())
+            .execute();
+        }
       }
       if (kept.length || dropped) {
         await trx
@@ -148,8 +171,8 @@ export class ShadowRepository {
   async figures(tenantId: string, shadowId: string, samples = 20): Promise<ShadowFigures> {
     const [transitions, added, removed, rows, times] = await Promise.all([
       sql<{ live: string; candidate: string; count: number }>`
-        SELECT live_decision AS live, candidate_decision AS candidate, count(*)::int AS count FROM policy_shadow_decisions
-        WHERE tenant_id = ${tenantId} AND shadow_id = ${shadowId} GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`.execute(this.db),
+        SELECT c.live, c.candidate, count(*)::int AS count FROM policy_shadow_batches b CROSS JOIN LATERAL unnest(b.live_decisions, b.candidate_decisions) AS c(live, candidate)
+        WHERE b.tenant_id = ${tenantId} AND b.shadow_id = ${shadowId} GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`.execute(this.db),
       sql<{ rule: string; count: number }>`
         SELECT v AS rule, count(*)::int AS count FROM policy_shadow_decisions d CROSS JOIN LATERAL jsonb_array_elements_text(d.candidate_violations) v
         WHERE d.tenant_id = ${tenantId} AND d.shadow_id = ${shadowId} AND d.differs AND NOT d.live_violations ? v GROUP BY 1 ORDER BY 2 DESC, 1`.execute(this.db),
@@ -167,8 +190,9 @@ export class ShadowRepository {
         .limit(samples)
         .execute(),
       sql<{ differing: number; live_avg: number | null; cand_avg: number | null; cand_max: number | null }>`
-        SELECT count(*) FILTER (WHERE differs)::int AS differing, avg(live_eval_ms) AS live_avg, avg(candidate_eval_ms) AS cand_avg, max(candidate_eval_ms) AS cand_max
-        FROM policy_shadow_decisions WHERE tenant_id = ${tenantId} AND shadow_id = ${shadowId}`.execute(this.db),
+        SELECT count(*) FILTER (WHERE c.live <> c.candidate)::int AS differing, avg(c.live_ms) AS live_avg, avg(c.cand_ms) AS cand_avg, max(c.cand_ms) AS cand_max
+        FROM policy_shadow_batches b CROSS JOIN LATERAL unnest(b.live_decisions, b.candidate_decisions, b.live_eval_ms, b.candidate_eval_ms) AS c(live, candidate, live_ms, cand_ms)
+        WHERE b.tenant_id = ${tenantId} AND b.shadow_id = ${shadowId}`.execute(this.db),
     ]);
     const t = times.rows[0];
     return {
@@ -181,6 +205,13 @@ export class ShadowRepository {
       candidateEvalMsMax: Number(t?.cand_max ?? 0),
     };
   }
+}
+
+/** The candidate said something else than the live policy: another decision, or other violations. */
+function outcomeDiffers(r: ShadowDecisionRow): boolean {
+  if (r.differs || r.live_violations.length !== r.candidate_violations.length) return true;
+  const live = new Set(r.live_violations);
+  return r.candidate_violations.some((v) => !live.has(v));
 }
 
 export function notRunning(): NotFoundError {

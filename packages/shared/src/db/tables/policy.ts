@@ -93,10 +93,24 @@ export interface PolicyShadowDecisionsTable {
   decided_at: ColumnType<Date, Date | string, never>;
 }
 
+/** One batch of a shadow's decisions: element i of each array is one call (migration 0050). */
+export interface PolicyShadowBatchesTable {
+  shadow_id: string;
+  tenant_id: string;
+  batch_id: string;
+  decided_at: ColumnType<Date, Date | string, never>;
+  action_ids: string[];
+  live_decisions: string[];
+  candidate_decisions: string[];
+  live_eval_ms: number[];
+  candidate_eval_ms: number[];
+}
+
 export interface PolicyTables {
   policy_tenant_policies: PolicyTenantPoliciesTable;
   policy_bundle_revisions: PolicyBundleRevisionsTable;
   policy_shadows: PolicyShadowsTable;
   policy_shadow_decisions: PolicyShadowDecisionsTable;
+  policy_shadow_batches: PolicyShadowBatchesTable;
   policy_bundle_sources: PolicyBundleSourcesTable;
 }

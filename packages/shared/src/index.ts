@@ -23,6 +23,7 @@ export * from './action-record';
 export * from './record-builders';
 export * from './decision-input';
 export * from './webhook-settings';
+export * from './tenants/tenant-settings.read-model';
 export * from './redis';
 export * from './grpc';
 export * from './peer-clients';

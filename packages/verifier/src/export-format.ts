@@ -1,10 +1,11 @@
 /**
  * The compliance export document (docs/compliance-export.md): the one type of it, shared by its writer
- * (services/audit/src/export/compliance-exporter.ts, and the PDF renderer that reads it) and its reader
+ * (services/audit/src/export/compliance-evidence.ts and services/gateway/src/compliance/compliance-export.ts,
+ * and the PDF renderer that reads it) and its reader
  * (`verifyExport`, the offline `agw-verify`). It lives here, in the package auditors run, because the
  * document is a published contract that outlives the service that writes it: the verifier must read every
  * format version the fleet ever wrote, and must not need the fleet's code (this package depends only on
- * `canonicalize` and `viem`). The audit service imports it as a type.
+ * `canonicalize` and `viem`). The audit service and the gateway import it as a type.
  *
  * Format versions (`package.format_version`):
  * - 1.0: the sections up to `policy_snapshot`.
@@ -45,6 +46,13 @@ export interface ComplianceExport {
   /** What an offline verifier needs beyond the sections above (docs/evidence.md). Absent before format 1.1. */
   evidence?: ExportEvidence;
 }
+
+/**
+ * The audit service's part of the document (ComplianceService.GetEvidence): every section but those from
+ * other services, which the gateway adds: `anchors`, `policy_snapshot` (anchor and policy services) and
+ * `evidence.chain` (from the anchors).
+ */
+export type AuditEvidence = Omit<ComplianceExport, 'anchors' | 'policy_snapshot' | 'evidence'> & { evidence: Omit<ExportEvidence, 'chain'> };
 
 export interface ExportHeader {
   format_version: string;

@@ -12,7 +12,7 @@ export { verifyWitnesses } from './verify-witnesses';
 export { COSIGNATURE_V1_TYPE, type CosignerKey, type WitnessPolicyResult, checkWitnessPolicy, cosignatureTime, cosignedMessage, cosignerKeyIdOf, cosignerVkey, parseCosignerKey, splitNote } from './cosignature';
 export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, type CheckResult, type OnChainReader } from './verify-export';
 export type {
-  ComplianceExport, ExportHeader, ExportSummary, ExportedRecord, SampleInclusionProof, AnchorReference, ExportEvidence, ExportCheckpoint,
+  ComplianceExport, AuditEvidence, ExportHeader, ExportSummary, ExportedRecord, SampleInclusionProof, AnchorReference, ExportEvidence, ExportCheckpoint,
 } from './export-format';
 export { viemChainReader } from './chain-reader';
 export { verifyReceipt, receiptOf, parseReceiptText, type ReceiptFile, type ReceiptProofFile, type ParsedReceipt } from './verify-receipt';

@@ -39,10 +39,8 @@ export const auditSettings = {
   receiptsEnabled: setting('AUDIT_RECEIPTS', envBool(true), 'sign a receipt for every appended record and return it with the append (docs/evidence.md, "Receipts"); false signs none on append (GET /api/audit/receipts still issues them)'),
   receiptMaxMergeDelaySeconds: setting('RECEIPT_MAX_MERGE_DELAY_SECONDS', envInt(2 * 3600), 'the maximum merge delay a receipt promises: a record is in a signed checkpoint within this many seconds of its receipt (the hourly tree build, its check interval and slack)'),
   receiptKeyLifetimeHours: setting('RECEIPT_KEY_LIFETIME_HOURS', envInt(24), 'how long one in-memory receipt key signs before the next one (and its delegations) replaces it'),
-  anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address (anchor references of the compliance export)'),
   vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (signs checkpoints with its HSM-held Ed25519 key)'),
-  policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (policy snapshot of the compliance export)'),
-  peerDeadlineMs: setting('PEER_DEADLINE_MS', envInt(10_000), 'deadline of the anchor and policy calls behind a compliance export'),
+  peerDeadlineMs: setting('PEER_DEADLINE_MS', envInt(10_000), 'deadline of the calls to the vault that sign checkpoints and receipts'),
   exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),
   exportSampleProofs: setting('EXPORT_SAMPLE_PROOFS', envInt(5), 'inclusion proofs sampled into a compliance export'),
   witnesses: setting(
@@ -51,7 +49,7 @@ export const auditSettings = {
     'C2SP tlog-witnesses that cosign every tenant\'s latest checkpoint (docs/evidence.md, "Witnesses"): comma-separated "<url> <witness vkey>" entries; empty: none',
   ),
   witnessTimeoutMs: setting('WITNESS_TIMEOUT_MS', envInt(5_000), 'limit of one add-checkpoint request to a witness'),
-  exportMaxBytes: setting('EXPORT_MAX_BYTES', envInt(12 * 1024 * 1024), 'largest compliance export document; fewer records are listed beyond it (gRPC messages are limited to 16 MB)'),
+  exportMaxBytes: setting('EXPORT_MAX_BYTES', envInt(12 * 1024 * 1024), 'largest audit part of a compliance export sent to the gateway (its JSON); fewer records are listed beyond it (gRPC messages are limited to 16 MB)'),
 };
 
 export type AuditConfig = ReturnType<typeof loadAuditConfig>;

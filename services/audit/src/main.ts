@@ -1,4 +1,4 @@
-/** Composition root of the audit service: the chain, Merkle tree heads and proofs, export, gRPC. No logic here. */
+/** Composition root of the audit service: the chain, Merkle tree heads and proofs, the export's evidence, gRPC. No logic here. */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { availableParallelism } from 'node:os';
 import { runService } from '@agw/shared';
@@ -11,9 +11,8 @@ import { DecisionInputRepository } from './chain/decision-input.repository';
 import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
-import { ComplianceExporter } from './export/compliance-exporter';
+import { ComplianceEvidence } from './export/compliance-evidence';
 import { ExportRepository } from './export/export.repository';
-import { GrpcAnchorReferences, GrpcPolicySnapshot } from './export/peer-sources';
 import { complianceGrpcService, merkleGrpcService } from './grpc/merkle.grpc';
 import { MerkleProofs } from './merkle/merkle-proofs';
 import { createMerkleMetrics } from './merkle/merkle.metrics';
@@ -51,9 +50,9 @@ runService({
     instrumentChain(chain, registry);
     const merkleRepo = new MerkleRepository(db);
     const proofs = new MerkleProofs(merkleRepo);
-    // this service's one deadline for its peers (PEER_DEADLINE_MS): checkpoint signing, the export's anchors and policy
-    const deadlineMs = config.peerDeadlineMs;
-    const { noteSigning: noteSigningClient, anchor: anchorClient, policy: policyClient } = peers(['noteSigning', 'anchor', 'policy'], { deadlines: { noteSigning: deadlineMs, anchor: deadlineMs, policy: deadlineMs } });
+    // this service's one peer (PEER_DEADLINE_MS): the vault signs its checkpoints. It calls no other service:
+    // the compliance export's anchors and policy snapshot are added by the gateway (docs/architecture.md).
+    const { noteSigning: noteSigningClient } = peers(['noteSigning'], { deadlines: { noteSigning: config.peerDeadlineMs } });
     const noteSigner = new VaultNoteSigner(noteSigningClient);
     const checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads: merkleRepo, proofs, signer: noteSigner, logger });
     const cosignatures = new CosignatureRepository(db);
@@ -73,15 +72,13 @@ runService({
     const builder = new TreeBuilder(db, merkleRepo, treeSink, logger, { maxLeavesPerBuild: config.merkleMaxLeavesPerBuild, metrics: createMerkleMetrics(registry) });
     const scheduler = new MerkleScheduler(builder, logger, config.merkleTickSeconds * 1000);
     if (config.merkleScheduleEnabled) scheduler.start();
-    const exporter = new ComplianceExporter({
+    const exportEvidence = new ComplianceEvidence({
       chain,
       records: new ExportRepository(db),
       proofs,
       checkpoints,
       cosignatures,
       verifierKey: (tenantId: string) => noteSigner.verifierKey(tenantId),
-      anchors: new GrpcAnchorReferences(anchorClient),
-      policy: new GrpcPolicySnapshot(policyClient),
       decisionInputs: new DecisionInputRepository(db),
       maxRecords: config.exportMaxRecords,
       sampleProofs: config.exportSampleProofs,
@@ -98,7 +95,7 @@ runService({
           onAppend: config.receiptsEnabled,
         }),
         merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, cosignatures, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
-        complianceGrpcService(exporter, logger),
+        complianceGrpcService(exportEvidence, logger),
       ],
       closers: [() => relay.stop(), () => scheduler.stop()],
     };

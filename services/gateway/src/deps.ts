@@ -3,7 +3,8 @@ import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
 import type { ApprovalExpiry } from './approvals/approval-expiry';
 import type { ApprovalQueue } from './approvals/approval-queue';
 import type { AuditClient, PolicyClient, VaultClient, WebhookClient } from './clients/grpc-clients';
-import type { AnchorClient, ComplianceClient, ManagedClient, MerkleClient } from './clients/grpc-clients';
+import type { AnchorClient, ManagedClient, MerkleClient } from './clients/grpc-clients';
+import type { ComplianceExporter } from './compliance/compliance-export';
 import type { GatewayConfig } from './config';
 import type { FederatedCatalog } from './federation/federated-catalog';
 import type { HealthService } from './health';
@@ -33,7 +34,8 @@ export interface GatewayDeps {
   policy: PolicyClient;
   audit: AuditClient;
   merkle: MerkleClient;
-  compliance: ComplianceClient;
+  /** the compliance export: the audit service's part, the anchors and the policy snapshot put together and rendered */
+  complianceExport: ComplianceExporter;
   anchor: AnchorClient;
   webhook: WebhookClient;
   vault: VaultClient;

@@ -46,6 +46,8 @@ import { withErasureMarks } from './vault/erased-pii-marker';
 import { credentialChanges } from './vault/credential-changes';
 import { createVaultBroker } from './vault/vault-broker';
 import { createVaultPiiGuard } from './vault/vault-pii-guard';
+import { ComplianceExporter } from './compliance/compliance-export';
+import { GrpcAnchorReferences, GrpcAuditEvidence, GrpcPolicySnapshot } from './compliance/peer-sources';
 
 /** What an in-process test reaches into. */
 export interface Gateway {
@@ -65,6 +67,14 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const bus = await nats({ readiness: false });
   const clients = peers(['policy', 'audit', 'merkle', 'compliance', 'anchor', 'webhook', 'vault', 'federation', 'managed']);
   const { policy, audit, merkle, compliance, anchor, webhook, managed } = clients;
+  // the compliance export's own deadline for its anchor and policy sections (a section past it says unavailable)
+  const exportPeers = peers(['anchor', 'policy'], { deadlines: { anchor: config.exportPeerDeadlineMs, policy: config.exportPeerDeadlineMs } });
+  const complianceExport = new ComplianceExporter({
+    audit: new GrpcAuditEvidence(compliance),
+    anchors: new GrpcAnchorReferences(exportPeers.anchor),
+    policy: new GrpcPolicySnapshot(exportPeers.policy),
+    maxBytes: config.exportMaxBytes,
+  });
   // register/delete of a credential invalidate the broker's credential cache here and on every replica
   const credentials = credentialChanges(clients.vault, bus);
   const vault = credentials.vault;
@@ -149,7 +159,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     audit: withErasureMarks(audit, vault, logger, config.probeDeadlineMs),
     webhook,
     merkle,
-    compliance,
+    complianceExport,
     anchor,
     vault,
     federation,

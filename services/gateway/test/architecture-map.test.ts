@@ -1,9 +1,10 @@
 /**
  * docs/architecture.md's map of a governed call is true: every file of its table exists and defines the
  * symbol named beside it (issue "a map that tells the truth"). A file moved or a symbol renamed without the
- * map fails here.
+ * map fails here. Its table of who calls whom is the services' `peers([...])` calls, and no two services
+ * call each other but the one pair it names.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -22,5 +23,32 @@ describe('docs/architecture.md: one governed tool call, the files where its step
     expect(existsSync(full)).toBe(true);
     // a TypeScript declaration, or the SQL function a migration creates (the record is written by one)
     expect(readFileSync(full, 'utf8')).toMatch(new RegExp(`(class|function|const|let|interface|CREATE OR REPLACE FUNCTION)\\s+${symbol}\\b`));
+  });
+});
+
+describe('docs/architecture.md: who calls whom', () => {
+  // the peer clients (packages/shared/src/peer-clients.ts PEERS) by the service that serves them
+  const SERVED_BY: Record<string, string> = { policy: 'policy', audit: 'audit', merkle: 'audit', compliance: 'audit', anchor: 'anchor', webhook: 'webhook', vault: 'vault', noteSigning: 'vault', federation: 'vault', managed: 'managed' };
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path.join(dir, e.name)] : []));
+  const services = readdirSync(path.join(ROOT, 'services'));
+  const calls = Object.fromEntries(
+    services.map((svc) => {
+      const peers = new Set<string>();
+      for (const f of sources(path.join(ROOT, 'services', svc, 'src')))
+        for (const m of readFileSync(f, 'utf8').matchAll(/peers\(\[([^\]]*)\]/g)) for (const n of m[1].matchAll(/'(\w+)'/g)) peers.add(SERVED_BY[n[1]] ?? `unknown peer ${n[1]}`);
+      return [svc, [...peers].sort()];
+    }),
+  );
+  const table = doc.slice(doc.indexOf('## Who calls whom'), doc.indexOf('\n## ', doc.indexOf('## Who calls whom') + 5));
+  const documented = Object.fromEntries([...table.matchAll(/^\| (\w+) \| ([^|]+) \|$/gm)].filter((m) => m[1] !== 'service').map((m) => [m[1], m[2].split(',').map((p) => p.trim().split(' ')[0]).sort()]));
+
+  it('names the peers each service calls', () => {
+    expect(documented).toEqual(calls);
+  });
+
+  it('has no two services calling each other but the audit service and the vault (signing; the federation\'s records)', () => {
+    const mutual = services.flatMap((a) => (calls[a] as string[]).filter((b) => a < b && (calls[b] as string[]).includes(a)).map((b) => `${a}<->${b}`));
+    expect(mutual).toEqual(['audit<->vault']);
   });
 });

@@ -3,7 +3,7 @@
  * session domain, the consumer supervisor, the gRPC server, shutdown. No logic here.
  */
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
-import { ApprovalRepository, DecisionPublisher, EventOutboxRepository, runService } from '@agw/shared';
+import { ApprovalRepository, DecisionPublisher, EventOutboxRepository, TenantSettingsReadModel, runService } from '@agw/shared';
 import { AgentConfigRepository } from './agents/agent-config.repository';
 import { AgentConfigs } from './agents/agent-configs';
 import { loadManagedConfig, replicaIdOf } from './config';
@@ -47,7 +47,7 @@ runService({
       metrics.interrupts.inc({ trigger: auto ? 'auto' : 'user' });
       void supervisor.detach(id, 'session_ended');
     });
-    const thresholds = new TenantThresholds(db, config.anomalyThreshold);
+    const thresholds = new TenantThresholds(new TenantSettingsReadModel(db), config.anomalyThreshold);
     const confirmations = new ToolConfirmations({
       confirmations: new ConfirmationRepository(db),
       approvals: new ApprovalRepository(db),

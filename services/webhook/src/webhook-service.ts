@@ -3,12 +3,12 @@
  * consumers and the gRPC bindings, on the stores and vault client runService hands out. main.ts runs it;
  * integration tests start the same definition in-process against the real stores (`startWebhookService`).
  */
-import { type Logger, type Registry, type ServiceDefinition, startService } from '@agw/shared';
+import { type Logger, type Registry, type ServiceDefinition, TenantSettingsReadModel, startService } from '@agw/shared';
 import { type WebhookConfig, allowedInternalCidrs, loadWebhookConfig } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
 import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
-import { TenantWebhookRepository } from './delivery/tenant-webhook.repository';
+import { TenantWebhookRepository, WEBHOOK_SETTINGS_CACHE_MS } from './delivery/tenant-webhook.repository';
 import { WebhookDeliveries } from './delivery/webhook-deliveries';
 import { WebhookSecrets } from './delivery/webhook-secrets';
 import { webhookGrpcService } from './grpc/webhook.grpc';
@@ -46,7 +46,7 @@ export function webhookService(o: { lookup?: LookupAll } = {}): ServiceDefinitio
         caFile: config.caFile,
       });
       const repo = new DeliveryRepository(db, config.streamPrefix);
-      const tenants = new TenantWebhookRepository(db);
+      const tenants = new TenantWebhookRepository(new TenantSettingsReadModel(db, WEBHOOK_SETTINGS_CACHE_MS));
       tenants.followChanges(bus);
       const { vault } = peers(['vault']);
       const secrets = new WebhookSecrets(async (tenantId, sealedJson) => (await vault.openSecret({ tenantId, purpose: 'webhook_secret', sealedJson })).plaintext);

@@ -1,7 +1,7 @@
-/** gRPC adapter of the Merkle side and the compliance export: translate messages, call the domain. */
+/** gRPC adapter of the Merkle side and the audit part of the compliance export: translate messages, call the domain. */
 import { merkle as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
-import type { ComplianceExporter } from '../export/compliance-exporter';
+import type { ComplianceEvidence } from '../export/compliance-evidence';
 import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { MerkleRepository, TreeHead } from '../merkle/merkle.repository';
 import type { MerkleScheduler } from '../merkle/merkle.scheduler';
@@ -93,15 +93,15 @@ export function merkleGrpcService(
   };
 }
 
-export function complianceGrpcService(exporter: ComplianceExporter, logger: Logger): GrpcServiceBinding {
+export function complianceGrpcService(evidence: ComplianceEvidence, logger: Logger): GrpcServiceBinding {
   return {
     definition: pb.ComplianceServiceService,
     implementation: implement(
       pb.ComplianceServiceService,
       {
-        export: async (req) => {
-          const out = await exporter.export(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, format: req.format === 'pdf' || req.format === 'ocsf' || req.format === 'opa' ? req.format : 'json' });
-          return { content: out.content, contentType: out.contentType, filename: out.filename };
+        getEvidence: async (req) => {
+          const out = await evidence.evidence(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, inputs: req.format === 'opa' });
+          return { packageJson: out.packageJson, decisionInputsJson: out.decisionInputsJson };
         },
       },
       logger,

@@ -7,6 +7,7 @@ export type WebhookClient = PeerClient<'webhook'>;
 export type VaultClient = PeerClient<'vault'>;
 /** Merkle tree heads and proofs (audit service); a triggered build may wait for a running one. */
 export type MerkleClient = PeerClient<'merkle'>;
+/** The audit part of the compliance export (audit service). */
 export type ComplianceClient = PeerClient<'compliance'>;
 /** Anchoring; a trigger waits for its transaction's receipt. */
 export type AnchorClient = PeerClient<'anchor'>;

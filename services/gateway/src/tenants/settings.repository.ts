@@ -1,4 +1,8 @@
-/** Queries on tenant_settings (the gateway-owned keys; policy keys live in the policy service). */
+/**
+ * Queries on tenant_settings: the gateway owns the table and is its only writer (policy keys live in the policy
+ * service). Other services read the keys they use through @agw/shared TenantSettingsReadModel, never the
+ * table; a change is published (`changes.settings.<tenant>`) after it committed, by the settings routes.
+ */
 import type { Conn, Db } from '@agw/shared';
 
 export class SettingsRepository {

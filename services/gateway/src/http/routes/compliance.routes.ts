@@ -1,6 +1,7 @@
 /**
- * The compliance export (/compliance/export/{tenant_id}): the tenant's evidence package as JSON or PDF,
- * built by the audit service (docs/compliance-export.md). Another tenant's id is a 404.
+ * The compliance export (/compliance/export/{tenant_id}): the tenant's evidence package as JSON, PDF, OCSF or
+ * OPA decision-log lines, put together by the compliance module (src/compliance, docs/compliance-export.md).
+ * Another tenant's id is a 404.
  */
 import { NotFoundError } from '@agw/shared';
 import { Router } from 'express';
@@ -25,7 +26,7 @@ export function complianceRoutes(d: GatewayDeps): Router {
     const tenantId = uuidParam(String(req.params.tenant_id), 'Tenant');
     if (tenantId !== auth.tenantId.toLowerCase()) throw new NotFoundError('Tenant not found');
     const q = parseWith(exportQuery, { from: req.query.from, to: req.query.to, format: req.query.format }, 'query');
-    const out = await d.compliance.export({ tenantId: auth.tenantId, from: q.from ?? '', to: q.to ?? '', format: q.format });
+    const out = await d.complianceExport.export(auth.tenantId, { from: q.from, to: q.to, format: q.format });
     res.setHeader('content-type', out.contentType);
     res.setHeader('content-disposition', `${q.format === 'json' ? 'inline' : 'attachment'}; filename="${out.filename}"`);
     res.send(Buffer.from(out.content));

@@ -1,9 +1,11 @@
 /**
- * The compliance export package of one tenant: audit records in the range, hash chain verification,
- * Merkle summary, anchor references with explorer links, sample inclusion proofs and the policy
- * snapshot (docs/compliance-export.md). JSON is the package itself; the PDF renders the same package.
- * Anchor references and the policy snapshot come from peer services through ports; when a peer is
- * down the section says `unavailable` instead of failing the whole export.
+ * The audit service's part of a tenant's compliance export package (docs/compliance-export.md): the audit
+ * records in the range, hash chain verification, Merkle summary, sample inclusion proofs and the checkpoint
+ * evidence, all of them this service's own data. The gateway's compliance module
+ * (services/gateway/src/compliance) adds the anchor references and the policy snapshot and renders the
+ * formats; this service calls neither the anchor nor the policy service. It answers the package's JSON
+ * (ComplianceService.GetEvidence), its keys in the document's order, and with format=opa the replay inputs of
+ * the listed records' actions as stored.
  */
 import { type DecisionInputRow, InputError, presentStoredRecord } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
@@ -12,39 +14,11 @@ import type { MerkleProofs } from '../merkle/merkle-proofs';
 import type { Checkpoints } from '../checkpoints/checkpoints';
 import { type CosignatureRepository, cosignedNote } from '../checkpoints/witnessing';
 import type { TreeHead } from '../merkle/merkle.repository';
-import { type PresentedRecord, toApiActivity, toJsonLines } from '@agw/ocsf';
-import { renderCompliancePdf } from './compliance-pdf.renderer';
-import { opaDecisionEvents, toOpaLines } from './opa-decision-log';
 import type { ExportRepository } from './export.repository';
 // the document's one type is the verifier's (packages/verifier/src/export-format.ts): writer and reader agree by construction
-import type { AnchorReference, ComplianceExport, ExportEvidence, ExportedRecord, SampleInclusionProof } from '@agw/verifier';
+import type { AuditEvidence, ExportedRecord, SampleInclusionProof } from '@agw/verifier';
 
-export type { AnchorReference, ComplianceExport } from '@agw/verifier';
-
-export interface AnchorReferenceSource {
-  listAnchors(tenantId: string): Promise<AnchorReference[]>;
-}
-
-export interface PolicySnapshotSource {
-  snapshot(tenantId: string): Promise<Record<string, unknown>>;
-}
-
-export type ExportFormat = 'json' | 'pdf' | 'ocsf' | 'opa';
-const FORMATS: Record<ExportFormat, { ext: string; type: string }> = {
-  json: { ext: 'json', type: 'application/json' },
-  pdf: { ext: 'pdf', type: 'application/pdf' },
-  ocsf: { ext: 'ocsf.jsonl', type: 'application/x-ndjson' },
-  opa: { ext: 'opa-decisions.jsonl', type: 'application/x-ndjson' },
-};
-/** The export's records as OCSF API Activity events, one per line (docs/evidence.md, "OCSF for the SIEM"). */
-const ocsfLines = (p: ComplianceExport) =>
-  toJsonLines(p.audit_records.map((r) => toApiActivity(r as unknown as PresentedRecord, { tenantId: p.package.tenant_id, productVersion: PRODUCT_VERSION })));
-/** The tenant's current template and revision from the policy snapshot (absent when the policy service was away). */
-const currentPolicy = (p: ComplianceExport): { template: string; revision: string | null } | undefined => {
-  const s = p.policy_snapshot as Record<string, unknown>;
-  return s.status === 'ok' && typeof s.policy_template === 'string' ? { template: s.policy_template, revision: typeof s.bundle_revision === 'string' ? s.bundle_revision : null } : undefined;
-};
-const PRODUCT_VERSION: string = (require('../../package.json') as { version: string }).version;
+export type { AuditEvidence } from '@agw/verifier';
 
 /** The replay inputs committed with the records (chain/decision-input.repository.ts). */
 export interface DecisionInputSource {
@@ -53,10 +27,10 @@ export interface DecisionInputSource {
 /** most action ids per look-up (DecisionInputRepository's MAX_DECISION_INPUTS) */
 const INPUTS_PER_LOOKUP = 1000;
 
-export interface ExportResult {
-  content: Buffer;
-  contentType: string;
-  filename: string;
+/** The answer of GetEvidence: the package's JSON and, when asked, the replay inputs' (a JSON array). */
+export interface EvidenceResult {
+  packageJson: Buffer;
+  decisionInputsJson: Buffer;
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -93,7 +67,7 @@ const presentHead = (h: TreeHead) => ({
  */
 const presentRecord = (r: StoredRecord) => presentStoredRecord(r, { leaf_index: r.tenant_seq }) as ExportedRecord;
 
-export class ComplianceExporter {
+export class ComplianceEvidence {
   constructor(
     private readonly d: {
       chain: AuditChain;
@@ -103,54 +77,48 @@ export class ComplianceExporter {
       /** the witnesses' cosignatures of the checkpoints (docs/evidence.md, "Witnesses") */
       cosignatures?: CosignatureRepository;
       verifierKey?: (tenantId: string) => Promise<{ vkey: string; keyName: string }>;
-      anchors: AnchorReferenceSource;
-      policy: PolicySnapshotSource;
       /** the replay inputs, for the OPA decision log (format=opa) */
       decisionInputs?: DecisionInputSource;
       maxRecords: number;
       sampleProofs: number;
-      /** largest document (bytes); gRPC messages are limited to 16 MB */
+      /** largest answer (bytes, the package's JSON and the inputs'); gRPC messages are limited to 16 MB */
       maxBytes: number;
     },
   ) {}
 
-  async export(tenantId: string, q: { from?: string; to?: string; format: ExportFormat }): Promise<ExportResult> {
+  /**
+   * The package's JSON (and the replay inputs' with `inputs`). The answer travels in one gRPC message: fewer
+   * records are listed (the summary still counts all) until it fits, the same cut the gateway makes to fit
+   * its rendered document (EXPORT_MAX_BYTES bounds both).
+   */
+  async evidence(tenantId: string, q: { from?: string; to?: string; inputs: boolean }): Promise<EvidenceResult> {
     const pkg = await this.build(tenantId, q);
-    const day = pkg.package.generated_at.slice(0, 10);
-    const inputs = q.format === 'opa' ? await this.inputsOf(tenantId, pkg) : [];
-    const render = (p: ComplianceExport) =>
-      q.format === 'pdf' ? renderCompliancePdf(p)
-      : q.format === 'ocsf' ? Promise.resolve(Buffer.from(ocsfLines(p)))
-      : q.format === 'opa' ? Promise.resolve(Buffer.from(toOpaLines(opaDecisionEvents(p.audit_records, inputs, { tenantId, productVersion: PRODUCT_VERSION, current: currentPolicy(p) }))))
-      : Promise.resolve(Buffer.from(JSON.stringify(p, null, 1)));
-    // the document travels in one gRPC message: list fewer records (summary still counts all) until it fits
-    let content = await render(pkg);
-    while (content.length > this.d.maxBytes && pkg.audit_records.length > 0) {
+    const rows = q.inputs ? await this.inputsOf(tenantId, pkg) : [];
+    const render = () => {
+      const listed = new Set(pkg.audit_records.map((r) => String(r.action_id)));
+      return { packageJson: Buffer.from(JSON.stringify(pkg)), decisionInputsJson: q.inputs ? Buffer.from(JSON.stringify(rows.filter((r) => listed.has(r.action_id)))) : Buffer.alloc(0) };
+    };
+    let out = render();
+    while (out.packageJson.length + out.decisionInputsJson.length > this.d.maxBytes && pkg.audit_records.length > 0) {
       pkg.audit_records = pkg.audit_records.slice(0, Math.floor(pkg.audit_records.length * 0.7));
       pkg.summary.records_exported = pkg.audit_records.length;
       pkg.summary.truncated = true;
-      content = await render(pkg);
+      out = render();
     }
-    const { ext, type } = FORMATS[q.format];
-    return { content, contentType: type, filename: `compliance-export-${tenantId}-${day}.${ext}` };
+    return out;
   }
 
-  async build(tenantId: string, q: { from?: string; to?: string }): Promise<ComplianceExport> {
+  async build(tenantId: string, q: { from?: string; to?: string }): Promise<AuditEvidence> {
     const now = new Date();
     const from = parseBound(q.from, 'from') ?? new Date(0);
     const to = parseBound(q.to, 'to') ?? new Date(now.getTime() + 1);
     if (from.getTime() > to.getTime()) throw InputError.at(['query', 'from'], 'from must not be after to', 'value_error');
 
-    const [records, stats, verification, heads, anchors, policy] = await Promise.all([
+    const [records, stats, verification, heads] = await Promise.all([
       this.d.records.records(tenantId, from, to, this.d.maxRecords),
       this.d.records.stats(tenantId, from, to),
       this.d.chain.verify(tenantId),
       this.d.proofs.listHeads(tenantId),
-      this.d.anchors.listAnchors(tenantId).then(
-        (references) => ({ status: 'ok', references }),
-        (e: unknown) => ({ status: 'unavailable', references: [] as AnchorReference[], error: e instanceof Error ? e.message : String(e) }),
-      ),
-      this.d.policy.snapshot(tenantId).catch((e: unknown) => ({ status: 'unavailable', error: e instanceof Error ? e.message : String(e) })),
     ]);
     const latest = heads[heads.length - 1];
     const inRange = heads.filter((h) => Date.parse(h.period_end) >= from.getTime() && Date.parse(h.period_start) < to.getTime());
@@ -175,7 +143,7 @@ export class ComplianceExporter {
         });
       }
     }
-    const evidence = await this.evidence(tenantId, heads, anchors.references);
+    const evidence = await this.checkpointEvidence(tenantId, heads);
     return {
       package: {
         // 1.2: every record id (audit_records[].id, sample_inclusion_proofs[].record_id, the heads' from/to_record_id,
@@ -201,15 +169,13 @@ export class ComplianceExporter {
         latest_tree: latest ? presentHead(latest) : null,
         trees_in_range: inRange.map(presentHead),
       },
-      anchors,
       sample_inclusion_proofs: samples,
-      policy_snapshot: policy,
       evidence,
     };
   }
 
   /** The replay inputs of the exported records' actions. */
-  private async inputsOf(tenantId: string, p: ComplianceExport): Promise<DecisionInputRow[]> {
+  private async inputsOf(tenantId: string, p: AuditEvidence): Promise<DecisionInputRow[]> {
     if (!this.d.decisionInputs) return [];
     const ids = [...new Set(p.audit_records.map((r) => String(r.action_id)))];
     const out: DecisionInputRow[] = [];
@@ -217,17 +183,15 @@ export class ComplianceExporter {
     return out;
   }
 
-  /** Checkpoints, verifier key, consistency proofs between successive heads, chain id and contract. */
-  private async evidence(tenantId: string, heads: TreeHead[], anchors: AnchorReference[]): Promise<ExportEvidence> {
-    const first = anchors[0];
-    const chain = { chain_id: first?.chain_id ?? null, contract_address: first?.contract_address ?? null, network: first?.network ?? null };
+  /** Checkpoints, verifier key and consistency proofs between successive heads (the gateway adds the anchors' chain). */
+  private async checkpointEvidence(tenantId: string, heads: TreeHead[]): Promise<AuditEvidence['evidence']> {
     const treeHeads = heads.map((h) => ({ tree_index: h.tree_index, tree_size: h.tree_size, merkle_root: h.merkle_root }));
-    const consistency: ExportEvidence['consistency_proofs'] = [];
+    const consistency: AuditEvidence['evidence']['consistency_proofs'] = [];
     for (let i = 1; i < heads.length; i++) {
       const p = await this.d.proofs.consistency(tenantId, heads[i - 1].tree_index, heads[i].tree_index);
       consistency.push({ from_size: p.first.tree_size, to_size: p.second.tree_size, proof: p.proof });
     }
-    const base = { tree_heads: treeHeads, consistency_proofs: consistency, chain };
+    const base = { tree_heads: treeHeads, consistency_proofs: consistency };
     if (!this.d.checkpoints || !this.d.verifierKey) return { status: 'unavailable', error: 'checkpoint signing is not configured', checkpoints: [], verifier_key: null, origin: null, ...base };
     try {
       const [list, key] = await Promise.all([this.d.checkpoints.list(tenantId), this.d.verifierKey(tenantId)]);

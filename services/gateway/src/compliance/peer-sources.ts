@@ -1,10 +1,22 @@
-/** gRPC adapters of the export's ports: anchor references (anchor service) and the policy snapshot (policy service). */
+/**
+ * gRPC adapters of the export's ports: the audit part (audit service, ComplianceService.GetEvidence), anchor
+ * references (anchor service) and the policy snapshot (policy service).
+ */
 import type { anchor } from '@agw/proto';
-import type { PeerClient } from '@agw/shared';
-import type { AnchorReference, AnchorReferenceSource, PolicySnapshotSource } from './compliance-exporter';
+import type { DecisionInputRow } from '@agw/shared';
+import type { AnchorReference, AuditEvidence } from '@agw/verifier';
+import type { AnchorClient, ComplianceClient, PolicyClient } from '../clients/grpc-clients';
+import type { AnchorReferenceSource, AuditEvidenceSource, ExportFormat, PolicySnapshotSource } from './compliance-export';
 
-export type AnchorClient = PeerClient<'anchor'>;
-export type PolicyClient = PeerClient<'policy'>;
+export class GrpcAuditEvidence implements AuditEvidenceSource {
+  constructor(private readonly client: Pick<ComplianceClient, 'getEvidence'>) {}
+
+  async evidence(tenantId: string, q: { from: string; to: string; format: ExportFormat }): Promise<{ pkg: AuditEvidence; inputs: DecisionInputRow[] }> {
+    const r = await this.client.getEvidence({ tenantId, from: q.from, to: q.to, format: q.format });
+    const inputs = r.decisionInputsJson.length ? (JSON.parse(Buffer.from(r.decisionInputsJson).toString()) as DecisionInputRow[]) : [];
+    return { pkg: JSON.parse(Buffer.from(r.packageJson).toString()) as AuditEvidence, inputs };
+  }
+}
 
 export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
   return {
@@ -27,7 +39,7 @@ export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
 }
 
 export class GrpcAnchorReferences implements AnchorReferenceSource {
-  constructor(private readonly client: AnchorClient) {}
+  constructor(private readonly client: Pick<AnchorClient, 'listAnchors'>) {}
 
   async listAnchors(tenantId: string): Promise<AnchorReference[]> {
     const r = await this.client.listAnchors({ tenantId, requestedChain: '' });
@@ -36,7 +48,7 @@ export class GrpcAnchorReferences implements AnchorReferenceSource {
 }
 
 export class GrpcPolicySnapshot implements PolicySnapshotSource {
-  constructor(private readonly client: PolicyClient) {}
+  constructor(private readonly client: Pick<PolicyClient, 'getTenantPolicy'>) {}
 
   async snapshot(tenantId: string): Promise<Record<string, unknown>> {
     const p = await this.client.getTenantPolicy({ tenantId });

@@ -40,6 +40,7 @@ export * from './db/database';
 export * from './db/copy-rows';
 export * from './db/migrate';
 export * from './db/backup';
+export * from './db/functions';
 export * from './stores';
 export * from './tracing/hooks';
 export * from './free-port';

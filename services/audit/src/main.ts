@@ -2,13 +2,11 @@
 import '@agw/shared/dist/tracing/register'; // first: traces (when configured) instrument what the imports below load
 import { availableParallelism } from 'node:os';
 import { runService } from '@agw/shared';
-import { AuditRecordRepository } from './chain/audit-record.repository';
+import { AuditRecordRepository, DecisionCountsReads, SessionTotalsReads } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
 import { instrumentChain } from './chain/chain.metrics';
 import { EventRelay } from './chain/event-relay';
-import { DecisionCountsRepository } from './chain/decision-counts.repository';
 import { DecisionInputRepository } from './chain/decision-input.repository';
-import { SessionTotalsRepository } from './chain/session-totals.repository';
 import { loadAuditConfig } from './config';
 import { auditGrpcService } from './grpc/audit.grpc';
 import { ComplianceEvidence } from './export/compliance-evidence';
@@ -89,7 +87,7 @@ runService({
     const schedule = config.merkleScheduleEnabled ? `hourly (checked every ${config.merkleTickSeconds}s)` : 'disabled in this replica';
     return {
       grpc: [
-        auditGrpcService(chain, new SessionTotalsRepository(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsRepository(db), new DecisionInputRepository(db), {
+        auditGrpcService(chain, new SessionTotalsReads(db), logger, new ErasureStatements(chain, noteSigner), new DecisionCountsReads(db), new DecisionInputRepository(db), {
           receipts,
           proofs: receiptProofs,
           onAppend: config.receiptsEnabled,

@@ -9,9 +9,8 @@ import { type decision, audit as pb } from '@agw/proto';
 import { type Db, createClient, createDb, createLogger, migrateToLatest, startGrpcServer, toAuditEntry } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
-import { AuditRecordRepository } from '../src/chain/audit-record.repository';
+import { AuditRecordRepository, SessionTotalsReads } from '../src/chain/audit-record.repository';
 import { DecisionInputRepository } from '../src/chain/decision-input.repository';
-import { SessionTotalsRepository } from '../src/chain/session-totals.repository';
 import { auditGrpcService } from '../src/grpc/audit.grpc';
 import { governedEntry } from './support/entries';
 
@@ -24,7 +23,7 @@ beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
   const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), createLogger('test', 'silent'), undefined, undefined, new DecisionInputRepository(db))]);
+  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), createLogger('test', 'silent'), undefined, undefined, new DecisionInputRepository(db))]);
   client = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
 });
 afterAll(async () => {

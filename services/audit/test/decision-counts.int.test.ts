@@ -2,14 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, createDb, migrateToLatest } from '@agw/shared';
 import { AuditChain } from '../src/chain/audit-chain';
-import { AuditRecordRepository } from '../src/chain/audit-record.repository';
-import { DecisionCountsRepository } from '../src/chain/decision-counts.repository';
+import { AuditRecordRepository, DecisionCountsReads } from '../src/chain/audit-record.repository';
 import { governedEntry } from './support/entries';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let chain: AuditChain;
-let counts: DecisionCountsRepository;
+let counts: DecisionCountsReads;
 
 const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
 const at = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString();
@@ -18,7 +17,7 @@ beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
-  counts = new DecisionCountsRepository(db);
+  counts = new DecisionCountsReads(db);
 });
 afterAll(async () => {
   await db.destroy();

@@ -12,8 +12,7 @@ import { audit as pb } from '@agw/proto';
 import { type Db, createClient, createDb, createLogger, migrateToLatest, startGrpcServer, toAuditEntry } from '@agw/shared';
 import { parseVerifierKey, verifyReceipt } from '@agw/verifier';
 import { AuditChain } from '../src/chain/audit-chain';
-import { AuditRecordRepository } from '../src/chain/audit-record.repository';
-import { SessionTotalsRepository } from '../src/chain/session-totals.repository';
+import { AuditRecordRepository, SessionTotalsReads } from '../src/chain/audit-record.repository';
 import { CheckpointRepository } from '../src/checkpoints/checkpoint.repository';
 import { CheckpointingSink } from '../src/checkpoints/checkpointing.sink';
 import { Checkpoints, type NoteSignerPort } from '../src/checkpoints/checkpoints';
@@ -61,7 +60,7 @@ beforeAll(async () => {
   builder = new TreeBuilder(db, heads, new CheckpointingSink(checkpoints, { treeBuilt: async () => undefined }, logger), logger);
   const receipts = new Receipts(signer, { mmdSeconds: 7200, keyLifetimeMs: 3600_000, logger });
   const receiptProofs = new ReceiptProofs({ chain, checkpoints, proofs, heads, mmdSeconds: 7200 });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), logger, undefined, undefined, undefined, { receipts, proofs: receiptProofs, onAppend: true })]);
+  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), logger, undefined, undefined, undefined, { receipts, proofs: receiptProofs, onAppend: true })]);
   client = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
 });
 afterAll(async () => {

@@ -10,8 +10,7 @@ import { audit as pb } from '@agw/proto';
 import { ApprovalRepository, type Bus, type Db, canonicalJson, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
 import { createHash } from 'node:crypto';
 import { AuditChain } from '../../audit/src/chain/audit-chain';
-import { AuditRecordRepository } from '../../audit/src/chain/audit-record.repository';
-import { SessionTotalsRepository } from '../../audit/src/chain/session-totals.repository';
+import { AuditRecordRepository, SessionTotalsReads } from '../../audit/src/chain/audit-record.repository';
 import { auditGrpcService } from '../../audit/src/grpc/audit.grpc';
 import { ApprovalExpiry } from '../src/approvals/approval-expiry';
 import { ApprovalQueue } from '../src/approvals/approval-queue';
@@ -44,7 +43,7 @@ beforeAll(async () => {
   db = createDb(url);
   bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-expiry-test');
   const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsRepository(db), logger)]);
+  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), logger)]);
   auditClient = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
   recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
   repo = new ApprovalRepository(db);

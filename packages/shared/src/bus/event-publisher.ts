@@ -73,9 +73,8 @@ export class DecisionPublisher {
       }
       // every subject root of the streams this publisher writes (`decisions.`, `nohook.decisions.`, `sessions.`)
       const { decisions, sessions } = streams(this.bus.prefix);
-      for (const root of [...decisions.subjects, ...sessions.subjects].map((s) => s.slice(0, -'>'.length))) {
-        n += await this.outbox.relay(root, 100, (row) => publishEvent(this.bus, row.subject, row.event));
-      }
+      const roots = [...decisions.subjects, ...sessions.subjects].map((s) => s.slice(0, -'>'.length));
+      n += await this.outbox.sweep(roots, { limit: 100 }, (row) => publishEvent(this.bus, row.subject, row.event));
       return n;
     } catch (e) {
       this.logger.debug({ reason: e instanceof Error ? e.message : String(e) }, 'outbox relay pass failed');

@@ -1,10 +1,15 @@
 /**
- * The chain's queries on audit_records / audit_chain_heads / audit_tamper_backups: every write (appends, the
- * tamper demo) and the chain's reads. Other readers of audit_records, each for its own view: the Merkle
- * leaves (merkle.repository.ts, which also reads the chain heads), the compliance export (export.repository.ts),
- * session totals and decision counts (session-totals / decision-counts.repository.ts). Tenant id first, always.
+ * The owner of audit_records, audit_chain_heads and audit_tamper_backups: this file holds the only queries on
+ * audit_records. The chain's own use is `AuditRecordRepository` (every write: appends through the registered
+ * SQL functions, packages/shared/src/db/functions/audit-append.sql.ts, and the tamper demo; and the chain's
+ * reads). Every other reader gets a read model here, a narrow query object for what it needs and nothing
+ * more: `SessionTotalsReads` (managed sessions' live totals), `DecisionCountsReads` (the public dashboard),
+ * `ExportRangeReads` (the compliance export), `MerkleLeafReads` and `RECORD_BY_HASH_SQL` (the Merkle tree
+ * build and inclusion proofs). The Merkle repository also reads audit_chain_heads' record counts, joined with
+ * its tree heads (merkle.repository.ts). Tenant id first, always.
  */
-import { copyLiteral, copyRows, type Database, type Db, type DecisionInputRow, preparedQuery, recordIdOf } from '@agw/shared';
+import { type Conn, copyLiteral, copyRows, type Database, type Db, type DecisionInputRow, preparedQuery, recordIdOf } from '@agw/shared';
+import type { ExportSummary } from '@agw/verifier';
 import { type Transaction, sql } from 'kysely';
 import type { ChainEntry } from './record-hash';
 
@@ -116,6 +121,40 @@ export interface BatchAppended {
   event?: { subject: string; event: { event_id: string } & Record<string, unknown> };
 }
 
+/**
+ * One append as the JSON object the append functions take (`p` of `audit_append_one`, an element of
+ * `audit_append_batch`'s array): the record's fields under their column names, the canonical JSON the
+ * function hashes before prev_hash, and what is committed with the record.
+ */
+export function appendPayload({ tenantId, entry: e, canonical, replay, event, appendKey }: BatchAppend): Record<string, unknown> {
+  return {
+    tenant_id: tenantId,
+    canonical,
+    action_id: e.action_id,
+    agent_id: e.agent_id,
+    agent_type: e.agent_type,
+    agent_version: e.agent_version,
+    tool: e.tool,
+    method: e.method,
+    params: e.params,
+    decision: e.decision,
+    violations: e.violations,
+    severity: e.severity,
+    alert_tier: e.alert_tier,
+    requires_human: e.requires_human,
+    execution_mode: e.execution_mode,
+    source: e.source,
+    session_id: e.session_id,
+    bundle_revision: e.bundle_revision,
+    details: e.details,
+    requested_at: e.requested_at,
+    replay: replay ?? null,
+    subject: event?.subject ?? null,
+    event: event?.event ?? null,
+    append_key: appendKey ?? null,
+  };
+}
+
 /** A row of `audit_append_batch` / `audit_append_one`: the entry's position (1-based) and what was written for it. */
 type AppendedRow = { ord: number; id: string; tenant_seq: string; prev_hash: string; record_hash: string; outbox_id: string | null; replayed: boolean };
 
@@ -123,46 +162,18 @@ export class AuditRecordRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Appends a batch in one statement and one transaction (`audit_append_batch`, set-based since migration
-   * 0027): the same locking and hashing as `append`, plus each record's replay input and outbox event when
-   * given; an append key already used is answered with its record (`replayed`).
+   * Appends a batch in one statement and one transaction (`audit_append_batch`): each tenant's head row
+   * locked, each record linked and hashed after it, with its replay input and outbox event when given; an
+   * append key already used is answered with its record (`replayed`).
    * The batch is sent sorted by tenant (a stable sort: each tenant's records keep their order), so
    * concurrent batches lock head rows in the same order and cannot deadlock. Results in input order.
-   * A batch of one goes to `audit_append_one` first (migration 0029: the same rows in one statement, for
+   * A batch of one goes to `audit_append_one` first (the same rows in one statement, for
    * a fraction of the batch function's fixed cost); when that writes nothing (the tenant's first append,
    * or an append key already used) the batch function takes the entry.
    */
   async appendBatch(items: readonly BatchAppend[]): Promise<BatchAppended[]> {
     const order = items.map((_, i) => i).sort((a, b) => (items[a].tenantId < items[b].tenantId ? -1 : items[a].tenantId > items[b].tenantId ? 1 : a - b));
-    const payload = order.map((i) => {
-      const { tenantId, entry: e, canonical, replay, event, appendKey } = items[i];
-      return {
-        tenant_id: tenantId,
-        canonical,
-        action_id: e.action_id,
-        agent_id: e.agent_id,
-        agent_type: e.agent_type,
-        agent_version: e.agent_version,
-        tool: e.tool,
-        method: e.method,
-        params: e.params,
-        decision: e.decision,
-        violations: e.violations,
-        severity: e.severity,
-        alert_tier: e.alert_tier,
-        requires_human: e.requires_human,
-        execution_mode: e.execution_mode,
-        source: e.source,
-        session_id: e.session_id,
-        bundle_revision: e.bundle_revision,
-        details: e.details,
-        requested_at: e.requested_at,
-        replay: replay ?? null,
-        subject: event?.subject ?? null,
-        event: event?.event ?? null,
-        append_key: appendKey ?? null,
-      };
-    });
+    const payload = order.map((i) => appendPayload(items[i]));
     // prepared once per connection (preparedQuery): parse and plan were a sixth of a lone append's backend CPU
     let rows: AppendedRow[] = [];
     if (payload.length === 1) rows = await preparedQuery<AppendedRow>(this.db, 'audit_append_one', 'SELECT * FROM audit_append_one($1::jsonb)', [JSON.stringify(payload[0])]);
@@ -176,28 +187,11 @@ export class AuditRecordRepository {
         record,
         outboxId: r.outbox_id === null ? null : Number(r.outbox_id),
         replayed: r.replayed,
-        // as audit_append_batch writes it to the outbox (migration 0023): the tenant's record id, not the row key
+        // as the append functions write it to the outbox: the tenant's record id, not the row key
         event: event && { subject: event.subject, event: { ...event.event, record_id: recordIdOf(record.tenant_seq), record_hash: record.record_hash } },
       };
     }
     return out;
-  }
-
-  /**
-   * Append under the tenant's chain-head row lock, in one round trip: the `audit_append` function
-   * (migration 0008) locks the head row, hashes `canonical || prev_hash` with SHA-256, inserts the record
-   * and advances the head. The head row serializes appends of one tenant; other tenants proceed in parallel.
-   */
-  async append(tenantId: string, entry: ChainEntry, canonical: string): Promise<StoredRecord> {
-    const { rows } = await sql<Row>`
-      SELECT * FROM audit_append(
-        ${tenantId}, ${canonical}, ${entry.action_id}, ${entry.agent_id}, ${entry.agent_type}, ${entry.agent_version},
-        ${entry.tool}, ${entry.method}, ${JSON.stringify(entry.params)}::jsonb, ${entry.decision},
-        ${JSON.stringify(entry.violations)}::jsonb, ${entry.severity}, ${entry.alert_tier}, ${entry.requires_human},
-        ${entry.execution_mode}, ${entry.source}, ${entry.session_id}, ${entry.bundle_revision},
-        ${JSON.stringify(entry.details)}::jsonb, ${entry.requested_at}::timestamptz
-      )`.execute(this.db);
-    return toRecord(rows[0]);
   }
 
   /** `memberId`: only the records naming the member (`details.member.id`, or an approver in `details.approvers`). */
@@ -307,3 +301,170 @@ export class AuditRecordRepository {
 async function lockTamperDemo(trx: Transaction<Database>, tenantId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext(${'tamper-demo:' + tenantId}))`.execute(trx);
 }
+
+// ---- read models: the other readers' queries on audit_records, each as narrow as its reader ----
+
+export interface SessionTotals {
+  session_id: string;
+  governed: number;
+  observed: number;
+  denied: number;
+  pending: number;
+}
+
+/**
+ * Live totals of managed sessions, computed from the chain on every read (the spec: "computed live from
+ * the audit log, not cached"). One grouped query over the (tenant_id, session_id) index.
+ *
+ * - governed: records with source `mcp_governed` (calls through the gateway's MCP server)
+ * - observed: records with source `mcp_observed` (built-in tool use seen on the session's event stream)
+ * - denied: governed records whose decision is `deny`
+ * - pending: governed `requires_human` records with no human decision (a `control_plane` record of the
+ *   same action, not a four-eyes vote, whose decision stays `requires_human`) appended since
+ */
+export class SessionTotalsReads {
+  constructor(private readonly db: Db) {}
+
+  async totals(tenantId: string, sessionIds: string[]): Promise<SessionTotals[]> {
+    if (!sessionIds.length) return [];
+    const { rows } = await sql<{ session_id: string; governed: string; observed: string; denied: string; pending: string }>`
+      SELECT r.session_id,
+        count(*) FILTER (WHERE r.source = 'mcp_governed') AS governed,
+        count(*) FILTER (WHERE r.source = 'mcp_observed') AS observed,
+        count(*) FILTER (WHERE r.source = 'mcp_governed' AND r.decision = 'deny') AS denied,
+        count(*) FILTER (WHERE r.source = 'mcp_governed' AND r.decision = 'requires_human' AND NOT EXISTS (
+          SELECT 1 FROM audit_records d
+          WHERE d.tenant_id = r.tenant_id AND d.session_id = r.session_id AND d.action_id = r.action_id AND d.source = 'control_plane' AND d.decision <> 'requires_human'
+        )) AS pending
+      FROM audit_records r
+      WHERE r.tenant_id = ${tenantId} AND r.session_id = ANY(${sessionIds}::text[])
+      GROUP BY r.session_id`.execute(this.db);
+    const found = new Map(rows.map((r) => [r.session_id, r]));
+    return sessionIds.map((id) => {
+      const r = found.get(id);
+      return { session_id: id, governed: Number(r?.governed ?? 0), observed: Number(r?.observed ?? 0), denied: Number(r?.denied ?? 0), pending: Number(r?.pending ?? 0) };
+    });
+  }
+}
+
+export interface DecisionCount {
+  day: string;
+  decision: string;
+  count: number;
+}
+
+/**
+ * Aggregate counts of a tenant's records by UTC day and decision, for the tenant's public dashboard
+ * (gateway: transparency/). Only counts leave: never a record, an id or a parameter. One grouped query
+ * over the tenant's records of the period. Not counted: control-plane changes (decision `changed`: who
+ * changed settings, keys, members) and four-eyes votes (a `control_plane` record whose decision stays
+ * `requires_human`): they are not decisions on calls.
+ */
+export class DecisionCountsReads {
+  constructor(private readonly db: Db) {}
+
+  /** The last `days` UTC days (today included), oldest first. */
+  async counts(tenantId: string, days: number): Promise<DecisionCount[]> {
+    const n = Math.min(Math.max(Math.trunc(days) || 30, 1), 366);
+    const { rows } = await sql<{ day: string; decision: string; count: string }>`
+      SELECT to_char(date_trunc('day', requested_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, decision, count(*) AS count
+      FROM audit_records
+      WHERE tenant_id = ${tenantId}
+        AND NOT (source = 'control_plane' AND decision IN ('changed', 'requires_human'))
+        AND requested_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - make_interval(days => ${n - 1})
+      GROUP BY 1, 2
+      ORDER BY 1, 2`.execute(this.db);
+    return rows.map((r) => ({ day: r.day, decision: r.decision, count: Number(r.count) }));
+  }
+}
+
+/** The export's `summary` but for what the exporter adds (how many records it listed, whether it cut the list). */
+export type RangeStats = Omit<ExportSummary, 'records_exported' | 'truncated'>;
+
+/** The compliance export's reads: a tenant's records in a time range, and their statistics. */
+export class ExportRangeReads {
+  constructor(private readonly db: Db) {}
+
+  /** Records with from <= requested_at < to in chain order, at most `limit`. */
+  async records(tenantId: string, from: Date, to: Date, limit: number): Promise<StoredRecord[]> {
+    const rows = await this.db
+      .selectFrom('audit_records')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('requested_at', '>=', from)
+      .where('requested_at', '<', to)
+      .orderBy('tenant_seq', 'asc')
+      .limit(limit)
+      .execute();
+    // every column, as the export has always listed them (presentStoredRecord picks what it shows)
+    return rows.map((r) => ({
+      ...(r as unknown as StoredRecord),
+      id: Number(r.id),
+      tenant_seq: Number(r.tenant_seq),
+      requested_at: r.requested_at.toISOString(),
+    }));
+  }
+
+  async stats(tenantId: string, from: Date, to: Date): Promise<RangeStats> {
+    const rows = await sql<{ decision: string; severity: string; n: number }>`
+      SELECT decision, severity, count(*)::bigint AS n FROM audit_records
+      WHERE tenant_id = ${tenantId} AND requested_at >= ${from} AND requested_at < ${to}
+      GROUP BY decision, severity`.execute(this.db);
+    const agg = await sql<{ agents: number; tools: number; first_at: Date | null; last_at: Date | null }>`
+      SELECT count(DISTINCT agent_id)::bigint AS agents, count(DISTINCT tool)::bigint AS tools, min(requested_at) AS first_at, max(requested_at) AS last_at
+      FROM audit_records WHERE tenant_id = ${tenantId} AND requested_at >= ${from} AND requested_at < ${to}`.execute(this.db);
+    const by_decision: Record<string, number> = {};
+    const by_severity: Record<string, number> = {};
+    let total = 0;
+    for (const r of rows.rows) {
+      const n = Number(r.n);
+      total += n;
+      by_decision[r.decision] = (by_decision[r.decision] ?? 0) + n;
+      by_severity[r.severity] = (by_severity[r.severity] ?? 0) + n;
+    }
+    const a = agg.rows[0];
+    return {
+      total,
+      by_decision,
+      by_severity,
+      distinct_agents: Number(a?.agents ?? 0),
+      distinct_tools: Number(a?.tools ?? 0),
+      first_at: a?.first_at ? a.first_at.toISOString() : null,
+      last_at: a?.last_at ? a.last_at.toISOString() : null,
+    };
+  }
+}
+
+/** A record as a Merkle leaf. */
+export interface LeafRecord {
+  /** the global row key (internal: written to the tree head's from/to columns, never shown) */
+  id: number;
+  tenant_seq: number;
+  record_hash: string;
+  requested_at: string;
+}
+
+/** The Merkle tree build's read: a tenant's records as leaves. */
+export class MerkleLeafReads {
+  constructor(private readonly db: Db) {}
+
+  /** The tenant's records from leaf `fromSeq` on, in chain order (`conn`: the build's transaction). */
+  async leaves(tenantId: string, fromSeq: number, limit: number, conn: Conn = this.db): Promise<LeafRecord[]> {
+    const rows = await conn
+      .selectFrom('audit_records')
+      .select(['id', 'tenant_seq', 'record_hash', 'requested_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('tenant_seq', '>=', fromSeq)
+      .orderBy('tenant_seq', 'asc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: Number(r.id), tenant_seq: Number(r.tenant_seq), record_hash: r.record_hash, requested_at: r.requested_at.toISOString() }));
+  }
+}
+
+/**
+ * An inclusion proof's record as a subquery ($1 tenant, $2 record hash): the tenant's record with this hash
+ * (its first, should a hash repeat), as `tenant_seq, record_hash`. Text, not a query object, so that the
+ * Merkle repository reads the record and its tree head in one statement (merkle.repository.ts, `recordAndHead`).
+ */
+export const RECORD_BY_HASH_SQL = 'SELECT tenant_seq, record_hash FROM audit_records WHERE tenant_id = $1 AND record_hash = $2 ORDER BY tenant_seq LIMIT 1';

@@ -6,15 +6,16 @@
  *    second publish of the same event is dropped by the stream), and the rows of the acked ones are deleted
  *    a moment later in one statement;
  *  - a sweep every second publishes what is still in the outbox after a few seconds (the bus was down, or
- *    a replica stopped between commit and publish), rows locked with SKIP LOCKED so replicas share the work.
+ *    a replica stopped between commit and publish), rows locked with SKIP LOCKED so replicas share the work
+ *    (`EventOutboxRepository.sweep`, the sweep DecisionPublisher's relay runs for the gateway's and the managed
+ *    service's rows).
  * The rows written here are the audit service's (`event_outbox.owner` 'audit', migration 0024): the
  * gateway's and the managed service's relays (@agw/shared DecisionPublisher) take only their own rows, and
  * this sweep only these. An audit replica that died between commit and publish leaves its rows to the sweep
  * of any other audit replica, or of itself once restarted (the first sweep runs a second after start).
  * After a failed publish the immediate path pauses for a second (events stay in the outbox for the sweep).
  */
-import { BatchPublisher, type Bus, type Db, type Logger, decisionSubjectRoots, publishEvent } from '@agw/shared';
-import { sql } from 'kysely';
+import { BatchPublisher, type Bus, type Db, EventOutboxRepository, type Logger, decisionSubjectRoots, publishEvent } from '@agw/shared';
 import type { BatchAppended } from './audit-record.repository';
 
 export interface EventRelayOptions {
@@ -34,15 +35,17 @@ export class EventRelay {
   private sweeping = false;
   private readonly o: Required<EventRelayOptions>;
   private readonly publisher: BatchPublisher;
+  private readonly outbox: EventOutboxRepository;
 
   constructor(
     private readonly bus: Bus,
-    private readonly db: Db,
+    db: Db,
     private readonly logger: Logger,
     opts: EventRelayOptions = {},
   ) {
     this.o = { deleteEveryMs: 100, sweepEveryMs: 1000, sweepMinAgeMs: 3000, sweepBatch: 500, ...opts };
     this.publisher = new BatchPublisher(bus.nc);
+    this.outbox = new EventOutboxRepository(db, 'audit');
   }
 
   /** The subject prefix of this fleet's decision events (the stream prefix, if any). */
@@ -82,9 +85,7 @@ export class EventRelay {
    * start when autovacuum is off for the server or for this table; answers whether it is on.
    */
   async checkAutovacuum(): Promise<boolean> {
-    const { rows } = await sql<{ server: string; table_options: string[] | null }>`
-      SELECT current_setting('autovacuum') AS server, (SELECT reloptions FROM pg_class WHERE oid = 'event_outbox'::regclass) AS table_options`.execute(this.db);
-    const on = rows[0]?.server === 'on' && !(rows[0]?.table_options ?? []).includes('autovacuum_enabled=false');
+    const on = await this.outbox.autovacuumOn();
     if (!on) this.logger.warn({ table: 'event_outbox' }, 'autovacuum is off: the event outbox (a row inserted and deleted per decision) will fill with dead rows and slow every call; turn autovacuum on, or VACUUM event_outbox regularly');
     return on;
   }
@@ -101,33 +102,18 @@ export class EventRelay {
     if (!this.published.length) return;
     const ids = this.published;
     this.published = [];
-    await sql`DELETE FROM event_outbox WHERE id IN (SELECT id FROM event_outbox WHERE id = ANY(${ids}::bigint[]) FOR UPDATE SKIP LOCKED)`
-      .execute(this.db)
-      .catch((e: unknown) => {
-        this.published.push(...ids);
-        this.logger.debug({ reason: e instanceof Error ? e.message : String(e) }, 'outbox delete failed; retried');
-      });
+    await this.outbox.deletePublished(ids).catch((e: unknown) => {
+      this.published.push(...ids);
+      this.logger.debug({ reason: e instanceof Error ? e.message : String(e) }, 'outbox delete failed; retried');
+    });
   }
 
   /** One sweep: publish events left in the outbox; returns how many reached the bus. */
   async sweep(minAgeMs = this.o.sweepMinAgeMs): Promise<number> {
     if (this.sweeping) return 0;
     this.sweeping = true;
-    const like = decisionSubjectRoots(this.bus.prefix).map((root) => `${root}%`);
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const { rows } = await sql<{ id: string; subject: string; event: { event_id: string } }>`
-          SELECT id, subject, event FROM event_outbox
-          WHERE owner = 'audit' AND subject LIKE ANY(${like}::text[]) AND created_at < now() - make_interval(secs => ${minAgeMs / 1000})
-          ORDER BY id LIMIT ${this.o.sweepBatch} FOR UPDATE SKIP LOCKED`.execute(trx);
-        if (!rows.length) return 0;
-        const settled = await Promise.allSettled(rows.map((r) => publishEvent(this.bus, r.subject, r.event)));
-        const done = rows.filter((_, i) => settled[i].status === 'fulfilled').map((r) => r.id);
-        if (done.length) await sql`DELETE FROM event_outbox WHERE id = ANY(${done}::bigint[])`.execute(trx);
-        const failed = rows.length - done.length;
-        if (failed) await sql`UPDATE event_outbox SET attempts = attempts + 1, last_error = 'publish failed (audit relay)' WHERE id = ANY(${rows.filter((_, i) => settled[i].status === 'rejected').map((r) => r.id)}::bigint[])`.execute(trx);
-        return done.length;
-      });
+      return await this.outbox.sweep(decisionSubjectRoots(this.bus.prefix), { limit: this.o.sweepBatch, minAgeMs }, (row) => publishEvent(this.bus, row.subject, row.event));
     } catch (e) {
       this.logger.debug({ reason: e instanceof Error ? e.message : String(e) }, 'outbox sweep failed');
       return 0;

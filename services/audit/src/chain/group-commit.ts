@@ -1,7 +1,7 @@
 /**
  * Group commit of chain appends: appends that arrive while a batch is being committed wait and go
  * together into the next one (one statement, one transaction, one WAL flush; `audit_append_batch`,
- * migration 0011). Nothing waits on a timer: an append that finds no batch in flight is committed at once,
+ * packages/shared/src/db/functions/audit-append.sql.ts). Nothing waits on a timer: an append that finds no batch in flight is committed at once,
  * so a lone caller pays one round trip and concurrent callers share one. Every caller is answered only
  * after the commit of its batch; within the process, records of a tenant are chained in arrival order
  * (batches run one at a time, the SQL keeps the order inside a batch).

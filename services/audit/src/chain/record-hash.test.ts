@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { type ChainEntry, GENESIS, hashedContent, recordHash } from './record-hash';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { canonicalJson } from '@agw/shared';
+import { type ChainEntry, GENESIS, canonicalContent, hashedContent, recordHash } from './record-hash';
 
 const entry: ChainEntry = {
   action_id: '00000000-0000-4000-8000-000000000001',
@@ -45,5 +48,25 @@ describe('record hash', () => {
     const reordered = { ...entry, params: { n: 1.5, z: 1, a: 'é' } };
     expect(recordHash(reordered, GENESIS)).toBe(recordHash(entry, GENESIS));
     expect(Object.keys(hashedContent(entry))).toHaveLength(18);
+  });
+});
+
+/** The shared vectors (test/fixtures/record-hash-vectors.json), also appended through the SQL functions on Postgres (test/record-hash-vectors.int.test.ts). */
+describe('record hash: the shared vectors', () => {
+  const { vectors } = JSON.parse(readFileSync(path.join(__dirname, '../../test/fixtures/record-hash-vectors.json'), 'utf8')) as {
+    vectors: Array<{ name: string; entry: ChainEntry; canonical: string; prev_hash: string; record_hash: string }>;
+  };
+
+  it('are one chain from GENESIS, with awkward content', () => {
+    expect(vectors.length).toBeGreaterThanOrEqual(8);
+    vectors.forEach((v, i) => expect(v.prev_hash).toBe(i === 0 ? GENESIS : vectors[i - 1].record_hash));
+  });
+
+  it.each(vectors.map((v) => [v.name, v]))('%s: canonical JSON and hash as the file says', (_name, v) => {
+    expect(canonicalContent(v.entry)).toBe(v.canonical);
+    expect(canonicalJson(hashedContent(v.entry))).toBe(v.canonical); // the plain JCS path gives the same bytes
+    expect(recordHash(v.entry, v.prev_hash)).toBe(v.record_hash);
+    // the digest itself, with no JCS involved: SHA-256 over UTF-8(canonical) || UTF-8(prev_hash)
+    expect(createHash('sha256').update(Buffer.from(v.canonical + v.prev_hash, 'utf8')).digest('hex')).toBe(v.record_hash);
   });
 });

@@ -1,12 +1,10 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
 import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
-import type { StoredRecord } from '../chain/audit-record.repository';
+import type { DecisionCountsReads, SessionTotalsReads, StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
-import type { DecisionCountsRepository } from '../chain/decision-counts.repository';
 import { type DecisionInputRepository, MAX_DECISION_INPUTS } from '../chain/decision-input.repository';
-import type { SessionTotalsRepository } from '../chain/session-totals.repository';
 import type { ErasureStatements } from '../checkpoints/erasure-statements';
 import type { ReceiptProofs } from '../receipts/receipt-proofs';
 import type { Receipts } from '../receipts/receipts';
@@ -42,10 +40,10 @@ export function toMessage(r: StoredRecord): pb.AuditRecord {
 
 export function auditGrpcService(
   chain: AuditChain,
-  sessionTotals: SessionTotalsRepository,
+  sessionTotals: SessionTotalsReads,
   logger: Logger,
   erasures?: ErasureStatements,
-  decisionCounts?: DecisionCountsRepository,
+  decisionCounts?: DecisionCountsReads,
   decisionInputs?: DecisionInputRepository,
   receipts?: ReceiptService,
 ): GrpcServiceBinding {

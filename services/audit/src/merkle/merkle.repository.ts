@@ -1,9 +1,12 @@
 /**
- * The only queries on merkle_nodes / merkle_tree_heads (and the leaf reads on audit_records). Tenant id
- * first, always; the two cross-tenant reads the hourly build needs say so in their name.
+ * The only queries on merkle_nodes / merkle_tree_heads; the chain's heads (audit_chain_heads) are read here for
+ * their record counts, joined with the tree heads. audit_records is read through its owner's read models
+ * (chain/audit-record.repository.ts: `MerkleLeafReads`, `RECORD_BY_HASH_SQL`). Tenant id first, always; the
+ * two cross-tenant reads the hourly build needs say so in their name.
  */
 import { type Conn, type Database, type Db, recordIdOf } from '@agw/shared';
 import { CompiledQuery, type Selectable, sql } from 'kysely';
+import { type LeafRecord, MerkleLeafReads, RECORD_BY_HASH_SQL } from '../chain/audit-record.repository';
 import type { NodeKey } from './rfc9162';
 
 /**
@@ -23,13 +26,7 @@ export type TreeHead = Omit<Selectable<Database['merkle_tree_heads']>, 'period_s
 /** What the build writes: a head without its tenant's record ids (derived on read) but with the row keys. */
 export type NewTreeHead = Omit<TreeHead, 'tenant_id' | 'built_at' | 'from_record_id' | 'to_record_id'> & { first_key: number; last_key: number };
 
-export interface LeafRecord {
-  /** the global row key (internal: written to the head's from/to columns, never shown) */
-  id: number;
-  tenant_seq: number;
-  record_hash: string;
-  requested_at: string;
-}
+export type { LeafRecord };
 
 const headColumns = [
   'tenant_id',
@@ -75,9 +72,7 @@ const nodeKey = (k: NodeKey) => `${k.level}:${k.index}`;
 const recordAndHeadSql = (headFilter: string) => `
   SELECT r.tenant_seq, r.record_hash, h.*
   FROM (VALUES (1)) AS one (x)
-  LEFT JOIN LATERAL (
-    SELECT tenant_seq, record_hash FROM audit_records
-    WHERE tenant_id = $1 AND record_hash = $2 ORDER BY tenant_seq LIMIT 1) r ON true
+  LEFT JOIN LATERAL (${RECORD_BY_HASH_SQL}) r ON true
   LEFT JOIN LATERAL (SELECT ${headColumns.join(', ')} FROM merkle_tree_heads WHERE tenant_id = $1 ${headFilter}) h ON true`;
 const RECORD_AND_HEAD = {
   latest: recordAndHeadSql('ORDER BY tree_index DESC LIMIT 1'),
@@ -97,7 +92,11 @@ export interface ProvedRecord {
 }
 
 export class MerkleRepository {
-  constructor(readonly db: Db) {}
+  private readonly leafReads: MerkleLeafReads;
+
+  constructor(readonly db: Db) {
+    this.leafReads = new MerkleLeafReads(db);
+  }
 
   async latestHead(tenantId: string, conn: Conn = this.db): Promise<TreeHead | undefined> {
     const r = await conn.selectFrom('merkle_tree_heads').select(headColumns).where('tenant_id', '=', tenantId).orderBy('tree_index', 'desc').limit(1).executeTakeFirst();
@@ -177,17 +176,9 @@ export class MerkleRepository {
     return toHead(row);
   }
 
-  /** The tenant's records from leaf `fromSeq` on, in chain order. */
-  async leaves(tenantId: string, fromSeq: number, limit: number, conn: Conn = this.db): Promise<LeafRecord[]> {
-    const rows = await conn
-      .selectFrom('audit_records')
-      .select(['id', 'tenant_seq', 'record_hash', 'requested_at'])
-      .where('tenant_id', '=', tenantId)
-      .where('tenant_seq', '>=', fromSeq)
-      .orderBy('tenant_seq', 'asc')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({ id: Number(r.id), tenant_seq: Number(r.tenant_seq), record_hash: r.record_hash, requested_at: r.requested_at.toISOString() }));
+  /** The tenant's records from leaf `fromSeq` on, in chain order (audit_records' read model). */
+  leaves(tenantId: string, fromSeq: number, limit: number, conn: Conn = this.db): Promise<LeafRecord[]> {
+    return this.leafReads.leaves(tenantId, fromSeq, limit, conn);
   }
 
   /** Leaves of a tenant not yet covered by its latest tree head. */

@@ -121,7 +121,7 @@ export interface EventOutboxTable {
   created_at: Timestamp;
   attempts: ColumnType<number, number | undefined, number>;
   last_error: string | null;
-  /** the service whose relay publishes the row (migration 0024; 'audit' when `audit_append_batch` wrote it) */
+  /** the service whose relay publishes the row (migration 0024; 'audit' when an append function of the chain wrote it) */
   owner: ColumnType<string, string | undefined, string>;
 }
 

@@ -25,6 +25,7 @@ export * from './decision-input';
 export * from './webhook-settings';
 export * from './redis';
 export * from './grpc';
+export * from './grpc-retry';
 export * from './peer-clients';
 export * from './ops-server';
 export * from './service';

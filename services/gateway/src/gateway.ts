@@ -63,7 +63,11 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const redis = redisOf();
   // NATS carries events (an outage sends them to the outbox) and cache invalidations: not a readiness condition
   const bus = await nats({ readiness: false });
-  const clients = peers(['policy', 'audit', 'merkle', 'compliance', 'anchor', 'webhook', 'vault', 'federation', 'managed']);
+  // the dependency probes and the erasure look-up behind audit reads answer within HEALTH_PROBE_DEADLINE_MS
+  const probe = config.probeDeadlineMs;
+  const clients = peers(['policy', 'audit', 'merkle', 'compliance', 'anchor', 'webhook', 'vault', 'federation', 'managed'], {
+    methodDeadlines: { merkle: { health: probe }, anchor: { health: probe }, vault: { getHsmStatus: probe, filterErasedSubjects: probe } },
+  });
   const { policy, audit, merkle, compliance, anchor, webhook, managed } = clients;
   // register/delete of a credential invalidate the broker's credential cache here and on every replica
   const credentials = credentialChanges(clients.vault, bus);
@@ -146,7 +150,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     bus,
     policy,
     // audit reads show crypto-shredded PII as erased; the recorder appends through the plain client
-    audit: withErasureMarks(audit, vault, logger, config.probeDeadlineMs),
+    audit: withErasureMarks(audit, vault, logger),
     webhook,
     merkle,
     compliance,

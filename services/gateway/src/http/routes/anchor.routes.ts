@@ -79,7 +79,7 @@ async function anchorChainOf(d: GatewayDeps, tenantId: string): Promise<string> 
 export function anchorRoutes(d: GatewayDeps): Router {
   const r = Router();
   d.health.addSection('blockchain', async () => {
-    const h = await d.anchor.health({}, { deadlineMs: d.config.probeDeadlineMs });
+    const h = await d.anchor.health({});
     return {
       status: h.status,
       network: h.network,

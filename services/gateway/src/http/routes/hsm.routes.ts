@@ -48,7 +48,7 @@ export function hsmRoutes(d: GatewayDeps): Router {
   const r = Router();
   // GET /api/health: the vault's key backend (PKCS#11 token or Vault Transit)
   d.health.addSection('hsm', async () => {
-    const h = await d.vault.getHsmStatus({}, { deadlineMs: d.config.probeDeadlineMs });
+    const h = await d.vault.getHsmStatus({});
     return { status: h.ready ? 'ok' : 'error', backend: h.backend, token_label: h.tokenLabel };
   });
   r.post('/hsm/keys', async (req, res) => {

@@ -68,7 +68,7 @@ const proofQuery = z.object({
 export function merkleRoutes(d: GatewayDeps): Router {
   const r = Router();
   d.health.addSection('merkle', async () => {
-    const h = await d.merkle.health({}, { deadlineMs: d.config.probeDeadlineMs });
+    const h = await d.merkle.health({});
     return {
       status: h.status,
       tree_heads: h.treeHeads,

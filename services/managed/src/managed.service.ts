@@ -7,6 +7,7 @@ import { AgentConfigRepository } from './agents/agent-config.repository';
 import { AgentConfigs } from './agents/agent-configs';
 import { type ManagedConfig, loadManagedConfig, replicaIdOf } from './config';
 import { ConfirmationRepository } from './confirmations/confirmation.repository';
+import { routeSessionActivity } from './confirmations/session-activity-routing';
 import { ToolConfirmations } from './confirmations/tool-confirmations';
 import { ConsumerSupervisor } from './consumer/consumer-supervisor';
 import { managedGrpcService } from './grpc/managed.grpc';
@@ -99,11 +100,7 @@ export const managedService = (): ServiceDefinition<ManagedConfig> => ({
     const views = new SessionViews(repo, configs, clients.audit, clients.policy);
     const activity = subscribeSessionActivity(
       bus,
-      (e) => {
-        void supervisor.onSessionActivity(e.tenant_id, e.session_id);
-        // a human decided a platform confirmation request (or it expired): the answer goes out now
-        if (e.kind === 'approved' || e.kind === 'rejected' || e.kind === 'expired') void confirmations.deliver(e.tenant_id, e.action_id);
-      },
+      routeSessionActivity({ activity: (tenantId, sessionId) => supervisor.onSessionActivity(tenantId, sessionId), deliver: (tenantId, actionId) => confirmations.deliver(tenantId, actionId) }),
       logger,
     );
     supervisor.start();

@@ -8,7 +8,7 @@ import type { GatewayConfig } from './config';
 import type { FederatedCatalog } from './federation/federated-catalog';
 import type { HealthService } from './health';
 import type { McpOauthProvider } from './oauth/mcp-oauth-provider';
-import type { McpOauthUrls } from './oauth/oauth.routes';
+import type { McpOauthUrls } from './oauth/public-origins';
 import type { GatewayMetrics } from './metrics';
 import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import type { ControlPlaneRecords } from './tenants/control-plane-records';

@@ -25,7 +25,7 @@ import { McpOauthProvider } from './oauth/mcp-oauth-provider';
 import { ConsoleRefresh } from './tenants/console-refresh';
 import { OauthRepository } from './oauth/oauth.repository';
 import { OauthPurge } from './oauth/oauth-purge';
-import { mcpOauthUrls } from './oauth/oauth.routes';
+import { mcpOauthUrls } from './oauth/public-origins';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
 import { RateLimiter } from './pipeline/rate-limiter';

@@ -12,6 +12,7 @@ import type { GatewayDeps } from '../../deps';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { uuidParam } from '../params';
+import { isHumanSession } from '../../tenants/auth-context';
 import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
 import { executionResultSchema } from './tool-calls.routes';
@@ -140,8 +141,7 @@ async function withVotes(d: GatewayDeps, tenantId: string, rows: ApprovalRow[], 
   return { votes: await d.approvals.votes(tenantId, fourEyes.map((r) => r.action_id)), initiators };
 }
 
-/** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
-export const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
+export { isHumanSession };
 
 /**
  * Where the tenant's `approvals_require_human` is on, a human decision (an approval, a rejection, a

@@ -26,6 +26,7 @@ export * from './webhook-settings';
 export * from './tenants/tenant-settings.read-model';
 export * from './redis';
 export * from './grpc';
+export * from './grpc-retry';
 export * from './peer-clients';
 export * from './ops-server';
 export * from './service';

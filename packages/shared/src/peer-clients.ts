@@ -2,7 +2,8 @@
  * The one place gRPC clients of other services are created. Each peer is known here once: its service
  * definition, the process that serves it (for error messages), the config setting of its address and the
  * config setting of its deadline. A service names the peers it calls; the clients read the service's own
- * config, so each keeps its configured deadlines.
+ * config, so each keeps its configured deadlines; a method that takes longer than its peer's deadline says so
+ * here (`methodDeadlineMs`) or where the clients are made (`methodDeadlines`), never at its call sites.
  *
  * @example
  * ```ts
@@ -28,7 +29,8 @@ export const PEERS = {
   anchor: { client: anchor.AnchorServiceClient, peer: 'anchor service', address: 'anchorGrpcUrl', deadline: 'anchorDeadlineMs' },
   /** delivery log and test delivery; a test delivery waits for its first attempt */
   webhook: { client: webhook.WebhookServiceClient, peer: 'webhook service', address: 'webhookGrpcUrl', deadline: 'webhookDeadlineMs' },
-  vault: { client: vault.VaultServiceClient, peer: 'vault service', address: 'vaultGrpcUrl', deadline: 'vaultDeadlineMs' },
+  /** a brokered execution waits for the upstream: the vault's upstream timeouts (a federated upstream: up to 120 s plus connecting) plus headroom */
+  vault: { client: vault.VaultServiceClient, peer: 'vault service', address: 'vaultGrpcUrl', deadline: 'vaultDeadlineMs', methodDeadlineMs: { execute: 135_000 } },
   /** checkpoint signing with the vault's HSM-held Ed25519 key */
   noteSigning: { client: vault.NoteSigningServiceClient, peer: 'vault service', address: 'vaultGrpcUrl', deadline: 'vaultDeadlineMs' },
   /** upstream MCP servers (served by the vault process); a registration waits for the upstream's tools/list */
@@ -45,9 +47,14 @@ export type PeerClients<N extends PeerName> = { [K in N]: PeerClient<K> } & { cl
 /** What a config needs for these peers: each one's address setting (its deadline setting, unless passed). */
 export type PeerConfig<N extends PeerName> = { [K in N as (typeof PEERS)[K]['address']]: string } & { [K in N as (typeof PEERS)[K]['deadline']]?: number };
 
+/** The method names of one peer's service. */
+export type PeerMethod<N extends PeerName> = keyof (typeof PEERS)[N]['client']['service'] & string;
+
 export interface PeerClientOptions<N extends PeerName> {
   /** deadlines that do not come from the peer's own deadline setting (a config with one setting for several peers) */
   deadlines?: Partial<Record<N, number>>;
+  /** deadlines of single methods that differ from their peer's (e.g. the health probes: HEALTH_PROBE_DEADLINE_MS) */
+  methodDeadlines?: { [K in N]?: Partial<Record<PeerMethod<K>, number>> };
 }
 
 export function createPeerClients<N extends PeerName>(config: PeerConfig<N>, names: readonly N[], options: PeerClientOptions<N> = {}): PeerClients<N> {
@@ -59,7 +66,9 @@ export function createPeerClients<N extends PeerName>(config: PeerConfig<N>, nam
     const deadlineMs = options.deadlines?.[name] ?? settings[spec.deadline];
     // every peer call has a configured deadline: a config without one is a wiring mistake, found at start
     if (typeof deadlineMs !== 'number') throw new Error(`no deadline for the ${name} client (${spec.deadline} is not in the config)`);
-    const client = createClient(spec.client as Parameters<typeof createClient>[0], String(settings[spec.address]), spec.peer, { deadlineMs });
+    const own = 'methodDeadlineMs' in spec ? spec.methodDeadlineMs : undefined;
+    const methodDeadlineMs = { ...own, ...options.methodDeadlines?.[name] } as Record<string, number>;
+    const client = createClient(spec.client as Parameters<typeof createClient>[0], String(settings[spec.address]), spec.peer, { deadlineMs, methodDeadlineMs });
     made.push(client);
     out[name] = client;
   }

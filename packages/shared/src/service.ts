@@ -14,9 +14,12 @@
  *   own closers (reverse order), the peer clients, then the stores; a start-up failure is one readable line
  *   (no stack trace for a known cause).
  *
- * Tests start the same definition in-process with `startService(def, { config, logger })` (as Backstage's
- * `startTestBackend` does): the same stores, clients, servers and closing order, no signal handlers, no
- * ops server unless asked, and `close()` instead of an exit.
+ * Every service exports its definition (`services/<name>/src/<name>.service.ts`); its main.ts only runs it.
+ * Tests start the same definition in-process with `startService(def, { config, logger, overrides })` (as
+ * Backstage's `startTestBackend` does): the same stores, clients, servers and closing order, no signal
+ * handlers, no ops server unless asked, and `close()` instead of an exit. `overrides` puts a test's part in
+ * place of one the definition would build: a peer client (`peers: { vault: stub }`, never dialled) or a part
+ * the definition names in its overrides type (a signer, a clock, a DNS look-up), read from `ctx.overrides`.
  *
  * @example
  * ```ts
@@ -37,7 +40,7 @@ import { type GrpcServiceBinding, startGrpcServer } from './grpc';
 import { type Logger, createLogger } from './logger';
 import { createMetricsRegistry } from './metrics';
 import { type ReadinessCheck, startOpsServer } from './ops-server';
-import { type PeerClientOptions, type PeerClients, type PeerConfig, type PeerName, createPeerClients } from './peer-clients';
+import { type PeerClient, type PeerClientOptions, type PeerClients, type PeerConfig, type PeerName, createPeerClients } from './peer-clients';
 import { type Redis, createRedis } from './redis';
 import { pingNats, pingPostgres } from './stores';
 import { traceHooks } from './tracing/hooks';
@@ -60,9 +63,17 @@ export interface ServiceConfig {
   streamPrefix?: string;
 }
 
-export interface ServiceContext<C extends ServiceConfig> {
+/**
+ * What a test puts in place of what a service would build: peer clients by name (used instead of dialling
+ * the configured address; the test closes its own), and the parts `O` the definition lets a test replace.
+ */
+export type ServiceOverrides<O extends object = object> = Partial<O> & { peers?: { [K in PeerName]?: PeerClient<K> } };
+
+export interface ServiceContext<C extends ServiceConfig, O extends object = object> {
   name: string;
   config: C;
+  /** what the test that started this service replaces (`startService(def, { overrides })`); empty in runService */
+  overrides: ServiceOverrides<O>;
   logger: Logger;
   registry: Registry;
   /** The Postgres pool (created and checked on first use; readiness-checked; closed last). */
@@ -75,7 +86,7 @@ export interface ServiceContext<C extends ServiceConfig> {
    * TTLs bound what it may miss, and it drops them all when the connection comes back).
    */
   nats(options?: { readiness?: boolean }): Promise<Bus>;
-  /** gRPC clients of other services (`createPeerClients` on this config), closed after the service's own closers. */
+  /** gRPC clients of other services (`createPeerClients` on this config, or the overrides' `peers`), closed after the service's own closers. */
   peers<N extends PeerName>(names: readonly N[], options?: PeerClientOptions<N>): PeerClients<N>;
 }
 
@@ -100,15 +111,18 @@ export interface StartedParts<A = unknown> {
   info?: Record<string, unknown>;
 }
 
-export interface ServiceDefinition<C extends ServiceConfig, A = unknown> {
+/** A service: its name, its config loader, and how it starts (`O`: the parts a test may override). */
+export interface ServiceDefinition<C extends ServiceConfig, A = unknown, O extends object = object> {
   name: string;
   loadConfig: () => C;
-  start: (ctx: ServiceContext<C>) => Promise<StartedParts<A>>;
+  start: (ctx: ServiceContext<C, O>) => Promise<StartedParts<A>>;
 }
 
-export interface StartServiceOptions<C> {
+export interface StartServiceOptions<C, O extends object = object> {
   /** the config (default: the definition's `loadConfig()`) */
   config?: C;
+  /** parts the test puts in place of the definition's own (peer clients by name, and the definition's `O`) */
+  overrides?: ServiceOverrides<O>;
   logger?: Logger;
   registry?: Registry;
   /** serve `/healthz`, `/readyz`, `/metrics` on the config's ops port (runService: yes; tests: no unless asked) */
@@ -133,7 +147,10 @@ export interface StartedService<C, A> {
  * Start a service definition in this process (runService's body without signals and exit; tests use it
  * directly). A failure during start closes what was already opened and rethrows.
  */
-export async function startService<C extends ServiceConfig, A = unknown>(def: ServiceDefinition<C, A>, options: StartServiceOptions<C> = {}): Promise<StartedService<C, A>> {
+export async function startService<C extends ServiceConfig, A = unknown, O extends object = object>(
+  def: ServiceDefinition<C, A, O>,
+  options: StartServiceOptions<C, O> = {},
+): Promise<StartedService<C, A>> {
   const config = options.config ?? def.loadConfig();
   const logger = options.logger ?? createLogger(def.name, config.logLevel as Parameters<typeof createLogger>[1]);
   const registry = options.registry ?? createMetricsRegistry(def.name);
@@ -147,9 +164,11 @@ export async function startService<C extends ServiceConfig, A = unknown>(def: Se
     if (value === undefined) throw new Error(`${def.name} uses a store its config does not name (${env})`);
     return value;
   };
-  const ctx: ServiceContext<C> = {
+  const overrides: ServiceOverrides<O> = options.overrides ?? {};
+  const ctx: ServiceContext<C, O> = {
     name: def.name,
     config,
+    overrides,
     logger,
     registry,
     postgres: (options) =>
@@ -177,8 +196,12 @@ export async function startService<C extends ServiceConfig, A = unknown>(def: Se
         return b;
       })()),
     peers: (names, options) => {
-      const clients = createPeerClients(config as unknown as PeerConfig<(typeof names)[number]>, names, options);
+      type N = (typeof names)[number];
+      const given = overrides.peers ?? {};
+      // an overridden peer is the test's client (not dialled, closed by the test); the rest are made here
+      const clients = createPeerClients(config as unknown as PeerConfig<N>, names.filter((n) => !given[n]), options);
       peerClosers.push(() => clients.close());
+      for (const n of names) if (given[n]) (clients as Record<string, unknown>)[n] = given[n];
       return clients;
     },
   };
@@ -238,7 +261,7 @@ export async function startService<C extends ServiceConfig, A = unknown>(def: Se
 }
 
 /** The process of one service: `startService` with the ops server, SIGTERM/SIGINT as its shutdown, exit codes. */
-export function runService<C extends ServiceConfig, A = unknown>(def: ServiceDefinition<C, A>): void {
+export function runService<C extends ServiceConfig, A = unknown, O extends object = object>(def: ServiceDefinition<C, A, O>): void {
   let config: C;
   try {
     config = def.loadConfig();

@@ -5,30 +5,26 @@
  * committed with its record and read back by GetDecisionInputs, the same message, the tenant's only.
  */
 import { randomUUID } from 'node:crypto';
-import { type decision, audit as pb } from '@agw/proto';
-import { type Db, createClient, createDb, createLogger, migrateToLatest, startGrpcServer, toAuditEntry } from '@agw/shared';
+import type { decision, audit as pb } from '@agw/proto';
+import { type Db, createDb, migrateToLatest, toAuditEntry } from '@agw/shared';
 import { sql } from 'kysely';
-import { AuditChain } from '../src/chain/audit-chain';
-import { AuditRecordRepository, SessionTotalsReads } from '../src/chain/audit-record.repository';
-import { DecisionInputRepository } from '../src/chain/decision-input.repository';
-import { auditGrpcService } from '../src/grpc/audit.grpc';
 import { governedEntry } from './support/entries';
+import { startAudit } from './support/start-audit';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
-let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: ReturnType<typeof createClient<typeof pb.AuditServiceService>>;
+let audit: Awaited<ReturnType<typeof startAudit>>;
+let client: Awaited<ReturnType<typeof startAudit>>['client'];
 
 beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
-  const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), createLogger('test', 'silent'), undefined, undefined, new DecisionInputRepository(db))]);
-  client = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
+  // the service's own definition, as main.ts runs it (no receipts on append: the vault is not there)
+  audit = await startAudit({ env: { DATABASE_URL: url } });
+  client = audit.client;
 });
 afterAll(async () => {
-  client.close();
-  await server.close();
+  await audit.close();
   await db.destroy();
 });
 

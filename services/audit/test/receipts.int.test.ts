@@ -8,21 +8,14 @@
  * services/vault).
  */
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
-import { audit as pb } from '@agw/proto';
-import { type Db, createClient, createDb, createLogger, migrateToLatest, startGrpcServer, toAuditEntry } from '@agw/shared';
+import { createLogger, migrateToLatest, toAuditEntry } from '@agw/shared';
 import { parseVerifierKey, verifyReceipt } from '@agw/verifier';
-import { AuditChain } from '../src/chain/audit-chain';
-import { AuditRecordRepository, SessionTotalsReads } from '../src/chain/audit-record.repository';
-import { CheckpointRepository } from '../src/checkpoints/checkpoint.repository';
-import { CheckpointingSink } from '../src/checkpoints/checkpointing.sink';
-import { Checkpoints, type NoteSignerPort } from '../src/checkpoints/checkpoints';
-import { auditGrpcService } from '../src/grpc/audit.grpc';
-import { MerkleProofs } from '../src/merkle/merkle-proofs';
-import { MerkleRepository } from '../src/merkle/merkle.repository';
-import { TreeBuilder } from '../src/merkle/tree-builder';
-import { ReceiptProofs } from '../src/receipts/receipt-proofs';
+import type { AuditOverrides } from '../src/audit.service';
+import type { NoteSignerPort } from '../src/checkpoints/checkpoints';
+import type { TreeBuilder } from '../src/merkle/tree-builder';
 import { Receipts } from '../src/receipts/receipts';
 import { governedEntry } from './support/entries';
+import { startAudit } from './support/start-audit';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
@@ -34,7 +27,7 @@ const vkeyOf = (tenantId: string) => parseVerifierKey(`${nameOf(tenantId)}+${idO
 
 const signed: string[] = [];
 let vaultDown = false;
-const signer: NoteSignerPort = {
+const signer: AuditOverrides['noteSigner'] = {
   keyName: async (tenantId) => nameOf(tenantId),
   sign: async (tenantId, text) => {
     if (vaultDown) throw Object.assign(new Error('vault unreachable'), { code: 14 });
@@ -43,30 +36,24 @@ const signer: NoteSignerPort = {
     const sig = sign(null, Buffer.from(text, 'utf8'), privateKey);
     return { note: `${text}\n\u2014 ${keyName} ${Buffer.concat([idOf(keyName), sig]).toString('base64')}\n`, keyName };
   },
+  verifierKey: async () => {
+    throw new Error('the verifier key is not read by these tests (vkeyOf is)');
+  },
 };
 
-let db: Db;
-let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: ReturnType<typeof createClient<typeof pb.AuditServiceService>>;
+let audit: Awaited<ReturnType<typeof startAudit>>;
+let client: Awaited<ReturnType<typeof startAudit>>['client'];
 let builder: TreeBuilder;
 
 beforeAll(async () => {
   await migrateToLatest(url);
-  db = createDb(url);
-  const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
-  const heads = new MerkleRepository(db);
-  const proofs = new MerkleProofs(heads);
-  const checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads, proofs, signer, logger });
-  builder = new TreeBuilder(db, heads, new CheckpointingSink(checkpoints, { treeBuilt: async () => undefined }, logger), logger);
-  const receipts = new Receipts(signer, { mmdSeconds: 7200, keyLifetimeMs: 3600_000, logger });
-  const receiptProofs = new ReceiptProofs({ chain, checkpoints, proofs, heads, mmdSeconds: 7200 });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), logger, undefined, undefined, undefined, { receipts, proofs: receiptProofs, onAppend: true })]);
-  client = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
+  // the service's own definition, as main.ts runs it, with this process's key in place of the vault's signer
+  audit = await startAudit({ env: { DATABASE_URL: url, AUDIT_RECEIPTS: 'true', RECEIPT_MAX_MERGE_DELAY_SECONDS: '7200', RECEIPT_KEY_LIFETIME_HOURS: '1' }, overrides: { noteSigner: signer } });
+  client = audit.client;
+  builder = audit.api.builder;
 });
 afterAll(async () => {
-  client.close();
-  await server.close();
-  await db.destroy();
+  await audit.close();
 });
 
 const entry = (details: Record<string, unknown> = {}) => toAuditEntry(governedEntry({ params: { q: 'x' }, details: { stage: 'policy', ...details } }));

@@ -1,15 +1,20 @@
-/** Everything the HTTP layer needs, built once by main.ts and passed as one typed object. */
+/**
+ * Everything the gateway's edge is built from, made once by gateway.ts. Each feature module (features/*.feature.ts:
+ * tool calls, approvals, audit, policy, OAuth, upstreams, credentials, tenants) declares what its routes use, and
+ * each route factory takes only its part (`Pick<AuditFeature, 'audit' | 'config'>`); GatewayDeps is all of them
+ * (checked here: it extends every feature), which app.ts composes. The MCP routes and the managed sessions'
+ * routes still take the whole object.
+ */
 import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
 import type { ApprovalExpiry } from './approvals/approval-expiry';
 import type { ApprovalQueue } from './approvals/approval-queue';
 import type { AuditClient, PolicyClient, VaultClient, WebhookClient } from './clients/grpc-clients';
 import type { AnchorClient, ManagedClient, MerkleClient } from './clients/grpc-clients';
-import type { ComplianceExporter } from './compliance/compliance-export';
 import type { GatewayConfig } from './config';
 import type { FederatedCatalog } from './federation/federated-catalog';
 import type { HealthService } from './health';
 import type { McpOauthProvider } from './oauth/mcp-oauth-provider';
-import type { McpOauthUrls } from './oauth/oauth.routes';
+import type { McpOauthUrls } from './oauth/public-origins';
 import type { GatewayMetrics } from './metrics';
 import type { ToolCallPipeline } from './pipeline/tool-call.pipeline';
 import type { ControlPlaneRecords } from './tenants/control-plane-records';
@@ -22,8 +27,17 @@ import type { ConsoleRefresh } from './tenants/console-refresh';
 import type { SettingsService } from './tenants/settings.service';
 import type { SsoService } from './sso/sso.service';
 import type { TenantRepository } from './tenants/tenant.repository';
+import type { ApprovalsFeature } from './features/approvals.feature';
+import type { AuditFeature } from './features/audit.feature';
+import type { CredentialsFeature } from './features/credentials.feature';
+import type { OauthFeature } from './features/oauth.feature';
+import type { PolicyFeature } from './features/policy.feature';
+import type { TenantsFeature } from './features/tenants.feature';
+import type { ToolCallsFeature } from './features/tool-calls.feature';
+import type { UpstreamsFeature } from './features/upstreams.feature';
 
-export interface GatewayDeps {
+export interface GatewayDeps
+  extends ToolCallsFeature, ApprovalsFeature, AuditFeature, PolicyFeature, OauthFeature, UpstreamsFeature, CredentialsFeature, TenantsFeature {
   config: GatewayConfig;
   logger: Logger;
   registry: Registry;
@@ -34,8 +48,6 @@ export interface GatewayDeps {
   policy: PolicyClient;
   audit: AuditClient;
   merkle: MerkleClient;
-  /** the compliance export: the audit service's part, the anchors and the policy snapshot put together and rendered */
-  complianceExport: ComplianceExporter;
   anchor: AnchorClient;
   webhook: WebhookClient;
   vault: VaultClient;

@@ -25,7 +25,7 @@ import { McpOauthProvider } from './oauth/mcp-oauth-provider';
 import { ConsoleRefresh } from './tenants/console-refresh';
 import { OauthRepository } from './oauth/oauth.repository';
 import { OauthPurge } from './oauth/oauth-purge';
-import { mcpOauthUrls } from './oauth/oauth.routes';
+import { mcpOauthUrls } from './oauth/public-origins';
 import { DecisionRecorder } from './pipeline/decision-recorder';
 import { createGatewayConstraints } from './pipeline/gateway-constraints';
 import { RateLimiter } from './pipeline/rate-limiter';
@@ -65,7 +65,11 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const redis = redisOf();
   // NATS carries events (an outage sends them to the outbox) and cache invalidations: not a readiness condition
   const bus = await nats({ readiness: false });
-  const clients = peers(['policy', 'audit', 'merkle', 'compliance', 'anchor', 'webhook', 'vault', 'federation', 'managed']);
+  // the dependency probes and the erasure look-up behind audit reads answer within HEALTH_PROBE_DEADLINE_MS
+  const probe = config.probeDeadlineMs;
+  const clients = peers(['policy', 'audit', 'merkle', 'compliance', 'anchor', 'webhook', 'vault', 'federation', 'managed'], {
+    methodDeadlines: { merkle: { health: probe }, anchor: { health: probe }, vault: { getHsmStatus: probe, filterErasedSubjects: probe } },
+  });
   const { policy, audit, merkle, compliance, anchor, webhook, managed } = clients;
   // the compliance export's own deadline for its anchor and policy sections (a section past it says unavailable)
   const exportPeers = peers(['anchor', 'policy'], { deadlines: { anchor: config.exportPeerDeadlineMs, policy: config.exportPeerDeadlineMs } });
@@ -156,7 +160,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     bus,
     policy,
     // audit reads show crypto-shredded PII as erased; the recorder appends through the plain client
-    audit: withErasureMarks(audit, vault, logger, config.probeDeadlineMs),
+    audit: withErasureMarks(audit, vault, logger),
     webhook,
     merkle,
     complianceExport,

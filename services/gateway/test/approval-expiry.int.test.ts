@@ -6,12 +6,9 @@
  * retry of an approved call is allowed once, only with the same params.
  */
 import { randomUUID } from 'node:crypto';
-import { audit as pb } from '@agw/proto';
-import { ApprovalRepository, type Bus, type Db, canonicalJson, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
+import { ApprovalRepository, type Bus, type Db, canonicalJson, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
 import { createHash } from 'node:crypto';
-import { AuditChain } from '../../audit/src/chain/audit-chain';
-import { AuditRecordRepository, SessionTotalsReads } from '../../audit/src/chain/audit-record.repository';
-import { auditGrpcService } from '../../audit/src/grpc/audit.grpc';
+import { startAudit } from '../../audit/test/support/start-audit';
 import { ApprovalExpiry } from '../src/approvals/approval-expiry';
 import { ApprovalQueue } from '../src/approvals/approval-queue';
 import { ApprovedRetries } from '../src/approvals/approved-retry';
@@ -28,8 +25,8 @@ const prefix = `APX${randomUUID().replace(/-/g, '').slice(0, 8)}`;
 const logger = createLogger('test', 'silent');
 let db: Db;
 let bus: Bus;
-let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let auditClient: ReturnType<typeof createClient<typeof pb.AuditServiceService>>;
+let auditService: Awaited<ReturnType<typeof startAudit>>;
+let auditClient: Awaited<ReturnType<typeof startAudit>>['client'];
 let recorder: DecisionRecorder;
 let repo: ApprovalRepository;
 
@@ -42,15 +39,14 @@ beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
   bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-expiry-test');
-  const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), logger)]);
-  auditClient = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
+  // the audit service's own definition, as main.ts runs it, in this process
+  auditService = await startAudit({ prefix, env: { DATABASE_URL: url } });
+  auditClient = auditService.client;
   recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
   repo = new ApprovalRepository(db);
 });
 afterAll(async () => {
-  auditClient.close();
-  await server.close();
+  await auditService.close();
   await bus.close();
   await db.destroy();
 });

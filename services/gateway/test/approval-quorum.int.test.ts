@@ -7,11 +7,8 @@
  * control_plane record naming the member, and the final record names every approver.
  */
 import { randomUUID } from 'node:crypto';
-import { audit as pb } from '@agw/proto';
-import { ApprovalRepository, type Bus, type Db, connectBus, createClient, createDb, createLogger, migrateToLatest, startGrpcServer } from '@agw/shared';
-import { AuditChain } from '../../audit/src/chain/audit-chain';
-import { AuditRecordRepository, SessionTotalsReads } from '../../audit/src/chain/audit-record.repository';
-import { auditGrpcService } from '../../audit/src/grpc/audit.grpc';
+import { ApprovalRepository, type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { startAudit } from '../../audit/test/support/start-audit';
 import { ApprovalQueue, type QuorumPending } from '../src/approvals/approval-queue';
 import { DecisionPublisher } from '../src/events/decision-publisher';
 import { EventOutboxRepository } from '../src/events/event-outbox.repository';
@@ -25,8 +22,8 @@ const logger = createLogger('test', 'silent');
 let db: Db;
 let db2: Db;
 let bus: Bus;
-let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let auditClient: ReturnType<typeof createClient<typeof pb.AuditServiceService>>;
+let auditService: Awaited<ReturnType<typeof startAudit>>;
+let auditClient: Awaited<ReturnType<typeof startAudit>>['client'];
 let recorder: DecisionRecorder;
 let repo: ApprovalRepository;
 
@@ -50,15 +47,14 @@ beforeAll(async () => {
   db = createDb(url);
   db2 = createDb(url);
   bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-quorum-test');
-  const chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false, streamPrefix: prefix });
-  server = await startGrpcServer('127.0.0.1', 0, [auditGrpcService(chain, new SessionTotalsReads(db), logger)]);
-  auditClient = createClient(pb.AuditServiceClient, `127.0.0.1:${server.port}`, 'audit service');
+  // the audit service's own definition, as main.ts runs it, in this process
+  auditService = await startAudit({ prefix, env: { DATABASE_URL: url } });
+  auditClient = auditService.client;
   recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
   repo = new ApprovalRepository(db);
 });
 afterAll(async () => {
-  auditClient.close();
-  await server.close();
+  await auditService.close();
   await bus.close();
   await db.destroy();
   await db2.destroy();

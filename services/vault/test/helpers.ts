@@ -1,4 +1,4 @@
-/** Test wiring: the real Postgres (migrated) and the real SoftHSM2 token `agw-test`, built like main.ts. */
+/** Test wiring: the real Postgres (migrated) and the real SoftHSM2 token `agw-test`, built like vault.service.ts. */
 import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
 import * as pkcs11js from 'pkcs11js';
 import { BrokeredExecutor } from '../src/broker/brokered-executor';
@@ -87,7 +87,7 @@ export function withTestToken<T>(fn: (p11: pkcs11js.PKCS11, session: Buffer, slo
 }
 
 /**
- * The vault's federation over a test vault's database and keyring, as main.ts wires it: the test config with
+ * The vault's federation over a test vault's database and keyring, as vault.service.ts wires it: the test config with
  * 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped unless given.
  */
 export function testFederation(v: TestVault, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {

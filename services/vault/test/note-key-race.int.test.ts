@@ -3,7 +3,7 @@
  * at the same moment: three separate processes (each its own PKCS#11 session on the real SoftHSM2 token,
  * as replicas have) ask for the key of a fresh label at one instant; the token then holds exactly one
  * Ed25519 key pair under it and every process publishes the same public key. The replicas serialize the
- * find-or-create with a Postgres advisory lock (KeyRepository.withLabelLock), as main.ts wires it.
+ * find-or-create with a Postgres advisory lock (KeyRepository.withLabelLock), as vault.service.ts wires it.
  * Runs the built code (dist) in the children, like the service.
  */
 import { execFile } from 'node:child_process';

@@ -26,19 +26,24 @@ export interface WebhookService {
   close(): Promise<void>;
 }
 
+/** What a test may put in place: the DNS look-up of the target guard (a test's names resolve to its own addresses). */
+export interface WebhookOverrides {
+  lookup: LookupAll;
+}
+
 /**
  * The webhook service's definition: main.ts runs it (`runService`), tests start the same definition
- * in-process (`startWebhookService`); the stores, the vault client, readiness and shutdown come from runService.
+ * in-process (`startWebhookService`, its look-up as an override); the stores, the vault client, readiness and shutdown come from runService.
  */
-export function webhookService(o: { lookup?: LookupAll } = {}): ServiceDefinition<WebhookConfig, WebhookDeliveries> {
+export function webhookService(): ServiceDefinition<WebhookConfig, WebhookDeliveries, WebhookOverrides> {
   return {
     name: 'webhook',
     loadConfig: loadWebhookConfig,
-    start: async ({ config, logger, registry, postgres, nats, peers }) => {
+    start: async ({ config, logger, registry, postgres, nats, peers, overrides }) => {
       const db = await postgres();
       const bus = await nats();
       const metrics = createWebhookMetrics(registry);
-      const guard = new TargetGuard(allowedInternalCidrs(config), o.lookup);
+      const guard = new TargetGuard(allowedInternalCidrs(config), overrides.lookup);
       const sender = new HttpsSender({
         guard,
         timeoutMs: config.timeoutMs,
@@ -83,6 +88,6 @@ export function webhookService(o: { lookup?: LookupAll } = {}): ServiceDefinitio
 
 /** The service in this process, as main.ts starts it (integration tests). */
 export async function startWebhookService(config: WebhookConfig, logger: Logger, registry: Registry, o: { lookup?: LookupAll } = {}): Promise<WebhookService> {
-  const started = await startService(webhookService(o), { config, logger, registry });
+  const started = await startService(webhookService(), { config, logger, registry, overrides: o });
   return { deliveries: started.api, grpcPort: started.grpcPort ?? 0, close: started.close };
 }

@@ -14,9 +14,9 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { ForbiddenError } from '@agw/shared';
+import { ROLES, type Role } from '../tenants/roles';
 
-export const ROLES = ['owner', 'admin', 'policy_author', 'approver', 'auditor', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role };
 
 /** Every role: reads of pages that carry no personal data, secret or evidence. */
 const EVERYONE: readonly Role[] = ROLES;

@@ -6,9 +6,8 @@
  * The policy's replay input, when given, is committed in that transaction too: one commit per call.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { audit, decision } from '@agw/proto';
-import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, isDependencyDown, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 import type { CallEvidence } from './call-receipt';
@@ -76,17 +75,10 @@ export class DecisionRecorder {
    * chain answers a key it has written with that record, so the call is answered with exactly one record
    * or fails with none written by a later attempt (docs/audit.md, "Idempotent appends").
    */
-  private async append(request: audit.AppendRequest): Promise<audit.AuditRecord> {
-    const giveUpAt = Date.now() + this.o.retryBudgetMs;
-    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
-      try {
-        return await this.audit.appendStream(request);
-      } catch (e) {
-        // the audit service unreachable, or its Postgres (the outcome of the commit unknown): the same key again
-        if (!isDependencyDown(e) || Date.now() + wait > giveUpAt) throw e;
-        await sleep(wait);
-      }
-    }
+  private append(request: audit.AppendRequest): Promise<audit.AuditRecord> {
+    // the audit service unreachable, or its Postgres (the outcome of the commit unknown): the same key again
+    // (the client's one retry loop, packages/shared/src/grpc-retry.ts: 50 ms doubling up to 1 s, within the budget)
+    return this.audit.appendStream(request, { retry: { budgetMs: this.o.retryBudgetMs, delayMs: 50, maxDelayMs: 1000 } });
   }
 
   /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */

@@ -10,7 +10,7 @@
  *   never given by SSO (only an owner makes an owner).
  */
 import { z } from 'zod';
-import { ROLES, type Role } from '../http/permissions';
+import { ROLES, type Role } from '../tenants/roles';
 
 export const SSO_ROLES = ROLES.filter((r): r is Exclude<Role, 'owner'> => r !== 'owner');
 export type SsoRole = (typeof SSO_ROLES)[number];

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { controlPlaneRecord } from '@agw/shared';
-import type { AuthContext } from '../http/request-context';
+import type { AuthContext } from './auth-context';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
 
 /** What changed: the area (`tool`), the operation (`method`) and facts without values. */

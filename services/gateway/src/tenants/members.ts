@@ -15,7 +15,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConflictError, type Db, ForbiddenError, type Logger, NotFoundError, sha256Hex } from '@agw/shared';
-import type { Role } from '../http/permissions';
+import type { Role } from './roles';
 import { hashPassword } from './passwords';
 
 export const INVITATION_TTL_SECONDS = 7 * 86400;

@@ -1,6 +1,6 @@
 /** Queries on tenants, users and API keys. Tenant id first wherever a tenant owns the row. */
 import type { Db } from '@agw/shared';
-import type { Role } from '../http/permissions';
+import type { Role } from './roles';
 
 export interface TenantRow {
   id: string;

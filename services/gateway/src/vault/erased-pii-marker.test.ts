@@ -20,7 +20,7 @@ function vaultWith(erased: string[], calls: string[][] = []): VaultClient {
 describe('markErasedRecords', () => {
   test('adds erased: true to the envelopes of erased subjects only, whatever the key order, at any depth', async () => {
     const records = [rec({ a: env('sub_1'), list: [env('sub_2'), { deep: env('sub_1') }], plain: 'x' })];
-    const [out] = await markErasedRecords(vaultWith(['sub_1']), 't', records, logger, 2000);
+    const [out] = await markErasedRecords(vaultWith(['sub_1']), 't', records, logger);
     const p = JSON.parse(out.entry!.paramsJson);
     expect(p.a.$pii).toEqual({ ...env('sub_1').$pii, erased: true });
     expect(p.list[0]).toEqual(env('sub_2'));
@@ -33,13 +33,13 @@ describe('markErasedRecords', () => {
   test('no envelopes: no vault call; objects that merely contain a $pii key among others are not envelopes', async () => {
     const calls: string[][] = [];
     const records = [rec({ q: 'hello' }), rec({ $pii: { v: 1, subject: 'sub_9' }, other: 1 })];
-    expect(await markErasedRecords(vaultWith(['sub_9'], calls), 't', records, logger, 2000)).toBe(records);
+    expect(await markErasedRecords(vaultWith(['sub_9'], calls), 't', records, logger)).toBe(records);
     expect(calls).toEqual([]);
   });
 
   test('vault unreachable: records are shown unmarked', async () => {
     const down = { filterErasedSubjects: async () => Promise.reject(new Error('unavailable')) } as unknown as VaultClient;
     const records = [rec({ a: env('sub_1') })];
-    expect(await markErasedRecords(down, 't', records, logger, 2000)).toBe(records);
+    expect(await markErasedRecords(down, 't', records, logger)).toBe(records);
   });
 });

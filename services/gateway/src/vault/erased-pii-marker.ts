@@ -48,12 +48,12 @@ function mark(node: unknown, erased: Set<string>): unknown {
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, mark(v, erased)]));
 }
 
-export async function markErasedRecords(vault: VaultClient, tenantId: string, records: pb.AuditRecord[], logger: Logger, deadlineMs: number): Promise<pb.AuditRecord[]> {
+export async function markErasedRecords(vault: VaultClient, tenantId: string, records: pb.AuditRecord[], logger: Logger): Promise<pb.AuditRecord[]> {
   const subjects = subjectsIn(records);
   if (!subjects.length) return records;
   let erased: Set<string>;
   try {
-    erased = new Set((await vault.filterErasedSubjects({ tenantId, subjectIds: subjects }, { deadlineMs })).subjectIds);
+    erased = new Set((await vault.filterErasedSubjects({ tenantId, subjectIds: subjects })).subjectIds);
   } catch (e) {
     logger.warn({ err: e, tenantId }, 'vault unreachable: audit records shown without erasure marks');
     return records;
@@ -67,17 +67,17 @@ export async function markErasedRecords(vault: VaultClient, tenantId: string, re
 }
 
 /** The audit client with erasure marks on its read methods (appends and verification untouched). */
-/** `deadlineMs` bounds the vault look-up: past it, records are shown without erasure marks. */
-export function withErasureMarks(audit: AuditClient, vault: VaultClient, logger: Logger, deadlineMs: number): AuditClient {
+/** The vault client's deadline of `filterErasedSubjects` bounds the look-up: past it, records are shown without erasure marks. */
+export function withErasureMarks(audit: AuditClient, vault: VaultClient, logger: Logger): AuditClient {
   return {
     ...audit,
     listRecords: async (req, o) => {
       const res = await audit.listRecords(req, o);
-      return { ...res, records: await markErasedRecords(vault, req.tenantId, res.records, logger, deadlineMs) };
+      return { ...res, records: await markErasedRecords(vault, req.tenantId, res.records, logger) };
     },
     getByAction: async (req, o) => {
       const res = await audit.getByAction(req, o);
-      return { ...res, records: await markErasedRecords(vault, req.tenantId, res.records, logger, deadlineMs) };
+      return { ...res, records: await markErasedRecords(vault, req.tenantId, res.records, logger) };
     },
   };
 }

@@ -8,9 +8,6 @@ import type { VaultClient } from '../clients/grpc-clients';
 import type { FederatedCatalog } from '../federation/federated-catalog';
 import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
 
-/** Deadline of one brokered execution: the vault's upstream timeouts (a federated upstream: up to 120 s plus connecting) plus headroom. */
-const EXECUTE_DEADLINE_MS = 135_000;
-
 /**
  * `credentials`: when given, "has this tool a credential?" is answered from this per-(tenant, tool) cache
  * (see vault/credential-changes.ts for how it is invalidated) instead of a vault round trip per call.
@@ -39,7 +36,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
             origin: fromApproval ? 'approval' : 'tool_call',
             userId: call.userId ?? '',
           },
-          { deadlineMs: EXECUTE_DEADLINE_MS },
+          // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts)
         );
       } catch (e) {
         if (isDependencyDown(e)) {

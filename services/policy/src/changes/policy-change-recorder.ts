@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { audit } from '@agw/proto';
-import { type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
+import { type CallOptions, type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
 
 export type PolicyChangeDecision =
   | 'activated_over_failing_tests'
@@ -44,7 +44,7 @@ export interface PolicyChangeRecorder {
 }
 
 export interface AuditAppender {
-  append(req: audit.AppendRequest): Promise<unknown>;
+  append(req: audit.AppendRequest, options?: CallOptions): Promise<unknown>;
 }
 
 export function policyChangeRecord(f: PolicyChangeFact, now = new Date()) {
@@ -67,16 +67,10 @@ export function auditPolicyChangeRecorder(audit: AuditAppender, logger: Logger, 
     async record(tenantId, fact) {
       const record = policyChangeRecord(fact);
       const request = { tenantId, entry: toAuditEntry(record), eventKind: 'policy', appendKey: `policy:${record.action_id}` } as audit.AppendRequest;
-      for (let i = 1; ; i++) {
-        try {
-          await audit.append(request);
-          logger.info({ tenantId, decision: fact.decision, actor: fact.actor, revision: fact.revision, action_id: record.action_id }, 'policy change recorded');
-          return record.action_id;
-        } catch (e) {
-          if (i >= attempts) throw e;
-          await new Promise((r) => setTimeout(r, 250 * i));
-        }
-      }
+      // any failure is sent again under the record's one key (the client's retry loop, packages/shared/src/grpc-retry.ts)
+      await audit.append(request, { retry: { attempts, delayMs: 250, backoff: 2, when: () => true } });
+      logger.info({ tenantId, decision: fact.decision, actor: fact.actor, revision: fact.revision, action_id: record.action_id }, 'policy change recorded');
+      return record.action_id;
     },
   };
 }

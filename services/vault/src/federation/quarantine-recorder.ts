@@ -8,13 +8,13 @@
  * (FEDERATION_QUARANTINE_ALERT_WINDOW_MS); the next record says how many were not (`suppressed_since_last`).
  */
 import { randomUUID } from 'node:crypto';
-import { type ActionRecord, type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type CallOptions, type Logger, controlPlaneRecord, toAuditEntry } from '@agw/shared';
 import type { audit } from '@agw/proto';
 import type { ConnectionRecorder, QuarantineRecorder } from './federation';
 import type { Quarantine } from './tool-pinning';
 
 export interface AuditAppender {
-  append(req: audit.AppendRequest): Promise<unknown>;
+  append(req: audit.AppendRequest, options?: CallOptions): Promise<unknown>;
 }
 
 export function quarantineRecord(upstream: string, q: Quarantine, now = new Date(), suppressed = 0): ActionRecord {
@@ -47,16 +47,9 @@ export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, at
     async record(tenantId, upstream, q, suppressed = 0) {
       const record = quarantineRecord(upstream, q, new Date(), suppressed);
       const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', appendKey: `quarantine:${record.action_id}` };
-      for (let i = 1; ; i++) {
-        try {
-          await audit.append(request);
-          logger.warn({ tenantId, upstream, tool: q.tool, reason: q.reason, action_id: record.action_id }, 'federated tool quarantined');
-          return;
-        } catch (e) {
-          if (i >= attempts) throw e;
-          await new Promise((r) => setTimeout(r, 500 * i));
-        }
-      }
+      // any failure is sent again under the record's one key (the client's retry loop, packages/shared/src/grpc-retry.ts)
+      await audit.append(request, { retry: { attempts, delayMs: 500, backoff: 2, when: () => true } });
+      logger.warn({ tenantId, upstream, tool: q.tool, reason: q.reason, action_id: record.action_id }, 'federated tool quarantined');
     },
   };
 }
@@ -96,16 +89,8 @@ export function auditConnectionRecorder(audit: AuditAppender, logger: Logger, at
     async record(tenantId, upstream, e) {
       const record = connectionRecord(upstream, e);
       const request = { tenantId, entry: toAuditEntry(record), eventKind: e.event === 'authorization_required' ? 'authorization_required' : 'observed', appendKey: `upstream-oauth:${record.action_id}` };
-      for (let i = 1; ; i++) {
-        try {
-          await audit.append(request);
-          logger.info({ tenantId, upstream, event: e.event, user_id: e.user_id || null, action_id: record.action_id }, 'upstream connection event');
-          return;
-        } catch (err) {
-          if (i >= attempts) throw err;
-          await new Promise((r) => setTimeout(r, 500 * i));
-        }
-      }
+      await audit.append(request, { retry: { attempts, delayMs: 500, backoff: 2, when: () => true } });
+      logger.info({ tenantId, upstream, event: e.event, user_id: e.user_id || null, action_id: record.action_id }, 'upstream connection event');
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { anchor } from '@agw/proto';
 import { Router } from 'express';
-import type { GatewayDeps } from '../../deps';
+import type { AuditFeature } from '../../features/audit.feature';
 import { z } from 'zod';
 import { addPaths } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
@@ -71,15 +71,15 @@ function presentAnchor(a: anchor.TenantAnchor): z.infer<typeof anchorSchema> {
   };
 }
 
-async function anchorChainOf(d: GatewayDeps, tenantId: string): Promise<string> {
+async function anchorChainOf(d: Pick<AuditFeature, 'settings'>, tenantId: string): Promise<string> {
   const s = await d.settings.stored(tenantId).catch(() => undefined);
   return typeof s?.anchor_chain === 'string' ? s.anchor_chain : '';
 }
 
-export function anchorRoutes(d: GatewayDeps): Router {
+export function anchorRoutes(d: Pick<AuditFeature, 'anchor' | 'merkle' | 'health' | 'settings'>): Router {
   const r = Router();
   d.health.addSection('blockchain', async () => {
-    const h = await d.anchor.health({}, { deadlineMs: d.config.probeDeadlineMs });
+    const h = await d.anchor.health({});
     return {
       status: h.status,
       network: h.network,

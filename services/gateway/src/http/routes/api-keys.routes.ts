@@ -7,7 +7,7 @@
 import { ConflictError, NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { uuidParam } from '../params';
@@ -51,7 +51,7 @@ const present = (k: { id: string; key_prefix: string; scope: string; name: strin
   created_at: k.created_at.toISOString(),
 });
 
-export function apiKeyRoutes(d: GatewayDeps): Router {
+export function apiKeyRoutes(d: Pick<TenantsFeature, 'apiKeys'>): Router {
   const r = Router();
   r.post('/api-keys', async (req, res) => {
     const auth = authOf(req);

@@ -8,10 +8,11 @@ import { type ApprovalRow, type ApprovalVote, ForbiddenError, NotFoundError, PLA
 import { type Decider, approverOf } from '../../approvals/approval-queue';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { ApprovalsFeature } from '../../features/approvals.feature';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { uuidParam } from '../params';
+import { isHumanSession } from '../../tenants/auth-context';
 import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
 import { executionResultSchema } from './tool-calls.routes';
@@ -133,21 +134,20 @@ interface FourEyes {
 }
 
 /** The four-eyes rows' approvals so far and (`withInitiators`, pending ones) who started them. */
-async function withVotes(d: GatewayDeps, tenantId: string, rows: ApprovalRow[], withInitiators = false): Promise<FourEyes> {
+async function withVotes(d: Pick<ApprovalsFeature, 'approvals'>, tenantId: string, rows: ApprovalRow[], withInitiators = false): Promise<FourEyes> {
   const fourEyes = rows.filter((r) => r.required_approvers > 1);
   const initiators = new Map<string, string[]>();
   if (withInitiators) for (const r of fourEyes) initiators.set(r.action_id, await d.approvals.initiators(tenantId, r));
   return { votes: await d.approvals.votes(tenantId, fourEyes.map((r) => r.action_id)), initiators };
 }
 
-/** A decision by a human, as approvals_require_human asks: a session token from a log-in, not from an API key. */
-export const isHumanSession = (a: AuthContext) => a.method === 'jwt' && Boolean(a.userId) && !a.viaApiKey;
+export { isHumanSession };
 
 /**
  * Where the tenant's `approvals_require_human` is on, a human decision (an approval, a rejection, a
  * quarantined tool definition approved) needs a signed-in user's session token: a 403 otherwise.
  */
-export async function assertMayDecide(d: GatewayDeps, auth: AuthContext, what: string): Promise<void> {
+export async function assertMayDecide(d: Pick<ApprovalsFeature, 'settings'>, auth: AuthContext, what: string): Promise<void> {
   if (!isHumanSession(auth) && (await d.settings.stored(auth.tenantId)).approvals_require_human) {
     throw new ForbiddenError(
       `Approvals of this tenant require a signed-in human (setting approvals_require_human): sign in (POST /api/auth/login) and send the session token; ${auth.method === 'jwt' ? 'a session token made from an API key' : 'an API key'} cannot ${what}`,
@@ -165,7 +165,7 @@ export const deciderFor = (auth: AuthContext): Decider => ({
   caller: auth.method === 'jwt' ? 'a session token made from an API key' : auth.method === 'api_key' ? 'an API key' : 'this caller',
 });
 
-export function approvalRoutes(d: GatewayDeps): Router {
+export function approvalRoutes(d: ApprovalsFeature): Router {
   const r = Router();
   r.get('/approvals', async (req, res) => {
     const { tenantId } = authOf(req);

@@ -3,7 +3,7 @@ import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
 import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord } from '@agw/shared';
-import type { GatewayDeps } from '../../deps';
+import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errorSchema, errors, reply, response, timestamp } from '../../openapi/schema';
 import { localProfileOnly } from '../profile-exposure';
@@ -74,7 +74,7 @@ const tamperBody = z
   })
   .strict();
 
-export function auditRoutes(d: GatewayDeps): Router {
+export function auditRoutes(d: Pick<AuditFeature, 'audit' | 'config'>): Router {
   const r = Router();
   r.get('/audit/log', async (req, res) => {
     const { limit, member } = parseWith(logQuery, { limit: req.query.limit, member: req.query.member }, 'query');

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { NotFoundError } from '@agw/shared';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { startConsoleSession } from './console-session.routes';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
@@ -48,7 +48,7 @@ export const meResponse = z.object({
 });
 
 /** Public: no authentication. */
-export function publicAuthRoutes(d: GatewayDeps): Router {
+export function publicAuthRoutes(d: Pick<TenantsFeature, 'accounts' | 'config' | 'consoleRefresh' | 'sessions' | 'tenants'>): Router {
   const r = Router();
   r.post('/auth/signup', async (req, res) => {
     reply(res, signupResponse, await d.accounts.signup(parseWith(signupBody, req.body, 'body')), 201);
@@ -67,7 +67,7 @@ export function publicAuthRoutes(d: GatewayDeps): Router {
 }
 
 /** Authenticated. */
-export function authRoutes(d: GatewayDeps): Router {
+export function authRoutes(d: Pick<TenantsFeature, 'accounts' | 'apiKeys' | 'config' | 'consoleRefresh' | 'oauth' | 'sessions' | 'settings' | 'tenants'>): Router {
   const r = Router();
   r.post('/api-keys/rotate', async (req, res) => {
     const { tenantId } = authOf(req);

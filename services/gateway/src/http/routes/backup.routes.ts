@@ -7,7 +7,7 @@
  */
 import { DependencyUnavailableError, RateLimitError, createBackup } from '@agw/shared';
 import { Router } from 'express';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { z } from 'zod';
 import { addPaths } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
@@ -16,7 +16,7 @@ import { authOf } from '../request-context';
 /** the spec's limit: 2 backups per minute */
 export const BACKUPS_PER_MINUTE = 2;
 
-export function backupRoutes(d: Pick<GatewayDeps, 'config' | 'logger' | 'rateLimiter'>): Router {
+export function backupRoutes(d: Pick<TenantsFeature, 'config' | 'logger' | 'rateLimiter'>): Router {
   const r = Router();
   r.post('/backup/trigger', async (req, res) => {
     const auth = authOf(req);

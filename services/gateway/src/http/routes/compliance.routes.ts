@@ -6,7 +6,7 @@
 import { NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, pathParam } from '../../openapi/openapi';
 import { errors } from '../../openapi/schema';
 import { uuidParam } from '../params';
@@ -19,7 +19,7 @@ const exportQuery = z.object({
   format: z.enum(['json', 'pdf', 'ocsf', 'opa'], { error: "format must be 'json', 'pdf', 'ocsf' or 'opa'" }).default('json'),
 });
 
-export function complianceRoutes(d: GatewayDeps): Router {
+export function complianceRoutes(d: Pick<AuditFeature, 'complianceExport'>): Router {
   const r = Router();
   r.get('/compliance/export/:tenant_id', async (req, res) => {
     const auth = authOf(req);

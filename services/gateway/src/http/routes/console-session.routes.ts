@@ -7,31 +7,34 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { AuthenticationError, ForbiddenError } from '@agw/shared';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { originRefusal } from '../../mcp/origin-guard';
 import { addPaths } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { REFRESH_COOKIE, REFRESH_COOKIE_PATH, refreshCookieOf } from '../../tenants/console-refresh';
 
+/** What a console session (its refresh cookie) uses. */
+export type ConsoleSessionDeps = Pick<TenantsFeature, 'config' | 'consoleRefresh' | 'sessions' | 'tenants'>;
+
 const sessionTokenSchema = z.object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number().int() });
 const signedOutSchema = z.object({ status: z.literal('signed_out') });
 
 /** Sets the refresh cookie of a new console session for the user an access token names. */
-export async function startConsoleSession(d: GatewayDeps, res: Response, accessToken: string): Promise<void> {
+export async function startConsoleSession(d: ConsoleSessionDeps, res: Response, accessToken: string): Promise<void> {
   const claims = await d.sessions.verify(accessToken);
   if (!claims || claims.viaApiKey) return;
   setCookie(d, res, await d.consoleRefresh.issue({ tenantId: claims.tenantId, userId: claims.userId }));
 }
 
-function setCookie(d: GatewayDeps, res: Response, token: string): void {
+function setCookie(d: ConsoleSessionDeps, res: Response, token: string): void {
   res.cookie(REFRESH_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: d.config.profile !== 'local', path: REFRESH_COOKIE_PATH, maxAge: d.consoleRefresh.ttlSeconds * 1000 });
 }
 
-function clearCookie(d: GatewayDeps, res: Response): void {
+function clearCookie(d: ConsoleSessionDeps, res: Response): void {
   res.clearCookie(REFRESH_COOKIE, { httpOnly: true, sameSite: 'strict', secure: d.config.profile !== 'local', path: REFRESH_COOKIE_PATH });
 }
 
-export function consoleSessionRoutes(d: GatewayDeps): Router {
+export function consoleSessionRoutes(d: ConsoleSessionDeps): Router {
   const r = Router();
   const sameSite = (req: Request) => {
     const why = originRefusal({ publicBaseUrl: d.config.publicBaseUrl, allowedOrigins: [], local: d.config.profile === 'local' }, req.get('origin'), undefined);

@@ -6,7 +6,7 @@
 import type { vault as pb } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { CredentialsFeature } from '../../features/credentials.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { orNull, pathName } from '../params';
@@ -75,7 +75,7 @@ function presentCredential(c: pb.Credential): z.infer<typeof credentialSchema> {
   };
 }
 
-export function credentialRoutes(d: GatewayDeps): Router {
+export function credentialRoutes(d: Pick<CredentialsFeature, 'vault'>): Router {
   const r = Router();
   r.post('/credentials/register', async (req, res) => {
     const b = parseWith(registerCredentialSchema, req.body, 'body');

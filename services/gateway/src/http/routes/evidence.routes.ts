@@ -7,7 +7,7 @@
 import type { merkle } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { InputError } from '@agw/shared';
@@ -100,7 +100,7 @@ function recordIdOfReceipt(receipt: string): number {
   return Number(m[1]);
 }
 
-export function evidenceRoutes(d: GatewayDeps): Router {
+export function evidenceRoutes(d: Pick<AuditFeature, 'audit' | 'merkle'>): Router {
   const r = Router();
   r.get('/audit/receipts/:record_id', async (req, res) => {
     const { record_id } = parseWith(recordIdParams, req.params, 'path');

@@ -12,13 +12,13 @@ import passport from 'passport';
 import { Strategy as GitHubStrategy, type Profile } from 'passport-github2';
 import { AppError, AuthenticationError, NotFoundError } from '@agw/shared';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { startConsoleSession } from './console-session.routes';
 import { addPaths } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { sessionTokenSchema } from './auth.routes';
 
-type LoginResult = Awaited<ReturnType<GatewayDeps['accounts']['loginWithGithub']>>;
+type LoginResult = Awaited<ReturnType<TenantsFeature['accounts']['loginWithGithub']>>;
 
 const githubLoginSchema = sessionTokenSchema.extend({ tenant_id: z.string(), new_account: z.boolean().meta({ description: 'a tenant was created for this GitHub user' }) });
 
@@ -42,7 +42,7 @@ function stateStore(key: Uint8Array) {
   };
 }
 
-export function githubRoutes(d: GatewayDeps): Router {
+export function githubRoutes(d: Pick<TenantsFeature, 'accounts' | 'config' | 'logger' | 'consoleRefresh' | 'sessions' | 'tenants'>): Router {
   const r = Router();
   const c = d.config;
   if (!c.githubClientId || !c.githubClientSecret) {

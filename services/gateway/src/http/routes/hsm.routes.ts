@@ -5,7 +5,7 @@
 import { detectInString } from '@agw/pii';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { CredentialsFeature } from '../../features/credentials.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { SUBJECT_ID_RULE, isSubjectId, orNull, subjectParam } from '../params';
@@ -44,11 +44,11 @@ const envelopeSchema = z.record(z.string(), z.unknown()).meta({ id: 'PiiEnvelope
 const encryptResponse = z.object({ subject_id: z.string(), envelope: envelopeSchema });
 const decryptResponse = z.object({ subject_id: z.string(), plaintext: z.unknown().optional() });
 
-export function hsmRoutes(d: GatewayDeps): Router {
+export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Router {
   const r = Router();
   // GET /api/health: the vault's key backend (PKCS#11 token or Vault Transit)
   d.health.addSection('hsm', async () => {
-    const h = await d.vault.getHsmStatus({}, { deadlineMs: d.config.probeDeadlineMs });
+    const h = await d.vault.getHsmStatus({});
     return { status: h.ready ? 'ok' : 'error', backend: h.backend, token_label: h.tokenLabel };
   });
   r.post('/hsm/keys', async (req, res) => {

@@ -6,7 +6,7 @@
 import { AppError, InputError } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { type Actor, InvitationGone } from '../../tenants/members';
@@ -46,7 +46,7 @@ function actorOf(req: Request): Actor {
 }
 
 /** Public (the token is the credential): accepting an invitation. */
-export function publicMemberRoutes(d: GatewayDeps): Router {
+export function publicMemberRoutes(d: Pick<TenantsFeature, 'members'>): Router {
   const r = Router();
   r.post('/members/invitations/accept', async (req, res) => {
     const body = parseWith(acceptBody, req.body, 'body');
@@ -65,7 +65,7 @@ export function publicMemberRoutes(d: GatewayDeps): Router {
   return r;
 }
 
-export function memberRoutes(d: GatewayDeps): Router {
+export function memberRoutes(d: Pick<TenantsFeature, 'members' | 'federation' | 'logger'>): Router {
   const r = Router();
   r.get('/members', async (req, res) => {
     const members = await d.members.list(authOf(req).tenantId);
@@ -102,7 +102,7 @@ export function memberRoutes(d: GatewayDeps): Router {
  * revoked at the upstream where it offers revocation), so no key the member issued keeps acting with their
  * account. The member is removed first; a connection the vault cannot remove now is logged by name.
  */
-async function endUpstreamConnections(d: GatewayDeps, tenantId: string, memberId: string, by: string): Promise<void> {
+async function endUpstreamConnections(d: Pick<TenantsFeature, 'federation' | 'logger'>, tenantId: string, memberId: string, by: string): Promise<void> {
   const { upstreams } = await d.federation.client.listUpstreams({ tenantId }).catch((e: unknown) => {
     d.logger.warn({ tenantId, memberId, err: (e as Error).message }, 'removed member: the upstream connections could not be listed; disconnect them on the Tools page');
     return { upstreams: [] };

@@ -6,7 +6,7 @@
 import type { merkle } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { authOf } from '../request-context';
@@ -65,10 +65,10 @@ const proofQuery = z.object({
   tree_index: z.coerce.number({ error: 'tree_index must be an integer' }).int('tree_index must be an integer').min(0, 'tree_index must be >= 0').optional(),
 });
 
-export function merkleRoutes(d: GatewayDeps): Router {
+export function merkleRoutes(d: Pick<AuditFeature, 'merkle' | 'health'>): Router {
   const r = Router();
   d.health.addSection('merkle', async () => {
-    const h = await d.merkle.health({}, { deadlineMs: d.config.probeDeadlineMs });
+    const h = await d.merkle.health({});
     return {
       status: h.status,
       tree_heads: h.treeHeads,

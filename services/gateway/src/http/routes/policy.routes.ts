@@ -6,7 +6,7 @@ import type { policy } from '@agw/proto';
 import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFactorValues } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { PolicyFeature } from '../../features/policy.feature';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid } from '../params';
@@ -261,7 +261,7 @@ function presentBundle(b: policy.BundleStatus) {
   return { revision: b.revision, hash: b.hash, hash_algorithm: 'sha256' as const, policy_template: b.policyTemplate, activated_at: b.activatedAt || null };
 }
 
-export function policyRoutes(d: GatewayDeps): Router {
+export function policyRoutes(d: PolicyFeature): Router {
   const r = Router();
 
   r.get('/policy/templates', async (_req, res) => {

@@ -11,11 +11,11 @@
 import { InputError, NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { addPaths, pathParam } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { PUBLIC_SLUG } from '../../tenants/settings.schema';
-import { PublicDashboard, publicDashboardSchema, publicTenantSchema, signedHeadSchema } from '../../transparency/public-dashboard';
+import { PublicDashboard, type PublicDashboardDeps, publicDashboardSchema, publicTenantSchema, signedHeadSchema } from '../../transparency/public-dashboard';
 import { type PublicTenant, PublicTenantsRepository } from '../../transparency/public-tenants.repository';
 import { isUuid } from '../params';
 import { parseWith } from '../validation';
@@ -37,7 +37,7 @@ const transparencyListSchema = z.object({
 
 const notPublished = () => new NotFoundError('No public dashboard here');
 
-export function publicRoutes(d: GatewayDeps): Router {
+export function publicRoutes(d: Pick<TenantsFeature, 'config' | 'db'> & Omit<PublicDashboardDeps, 'cacheSeconds'>): Router {
   const r = Router();
   const tenants = new PublicTenantsRepository(d.db);
   const dashboard = new PublicDashboard({ ...d, cacheSeconds: d.config.publicCacheSeconds });

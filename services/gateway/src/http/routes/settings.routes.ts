@@ -1,7 +1,7 @@
 /** GET/PATCH (and POST, as one guide uses) /api/dashboard/settings. */
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { settingsPatchSchema, settingsViewSchema } from '../../tenants/settings.schema';
@@ -25,7 +25,7 @@ export function callerOf(a: AuthContext): string {
   return a.keyScope === 'agent' ? 'an agent-scoped API key' : 'an API key';
 }
 
-export function settingsRoutes(d: GatewayDeps): Router {
+export function settingsRoutes(d: Pick<TenantsFeature, 'settings' | 'apiKeys'>): Router {
   const r = Router();
   r.get('/dashboard/settings', async (req, res) => {
     const { tenantId } = authOf(req);

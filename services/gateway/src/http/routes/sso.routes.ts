@@ -6,11 +6,11 @@
  */
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { addPaths, jsonBody } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { SSO_ROLES, ssoConfigBody } from '../../sso/sso-config';
-import { SsoRefusal, type SsoService } from '../../sso/sso.service';
+import { SsoRefusal } from '../../sso/sso.service';
 import { SSO_STATE_TTL_SECONDS } from '../../sso/sso-state';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -57,7 +57,7 @@ function refuse(res: Response, e: SsoRefusal): void {
 }
 
 /** Public: the sign-in. */
-export function publicSsoRoutes(d: GatewayDeps & { sso: SsoService }): Router {
+export function publicSsoRoutes(d: Pick<TenantsFeature, 'config' | 'logger' | 'sso' | 'consoleRefresh' | 'sessions' | 'tenants'>): Router {
   const r = Router();
   const secure = d.config.profile !== 'local';
   r.get('/auth/sso/start', async (req, res) => {
@@ -91,7 +91,7 @@ export function publicSsoRoutes(d: GatewayDeps & { sso: SsoService }): Router {
 }
 
 /** Authenticated: the configuration (the permission table lets owners and admins in). */
-export function ssoRoutes(d: GatewayDeps & { sso: SsoService }): Router {
+export function ssoRoutes(d: Pick<TenantsFeature, 'config' | 'logger' | 'sso'>): Router {
   const r = Router();
   r.get('/settings/sso', async (req, res) => {
     reply(res, ssoConfigView, await d.sso.view(authOf(req).tenantId));

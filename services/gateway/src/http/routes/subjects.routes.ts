@@ -5,7 +5,7 @@
 import type { vault as pb } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { CredentialsFeature } from '../../features/credentials.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { eraseSubject } from '../../vault/subject-erasure';
@@ -55,7 +55,7 @@ function presentSubject(s: pb.Subject): z.infer<typeof subjectSchema> {
   };
 }
 
-export function subjectRoutes(d: GatewayDeps): Router {
+export function subjectRoutes(d: Pick<CredentialsFeature, 'vault' | 'audit'>): Router {
   const r = Router();
   r.get('/audit/subjects', async (req, res) => {
     const { subjects } = await d.vault.listSubjects({ tenantId: authOf(req).tenantId });

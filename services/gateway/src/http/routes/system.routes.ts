@@ -1,7 +1,7 @@
 /** Public system endpoints: health, Prometheus metrics (internal network only), the OpenAPI document. */
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { metricsExposure } from '../profile-exposure';
 import { addPaths, openApiDocument } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
@@ -21,7 +21,7 @@ const healthSchema = z
   })
   .meta({ id: 'Health', description: 'Stores, services and the blockchain, Merkle and HSM sections (each with a status; more fields per section)' });
 
-export function systemRoutes(d: GatewayDeps): Router {
+export function systemRoutes(d: Pick<TenantsFeature, 'config' | 'health' | 'registry'>): Router {
   const r = Router();
   r.get('/health', async (_req, res) => {
     const report = (await d.health.report()) as z.infer<typeof healthSchema>;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { z } from 'zod';
 import { ForbiddenError, NotFoundError } from '@agw/shared';
-import type { GatewayDeps } from '../../deps';
+import type { TenantsFeature } from '../../features/tenants.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { slugify } from '../../tenants/accounts';
@@ -21,7 +21,7 @@ const listResponse = z.object({ tenants: z.array(tenantSchema), count: z.number(
 
 const present = (t: { id: string; slug: string; name: string; created_at: Date }): z.infer<typeof tenantSchema> => ({ tenant_id: t.id, slug: t.slug, name: t.name, created_at: t.created_at.toISOString() });
 
-export function tenantRoutes(d: GatewayDeps): Router {
+export function tenantRoutes(d: Pick<TenantsFeature, 'tenants'>): Router {
   const r = Router();
   const admin = (req: import('express').Request) => {
     if (!authOf(req).isAdmin) throw new ForbiddenError('Administrator access required');

@@ -1,7 +1,7 @@
 /** POST /api/mcp/tools/call: the governed tool call (pipeline in pipeline/tool-call.pipeline.ts). */
 import { type RequestHandler, Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { ToolCallsFeature } from '../../features/tool-calls.feature';
 import { EXTERNAL_MS } from '../admission';
 import { TOOL_CALL_PATH } from '../governed-edge';
 import { addPaths, jsonBody } from '../../openapi/openapi';
@@ -67,14 +67,14 @@ export function outcomeToHttp(o: ToolCallOutcome): HttpOutcome {
  * The route. `before`: the middlewares it runs after in its own router (app.ts mounts it ahead of the
  * `/api` router with the edge's chain for this one route); without them it sits in the `/api` router.
  */
-export function toolCallRoutes(d: GatewayDeps, before: RequestHandler[] = []): Router {
+export function toolCallRoutes(d: ToolCallsFeature, before: RequestHandler[] = []): Router {
   const r = Router();
   r.post(TOOL_CALL_PATH, ...before, toolCallHandler(d));
   return r;
 }
 
 /** The governed call's handler, after authentication: express's route above and the edge's (http/governed-edge.ts) run it. */
-export function toolCallHandler(d: GatewayDeps): RequestHandler {
+export function toolCallHandler(d: ToolCallsFeature): RequestHandler {
   return async (req, res) => {
     const auth = authOf(req);
     const { tenantId, keyHash, keyScope } = auth;

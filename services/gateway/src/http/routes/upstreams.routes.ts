@@ -12,7 +12,7 @@ import type { federation as pb } from '@agw/proto';
 import { ForbiddenError, InputError } from '@agw/shared';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { UpstreamsFeature } from '../../features/upstreams.feature';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { UPSTREAM_NAME, nameParam, orNull } from '../params';
@@ -202,7 +202,7 @@ function presentUpstream(u: pb.Upstream, withTools: boolean, viewer?: AuthContex
 const upstreamParam = (v: string | undefined) => nameParam(v, 'Upstream', UPSTREAM_NAME);
 const toolParam = (v: string | undefined) => nameParam(v, 'Tool', /^[A-Za-z0-9_.-]{1,128}$/);
 
-export function upstreamRoutes(d: GatewayDeps): Router {
+export function upstreamRoutes(d: UpstreamsFeature): Router {
   const r = Router();
   const f = d.federation.client;
   /** what this replica changed is dropped here at once (the vault tells the other replicas over NATS) */
@@ -327,9 +327,9 @@ const BINDING_COOKIE = 'agw_upstream_oauth';
 /** the callback's path (the binding cookie is sent there only) */
 const CALLBACK_PATH = '/api/upstreams/oauth/callback';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const callbackUrl = (d: GatewayDeps) => `${d.config.publicBaseUrl.replace(/\/+$/, '')}/upstreams/oauth/callback`;
-const clientMetadataUrl = (d: GatewayDeps) => `${d.config.publicBaseUrl.replace(/\/+$/, '')}/upstreams/oauth/client-metadata.json`;
-const consoleToolsUrl = (d: GatewayDeps) => `${new URL(d.config.publicBaseUrl).origin}/tools`;
+const callbackUrl = (d: Pick<UpstreamsFeature, 'config'>) => `${d.config.publicBaseUrl.replace(/\/+$/, '')}/upstreams/oauth/callback`;
+const clientMetadataUrl = (d: Pick<UpstreamsFeature, 'config'>) => `${d.config.publicBaseUrl.replace(/\/+$/, '')}/upstreams/oauth/client-metadata.json`;
+const consoleToolsUrl = (d: Pick<UpstreamsFeature, 'config'>) => `${new URL(d.config.publicBaseUrl).origin}/tools`;
 
 const connectResponse = z
   .object({
@@ -375,7 +375,7 @@ function bindingOf(req: Request): string {
  * The public routes of upstream OAuth (no credentials: the state and the binding cookie are): the
  * authorization server's redirect back, and the gateway's Client ID Metadata Document.
  */
-export function upstreamOAuthPublicRoutes(d: GatewayDeps): Router {
+export function upstreamOAuthPublicRoutes(d: UpstreamsFeature): Router {
   const r = Router();
   r.get('/upstreams/oauth/callback', async (req: Request, res: Response) => {
     const q = parseWith(callbackQuery, { state: req.query.state, code: req.query.code, error: req.query.error }, 'query');

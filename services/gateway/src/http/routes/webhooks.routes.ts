@@ -11,7 +11,7 @@
 import type { webhook } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid, uuidParam } from '../params';
@@ -77,7 +77,7 @@ export function presentDelivery(d: webhook.Delivery): z.infer<typeof deliverySch
   };
 }
 
-export function webhookRoutes(d: GatewayDeps): Router {
+export function webhookRoutes(d: Pick<AuditFeature, 'webhook'>): Router {
   const r = Router();
   r.get('/webhooks/deliveries', async (req, res) => {
     const q = parseWith(listQuery, { limit: req.query.limit, status: req.query.status, action_id: req.query.action_id, event: req.query.event }, 'query');

@@ -1,0 +1,72 @@
+/**
+ * The vault service's definition: HSM, keyring, PII, credentials, federation, brokered execution and the gRPC
+ * bindings. main.ts runs it; integration tests start the same definition in-process (`startService(vaultService(), …)`).
+ */
+import { onTenantChange, publishTenantChange, type ServiceDefinition } from '@agw/shared';
+import { BrokeredExecutor } from './broker/brokered-executor';
+import { TargetGuard } from './broker/target-guard';
+import { type VaultConfig, loadVaultConfig } from './config';
+import { AccessLogRepository } from './credentials/access-log.repository';
+import { CredentialRepository } from './credentials/credential.repository';
+import { CredentialStore } from './credentials/credential-store';
+import { vaultGrpcService } from './grpc/vault.grpc';
+import { federationGrpcService } from './grpc/federation.grpc';
+import { createFederation } from './federation/create-federation';
+import { auditConnectionRecorder, auditQuarantineRecorder } from './federation/quarantine-recorder';
+import { ServiceSecrets } from './secrets/service-secrets';
+import { createHsm } from './hsm/create-hsm';
+import { instrumentHsm } from './hsm/hsm.metrics';
+import { KeyRepository } from './keys/key.repository';
+import { createVaultMetrics } from './metrics';
+import { Keyring } from './keys/keyring';
+import { DataSubjects } from './pii/data-subjects';
+import { PiiProtector } from './pii/pii-protector';
+import { SubjectEnvelopes } from './pii/subject-envelopes';
+import { SubjectRepository } from './pii/subject.repository';
+import { noteSigningGrpcService } from './grpc/note-signing.grpc';
+import { EVIDENCE_KEY_LABEL, NoteSigner } from './signing/note-signer';
+
+/** The tenant part of the advisory-lock key of keys that belong to no tenant (the evidence signing key). */
+const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
+
+export const vaultService = (): ServiceDefinition<VaultConfig> => ({
+  name: 'vault',
+  loadConfig: loadVaultConfig,
+  start: async ({ config, logger, registry, postgres, nats, peers }) => {
+    const db = await postgres();
+    const hsm = instrumentHsm(createHsm(config), registry);
+    const keyring = new Keyring(hsm, new KeyRepository(db));
+    const subjects = new DataSubjects(keyring, new SubjectRepository(db));
+    const pii = new PiiProtector(keyring, subjects);
+    const guard = new TargetGuard({ allowPrivate: config.allowPrivateUpstreams, requireHttps: config.profile !== 'local', allowCidrsByTenant: config.upstreamAllowCidrsByTenant });
+    const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
+    const accessLog = new AccessLogRepository(db);
+    // federation of upstream MCP servers (docs/federation.md): their credentials and connections stay here
+    const bus = await nats({ readiness: false });
+    const { audit } = peers(['audit']);
+    const { federation, close: closeFederation } = createFederation({
+      config,
+      db,
+      keyring,
+      quarantines: auditQuarantineRecorder(audit, logger),
+      connectionEvents: auditConnectionRecorder(audit, logger),
+      changed: (tenantId) => publishTenantChange(bus, 'upstreams', tenantId),
+      logger,
+    });
+    onTenantChange(bus, 'upstreams', (tenantId) => federation.invalidate(tenantId));
+    const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: config.upstreamTimeoutMs, maxBytes: config.upstreamMaxBytes, logger, federation });
+    return {
+      grpc: [
+        noteSigningGrpcService(
+          // the evidence key is found or created under the replicas' advisory lock (one key pair, ever)
+          new NoteSigner(hsm, config.evidenceLogHost, { lock: (fn) => new KeyRepository(db).withLabelLock(GLOBAL_KEY_SCOPE, EVIDENCE_KEY_LABEL, () => fn()) }),
+          logger,
+        ),
+        federationGrpcService(federation, logger),
+        vaultGrpcService({ hsm, keyring, pii, subjects, envelopes: new SubjectEnvelopes(keyring, subjects), credentials, accessLog, broker, secrets: new ServiceSecrets(keyring), metrics: createVaultMetrics(registry) }, logger)],
+      closers: [() => hsm.close(), closeFederation],
+      checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
+      info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
+    };
+  },
+});

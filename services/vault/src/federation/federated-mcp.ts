@@ -19,7 +19,7 @@
  * - `completion/complete` is passed to the tenant's upstream that owns the ref (not an action).
  */
 import { type Logger, NotFoundError } from '@agw/shared';
-import type { Prompt } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt } from '@modelcontextprotocol/client';
 import { type ToolDefinition, isJsonObject } from './tool-definition';
 import { MAX_TOOL_DEPTH, type UpstreamConnections, type UpstreamEndpoint, nestsDeeperThan } from './upstream-connections';
 import type { UpstreamRepository, UpstreamRow } from './upstream.repository';

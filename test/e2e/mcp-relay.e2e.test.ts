@@ -138,4 +138,11 @@ test('a client that closes its request cancels the upstream call', async () => {
   const until = Date.now() + 10_000;
   while (up.stats().cancelled === before && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   expect(up.stats().cancelled).toBe(before + 1);
+  // the call is still governed and recorded: allowed, its execution cancelled (499)
+  let rec: { decision: string; details: { execution: Record<string, unknown> } } | undefined;
+  for (const until2 = Date.now() + 10_000; !rec && Date.now() < until2; await new Promise((r) => setTimeout(r, 200))) {
+    const log = await api('GET', '/audit/log?limit=10', { key: t.apiKey });
+    rec = log.body.records.find((x: { tool: string; method: string }) => x.tool === 'modern' && x.method === 'slow');
+  }
+  expect(rec).toMatchObject({ decision: 'allow', details: { execution: { status_code: 499, outcome: 'cancelled' } } });
 });

@@ -157,7 +157,9 @@ export class FederatedMcp {
     const row = ref.type === 'ref/prompt' ? await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(ref.name ?? '')}`) : await this.d.repo.forConnection(tenantId, upstream);
     if (!row) throw new NotFoundError(`Upstream "${upstream}" not found`);
     if (ref.type === 'ref/prompt' && (row as { tool_state?: string | null }).tool_state !== 'active') throw new NotFoundError(`Upstream ${upstream} has no active prompt "${String(ref.name ?? '')}"`);
-    return this.d.connections.request(this.d.endpoint(tenantId, row), (client, options) => client.complete(params as never, options));
+    // the agent's client's `_meta` (its revision envelope, a progress token) is its request's, not the vault's
+    const { _meta: _clientMeta, ...own } = params;
+    return this.d.connections.request(this.d.endpoint(tenantId, row), (client, options) => client.complete(own as never, options));
   }
 
   /** An allowed resources/read or prompts/get on the upstream (params as the policy saw them). */

@@ -318,7 +318,7 @@ export class UpstreamConnections {
       };
       let sent: CallToolResult | InputRequiredAnswer;
       try {
-        // an aborted call is cancelled at the upstream too: the SDK sends it notifications/cancelled
+        // an aborted call is cancelled at the upstream too (the SDK cancels the request it sent)
         sent = (await client.callTool(params as never, {
           timeout: this.timeoutOf(e),
           signal: round?.signal ? AbortSignal.any([signal, round.signal]) : signal,
@@ -326,7 +326,7 @@ export class UpstreamConnections {
           ...(def ? { toolDefinition: { ...def, outputSchema: undefined } } : {}),
         })) as CallToolResult | InputRequiredAnswer;
       } catch (err) {
-        if (round?.signal?.aborted && !signal.aborted) throw new UpstreamCallError('cancelled', `the agent cancelled the call of ${tool}; upstream ${e.name} was told (notifications/cancelled)`);
+        if (round?.signal?.aborted && !signal.aborted) throw new UpstreamCallError('cancelled', `the agent cancelled the call of ${tool}; the request to upstream ${e.name} was cancelled`);
         throw err;
       }
       if (isInputRequired(sent) && !round?.relay) {

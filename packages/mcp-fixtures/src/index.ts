@@ -41,3 +41,4 @@ export {
   unicodeEscape,
 } from './hostile-tools';
 export * from './oauth-upstream';
+export * from './modern-server';

@@ -126,7 +126,8 @@ export interface GrpcServiceBinding {
 }
 
 export type PromiseHandlers<S extends ServiceDefinition> = {
-  [K in keyof S]: (request: Req<S[K]>, metadata: Metadata) => Promise<Res<S[K]>>;
+  /** `cancelled`: aborted when the caller cancelled a unary call (its `signal`) or it went past its deadline */
+  [K in keyof S]: (request: Req<S[K]>, metadata: Metadata, cancelled?: AbortSignal) => Promise<Res<S[K]>>;
 };
 
 /**
@@ -164,8 +165,15 @@ export function implement<S extends ServiceDefinition>(
       }) as never;
       continue;
     }
-    impl[name] = (call: { request: unknown; metadata: Metadata }, callback: (err: Partial<ServiceError> | null, res?: unknown) => void) => {
-      h(call.request as never, call.metadata).then(
+    impl[name] = (call: { request: unknown; metadata: Metadata; once?(event: 'cancelled', fn: () => void): unknown }, callback: (err: Partial<ServiceError> | null, res?: unknown) => void) => {
+      // made only for a handler that reads it (a third parameter): the others pay nothing per call
+      let cancelled: AbortSignal | undefined;
+      if (h.length > 2 && call.once) {
+        const ctl = new AbortController();
+        call.once('cancelled', () => ctl.abort());
+        cancelled = ctl.signal;
+      }
+      h(call.request as never, call.metadata, cancelled).then(
         (res) => callback(null, res),
         (thrown: unknown) => {
           const err = failed(thrown);
@@ -212,6 +220,8 @@ export interface CallOptions {
   metadata?: Metadata;
   /** send the same request again on the failures the policy names (only a request with an idempotency key) */
   retry?: RetryPolicy;
+  /** (unary methods) aborting it cancels the call, and the handler's `cancelled` signal fires */
+  signal?: AbortSignal;
 }
 
 export type PromiseClient<S extends ServiceDefinition> = {
@@ -324,8 +334,8 @@ export function createClient<S extends ServiceDefinition>(
       };
       continue;
     }
-    const fn = (raw as unknown as Record<string, (...a: unknown[]) => void>)[key].bind(raw);
-    const unary = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata }, deadline: Date) =>
+    const fn = (raw as unknown as Record<string, (...a: unknown[]) => { cancel(): void } | undefined>)[key].bind(raw);
+    const unary = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata; signal?: AbortSignal }, deadline: Date) =>
       new Promise((resolve, reject) => {
         // grpc-js captures a stack trace (`new Error()`) on every unary call, only to append it to a failed
         // call's error; ours are rebuilt into the taxonomy by fromServiceError and never show it. Capturing
@@ -333,14 +343,19 @@ export function createClient<S extends ServiceDefinition>(
         const limit = Error.stackTraceLimit;
         Error.stackTraceLimit = 0;
         try {
-          fn(request, options.metadata ?? new Metadata(), { deadline }, (err: ServiceError | null, res: unknown) =>
+          const call = fn(request, options.metadata ?? new Metadata(), { deadline }, (err: ServiceError | null, res: unknown) =>
             err ? reject(fromServiceError(err, peer, channel.getConnectivityState(false) === connectivityState.READY)) : resolve(res),
           );
+          const signal = options.signal;
+          if (signal && call) {
+            if (signal.aborted) call.cancel();
+            else signal.addEventListener('abort', () => call.cancel(), { once: true });
+          }
         } finally {
           Error.stackTraceLimit = limit;
         }
       });
-    out[key] = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata } = {}) => {
+    out[key] = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata; signal?: AbortSignal } = {}) => {
       const deadlineMs = options.deadlineMs ?? methodDeadlineMs;
       const deadline = new Date(Date.now() + deadlineMs); // the wait for a reconnect counts against it
       const waiting = gate(deadlineMs);

@@ -84,3 +84,34 @@ test('a connect round (upstream_authorization_required): a URL elicitation to th
   // an approval round's state asks to connect nothing
   expect(rounds.connectStateOf(stateOf(), caller, 'fx__add', args)).toBeUndefined();
 });
+
+describe('a relayed round (an upstream’s own input_required)', () => {
+  const upstream = { inputRequests: { confirm: { method: 'elicitation/create', params: { mode: 'form', message: 'Delete /tmp/x?' } } }, requestState: 'confirm:/tmp/x' };
+
+  test('the upstream’s input requests go out as sent, its state inside ours, back on the retry of the same call', () => {
+    const r = rounds.relayInput(caller, 'up__confirm_delete', args, action, upstream) as { resultType: string; inputRequests: unknown; requestState: string };
+    expect(r.resultType).toBe('input_required');
+    expect(r.inputRequests).toEqual(upstream.inputRequests);
+    expect(r.requestState).not.toBe(upstream.requestState);
+    expect(rounds.relayStateOf(r.requestState, caller, 'up__confirm_delete', { b: 1, a: 5000 })).toEqual({ upstreamState: 'confirm:/tmp/x' });
+    // an upstream without a state of its own
+    const bare = rounds.relayInput(caller, 'up__confirm_delete', args, action, { inputRequests: upstream.inputRequests }) as { requestState: string };
+    expect(rounds.relayStateOf(bare.requestState, caller, 'up__confirm_delete', args)).toEqual({});
+  });
+
+  test('refused for another caller, other arguments, once altered, and as an approval’s state; an approval’s state is no relay', () => {
+    const { requestState } = rounds.relayInput(caller, 'up__confirm_delete', args, action, upstream) as { requestState: string };
+    expect(refusal(() => rounds.relayStateOf(requestState, { ...caller, tenantId: 't-2' }, 'up__confirm_delete', args))).toMatch(/another caller/);
+    expect(refusal(() => rounds.relayStateOf(requestState, caller, 'up__confirm_delete', { a: 5000, b: 2 }))).toMatch(/another call/);
+    const [body, mac] = requestState.split('.');
+    const altered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), u: 'confirm:/etc/passwd' })).toString('base64url');
+    expect(refusal(() => rounds.relayStateOf(`${altered}.${mac}`, caller, 'up__confirm_delete', args))).toMatch(/not issued by this gateway/);
+    expect(refusal(() => rounds.verifyState(requestState, caller, 'up__confirm_delete', args))).toMatch(/upstream's own input request/);
+    expect(rounds.relayStateOf(stateOf(), caller, 'fx__add', args)).toBeUndefined();
+  });
+
+  test('an upstream state too long to carry is an error result, not a round', () => {
+    const r = rounds.relayInput(caller, 'up__confirm_delete', args, action, { ...upstream, requestState: 'x'.repeat(9000) }) as { isError?: boolean };
+    expect(r.isError).toBe(true);
+  });
+});

@@ -37,7 +37,10 @@ export const CONNECT_INPUT_KEY = 'agw_connect';
 /** who a client's own withdrawal (tasks/cancel, a declined elicitation) is recorded as: `mcp-client:<agent>` */
 export const CLIENT_WITHDRAWAL = 'mcp-client:';
 const ACTION_META = 'io.agw/action_id';
-const MAX_STATE_CHARS = 2048;
+/** the longest requestState taken (a relayed round's holds the upstream's own, up to MAX_UPSTREAM_STATE_CHARS) */
+const MAX_STATE_CHARS = 16_384;
+/** the longest upstream requestState a relayed round carries */
+export const MAX_UPSTREAM_STATE_CHARS = 8192;
 
 /** What the calling client declared it can do, from the request's `_meta` (2026-07-28). */
 export interface ClientAbilities {
@@ -77,6 +80,10 @@ interface StatePayload {
   x: number;
   /** a connect round (upstream_authorization_required): the upstream to connect; `a` is the refused call */
   c?: string;
+  /** a relayed round (the upstream's own input_required): 1; `a` is the round's action */
+  r?: 1;
+  /** a relayed round: the upstream's own requestState, echoed to it on the retry */
+  u?: string;
 }
 
 /** HMAC-SHA256 signed, base64url `payload.mac` strings: the gateway's requestState. */
@@ -98,7 +105,17 @@ export class RequestStateSigner {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     try {
       const p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload;
-      return p.v === 1 && typeof p.t === 'string' && typeof p.a === 'string' && typeof p.n === 'string' && typeof p.h === 'string' && typeof p.x === 'number' && (p.c === undefined || typeof p.c === 'string') ? p : null;
+      return p.v === 1 &&
+        typeof p.t === 'string' &&
+        typeof p.a === 'string' &&
+        typeof p.n === 'string' &&
+        typeof p.h === 'string' &&
+        typeof p.x === 'number' &&
+        (p.c === undefined || typeof p.c === 'string') &&
+        (p.r === undefined || p.r === 1) &&
+        (p.u === undefined || typeof p.u === 'string')
+        ? p
+        : null;
     } catch {
       return null;
     }
@@ -210,6 +227,36 @@ export class ApprovalRounds {
   }
 
   /**
+   * The `input_required` answer relaying an upstream's own (SEP-2322: it needs the user's input, or a
+   * sampling or roots answer, before its tool answers): the upstream's input requests as it sent them, and
+   * a state signed here that binds this caller, tool and arguments and carries the upstream's own
+   * requestState, echoed to it on the retry. Each retry is a new governed call (relayStateOf).
+   */
+  relayInput(caller: RoundCaller, name: string, args: Record<string, unknown>, actionId: string, upstream: { inputRequests?: unknown; requestState?: unknown }): Record<string, unknown> {
+    const u = typeof upstream.requestState === 'string' ? upstream.requestState : undefined;
+    if (u !== undefined && u.length > MAX_UPSTREAM_STATE_CHARS) {
+      return { isError: true, content: text(`${name} asks for input, but its upstream's requestState is longer than ${MAX_UPSTREAM_STATE_CHARS} characters, which the gateway does not relay (action ${actionId}).`), _meta: { [ACTION_META]: actionId } };
+    }
+    const state = this.signer.sign({ v: 1, t: caller.tenantId, a: actionId, k: caller.keyHash, n: name, h: paramsSha256(args), x: this.clock() + this.o.stateTtlMs, r: 1, ...(u !== undefined ? { u } : {}) });
+    return {
+      resultType: 'input_required',
+      ...(upstream.inputRequests && typeof upstream.inputRequests === 'object' ? { inputRequests: upstream.inputRequests } : {}),
+      requestState: state,
+      _meta: { [ACTION_META]: actionId, 'io.agw/relayed': true },
+    };
+  }
+
+  /**
+   * A relayed round's state (relayInput), checked as verifyState does: `{upstreamState}` (the upstream's
+   * own, when it sent one); undefined for a state of another kind (approval, connect).
+   */
+  relayStateOf(state: unknown, caller: RoundCaller, name: string, args: Record<string, unknown>): { upstreamState?: string } | undefined {
+    const p = this.verified(state, caller, name, args);
+    if (p.r === undefined) return undefined;
+    return p.u !== undefined ? { upstreamState: p.u } : {};
+  }
+
+  /**
    * The upstream a retry's requestState asks to connect (a connect round), after checking it as
    * verifyState does; undefined for an approval round's state.
    */
@@ -224,6 +271,7 @@ export class ApprovalRounds {
   verifyState(state: unknown, caller: RoundCaller, name: string, args: Record<string, unknown>): string {
     const p = this.verified(state, caller, name, args);
     if (p.c !== undefined) throw invalid('Invalid requestState: it asks to connect an upstream, not for an approval; send the call without it');
+    if (p.r !== undefined) throw invalid('Invalid requestState: it answers an upstream\'s own input request, not an approval; send the call without it');
     return p.a;
   }
 

@@ -13,6 +13,7 @@ import { UPSTREAM_NAME } from '../http/params';
 import type { FederatedTool } from '../federation/federated-catalog';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
+import type { UpstreamRound } from '../pipeline/hooks';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../pipeline/tool-call.schema';
 
@@ -136,7 +137,7 @@ export async function callGovernedTool(
   args: GovernedToolArgs,
   session?: SessionScope,
   /** the API key making the call (its queued actions are its own: GET /actions/{id} for an agent key); `timings` gets each step's ms */
-  caller?: { apiKeyHash?: string; agentKey?: boolean; actsFor?: string; timings?: Record<string, number> },
+  caller?: { apiKeyHash?: string; agentKey?: boolean; actsFor?: string; timings?: Record<string, number>; upstreamRound?: UpstreamRound },
 ): Promise<ToolCallOutcome> {
   const parsed = toolCallSchema.safeParse({ ...args, tool, ...(session ? { agent_id: session.agentId, agent_type: 'managed' } : {}) });
   if (!parsed.success) {
@@ -155,13 +156,17 @@ export async function callFederatedTool(
   tool: { upstream: string; tool: string },
   args: Record<string, unknown>,
   session?: SessionScope,
-  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; actsFor?: string; timings?: Record<string, number> },
+  caller?: { apiKeyHash?: string; agentKey?: boolean; agentId?: string; actsFor?: string; timings?: Record<string, number>; signal?: AbortSignal },
   /** the retry of this exact call after a human approved it for the agent to run (approved-retry.ts) */
   approvedActionId?: string,
+  /** a relayed round of the upstream's own input_required (mcp-calls.ts) */
+  relay?: Omit<UpstreamRound, 'signal'>,
 ): Promise<ToolCallOutcome> {
   const call = { method: tool.tool, params: args, agent_id: caller?.agentId ?? 'mcp-client', agent_type: 'mcp', agent_version: '1.0.0', ...(approvedActionId ? { approved_action_id: approvedActionId } : {}) };
-  const { agentId: _agent, ...rest } = caller ?? {};
-  return callGovernedTool(d, tenantId, tool.upstream, call, session, rest);
+  const { agentId: _agent, signal, ...rest } = caller ?? {};
+  // the client's request closing cancels the upstream call; a relayed round goes to the upstream with it
+  const upstreamRound = signal || relay ? { ...relay, ...(signal ? { signal } : {}) } : undefined;
+  return callGovernedTool(d, tenantId, tool.upstream, call, session, { ...rest, ...(upstreamRound ? { upstreamRound } : {}) });
 }
 
 const text = (v: unknown) => [{ type: 'text' as const, text: typeof v === 'string' ? v : JSON.stringify(v) }];

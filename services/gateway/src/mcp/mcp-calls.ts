@@ -9,6 +9,7 @@ import { AppError } from '@agw/shared';
 import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { GatewayDeps } from '../deps';
 import { type AnswerReceipt, recordReceipt, withReceiptMeta } from '../pipeline/call-receipt';
+import type { UpstreamRound } from '../pipeline/hooks';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { ApprovalRounds, CONNECT_INPUT_KEY, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
@@ -38,6 +39,8 @@ export interface McpCaller {
   /** the human the caller acts for (a per_user upstream uses their connection) */
   actsFor?: string;
   timings: Record<string, number>;
+  /** aborted when the client's HTTP request closes before its answer: a federated call is cancelled at the upstream */
+  signal?: AbortSignal;
 }
 
 export interface McpCallHandlers {
@@ -65,6 +68,23 @@ function connectNeededOf(o: ToolCallOutcome, upstream: string | undefined): stri
   return undefined;
 }
 
+/** The upstream's own `input_required` answer of an allowed federated call (relayed: mcp-calls.ts), or undefined. */
+function relayedInputOf(o: ToolCallOutcome): { inputRequests?: unknown; requestState?: unknown } | undefined {
+  if (o.kind !== 'allowed' || !o.mcp_result || o.execution_result?.status_code !== 200) return undefined;
+  const body = o.execution_result.body as { resultType?: unknown } | null;
+  return body && typeof body === 'object' && body.resultType === 'input_required' ? (body as { inputRequests?: unknown; requestState?: unknown }) : undefined;
+}
+
+/**
+ * What a 2026-07-28 call relays to an upstream: that its input_required comes back (not refused), and what
+ * the client declared it can answer (elicitation, sampling, roots), so that a conforming upstream asks only that.
+ */
+function relayOf(round: CallRound): Omit<UpstreamRound, 'signal'> {
+  const caps = round.meta?.['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown> | undefined;
+  const declared = caps && typeof caps === 'object' ? Object.fromEntries(['elicitation', 'sampling', 'roots'].filter((k) => caps[k] !== undefined).map((k) => [k, caps[k]])) : {};
+  return { relay: true, clientCapabilities: declared };
+}
+
 function requireTasks(meta: RequestMeta): void {
   if (!clientAbilitiesOf(meta).tasks) {
     throw new RpcError(ERR_MISSING_CLIENT_CAPABILITY, `Missing required client capability: the ${TASKS_EXTENSION} extension`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
@@ -76,15 +96,16 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
   const roundCaller: RoundCaller = { tenantId, keyHash: caller.apiKeyHash ?? null, agentId: session?.agentId ?? caller.agentId ?? 'mcp-client' };
   /** the upstream of each federated tool this request called */
   const upstreamOf = new Map<string, string>();
-  const run = async (name: string, args: Record<string, unknown>, approvedActionId?: string): Promise<ToolCallOutcome> => {
+  const run = async (name: string, args: Record<string, unknown>, approvedActionId?: string, relay?: Omit<UpstreamRound, 'signal'>): Promise<ToolCallOutcome> => {
     // a federated tool tools/list does not show (quarantined) goes through the pipeline too, which refuses
     // it with the violation and how a human approves it, as POST /api/mcp/tools/call does
     const federated = tools.federated.get(name) ?? (tools.credential.includes(name) ? undefined : await unlistedFederatedTool(d, tenantId, tools, tools.upstream ? `${tools.upstream}__${name}` : name));
     if (!federated && !tools.credential.includes(name)) throw new RpcError(ErrorCode.InvalidParams, `Tool ${name} not found`);
     if (federated) upstreamOf.set(name, federated.upstream);
-    if (federated) return callFederatedTool(d, tenantId, federated, args, session, caller, approvedActionId);
+    if (federated) return callFederatedTool(d, tenantId, federated, args, session, caller, approvedActionId, relay);
     const call = { ...parseGovernedToolArgs(args), ...(caller.agentId ? { agent_id: caller.agentId, agent_type: 'mcp' } : {}), ...(approvedActionId ? { approved_action_id: approvedActionId } : {}) };
-    return callGovernedTool(d, tenantId, name, call, session, caller);
+    const { signal: _signal, ...governed } = caller;
+    return callGovernedTool(d, tenantId, name, call, session, governed);
   };
 
   /** The MCP answer to an outcome, with its receipt in `_meta["io.agw/receipt"]` (call-receipt.ts). */
@@ -94,6 +115,9 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
   /** A queued call by what the client can wait with, any other as a tool result. */
   const answerOf = async (name: string, args: Record<string, unknown>, o: ToolCallOutcome, round?: CallRound): Promise<Record<string, unknown>> => {
     const can = clientAbilitiesOf(round?.meta);
+    // the upstream's own input_required (only a 2026-07-28 call relays it: `round`): relayed in a state of ours
+    const upstreamInput = relayedInputOf(o);
+    if (upstreamInput && round) return rounds.relayInput(roundCaller, name, args, o.action_id, upstreamInput);
     if (o.kind !== 'pending') {
       // no connection for the human it acts for: a client that can open a URL sends them to Connect
       const upstream = connectNeededOf(o, upstreamOf.get(name));
@@ -122,6 +146,11 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
 
   /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
   const retry = async (name: string, args: Record<string, unknown>, round: CallRound & { requestState: string }): Promise<Record<string, unknown>> => {
+    // a relayed round: the client's answers go to the upstream with its own state, in a new governed call
+    const relayed = rounds.relayStateOf(round.requestState, roundCaller, name, args);
+    if (relayed !== undefined) {
+      return answer(name, args, await run(name, args, undefined, { ...relayOf(round), ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}), ...(relayed.upstreamState !== undefined ? { requestState: relayed.upstreamState } : {}) }), round);
+    }
     // a connect round: the human connected (or not) at the page; the call runs anew through the whole pipeline
     const connect = rounds.connectStateOf(round.requestState, roundCaller, name, args);
     if (connect !== undefined) {
@@ -144,7 +173,8 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
     async callTool(name, args, round) {
       try {
         if (round?.requestState !== undefined) return await retry(name, args, round as CallRound & { requestState: string });
-        return await answer(name, args, await run(name, args), round);
+        // a 2026-07-28 call (`round`) relays an upstream's own input_required; an earlier revision's is an error result
+        return await answer(name, args, await run(name, args, undefined, round ? relayOf(round) : undefined), round);
       } catch (e) {
         if (e instanceof ProtocolError) throw e;
         return failedResult(e);

@@ -106,7 +106,10 @@ export function mcpRoutes(d: GatewayDeps): Router {
     // each step's ms: a brokered upstream's execution is the tool's time, not the gateway's (http/admission.ts)
     const timings: Record<string, number> = {};
     res.once('finish', () => timings.broker && (res.locals[EXTERNAL_MS] = timings.broker));
-    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, actsFor: actsForOf(req.auth), timings };
+    // the client closing its request before the answer (cancellation, in either revision) cancels a federated call at its upstream
+    const closed = new AbortController();
+    res.once('close', () => !res.writableFinished && closed.abort());
+    const caller = { apiKeyHash: req.auth?.keyHash, agentKey: req.auth?.keyScope === 'agent', agentId: req.auth?.agentName, actsFor: actsForOf(req.auth), timings, signal: closed.signal };
     const calls = mcpCallHandlers(d, rounds, tools, tenantId, caller, session);
     // resources, prompts and completions of the tenant's upstreams (federated-resources.ts)
     const federatedMethods = new FederatedMethods({ d, tenantId, allowed: tools.allowed, upstream: tools.upstream, session, caller, rounds });

@@ -48,8 +48,23 @@ export interface ToolBroker {
     tenantId: string,
     actionId: string,
     /** a live call carries its plaintext params; an approved action only its stored params (PII envelopes the vault opens) */
-    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval'; /** the human the agent acts for (a per_user upstream uses their connection) */ userId?: string },
+    call: ToolCallRequest & { storedParams?: Record<string, unknown>; origin: 'tool_call' | 'approval'; /** the human the agent acts for (a per_user upstream uses their connection) */ userId?: string; upstreamRound?: UpstreamRound },
   ): Promise<BrokeredExecution | null>;
+}
+
+/**
+ * A live federated tools/call of an MCP client (mcp-calls.ts): the caller's cancellation (its HTTP request
+ * closed: the vault cancels the upstream call), and a relayed multi round-trip (SEP-2322): the upstream's
+ * own `input_required` comes back as the execution's body, and the client's answers to the previous one go
+ * to the upstream with its own `requestState`.
+ */
+export interface UpstreamRound {
+  signal?: AbortSignal;
+  relay?: boolean;
+  /** what the MCP client declared it answers (elicitation, sampling, roots): the upstream is told the same */
+  clientCapabilities?: Record<string, unknown>;
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
 }
 
 export interface FederatedTarget {

@@ -31,7 +31,7 @@ import type { GatewayMetrics } from '../metrics';
 import { DEFAULT_FAILURE_CONFIG, type StoredSettings, approvalExpiryOf } from '../tenants/settings.schema';
 import { type AnswerReceipt, type CallEvidence, answerReceipt, callEvidence } from './call-receipt';
 import { type DecisionRecord, type DecisionRecorder, paramsJsonOf } from './decision-recorder';
-import type { BrokeredExecution, FederatedTarget, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker } from './hooks';
+import type { BrokeredExecution, FederatedTarget, GatewayConstraints, PiiGuard, ProtectedParams, ToolBroker, UpstreamRound } from './hooks';
 import type { ToolCallRequest } from './tool-call.schema';
 import { outcomeSpanAttributes, toolSpanAttributes } from './tool-span';
 
@@ -78,6 +78,8 @@ export interface CallContext {
   evidence?: CallEvidence;
   /** the human the agent acts for (a per_user upstream uses their connection; docs/federation.md) */
   actsFor?: string;
+  /** a live MCP tools/call: its cancellation and a relayed upstream round (hooks.ts UpstreamRound) */
+  upstreamRound?: UpstreamRound;
 }
 
 export type StepTimings = Record<string, number>;
@@ -256,7 +258,7 @@ export class ToolCallPipeline {
 
     // 7. brokered execution
     const brokered = await timed(ctx.timings, 'broker', async () =>
-      (await credentialCheck) === false && !federated?.upstream ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call', ...(ctx.actsFor ? { userId: ctx.actsFor } : {}) }),
+      (await credentialCheck) === false && !federated?.upstream ? null : this.d.broker.execute(tenantId, actionId, { ...call, storedParams: stored, origin: 'tool_call', ...(ctx.actsFor ? { userId: ctx.actsFor } : {}), ...(ctx.upstreamRound ? { upstreamRound: ctx.upstreamRound } : {}) }),
     );
     const record = governedRecord(base, {
       ...common,

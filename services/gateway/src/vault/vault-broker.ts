@@ -35,10 +35,17 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
             paramsJson: JSON.stringify(call.params),
             origin: fromApproval ? 'approval' : 'tool_call',
             userId: call.userId ?? '',
+            ...(call.upstreamRound?.relay ? { mcpRoundJson: JSON.stringify({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
           },
-          // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts)
+          // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
+          // client's request closed: the call is cancelled, and the vault cancels the upstream's
+          call.upstreamRound?.signal ? { signal: call.upstreamRound.signal } : undefined,
         );
       } catch (e) {
+        // cancelled by the MCP client: recorded as such (the vault cancelled the upstream call and logged it)
+        if (call.upstreamRound?.signal?.aborted) {
+          return { status_code: 499, body: { error: 'the MCP client cancelled the call (its request closed); the upstream call was cancelled' }, hsm_fetch_ms: 0, execution_ms: 0, credential_name: `upstream:${call.tool}`, outcome: 'cancelled', mcp_result: true };
+        }
         if (isDependencyDown(e)) {
           throw new DependencyUnavailableError('Vault service unreachable: brokered execution is unavailable, the call was not executed', { cause: e });
         }

@@ -11,6 +11,7 @@ import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialRow } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
 import type { FederatedTarget, Federation } from '../federation/federation';
+import type { CallRound } from '../federation/upstream-connections';
 import type { PiiProtector } from '../pii/pii-protector';
 import { type TargetGuard, TargetRejected } from './target-guard';
 import { SecretMasker } from '../secrets/secret-masker';
@@ -25,6 +26,8 @@ export interface ExecuteInput {
   origin: 'tool_call' | 'approval';
   /** the human the agent acts for (a per_user upstream uses their connection) */
   userId?: string;
+  /** a federated tools/call of an MCP client: a relayed multi round-trip, and the caller's cancellation */
+  round?: CallRound;
 }
 
 export interface ExecuteOutcome {
@@ -149,7 +152,7 @@ export class BrokeredExecutor {
   /** An allowed call of a federated tool: method = the upstream's tool, params = its arguments. */
   private async executeFederated(tenantId: string, x: ExecuteInput, federation: Federation, at: FederatedTarget): Promise<ExecuteOutcome> {
     const params = (x.origin === 'approval' ? (await this.d.pii.reveal(tenantId, x.params)).params : x.params) as Record<string, unknown>;
-    const r = await federation.call(tenantId, at, params, { userId: x.userId || undefined });
+    const r = await federation.call(tenantId, at, params, { userId: x.userId || undefined, round: x.round });
     const error = r.outcome === 'executed' ? null : (r.result as { error: string }).error;
     const credentialName = `upstream:${x.tool}`;
     await this.d.accessLog.append(tenantId, {

@@ -19,7 +19,7 @@
  * - `completion/complete` is passed to the tenant's upstream that owns the ref (not an action).
  */
 import { type Logger, NotFoundError } from '@agw/shared';
-import type { Prompt } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt } from '@modelcontextprotocol/client';
 import { type ToolDefinition, isJsonObject } from './tool-definition';
 import { MAX_TOOL_DEPTH, type UpstreamConnections, type UpstreamEndpoint, nestsDeeperThan } from './upstream-connections';
 import type { UpstreamRepository, UpstreamRow } from './upstream.repository';
@@ -157,7 +157,9 @@ export class FederatedMcp {
     const row = ref.type === 'ref/prompt' ? await this.d.repo.forCall(tenantId, upstream, `${PROMPT_PREFIX}${String(ref.name ?? '')}`) : await this.d.repo.forConnection(tenantId, upstream);
     if (!row) throw new NotFoundError(`Upstream "${upstream}" not found`);
     if (ref.type === 'ref/prompt' && (row as { tool_state?: string | null }).tool_state !== 'active') throw new NotFoundError(`Upstream ${upstream} has no active prompt "${String(ref.name ?? '')}"`);
-    return this.d.connections.request(this.d.endpoint(tenantId, row), (client, options) => client.complete(params as never, options));
+    // the agent's client's `_meta` (its revision envelope, a progress token) is its request's, not the vault's
+    const { _meta: _clientMeta, ...own } = params;
+    return this.d.connections.request(this.d.endpoint(tenantId, row), (client, options) => client.complete(own as never, options));
   }
 
   /** An allowed resources/read or prompts/get on the upstream (params as the policy saw them). */

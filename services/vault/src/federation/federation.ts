@@ -9,14 +9,14 @@
  * `tool.quarantined`).
  */
 import { ConflictError, ForbiddenError, InputError, type Logger, NotFoundError, RateLimitError, TENANT_CACHE_MS, TenantCache, matchesAnyGlob } from '@agw/shared';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { SealedData } from '../hsm/hsm-backend';
 import type { Quarantine } from './tool-pinning';
 import { approvalWrite, planPinning } from './tool-pinning';
 import { type ToolDefinition, definitionDiff, definitionOf, offeredForm, taskSupportOf } from './tool-definition';
 import type { UpstreamCredentials } from './upstream-credentials';
 import { type CredentialInput, UpstreamAuthError, validateCredential } from './upstream-credentials';
-import { MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
+import { type CallRound, type InputRequiredAnswer, MAX_TOOL_DEPTH, UpstreamCallError, type UpstreamConnections, type UpstreamEndpoint } from './upstream-connections';
 import type { RetainedTools, ToolRow, UpstreamMeta, UpstreamRepository, UpstreamRow } from './upstream.repository';
 import { SyncBudget } from './sync-budget';
 import { AuthorizationRequired, type UpstreamOAuth } from './upstream-oauth';
@@ -98,6 +98,8 @@ export interface RegisterUpstreamInput {
 /** What a federated call acts for: the human behind the agent (a per_user upstream uses their connection). */
 export interface CallContext {
   userId?: string;
+  /** a tools/call of an MCP client: a relayed multi round-trip, the caller's cancellation (upstream-connections.ts) */
+  round?: CallRound;
 }
 
 /** An upstream as the API shows it (never its credential's value). */
@@ -151,7 +153,8 @@ export interface FederatedTarget {
 export interface FederatedCallResult {
   /** executed: the upstream answered (its isError included); otherwise why nothing came back */
   outcome: 'executed' | 'quarantined' | UpstreamCallError['outcome'];
-  result: CallToolResult | { error: string; code?: string; connect_url?: string };
+  /** a relayed round (ctx.round.relay): the upstream's own `input_required` answer */
+  result: CallToolResult | InputRequiredAnswer | { error: string; code?: string; connect_url?: string };
   statusCode: number;
   executionMs: number;
 }
@@ -384,7 +387,8 @@ export class Federation {
       outcome,
       // a connection to make: the refusal names the route a signed-in human connects with
       result: outcome === 'authorization_required' ? { error: message, code: 'upstream_authorization_required', connect_url: `/api/upstreams/${upstream}/connect` } : { error: message },
-      statusCode: outcome === 'timeout' ? 504 : outcome === 'quarantined' ? 409 : outcome === 'authorization_required' ? 403 : 502,
+      // 499: the agent cancelled the call (nginx's "client closed request"); nobody reads the answer
+      statusCode: outcome === 'timeout' ? 504 : outcome === 'quarantined' ? 409 : outcome === 'authorization_required' ? 403 : outcome === 'cancelled' ? 499 : 502,
       executionMs: performance.now() - t0,
     });
     if (!at.target.executable) return fail('quarantined', at.target.message ?? 'the tool is not executable');
@@ -410,7 +414,7 @@ export class Federation {
         return { outcome: 'executed', result: result as CallToolResult, statusCode: 200, executionMs: performance.now() - t0 };
       }
       // masked by the connection with every secret its requests carried (upstream-connections.ts)
-      const { result } = await this.d.connections.callTool(this.endpoint(tenantId, at.row, userId), at.method, args);
+      const { result } = await this.d.connections.callTool(this.endpoint(tenantId, at.row, userId), at.method, args, ctx.round);
       return { outcome: 'executed', result, statusCode: 200, executionMs: performance.now() - t0 };
     } catch (e) {
       const lost = await this.lostConnection(tenantId, at.row, userId, e);

@@ -1,6 +1,9 @@
 /**
  * The vault's MCP client connections to tenants' upstream servers (docs/federation.md, "Connections and
- * limits"): one `@modelcontextprotocol/sdk` Client per (tenant, upstream), opened on first use, kept while
+ * limits"): one `@modelcontextprotocol/client` (SDK v2) Client per (tenant, upstream), opened on first use,
+ * with the protocol revision negotiated (`server/discover` first: 2026-07-28 when the upstream offers it,
+ * else the 2025 `initialize` handshake, 2025-03-26 … 2025-11-25; an upstream of the old SSE transport is
+ * always a 2025 one), kept while
  * used and closed after FEDERATION_IDLE_MS idle (or when more than FEDERATION_MAX_CONNECTIONS are open, the
  * least recently used first). Every HTTP request goes through the egress rule (`@agw/egress` pinned fetch:
  * the upstream's address checked once per request and connected to as checked, no redirects, a byte cap
@@ -20,10 +23,19 @@
  * refreshed mid-connection, the registration's first request) are covered (secret-masker.ts: the raw,
  * JSON-, `\u`-, URL- and base64-encoded forms).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type CallToolResult, ErrorCode, ListToolsResultSchema, McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  SseError,
+  StreamableHTTPClientTransport,
+  type Tool,
+  specTypeSchemas,
+} from '@modelcontextprotocol/client';
 import * as z from 'zod/v4';
 import type { Logger } from '@agw/shared';
 import { EgressRefusedError, EgressRequestError } from '@agw/egress';
@@ -51,7 +63,7 @@ export interface UpstreamEndpoint {
   timeoutMs?: number;
 }
 
-export type UpstreamOutcome = 'upstream_error' | 'unreachable' | 'timeout' | 'too_large' | 'protocol_error' | 'blocked' | 'auth_failed' | 'authorization_required';
+export type UpstreamOutcome = 'upstream_error' | 'unreachable' | 'timeout' | 'too_large' | 'protocol_error' | 'blocked' | 'auth_failed' | 'authorization_required' | 'cancelled';
 
 /** The connection key of an endpoint: one per (tenant, upstream), and per human for a per_user one. */
 const keyOf = (tenantId: string, name: string, userId?: string) => `${tenantId}|${name}${userId ? `#${userId}` : ''}`;
@@ -94,6 +106,22 @@ interface Open {
   /** every secret a request of this connection carried (the newest MAX_SECRETS), and their masker */
   secrets: Set<string>;
   masker: SecretMasker;
+  /** the tool definitions the last tools/list of this connection kept, by name */
+  tools: Map<string, Tool>;
+}
+
+/** What a relayed round of a tools/call carries (callTool). */
+export interface CallRound {
+  /** the caller relays an upstream's input_required (else it is refused as an error) */
+  relay?: boolean;
+  /** what the agent's MCP client answers (elicitation, sampling, roots): declared to a 2026-07-28 upstream for this call */
+  clientCapabilities?: Record<string, unknown>;
+  /** the client's answers to the upstream's input requests of the round before */
+  inputResponses?: Record<string, unknown>;
+  /** the upstream's own requestState of the round before, echoed byte for byte */
+  requestState?: string;
+  /** the caller gave up (the agent's request closed): the upstream call is cancelled */
+  signal?: AbortSignal;
 }
 
 const MAX_SECRETS = 16;
@@ -142,11 +170,31 @@ const MAX_REASON = 300;
 
 /** The HTTP status of a failed request, as the SDK's transports report it (their message holds the body). */
 function httpStatusOf(err: unknown): number | undefined {
+  if (err instanceof SdkHttpError && err.status >= 400) return err.status;
   const code = (err as { code?: unknown })?.code;
-  if ((err instanceof StreamableHTTPError || err instanceof SseError) && typeof code === 'number' && code >= 400) return code;
-  const m = err instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(err.message) : null;
-  return m ? Number(m[1]) : undefined;
+  if (err instanceof SseError && typeof code === 'number' && code >= 400) return code;
+  const m = err instanceof Error ? /\(HTTP (\d{3})\)|^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(err.message) : null;
+  return m ? Number(m[1] ?? m[2]) : undefined;
 }
+
+/** An error and its causes, the outermost first (the SDK wraps a fetch's error as its cause). */
+function causesOf(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let x = err; x !== undefined && x !== null && chain.length < 6; x = (x as { cause?: unknown }).cause) {
+    chain.push(x);
+    if (typeof x !== 'object') break;
+  }
+  return chain;
+}
+
+/** What the SDK calls an answer a 2026-07-28 upstream sends when it needs the client's input first (SEP-2322). */
+export interface InputRequiredAnswer {
+  resultType: 'input_required';
+  inputRequests?: Record<string, unknown>;
+  requestState?: string;
+}
+
+export const isInputRequired = (r: unknown): r is InputRequiredAnswer => (r as { resultType?: unknown })?.resultType === 'input_required';
 
 /**
  * A page of tools/list as the upstream sent it: each tool the very object its JSON parsed into, every field
@@ -210,12 +258,17 @@ export class UpstreamConnections {
         }
         const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolsPage, { timeout: this.timeoutOf(e), signal });
         // valid MCP or the read fails, as the SDK's listTools would; what is kept is the raw tool
-        const valid = ListToolsResultSchema.safeParse(r);
-        if (!valid.success) throw valid.error;
+        // a tool nested too deep is refused below, unread: v2's schema validates JSON values recursively
+        const deep = new Set(r.tools.filter((t) => nestsDeeperThan(t, MAX_TOOL_DEPTH)));
+        const valid = await specTypeSchemas.ListToolsResult['~standard'].validate({ tools: r.tools.filter((t) => !deep.has(t)), ...(r.nextCursor !== undefined ? { nextCursor: r.nextCursor } : {}) });
+        if (valid.issues) {
+          const first = valid.issues[0];
+          throw new UpstreamCallError('protocol_error', `upstream ${e.name} sent a tools/list that is not valid MCP: ${(first?.path ?? []).map((p) => (typeof p === 'object' ? String(p.key) : String(p))).join('.')} ${first?.message ?? ''}`.slice(0, MAX_REASON));
+        }
         for (const tool of r.tools as Tool[]) {
           const name = typeof tool.name === 'string' ? tool.name.slice(0, 64) : '';
           // measured before anything recursive reads it (JSON.stringify, the fingerprint, the scanner, jsonb)
-          if (nestsDeeperThan(tool, MAX_TOOL_DEPTH)) {
+          if (deep.has(tool)) {
             refused.push({ name, why: `nested deeper than ${MAX_TOOL_DEPTH} levels` });
             continue;
           }
@@ -238,16 +291,48 @@ export class UpstreamConnections {
         cursor = r.nextCursor;
         if (!cursor) break;
       }
-      // what the SDK's listTools does: the tools' output schemas and task support, for the calls of this connection
-      (client as unknown as { cacheToolMetadata(t: Tool[]): void }).cacheToolMetadata(tools);
+      // the definitions the calls of this connection name (header mirroring of 2026-07-28, below)
+      open.tools = new Map(tools.map((t) => [t.name, t]));
       return { tools: open.masker.value(tools), refused, truncated, info: this.infoOf(client) };
     });
   }
 
-  /** One tools/call; the result as the upstream sent it, masked, its JSON at most maxResultBytes. */
-  async callTool(e: UpstreamEndpoint, tool: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; json: string }> {
+  /**
+   * One tools/call; the result as the upstream sent it, masked, its JSON at most maxResultBytes. A
+   * 2026-07-28 upstream that needs input first (SEP-2322) is refused here unless `round` says the caller
+   * relays it: then its `input_required` answer is the result, and `round` carries the client's answer
+   * to an earlier one (`inputResponses`, the upstream's own `requestState`) back to it.
+   */
+  async callTool(e: UpstreamEndpoint, tool: string, args: Record<string, unknown>, round?: CallRound): Promise<{ result: CallToolResult | InputRequiredAnswer; json: string }> {
     return this.use(e, async (client, signal, open) => {
-      const sent = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.timeoutOf(e), signal })) as CallToolResult;
+      // the definition is given for header mirroring only; the result is passed on unvalidated against
+      // its outputSchema (the client that receives it validates), so an input_required round is not refused
+      const def = open.tools.get(tool);
+      const relayed = round?.relay && client.getProtocolEra() === 'modern';
+      const params = {
+        name: tool,
+        arguments: args,
+        ...(relayed && round?.clientCapabilities ? { _meta: { 'io.modelcontextprotocol/clientCapabilities': round.clientCapabilities } } : {}),
+        ...(relayed && round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
+        ...(relayed && round?.requestState !== undefined ? { requestState: round.requestState } : {}),
+      };
+      let sent: CallToolResult | InputRequiredAnswer;
+      try {
+        // an aborted call is cancelled at the upstream too (the SDK cancels the request it sent)
+        sent = (await client.callTool(params as never, {
+          timeout: this.timeoutOf(e),
+          signal: round?.signal ? AbortSignal.any([signal, round.signal]) : signal,
+          allowInputRequired: true,
+          ...(def ? { toolDefinition: { ...def, outputSchema: undefined } } : {}),
+        })) as CallToolResult | InputRequiredAnswer;
+      } catch (err) {
+        if (round?.signal?.aborted && !signal.aborted) throw new UpstreamCallError('cancelled', `the agent cancelled the call of ${tool}; the request to upstream ${e.name} was cancelled`);
+        throw err;
+      }
+      if (isInputRequired(sent) && !round?.relay) {
+        throw new UpstreamCallError('upstream_error', `upstream ${e.name} needs input before tool ${tool} can answer (input_required); the gateway relays it to MCP clients of revision 2026-07-28 only, and this call came another way`);
+      }
+      if ((sent as { resultType?: unknown }).resultType === 'complete') delete (sent as { resultType?: unknown }).resultType;
       const result = open.masker.value(sent);
       const json = JSON.stringify(result);
       if (Buffer.byteLength(json) > this.o.maxResultBytes) throw new UpstreamCallError('too_large', `the upstream's result is larger than ${this.o.maxResultBytes} bytes`);
@@ -260,9 +345,10 @@ export class UpstreamConnections {
    * federated-mcp.ts), bounded and masked as a tool call is: the call deadline, the connection's secrets
    * masked in the result, its JSON at most maxResultBytes.
    */
-  async request<T>(e: UpstreamEndpoint, fn: (client: Client, options: { timeout: number; signal: AbortSignal }) => Promise<T>): Promise<T> {
+  async request<T>(e: UpstreamEndpoint, fn: (client: Client, options: { timeout: number; signal: AbortSignal; cacheMode: 'bypass' }) => Promise<T>): Promise<T> {
     return this.use(e, async (client, signal, open) => {
-      const result = open.masker.value(await fn(client, { timeout: this.timeoutOf(e), signal }));
+      // every read goes to the upstream (the catalog caches lists itself; a read is a governed call)
+      const result = open.masker.value(await fn(client, { timeout: this.timeoutOf(e), signal, cacheMode: 'bypass' }));
       if (Buffer.byteLength(JSON.stringify(result) ?? '') > this.o.maxResultBytes) throw new UpstreamCallError('too_large', `the upstream's result is larger than ${this.o.maxResultBytes} bytes`);
       return result;
     });
@@ -303,8 +389,7 @@ export class UpstreamConnections {
 
   private infoOf(client: Client): UpstreamInfo {
     const v = client.getServerVersion();
-    const t = client.transport as { protocolVersion?: string } | undefined;
-    return { name: v?.name ?? '', version: v?.version ?? '', protocol_version: t?.protocolVersion ?? '' };
+    return { name: v?.name ?? '', version: v?.version ?? '', protocol_version: client.getNegotiatedProtocolVersion() ?? '' };
   }
 
   /**
@@ -342,7 +427,7 @@ export class UpstreamConnections {
     if (existing && existing.version === e.version) return existing;
     if (existing) this.dropKey(key);
     if (this.open.size >= this.o.maxConnections) this.evictOldest();
-    const open: Open = { version: e.version, client: Promise.resolve(undefined as never), lastUsed: Date.now(), inflight: new Set(), secrets: new Set(), masker: new SecretMasker([]) };
+    const open: Open = { version: e.version, client: Promise.resolve(undefined as never), lastUsed: Date.now(), inflight: new Set(), secrets: new Set(), masker: new SecretMasker([]), tools: new Map() };
     open.client = this.connect(e, open);
     // a failed connect is not kept: the next call tries again
     open.client.catch(() => {
@@ -355,9 +440,16 @@ export class UpstreamConnections {
   private async connect(e: UpstreamEndpoint, open: Open): Promise<Client> {
     const fetch = this.fetchFor(e, open);
     const url = new URL(e.url);
-    const transport = e.transport === 'sse' ? new SSEClientTransport(url, { fetch }) : new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions: { maxReconnectionDelay: 30_000, initialReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 } });
-    const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {} });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.o.onToolsChanged(e.tenantId, e.name));
+    const sse = e.transport === 'sse';
+    const transport = sse ? new SSEClientTransport(url, { fetch }) : new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions: { maxReconnectionDelay: 30_000, initialReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 } });
+    const client = new Client(GATEWAY_CLIENT_INFO, {
+      capabilities: {},
+      // server/discover first over Streamable HTTP (2026-07-28 when offered, else the 2025 handshake); the old
+      // SSE transport is 2025 only. An upstream's input_required is never answered here (callTool's `round`).
+      versionNegotiation: { mode: sse ? 'legacy' : 'auto' },
+      inputRequired: { autoFulfill: false },
+    });
+    client.setNotificationHandler('notifications/tools/list_changed', async () => this.o.onToolsChanged(e.tenantId, e.name));
     client.onerror = (err) => this.o.logger.debug({ tenantId: e.tenantId, upstream: e.name, err: open.masker.text(err.message) }, 'upstream transport error');
     client.onclose = () => {
       const key = keyOf(e.tenantId, e.name, e.userId);
@@ -415,23 +507,35 @@ export class UpstreamConnections {
 
   private mapError(err: unknown, e: UpstreamEndpoint): UpstreamCallError {
     if (err instanceof UpstreamCallError) return err;
-    const cause = (err as { cause?: unknown })?.cause;
+    const chain = causesOf(err);
+    const inner = chain.find((x) => x instanceof UpstreamCallError);
+    if (inner) return inner as UpstreamCallError;
     // the credential could not be used (the token endpoint refused it): its own reason, not the upstream's
     // no connection (any more) for an upstream that needs OAuth: its own reason (upstream-oauth.ts)
-    const missing = [err, cause].find((x) => x instanceof Error && x.name === 'AuthorizationRequired');
+    const missing = chain.find((x) => x instanceof Error && x.name === 'AuthorizationRequired');
     if (missing) return new UpstreamCallError('authorization_required', (missing as Error).message);
-    const auth = [err, cause].find((x) => x instanceof UpstreamAuthError);
+    const auth = chain.find((x) => x instanceof UpstreamAuthError);
     if (auth) return new UpstreamCallError('auth_failed', `upstream ${e.name}: ${(auth as Error).message}`);
-    const egress = [err, cause].find((x) => x instanceof EgressRequestError || x instanceof EgressRefusedError);
+    const egress = chain.find((x) => x instanceof EgressRequestError || x instanceof EgressRefusedError);
     if (egress instanceof EgressRefusedError) return new UpstreamCallError('blocked', `upstream address refused by the egress rule: ${egress.reason}`);
     if (egress instanceof EgressRequestError) {
       if (egress.kind === 'too_large') return new UpstreamCallError('too_large', `the upstream's answer is larger than the cap of ${this.o.maxResultBytes} bytes`);
       if (egress.kind === 'timeout' || egress.kind === 'connect_timeout') return new UpstreamCallError('timeout', `upstream ${e.name} did not answer in time (${egress.kind})`);
       return new UpstreamCallError('unreachable', `upstream ${e.name} unreachable: ${egress.message}`);
     }
-    if (err instanceof McpError) {
-      if (err.code === ErrorCode.RequestTimeout) return new UpstreamCallError('timeout', `upstream ${e.name} did not answer within ${this.timeoutOf(e)} ms`);
-      if (err.code === ErrorCode.ConnectionClosed) return new UpstreamCallError('unreachable', `upstream ${e.name} closed the connection`);
+    if (err instanceof SdkError && !(err instanceof SdkHttpError)) {
+      if (err.code === SdkErrorCode.RequestTimeout) return new UpstreamCallError('timeout', `upstream ${e.name} did not answer within ${this.timeoutOf(e)} ms`);
+      if (err.code === SdkErrorCode.ConnectionClosed) return new UpstreamCallError('unreachable', `upstream ${e.name} closed the connection`);
+      if (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.UnsupportedResultType || err.code === SdkErrorCode.ListPaginationExceeded) {
+        return new UpstreamCallError('protocol_error', `upstream ${e.name} sent an answer that is not valid MCP: ${err.message}`.slice(0, MAX_REASON + 60));
+      }
+      // the revision probe (server/discover) failed: an answer that is no MCP, else the connection (its own text)
+      if (err.code === SdkErrorCode.EraNegotiationFailed) {
+        if (/unusable reply/.test(err.message)) return new UpstreamCallError('protocol_error', `upstream ${e.name} sent an answer that is not valid MCP: ${err.message}`.slice(0, MAX_REASON + 60));
+        return new UpstreamCallError('unreachable', `upstream ${e.name} unreachable: ${err.message}`.slice(0, MAX_REASON + 60));
+      }
+    }
+    if (err instanceof ProtocolError) {
       // a JSON-RPC error the upstream answered with (unknown tool, invalid params, ...)
       return new UpstreamCallError('upstream_error', `upstream ${e.name} answered with an error: ${err.message}`.slice(0, 1000));
     }

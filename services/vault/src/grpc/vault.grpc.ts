@@ -2,6 +2,7 @@
 import { vault as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
+import type { CallRound } from '../federation/upstream-connections';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialMeta } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
@@ -39,6 +40,28 @@ function paramsOf(text: string): Record<string, unknown> {
   const v = text ? parseJson(text, 'params_json') : {};
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw InputError.at(['params_json'], 'params must be a JSON object', 'dict_type');
   return v as Record<string, unknown>;
+}
+
+/** The relayed multi round-trip of a federated tools/call (ExecuteRequest.mcp_round_json), and the caller's cancellation. */
+function roundOf(text: string | undefined, cancelled: AbortSignal | undefined): CallRound | undefined {
+  if (!text) return cancelled ? { signal: cancelled } : undefined;
+  const v = parseJson(text, 'mcp_round_json') as Record<string, unknown> | null;
+  const object = (x: unknown) => !!x && typeof x === 'object' && !Array.isArray(x);
+  if (
+    !object(v) ||
+    (v!.inputResponses !== undefined && !object(v!.inputResponses)) ||
+    (v!.clientCapabilities !== undefined && !object(v!.clientCapabilities)) ||
+    (v!.requestState !== undefined && typeof v!.requestState !== 'string')
+  ) {
+    throw InputError.at(['mcp_round_json'], 'must be {relay, clientCapabilities?: object, inputResponses?: object, requestState?: string}', 'value_error');
+  }
+  return {
+    relay: v!.relay === true,
+    ...(v!.clientCapabilities !== undefined ? { clientCapabilities: v!.clientCapabilities as Record<string, unknown> } : {}),
+    ...(v!.inputResponses !== undefined ? { inputResponses: v!.inputResponses as Record<string, unknown> } : {}),
+    ...(v!.requestState !== undefined ? { requestState: v!.requestState as string } : {}),
+    ...(cancelled ? { signal: cancelled } : {}),
+  };
 }
 
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : '');
@@ -88,7 +111,8 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
           const r = await d.pii.reveal(tenant(req.tenantId), req.paramsJson ? parseJson(req.paramsJson, 'params_json') : {});
           return { paramsJson: JSON.stringify(r.params), erasedSubjects: r.erasedSubjects };
         },
-        execute: async (req) => {
+        execute: async (req, _metadata, cancelled) => {
+          const round = roundOf(req.mcpRoundJson, cancelled);
           const r = await d.broker.execute(tenant(req.tenantId), {
             actionId: req.actionId,
             agentId: req.agentId,
@@ -97,6 +121,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             params: paramsOf(req.paramsJson),
             origin: req.origin === 'approval' ? 'approval' : 'tool_call',
             userId: req.userId || undefined,
+            ...(round ? { round } : {}),
           });
           if (r.brokered) {
             d.metrics?.brokered.inc({ outcome: r.outcome });

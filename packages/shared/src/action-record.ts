@@ -110,25 +110,25 @@ export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev
 /** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */
 export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
   return {
-    actionId: r.action_id,
-    agentId: r.agent_id,
-    agentType: r.agent_type,
-    agentVersion: r.agent_version,
+    action_id: r.action_id,
+    agent_id: r.agent_id,
+    agent_type: r.agent_type,
+    agent_version: r.agent_version,
     tool: r.tool,
     method: r.method,
     // the caller may pass JSON.stringify(r.params) it already made (the gateway makes it once per call)
-    paramsJson: paramsJson ?? JSON.stringify(r.params),
+    params_json: paramsJson ?? JSON.stringify(r.params),
     decision: r.decision,
     violations: r.violations,
     severity: r.severity,
-    alertTier: r.alert_tier ?? '',
-    requiresHuman: r.requires_human,
-    executionMode: r.execution_mode ?? '',
+    alert_tier: r.alert_tier ?? '',
+    requires_human: r.requires_human,
+    execution_mode: r.execution_mode ?? '',
     source: r.source,
-    sessionId: r.session_id ?? '',
-    bundleRevision: r.bundle_revision,
-    detailsJson: JSON.stringify(r.details),
-    requestedAt: r.requested_at,
+    session_id: r.session_id ?? '',
+    bundle_revision: r.bundle_revision,
+    details_json: JSON.stringify(r.details),
+    requested_at: r.requested_at,
   };
 }
 
@@ -138,24 +138,24 @@ export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditE
  */
 export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: 'params_json' | 'details_json') => Record<string, unknown>): ActionRecord {
   return {
-    action_id: e.actionId,
-    agent_id: e.agentId,
-    agent_type: e.agentType,
-    agent_version: e.agentVersion,
+    action_id: e.action_id,
+    agent_id: e.agent_id,
+    agent_type: e.agent_type,
+    agent_version: e.agent_version,
     tool: e.tool,
     method: e.method,
-    params: parseObject(e.paramsJson, 'params_json'),
+    params: parseObject(e.params_json, 'params_json'),
     decision: e.decision,
     violations: e.violations,
     severity: e.severity,
-    alert_tier: e.alertTier || null,
-    requires_human: e.requiresHuman,
-    execution_mode: e.executionMode || null,
+    alert_tier: e.alert_tier || null,
+    requires_human: e.requires_human,
+    execution_mode: e.execution_mode || null,
     source: e.source,
-    session_id: e.sessionId || null,
-    bundle_revision: e.bundleRevision,
-    details: parseObject(e.detailsJson, 'details_json'),
-    requested_at: e.requestedAt ? new Date(e.requestedAt).toISOString() : new Date().toISOString(),
+    session_id: e.session_id || null,
+    bundle_revision: e.bundle_revision,
+    details: parseObject(e.details_json, 'details_json'),
+    requested_at: e.requested_at ? new Date(e.requested_at).toISOString() : new Date().toISOString(),
   };
 }
 

@@ -66,7 +66,7 @@ export function auditPolicyChangeRecorder(audit: AuditAppender, logger: Logger, 
   return {
     async record(tenantId, fact) {
       const record = policyChangeRecord(fact);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'policy', appendKey: `policy:${record.action_id}` } as audit.AppendRequest;
+      const request = { tenant_id: tenantId, entry: toAuditEntry(record), event_kind: 'policy', append_key: `policy:${record.action_id}` } as audit.AppendRequest;
       for (let i = 1; ; i++) {
         try {
           await audit.append(request);

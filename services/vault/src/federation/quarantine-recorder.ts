@@ -46,7 +46,7 @@ export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, at
   return {
     async record(tenantId, upstream, q, suppressed = 0) {
       const record = quarantineRecord(upstream, q, new Date(), suppressed);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', appendKey: `quarantine:${record.action_id}` };
+      const request = { tenant_id: tenantId, entry: toAuditEntry(record), event_kind: 'quarantined', append_key: `quarantine:${record.action_id}` };
       for (let i = 1; ; i++) {
         try {
           await audit.append(request);
@@ -95,7 +95,7 @@ export function auditConnectionRecorder(audit: AuditAppender, logger: Logger, at
   return {
     async record(tenantId, upstream, e) {
       const record = connectionRecord(upstream, e);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: e.event === 'authorization_required' ? 'authorization_required' : 'observed', appendKey: `upstream-oauth:${record.action_id}` };
+      const request = { tenant_id: tenantId, entry: toAuditEntry(record), event_kind: e.event === 'authorization_required' ? 'authorization_required' : 'observed', append_key: `upstream-oauth:${record.action_id}` };
       for (let i = 1; ; i++) {
         try {
           await audit.append(request);

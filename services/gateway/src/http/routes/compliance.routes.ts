@@ -25,8 +25,8 @@ export function complianceRoutes(d: GatewayDeps): Router {
     const tenantId = uuidParam(String(req.params.tenant_id), 'Tenant');
     if (tenantId !== auth.tenantId.toLowerCase()) throw new NotFoundError('Tenant not found');
     const q = parseWith(exportQuery, { from: req.query.from, to: req.query.to, format: req.query.format }, 'query');
-    const out = await d.compliance.export({ tenantId: auth.tenantId, from: q.from ?? '', to: q.to ?? '', format: q.format });
-    res.setHeader('content-type', out.contentType);
+    const out = await d.compliance.export({ tenant_id: auth.tenantId, from: q.from ?? '', to: q.to ?? '', format: q.format });
+    res.setHeader('content-type', out.content_type);
     res.setHeader('content-disposition', `${q.format === 'json' ? 'inline' : 'attachment'}; filename="${out.filename}"`);
     res.send(Buffer.from(out.content));
   });

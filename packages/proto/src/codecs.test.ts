@@ -12,16 +12,16 @@ const grpcServices: [string, ServiceDefinition][] = Object.values(proto as unkno
   ][],
 );
 
-const call = { agentId: 'load-agent', agentType: 'assistant', agentVersion: '1.0.0', tool: 'svc_web_search', method: 'search', paramsJson: '{"q":"bénchmark ✓","page":1}', piiDetected: false, sessionId: '' };
-const evaluateCall = { callId: 7, request: proto.policy.EvaluateRequest.fromPartial({ tenantId: 't-1', actionId: 'a-1', call, storedParamsJson: '' }), metadata: { traceparent: '00-abc' } };
+const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"bénchmark ✓","page":1}', pii_detected: false, session_id: '' };
+const evaluateCall = { call_id: 7, request: proto.policy.EvaluateRequest.fromPartial({ tenant_id: 't-1', action_id: 'a-1', call, stored_params_json: '' }), metadata: { traceparent: '00-abc' } };
 const appendCall = {
-  callId: 8,
+  call_id: 8,
   request: proto.audit.AppendRequest.fromPartial({
-    tenantId: 't-1',
-    entry: proto.audit.AuditEntry.fromPartial({ actionId: 'a-1', agentId: call.agentId, agentType: call.agentType, agentVersion: call.agentVersion, tool: call.tool, method: call.method, paramsJson: call.paramsJson, decision: 'allow', severity: 'none', source: 'api', detailsJson: '{}', requestedAt: '2026-11-28T00:00:00.000Z' }),
-    eventKind: 'allowed',
-    omitEntry: true,
-    appendKey: 'k-1',
+    tenant_id: 't-1',
+    entry: proto.audit.AuditEntry.fromPartial({ action_id: 'a-1', agent_id: call.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: call.tool, method: call.method, params_json: call.params_json, decision: 'allow', severity: 'none', source: 'api', details_json: '{}', requested_at: '2026-11-28T00:00:00.000Z' }),
+    event_kind: 'allowed',
+    omit_entry: true,
+    append_key: 'k-1',
   }),
   metadata: {},
 };
@@ -76,7 +76,7 @@ describe('withReusedWriter', () => {
   it('recovers from an encode that throws: the next message is whole', () => {
     const type = proto.audit.AppendCall;
     // `passes` is an int32 inside the request's decision input: the writer has forked twice when it throws
-    const broken = { ...appendCall, request: { ...appendCall.request, decisionInput: proto.decision.DecisionInput.fromPartial({ actionId: 'a-1', passes: 1.5 }) } };
+    const broken = { ...appendCall, request: { ...appendCall.request, decision_input: proto.decision.DecisionInput.fromPartial({ action_id: 'a-1', passes: 1.5 }) } };
     expect(() => encodeToBuffer(type, broken as never)).toThrow(/int32/);
     expect(encodeToBuffer(type, appendCall as never)).toEqual(Buffer.from(type.encode(appendCall as never).finish()));
   });

@@ -18,52 +18,66 @@ import type { DecisionEvent, DecisionKind } from './bus/events';
 import { canonicalJson, sha256Hex } from './canonical';
 import { traceHooks } from './tracing/hooks';
 
-export interface ActionRecord {
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  params: Record<string, unknown>;
-  /** allow | deny | requires_human | observed */
-  decision: string;
-  violations: string[];
-  severity: string;
-  alert_tier: string | null;
-  requires_human: boolean;
-  execution_mode: string | null;
+/**
+ * How the record holds each field of its message (agw.audit.v1.AuditEntry in packages/proto/proto/agw/audit.proto,
+ * the one definition of the record's fields). Exhaustive over the message: a field added there fails the build
+ * here until it is given a kind; then it is in `ActionRecord`, the columns of audit_records
+ * (db/tables/audit.ts), the API's record (the gateway's auditRecordSchema), the hashed content, and the
+ * decision event says whether it carries it (`recordFieldsInEvent`).
+ * - `text`: a string; `nullable`: a string or null (empty on the wire); `list`: strings;
+ * - `object`: a JSON object (`<name>_json` text on the wire, `<name>` in the record, the column and the API);
+ * - `bool`; `time`: ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z (a timestamptz column).
+ */
+export const recordFieldKinds = {
+  action_id: 'text',
+  agent_id: 'text',
+  agent_type: 'text',
+  agent_version: 'text',
+  tool: 'text',
+  method: 'text',
+  params_json: 'object',
+  /** allow | deny | requires_human | observed (control_plane records: approved, rejected, …) */
+  decision: 'text',
+  violations: 'list',
+  severity: 'text',
+  alert_tier: 'nullable',
+  requires_human: 'bool',
+  execution_mode: 'nullable',
   /** mcp_governed | mcp_observed | control_plane */
-  source: string;
-  session_id: string | null;
-  bundle_revision: string;
-  details: Record<string, unknown>;
-  /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z */
-  requested_at: string;
+  source: 'text',
+  session_id: 'nullable',
+  bundle_revision: 'text',
+  details_json: 'object',
+  requested_at: 'time',
+} as const satisfies Record<keyof audit.AuditEntry, RecordFieldKind>;
+
+export type RecordFieldKind = 'text' | 'nullable' | 'list' | 'object' | 'bool' | 'time';
+type RecordFieldKinds = typeof recordFieldKinds;
+/** A message field's name in the record: `params_json` is `params`. */
+export type RecordFieldName<K extends string> = K extends `${infer Base}_json` ? Base : K;
+/** The name of a field of the record (the message's field, `_json` dropped). */
+export type ActionRecordField = RecordFieldName<keyof RecordFieldKinds>;
+/** The value of a field of each kind in the record. */
+export interface RecordFieldValues {
+  text: string;
+  nullable: string | null;
+  list: string[];
+  object: Record<string, unknown>;
+  bool: boolean;
+  time: string;
 }
+
+/** The record: every field of its message, by its kind (`recordFieldKinds`). */
+export type ActionRecord = { [K in keyof RecordFieldKinds as RecordFieldName<K>]: RecordFieldValues[RecordFieldKinds[K]] };
+
+/** The names of the record's fields, in the message's order: what is hashed (every one of them). */
+export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds).map((k) => k.replace(/_json$/, '') as ActionRecordField);
 
 /** The object whose canonical JSON is hashed: every field of the record (JCS orders the keys). */
 export function hashedContent(r: ActionRecord): Record<string, unknown> {
-  return {
-    action_id: r.action_id,
-    agent_id: r.agent_id,
-    agent_type: r.agent_type,
-    agent_version: r.agent_version,
-    tool: r.tool,
-    method: r.method,
-    params: r.params,
-    decision: r.decision,
-    violations: r.violations,
-    severity: r.severity,
-    alert_tier: r.alert_tier,
-    requires_human: r.requires_human,
-    execution_mode: r.execution_mode,
-    source: r.source,
-    session_id: r.session_id,
-    bundle_revision: r.bundle_revision,
-    details: r.details,
-    requested_at: r.requested_at,
-  };
+  const out: Record<string, unknown> = {};
+  for (const k of actionRecordFields) out[k] = r[k];
+  return out;
 }
 
 /**
@@ -110,25 +124,25 @@ export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev
 /** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */
 export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
   return {
-    actionId: r.action_id,
-    agentId: r.agent_id,
-    agentType: r.agent_type,
-    agentVersion: r.agent_version,
+    action_id: r.action_id,
+    agent_id: r.agent_id,
+    agent_type: r.agent_type,
+    agent_version: r.agent_version,
     tool: r.tool,
     method: r.method,
     // the caller may pass JSON.stringify(r.params) it already made (the gateway makes it once per call)
-    paramsJson: paramsJson ?? JSON.stringify(r.params),
+    params_json: paramsJson ?? JSON.stringify(r.params),
     decision: r.decision,
     violations: r.violations,
     severity: r.severity,
-    alertTier: r.alert_tier ?? '',
-    requiresHuman: r.requires_human,
-    executionMode: r.execution_mode ?? '',
+    alert_tier: r.alert_tier ?? '',
+    requires_human: r.requires_human,
+    execution_mode: r.execution_mode ?? '',
     source: r.source,
-    sessionId: r.session_id ?? '',
-    bundleRevision: r.bundle_revision,
-    detailsJson: JSON.stringify(r.details),
-    requestedAt: r.requested_at,
+    session_id: r.session_id ?? '',
+    bundle_revision: r.bundle_revision,
+    details_json: JSON.stringify(r.details),
+    requested_at: r.requested_at,
   };
 }
 
@@ -138,24 +152,24 @@ export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditE
  */
 export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: 'params_json' | 'details_json') => Record<string, unknown>): ActionRecord {
   return {
-    action_id: e.actionId,
-    agent_id: e.agentId,
-    agent_type: e.agentType,
-    agent_version: e.agentVersion,
+    action_id: e.action_id,
+    agent_id: e.agent_id,
+    agent_type: e.agent_type,
+    agent_version: e.agent_version,
     tool: e.tool,
     method: e.method,
-    params: parseObject(e.paramsJson, 'params_json'),
+    params: parseObject(e.params_json, 'params_json'),
     decision: e.decision,
     violations: e.violations,
     severity: e.severity,
-    alert_tier: e.alertTier || null,
-    requires_human: e.requiresHuman,
-    execution_mode: e.executionMode || null,
+    alert_tier: e.alert_tier || null,
+    requires_human: e.requires_human,
+    execution_mode: e.execution_mode || null,
     source: e.source,
-    session_id: e.sessionId || null,
-    bundle_revision: e.bundleRevision,
-    details: parseObject(e.detailsJson, 'details_json'),
-    requested_at: e.requestedAt ? new Date(e.requestedAt).toISOString() : new Date().toISOString(),
+    session_id: e.session_id || null,
+    bundle_revision: e.bundle_revision,
+    details: parseObject(e.details_json, 'details_json'),
+    requested_at: e.requested_at ? new Date(e.requested_at).toISOString() : new Date().toISOString(),
   };
 }
 
@@ -186,3 +200,33 @@ export function decisionEventOf(eventId: string, kind: DecisionKind, tenantId: s
     ...(kind === 'policy' ? { details: r.details } : {}),
   };
 }
+
+/**
+ * Which fields of the record its decision event carries (`policy`: with kind `policy` only). Exhaustive: a field
+ * added to the message is decided here; the event's schema (bus/events.ts) must then carry the fields marked
+ * true with the record's types (checked below).
+ */
+export const recordFieldsInEvent = {
+  action_id: true,
+  agent_id: true,
+  agent_type: true,
+  agent_version: false,
+  tool: true,
+  method: true,
+  params: false,
+  decision: true,
+  violations: true,
+  severity: true,
+  alert_tier: true,
+  requires_human: true,
+  execution_mode: false,
+  source: true,
+  session_id: true,
+  bundle_revision: false,
+  details: 'policy',
+  requested_at: true,
+} as const satisfies Record<ActionRecordField, boolean | 'policy'>;
+type EventFields = { [K in ActionRecordField]: (typeof recordFieldsInEvent)[K] extends true ? K : never }[ActionRecordField];
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const eventCarriesTheRecordsFields: SameType<Pick<DecisionEvent, EventFields>, Pick<ActionRecord, EventFields>> = true;
+void eventCarriesTheRecordsFields;

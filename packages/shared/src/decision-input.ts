@@ -28,50 +28,50 @@ export type DecisionInputRow = Omit<Selectable<Database['audit_decision_inputs']
 
 export function behavioralMessage(b: BehavioralInput): decision.Behavioral {
   return {
-    actionCount1h: b.action_count_1h,
-    actionCount24h: b.action_count_24h,
-    toolCount24h: b.tool_count_24h,
-    violationCount24h: b.violation_count_24h,
-    anomalyScore: b.anomaly_score,
-    lastActionSecondsAgo: b.last_action_seconds_ago,
-    sessionTotalAmount: b.session_total_amount,
+    action_count_1h: b.action_count_1h,
+    action_count_24h: b.action_count_24h,
+    tool_count_24h: b.tool_count_24h,
+    violation_count_24h: b.violation_count_24h,
+    anomaly_score: b.anomaly_score,
+    last_action_seconds_ago: b.last_action_seconds_ago,
+    session_total_amount: b.session_total_amount,
   };
 }
 
 /** The message back to the policy input's object, keys in the order the policy service writes them. */
 export function behavioralInput(m: decision.Behavioral): BehavioralInput {
   return {
-    action_count_1h: m.actionCount1h,
-    action_count_24h: m.actionCount24h,
-    tool_count_24h: m.toolCount24h,
-    violation_count_24h: m.violationCount24h,
-    anomaly_score: m.anomalyScore,
-    last_action_seconds_ago: m.lastActionSecondsAgo,
-    session_total_amount: m.sessionTotalAmount,
+    action_count_1h: m.action_count_1h,
+    action_count_24h: m.action_count_24h,
+    tool_count_24h: m.tool_count_24h,
+    violation_count_24h: m.violation_count_24h,
+    anomaly_score: m.anomaly_score,
+    last_action_seconds_ago: m.last_action_seconds_ago,
+    session_total_amount: m.session_total_amount,
   };
 }
 
 /** The message of a stored replay input (the audit service's answer to GetDecisionInputs). */
 export function decisionInputMessage(r: DecisionInputRow): decision.DecisionInput {
   return {
-    actionId: r.action_id,
+    action_id: r.action_id,
     call: {
-      agentId: r.agent_id,
-      agentType: r.agent_type,
-      agentVersion: r.agent_version,
+      agent_id: r.agent_id,
+      agent_type: r.agent_type,
+      agent_version: r.agent_version,
       tool: r.tool,
       method: r.method,
-      paramsJson: JSON.stringify(r.stored_params),
-      piiDetected: r.pii_detected,
-      sessionId: r.session_id ?? '',
+      params_json: JSON.stringify(r.stored_params),
+      pii_detected: r.pii_detected,
+      session_id: r.session_id ?? '',
     },
     behavioral: r.behavioral ? behavioralMessage(r.behavioral as unknown as BehavioralInput) : undefined,
     decision: r.decision,
     violations: r.violations,
     severity: r.severity,
-    bundleRevision: r.bundle_revision,
+    bundle_revision: r.bundle_revision,
     passes: r.passes,
-    evaluatedAt: r.evaluated_at.toISOString(),
+    evaluated_at: r.evaluated_at.toISOString(),
   };
 }
 
@@ -84,28 +84,28 @@ export function decisionInputRow(m: decision.DecisionInput): DecisionInputRow {
   if (!c) throw InputError.at(['decision_input', 'call'], 'decision_input.call is required', 'missing');
   let stored: unknown;
   try {
-    stored = JSON.parse(c.paramsJson || '{}');
+    stored = JSON.parse(c.params_json || '{}');
   } catch {
     throw InputError.at(['decision_input', 'call', 'params_json'], 'decision_input.call.params_json is not JSON', 'json_invalid');
   }
   if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) throw InputError.at(['decision_input', 'call', 'params_json'], 'decision_input.call.params_json must be a JSON object', 'object_type');
-  const evaluatedAt = new Date(m.evaluatedAt);
+  const evaluatedAt = new Date(m.evaluated_at);
   if (Number.isNaN(evaluatedAt.getTime())) throw InputError.at(['decision_input', 'evaluated_at'], 'decision_input.evaluated_at must be an ISO 8601 time', 'datetime_parsing');
   return {
-    action_id: m.actionId,
-    agent_id: c.agentId,
-    agent_type: c.agentType,
-    agent_version: c.agentVersion,
+    action_id: m.action_id,
+    agent_id: c.agent_id,
+    agent_type: c.agent_type,
+    agent_version: c.agent_version,
     tool: c.tool,
     method: c.method,
-    session_id: c.sessionId || null,
+    session_id: c.session_id || null,
     stored_params: stored as Record<string, unknown>,
-    pii_detected: c.piiDetected,
+    pii_detected: c.pii_detected,
     behavioral: m.behavioral ? (behavioralInput(m.behavioral) as unknown as Record<string, unknown>) : null,
     decision: m.decision,
     violations: m.violations,
     severity: m.severity,
-    bundle_revision: m.bundleRevision,
+    bundle_revision: m.bundle_revision,
     passes: m.passes,
     evaluated_at: evaluatedAt,
   };
@@ -125,12 +125,12 @@ export type AnomalyFactorValues = {
 export function anomalyFactorsMessage(f: AnomalyFactorValues): policy.AnomalyFactors {
   return {
     burst: f.burst,
-    violationRatio: f.violation_ratio,
-    newTool: f.new_tool,
-    baselinePerHour: f.baseline_per_hour,
-    actionCount1h: f.action_count_1h,
-    actionCount24h: f.action_count_24h,
-    violationCount24h: f.violation_count_24h,
+    violation_ratio: f.violation_ratio,
+    new_tool: f.new_tool,
+    baseline_per_hour: f.baseline_per_hour,
+    action_count_1h: f.action_count_1h,
+    action_count_24h: f.action_count_24h,
+    violation_count_24h: f.violation_count_24h,
   };
 }
 
@@ -139,11 +139,11 @@ export function anomalyFactorValues(m: policy.AnomalyFactors | undefined): Anoma
   if (!m) return {};
   return {
     burst: m.burst,
-    violation_ratio: m.violationRatio,
-    new_tool: m.newTool,
-    baseline_per_hour: m.baselinePerHour,
-    action_count_1h: m.actionCount1h,
-    action_count_24h: m.actionCount24h,
-    violation_count_24h: m.violationCount24h,
+    violation_ratio: m.violation_ratio,
+    new_tool: m.new_tool,
+    baseline_per_hour: m.baseline_per_hour,
+    action_count_1h: m.action_count_1h,
+    action_count_24h: m.action_count_24h,
+    violation_count_24h: m.violation_count_24h,
   };
 }

@@ -22,14 +22,14 @@ import { type AppError, DependencyUnavailableError, overloadedPeer } from './err
 
 /** The request envelope of a multiplexed method (ts-proto names). */
 export interface MuxCall<Req> {
-  callId: number;
+  call_id: number;
   request: Req | undefined;
   metadata: { [key: string]: string };
 }
 
 /** The answer envelope of a multiplexed method (ts-proto names). */
 export interface MuxAnswer<Res> {
-  callId: number;
+  call_id: number;
   response: Res | undefined;
   error: { status: number; details: string; error: common.ErrorInfo | undefined } | undefined;
 }
@@ -81,10 +81,10 @@ export function serveMultiplexed<Req, Res>(
       const md = new Metadata();
       for (const k in m.metadata) md.set(k, m.metadata[k]);
       h(m.request as Req, md).then(
-        (response) => answer({ callId: m.callId, response, error: undefined }),
+        (response) => answer({ call_id: m.call_id, response, error: undefined }),
         (e: unknown) => {
           const { code, details, error } = toError(e);
-          answer({ callId: m.callId, response: undefined, error: { status: code ?? status.INTERNAL, details: details ?? 'internal error', error } });
+          answer({ call_id: m.call_id, response: undefined, error: { status: code ?? status.INTERNAL, details: details ?? 'internal error', error } });
         },
       );
     });
@@ -158,7 +158,7 @@ export class MultiplexedClient<Req, Res> {
       if (options.metadata) for (const [k, v] of Object.entries(options.metadata.getMap())) if (typeof v === 'string') metadata[k] = v;
       const deadlineMs = options.deadlineMs ?? this.o.deadlineMs;
       const timer = setTimeout(() => this.settle(callId, (p) => reject(this.deadlineError(p))), deadlineMs);
-      this.pending.set(callId, { message: { callId, request, metadata }, resolve, reject, timer, sent: false });
+      this.pending.set(callId, { message: { call_id: callId, request, metadata }, resolve, reject, timer, sent: false });
       const waiting = this.o.readyGate?.(deadlineMs);
       if (waiting) void waiting.then(() => this.send(callId));
       else this.send(callId);
@@ -223,9 +223,9 @@ export class MultiplexedClient<Req, Res> {
       }
     };
     duplex.on('data', (a: MuxAnswer<Res>) => {
-      pending.delete(a.callId);
+      pending.delete(a.call_id);
       if (s.retired && !pending.size) s.end();
-      this.settle(a.callId, (p) => (a.error ? p.reject(this.o.fromError(a.error)) : p.resolve(a.response as Res)));
+      this.settle(a.call_id, (p) => (a.error ? p.reject(this.o.fromError(a.error)) : p.resolve(a.response as Res)));
     });
     duplex.on('status', (st: { code: status }) => finish(st.code === status.OK));
     duplex.on('error', (_e: ServiceError) => finish(false));

@@ -60,7 +60,7 @@ export function toServiceError(e: unknown): Partial<ServiceError> {
 /** The ErrorInfo of an error (none for an internal one): the unary trailer and a multiplexed answer carry it. */
 function errorInfoOf(e: unknown): common.ErrorInfo | undefined {
   if (!(e instanceof AppError)) return undefined;
-  return { code: e.code, message: e.message, detailJson: JSON.stringify(e.detail ?? null), retryAfterSeconds: e.retryAfterSeconds };
+  return { code: e.code, message: e.message, detail_json: JSON.stringify(e.detail ?? null), retry_after_seconds: e.retryAfterSeconds };
 }
 
 /** The `agw-error-bin` trailer back to ErrorInfo; a peer not yet upgraded sent the same fields as JSON. */
@@ -69,7 +69,7 @@ function decodeErrorInfo(raw: string | Buffer): common.ErrorInfo | undefined {
   try {
     if (bytes[0] === 0x7b /* { */) {
       const { code, message, detail, retryAfterSeconds } = JSON.parse(bytes.toString());
-      return { code, message, detailJson: JSON.stringify(detail ?? null), retryAfterSeconds };
+      return { code, message, detail_json: JSON.stringify(detail ?? null), retry_after_seconds: retryAfterSeconds };
     }
     return common.ErrorInfo.decode(bytes);
   } catch {
@@ -90,10 +90,10 @@ export function fromServiceError(e: ServiceError, peer: string, connected = fals
 /** A gRPC status and the ErrorInfo (unary trailer or multiplexed answer) back to the taxonomy. */
 function fromErrorParts(grpcStatus: status, info: common.ErrorInfo | undefined, peer: string, cause: unknown): AppError {
   if (info?.code) {
-    const { code, message, retryAfterSeconds } = info;
+    const { code, message, retry_after_seconds: retryAfterSeconds } = info;
     let detail: unknown = message;
     try {
-      detail = info.detailJson ? JSON.parse(info.detailJson) : message;
+      detail = info.detail_json ? JSON.parse(info.detail_json) : message;
     } catch {
       /* a detail that is not JSON: the message stands in */
     }

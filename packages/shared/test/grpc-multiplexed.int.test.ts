@@ -40,9 +40,9 @@ const definition = {
     requestStream: true;
     responseStream: true;
     requestSerialize: (v: unknown) => Buffer;
-    requestDeserialize: (b: Buffer) => { callId: number; request: EchoReq | undefined; metadata: Record<string, string> };
+    requestDeserialize: (b: Buffer) => { call_id: number; request: EchoReq | undefined; metadata: Record<string, string> };
     responseSerialize: (v: unknown) => Buffer;
-    responseDeserialize: (b: Buffer) => { callId: number; response: EchoRes | undefined; error: { status: number; details: string; error: common.ErrorInfo | undefined } | undefined };
+    responseDeserialize: (b: Buffer) => { call_id: number; response: EchoRes | undefined; error: { status: number; details: string; error: common.ErrorInfo | undefined } | undefined };
   },
 };
 const EchoClient = makeGenericClientConstructor(definition, 'Echo') as unknown as (new (address: string, creds: never, options?: object) => Client) & { service: typeof definition };

@@ -64,14 +64,14 @@ it('answers every append with a receipt of its record, the key delegated once pe
   const before = delegations();
   const argumentsSha256 = 'ab'.repeat(32);
   // concurrent first appends share one delegation
-  const answers = await Promise.all([1, 2, 3, 4].map(() => client.appendStream({ tenantId, entry: entry({ arguments_sha256: argumentsSha256, decided_by: 'member:alice' }), eventKind: '', omitEntry: true, appendKey: randomUUID() })));
-  const later = await client.append({ tenantId, entry: entry(), eventKind: '', appendKey: '' });
+  const answers = await Promise.all([1, 2, 3, 4].map(() => client.appendStream({ tenant_id: tenantId, entry: entry({ arguments_sha256: argumentsSha256, decided_by: 'member:alice' }), event_kind: '', omit_entry: true, append_key: randomUUID() })));
+  const later = await client.append({ tenant_id: tenantId, entry: entry(), event_kind: '', append_key: '' });
   expect(delegations() - before).toBe(1);
   for (const a of [...answers, later]) {
     const { results, receipt } = verifyReceipt({ receipt: a.receipt! }, vkeyOf(tenantId));
     expect(results.filter((r) => !r.ok)).toEqual([]);
     expect(receipt!.record).toBe(Number(a.id));
-    expect(receipt!.leafHex).toBe(createHash('sha256').update(Buffer.concat([Buffer.from([0]), Buffer.from(a.recordHash, 'hex')])).digest('hex'));
+    expect(receipt!.leafHex).toBe(createHash('sha256').update(Buffer.concat([Buffer.from([0]), Buffer.from(a.record_hash, 'hex')])).digest('hex'));
   }
   const first = verifyReceipt({ receipt: answers[0].receipt! }, vkeyOf(tenantId)).receipt!;
   expect(first).toMatchObject({ decision: 'allow', arguments: argumentsSha256, approver: 'member:alice', definition: '-', mmdSeconds: 7200 });
@@ -84,33 +84,33 @@ it('commits the record without a receipt when the key cannot be delegated (vault
   const tenantId = randomUUID();
   vaultDown = true;
   try {
-    const a = await client.append({ tenantId, entry: entry(), eventKind: '', appendKey: '' });
+    const a = await client.append({ tenant_id: tenantId, entry: entry(), event_kind: '', append_key: '' });
     expect(a.id).toBe(1);
     expect(a.receipt).toBeUndefined();
-    await expect(client.getReceipt({ tenantId, recordId: 1 })).rejects.toThrow(/vault/);
+    await expect(client.getReceipt({ tenant_id: tenantId, record_id: 1 })).rejects.toThrow(/vault/);
   } finally {
     vaultDown = false;
   }
-  expect((await client.getReceipt({ tenantId, recordId: 1 })).note).toContain('record 1\n');
+  expect((await client.getReceipt({ tenant_id: tenantId, record_id: 1 })).note).toContain('record 1\n');
 });
 
 it('issues a receipt again, and gives the proof to the first signed checkpoint (pending before)', async () => {
   const tenantId = randomUUID();
-  for (let i = 0; i < 3; i++) await client.append({ tenantId, entry: entry(), eventKind: '', appendKey: '' });
-  const again = await client.getReceipt({ tenantId, recordId: 2 });
-  const pending = await client.getReceiptProof({ tenantId, recordId: 2 });
-  expect(pending).toMatchObject({ status: 'pending', recordId: 2, leafIndex: 1, proof: [], checkpoint: '' });
+  for (let i = 0; i < 3; i++) await client.append({ tenant_id: tenantId, entry: entry(), event_kind: '', append_key: '' });
+  const again = await client.getReceipt({ tenant_id: tenantId, record_id: 2 });
+  const pending = await client.getReceiptProof({ tenant_id: tenantId, record_id: 2 });
+  expect(pending).toMatchObject({ status: 'pending', record_id: 2, leaf_index: 1, proof: [], checkpoint: '' });
   await builder.buildPending({ tenantId, builtBy: 'trigger', wait: true });
-  for (let i = 0; i < 2; i++) await client.append({ tenantId, entry: entry(), eventKind: '', appendKey: '' });
+  for (let i = 0; i < 2; i++) await client.append({ tenant_id: tenantId, entry: entry(), event_kind: '', append_key: '' });
   await builder.buildPending({ tenantId, builtBy: 'trigger', wait: true });
-  const p = await client.getReceiptProof({ tenantId, recordId: 2 });
+  const p = await client.getReceiptProof({ tenant_id: tenantId, record_id: 2 });
   // the first checkpoint containing leaf 1 is the one of size 3, not the latest (5)
-  expect(p).toMatchObject({ status: 'merged', treeSize: 3 });
-  const proof = { status: 'merged' as const, record_id: Number(p.recordId), leaf_index: Number(p.leafIndex), leaf_hash: p.leafHash, tree_size: Number(p.treeSize), proof: p.proof, checkpoint: p.checkpoint };
+  expect(p).toMatchObject({ status: 'merged', tree_size: 3 });
+  const proof = { status: 'merged' as const, record_id: Number(p.record_id), leaf_index: Number(p.leaf_index), leaf_hash: p.leaf_hash, tree_size: Number(p.tree_size), proof: p.proof, checkpoint: p.checkpoint };
   expect(verifyReceipt({ receipt: again, proof }, vkeyOf(tenantId)).results.filter((r) => !r.ok)).toEqual([]);
   // another tenant's record id is not found
-  await expect(client.getReceipt({ tenantId: randomUUID(), recordId: 2 })).rejects.toThrow(/No audit record 2/);
-  await expect(client.getReceiptProof({ tenantId: randomUUID(), recordId: 2 })).rejects.toThrow(/No audit record 2/);
+  await expect(client.getReceipt({ tenant_id: randomUUID(), record_id: 2 })).rejects.toThrow(/No audit record 2/);
+  await expect(client.getReceiptProof({ tenant_id: randomUUID(), record_id: 2 })).rejects.toThrow(/No audit record 2/);
 });
 
 describe('a vault that is slow or down costs no append a wait', () => {

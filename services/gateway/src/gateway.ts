@@ -99,7 +99,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: config.defaultRateLimitRps, burst: config.defaultRateLimitBurst }, async (url) => {
     await webhook.checkTarget({ url });
   }, (tenantId) => publishTenantChange(bus, 'settings', tenantId), vaultWebhookSecretSealer(vault), async (tenantId, mode) => {
-    await federation.client.setToolApproval({ tenantId, mode });
+    await federation.client.setToolApproval({ tenant_id: tenantId, mode });
   });
   // a change saved on another gateway replica reaches this one's settings cache at once (rate limits, failure modes)
   onTenantChange(bus, 'settings', (tenantId) => settings.invalidate(tenantId));
@@ -188,7 +188,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
     rateLimiter,
     pipeline,
     approvals: new ApprovalQueue(approvalRepo, recorder, broker, {
-      currentRevision: async (tenantId) => (await policy.getTenantPolicy({ tenantId })).bundle?.revision || 'unknown',
+      currentRevision: async (tenantId) => (await policy.getTenantPolicy({ tenant_id: tenantId })).bundle?.revision || 'unknown',
       expireNow: approvalExpiry.expireNow,
       pseudonymise,
     }),

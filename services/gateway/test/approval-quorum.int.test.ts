@@ -102,7 +102,7 @@ async function queue(r: ApprovalRepository, tenantId: string, o: { initiator?: s
 }
 
 const as = (m: Member) => ({ name: m.email, member: m });
-const records = async (tenantId: string, actionId: string) => (await auditClient.getByAction({ tenantId, actionId })).records.map((r) => r.entry!);
+const records = async (tenantId: string, actionId: string) => (await auditClient.getByAction({ tenant_id: tenantId, action_id: actionId })).records.map((r) => r.entry!);
 
 describe('the number of approvers', () => {
   it('is the stricter of the tenant setting and the policy (the row keeps it)', async () => {
@@ -137,16 +137,16 @@ describe('votes', () => {
 
     // every vote is its own record naming the member (e-mail pseudonymised); the final one names both approvers
     const recs = await records(t.id, id);
-    const votes = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.detailsJson).approval === 'vote');
-    expect(votes.map((r) => JSON.parse(r.detailsJson).member)).toEqual([
+    const votes = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.details_json).approval === 'vote');
+    expect(votes.map((r) => JSON.parse(r.details_json).member)).toEqual([
       { id: t.a.id, email: sealed(t.a.email) },
       { id: t.b.id, email: sealed(t.b.email) },
     ]);
     expect(votes.map((r) => r.decision)).toEqual(['requires_human', 'requires_human']);
-    const final = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.detailsJson).approval === 'approved');
+    const final = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.details_json).approval === 'approved');
     expect(final).toHaveLength(1);
     expect(final[0].decision).toBe('allow');
-    expect(JSON.parse(final[0].detailsJson)).toMatchObject({
+    expect(JSON.parse(final[0].details_json)).toMatchObject({
       approvers: [
         { id: t.a.id, email: sealed(t.a.email) },
         { id: t.b.id, email: sealed(t.b.email) },
@@ -217,7 +217,7 @@ describe('two replicas at once', () => {
       expect(answers.map((a) => a.status).sort()).toEqual(['approved', 'pending']);
       expect(broker.calls).toBe(1);
       expect((await repo.votes(t.id, [id])).get(id)?.map((v) => v.member_id).sort()).toEqual([t.a.id, t.b.id].sort());
-      const finals = (await records(t.id, id)).filter((r) => r.source === 'control_plane' && JSON.parse(r.detailsJson).approval === 'approved');
+      const finals = (await records(t.id, id)).filter((r) => r.source === 'control_plane' && JSON.parse(r.details_json).approval === 'approved');
       expect(finals).toHaveLength(1);
     }
   });

@@ -22,19 +22,19 @@ function memoryVault() {
   let lookups = 0;
   let delay = 0;
   const vault = {
-    getCredentialStatus: async ({ tenantId, toolId }: { tenantId: string; toolId: string }) => {
+    getCredentialStatus: async ({ tenant_id: tenantId, tool_id: toolId }: { tenant_id: string; tool_id: string }) => {
       lookups += 1;
       const registered = creds.has(k(tenantId, toolId)); // read when asked, answered after `delay`
       if (delay) await new Promise((r) => setTimeout(r, delay));
-      return { toolId, registered, name: '', credentialType: '', registeredAt: '' };
+      return { tool_id: toolId, registered, name: '', credential_type: '', registered_at: '' };
     },
-    registerCredential: async ({ tenantId, toolId, name }: { tenantId: string; toolId: string; name: string }) => {
+    registerCredential: async ({ tenant_id: tenantId, tool_id: toolId, name }: { tenant_id: string; tool_id: string; name: string }) => {
       creds.add(k(tenantId, toolId));
-      return { toolId, name };
+      return { tool_id: toolId, name };
     },
-    deleteCredential: async ({ tenantId, toolId, name }: { tenantId: string; toolId: string; name: string }) => {
+    deleteCredential: async ({ tenant_id: tenantId, tool_id: toolId, name }: { tenant_id: string; tool_id: string; name: string }) => {
       creds.delete(k(tenantId, toolId));
-      return { toolId, name };
+      return { tool_id: toolId, name };
     },
   } as unknown as VaultClient;
   return {
@@ -67,7 +67,7 @@ afterAll(async () => {
   for (const nc of conns) await nc.drain().catch(() => undefined);
 });
 
-const reg = (tenantId: string, toolId: string) => ({ tenantId, toolId, name: 'n', value: 'v', credentialType: '', upstreamUrl: '', upstreamMethod: '', headerName: '' });
+const reg = (tenantId: string, toolId: string) => ({ tenant_id: tenantId, tool_id: toolId, name: 'n', value: 'v', credential_type: '', upstream_url: '', upstream_method: '', header_name: '' });
 
 test('steady calls ask the vault once per (tenant, tool); another tenant or tool is its own entry', async () => {
   const mem = memoryVault();
@@ -102,7 +102,7 @@ test('a registration is seen by the next call on its replica and, through NATS, 
   expect(mem.lookups()).toBe(before);
 
   // a deletion on the other replica, the same way round
-  await b.vault.deleteCredential({ tenantId: tenant, toolId: 'svc_crm', name: 'n' });
+  await b.vault.deleteCredential({ tenant_id: tenant, tool_id: 'svc_crm', name: 'n' });
   expect(await b.broker.hasCredential!(tenant, 'svc_crm')).toBe(false);
   await eventually(async () => (await a.broker.hasCredential!(tenant, 'svc_crm')) === false, 2000);
 });

@@ -39,33 +39,33 @@ const upstream = (name: string): pb.Upstream => ({
   url: 'https://mcp.example.com/mcp',
   transport: 'streamable_http',
   description: '',
-  credentialType: 'none',
-  credentialHeaderName: '',
+  credential_type: 'none',
+  credential_header_name: '',
   include: [],
   exclude: [],
   status: 'connected',
-  statusReason: '',
-  serverName: 'x',
-  serverVersion: '1',
-  protocolVersion: '2025-06-18',
-  toolCount: 0,
-  quarantinedCount: 0,
-  createdAt: new Date().toISOString(),
-  refreshedAt: '',
+  status_reason: '',
+  server_name: 'x',
+  server_version: '1',
+  protocol_version: '2025-06-18',
+  tool_count: 0,
+  quarantined_count: 0,
+  created_at: new Date().toISOString(),
+  refreshed_at: '',
   tools: [],
-  timeoutMs: 0,
-  retainedTools: 0,
-  discardedTools: 0,
+  timeout_ms: 0,
+  retained_tools: 0,
+  discarded_tools: 0,
   connection: 'shared',
   connections: [],
-  authorizationServer: '',
-  clientRegistration: '',
+  authorization_server: '',
+  client_registration: '',
 });
 
 const client = {
   registerUpstream: async (req: pb.RegisterUpstreamRequest) => {
     asked.register.push(req);
-    if (req.name === 'kept' && req.gate?.requireHuman && !req.gate.human) throw new ForbiddenError(`Upstream name "kept" keeps 1 tool(s); ${req.gate.caller} cannot`);
+    if (req.name === 'kept' && req.gate?.require_human && !req.gate.human) throw new ForbiddenError(`Upstream name "kept" keeps 1 tool(s); ${req.gate.caller} cannot`);
     return upstream(req.name);
   },
   deleteUpstream: async (req: pb.DeleteUpstreamRequest) => {
@@ -126,10 +126,10 @@ async function call(method: string, path: string, tenantId: string, caller: stri
 
 describe('registering an upstream tells the vault who asks', () => {
   it.each([
-    ['tenant_key', true, { human: false, requireHuman: true, caller: 'an API key' }],
-    ['key_session', true, { human: false, requireHuman: true, caller: 'a session token made from an API key' }],
-    ['human', true, { human: true, requireHuman: true, caller: 'this session token' }],
-    ['tenant_key', false, { human: false, requireHuman: false, caller: 'an API key' }],
+    ['tenant_key', true, { human: false, require_human: true, caller: 'an API key' }],
+    ['key_session', true, { human: false, require_human: true, caller: 'a session token made from an API key' }],
+    ['human', true, { human: true, require_human: true, caller: 'this session token' }],
+    ['tenant_key', false, { human: false, require_human: false, caller: 'an API key' }],
   ])('%s with approvals_require_human %p', async (caller, gate, expected) => {
     const tenantId = await newTenant({ approvals_require_human: gate });
     const r = await call('POST', '/upstreams', tenantId, caller, { name: 'github', url: 'https://mcp.example.com/mcp' });
@@ -157,18 +157,18 @@ describe('registering an upstream tells the vault who asks', () => {
 describe('DELETE /upstreams/{name}', () => {
   it('keeps the pins by default and says how many', async () => {
     const tenantId = await newTenant();
-    deleteAnswer = { retainedTools: 3 };
+    deleteAnswer = { retained_tools: 3 };
     const r = await call('DELETE', '/upstreams/github', tenantId, 'tenant_key');
     expect(r).toEqual({ status: 200, body: { status: 'deleted', name: 'github', retained_tools: 3, discarded_tools: 0 } });
-    expect(asked.delete).toEqual([{ tenantId, name: 'github', discardPins: false, gate: { human: false, requireHuman: true, caller: 'an API key' } }]);
+    expect(asked.delete).toEqual([{ tenant_id: tenantId, name: 'github', discard_pins: false, gate: { human: false, require_human: true, caller: 'an API key' } }]);
   });
 
   it('discard_pins=true goes to the vault with the gate; a name no longer registered answers pins_discarded', async () => {
     const tenantId = await newTenant();
-    deleteAnswer = { url: '', createdAt: '', retainedTools: 0, discardedTools: 2 };
+    deleteAnswer = { url: '', created_at: '', retained_tools: 0, discarded_tools: 2 };
     const r = await call('DELETE', '/upstreams/github?discard_pins=true', tenantId, 'human');
     expect(r).toEqual({ status: 200, body: { status: 'pins_discarded', name: 'github', retained_tools: 0, discarded_tools: 2 } });
-    expect(asked.delete[0]).toMatchObject({ discardPins: true, gate: { human: true, requireHuman: true } });
+    expect(asked.delete[0]).toMatchObject({ discard_pins: true, gate: { human: true, require_human: true } });
   });
 
   it("the vault's refusal of discard_pins by a key is a 403; a bad discard_pins is a 422 before any vault call", async () => {

@@ -325,14 +325,14 @@ describe('gRPC adapter', () => {
     try {
       const rx = await receiver();
       const t = await createTenant(db, { url: rx.url() });
-      const sent = await client.testDelivery({ tenantId: t.id, event: 'action.allowed' });
-      expect(sent).toMatchObject({ event: 'action.allowed', status: 'delivered', attempts: 1, test: true, lastStatusCode: 200 });
-      expect(sent.attemptLog).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, outcome: 'success' })]);
-      const { deliveries } = await client.listDeliveries({ tenantId: t.id, limit: 10, status: '', actionId: '', event: '' });
-      expect(deliveries.map((d) => d.deliveryId)).toEqual([sent.deliveryId]);
-      expect(await client.getDelivery({ tenantId: t.id, deliveryId: sent.deliveryId })).toMatchObject({ deliveryId: sent.deliveryId });
-      await expect(client.getDelivery({ tenantId: randomUUID(), deliveryId: sent.deliveryId })).rejects.toMatchObject({ code: 'not_found' });
-      await expect(client.listDeliveries({ tenantId: t.id, limit: 10, status: 'odd', actionId: '', event: '' })).rejects.toMatchObject({ code: 'invalid_input' });
+      const sent = await client.testDelivery({ tenant_id: t.id, event: 'action.allowed' });
+      expect(sent).toMatchObject({ event: 'action.allowed', status: 'delivered', attempts: 1, test: true, last_status_code: 200 });
+      expect(sent.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 200, outcome: 'success' })]);
+      const { deliveries } = await client.listDeliveries({ tenant_id: t.id, limit: 10, status: '', action_id: '', event: '' });
+      expect(deliveries.map((d) => d.delivery_id)).toEqual([sent.delivery_id]);
+      expect(await client.getDelivery({ tenant_id: t.id, delivery_id: sent.delivery_id })).toMatchObject({ delivery_id: sent.delivery_id });
+      await expect(client.getDelivery({ tenant_id: randomUUID(), delivery_id: sent.delivery_id })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(client.listDeliveries({ tenant_id: t.id, limit: 10, status: 'odd', action_id: '', event: '' })).rejects.toMatchObject({ code: 'invalid_input' });
 
       await expect(client.checkTarget({ url: rx.url() })).resolves.toEqual({});
       for (const [url, reason] of [

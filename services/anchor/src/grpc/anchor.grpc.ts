@@ -5,23 +5,23 @@ import type { AnchorService, TenantAnchorView } from '../anchoring/anchor-servic
 
 export function toTenantAnchor(a: TenantAnchorView): pb.TenantAnchor {
   return {
-    treeIndex: a.tree_index,
-    treeSize: a.tree_size,
-    tenantRoot: a.merkle_root,
-    aggregateRoot: a.aggregate_root,
-    leafIndex: a.leaf_index,
-    leafCount: a.leaf_count,
-    aggregateProof: a.aggregate_proof,
-    txHash: a.tx_hash,
-    blockNumber: a.block_number,
-    anchoredAt: a.anchored_at,
+    tree_index: a.tree_index,
+    tree_size: a.tree_size,
+    tenant_root: a.merkle_root,
+    aggregate_root: a.aggregate_root,
+    leaf_index: a.leaf_index,
+    leaf_count: a.leaf_count,
+    aggregate_proof: a.aggregate_proof,
+    tx_hash: a.tx_hash,
+    block_number: a.block_number,
+    anchored_at: a.anchored_at,
     network: a.network,
-    chainId: a.chain_id,
-    contractAddress: a.contract_address,
-    explorerTxUrl: a.explorer_tx_url,
-    batchId: a.batch_id,
-    leafHex: a.leaf_hex,
-    checkpointSha256: a.checkpoint_sha256 ?? '',
+    chain_id: a.chain_id,
+    contract_address: a.contract_address,
+    explorer_tx_url: a.explorer_tx_url,
+    batch_id: a.batch_id,
+    leaf_hex: a.leaf_hex,
+    checkpoint_sha256: a.checkpoint_sha256 ?? '',
   };
 }
 
@@ -38,53 +38,53 @@ export function anchorGrpcService(service: AnchorService, logger: Logger): GrpcS
       {
         trigger: async (req) => {
           req.heads.forEach((h, i) => {
-            if (!/^[0-9a-f]{64}$/.test(h.merkleRoot) || h.treeSize < 1 || h.treeIndex < 0 || Number.isNaN(Date.parse(h.periodEnd)) || Number.isNaN(Date.parse(h.periodStart))) {
+            if (!/^[0-9a-f]{64}$/.test(h.merkle_root) || h.tree_size < 1 || h.tree_index < 0 || Number.isNaN(Date.parse(h.period_end)) || Number.isNaN(Date.parse(h.period_start))) {
               throw InputError.at(['heads', i], 'a tree head needs a 64-hex merkle_root, tree_size >= 1, tree_index >= 0 and ISO timestamps', 'value_error');
             }
           });
           const a = await service.trigger(
-            tenant(req.tenantId),
-            req.heads.map((h) => ({ tree_index: h.treeIndex, tree_size: h.treeSize, merkle_root: h.merkleRoot, period_start: h.periodStart, period_end: h.periodEnd })),
+            tenant(req.tenant_id),
+            req.heads.map((h) => ({ tree_index: h.tree_index, tree_size: h.tree_size, merkle_root: h.merkle_root, period_start: h.period_start, period_end: h.period_end })),
           );
           return { status: 'anchored', anchor: toTenantAnchor(a) };
         },
         status: async (req) => {
-          const s = await service.status(tenant(req.tenantId), req.requestedChain);
+          const s = await service.status(tenant(req.tenant_id), req.requested_chain);
           return {
             network: s.network,
-            connectedChains: s.connected_chains,
-            contractAddress: s.contract_address,
-            anchorCount: s.anchor_count,
-            lastAnchor: s.last_anchor ? toTenantAnchor(s.last_anchor) : undefined,
-            chainId: s.chain_id,
-            requestedChain: s.requested_chain,
+            connected_chains: s.connected_chains,
+            contract_address: s.contract_address,
+            anchor_count: s.anchor_count,
+            last_anchor: s.last_anchor ? toTenantAnchor(s.last_anchor) : undefined,
+            chain_id: s.chain_id,
+            requested_chain: s.requested_chain,
             pending: s.pending,
-            explorerAddressUrl: s.explorer_address_url,
+            explorer_address_url: s.explorer_address_url,
           };
         },
         verify: async (req) => {
-          const v = await service.verify(tenant(req.tenantId));
+          const v = await service.verify(tenant(req.tenant_id));
           return {
             verified: v.verified,
-            onChainRoot: v.on_chain_root,
-            localRoot: v.local_root,
-            txHash: v.tx_hash,
+            on_chain_root: v.on_chain_root,
+            local_root: v.local_root,
+            tx_hash: v.tx_hash,
             anchor: v.anchor ? toTenantAnchor(v.anchor) : undefined,
             reason: v.reason,
-            localTenantRoot: v.local_tenant_root,
+            local_tenant_root: v.local_tenant_root,
           };
         },
-        listAnchors: async (req) => ({ anchors: (await service.list(tenant(req.tenantId))).map(toTenantAnchor) }),
+        listAnchors: async (req) => ({ anchors: (await service.list(tenant(req.tenant_id))).map(toTenantAnchor) }),
         health: async () => {
           const h = await service.health();
           return {
             status: h.status,
             network: h.network,
-            chainId: h.chain_id,
-            blockNumber: h.block_number,
-            contractAddress: h.contract_address,
+            chain_id: h.chain_id,
+            block_number: h.block_number,
+            contract_address: h.contract_address,
             embedded: h.embedded,
-            lastAnchorAt: h.last_anchor_at,
+            last_anchor_at: h.last_anchor_at,
             pending: h.pending,
             error: h.error,
           };

@@ -8,13 +8,13 @@ export class GrpcLocalTreeHeads implements LocalTreeHeads {
   constructor(private readonly client: MerkleClient) {}
 
   async rootAt(tenantId: string, treeIndex: number): Promise<string | undefined> {
-    const { trees } = await this.client.listTreeHeads({ tenantId });
-    return trees.find((t) => t.treeIndex === treeIndex)?.merkleRoot;
+    const { trees } = await this.client.listTreeHeads({ tenant_id: tenantId });
+    return trees.find((t) => t.tree_index === treeIndex)?.merkle_root;
   }
 
   /** SHA-256 of the tenant's signed checkpoint of this size (the audit service signs what is pending first). */
   checkpointDigest = async (tenantId: string, treeSize: number): Promise<string | undefined> => {
-    const c = await this.client.getCheckpoint({ tenantId, treeSize });
-    return c.treeSize === treeSize ? c.checkpointSha256 : undefined;
+    const c = await this.client.getCheckpoint({ tenant_id: tenantId, tree_size: treeSize });
+    return c.tree_size === treeSize ? c.checkpoint_sha256 : undefined;
   };
 }

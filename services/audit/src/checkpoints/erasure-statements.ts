@@ -51,7 +51,7 @@ export function erasureStatementText(origin: string, r: StoredRecord): string {
 export class ErasureStatements {
   constructor(
     private readonly chain: AuditChain,
-    private readonly signer: NoteSignerPort & { verifierKey(tenantId: string): Promise<{ vkey: string; keyName: string }> },
+    private readonly signer: NoteSignerPort & { verifierKey(tenantId: string): Promise<{ vkey: string; key_name: string }> },
   ) {}
 
   async record(tenantId: string, e: { subjectId: string; keyHandle: string; erasedAt: string; recordsAffected: number }): Promise<{ record: StoredRecord; note: string; keyName: string; vkey: string }> {
@@ -77,7 +77,7 @@ export class ErasureStatements {
         ),
       ));
     const key = await this.signer.verifierKey(tenantId);
-    const signed = await this.signer.sign(tenantId, erasureStatementText(key.keyName, record));
+    const signed = await this.signer.sign(tenantId, erasureStatementText(key.key_name, record));
     return { record, note: signed.note, keyName: signed.keyName, vkey: key.vkey };
   }
 }

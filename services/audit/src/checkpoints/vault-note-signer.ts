@@ -13,19 +13,19 @@ export class VaultNoteSigner implements NoteSignerPort {
   async keyName(tenantId: string): Promise<string> {
     const known = this.names.get(tenantId);
     if (known) return known;
-    const k = await this.client.getNoteKey({ tenantId });
+    const k = await this.client.getNoteKey({ tenant_id: tenantId });
     if (this.names.size > 10_000) this.names.clear();
-    this.names.set(tenantId, k.keyName);
-    return k.keyName;
+    this.names.set(tenantId, k.key_name);
+    return k.key_name;
   }
 
   async sign(tenantId: string, text: string): Promise<{ note: string; keyName: string }> {
-    const r = await this.client.signNote({ tenantId, text });
-    return { note: r.note, keyName: r.keyName };
+    const r = await this.client.signNote({ tenant_id: tenantId, text });
+    return { note: r.note, keyName: r.key_name };
   }
 
   /** The tenant's verifier key as the vault publishes it (key name, vkey, key id, public key, custody). */
   async verifierKey(tenantId: string): Promise<vault.NoteKey> {
-    return this.client.getNoteKey({ tenantId });
+    return this.client.getNoteKey({ tenant_id: tenantId });
   }
 }

@@ -76,7 +76,7 @@ export class ComplianceEvidence {
       checkpoints?: Checkpoints;
       /** the witnesses' cosignatures of the checkpoints (docs/evidence.md, "Witnesses") */
       cosignatures?: CosignatureRepository;
-      verifierKey?: (tenantId: string) => Promise<{ vkey: string; keyName: string }>;
+      verifierKey?: (tenantId: string) => Promise<{ vkey: string; key_name: string }>;
       /** the replay inputs, for the OPA decision log (format=opa) */
       decisionInputs?: DecisionInputSource;
       maxRecords: number;
@@ -200,7 +200,7 @@ export class ComplianceEvidence {
         status: 'ok',
         checkpoints: list.map((c) => ({ tree_index: c.tree_index, tree_size: c.tree_size, merkle_root: c.merkle_root, checkpoint_sha256: c.checkpoint_sha256, note: c.note, cosigned_note: cosignedNote(c.note, cosigs?.get(c.tree_size) ?? []) })),
         verifier_key: key.vkey,
-        origin: key.keyName,
+        origin: key.key_name,
         ...base,
       };
     } catch (e) {

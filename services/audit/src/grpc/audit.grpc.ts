@@ -35,7 +35,7 @@ export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
  * record): the global row key never leaves this service, so no caller can show it (docs/audit.md, "Record ids").
  */
 export function toMessage(r: StoredRecord): pb.AuditRecord {
-  return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: toAuditEntry(r), eventQueued: false, commitMs: 0, receipt: undefined };
+  return { id: recordIdOf(r.tenant_seq), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash, entry: toAuditEntry(r), event_queued: false, commit_ms: 0, receipt: undefined };
 }
 
 export function auditGrpcService(
@@ -53,13 +53,13 @@ export function auditGrpcService(
   };
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
     const arrived = performance.now();
-    const replay = req.decisionInput ? decisionInputRow(req.decisionInput) : undefined;
-    const r = await chain.append(req.tenantId, toEntry(req.entry), { eventKind: req.eventKind || undefined, webhook: req.tenantHasWebhook ?? true, replay, appendKey: req.appendKey || undefined });
+    const replay = req.decision_input ? decisionInputRow(req.decision_input) : undefined;
+    const r = await chain.append(req.tenant_id, toEntry(req.entry), { eventKind: req.event_kind || undefined, webhook: req.tenant_has_webhook ?? true, replay, appendKey: req.append_key || undefined });
     const commitMs = performance.now() - arrived;
     // signed right after the commit, before the caller is answered: no store round trip, no HSM call (receipts.ts)
-    const receipt = receipts?.onAppend ? await receipts.receipts.issue(req.tenantId, r) : undefined;
-    if (req.omitEntry) return { id: recordIdOf(r.tenant_seq), tenantSeq: r.tenant_seq, prevHash: r.prev_hash, recordHash: r.record_hash, entry: undefined, eventQueued: r.event_queued, commitMs, receipt };
-    return { ...toMessage(r), eventQueued: r.event_queued, commitMs, receipt };
+    const receipt = receipts?.onAppend ? await receipts.receipts.issue(req.tenant_id, r) : undefined;
+    if (req.omit_entry) return { id: recordIdOf(r.tenant_seq), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash, entry: undefined, event_queued: r.event_queued, commit_ms: commitMs, receipt };
+    return { ...toMessage(r), event_queued: r.event_queued, commit_ms: commitMs, receipt };
   };
   return {
     definition: pb.AuditServiceService,
@@ -70,70 +70,70 @@ export function auditGrpcService(
         appendStream: append,
         listRecords: async (req) => ({
           records: (
-            await chain.list(req.tenantId, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.sessionId || undefined, chronological: req.chronological, memberId: req.memberId || undefined })
+            await chain.list(req.tenant_id, { limit: Math.min(Math.max(req.limit || 200, 1), 10_000), sessionId: req.session_id || undefined, chronological: req.chronological, memberId: req.member_id || undefined })
           ).map(toMessage),
         }),
-        getByAction: async (req) => ({ records: (await chain.byAction(req.tenantId, req.actionId)).map(toMessage) }),
+        getByAction: async (req) => ({ records: (await chain.byAction(req.tenant_id, req.action_id)).map(toMessage) }),
         verify: async (req) => {
-          const v = await chain.verify(req.tenantId);
+          const v = await chain.verify(req.tenant_id);
           return {
             valid: v.valid,
-            recordCount: v.record_count,
-            failedAtActionId: v.failed_at_action_id ?? '',
-            failedAtRecordId: v.failed_at_record_id ?? 0,
+            record_count: v.record_count,
+            failed_at_action_id: v.failed_at_action_id ?? '',
+            failed_at_record_id: v.failed_at_record_id ?? 0,
             reason: v.reason ?? '',
           };
         },
         tamperSimulate: async (req) => {
-          const r = await chain.tamperSimulate(req.tenantId, {
-            actionId: req.actionId || undefined,
+          const r = await chain.tamperSimulate(req.tenant_id, {
+            actionId: req.action_id || undefined,
             field: req.field || undefined,
-            value: req.valueJson ? parseJson(req.valueJson, 'value_json', undefined) : undefined,
+            value: req.value_json ? parseJson(req.value_json, 'value_json', undefined) : undefined,
           });
-          return { status: 'tampered', records: 1, actionId: r.action_id };
+          return { status: 'tampered', records: 1, action_id: r.action_id };
         },
-        tamperRestore: async (req) => ({ status: 'restored', records: await chain.tamperRestore(req.tenantId), actionId: '' }),
+        tamperRestore: async (req) => ({ status: 'restored', records: await chain.tamperRestore(req.tenant_id), action_id: '' }),
         recordErasure: async (req) => {
           if (!erasures) throw new Error('erasure statements are not configured in this audit service');
-          const r = await erasures.record(req.tenantId, { subjectId: req.subjectId, keyHandle: req.keyHandle, erasedAt: req.erasedAt, recordsAffected: Number(req.recordsAffected) });
-          return { record: toMessage(r.record), note: r.note, keyName: r.keyName, vkey: r.vkey };
+          const r = await erasures.record(req.tenant_id, { subjectId: req.subject_id, keyHandle: req.key_handle, erasedAt: req.erased_at, recordsAffected: Number(req.records_affected) });
+          return { record: toMessage(r.record), note: r.note, key_name: r.keyName, vkey: r.vkey };
         },
         sessionTotals: async (req) => ({
-          totals: (await sessionTotals.totals(req.tenantId, req.sessionIds)).map((t) => ({ sessionId: t.session_id, governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending })),
+          totals: (await sessionTotals.totals(req.tenant_id, req.session_ids)).map((t) => ({ session_id: t.session_id, governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending })),
         }),
         decisionCounts: async (req) => {
           if (!decisionCounts) throw new Error('decision counts are not configured in this audit service');
-          return { counts: await decisionCounts.counts(req.tenantId, req.days) };
+          return { counts: await decisionCounts.counts(req.tenant_id, req.days) };
         },
         getReceipt: async (req) => {
           const rs = needReceipts();
-          if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-          const r = await rs.proofs.record(req.tenantId, Number(req.recordId));
-          const receipt = await rs.receipts.issue(req.tenantId, r, { retryNow: true });
+          if (!req.tenant_id) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+          const r = await rs.proofs.record(req.tenant_id, Number(req.record_id));
+          const receipt = await rs.receipts.issue(req.tenant_id, r, { retryNow: true });
           if (!receipt) throw new DependencyUnavailableError('The receipt cannot be signed now: the vault, which delegates the receipt key, is unreachable');
           return receipt;
         },
         getReceiptProof: async (req) => {
-          if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-          const p = await needReceipts().proofs.proof(req.tenantId, Number(req.recordId));
+          if (!req.tenant_id) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+          const p = await needReceipts().proofs.proof(req.tenant_id, Number(req.record_id));
           return {
             status: p.status,
-            recordId: p.record_id,
-            leafIndex: p.leaf_index,
-            leafHash: p.leaf_hash,
-            recordHash: p.record_hash,
-            treeSize: p.tree_size,
+            record_id: p.record_id,
+            leaf_index: p.leaf_index,
+            leaf_hash: p.leaf_hash,
+            record_hash: p.record_hash,
+            tree_size: p.tree_size,
             proof: p.proof,
             checkpoint: p.checkpoint,
-            mergeBy: p.merge_by,
-            maxMergeDelaySeconds: p.max_merge_delay_seconds,
+            merge_by: p.merge_by,
+            max_merge_delay_seconds: p.max_merge_delay_seconds,
           };
         },
         getDecisionInputs: async (req) => {
           if (!decisionInputs) throw new Error('decision inputs are not configured in this audit service');
-          if (!req.tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-          if (req.actionIds.length > MAX_DECISION_INPUTS) throw InputError.field('action_ids', `at most ${MAX_DECISION_INPUTS} action ids`, 'too_long');
-          return { inputs: (await decisionInputs.byActions(req.tenantId, req.actionIds)).map(decisionInputMessage) };
+          if (!req.tenant_id) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
+          if (req.action_ids.length > MAX_DECISION_INPUTS) throw InputError.field('action_ids', `at most ${MAX_DECISION_INPUTS} action ids`, 'too_long');
+          return { inputs: (await decisionInputs.byActions(req.tenant_id, req.action_ids)).map(decisionInputMessage) };
         },
       },
       logger,

@@ -12,32 +12,32 @@ import { type CosignatureRepository, type CosignatureRow, cosignedNote } from '.
 
 export function toCheckpoint(c: StoredCheckpoint, cosignatures: CosignatureRow[] = []): pb.Checkpoint {
   return {
-    cosignedNote: cosignedNote(c.note, cosignatures),
-    cosignatures: cosignatures.map((x) => ({ witness: x.witness, cosignedAt: x.cosigned_at })),
+    cosigned_note: cosignedNote(c.note, cosignatures),
+    cosignatures: cosignatures.map((x) => ({ witness: x.witness, cosigned_at: x.cosigned_at })),
     origin: c.origin,
-    treeSize: c.tree_size,
-    treeIndex: c.tree_index,
-    merkleRoot: c.merkle_root,
+    tree_size: c.tree_size,
+    tree_index: c.tree_index,
+    merkle_root: c.merkle_root,
     note: c.note,
-    keyName: c.key_name,
-    checkpointSha256: c.checkpoint_sha256,
-    signedAt: c.signed_at,
+    key_name: c.key_name,
+    checkpoint_sha256: c.checkpoint_sha256,
+    signed_at: c.signed_at,
   };
 }
 
 export function toTreeHead(h: TreeHead): pb.TreeHead {
   return {
-    tenantId: h.tenant_id,
-    treeIndex: h.tree_index,
-    treeSize: h.tree_size,
-    merkleRoot: h.merkle_root,
-    recordsAdded: h.records_added,
-    fromRecordId: h.from_record_id ?? 0,
-    toRecordId: h.to_record_id ?? 0,
-    periodStart: h.period_start,
-    periodEnd: h.period_end,
-    builtBy: h.built_by,
-    builtAt: h.built_at,
+    tenant_id: h.tenant_id,
+    tree_index: h.tree_index,
+    tree_size: h.tree_size,
+    merkle_root: h.merkle_root,
+    records_added: h.records_added,
+    from_record_id: h.from_record_id ?? 0,
+    to_record_id: h.to_record_id ?? 0,
+    period_start: h.period_start,
+    period_end: h.period_end,
+    built_by: h.built_by,
+    built_at: h.built_at,
   };
 }
 
@@ -56,28 +56,28 @@ export function merkleGrpcService(
       pb.MerkleServiceService,
       {
         buildPending: async (req) => {
-          const r = await d.builder.buildPending({ tenantId: req.tenantId || undefined, builtBy: req.builtBy === 'schedule' ? 'schedule' : 'trigger', wait: true });
-          const latest = req.tenantId ? await d.proofs.latestHead(req.tenantId) : undefined;
+          const r = await d.builder.buildPending({ tenantId: req.tenant_id || undefined, builtBy: req.built_by === 'schedule' ? 'schedule' : 'trigger', wait: true });
+          const latest = req.tenant_id ? await d.proofs.latestHead(req.tenant_id) : undefined;
           return { built: r.built.map(toTreeHead), latest: latest ? toTreeHead(latest) : undefined };
         },
-        listTreeHeads: async (req) => ({ trees: (await d.proofs.listHeads(required(req.tenantId))).map(toTreeHead) }),
+        listTreeHeads: async (req) => ({ trees: (await d.proofs.listHeads(required(req.tenant_id))).map(toTreeHead) }),
         inclusionProof: async (req) => {
-          const p = await d.proofs.inclusion(required(req.tenantId), req.recordHash, req.treeIndex);
-          return { recordHash: p.record_hash, recordId: p.record_id, leafIndex: p.leaf_index, leafHash: p.leaf_hash, tree: toTreeHead(p.tree), proof: p.proof, verified: p.verified };
+          const p = await d.proofs.inclusion(required(req.tenant_id), req.record_hash, req.tree_index);
+          return { record_hash: p.record_hash, record_id: p.record_id, leaf_index: p.leaf_index, leaf_hash: p.leaf_hash, tree: toTreeHead(p.tree), proof: p.proof, verified: p.verified };
         },
         consistencyProof: async (req) => {
-          const p = await d.proofs.consistency(required(req.tenantId), req.treeN, req.treeM);
+          const p = await d.proofs.consistency(required(req.tenant_id), req.tree_n, req.tree_m);
           return { first: toTreeHead(p.first), second: toTreeHead(p.second), proof: p.proof, verified: p.verified };
         },
         getCheckpoint: async (req) => {
-          const tenantId = required(req.tenantId);
-          const c = req.treeSize === undefined ? await d.checkpoints.latest(tenantId) : await d.checkpoints.atSize(tenantId, Number(req.treeSize));
+          const tenantId = required(req.tenant_id);
+          const c = req.tree_size === undefined ? await d.checkpoints.latest(tenantId) : await d.checkpoints.atSize(tenantId, Number(req.tree_size));
           const cosigs = (await d.cosignatures?.ofSizes(tenantId, [c.tree_size]))?.get(c.tree_size);
           return toCheckpoint(c, cosigs);
         },
-        getVerifierKey: async (req) => d.verifierKey(required(req.tenantId)),
+        getVerifierKey: async (req) => d.verifierKey(required(req.tenant_id)),
         listCheckpoints: async (req) => {
-          const tenantId = required(req.tenantId);
+          const tenantId = required(req.tenant_id);
           const list = await d.checkpoints.list(tenantId);
           const cosigs = await d.cosignatures?.ofSizes(tenantId, list.map((c) => c.tree_size));
           return { checkpoints: list.map((c) => toCheckpoint(c, cosigs?.get(c.tree_size))) };
@@ -85,7 +85,7 @@ export function merkleGrpcService(
         health: async () => {
           const s = await d.repo.statsAcrossTenants();
           const lastRun = d.scheduler?.lastRunAt ? `; this replica last checked at ${d.scheduler.lastRunAt.toISOString()}` : '';
-          return { status: 'ok', treeHeads: s.tree_heads, tenants: s.tenants, lastBuildAt: s.last_build_at ?? '', pendingRecords: s.pending_records, schedule: `${d.schedule}${lastRun}` };
+          return { status: 'ok', tree_heads: s.tree_heads, tenants: s.tenants, last_build_at: s.last_build_at ?? '', pending_records: s.pending_records, schedule: `${d.schedule}${lastRun}` };
         },
       },
       logger,
@@ -100,8 +100,8 @@ export function complianceGrpcService(evidence: ComplianceEvidence, logger: Logg
       pb.ComplianceServiceService,
       {
         getEvidence: async (req) => {
-          const out = await evidence.evidence(required(req.tenantId), { from: req.from || undefined, to: req.to || undefined, inputs: req.format === 'opa' });
-          return { packageJson: out.packageJson, decisionInputsJson: out.decisionInputsJson };
+          const out = await evidence.evidence(required(req.tenant_id), { from: req.from || undefined, to: req.to || undefined, inputs: req.format === 'opa' });
+          return { package_json: out.packageJson, decision_inputs_json: out.decisionInputsJson };
         },
       },
       logger,

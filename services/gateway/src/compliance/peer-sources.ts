@@ -12,29 +12,29 @@ export class GrpcAuditEvidence implements AuditEvidenceSource {
   constructor(private readonly client: Pick<ComplianceClient, 'getEvidence'>) {}
 
   async evidence(tenantId: string, q: { from: string; to: string; format: ExportFormat }): Promise<{ pkg: AuditEvidence; inputs: DecisionInputRow[] }> {
-    const r = await this.client.getEvidence({ tenantId, from: q.from, to: q.to, format: q.format });
-    const inputs = r.decisionInputsJson.length ? (JSON.parse(Buffer.from(r.decisionInputsJson).toString()) as DecisionInputRow[]) : [];
-    return { pkg: JSON.parse(Buffer.from(r.packageJson).toString()) as AuditEvidence, inputs };
+    const r = await this.client.getEvidence({ tenant_id: tenantId, from: q.from, to: q.to, format: q.format });
+    const inputs = r.decision_inputs_json.length ? (JSON.parse(Buffer.from(r.decision_inputs_json).toString()) as DecisionInputRow[]) : [];
+    return { pkg: JSON.parse(Buffer.from(r.package_json).toString()) as AuditEvidence, inputs };
   }
 }
 
 export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
   return {
-    tree_index: a.treeIndex,
-    tree_size: a.treeSize,
-    tenant_root: a.tenantRoot,
-    aggregate_root: a.aggregateRoot,
-    leaf_index: a.leafIndex,
-    leaf_count: a.leafCount,
-    aggregate_proof: a.aggregateProof,
-    tx_hash: a.txHash,
-    block_number: a.blockNumber,
-    anchored_at: a.anchoredAt,
+    tree_index: a.tree_index,
+    tree_size: a.tree_size,
+    tenant_root: a.tenant_root,
+    aggregate_root: a.aggregate_root,
+    leaf_index: a.leaf_index,
+    leaf_count: a.leaf_count,
+    aggregate_proof: a.aggregate_proof,
+    tx_hash: a.tx_hash,
+    block_number: a.block_number,
+    anchored_at: a.anchored_at,
     network: a.network,
-    chain_id: a.chainId,
-    contract_address: a.contractAddress,
-    explorer_tx_url: a.explorerTxUrl || null,
-    checkpoint_sha256: a.checkpointSha256 || null,
+    chain_id: a.chain_id,
+    contract_address: a.contract_address,
+    explorer_tx_url: a.explorer_tx_url || null,
+    checkpoint_sha256: a.checkpoint_sha256 || null,
   };
 }
 
@@ -42,7 +42,7 @@ export class GrpcAnchorReferences implements AnchorReferenceSource {
   constructor(private readonly client: Pick<AnchorClient, 'listAnchors'>) {}
 
   async listAnchors(tenantId: string): Promise<AnchorReference[]> {
-    const r = await this.client.listAnchors({ tenantId, requestedChain: '' });
+    const r = await this.client.listAnchors({ tenant_id: tenantId, requested_chain: '' });
     return r.anchors.map(toAnchorReference);
   }
 }
@@ -51,12 +51,12 @@ export class GrpcPolicySnapshot implements PolicySnapshotSource {
   constructor(private readonly client: Pick<PolicyClient, 'getTenantPolicy'>) {}
 
   async snapshot(tenantId: string): Promise<Record<string, unknown>> {
-    const p = await this.client.getTenantPolicy({ tenantId });
+    const p = await this.client.getTenantPolicy({ tenant_id: tenantId });
     return {
       status: 'ok',
-      policy_template: p.policyTemplate || 'general',
-      policy_config: p.policyConfigJson ? JSON.parse(p.policyConfigJson) : {},
-      custom_policy: p.customPolicy || null,
+      policy_template: p.policy_template || 'general',
+      policy_config: p.policy_config_json ? JSON.parse(p.policy_config_json) : {},
+      custom_policy: p.custom_policy || null,
       bundle_revision: p.bundle?.revision ?? null,
       captured_at: new Date().toISOString(),
     };

@@ -56,20 +56,20 @@ export class FederatedCatalog {
 
   tools(tenantId: string): Promise<FederatedTool[]> {
     return this.lists.get(tenantId, 'tools', async () => {
-      const { tools } = await this.client.listFederatedTools({ tenantId });
-      return tools.map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition: JSON.parse(t.definitionJson) }));
+      const { tools } = await this.client.listFederatedTools({ tenant_id: tenantId });
+      return tools.map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition: JSON.parse(t.definition_json) }));
     });
   }
 
   target(tenantId: string, tool: string, method: string): Promise<ToolTarget> {
     return this.targets.get(tenantId, `${tool}\u0000${method}`, async () => {
-      const t = await this.client.getToolTarget({ tenantId, tool, method });
+      const t = await this.client.getToolTarget({ tenant_id: tenantId, tool, method });
       return {
         upstream: t.upstream,
         executable: t.executable,
         ...(t.violation ? { violation: t.violation, message: t.message } : {}),
         ...(t.connection ? { connection: t.connection as 'shared' | 'per_user' } : {}),
-        ...(t.definitionSha256 ? { definition_sha256: t.definitionSha256 } : {}),
+        ...(t.definition_sha256 ? { definition_sha256: t.definition_sha256 } : {}),
       };
     });
   }

@@ -94,11 +94,11 @@ export class FederatedMethods {
   private entries(kind: Kind): Promise<Entry[]> {
     let list = this.lists.get(kind);
     if (!list) {
-      list = this.s.d.federation.client.listFederatedEntries({ tenantId: this.s.tenantId, kind }).then((r) => {
+      list = this.s.d.federation.client.listFederatedEntries({ tenant_id: this.s.tenantId, kind }).then((r) => {
         const selected = (upstream: string) => !this.s.allowed || matchesAnyGlob(this.s.allowed, `${upstream}${SEPARATOR}*`) || this.s.allowed.some((g) => g.startsWith(`${upstream}${SEPARATOR}`));
         if (r.unavailable.length) this.unavailable.set(kind, r.unavailable.filter((u) => selected(u.slice(0, u.indexOf(':'))) && (!this.s.upstream || u.startsWith(`${this.s.upstream}:`))));
         return r.entries
-          .map((e) => ({ upstream: e.upstream, entry: JSON.parse(e.entryJson) as Record<string, unknown> }))
+          .map((e) => ({ upstream: e.upstream, entry: JSON.parse(e.entry_json) as Record<string, unknown> }))
           .filter((e) => typeof e.entry.name === 'string' && (!this.s.upstream || e.upstream === this.s.upstream) && (!this.s.allowed || matchesAnyGlob(this.s.allowed, `${e.upstream}${SEPARATOR}${e.entry.name}`)));
       });
       this.lists.set(kind, list);
@@ -206,8 +206,8 @@ export class FederatedMethods {
     } else {
       throw invalid('completion/complete needs params.ref of type ref/prompt or ref/resource');
     }
-    const r = await this.s.d.federation.client.completeFederated({ tenantId: this.s.tenantId, upstream, paramsJson: JSON.stringify({ ...params, ref: own }) });
-    return JSON.parse(r.resultJson) as Record<string, unknown>;
+    const r = await this.s.d.federation.client.completeFederated({ tenant_id: this.s.tenantId, upstream, params_json: JSON.stringify({ ...params, ref: own }) });
+    return JSON.parse(r.result_json) as Record<string, unknown>;
   }
 
   /**

@@ -54,8 +54,8 @@ export function parseGovernedToolArgs(args: unknown): GovernedToolArgs {
 
 /** The tenant's governed tools (distinct tool ids with a registered credential). */
 export async function governedTools(d: GatewayDeps, tenantId: string): Promise<string[]> {
-  const { credentials } = await d.vault.listCredentials({ tenantId });
-  return [...new Set(credentials.map((c) => c.toolId))].sort();
+  const { credentials } = await d.vault.listCredentials({ tenant_id: tenantId });
+  return [...new Set(credentials.map((c) => c.tool_id))].sort();
 }
 
 /** The tools one MCP server offers: federated ones by MCP name, and credential tools. */

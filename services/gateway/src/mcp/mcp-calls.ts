@@ -136,9 +136,9 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
    */
   const decisionReceipt = async (actionId: string): Promise<AnswerReceipt | undefined> => {
     try {
-      const { records } = await d.audit.getByAction({ tenantId, actionId });
+      const { records } = await d.audit.getByAction({ tenant_id: tenantId, action_id: actionId });
       const decided = [...records].reverse().find((r) => r.entry?.source === 'control_plane');
-      return decided ? recordReceipt(await d.audit.getReceipt({ tenantId, recordId: decided.id })) : undefined;
+      return decided ? recordReceipt(await d.audit.getReceipt({ tenant_id: tenantId, record_id: decided.id })) : undefined;
     } catch {
       return undefined;
     }

@@ -157,7 +157,7 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const { tenantId } = authOf(req);
     const name = nameParam(req.params.name as string, 'Upstream', UPSTREAM_NAME);
     // an unknown upstream is a 404 (the vault's NOT_FOUND), never an empty server
-    await d.federation.client.getUpstream({ tenantId, name, toolApproval: '' });
+    await d.federation.client.getUpstream({ tenant_id: tenantId, name, tool_approval: '' });
     await serve(req, res, upstreamTools(await toolsOf(tenantId), name), tenantId);
   });
   // a managed session's MCP server: its config's allowed_tools, every call recorded with the session id
@@ -165,9 +165,9 @@ export function mcpRoutes(d: GatewayDeps): Router {
     checkSource(req);
     const { tenantId } = authOf(req);
     const sessionId = uuidParam(req.params.session_id as string, 'Managed session');
-    const g = await d.managed.getSessionGovernance({ tenantId, sessionId });
+    const g = await d.managed.getSessionGovernance({ tenant_id: tenantId, session_id: sessionId });
     if (g.status !== 'active') throw new ConflictError(`Managed session ${sessionId} is ${g.status}: its MCP server takes no more calls`);
-    await serve(req, res, await toolsOf(tenantId, g.allowedTools), tenantId, { sessionId, agentId: g.agentId, approvalPatterns: g.requireHumanApproval });
+    await serve(req, res, await toolsOf(tenantId, g.allowed_tools), tenantId, { sessionId, agentId: g.agent_id, approvalPatterns: g.require_human_approval });
   });
   const notAllowed = (_req: Request, res: Response) => {
     res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, use POST' }, id: null });

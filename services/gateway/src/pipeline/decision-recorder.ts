@@ -88,23 +88,23 @@ export class DecisionRecorder {
     if (evidence) r = { ...r, details: { ...r.details, arguments_sha256: evidence.argumentsSha256 } };
     const t0 = performance.now();
     const stored = await this.append({
-      tenantId,
-      eventKind: withEvent ? kind : '',
-      tenantHasWebhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId, conn) : true,
-      decisionInput,
+      tenant_id: tenantId,
+      event_kind: withEvent ? kind : '',
+      tenant_has_webhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId, conn) : true,
+      decision_input: decisionInput,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire
-      omitEntry: true,
-      appendKey: randomUUID(),
+      omit_entry: true,
+      append_key: randomUUID(),
     });
     const t1 = performance.now();
     if (evidence) evidence.receipt = stored.receipt;
-    if (withEvent && !stored.eventQueued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.recordHash });
+    if (withEvent && !stored.event_queued) await this.publisher.publish({ ...decisionEventOf(randomUUID(), kind, tenantId, r), record_id: stored.id, record_hash: stored.record_hash });
     if (timings) {
       timings.audit = (timings.audit ?? 0) + (t1 - t0);
       // the part of `audit` the audit service spent from the append's arrival to its commit (the rest: the
       // hop each way); an older audit service answers 0
-      if (stored.commitMs > 0) timings.audit_commit = (timings.audit_commit ?? 0) + stored.commitMs;
+      if (stored.commit_ms > 0) timings.audit_commit = (timings.audit_commit ?? 0) + stored.commit_ms;
       timings.publish = (timings.publish ?? 0) + (performance.now() - t1);
     }
     return stored;

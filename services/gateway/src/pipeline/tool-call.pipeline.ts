@@ -223,10 +223,10 @@ export class ToolCallPipeline {
     }
     const opaEvalMs = performance.now() - t0;
 
-    const { violations, decisionInput } = evaluation;
+    const { violations, decision_input: decisionInput } = evaluation;
     const severity = evaluation.severity || 'none';
-    const alertTier = evaluation.alertTier || null;
-    const common = { params: stored, violations, severity, bundle_revision: evaluation.bundleRevision };
+    const alertTier = evaluation.alert_tier || null;
+    const common = { params: stored, violations, severity, bundle_revision: evaluation.bundle_revision };
     const connection = connectionOf(ctx, federated);
     const details = {
       stage: 'policy',
@@ -241,12 +241,12 @@ export class ToolCallPipeline {
     // 6. decision
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
-      const record = governedRecord(base, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', requires_human: evaluation.requiresHuman, details });
+      const record = governedRecord(base, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', requires_human: evaluation.requires_human, details });
       await this.decide(ctx, call, record, 'denied', 'policy', decisionInput);
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, base, common, requiredApprovers(details, evaluation.requiredApprovers), 'policy', alertTier, decisionInput, evaluation.requiredApprovers);
+      await this.queue(ctx, call, base, common, requiredApprovers(details, evaluation.required_approvers), 'policy', alertTier, decisionInput, evaluation.required_approvers);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method, federated?.upstream ? `${call.tool}__${call.method}` : undefined);
@@ -264,7 +264,7 @@ export class ToolCallPipeline {
       ...common,
       decision: 'allow',
       alert_tier: alertTier,
-      requires_human: evaluation.requiresHuman,
+      requires_human: evaluation.requires_human,
       execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
       details: brokered ? { ...details, execution: executionDetails(brokered) } : details,
     });
@@ -310,26 +310,26 @@ export class ToolCallPipeline {
   private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: ProtectedParams, connection?: { mode: string; user_id: string | null }) {
     const evaluation = await timed(ctx.timings, 'policy', () =>
       this.d.policy.evaluateStream({
-        tenantId: ctx.tenantId,
-        actionId,
+        tenant_id: ctx.tenantId,
+        action_id: actionId,
         call: {
-          agentId: call.agent_id,
-          agentType: call.agent_type,
-          agentVersion: call.agent_version,
+          agent_id: call.agent_id,
+          agent_type: call.agent_type,
+          agent_version: call.agent_version,
           tool: call.tool,
           method: call.method,
-          paramsJson: paramsJsonOf(call.params),
-          piiDetected: p.piiDetected,
-          sessionId: ctx.sessionId ?? '',
-          upstreamConnection: connection?.mode ?? '',
-          upstreamUserId: connection?.user_id ?? '',
+          params_json: paramsJsonOf(call.params),
+          pii_detected: p.piiDetected,
+          session_id: ctx.sessionId ?? '',
+          upstream_connection: connection?.mode ?? '',
+          upstream_user_id: connection?.user_id ?? '',
         },
         // empty: the stored params are the params (no PII found), as policy.proto allows; the record's
         // params_json reuses the same string (paramsJsonOf)
-        storedParamsJson: p.storedParams === call.params && !p.piiDetected ? '' : paramsJsonOf(p.storedParams),
+        stored_params_json: p.storedParams === call.params && !p.piiDetected ? '' : paramsJsonOf(p.storedParams),
       }),
     );
-    this.d.metrics.policyEvalMs.observe(evaluation.evalMs);
+    this.d.metrics.policyEvalMs.observe(evaluation.eval_ms);
     return evaluation;
   }
 

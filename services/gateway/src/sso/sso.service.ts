@@ -198,7 +198,7 @@ export class SsoService {
       { action_id: randomUUID(), agent_id: 'control-plane', agent_type: 'control_plane', agent_version: '1', tool: 'agw.settings.sso', method, session_id: null, requested_at: new Date().toISOString() },
       { params: {}, decision: 'sso_configured', violations: [], severity: 'low', bundle_revision: 'control-plane', details: { setting: 'sso', change: method, changed_by: by, ...details } },
     );
-    await this.audit.append({ tenantId, entry: toAuditEntry(record), eventKind: '', appendKey: `sso:${record.action_id}` });
+    await this.audit.append({ tenant_id: tenantId, entry: toAuditEntry(record), event_kind: '', append_key: `sso:${record.action_id}` });
   }
 
   /** The tenant a sign-in names (slug, e-mail address or domain) and its configuration. */
@@ -343,10 +343,10 @@ export function whyRefused(e: unknown): string {
 }
 
 /** The vault's SealSecret/OpenSecret for SSO client secrets. */
-export function vaultSsoSecretSealer(vault: { sealSecret(r: { tenantId: string; purpose: string; plaintext: string }): Promise<{ sealedJson: string }>; openSecret(r: { tenantId: string; purpose: string; sealedJson: string }): Promise<{ plaintext: string }> }): SsoSecretSealer {
+export function vaultSsoSecretSealer(vault: { sealSecret(r: { tenant_id: string; purpose: string; plaintext: string }): Promise<{ sealed_json: string }>; openSecret(r: { tenant_id: string; purpose: string; sealed_json: string }): Promise<{ plaintext: string }> }): SsoSecretSealer {
   return {
-    seal: async (tenantId, plaintext) => (await vault.sealSecret({ tenantId, purpose: 'sso_client_secret', plaintext })).sealedJson,
-    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenantId, purpose: 'sso_client_secret', sealedJson })).plaintext,
+    seal: async (tenantId, plaintext) => (await vault.sealSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', plaintext })).sealed_json,
+    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', sealed_json: sealedJson })).plaintext,
   };
 }
 

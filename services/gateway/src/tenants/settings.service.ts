@@ -72,8 +72,8 @@ const noSealer: WebhookSecretSealer = {
 /** The vault's SealSecret/OpenSecret for webhook secrets. */
 export function vaultWebhookSecretSealer(vault: Pick<VaultClient, 'sealSecret' | 'openSecret'>): WebhookSecretSealer {
   return {
-    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => (await vault.sealSecret({ tenantId, purpose, plaintext })).sealedJson,
-    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenantId, purpose, sealedJson })).plaintext,
+    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => (await vault.sealSecret({ tenant_id: tenantId, purpose, plaintext })).sealed_json,
+    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenant_id: tenantId, purpose, sealed_json: sealedJson })).plaintext,
   };
 }
 
@@ -130,7 +130,7 @@ export class SettingsService {
 
   /** The settings as the dashboard shows them (secrets never included). */
   async view(tenantId: string): Promise<SettingsView> {
-    const [s, policy] = await Promise.all([this.repo.get(tenantId), this.policy.getTenantPolicy({ tenantId })]);
+    const [s, policy] = await Promise.all([this.repo.get(tenantId), this.policy.getTenantPolicy({ tenant_id: tenantId })]);
     return this.present(s, policy);
   }
 
@@ -153,14 +153,14 @@ export class SettingsService {
     let policy;
     if (policy_template !== undefined || policy_config !== undefined || custom_policy !== undefined) {
       policy = await this.policy.setTenantPolicy({
-        tenantId,
-        policyTemplate: policy_template ?? '',
-        policyConfigJson: policy_config !== undefined ? JSON.stringify(policy_config) : '',
-        hasPolicyConfig: policy_config !== undefined,
-        customPolicy: custom_policy ?? '',
-        hasCustomPolicy: custom_policy !== undefined,
+        tenant_id: tenantId,
+        policy_template: policy_template ?? '',
+        policy_config_json: policy_config !== undefined ? JSON.stringify(policy_config) : '',
+        has_policy_config: policy_config !== undefined,
+        custom_policy: custom_policy ?? '',
+        has_custom_policy: custom_policy !== undefined,
         actor: by.actor ?? '',
-        overrideFailingTests: override_failing_tests,
+        override_failing_tests: override_failing_tests,
       });
     }
     const current = await this.repo.get(tenantId);
@@ -193,7 +193,7 @@ export class SettingsService {
       : current;
     this.cache.invalidate(tenantId);
     if (saved !== current) this.onSaved(tenantId);
-    const view: SettingsView & { webhook_secret?: string } = this.present(saved, policy ?? (await this.policy.getTenantPolicy({ tenantId })));
+    const view: SettingsView & { webhook_secret?: string } = this.present(saved, policy ?? (await this.policy.getTenantPolicy({ tenant_id: tenantId })));
     // the spec: the signing secret is in the answer whenever webhook settings are saved
     if (webhookTouched) {
       const stored = saved as StoredSettings;
@@ -210,11 +210,11 @@ export class SettingsService {
     return view;
   }
 
-  private present(s: StoredSettings, policy: { policyTemplate: string; policyConfigJson: string; customPolicy: string; bundle?: { revision: string } }): SettingsView {
+  private present(s: StoredSettings, policy: { policy_template: string; policy_config_json: string; custom_policy: string; bundle?: { revision: string } }): SettingsView {
     return {
-      policy_template: policy.policyTemplate || 'general',
-      policy_config: policy.policyConfigJson ? JSON.parse(policy.policyConfigJson) : {},
-      custom_policy: policy.customPolicy || null,
+      policy_template: policy.policy_template || 'general',
+      policy_config: policy.policy_config_json ? JSON.parse(policy.policy_config_json) : {},
+      custom_policy: policy.custom_policy || null,
       bundle_revision: policy.bundle?.revision ?? null,
       webhook_url: s.webhook_url ?? null,
       webhook_secret_set: hasWebhookSecret(s),

@@ -106,8 +106,8 @@ export class PublicDashboard {
   signedHead(tenantId: string): Promise<SignedHead | null> {
     return this.cached(`agw:public:v1:head:${tenantId}`, async () => {
       try {
-        const c = await this.d.merkle.getCheckpoint({ tenantId });
-        return { origin: c.origin, tree_size: c.treeSize, merkle_root: c.merkleRoot, checkpoint: c.note, key_name: c.keyName, signed_at: c.signedAt };
+        const c = await this.d.merkle.getCheckpoint({ tenant_id: tenantId });
+        return { origin: c.origin, tree_size: c.tree_size, merkle_root: c.merkle_root, checkpoint: c.note, key_name: c.key_name, signed_at: c.signed_at };
       } catch (e) {
         if (e instanceof AppError && e.code === 'not_found') return null;
         throw e;
@@ -138,36 +138,36 @@ export class PublicDashboard {
             return null;
           });
         const [countsOut, verify, head, policy, anchor, vkey] = await Promise.all([
-          section('decisions', this.d.audit.decisionCounts({ tenantId, days: PERIOD_DAYS })),
-          section('chain', this.d.audit.verify({ tenantId })),
+          section('decisions', this.d.audit.decisionCounts({ tenant_id: tenantId, days: PERIOD_DAYS })),
+          section('chain', this.d.audit.verify({ tenant_id: tenantId })),
           section('signed_tree_head', this.signedHead(tenantId)),
-          section('policy_template', this.d.policy.getTenantPolicy({ tenantId })),
-          section('anchor', this.d.anchor.status({ tenantId, requestedChain })),
-          this.d.merkle.getVerifierKey({ tenantId }).then(
+          section('policy_template', this.d.policy.getTenantPolicy({ tenant_id: tenantId })),
+          section('anchor', this.d.anchor.status({ tenant_id: tenantId, requested_chain: requestedChain })),
+          this.d.merkle.getVerifierKey({ tenant_id: tenantId }).then(
             (k) => k.vkey,
             () => null,
           ),
         ]);
         if (unavailable.length === PUBLIC_SECTIONS.length) throw failures[0];
-        const a = anchor?.lastAnchor;
+        const a = anchor?.last_anchor;
         return {
-          policy_template: policy ? policy.policyTemplate || 'general' : null,
+          policy_template: policy ? policy.policy_template || 'general' : null,
           decisions: countsOut ? decisionTotals(countsOut.counts) : null,
-          chain: verify ? { valid: verify.valid, record_count: verify.recordCount } : null,
+          chain: verify ? { valid: verify.valid, record_count: verify.record_count } : null,
           signed_tree_head: head,
           verifier_key: head ? vkey : null,
           anchor: a
             ? {
                 network: a.network,
-                chain_id: a.chainId,
-                contract_address: a.contractAddress,
-                tx_hash: a.txHash,
-                block_number: a.blockNumber,
-                anchored_at: a.anchoredAt,
-                merkle_root: a.aggregateRoot,
-                tenant_root: a.tenantRoot,
-                tree_size: a.treeSize,
-                explorer_tx_url: a.explorerTxUrl || null,
+                chain_id: a.chain_id,
+                contract_address: a.contract_address,
+                tx_hash: a.tx_hash,
+                block_number: a.block_number,
+                anchored_at: a.anchored_at,
+                merkle_root: a.aggregate_root,
+                tenant_root: a.tenant_root,
+                tree_size: a.tree_size,
+                explorer_tx_url: a.explorer_tx_url || null,
               }
             : null,
           unavailable: PUBLIC_SECTIONS.filter((n) => unavailable.includes(n)),

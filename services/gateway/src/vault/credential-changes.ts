@@ -32,8 +32,8 @@ export function credentialChanges(vault: VaultClient, bus: Pick<Bus, 'nc' | 'pre
     vault: {
       ...vault,
       // also on failure: a deadline can pass after the vault committed
-      registerCredential: (req, o) => vault.registerCredential(req, o).finally(() => changed(req.tenantId)),
-      deleteCredential: (req, o) => vault.deleteCredential(req, o).finally(() => changed(req.tenantId)),
+      registerCredential: (req, o) => vault.registerCredential(req, o).finally(() => changed(req.tenant_id)),
+      deleteCredential: (req, o) => vault.deleteCredential(req, o).finally(() => changed(req.tenant_id)),
     },
   };
 }

@@ -25,7 +25,7 @@ function collectSubjects(node: unknown, out: Set<string>): void {
 }
 
 function parsed(r: pb.AuditRecord): unknown {
-  const text = r.entry?.paramsJson ?? '';
+  const text = r.entry?.params_json ?? '';
   if (!text.includes('"$pii"')) return null;
   try {
     return JSON.parse(text);
@@ -53,7 +53,7 @@ export async function markErasedRecords(vault: VaultClient, tenantId: string, re
   if (!subjects.length) return records;
   let erased: Set<string>;
   try {
-    erased = new Set((await vault.filterErasedSubjects({ tenantId, subjectIds: subjects })).subjectIds);
+    erased = new Set((await vault.filterErasedSubjects({ tenant_id: tenantId, subject_ids: subjects })).subject_ids);
   } catch (e) {
     logger.warn({ err: e, tenantId }, 'vault unreachable: audit records shown without erasure marks');
     return records;
@@ -62,7 +62,7 @@ export async function markErasedRecords(vault: VaultClient, tenantId: string, re
   return records.map((r) => {
     const params = parsed(r);
     if (!r.entry || params === null || !subjectsIn([r]).some((s) => erased.has(s))) return r;
-    return { ...r, entry: { ...r.entry, paramsJson: JSON.stringify(mark(params, erased)) } };
+    return { ...r, entry: { ...r.entry, params_json: JSON.stringify(mark(params, erased)) } };
   });
 }
 
@@ -73,11 +73,11 @@ export function withErasureMarks(audit: AuditClient, vault: VaultClient, logger:
     ...audit,
     listRecords: async (req, o) => {
       const res = await audit.listRecords(req, o);
-      return { ...res, records: await markErasedRecords(vault, req.tenantId, res.records, logger) };
+      return { ...res, records: await markErasedRecords(vault, req.tenant_id, res.records, logger) };
     },
     getByAction: async (req, o) => {
       const res = await audit.getByAction(req, o);
-      return { ...res, records: await markErasedRecords(vault, req.tenantId, res.records, logger) };
+      return { ...res, records: await markErasedRecords(vault, req.tenant_id, res.records, logger) };
     },
   };
 }

@@ -22,30 +22,30 @@ export interface ErasureResult {
 }
 
 export async function eraseSubject(vault: VaultClient, audit: AuditClient, tenantId: string, subjectId: string): Promise<ErasureResult> {
-  const r = await vault.eraseSubject({ tenantId, subjectId });
+  const r = await vault.eraseSubject({ tenant_id: tenantId, subject_id: subjectId });
   const marker = JSON.stringify(subjectId);
   let records = 0;
-  const ids = [...r.actionIds];
+  const ids = [...r.action_ids];
   while (ids.length) {
     const batch = ids.splice(0, 16);
-    const found = await Promise.all(batch.map((actionId) => audit.getByAction({ tenantId, actionId })));
+    const found = await Promise.all(batch.map((actionId) => audit.getByAction({ tenant_id: tenantId, action_id: actionId })));
     for (const f of found) {
-      records += f.records.filter((rec) => (rec.entry?.paramsJson ?? '').includes(`"subject":${marker}`)).length;
+      records += f.records.filter((rec) => (rec.entry?.params_json ?? '').includes(`"subject":${marker}`)).length;
     }
   }
   // the erasure as evidence: a control_plane record (ids and counts only) and its signed statement
-  const status = await vault.getSubjectStatus({ tenantId, subjectId });
-  const s = await audit.recordErasure({ tenantId, subjectId: r.subjectId, keyHandle: status.keyId, erasedAt: r.erasedAt, recordsAffected: records });
+  const status = await vault.getSubjectStatus({ tenant_id: tenantId, subject_id: subjectId });
+  const s = await audit.recordErasure({ tenant_id: tenantId, subject_id: r.subject_id, key_handle: status.key_id, erased_at: r.erased_at, records_affected: records });
   const rec = s.record!;
   return {
     status: 'erased',
-    subject_id: r.subjectId,
+    subject_id: r.subject_id,
     records_affected: records,
-    already_erased: r.alreadyErased,
-    erased_at: r.erasedAt,
-    erasure_record: { id: rec.id, action_id: rec.entry?.actionId ?? '', leaf_index: rec.tenantSeq, record_hash: rec.recordHash, prev_hash: rec.prevHash },
+    already_erased: r.already_erased,
+    erased_at: r.erased_at,
+    erasure_record: { id: rec.id, action_id: rec.entry?.action_id ?? '', leaf_index: rec.tenant_seq, record_hash: rec.record_hash, prev_hash: rec.prev_hash },
     signed_statement: s.note,
-    key_handle: status.keyId,
+    key_handle: status.key_id,
     verifier_key: s.vkey,
   };
 }

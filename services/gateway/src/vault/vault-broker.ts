@@ -13,7 +13,7 @@ import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
  * (see vault/credential-changes.ts for how it is invalidated) instead of a vault round trip per call.
  */
 export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<boolean>, federation?: FederatedCatalog): ToolBroker {
-  const lookup = async (tenantId: string, tool: string) => (await vault.getCredentialStatus({ tenantId, toolId: tool })).registered;
+  const lookup = async (tenantId: string, tool: string) => (await vault.getCredentialStatus({ tenant_id: tenantId, tool_id: tool })).registered;
   return {
     hasCredential(tenantId, tool) {
       return credentials ? credentials.get(tenantId, tool, () => lookup(tenantId, tool)) : lookup(tenantId, tool);
@@ -27,15 +27,15 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       try {
         r = await vault.execute(
           {
-            tenantId,
-            actionId,
-            agentId: call.agent_id,
+            tenant_id: tenantId,
+            action_id: actionId,
+            agent_id: call.agent_id,
             tool: call.tool,
             method: call.method,
-            paramsJson: JSON.stringify(call.params),
+            params_json: JSON.stringify(call.params),
             origin: fromApproval ? 'approval' : 'tool_call',
-            userId: call.userId ?? '',
-            ...(call.upstreamRound?.relay ? { mcpRoundJson: JSON.stringify({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
+            user_id: call.userId ?? '',
+            ...(call.upstreamRound?.relay ? { mcp_round_json: JSON.stringify({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
           },
           // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
           // client's request closed: the call is cancelled, and the vault cancels the upstream's
@@ -53,13 +53,13 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       }
       if (!r.brokered) return null;
       return {
-        status_code: r.statusCode,
-        body: r.bodyJson ? JSON.parse(r.bodyJson) : null,
-        hsm_fetch_ms: r.hsmFetchMs,
-        execution_ms: r.executionMs,
-        credential_name: r.credentialName,
+        status_code: r.status_code,
+        body: r.body_json ? JSON.parse(r.body_json) : null,
+        hsm_fetch_ms: r.hsm_fetch_ms,
+        execution_ms: r.execution_ms,
+        credential_name: r.credential_name,
         outcome: r.outcome,
-        mcp_result: r.mcpResult,
+        mcp_result: r.mcp_result,
       };
     },
   };

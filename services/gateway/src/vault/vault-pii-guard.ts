@@ -15,14 +15,14 @@ export function createVaultPiiGuard(vault: VaultClient): PiiGuard {
       if (!mayContainPii(params)) return { piiDetected: false, storedParams: params, subjectIds: [] };
       let r;
       try {
-        r = await vault.protectParams({ tenantId, actionId, paramsJson: JSON.stringify(params) });
+        r = await vault.protectParams({ tenant_id: tenantId, action_id: actionId, params_json: JSON.stringify(params) });
       } catch (e) {
         if (isDependencyDown(e)) {
           throw new DependencyUnavailableError('Vault service unreachable: personal data in params cannot be protected, so the call was refused', { cause: e });
         }
         throw e;
       }
-      return { piiDetected: r.piiDetected, storedParams: JSON.parse(r.storedParamsJson) as Record<string, unknown>, subjectIds: r.subjectIds };
+      return { piiDetected: r.pii_detected, storedParams: JSON.parse(r.stored_params_json) as Record<string, unknown>, subjectIds: r.subject_ids };
     },
   };
 }

@@ -85,15 +85,15 @@ export class ToolConfirmations {
     let stored = call.params;
     let piiDetected = false;
     if (mayContainPii(call.params)) {
-      const p = await this.d.vault.protectParams({ tenantId: s.tenant_id, actionId, paramsJson: JSON.stringify(call.params) });
-      stored = JSON.parse(p.storedParamsJson) as Record<string, unknown>;
-      piiDetected = p.piiDetected;
+      const p = await this.d.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, params_json: JSON.stringify(call.params) });
+      stored = JSON.parse(p.stored_params_json) as Record<string, unknown>;
+      piiDetected = p.pii_detected;
     }
     const ev = await this.d.policy.evaluate({
-      tenantId: s.tenant_id,
-      actionId,
-      call: { agentId: s.agent_id, agentType: 'managed', agentVersion: '1.0.0', tool: call.tool, method: call.method, paramsJson: JSON.stringify(call.params), piiDetected, sessionId: s.id },
-      storedParamsJson: piiDetected ? JSON.stringify(stored) : '',
+      tenant_id: s.tenant_id,
+      action_id: actionId,
+      call: { agent_id: s.agent_id, agent_type: 'managed', agent_version: '1.0.0', tool: call.tool, method: call.method, params_json: JSON.stringify(call.params), pii_detected: piiDetected, session_id: s.id },
+      stored_params_json: piiDetected ? JSON.stringify(stored) : '',
     });
     const pattern = approvalPatternFor(config.require_human_approval, call.tool, call.method, call.federatedName);
     const fact = {
@@ -102,9 +102,9 @@ export class ToolConfirmations {
       method: call.method,
       params: stored,
       severity: ev.severity || 'none',
-      alertTier: ev.alertTier || null,
-      bundleRevision: ev.bundleRevision,
-      decisionInput: ev.decisionInput,
+      alertTier: ev.alert_tier || null,
+      bundleRevision: ev.bundle_revision,
+      decisionInput: ev.decision_input,
       requestedAt,
     };
     const request = { action_id: actionId, session_id: s.id, tool_use_id: e.id, tool_name: name };
@@ -138,7 +138,7 @@ export class ToolConfirmations {
       queued_at: requestedAt,
       session_id: s.id,
       params_sha256: paramsSha256(call.params),
-      bundle_revision: ev.bundleRevision,
+      bundle_revision: ev.bundle_revision,
       requested_by_key: null,
       expires_at: new Date(requestedAt.getTime() + expiry * 1000),
       platform_tool_use_id: e.id,

@@ -62,7 +62,7 @@ export class SessionLauncher {
   async create(tenantId: string, input: CreateSessionInput): Promise<SessionRow> {
     const config = await this.d.configs.get(tenantId, input.agentId);
     // 1. the tenant policy must be active (and the policy engine reachable)
-    const bundle = await this.d.policy.getBundleStatus({ tenantId });
+    const bundle = await this.d.policy.getBundleStatus({ tenant_id: tenantId });
     // 3 (computed before the reservation: the hash is part of the record)
     const allowedTools = config.allowed_tools;
     const prompt = governedSystemPrompt(config.system_prompt, {

@@ -69,13 +69,13 @@ export class SessionRecorder {
   /** Record one observed tool use; false when it was recorded before (a replayed event). */
   async observed(s: SessionRow, event: { id: string; name: string; input: Record<string, unknown> }, anomaly: AnomalyAssessment): Promise<boolean> {
     const actionId = derivedActionId(`${s.id}:${event.id}`);
-    const existing = await this.audit.getByAction({ tenantId: s.tenant_id, actionId });
+    const existing = await this.audit.getByAction({ tenant_id: s.tenant_id, action_id: actionId });
     if (existing.records.length) return false;
     // personal data in the tool input is encrypted per data subject before anything is stored
     let params: Record<string, unknown> = event.input;
     if (mayContainPii(params)) {
-      const r = await this.vault.protectParams({ tenantId: s.tenant_id, actionId, paramsJson: JSON.stringify(params) });
-      params = JSON.parse(r.storedParamsJson) as Record<string, unknown>;
+      const r = await this.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, params_json: JSON.stringify(params) });
+      params = JSON.parse(r.stored_params_json) as Record<string, unknown>;
     }
     const severity = anomaly.score >= 0.8 ? 'high' : anomaly.score >= 0.5 ? 'medium' : anomaly.score > 0 ? 'low' : 'none';
     const record = observedRecord(sessionFacts(s, actionId, event.name, toolFamily(event.name)), {
@@ -120,11 +120,11 @@ export class SessionRecorder {
 
   private async append(s: Pick<SessionRow, 'tenant_id'>, record: ActionRecord, o: { eventKind?: 'observed' | 'denied' | 'pending'; decisionInput?: decision.DecisionInput; appendKey?: string }): Promise<void> {
     await this.audit.append({
-      tenantId: s.tenant_id,
+      tenant_id: s.tenant_id,
       entry: toAuditEntry(record),
-      eventKind: o.eventKind ?? '',
-      decisionInput: o.decisionInput,
-      appendKey: o.appendKey ?? '',
+      event_kind: o.eventKind ?? '',
+      decision_input: o.decisionInput,
+      append_key: o.appendKey ?? '',
     });
   }
 }

@@ -45,8 +45,8 @@ export class SessionViews {
   async totals(tenantId: string, ids: string[]): Promise<Map<string, Totals>> {
     const out = new Map<string, Totals>();
     for (let i = 0; i < ids.length; i += 500) {
-      const { totals } = await this.audit.sessionTotals({ tenantId, sessionIds: ids.slice(i, i + 500) });
-      for (const t of totals) out.set(t.sessionId, { governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending });
+      const { totals } = await this.audit.sessionTotals({ tenant_id: tenantId, session_ids: ids.slice(i, i + 500) });
+      for (const t of totals) out.set(t.session_id, { governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending });
     }
     return out;
   }
@@ -59,7 +59,7 @@ export class SessionViews {
   /** The session's records, oldest first. */
   async records(tenantId: string, id: string, limit: number): Promise<audit.AuditRecord[]> {
     await this.get(tenantId, id);
-    return (await this.audit.listRecords({ tenantId, limit, sessionId: id, chronological: true, memberId: '' })).records;
+    return (await this.audit.listRecords({ tenant_id: tenantId, limit, session_id: id, chronological: true, member_id: '' })).records;
   }
 
   async compliance(tenantId: string, id: string) {
@@ -68,17 +68,17 @@ export class SessionViews {
     const [records, totals, chain] = await Promise.all([
       this.records(tenantId, id, MAX_SESSION_RECORDS),
       this.totals(tenantId, [id]).then((m) => m.get(id) ?? { governed: 0, observed: 0, denied: 0, pending: 0 }),
-      this.audit.verify({ tenantId }),
+      this.audit.verify({ tenant_id: tenantId }),
     ]);
-    const entries = records.map((r) => ({ ...r.entry!, details: safeJson(r.entry!.detailsJson) }));
+    const entries = records.map((r) => ({ ...r.entry!, details: safeJson(r.entry!.details_json) }));
     const governed = entries.filter((e) => e.source === 'mcp_governed');
     const anomalies = entries.filter((e) => e.source === 'mcp_observed' && ((e.details.anomaly as { signals?: unknown[] } | undefined)?.signals?.length ?? 0) > 0).length;
     const approvals = entries.filter((e) => e.source === 'control_plane' && typeof e.details.approval === 'string').length;
     const escalated = governed.filter((e) => e.decision === 'requires_human').length;
-    const brokered = governed.filter((e) => e.decision === 'allow' && e.executionMode === 'gateway_brokered').length;
-    const withIds = entries.filter((e) => /^[0-9a-f-]{36}$/i.test(e.actionId)).length;
+    const brokered = governed.filter((e) => e.decision === 'allow' && e.execution_mode === 'gateway_brokered').length;
+    const withIds = entries.filter((e) => /^[0-9a-f-]{36}$/i.test(e.action_id)).length;
     const ended = s.ended_at ?? new Date();
-    const bundles = [...new Set(governed.map((e) => e.bundleRevision))];
+    const bundles = [...new Set(governed.map((e) => e.bundle_revision))];
     return {
       session: {
         id: s.id,
@@ -100,10 +100,10 @@ export class SessionViews {
         denial_rate: `${totals.governed ? ((totals.denied / totals.governed) * 100).toFixed(1) : '0.0'}%`,
         approvals_used: approvals,
       },
-      timeline: entries.map((e) => ({ action_id: e.actionId, tool: e.tool, decision: e.decision, source: e.source, requested_at: e.requestedAt })),
+      timeline: entries.map((e) => ({ action_id: e.action_id, tool: e.tool, decision: e.decision, source: e.source, requested_at: e.requested_at })),
       agcs_controls: {
         'AG-1.1': `${AGCS_CONTROLS['AG-1.1']}: ${governed.length} governed call(s) evaluated by the tenant's Rego policy (bundle ${bundles.join(', ') || s.bundle_revision || 'n/a'}) before anything ran`,
-        'AG-1.2': `${AGCS_CONTROLS['AG-1.2']}: ${chain.valid ? 'the tenant chain verifies' : `the tenant chain is BROKEN at action ${chain.failedAtActionId} (${chain.reason})`} (${chain.recordCount} records, SHA-256 links from GENESIS)`,
+        'AG-1.2': `${AGCS_CONTROLS['AG-1.2']}: ${chain.valid ? 'the tenant chain verifies' : `the tenant chain is BROKEN at action ${chain.failed_at_action_id} (${chain.reason})`} (${chain.record_count} records, SHA-256 links from GENESIS)`,
         'AG-1.3': `${AGCS_CONTROLS['AG-1.3']}: ${withIds} of ${entries.length} records of this session carry a unique action id`,
         'AG-1.6': `${AGCS_CONTROLS['AG-1.6']}: ${escalated} call(s) escalated to a human, ${approvals} decided, ${totals.pending} pending`,
         'AG-1.9': `${AGCS_CONTROLS['AG-1.9']}: ${brokered} call(s) executed by the gateway with HSM-held credentials; the agent never held a credential`,
@@ -116,9 +116,9 @@ export class SessionViews {
   /** Governed calls of the session replayed under the tenant's current policy. */
   async replay(tenantId: string, id: string) {
     const records = await this.records(tenantId, id, MAX_SESSION_RECORDS);
-    const actionIds = [...new Set(records.filter((r) => r.entry!.source === 'mcp_governed' && r.entry!.decision !== 'observed').map((r) => r.entry!.actionId))];
+    const actionIds = [...new Set(records.filter((r) => r.entry!.source === 'mcp_governed' && r.entry!.decision !== 'observed').map((r) => r.entry!.action_id))];
     const results = [];
-    for (let i = 0; i < actionIds.length; i += 1000) results.push(...(await this.policy.replay({ tenantId, actionIds: actionIds.slice(i, i + 1000), candidate: undefined })).results);
+    for (let i = 0; i < actionIds.length; i += 1000) results.push(...(await this.policy.replay({ tenant_id: tenantId, action_ids: actionIds.slice(i, i + 1000), candidate: undefined })).results);
     const found = results.filter((r) => r.found);
     const changed = found.filter((r) => !r.consistent);
     return {
@@ -127,11 +127,11 @@ export class SessionViews {
       consistent: found.length - changed.length,
       changed: changed.length,
       changes: changed.map((r) => ({
-        action_id: r.actionId,
+        action_id: r.action_id,
         tool: r.tool,
-        original_decision: r.originalDecision,
-        replayed_decision: r.replayDecision,
-        new_violations: r.replayViolations.filter((v) => !r.originalViolations.includes(v)),
+        original_decision: r.original_decision,
+        replayed_decision: r.replay_decision,
+        new_violations: r.replay_violations.filter((v) => !r.original_violations.includes(v)),
       })),
     };
   }

@@ -66,7 +66,7 @@ export function auditPolicyChangeRecorder(audit: AuditAppender, logger: Logger, 
   return {
     async record(tenantId, fact) {
       const record = policyChangeRecord(fact);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'policy', appendKey: `policy:${record.action_id}` } as audit.AppendRequest;
+      const request = { tenant_id: tenantId, entry: toAuditEntry(record), event_kind: 'policy', append_key: `policy:${record.action_id}` } as audit.AppendRequest;
       // any failure is sent again under the record's one key (the client's retry loop, packages/shared/src/grpc-retry.ts)
       await audit.append(request, { retry: { attempts, delayMs: 250, backoff: 2, when: () => true } });
       logger.info({ tenantId, decision: fact.decision, actor: fact.actor, revision: fact.revision, action_id: record.action_id }, 'policy change recorded');

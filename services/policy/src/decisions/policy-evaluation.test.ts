@@ -26,7 +26,7 @@ const revealed: string[] = [];
 const committed = new Map<string, Map<string, decision.DecisionInput>>();
 const commit = (tenant: string, input: decision.DecisionInput) => {
   if (!committed.has(tenant)) committed.set(tenant, new Map());
-  committed.get(tenant)!.set(input.actionId, structuredClone(input));
+  committed.get(tenant)!.set(input.action_id, structuredClone(input));
 };
 
 beforeAll(async () => {
@@ -110,12 +110,12 @@ test('a decision answers its replay input (stored params, never plaintext) and r
   await policies.set(tenant, { template: 'financial', configJson: JSON.stringify({ business_hours: { weekdays: [] } }) });
   const first = await evaluation.evaluate(tenant, id, call({ params: plaintext, piiDetected: true }), JSON.stringify(stored));
   expect(first.violations).toEqual(['transaction_outside_business_hours']);
-  expect(first.input).toMatchObject({ actionId: id, decision: 'allow', violations: ['transaction_outside_business_hours'], bundleRevision: first.bundleRevision, passes: first.passes });
-  expect(JSON.parse(first.input.call!.paramsJson)).toEqual(stored);
-  expect(first.input.call).toMatchObject({ agentId: 'agent-1', tool: 'svc_x', method: 'search', piiDetected: true, sessionId: '' });
-  expect(Date.parse(first.input.evaluatedAt)).toBeGreaterThan(Date.now() - 60_000);
+  expect(first.input).toMatchObject({ action_id: id, decision: 'allow', violations: ['transaction_outside_business_hours'], bundle_revision: first.bundleRevision, passes: first.passes });
+  expect(JSON.parse(first.input.call!.params_json)).toEqual(stored);
+  expect(first.input.call).toMatchObject({ agent_id: 'agent-1', tool: 'svc_x', method: 'search', pii_detected: true, session_id: '' });
+  expect(Date.parse(first.input.evaluated_at)).toBeGreaterThan(Date.now() - 60_000);
   // the counters at decision time are kept even when pass 2 did not read them (the call itself counted)
-  expect(first.input.behavioral).toMatchObject({ actionCount1h: 1, actionCount24h: 1, lastActionSecondsAgo: -1 });
+  expect(first.input.behavioral).toMatchObject({ action_count_1h: 1, action_count_24h: 1, last_action_seconds_ago: -1 });
   expect(JSON.stringify(first.input)).not.toContain('jane@corp.example');
   commit(tenant, first.input);
 
@@ -158,13 +158,13 @@ test("pass 2's read records the call; the answer does not wait for a violation's
   for (let i = 1; i <= 2; i++) {
     const r = await failing.evaluate(tenant, randomUUID(), call(), '{}');
     expect(r).toMatchObject({ decision: 'allow', passes: 2 });
-    expect(r.input.behavioral).toMatchObject({ actionCount1h: i });
+    expect(r.input.behavioral).toMatchObject({ action_count_1h: i });
   }
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(0); // no violation: nothing else to write
   const third = await failing.evaluate(tenant, randomUUID(), call(), '{}');
   expect(third).toMatchObject({ decision: 'deny', passes: 2, violations: ['burst'] });
-  expect(third.input.behavioral).toMatchObject({ actionCount1h: 3, violationCount24h: 0 });
+  expect(third.input.behavioral).toMatchObject({ action_count_1h: 3, violation_count_24h: 0 });
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(1);
   expect(String(failures[0])).toContain('violation count refused');
@@ -173,7 +173,7 @@ test("pass 2's read records the call; the answer does not wait for a violation's
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
   const fourth = await failing.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}');
   expect(fourth).toMatchObject({ decision: 'deny', passes: 1, violations: ['no'] });
-  expect(fourth.input.behavioral).toMatchObject({ actionCount1h: 4, violationCount24h: 0 });
+  expect(fourth.input.behavioral).toMatchObject({ action_count_1h: 4, violation_count_24h: 0 });
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(2);
   expect(String(failures[1])).toContain('violation count refused');
@@ -234,7 +234,7 @@ test('a violation decided in pass 1 is counted: the next call of the agent sees 
   expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}')).toMatchObject({ decision: 'deny', passes: 1 });
   const next = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
   expect(next).toMatchObject({ decision: 'allow', passes: 1 });
-  expect(next.input.behavioral).toMatchObject({ actionCount1h: 2, violationCount24h: 1 });
+  expect(next.input.behavioral).toMatchObject({ action_count_1h: 2, violation_count_24h: 1 });
 });
 
 test('a violation decided in pass 2 is counted: the next call of the agent sees it', async () => {
@@ -243,5 +243,5 @@ test('a violation decided in pass 2 is counted: the next call of the agent sees 
   expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 2 });
   expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'deny', passes: 2 });
   const next = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
-  expect(next.input.behavioral).toMatchObject({ actionCount1h: 3, violationCount24h: 1 });
+  expect(next.input.behavioral).toMatchObject({ action_count_1h: 3, violation_count_24h: 1 });
 });

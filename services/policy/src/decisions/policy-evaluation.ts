@@ -38,31 +38,31 @@ export interface EvaluationResult extends PolicyOutcome {
 /** The call's facts from its message (the one conversion: live evaluation and replay). */
 export function toolCallFacts(m: decision.ToolCall, params: Record<string, unknown>): ToolCallFacts {
   return {
-    agentId: m.agentId,
-    agentType: m.agentType,
-    agentVersion: m.agentVersion,
+    agentId: m.agent_id,
+    agentType: m.agent_type,
+    agentVersion: m.agent_version,
     tool: m.tool,
     method: m.method,
     params,
-    piiDetected: m.piiDetected,
-    sessionId: m.sessionId,
-    ...(m.upstreamConnection ? { upstreamConnection: m.upstreamConnection, upstreamUserId: m.upstreamUserId } : {}),
+    piiDetected: m.pii_detected,
+    sessionId: m.session_id,
+    ...(m.upstream_connection ? { upstreamConnection: m.upstream_connection, upstreamUserId: m.upstream_user_id } : {}),
   };
 }
 
 /** The call's message with `paramsJson` (the stored params, in a replay input). */
 export function toolCallMessage(f: ToolCallFacts, paramsJson: string): decision.ToolCall {
   return {
-    agentId: f.agentId,
-    agentType: f.agentType,
-    agentVersion: f.agentVersion,
+    agent_id: f.agentId,
+    agent_type: f.agentType,
+    agent_version: f.agentVersion,
     tool: f.tool,
     method: f.method,
-    paramsJson,
-    piiDetected: f.piiDetected,
-    sessionId: f.sessionId,
-    upstreamConnection: f.upstreamConnection ?? '',
-    upstreamUserId: f.upstreamUserId ?? '',
+    params_json: paramsJson,
+    pii_detected: f.piiDetected,
+    session_id: f.sessionId,
+    upstream_connection: f.upstreamConnection ?? '',
+    upstream_user_id: f.upstreamUserId ?? '',
   };
 }
 
@@ -144,15 +144,15 @@ export class PolicyEvaluation {
     if (countsAsViolation(outcome.findings)) this.behavior.countViolation(tenantId, call.agentId, recorded.newTool, nowMs).catch((e) => this.onRecordFailed(e));
     const atDecision = recorded.behavioral;
     const input: decision.DecisionInput = {
-      actionId,
+      action_id: actionId,
       call: toolCallMessage(call, storedParamsJson),
       behavioral: behavioralMessage(atDecision),
       decision: outcome.decision,
       violations: outcome.violations,
       severity: outcome.severity,
-      bundleRevision: bundle.revision,
+      bundle_revision: bundle.revision,
       passes,
-      evaluatedAt: new Date(nowMs).toISOString(),
+      evaluated_at: new Date(nowMs).toISOString(),
     };
     // a running shadow decides the same call under its candidate later, off this answer's path
     this.shadow?.offer(tenantId, actionId, call, { decision: outcome.decision, violations: outcome.violations, bundleRevision: bundle.revision, evalMs }, atDecision as unknown as Record<string, unknown> | null, nowNs);

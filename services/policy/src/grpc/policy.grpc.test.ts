@@ -60,7 +60,7 @@ beforeAll(async () => {
 afterAll(() => close());
 
 test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 detail', async () => {
-  const err = await client.setTenantPolicy({ tenantId: randomUUID(), policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy: 'package agw.custom\n\np if {\n', hasCustomPolicy: true, actor: '', overrideFailingTests: undefined }).catch((e) => e);
+  const err = await client.setTenantPolicy({ tenant_id: randomUUID(), policy_template: 'custom', policy_config_json: '', has_policy_config: false, custom_policy: 'package agw.custom\n\np if {\n', has_custom_policy: true, actor: '', override_failing_tests: undefined }).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
   expect(err.detail[0]).toMatchObject({ loc: ['custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
@@ -88,7 +88,7 @@ test_error if {
 }
 `;
   const set = (customPolicy: string, note?: string) =>
-    client.setTenantPolicy({ tenantId, policyTemplate: 'custom', policyConfigJson: '', hasPolicyConfig: false, customPolicy, hasCustomPolicy: true, actor: 'ann@example.com', overrideFailingTests: note === undefined ? undefined : { note } });
+    client.setTenantPolicy({ tenant_id: tenantId, policy_template: 'custom', policy_config_json: '', has_policy_config: false, custom_policy: customPolicy, has_custom_policy: true, actor: 'ann@example.com', override_failing_tests: note === undefined ? undefined : { note } });
   const err = await set(source(1000)).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
@@ -97,13 +97,13 @@ test_error if {
     { loc: ['custom_policy'], type: 'policy_test_error', msg: expect.stringMatching(/^policy\.rego:15: data\.agw\.custom\.test_error: ERROR \(eval_builtin_error: div: divide by zero\): /) },
   ]);
   // nothing was activated
-  expect((await client.getTenantPolicy({ tenantId })).customPolicy).toBe('');
+  expect((await client.getTenantPolicy({ tenant_id: tenantId })).custom_policy).toBe('');
   expect(recorded).toEqual([]);
   // a human's override needs a note; with one, the policy is activated and the override recorded
   const noNote = await set(source(1000), ' ').catch((e) => e);
   expect(noNote.detail[0]).toMatchObject({ loc: ['override_failing_tests', 'note'], type: 'missing' });
   const overridden = await set(source(1000), 'the limit moves to 1000 today; tests follow');
-  expect(overridden.customPolicy).toBe(source(1000));
+  expect(overridden.custom_policy).toBe(source(1000));
   expect(recorded).toEqual([
     expect.objectContaining({
       decision: 'activated_over_failing_tests',
@@ -115,39 +115,39 @@ test_error if {
   ]);
   const good = source(100).replace(/\ntest_error if \{[^}]*\}\n/, '\n');
   const ok = await set(good);
-  expect(ok.customPolicy).toBe(good);
+  expect(ok.custom_policy).toBe(good);
 });
 
 test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   const tenantId = randomUUID();
   const r = await client.evaluate({
-    tenantId,
-    actionId: randomUUID(),
-    call: { agentId: 'a', agentType: 't', agentVersion: '1.0.0', tool: 'svc_x', method: 'delete', paramsJson: '{}', piiDetected: false, sessionId: '' },
-    storedParamsJson: '{}',
+    tenant_id: tenantId,
+    action_id: randomUUID(),
+    call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'svc_x', method: 'delete', params_json: '{}', pii_detected: false, session_id: '' },
+    stored_params_json: '{}',
   });
-  expect(r).toMatchObject({ decision: 'requires_human', requiresHuman: true, violations: ['destructive_action_requires_approval'], alertTier: 'P3', passes: 2 });
-  expect(r.evalMs).toBeGreaterThan(0);
+  expect(r).toMatchObject({ decision: 'requires_human', requires_human: true, violations: ['destructive_action_requires_approval'], alert_tier: 'P3', passes: 2 });
+  expect(r.eval_ms).toBeGreaterThan(0);
   // the replay input, typed (agw.decision.v1.DecisionInput), for the caller to commit with the record
-  expect(r.decisionInput).toMatchObject({ decision: 'requires_human', violations: ['destructive_action_requires_approval'], bundleRevision: r.bundleRevision, passes: 2 });
-  expect(r.decisionInput!.call).toMatchObject({ agentId: 'a', tool: 'svc_x', method: 'delete', paramsJson: '{}', piiDetected: false });
-  expect(r.decisionInput!.behavioral).toEqual({ actionCount1h: 1, actionCount24h: 1, toolCount24h: 1, violationCount24h: 0, anomalyScore: 0, lastActionSecondsAgo: -1, sessionTotalAmount: 0 });
-  const score = await client.getAnomalyScore({ tenantId, agentId: 'a' });
-  expect(score.factors).toMatchObject({ actionCount1h: 1, actionCount24h: 1, violationCount24h: 0 });
-  expect((await client.getAnomalyScore({ tenantId, agentId: 'nobody' })).factors).toBeUndefined();
-  const status = await client.getBundleStatus({ tenantId });
-  expect(r.bundleRevision).toBe(status.revision);
+  expect(r.decision_input).toMatchObject({ decision: 'requires_human', violations: ['destructive_action_requires_approval'], bundle_revision: r.bundle_revision, passes: 2 });
+  expect(r.decision_input!.call).toMatchObject({ agent_id: 'a', tool: 'svc_x', method: 'delete', params_json: '{}', pii_detected: false });
+  expect(r.decision_input!.behavioral).toEqual({ action_count_1h: 1, action_count_24h: 1, tool_count_24h: 1, violation_count_24h: 0, anomaly_score: 0, last_action_seconds_ago: -1, session_total_amount: 0 });
+  const score = await client.getAnomalyScore({ tenant_id: tenantId, agent_id: 'a' });
+  expect(score.factors).toMatchObject({ action_count_1h: 1, action_count_24h: 1, violation_count_24h: 0 });
+  expect((await client.getAnomalyScore({ tenant_id: tenantId, agent_id: 'nobody' })).factors).toBeUndefined();
+  const status = await client.getBundleStatus({ tenant_id: tenantId });
+  expect(r.bundle_revision).toBe(status.revision);
   expect((await client.listTemplates({})).templates.map((t) => t.name)).toEqual(['general', 'financial', 'email', 'crm', 'data_access']);
-  expect((await client.listRules({ tenantId })).rules.length).toBe(4);
-  const bad = await client.evaluate({ tenantId, actionId: randomUUID(), call: undefined, storedParamsJson: '' }).catch((e) => e);
+  expect((await client.listRules({ tenant_id: tenantId })).rules.length).toBe(4);
+  const bad = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: undefined, stored_params_json: '' }).catch((e) => e);
   expect(bad.code).toBe('invalid_input');
   // params with PII but no stored (encrypted) form: refused, plaintext is never stored
   const plain = await client
-    .evaluate({ tenantId, actionId: randomUUID(), call: { agentId: 'a', agentType: 't', agentVersion: '1.0.0', tool: 'x', method: 'm', paramsJson: '{"email":"a@b.example"}', piiDetected: true, sessionId: '' }, storedParamsJson: '' })
+    .evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params_json: '{"email":"a@b.example"}', pii_detected: true, session_id: '' }, stored_params_json: '' })
     .catch((e) => e);
   expect(plain.code).toBe('invalid_input');
   expect(plain.detail[0].loc).toEqual(['stored_params_json']);
-  const notJson = await client.evaluate({ tenantId, actionId: randomUUID(), call: { agentId: 'a', agentType: 't', agentVersion: '1.0.0', tool: 'x', method: 'm', paramsJson: '{}', piiDetected: false, sessionId: '' }, storedParamsJson: '{' }).catch((e) => e);
+  const notJson = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params_json: '{}', pii_detected: false, session_id: '' }, stored_params_json: '{' }).catch((e) => e);
   expect(notJson.code).toBe('invalid_input');
   expect(notJson.detail[0].loc).toEqual(['stored_params_json']);
 });

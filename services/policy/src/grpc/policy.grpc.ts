@@ -25,29 +25,29 @@ export interface PolicyDomain {
 
 function bundleSourceMessage(s: StoredBundleSource, pollOutcome = ''): pb.BundleSource {
   return {
-    tenantId: s.tenant_id,
+    tenant_id: s.tenant_id,
     url: s.url,
     scope: s.scope ?? '',
     activation: s.activation,
-    shadowMaxCalls: s.shadow_max_calls ?? 0,
-    shadowSeconds: s.shadow_seconds ?? 0,
+    shadow_max_calls: s.shadow_max_calls ?? 0,
+    shadow_seconds: s.shadow_seconds ?? 0,
     etag: s.etag ?? '',
-    lastPolledAt: s.last_polled_at?.toISOString() ?? '',
-    lastOutcome: s.last_outcome ?? '',
-    lastDetail: s.last_detail ?? '',
+    last_polled_at: s.last_polled_at?.toISOString() ?? '',
+    last_outcome: s.last_outcome ?? '',
+    last_detail: s.last_detail ?? '',
     revision: s.revision ?? '',
     digest: s.digest ?? '',
-    createdBy: s.created_by,
-    createdAt: s.created_at.toISOString(),
-    pollOutcome,
+    created_by: s.created_by,
+    created_at: s.created_at.toISOString(),
+    poll_outcome: pollOutcome,
   };
 }
 
 function policyChange(req: pb.SetTenantPolicyRequest) {
   return {
-    template: req.policyTemplate || undefined,
-    configJson: req.hasPolicyConfig ? req.policyConfigJson || '{}' : undefined,
-    customPolicy: req.hasCustomPolicy ? req.customPolicy : undefined,
+    template: req.policy_template || undefined,
+    configJson: req.has_policy_config ? req.policy_config_json || '{}' : undefined,
+    customPolicy: req.has_custom_policy ? req.custom_policy : undefined,
   };
 }
 
@@ -59,38 +59,38 @@ export function shadowReport(tenantId: string, r: ShadowReport): pb.ShadowReport
   const s = r.shadow;
   const f = r.figures;
   return {
-    tenantId,
+    tenant_id: tenantId,
     status: r.status,
-    shadowId: s?.shadow_id ?? '',
-    policyTemplate: s?.policy_template ?? '',
+    shadow_id: s?.shadow_id ?? '',
+    policy_template: s?.policy_template ?? '',
     revision: s?.revision ?? '',
-    startedBy: s?.started_by ?? '',
-    startedAt: s?.started_at.toISOString() ?? '',
-    expiresAt: s?.expires_at.toISOString() ?? '',
-    maxCalls: s?.max_calls ?? 0,
+    started_by: s?.started_by ?? '',
+    started_at: s?.started_at.toISOString() ?? '',
+    expires_at: s?.expires_at.toISOString() ?? '',
+    max_calls: s?.max_calls ?? 0,
     calls: s?.calls ?? 0,
     differing: f?.differing ?? 0,
     dropped: s?.dropped ?? 0,
-    endedAt: s?.ended_at?.toISOString() ?? '',
-    endReason: s?.end_reason ?? '',
+    ended_at: s?.ended_at?.toISOString() ?? '',
+    end_reason: s?.end_reason ?? '',
     transitions: f?.transitions ?? [],
     rules: f?.rules ?? [],
     samples: (f?.samples ?? []).map((x) => ({
-      actionId: x.action_id,
-      agentId: x.agent_id,
+      action_id: x.action_id,
+      agent_id: x.agent_id,
       tool: x.tool,
-      liveDecision: x.live_decision,
-      liveViolations: x.live_violations,
-      candidateDecision: x.candidate_decision,
-      candidateViolations: x.candidate_violations,
-      liveEvalMs: x.live_eval_ms,
-      candidateEvalMs: x.candidate_eval_ms,
-      decidedAt: x.decided_at.toISOString(),
+      live_decision: x.live_decision,
+      live_violations: x.live_violations,
+      candidate_decision: x.candidate_decision,
+      candidate_violations: x.candidate_violations,
+      live_eval_ms: x.live_eval_ms,
+      candidate_eval_ms: x.candidate_eval_ms,
+      decided_at: x.decided_at.toISOString(),
     })),
-    liveEvalMsAvg: f?.liveEvalMsAvg ?? 0,
-    candidateEvalMsAvg: f?.candidateEvalMsAvg ?? 0,
-    candidateEvalMsMax: f?.candidateEvalMsMax ?? 0,
-    liveRevision: r.liveRevision,
+    live_eval_ms_avg: f?.liveEvalMsAvg ?? 0,
+    candidate_eval_ms_avg: f?.candidateEvalMsAvg ?? 0,
+    candidate_eval_ms_max: f?.candidateEvalMsMax ?? 0,
+    live_revision: r.liveRevision,
   };
 }
 
@@ -112,15 +112,15 @@ function required(value: string, field: string): string {
 }
 
 export function bundleStatus(b: ActiveBundle): pb.BundleStatus {
-  return { tenantId: b.tenantId, revision: b.revision, hash: b.hash, policyTemplate: b.template, activatedAt: b.activatedAt };
+  return { tenant_id: b.tenantId, revision: b.revision, hash: b.hash, policy_template: b.template, activated_at: b.activatedAt };
 }
 
 export function tenantPolicy(b: ActiveBundle): pb.TenantPolicy {
   return {
-    tenantId: b.tenantId,
-    policyTemplate: b.template,
-    policyConfigJson: JSON.stringify(b.config),
-    customPolicy: b.customPolicy ?? '',
+    tenant_id: b.tenantId,
+    policy_template: b.template,
+    policy_config_json: JSON.stringify(b.config),
+    custom_policy: b.customPolicy ?? '',
     bundle: bundleStatus(b),
   };
 }
@@ -133,22 +133,22 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
   const evaluate = async (req: pb.EvaluateRequest): Promise<pb.EvaluateResponse> => {
     const c = req.call;
     if (!c) throw InputError.at(['call'], 'call is required', 'missing');
-    const params = parseObject(c.paramsJson, 'call.params_json');
+    const params = parseObject(c.params_json, 'call.params_json');
     // replay keeps what the stores keep; plaintext params with PII are never stored
-    if (!req.storedParamsJson && c.piiDetected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
-    if (req.storedParamsJson) parseObject(req.storedParamsJson, 'stored_params_json');
-    const r = await d.evaluation.evaluate(required(req.tenantId, 'tenant_id'), required(req.actionId, 'action_id'), toolCallFacts(c, params), req.storedParamsJson || c.paramsJson || '{}');
+    if (!req.stored_params_json && c.pii_detected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
+    if (req.stored_params_json) parseObject(req.stored_params_json, 'stored_params_json');
+    const r = await d.evaluation.evaluate(required(req.tenant_id, 'tenant_id'), required(req.action_id, 'action_id'), toolCallFacts(c, params), req.stored_params_json || c.params_json || '{}');
     return {
       decision: r.decision,
       violations: r.violations,
       severity: r.severity,
-      alertTier: r.alertTier,
-      requiresHuman: r.requiresHuman,
-      requiredApprovers: r.requiredApprovers,
-      bundleRevision: r.bundleRevision,
-      evalMs: r.evalMs,
+      alert_tier: r.alertTier,
+      requires_human: r.requiresHuman,
+      required_approvers: r.requiredApprovers,
+      bundle_revision: r.bundleRevision,
+      eval_ms: r.evalMs,
       passes: r.passes,
-      decisionInput: r.input,
+      decision_input: r.input,
     };
   };
   return {
@@ -158,114 +158,114 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
       {
         evaluate,
         evaluateStream: evaluate,
-        getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenantId, 'tenant_id'))),
+        getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenant_id, 'tenant_id'))),
         setTenantPolicy: async (req) =>
           tenantPolicy(
-            await d.policies.set(required(req.tenantId, 'tenant_id'), policyChange(req), {
-              actor: req.actor || `api_key:${req.tenantId}`,
-              overrideFailingTests: overrideOf(req.overrideFailingTests),
+            await d.policies.set(required(req.tenant_id, 'tenant_id'), policyChange(req), {
+              actor: req.actor || `api_key:${req.tenant_id}`,
+              overrideFailingTests: overrideOf(req.override_failing_tests),
             }),
           ),
         startShadow: async (req) => {
-          const tenantId = required(req.tenantId, 'tenant_id');
+          const tenantId = required(req.tenant_id, 'tenant_id');
           if (!req.candidate) throw InputError.at(['candidate'], 'candidate is required', 'missing');
-          return shadowReport(tenantId, await d.shadows.start(tenantId, policyChange(req.candidate), { maxCalls: req.maxCalls, durationSeconds: req.durationSeconds }, req.actor || `api_key:${tenantId}`));
+          return shadowReport(tenantId, await d.shadows.start(tenantId, policyChange(req.candidate), { maxCalls: req.max_calls, durationSeconds: req.duration_seconds }, req.actor || `api_key:${tenantId}`));
         },
-        getShadow: async (req) => shadowReport(req.tenantId, await d.shadows.report(required(req.tenantId, 'tenant_id'))),
-        discardShadow: async (req) => shadowReport(req.tenantId, await d.shadows.discard(required(req.tenantId, 'tenant_id'), req.actor || `api_key:${req.tenantId}`)),
+        getShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.report(required(req.tenant_id, 'tenant_id'))),
+        discardShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.discard(required(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`)),
         setBundleSource: async (req) => {
-          const tenantId = required(req.tenantId, 'tenant_id');
+          const tenantId = required(req.tenant_id, 'tenant_id');
           if (req.activation !== 'direct' && req.activation !== 'shadow') throw InputError.at(['activation'], 'activation is direct or shadow', 'enum');
           const { source, outcome } = await sources().register(
             tenantId,
-            { url: req.url, publicKeyPem: req.publicKey, scope: req.scope, activation: req.activation, shadowMaxCalls: req.shadowMaxCalls || undefined, shadowSeconds: req.shadowSeconds || undefined },
+            { url: req.url, publicKeyPem: req.public_key, scope: req.scope, activation: req.activation, shadowMaxCalls: req.shadow_max_calls || undefined, shadowSeconds: req.shadow_seconds || undefined },
             req.actor || `api_key:${tenantId}`,
           );
           return bundleSourceMessage(source, outcome);
         },
         getBundleSource: async (req) => {
-          const s = await sources().get(required(req.tenantId, 'tenant_id'));
+          const s = await sources().get(required(req.tenant_id, 'tenant_id'));
           if (!s) throw new NotFoundError('No bundle source is registered (PUT /api/policy/bundle-source)');
           return bundleSourceMessage(s);
         },
         deleteBundleSource: async (req) => {
-          const tenantId = required(req.tenantId, 'tenant_id');
+          const tenantId = required(req.tenant_id, 'tenant_id');
           const s = await sources().get(tenantId);
           await sources().remove(tenantId);
           return bundleSourceMessage(s!);
         },
         pollBundleSource: async (req) => {
-          const tenantId = required(req.tenantId, 'tenant_id');
+          const tenantId = required(req.tenant_id, 'tenant_id');
           const outcome = await sources().pollNow(tenantId);
           return bundleSourceMessage((await sources().get(tenantId))!, outcome);
         },
-        promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(required(req.tenantId, 'tenant_id'), req.actor || `api_key:${req.tenantId}`, overrideOf(req.overrideFailingTests))),
+        promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(required(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`, overrideOf(req.override_failing_tests))),
         testPolicy: async (req) => {
-          required(req.tenantId, 'tenant_id');
-          compileCustom(req.customPolicy); // 422 at custom_policy, as a save would be
-          const run = runTests([{ name: CUSTOM_FILE, source: req.customPolicy }]);
+          required(req.tenant_id, 'tenant_id');
+          compileCustom(req.custom_policy); // 422 at custom_policy, as a save would be
+          const run = runTests([{ name: CUSTOM_FILE, source: req.custom_policy }]);
           const cov = run.coverage!;
           return {
-            results: run.results.map((r) => ({ name: r.name, file: r.file, row: r.row, outcome: r.outcome, error: r.error ?? '', durationMs: r.durationMs })),
+            results: run.results.map((r) => ({ name: r.name, file: r.file, row: r.row, outcome: r.outcome, error: r.error ?? '', duration_ms: r.durationMs })),
             passed: run.passed,
             failed: run.failed,
             errored: run.errored,
-            coveragePercent: cov.percent,
-            coveredLines: cov.covered,
-            coverableLines: cov.coverable,
-            coverageFiles: cov.files.map((f) => ({ file: f.file, percent: f.percent, notCovered: f.notCovered })),
+            coverage_percent: cov.percent,
+            covered_lines: cov.covered,
+            coverable_lines: cov.coverable,
+            coverage_files: cov.files.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.notCovered })),
           };
         },
-        getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(required(req.tenantId, 'tenant_id'))),
+        getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(required(req.tenant_id, 'tenant_id'))),
         listTemplates: async () => ({
           templates: d.catalog.list().map((t) => ({
             name: t.name,
             description: t.description,
-            parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, defaultJson: JSON.stringify(p.default), description: p.description })),
+            parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default_json: JSON.stringify(p.default), description: p.description })),
           })),
         }),
         listRules: async (req) => {
-          const b = await d.policies.active(required(req.tenantId, 'tenant_id'));
-          return { policyTemplate: b.template, bundleRevision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
+          const b = await d.policies.active(required(req.tenant_id, 'tenant_id'));
+          return { policy_template: b.template, bundle_revision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
         },
         replay: async (req) => ({
           results: (
             await d.replay.replay(
-              required(req.tenantId, 'tenant_id'),
-              req.actionIds,
+              required(req.tenant_id, 'tenant_id'),
+              req.action_ids,
               req.candidate
                 ? {
-                    template: req.candidate.policyTemplate || undefined,
-                    configJson: req.candidate.hasPolicyConfig ? req.candidate.policyConfigJson || '{}' : undefined,
-                    customPolicy: req.candidate.hasCustomPolicy ? req.candidate.customPolicy : undefined,
+                    template: req.candidate.policy_template || undefined,
+                    configJson: req.candidate.has_policy_config ? req.candidate.policy_config_json || '{}' : undefined,
+                    customPolicy: req.candidate.has_custom_policy ? req.candidate.custom_policy : undefined,
                   }
                 : undefined,
             )
           ).map((r) => ({
-            actionId: r.action_id,
+            action_id: r.action_id,
             found: r.found,
-            originalDecision: r.original_decision,
-            replayDecision: r.replay_decision,
+            original_decision: r.original_decision,
+            replay_decision: r.replay_decision,
             consistent: r.consistent,
-            originalViolations: r.original_violations,
-            replayViolations: r.replay_violations,
-            originalBundleRevision: r.original_bundle_revision,
-            replayBundleRevision: r.replay_bundle_revision,
+            original_violations: r.original_violations,
+            replay_violations: r.replay_violations,
+            original_bundle_revision: r.original_bundle_revision,
+            replay_bundle_revision: r.replay_bundle_revision,
             tool: r.tool,
-            erasedSubjects: r.erased_subjects,
+            erased_subjects: r.erased_subjects,
           })),
         }),
         getAnomalyScore: async (req) => {
-          const a = await d.behavior.anomaly(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'));
-          return { agentId: req.agentId, anomalyScore: a.score, factors: 'burst' in a.factors ? anomalyFactorsMessage(a.factors as AnomalyFactorValues) : undefined, updatedAt: a.updatedAt };
+          const a = await d.behavior.anomaly(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'));
+          return { agent_id: req.agent_id, anomaly_score: a.score, factors: 'burst' in a.factors ? anomalyFactorsMessage(a.factors as AnomalyFactorValues) : undefined, updated_at: a.updatedAt };
         },
         clearAgentHistory: async (req) => {
-          const n = await d.behavior.clear(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'), false);
-          return { agentId: req.agentId, cleared: true, keysRemoved: n };
+          const n = await d.behavior.clear(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'), false);
+          return { agent_id: req.agent_id, cleared: true, keys_removed: n };
         },
         clearAgentCounters: async (req) => {
-          const n = await d.behavior.clear(required(req.tenantId, 'tenant_id'), required(req.agentId, 'agent_id'), true);
-          return { agentId: req.agentId, cleared: true, keysRemoved: n };
+          const n = await d.behavior.clear(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'), true);
+          return { agent_id: req.agent_id, cleared: true, keys_removed: n };
         },
       },
       logger,

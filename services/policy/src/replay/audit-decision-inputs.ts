@@ -6,7 +6,7 @@ export function auditDecisionInputs(client: Pick<PeerClient<'audit'>, 'getDecisi
   return {
     async byActions(tenantId, actionIds) {
       if (!actionIds.length) return [];
-      return (await client.getDecisionInputs({ tenantId, actionIds })).inputs;
+      return (await client.getDecisionInputs({ tenant_id: tenantId, action_ids: actionIds })).inputs;
     },
   };
 }

@@ -44,7 +44,7 @@ export class ReplayService {
   async replay(tenantId: string, actionIds: string[], candidate?: PolicyChange): Promise<ReplayResult[]> {
     if (actionIds.length > MAX_REPLAY) throw InputError.field('action_ids', `at most ${MAX_REPLAY} action ids`, 'too_long');
     const bundle = candidate ? await this.policies.candidate(tenantId, candidate) : await this.policies.active(tenantId);
-    const stored = new Map((await this.inputs.byActions(tenantId, [...new Set(actionIds)])).map((d) => [d.actionId, d]));
+    const stored = new Map((await this.inputs.byActions(tenantId, [...new Set(actionIds)])).map((d) => [d.action_id, d]));
     const out: ReplayResult[] = [];
     for (const id of actionIds) {
       const d = stored.get(id);
@@ -59,12 +59,12 @@ export class ReplayService {
 
   private async one(tenantId: string, d: decision.DecisionInput, bundle: Awaited<ReturnType<TenantPolicies['active']>>): Promise<ReplayResult> {
     const c = d.call!;
-    const storedParams = JSON.parse(c.paramsJson || '{}') as Record<string, unknown>;
-    const revealed = c.piiDetected ? await this.revealer.reveal(tenantId, storedParams) : { params: storedParams, erasedSubjects: [] };
-    const nowNs = BigInt(Date.parse(d.evaluatedAt)) * 1_000_000n;
+    const storedParams = JSON.parse(c.params_json || '{}') as Record<string, unknown>;
+    const revealed = c.pii_detected ? await this.revealer.reveal(tenantId, storedParams) : { params: storedParams, erasedSubjects: [] };
+    const nowNs = BigInt(Date.parse(d.evaluated_at)) * 1_000_000n;
     const { outcome } = await twoPass(bundle, toolCallFacts(c, revealed.params), nowNs, async () => (d.behavioral ? behavioralInput(d.behavioral) : null));
     return {
-      action_id: d.actionId,
+      action_id: d.action_id,
       found: true,
       tool: c.tool,
       original_decision: d.decision,
@@ -72,7 +72,7 @@ export class ReplayService {
       consistent: d.decision === outcome.decision,
       original_violations: d.violations,
       replay_violations: outcome.violations,
-      original_bundle_revision: d.bundleRevision,
+      original_bundle_revision: d.bundle_revision,
       replay_bundle_revision: bundle.revision,
       erased_subjects: revealed.erasedSubjects,
     };

@@ -6,8 +6,8 @@ import type { ParamsRevealer } from './params-revealer';
 export function vaultRevealer(client: Pick<PromiseClient<typeof vault.VaultServiceService>, 'revealParams'>): ParamsRevealer {
   return {
     async reveal(tenantId, storedParams) {
-      const res = await client.revealParams({ tenantId, paramsJson: JSON.stringify(storedParams) });
-      return { params: JSON.parse(res.paramsJson || '{}') as Record<string, unknown>, erasedSubjects: res.erasedSubjects };
+      const res = await client.revealParams({ tenant_id: tenantId, params_json: JSON.stringify(storedParams) });
+      return { params: JSON.parse(res.params_json || '{}') as Record<string, unknown>, erasedSubjects: res.erased_subjects };
     },
   };
 }

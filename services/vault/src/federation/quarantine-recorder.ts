@@ -46,7 +46,7 @@ export function auditQuarantineRecorder(audit: AuditAppender, logger: Logger, at
   return {
     async record(tenantId, upstream, q, suppressed = 0) {
       const record = quarantineRecord(upstream, q, new Date(), suppressed);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: 'quarantined', appendKey: `quarantine:${record.action_id}` };
+      const request = { tenant_id: tenantId, entry: toAuditEntry(record), event_kind: 'quarantined', append_key: `quarantine:${record.action_id}` };
       // any failure is sent again under the record's one key (the client's retry loop, packages/shared/src/grpc-retry.ts)
       await audit.append(request, { retry: { attempts, delayMs: 500, backoff: 2, when: () => true } });
       logger.warn({ tenantId, upstream, tool: q.tool, reason: q.reason, action_id: record.action_id }, 'federated tool quarantined');
@@ -88,7 +88,7 @@ export function auditConnectionRecorder(audit: AuditAppender, logger: Logger, at
   return {
     async record(tenantId, upstream, e) {
       const record = connectionRecord(upstream, e);
-      const request = { tenantId, entry: toAuditEntry(record), eventKind: e.event === 'authorization_required' ? 'authorization_required' : 'observed', appendKey: `upstream-oauth:${record.action_id}` };
+      const request = { tenant_id: tenantId, entry: toAuditEntry(record), event_kind: e.event === 'authorization_required' ? 'authorization_required' : 'observed', append_key: `upstream-oauth:${record.action_id}` };
       await audit.append(request, { retry: { attempts, delayMs: 500, backoff: 2, when: () => true } });
       logger.info({ tenantId, upstream, event: e.event, user_id: e.user_id || null, action_id: record.action_id }, 'upstream connection event');
     },

@@ -13,28 +13,28 @@ function toTool(t: ToolRow): pb.UpstreamTool {
     upstream: t.upstream,
     name: t.name,
     // a prompt's row (`prompt:<name>`, federated-mcp.ts): the name prompts/list shows
-    federatedName: federatedName(t.upstream, isPromptName(t.name) ? t.name.slice(PROMPT_PREFIX.length) : t.name),
+    federated_name: federatedName(t.upstream, isPromptName(t.name) ? t.name.slice(PROMPT_PREFIX.length) : t.name),
     state: t.state,
     reason: t.reason ?? '',
-    pinnedJson: json(t.pinned),
-    pinnedSha256: t.pinned_sha256 ?? '',
-    candidateJson: json(t.candidate),
-    candidateSha256: t.candidate_sha256 ?? '',
+    pinned_json: json(t.pinned),
+    pinned_sha256: t.pinned_sha256 ?? '',
+    candidate_json: json(t.candidate),
+    candidate_sha256: t.candidate_sha256 ?? '',
     markers: (t.markers ?? []).map((m) => ({ rule: m.rule, path: m.path, excerpt: m.excerpt })),
-    diff: diffOf(t).map((c) => ({ path: c.path, beforeJson: c.before === undefined ? '' : JSON.stringify(c.before), afterJson: c.after === undefined ? '' : JSON.stringify(c.after) })),
-    firstSeenAt: iso(t.first_seen_at),
-    updatedAt: iso(t.updated_at),
-    approvedAt: iso(t.approved_at),
-    approvedBy: t.approved_by ?? '',
+    diff: diffOf(t).map((c) => ({ path: c.path, before_json: c.before === undefined ? '' : JSON.stringify(c.before), after_json: c.after === undefined ? '' : JSON.stringify(c.after) })),
+    first_seen_at: iso(t.first_seen_at),
+    updated_at: iso(t.updated_at),
+    approved_at: iso(t.approved_at),
+    approved_by: t.approved_by ?? '',
   };
 }
 
 /** The gateway's word on who asks; none: not a human, the gate on. */
-const gateOf = (g: pb.HumanGate | undefined): HumanGate => (g ? { human: g.human, requireHuman: g.requireHuman, caller: g.caller || UNKNOWN_CALLER.caller } : UNKNOWN_CALLER);
+const gateOf = (g: pb.HumanGate | undefined): HumanGate => (g ? { human: g.human, requireHuman: g.require_human, caller: g.caller || UNKNOWN_CALLER.caller } : UNKNOWN_CALLER);
 
 /** A deleted upstream as it was (only its name when a human discarded what a deleted one kept), with the counts. */
 function toDeleted(d: DeletedUpstream): pb.Upstream {
-  return pb.Upstream.fromPartial({ ...(d.view ? toUpstream(d.view) : { name: d.name }), retainedTools: d.retained_tools, discardedTools: d.discarded_tools });
+  return pb.Upstream.fromPartial({ ...(d.view ? toUpstream(d.view) : { name: d.name }), retained_tools: d.retained_tools, discarded_tools: d.discarded_tools });
 }
 
 function toUpstream(u: UpstreamView): pb.Upstream {
@@ -43,27 +43,27 @@ function toUpstream(u: UpstreamView): pb.Upstream {
     url: u.url,
     transport: u.transport,
     description: u.description ?? '',
-    credentialType: u.credential_type,
-    credentialHeaderName: u.credential_meta?.header_name ?? '',
+    credential_type: u.credential_type,
+    credential_header_name: u.credential_meta?.header_name ?? '',
     include: u.tool_filter?.include ?? [],
     exclude: u.tool_filter?.exclude ?? [],
     status: u.status,
-    statusReason: u.status_reason ?? '',
-    serverName: u.server_info?.name ?? '',
-    serverVersion: u.server_info?.version ?? '',
-    protocolVersion: u.server_info?.protocol_version ?? '',
-    toolCount: u.tool_count,
-    quarantinedCount: u.quarantined_count,
-    createdAt: iso(u.created_at),
-    refreshedAt: iso(u.refreshed_at),
+    status_reason: u.status_reason ?? '',
+    server_name: u.server_info?.name ?? '',
+    server_version: u.server_info?.version ?? '',
+    protocol_version: u.server_info?.protocol_version ?? '',
+    tool_count: u.tool_count,
+    quarantined_count: u.quarantined_count,
+    created_at: iso(u.created_at),
+    refreshed_at: iso(u.refreshed_at),
     tools: (u.tools ?? []).map(toTool),
-    timeoutMs: u.timeout_ms ?? 0,
-    retainedTools: 0,
-    discardedTools: 0,
+    timeout_ms: u.timeout_ms ?? 0,
+    retained_tools: 0,
+    discarded_tools: 0,
     connection: u.connection ?? 'shared',
-    connections: (u.connections ?? []).map((g) => ({ userId: g.user_id, connectedBy: g.connected_by ?? '', connectedAt: iso(g.connected_at), expiresAt: iso(g.expires_at), scope: g.scope ?? '' })),
-    authorizationServer: u.credential_type === 'oauth' ? (u.credential_meta?.authorization_server ?? '') : '',
-    clientRegistration: u.credential_type === 'oauth' ? (u.credential_meta?.client_registration ?? '') : '',
+    connections: (u.connections ?? []).map((g) => ({ user_id: g.user_id, connected_by: g.connected_by ?? '', connected_at: iso(g.connected_at), expires_at: iso(g.expires_at), scope: g.scope ?? '' })),
+    authorization_server: u.credential_type === 'oauth' ? (u.credential_meta?.authorization_server ?? '') : '',
+    client_registration: u.credential_type === 'oauth' ? (u.credential_meta?.client_registration ?? '') : '',
   };
 }
 
@@ -80,64 +80,64 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
         registerUpstream: async (req) => {
           const c = req.credential;
           return toUpstream(
-            await federation.register(tenant(req.tenantId), {
+            await federation.register(tenant(req.tenant_id), {
               name: req.name,
               url: req.url,
               transport: req.transport || undefined,
               credential: c
-                ? { type: c.type, value: c.value || undefined, header_name: c.headerName || undefined, token_url: c.tokenUrl || undefined, client_id: c.clientId || undefined, client_secret: c.clientSecret || undefined, scope: c.scope || undefined }
+                ? { type: c.type, value: c.value || undefined, header_name: c.header_name || undefined, token_url: c.token_url || undefined, client_id: c.client_id || undefined, client_secret: c.client_secret || undefined, scope: c.scope || undefined }
                 : undefined,
               include: req.include,
               exclude: req.exclude,
               description: req.description || undefined,
-              tool_approval: req.toolApproval || undefined,
-              timeout_ms: req.timeoutMs || undefined,
+              tool_approval: req.tool_approval || undefined,
+              timeout_ms: req.timeout_ms || undefined,
               connection: req.connection || undefined,
-              oauth_redirect_uri: req.oauthRedirectUri || undefined,
-              oauth_client_metadata_url: req.oauthClientMetadataUrl || undefined,
+              oauth_redirect_uri: req.oauth_redirect_uri || undefined,
+              oauth_client_metadata_url: req.oauth_client_metadata_url || undefined,
             }, gateOf(req.gate)),
           );
         },
-        listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenantId))).map(toUpstream) }),
-        getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenantId), req.name)),
-        deleteUpstream: async (req) => toDeleted(await federation.delete(tenant(req.tenantId), req.name, { discardPins: req.discardPins, gate: gateOf(req.gate) })),
-        refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenantId), req.name, req.toolApproval || undefined)),
-        listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenantId), req.name)).map(toTool) }),
-        approveTool: async (req) => toTool(await federation.approve(tenant(req.tenantId), req.upstream, req.tool, req.approvedBy || 'unknown', req.definitionSha256 || undefined)),
+        listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenant_id))).map(toUpstream) }),
+        getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenant_id), req.name)),
+        deleteUpstream: async (req) => toDeleted(await federation.delete(tenant(req.tenant_id), req.name, { discardPins: req.discard_pins, gate: gateOf(req.gate) })),
+        refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenant_id), req.name, req.tool_approval || undefined)),
+        listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenant_id), req.name)).map(toTool) }),
+        approveTool: async (req) => toTool(await federation.approve(tenant(req.tenant_id), req.upstream, req.tool, req.approved_by || 'unknown', req.definition_sha256 || undefined)),
         listFederatedTools: async (req) => ({
-          tools: (await federation.federatedTools(tenant(req.tenantId))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definitionJson: JSON.stringify(t.definition) })),
+          tools: (await federation.federatedTools(tenant(req.tenant_id))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition_json: JSON.stringify(t.definition) })),
         }),
         getToolTarget: async (req) => {
-          const t = await federation.target(tenant(req.tenantId), req.tool, req.method);
-          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '', definitionSha256: t.definition_sha256 ?? '' };
+          const t = await federation.target(tenant(req.tenant_id), req.tool, req.method);
+          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '', definition_sha256: t.definition_sha256 ?? '' };
         },
         listFederatedEntries: async (req) => {
           const kind = req.kind;
           if (kind !== 'resources' && kind !== 'resource_templates' && kind !== 'prompts') throw InputError.at(['kind'], 'kind is resources, resource_templates or prompts', 'enum');
-          const r = await federation.mcp.entries(tenant(req.tenantId), kind);
-          return { entries: r.entries.map((e) => ({ upstream: e.upstream, entryJson: JSON.stringify(e.entry) })), unavailable: r.unavailable };
+          const r = await federation.mcp.entries(tenant(req.tenant_id), kind);
+          return { entries: r.entries.map((e) => ({ upstream: e.upstream, entry_json: JSON.stringify(e.entry) })), unavailable: r.unavailable };
         },
         completeFederated: async (req) => {
           let params: unknown;
           try {
-            params = JSON.parse(req.paramsJson || '{}');
+            params = JSON.parse(req.params_json || '{}');
           } catch {
             throw InputError.at(['params_json'], 'params_json is not JSON', 'json_invalid');
           }
-          const result = await federation.mcp.complete(tenant(req.tenantId), req.upstream, (params ?? {}) as Record<string, unknown>);
-          return { resultJson: JSON.stringify(result) };
+          const result = await federation.mcp.complete(tenant(req.tenant_id), req.upstream, (params ?? {}) as Record<string, unknown>);
+          return { result_json: JSON.stringify(result) };
         },
         startUpstreamAuthorization: async (req) => {
-          const r = await federation.startAuthorization(tenant(req.tenantId), req.name, req.humanId, req.bindingSha256);
-          return { authorizationUrl: r.authorization_url, expiresAt: r.expires_at.toISOString() };
+          const r = await federation.startAuthorization(tenant(req.tenant_id), req.name, req.human_id, req.binding_sha256);
+          return { authorization_url: r.authorization_url, expires_at: r.expires_at.toISOString() };
         },
         completeUpstreamAuthorization: async (req) => {
-          const r = await federation.completeAuthorization({ state: req.state, code: req.code, bindingSha256: req.bindingSha256, error: req.error || undefined });
-          return { tenantId: r.tenantId, userId: r.userId, upstream: toUpstream(r.view) };
+          const r = await federation.completeAuthorization({ state: req.state, code: req.code, bindingSha256: req.binding_sha256, error: req.error || undefined });
+          return { tenant_id: r.tenantId, user_id: r.userId, upstream: toUpstream(r.view) };
         },
-        disconnectUpstream: async (req) => toUpstream(await federation.disconnect(tenant(req.tenantId), req.name, req.userId, req.humanId || 'unknown')),
+        disconnectUpstream: async (req) => toUpstream(await federation.disconnect(tenant(req.tenant_id), req.name, req.user_id, req.human_id || 'unknown')),
         setToolApproval: async (req) => {
-          await federation.setToolApproval(tenant(req.tenantId), req.mode);
+          await federation.setToolApproval(tenant(req.tenant_id), req.mode);
           return {};
         },
       },

@@ -10,10 +10,13 @@ export function noteSigningGrpcService(signer: NoteSigner, logger: Logger): Grpc
       pb.NoteSigningServiceService,
       {
         getNoteKey: async (req) => {
-          const k = await signer.keyInfo(req.tenantId);
-          return { keyName: k.keyName, vkey: k.vkey, keyId: k.keyId.toString('hex'), publicKey: k.publicKey.toString('base64'), algorithm: 'Ed25519', custody: k.custody };
+          const k = await signer.keyInfo(req.tenant_id);
+          return { key_name: k.keyName, vkey: k.vkey, key_id: k.keyId.toString('hex'), public_key: k.publicKey.toString('base64'), algorithm: 'Ed25519', custody: k.custody };
         },
-        signNote: async (req) => signer.sign(req.tenantId, req.text),
+        signNote: async (req) => {
+          const s = await signer.sign(req.tenant_id, req.text);
+          return { note: s.note, key_name: s.keyName, signature: s.signature };
+        },
       },
       logger,
     ),

@@ -68,26 +68,26 @@ const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : '')
 
 function toCredential(c: CredentialMeta): pb.Credential {
   return {
-    toolId: c.tool_id,
+    tool_id: c.tool_id,
     name: c.name,
-    credentialType: c.credential_type,
-    upstreamUrl: c.upstream_url ?? '',
-    upstreamMethod: c.upstream_method,
-    headerName: c.header_name ?? '',
-    registeredAt: iso(c.registered_at),
-    keyId: c.key_id,
+    credential_type: c.credential_type,
+    upstream_url: c.upstream_url ?? '',
+    upstream_method: c.upstream_method,
+    header_name: c.header_name ?? '',
+    registered_at: iso(c.registered_at),
+    key_id: c.key_id,
   };
 }
 
 function toSubject(s: SubjectRow): pb.Subject {
   return {
-    subjectId: s.subject_id,
-    keyId: s.key_id,
+    subject_id: s.subject_id,
+    key_id: s.key_id,
     status: s.erased_at ? 'erased' : 'active',
-    createdAt: iso(s.created_at),
-    erasedAt: iso(s.erased_at),
-    actionCount: s.action_count,
-    piiKinds: s.pii_kinds,
+    created_at: iso(s.created_at),
+    erased_at: iso(s.erased_at),
+    action_count: s.action_count,
+    pii_kinds: s.pii_kinds,
     source: s.source,
   };
 }
@@ -103,24 +103,24 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
       pb.VaultServiceService,
       {
         protectParams: async (req) => {
-          const r = await d.pii.protect(tenant(req.tenantId), req.actionId, paramsOf(req.paramsJson));
+          const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, paramsOf(req.params_json));
           d.metrics?.protectedCalls.inc({ pii_detected: String(r.piiDetected) });
-          return { piiDetected: r.piiDetected, storedParamsJson: JSON.stringify(r.storedParams), subjectIds: r.subjectIds, piiKinds: r.kinds };
+          return { pii_detected: r.piiDetected, stored_params_json: JSON.stringify(r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
         },
         revealParams: async (req) => {
-          const r = await d.pii.reveal(tenant(req.tenantId), req.paramsJson ? parseJson(req.paramsJson, 'params_json') : {});
-          return { paramsJson: JSON.stringify(r.params), erasedSubjects: r.erasedSubjects };
+          const r = await d.pii.reveal(tenant(req.tenant_id), req.params_json ? parseJson(req.params_json, 'params_json') : {});
+          return { params_json: JSON.stringify(r.params), erased_subjects: r.erasedSubjects };
         },
         execute: async (req, _metadata, cancelled) => {
-          const round = roundOf(req.mcpRoundJson, cancelled);
-          const r = await d.broker.execute(tenant(req.tenantId), {
-            actionId: req.actionId,
-            agentId: req.agentId,
+          const round = roundOf(req.mcp_round_json, cancelled);
+          const r = await d.broker.execute(tenant(req.tenant_id), {
+            actionId: req.action_id,
+            agentId: req.agent_id,
             tool: req.tool,
             method: req.method,
-            params: paramsOf(req.paramsJson),
+            params: paramsOf(req.params_json),
             origin: req.origin === 'approval' ? 'approval' : 'tool_call',
-            userId: req.userId || undefined,
+            userId: req.user_id || undefined,
             ...(round ? { round } : {}),
           });
           if (r.brokered) {
@@ -130,119 +130,119 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
           }
           return {
             brokered: r.brokered,
-            statusCode: r.statusCode,
-            bodyJson: r.brokered ? JSON.stringify(r.body ?? null) : '',
-            hsmFetchMs: r.hsmFetchMs,
-            executionMs: r.executionMs,
-            credentialName: r.credentialName,
+            status_code: r.statusCode,
+            body_json: r.brokered ? JSON.stringify(r.body ?? null) : '',
+            hsm_fetch_ms: r.hsmFetchMs,
+            execution_ms: r.executionMs,
+            credential_name: r.credentialName,
             outcome: r.outcome,
-            mcpResult: r.mcpResult ?? false,
+            mcp_result: r.mcpResult ?? false,
           };
         },
         registerCredential: async (req) =>
           toCredential(
-            await d.credentials.register(tenant(req.tenantId), {
-              tool_id: req.toolId,
+            await d.credentials.register(tenant(req.tenant_id), {
+              tool_id: req.tool_id,
               name: req.name,
               value: req.value,
-              credential_type: req.credentialType || undefined,
-              upstream_url: req.upstreamUrl || undefined,
-              upstream_method: req.upstreamMethod || undefined,
-              header_name: req.headerName || undefined,
+              credential_type: req.credential_type || undefined,
+              upstream_url: req.upstream_url || undefined,
+              upstream_method: req.upstream_method || undefined,
+              header_name: req.header_name || undefined,
             }),
           ),
-        listCredentials: async (req) => ({ credentials: (await d.credentials.list(tenant(req.tenantId))).map(toCredential) }),
+        listCredentials: async (req) => ({ credentials: (await d.credentials.list(tenant(req.tenant_id))).map(toCredential) }),
         getCredentialStatus: async (req) => {
-          const c = await d.credentials.status(tenant(req.tenantId), req.toolId);
+          const c = await d.credentials.status(tenant(req.tenant_id), req.tool_id);
           return c
-            ? { toolId: req.toolId, registered: true, name: c.name, credentialType: c.credential_type, registeredAt: iso(c.registered_at) }
-            : { toolId: req.toolId, registered: false, name: '', credentialType: '', registeredAt: '' };
+            ? { tool_id: req.tool_id, registered: true, name: c.name, credential_type: c.credential_type, registered_at: iso(c.registered_at) }
+            : { tool_id: req.tool_id, registered: false, name: '', credential_type: '', registered_at: '' };
         },
-        deleteCredential: async (req) => toCredential(await d.credentials.delete(tenant(req.tenantId), req.toolId, req.name)),
+        deleteCredential: async (req) => toCredential(await d.credentials.delete(tenant(req.tenant_id), req.tool_id, req.name)),
         listAccessLog: async (req) => ({
-          entries: (await d.accessLog.list(tenant(req.tenantId), { limit: Math.min(Math.max(req.limit || 200, 1), 1000), toolId: req.toolId || undefined })).map((e) => ({
+          entries: (await d.accessLog.list(tenant(req.tenant_id), { limit: Math.min(Math.max(req.limit || 200, 1), 1000), toolId: req.tool_id || undefined })).map((e) => ({
             id: e.id,
             at: iso(e.at),
-            agentId: e.agent_id,
-            toolId: e.tool_id,
-            credentialName: e.credential_name,
-            actionId: e.action_id ?? '',
+            agent_id: e.agent_id,
+            tool_id: e.tool_id,
+            credential_name: e.credential_name,
+            action_id: e.action_id ?? '',
             origin: e.origin,
             outcome: e.outcome,
-            statusCode: e.status_code ?? 0,
-            hsmFetchMs: e.hsm_fetch_ms ?? 0,
-            executionMs: e.execution_ms ?? 0,
+            status_code: e.status_code ?? 0,
+            hsm_fetch_ms: e.hsm_fetch_ms ?? 0,
+            execution_ms: e.execution_ms ?? 0,
             error: e.error ?? '',
           })),
         }),
-        listSubjects: async (req) => ({ subjects: (await d.subjects.listSubjects(tenant(req.tenantId))).map(toSubject) }),
+        listSubjects: async (req) => ({ subjects: (await d.subjects.listSubjects(tenant(req.tenant_id))).map(toSubject) }),
         lookupSubject: async (req) => {
-          const r = await d.subjects.lookup(tenant(req.tenantId), req.identifier, req.kind || undefined);
+          const r = await d.subjects.lookup(tenant(req.tenant_id), req.identifier, req.kind || undefined);
           return r.known
             ? toSubject(r.known)
-            : { subjectId: r.subject_id, keyId: '', status: 'unknown', createdAt: '', erasedAt: '', actionCount: 0, piiKinds: [r.kind], source: 'derived' };
+            : { subject_id: r.subject_id, key_id: '', status: 'unknown', created_at: '', erased_at: '', action_count: 0, pii_kinds: [r.kind], source: 'derived' };
         },
         eraseSubject: async (req) => {
-          const r = await d.subjects.erase(tenant(req.tenantId), req.subjectId);
+          const r = await d.subjects.erase(tenant(req.tenant_id), req.subject_id);
           if (!r.alreadyErased) d.metrics?.erasures.inc();
-          return { subjectId: req.subjectId, actionIds: r.actionIds, alreadyErased: r.alreadyErased, erasedAt: iso(r.erasedAt) };
+          return { subject_id: req.subject_id, action_ids: r.actionIds, already_erased: r.alreadyErased, erased_at: iso(r.erasedAt) };
         },
         getSubjectStatus: async (req) => {
-          const { row, keyExists } = await d.subjects.status(tenant(req.tenantId), req.subjectId);
+          const { row, keyExists } = await d.subjects.status(tenant(req.tenant_id), req.subject_id);
           return {
-            subjectId: row.subject_id,
+            subject_id: row.subject_id,
             erased: row.erased_at !== null,
-            keyExists,
-            keyId: row.key_id,
+            key_exists: keyExists,
+            key_id: row.key_id,
             status: row.erased_at ? 'erased' : 'active',
-            createdAt: iso(row.created_at),
-            erasedAt: iso(row.erased_at),
+            created_at: iso(row.created_at),
+            erased_at: iso(row.erased_at),
           };
         },
         filterErasedSubjects: async (req) => ({
-          tenantId: req.tenantId,
-          subjectIds: [...(await d.subjects.erasedAmong(tenant(req.tenantId), req.subjectIds.slice(0, 10_000)))],
+          tenant_id: req.tenant_id,
+          subject_ids: [...(await d.subjects.erasedAmong(tenant(req.tenant_id), req.subject_ids.slice(0, 10_000)))],
         }),
         createKey: async (req) => {
-          const { row, created } = await d.subjects.createSubjectKey(tenant(req.tenantId), { subjectId: req.subjectId || undefined, identifier: req.identifier || undefined });
+          const { row, created } = await d.subjects.createSubjectKey(tenant(req.tenant_id), { subjectId: req.subject_id || undefined, identifier: req.identifier || undefined });
           return {
-            keyId: row.key_id,
+            key_id: row.key_id,
             purpose: 'pii_subject',
-            subjectId: row.subject_id,
+            subject_id: row.subject_id,
             status: 'active',
-            createdAt: iso(row.created_at),
-            destroyedAt: '',
+            created_at: iso(row.created_at),
+            destroyed_at: '',
             algorithm: 'AES-256-GCM',
             backend: d.hsm.name,
             created,
           };
         },
         listKeys: async (req) => ({
-          keys: (await d.keyring.list(tenant(req.tenantId))).map((k) => ({
-            keyId: k.key_id,
+          keys: (await d.keyring.list(tenant(req.tenant_id))).map((k) => ({
+            key_id: k.key_id,
             purpose: k.purpose,
-            subjectId: k.subject_id ?? '',
+            subject_id: k.subject_id ?? '',
             status: k.destroyed_at ? 'destroyed' : 'active',
-            createdAt: iso(k.created_at),
-            destroyedAt: iso(k.destroyed_at),
+            created_at: iso(k.created_at),
+            destroyed_at: iso(k.destroyed_at),
             algorithm: k.purpose === 'subject_hmac' ? 'HMAC-SHA-256' : 'AES-256-GCM',
             backend: k.backend,
             created: false,
           })),
         }),
         encrypt: async (req) => {
-          const env = await d.envelopes.encrypt(tenant(req.tenantId), req.subjectId, req.plaintextJson ? parseJson(req.plaintextJson, 'plaintext_json') : null);
-          return { subjectId: req.subjectId, envelopeJson: JSON.stringify(env) };
+          const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, req.plaintext_json ? parseJson(req.plaintext_json, 'plaintext_json') : null);
+          return { subject_id: req.subject_id, envelope_json: JSON.stringify(env) };
         },
         decrypt: async (req) => {
-          const r = await d.envelopes.decrypt(tenant(req.tenantId), req.envelopeJson ? parseJson(req.envelopeJson, 'envelope_json') : null);
-          return { subjectId: r.subjectId, plaintextJson: JSON.stringify(r.value) };
+          const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope_json ? parseJson(req.envelope_json, 'envelope_json') : null);
+          return { subject_id: r.subjectId, plaintext_json: JSON.stringify(r.value) };
         },
-        sealSecret: async (req) => ({ sealedJson: await d.secrets.seal(tenant(req.tenantId), req.purpose, req.plaintext) }),
-        openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenantId), req.purpose, req.sealedJson) }),
+        sealSecret: async (req) => ({ sealed_json: await d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext) }),
+        openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed_json) }),
         getHsmStatus: async () => {
           const i = d.hsm.info();
-          return { backend: i.backend, tokenLabel: i.tokenLabel, ready: i.ready, library: i.library };
+          return { backend: i.backend, token_label: i.tokenLabel, ready: i.ready, library: i.library };
         },
       },
       logger,

@@ -7,24 +7,24 @@ import { type TargetGuard, refusalOfUrl } from '../target/target-guard';
 
 export function toMessage(v: DeliveryView): pb.Delivery {
   return {
-    deliveryId: v.delivery_id,
+    delivery_id: v.delivery_id,
     event: v.event,
-    eventId: v.event_id,
-    actionId: v.action_id ?? '',
+    event_id: v.event_id,
+    action_id: v.action_id ?? '',
     url: v.url,
     status: v.status,
     attempts: v.attempts,
-    createdAt: v.created_at,
-    nextAttemptAt: v.next_attempt_at ?? '',
-    completedAt: v.completed_at ?? '',
-    lastStatusCode: v.last_status_code ?? 0,
-    lastError: v.last_error ?? '',
+    created_at: v.created_at,
+    next_attempt_at: v.next_attempt_at ?? '',
+    completed_at: v.completed_at ?? '',
+    last_status_code: v.last_status_code ?? 0,
+    last_error: v.last_error ?? '',
     test: v.test,
-    attemptLog: v.attempt_log.map((a) => ({
+    attempt_log: v.attempt_log.map((a) => ({
       attempt: a.attempt,
-      startedAt: a.started_at,
-      durationMs: a.duration_ms,
-      statusCode: a.status_code ?? 0,
+      started_at: a.started_at,
+      duration_ms: a.duration_ms,
+      status_code: a.status_code ?? 0,
       outcome: a.outcome,
       error: a.error ?? '',
     })),
@@ -39,16 +39,16 @@ export function webhookGrpcService(deliveries: WebhookDeliveries, guard: TargetG
       {
         listDeliveries: async (req) => ({
           deliveries: (
-            await deliveries.list(req.tenantId, {
+            await deliveries.list(req.tenant_id, {
               limit: req.limit,
               status: (req.status || undefined) as DeliveryStatus | undefined,
-              actionId: req.actionId || undefined,
+              actionId: req.action_id || undefined,
               event: req.event || undefined,
             })
           ).map(toMessage),
         }),
-        getDelivery: async (req) => toMessage(await deliveries.get(req.tenantId, req.deliveryId)),
-        testDelivery: async (req) => toMessage(await deliveries.test(req.tenantId, req.event || undefined)),
+        getDelivery: async (req) => toMessage(await deliveries.get(req.tenant_id, req.delivery_id)),
+        testDelivery: async (req) => toMessage(await deliveries.test(req.tenant_id, req.event || undefined)),
         checkTarget: async (req) => {
           const why = await refusalOfUrl(guard, req.url);
           if (why) throw InputError.field('webhook_url', why);

@@ -1,5 +1,6 @@
 /** Tables owned by the audit service: the per-tenant hash chain. */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { ActionRecordField } from '../../action-record';
 
 export interface AuditRecordsTable {
   id: Generated<number>;
@@ -80,3 +81,9 @@ export interface AuditTables {
   audit_tamper_backups: AuditTamperBackupsTable;
   audit_decision_inputs: AuditDecisionInputsTable;
 }
+
+// every field of the record (agw.audit.v1.AuditEntry, through action-record.ts) is a column: a field added to
+// the message fails the build here until audit_records has it
+type MissingColumns = Exclude<ActionRecordField, keyof AuditRecordsTable>;
+const everyFieldIsAColumn: [MissingColumns] extends [never] ? true : MissingColumns = true;
+void everyFieldIsAColumn;

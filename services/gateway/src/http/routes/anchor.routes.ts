@@ -54,20 +54,20 @@ const triggerResponse = anchorSchema.extend({ status: z.literal('anchored'), tre
 
 function presentAnchor(a: anchor.TenantAnchor): z.infer<typeof anchorSchema> {
   return {
-    merkle_root: a.aggregateRoot,
-    tx_hash: a.txHash,
-    block_number: a.blockNumber,
-    anchored_at: a.anchoredAt,
+    merkle_root: a.aggregate_root,
+    tx_hash: a.tx_hash,
+    block_number: a.block_number,
+    anchored_at: a.anchored_at,
     network: a.network,
-    chain_id: a.chainId,
-    contract_address: a.contractAddress,
-    explorer_tx_url: a.explorerTxUrl || null,
-    tenant_root: a.tenantRoot,
-    tree_index: a.treeIndex,
-    tree_size: a.treeSize,
-    aggregate_proof: { leaf_hex: a.leafHex, leaf_index: a.leafIndex, tree_size: a.leafCount, proof: a.aggregateProof },
+    chain_id: a.chain_id,
+    contract_address: a.contract_address,
+    explorer_tx_url: a.explorer_tx_url || null,
+    tenant_root: a.tenant_root,
+    tree_index: a.tree_index,
+    tree_size: a.tree_size,
+    aggregate_proof: { leaf_hex: a.leaf_hex, leaf_index: a.leaf_index, tree_size: a.leaf_count, proof: a.aggregate_proof },
     // the signed checkpoint the anchored leaf covers (docs/evidence.md); null: anchored without one
-    checkpoint_sha256: a.checkpointSha256 || null,
+    checkpoint_sha256: a.checkpoint_sha256 || null,
   };
 }
 
@@ -83,41 +83,41 @@ export function anchorRoutes(d: Pick<AuditFeature, 'anchor' | 'merkle' | 'health
     return {
       status: h.status,
       network: h.network,
-      chain_id: h.chainId,
+      chain_id: h.chain_id,
       connected: h.status === 'ok',
-      block_number: h.blockNumber,
-      contract_address: h.contractAddress || null,
+      block_number: h.block_number,
+      contract_address: h.contract_address || null,
       embedded_chain: h.embedded,
-      last_anchor_at: h.lastAnchorAt || null,
+      last_anchor_at: h.last_anchor_at || null,
       pending_tree_heads: h.pending,
       ...(h.error ? { error: h.error } : {}),
     };
   });
   r.get('/anchor/status', async (req, res) => {
     const tenantId = authOf(req).tenantId;
-    const s = await d.anchor.status({ tenantId, requestedChain: await anchorChainOf(d, tenantId) });
+    const s = await d.anchor.status({ tenant_id: tenantId, requested_chain: await anchorChainOf(d, tenantId) });
     reply(res, statusResponse, {
       network: s.network,
-      connected_chains: s.connectedChains,
-      contract_address: s.contractAddress,
-      anchor_count: s.anchorCount,
-      last_anchor: s.lastAnchor ? presentAnchor(s.lastAnchor) : null,
-      chain_id: s.chainId,
-      requested_chain: s.requestedChain,
+      connected_chains: s.connected_chains,
+      contract_address: s.contract_address,
+      anchor_count: s.anchor_count,
+      last_anchor: s.last_anchor ? presentAnchor(s.last_anchor) : null,
+      chain_id: s.chain_id,
+      requested_chain: s.requested_chain,
       pending_tree_heads: s.pending,
-      explorer_address_url: s.explorerAddressUrl || null,
+      explorer_address_url: s.explorer_address_url || null,
     });
   });
 
   r.get('/anchor/verify', async (req, res) => {
-    const v = await d.anchor.verify({ tenantId: authOf(req).tenantId, requestedChain: '' });
+    const v = await d.anchor.verify({ tenant_id: authOf(req).tenantId, requested_chain: '' });
     reply(res, verifyResponse, {
       verified: v.verified,
-      on_chain_root: v.onChainRoot || null,
-      local_root: v.localRoot || null,
-      tx_hash: v.txHash || null,
-      tenant_root: v.anchor?.tenantRoot ?? null,
-      local_tenant_root: v.localTenantRoot || null,
+      on_chain_root: v.on_chain_root || null,
+      local_root: v.local_root || null,
+      tx_hash: v.tx_hash || null,
+      tenant_root: v.anchor?.tenant_root ?? null,
+      local_tenant_root: v.local_tenant_root || null,
       ...(v.reason ? { reason: v.reason } : {}),
       anchor: v.anchor ? presentAnchor(v.anchor) : null,
     });
@@ -125,16 +125,16 @@ export function anchorRoutes(d: Pick<AuditFeature, 'anchor' | 'merkle' | 'health
 
   r.post('/anchor/trigger', async (req, res) => {
     const tenantId = authOf(req).tenantId;
-    const built = await d.merkle.buildPending({ tenantId, builtBy: 'trigger' });
+    const built = await d.merkle.buildPending({ tenant_id: tenantId, built_by: 'trigger' });
     const heads = (built.built.length ? built.built : built.latest ? [built.latest] : []).map((h) => ({
-      tenantId,
-      treeIndex: h.treeIndex,
-      treeSize: h.treeSize,
-      merkleRoot: h.merkleRoot,
-      periodStart: h.periodStart,
-      periodEnd: h.periodEnd,
+      tenant_id: tenantId,
+      tree_index: h.tree_index,
+      tree_size: h.tree_size,
+      merkle_root: h.merkle_root,
+      period_start: h.period_start,
+      period_end: h.period_end,
     }));
-    const out = await d.anchor.trigger({ tenantId, heads, requestedChain: await anchorChainOf(d, tenantId) });
+    const out = await d.anchor.trigger({ tenant_id: tenantId, heads, requested_chain: await anchorChainOf(d, tenantId) });
     reply(res, triggerResponse, { status: 'anchored' as const, ...presentAnchor(out.anchor!), tree_heads_built: built.built.map(presentTree) });
   });
   return r;

@@ -46,7 +46,7 @@ void sameFields;
 export function presentRecord(r: audit.AuditRecord): PresentedRecord {
   const parse = (text: string) => JSON.parse(text || '{}') as Record<string, unknown>;
   // the id is the tenant's (tenant_seq + 1), derived here too: the global row key is never shown
-  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), tenant_seq: r.tenantSeq, prev_hash: r.prevHash, record_hash: r.recordHash }) as PresentedRecord;
+  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash }) as PresentedRecord;
 }
 
 const logResponse = z.object({ records: z.array(auditRecordSchema), count: z.number().int() });
@@ -78,39 +78,39 @@ export function auditRoutes(d: Pick<AuditFeature, 'audit' | 'config'>): Router {
   const r = Router();
   r.get('/audit/log', async (req, res) => {
     const { limit, member } = parseWith(logQuery, { limit: req.query.limit, member: req.query.member }, 'query');
-    const { records } = await d.audit.listRecords({ tenantId: authOf(req).tenantId, limit, sessionId: '', chronological: false, memberId: member ?? '' });
+    const { records } = await d.audit.listRecords({ tenant_id: authOf(req).tenantId, limit, session_id: '', chronological: false, member_id: member ?? '' });
     reply(res, logResponse, { records: records.map(presentRecord), count: records.length });
   });
   // the records of one action (a governed call and what followed it: a human's decision, an execution), oldest first
   r.get('/audit/actions/:action_id', async (req, res) => {
     const actionId = req.params.action_id ?? '';
     if (!isUuid(actionId)) throw new NotFoundError('Action not found');
-    const { records } = await d.audit.getByAction({ tenantId: authOf(req).tenantId, actionId: actionId.toLowerCase() });
+    const { records } = await d.audit.getByAction({ tenant_id: authOf(req).tenantId, action_id: actionId.toLowerCase() });
     if (!records.length) throw new NotFoundError('Action not found');
     reply(res, logResponse, { records: records.map(presentRecord), count: records.length });
   });
   r.get('/audit/verify', async (req, res) => {
-    const v = await d.audit.verify({ tenantId: authOf(req).tenantId });
+    const v = await d.audit.verify({ tenant_id: authOf(req).tenantId });
     reply(
       res,
       verifyResponse,
       v.valid
-        ? { valid: true, record_count: v.recordCount }
-        : { valid: false, record_count: v.recordCount, failed_at_action_id: v.failedAtActionId, failed_at_record_id: v.failedAtRecordId, reason: v.reason },
+        ? { valid: true, record_count: v.record_count }
+        : { valid: false, record_count: v.record_count, failed_at_action_id: v.failed_at_action_id, failed_at_record_id: v.failed_at_record_id, reason: v.reason },
     );
   });
   r.post('/audit/tamper-simulate', localProfileOnly(d.config.profile), async (req, res) => {
     const body = parseWith(tamperBody, req.body ?? {}, 'body');
     const out = await d.audit.tamperSimulate({
-      tenantId: authOf(req).tenantId,
-      actionId: body.action_id ?? '',
+      tenant_id: authOf(req).tenantId,
+      action_id: body.action_id ?? '',
       field: body.field ?? '',
-      valueJson: body.value === undefined ? '' : JSON.stringify(body.value),
+      value_json: body.value === undefined ? '' : JSON.stringify(body.value),
     });
-    reply(res, tamperResponse, { status: 'tampered', action_id: out.actionId, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
+    reply(res, tamperResponse, { status: 'tampered', action_id: out.action_id, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
   });
   r.post('/audit/tamper-restore', localProfileOnly(d.config.profile), async (req, res) => {
-    const out = await d.audit.tamperRestore({ tenantId: authOf(req).tenantId });
+    const out = await d.audit.tamperRestore({ tenant_id: authOf(req).tenantId });
     reply(res, restoreResponse, { status: 'restored', records_restored: out.records });
   });
   return r;

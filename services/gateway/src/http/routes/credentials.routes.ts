@@ -65,13 +65,13 @@ const deletedResponse = z.object({ status: z.literal('deleted'), tool_id: z.stri
 
 function presentCredential(c: pb.Credential): z.infer<typeof credentialSchema> {
   return {
-    tool_id: c.toolId,
+    tool_id: c.tool_id,
     name: c.name,
-    credential_type: c.credentialType,
-    upstream_url: orNull(c.upstreamUrl),
-    upstream_method: c.upstreamMethod,
-    header_name: orNull(c.headerName),
-    registered_at: c.registeredAt,
+    credential_type: c.credential_type,
+    upstream_url: orNull(c.upstream_url),
+    upstream_method: c.upstream_method,
+    header_name: orNull(c.header_name),
+    registered_at: c.registered_at,
   };
 }
 
@@ -80,49 +80,49 @@ export function credentialRoutes(d: Pick<CredentialsFeature, 'vault'>): Router {
   r.post('/credentials/register', async (req, res) => {
     const b = parseWith(registerCredentialSchema, req.body, 'body');
     const c = await d.vault.registerCredential({
-      tenantId: authOf(req).tenantId,
-      toolId: b.tool_id,
+      tenant_id: authOf(req).tenantId,
+      tool_id: b.tool_id,
       name: b.name,
       value: b.value,
-      credentialType: b.credential_type ?? '',
-      upstreamUrl: b.upstream_url ?? '',
-      upstreamMethod: b.upstream_method ?? '',
-      headerName: b.header_name ?? '',
+      credential_type: b.credential_type ?? '',
+      upstream_url: b.upstream_url ?? '',
+      upstream_method: b.upstream_method ?? '',
+      header_name: b.header_name ?? '',
     });
     reply(res, registeredResponse, { status: 'registered' as const, ...presentCredential(c), message: 'The value is encrypted by an HSM key and cannot be read back.' }, 201);
   });
   r.get('/credentials', async (req, res) => {
-    const { credentials } = await d.vault.listCredentials({ tenantId: authOf(req).tenantId });
+    const { credentials } = await d.vault.listCredentials({ tenant_id: authOf(req).tenantId });
     reply(res, listResponse, { credentials: credentials.map(presentCredential), count: credentials.length });
   });
   r.get('/credentials/access-log', async (req, res) => {
     const q = parseWith(accessLogQuery, { limit: req.query.limit, tool_id: req.query.tool_id }, 'query');
-    const { entries } = await d.vault.listAccessLog({ tenantId: authOf(req).tenantId, limit: q.limit, toolId: q.tool_id ?? '' });
+    const { entries } = await d.vault.listAccessLog({ tenant_id: authOf(req).tenantId, limit: q.limit, tool_id: q.tool_id ?? '' });
     reply(res, accessLogResponse, {
       entries: entries.map((e) => ({
         id: e.id,
         at: e.at,
-        agent_id: e.agentId,
-        tool_id: e.toolId,
-        credential_name: e.credentialName,
-        action_id: orNull(e.actionId),
+        agent_id: e.agent_id,
+        tool_id: e.tool_id,
+        credential_name: e.credential_name,
+        action_id: orNull(e.action_id),
         origin: e.origin,
         outcome: e.outcome,
-        status_code: e.statusCode || null,
-        hsm_fetch_ms: e.hsmFetchMs,
-        execution_ms: e.executionMs,
+        status_code: e.status_code || null,
+        hsm_fetch_ms: e.hsm_fetch_ms,
+        execution_ms: e.execution_ms,
         error: orNull(e.error),
       })),
       count: entries.length,
     });
   });
   r.get('/credentials/:tool_id/status', async (req, res) => {
-    const s = await d.vault.getCredentialStatus({ tenantId: authOf(req).tenantId, toolId: pathName(req.params.tool_id, 'tool_id') });
-    reply(res, statusResponse, { tool_id: s.toolId, registered: s.registered, name: orNull(s.name), credential_type: orNull(s.credentialType), registered_at: orNull(s.registeredAt) });
+    const s = await d.vault.getCredentialStatus({ tenant_id: authOf(req).tenantId, tool_id: pathName(req.params.tool_id, 'tool_id') });
+    reply(res, statusResponse, { tool_id: s.tool_id, registered: s.registered, name: orNull(s.name), credential_type: orNull(s.credential_type), registered_at: orNull(s.registered_at) });
   });
   r.delete('/credentials/:tool_id/:name', async (req, res) => {
-    const c = await d.vault.deleteCredential({ tenantId: authOf(req).tenantId, toolId: pathName(req.params.tool_id, 'tool_id'), name: pathName(req.params.name, 'name') });
-    reply(res, deletedResponse, { status: 'deleted' as const, tool_id: c.toolId, name: c.name });
+    const c = await d.vault.deleteCredential({ tenant_id: authOf(req).tenantId, tool_id: pathName(req.params.tool_id, 'tool_id'), name: pathName(req.params.name, 'name') });
+    reply(res, deletedResponse, { status: 'deleted' as const, tool_id: c.tool_id, name: c.name });
   });
   return r;
 }

@@ -39,16 +39,16 @@ const verifierKeyResponse = z.object({ vkey: z.string(), key_name: z.string(), o
 export function presentCheckpoint(c: merkle.Checkpoint): z.infer<typeof checkpointSchema> {
   return {
     origin: c.origin,
-    tree_size: c.treeSize,
-    tree_index: c.treeIndex,
-    merkle_root: c.merkleRoot,
+    tree_size: c.tree_size,
+    tree_index: c.tree_index,
+    merkle_root: c.merkle_root,
     checkpoint: c.note,
-    key_name: c.keyName,
-    checkpoint_sha256: c.checkpointSha256,
-    signed_at: c.signedAt,
+    key_name: c.key_name,
+    checkpoint_sha256: c.checkpoint_sha256,
+    signed_at: c.signed_at,
     format: 'C2SP tlog-checkpoint in a C2SP signed note (Ed25519)',
-    cosigned_checkpoint: c.cosignedNote || c.note,
-    cosignatures: c.cosignatures.map((x) => ({ witness: x.witness, cosigned_at: x.cosignedAt })),
+    cosigned_checkpoint: c.cosigned_note || c.note,
+    cosignatures: c.cosignatures.map((x) => ({ witness: x.witness, cosigned_at: x.cosigned_at })),
   };
 }
 
@@ -104,42 +104,42 @@ export function evidenceRoutes(d: Pick<AuditFeature, 'audit' | 'merkle'>): Route
   const r = Router();
   r.get('/audit/receipts/:record_id', async (req, res) => {
     const { record_id } = parseWith(recordIdParams, req.params, 'path');
-    const receipt = await d.audit.getReceipt({ tenantId: authOf(req).tenantId, recordId: record_id });
+    const receipt = await d.audit.getReceipt({ tenant_id: authOf(req).tenantId, record_id: record_id });
     res.setHeader(RECEIPT_HEADER, receiptHeader(receipt));
     reply(res, receiptResponse, { note: receipt.note, key: receipt.key, record_id });
   });
   r.get('/audit/proof', async (req, res) => {
     const q = parseWith(proofQuery, req.query, 'query');
     const recordId = q.record_id ?? recordIdOfReceipt(q.receipt!);
-    const p = await d.audit.getReceiptProof({ tenantId: authOf(req).tenantId, recordId });
+    const p = await d.audit.getReceiptProof({ tenant_id: authOf(req).tenantId, record_id: recordId });
     const body = {
       status: p.status === 'merged' ? ('merged' as const) : ('pending' as const),
-      record_id: Number(p.recordId),
-      leaf_index: Number(p.leafIndex),
-      leaf_hash: p.leafHash,
-      record_hash: p.recordHash,
-      ...(p.status === 'merged' ? { tree_size: Number(p.treeSize), proof: p.proof, checkpoint: p.checkpoint } : {}),
-      merge_by: p.mergeBy,
-      max_merge_delay_seconds: Number(p.maxMergeDelaySeconds),
+      record_id: Number(p.record_id),
+      leaf_index: Number(p.leaf_index),
+      leaf_hash: p.leaf_hash,
+      record_hash: p.record_hash,
+      ...(p.status === 'merged' ? { tree_size: Number(p.tree_size), proof: p.proof, checkpoint: p.checkpoint } : {}),
+      merge_by: p.merge_by,
+      max_merge_delay_seconds: Number(p.max_merge_delay_seconds),
     };
     reply(res, receiptProofSchema, body, p.status === 'merged' ? 200 : 202);
   });
   r.get('/audit/checkpoints/latest', async (req, res) => {
     const note = wantsNote(req.query, req.headers.accept);
-    const c = await d.merkle.getCheckpoint({ tenantId: authOf(req).tenantId });
-    if (note) res.type('text/plain; charset=utf-8').send(c.cosignedNote || c.note);
+    const c = await d.merkle.getCheckpoint({ tenant_id: authOf(req).tenantId });
+    if (note) res.type('text/plain; charset=utf-8').send(c.cosigned_note || c.note);
     else reply(res, checkpointSchema, presentCheckpoint(c));
   });
   r.get('/audit/checkpoints/:tree_size', async (req, res) => {
     const { tree_size } = parseWith(sizeParams, req.params, 'path');
     const note = wantsNote(req.query, req.headers.accept);
-    const c = await d.merkle.getCheckpoint({ tenantId: authOf(req).tenantId, treeSize: tree_size });
-    if (note) res.type('text/plain; charset=utf-8').send(c.cosignedNote || c.note);
+    const c = await d.merkle.getCheckpoint({ tenant_id: authOf(req).tenantId, tree_size: tree_size });
+    if (note) res.type('text/plain; charset=utf-8').send(c.cosigned_note || c.note);
     else reply(res, checkpointSchema, presentCheckpoint(c));
   });
   r.get('/audit/verifier-key', async (req, res) => {
-    const k = await d.merkle.getVerifierKey({ tenantId: authOf(req).tenantId });
-    reply(res, verifierKeyResponse, { vkey: k.vkey, key_name: k.keyName, origin: k.keyName, key_id: k.keyId, public_key: k.publicKey, algorithm: k.algorithm, custody: k.custody });
+    const k = await d.merkle.getVerifierKey({ tenant_id: authOf(req).tenantId });
+    reply(res, verifierKeyResponse, { vkey: k.vkey, key_name: k.key_name, origin: k.key_name, key_id: k.key_id, public_key: k.public_key, algorithm: k.algorithm, custody: k.custody });
   });
   return r;
 }

@@ -49,55 +49,55 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
   // GET /api/health: the vault's key backend (PKCS#11 token or Vault Transit)
   d.health.addSection('hsm', async () => {
     const h = await d.vault.getHsmStatus({});
-    return { status: h.ready ? 'ok' : 'error', backend: h.backend, token_label: h.tokenLabel };
+    return { status: h.ready ? 'ok' : 'error', backend: h.backend, token_label: h.token_label };
   });
   r.post('/hsm/keys', async (req, res) => {
     const b = parseWith(createKeySchema, req.body ?? {}, 'body');
-    const k = await d.vault.createKey({ tenantId: authOf(req).tenantId, subjectId: b.subject_id ?? '', identifier: b.identifier ?? '' });
+    const k = await d.vault.createKey({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id ?? '', identifier: b.identifier ?? '' });
     reply(
       res,
       keyResponse,
       {
-      subject_id: k.subjectId,
-      key_id: k.keyId,
+      subject_id: k.subject_id,
+      key_id: k.key_id,
       algorithm: k.algorithm,
       backend: k.backend,
       status: k.status,
       created: k.created,
-      created_at: k.createdAt,
+      created_at: k.created_at,
       },
       k.created ? 201 : 200,
     );
   });
   r.get('/hsm/keys', async (req, res) => {
-    const { keys } = await d.vault.listKeys({ tenantId: authOf(req).tenantId });
+    const { keys } = await d.vault.listKeys({ tenant_id: authOf(req).tenantId });
     reply(res, keysResponse, {
       keys: keys.map((k) => ({
-        key_id: k.keyId,
+        key_id: k.key_id,
         purpose: k.purpose,
-        subject_id: orNull(k.subjectId),
+        subject_id: orNull(k.subject_id),
         algorithm: k.algorithm,
         backend: k.backend,
         status: k.status,
-        created_at: k.createdAt,
-        destroyed_at: orNull(k.destroyedAt),
+        created_at: k.created_at,
+        destroyed_at: orNull(k.destroyed_at),
       })),
       count: keys.length,
     });
   });
   r.get('/hsm/keys/:subject_id/status', async (req, res) => {
-    const s = await d.vault.getSubjectStatus({ tenantId: authOf(req).tenantId, subjectId: subjectParam(req.params.subject_id) });
-    reply(res, subjectKeyResponse, { subject_id: s.subjectId, key_id: s.keyId, key_exists: s.keyExists, status: s.status, erased: s.erased, created_at: s.createdAt, erased_at: orNull(s.erasedAt) });
+    const s = await d.vault.getSubjectStatus({ tenant_id: authOf(req).tenantId, subject_id: subjectParam(req.params.subject_id) });
+    reply(res, subjectKeyResponse, { subject_id: s.subject_id, key_id: s.key_id, key_exists: s.key_exists, status: s.status, erased: s.erased, created_at: s.created_at, erased_at: orNull(s.erased_at) });
   });
   r.post('/hsm/encrypt', async (req, res) => {
     const b = parseWith(encryptSchema, req.body, 'body');
-    const e = await d.vault.encrypt({ tenantId: authOf(req).tenantId, subjectId: b.subject_id, plaintextJson: JSON.stringify(b.plaintext) });
-    reply(res, encryptResponse, { subject_id: e.subjectId, envelope: JSON.parse(e.envelopeJson) });
+    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, plaintext_json: JSON.stringify(b.plaintext) });
+    reply(res, encryptResponse, { subject_id: e.subject_id, envelope: JSON.parse(e.envelope_json) });
   });
   r.post('/hsm/decrypt', async (req, res) => {
     const b = parseWith(decryptSchema, req.body, 'body');
-    const p = await d.vault.decrypt({ tenantId: authOf(req).tenantId, envelopeJson: JSON.stringify(b.envelope) });
-    reply(res, decryptResponse, { subject_id: p.subjectId, plaintext: JSON.parse(p.plaintextJson) });
+    const p = await d.vault.decrypt({ tenant_id: authOf(req).tenantId, envelope_json: JSON.stringify(b.envelope) });
+    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: JSON.parse(p.plaintext_json) });
   });
   return r;
 }

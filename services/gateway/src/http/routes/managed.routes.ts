@@ -144,18 +144,18 @@ const consumersResponse = z.object({
 export function presentConfig(c: managed.AgentConfig): z.infer<typeof configSchema> {
   return {
     id: c.id,
-    tenant_id: c.tenantId,
+    tenant_id: c.tenant_id,
     name: c.name,
-    anthropic_model: c.anthropicModel,
-    system_prompt: nullIfEmpty(c.systemPrompt),
-    allowed_tools: c.allowedTools,
-    require_human_approval: c.requireHumanApproval,
-    max_session_hours: c.maxSessionHours,
-    max_daily_sessions: c.maxDailySessions || null,
-    max_delegation_depth: c.maxDelegationDepth,
-    governance_profile: JSON.parse(c.governanceProfileJson || '{}'),
-    parent_agent_id: nullIfEmpty(c.parentAgentId),
-    created_at: c.createdAt,
+    anthropic_model: c.anthropic_model,
+    system_prompt: nullIfEmpty(c.system_prompt),
+    allowed_tools: c.allowed_tools,
+    require_human_approval: c.require_human_approval,
+    max_session_hours: c.max_session_hours,
+    max_daily_sessions: c.max_daily_sessions || null,
+    max_delegation_depth: c.max_delegation_depth,
+    governance_profile: JSON.parse(c.governance_profile_json || '{}'),
+    parent_agent_id: nullIfEmpty(c.parent_agent_id),
+    created_at: c.created_at,
   };
 }
 
@@ -168,15 +168,15 @@ const totals = (s: managed.Session) => ({
 
 export function presentSession(s: managed.Session): z.infer<typeof sessionSchema> {
   return {
-    session_id: s.sessionId,
-    anthropic_session_id: s.anthropicSessionId,
-    tenant_id: s.tenantId,
-    agent_id: s.agentId,
+    session_id: s.session_id,
+    anthropic_session_id: s.anthropic_session_id,
+    tenant_id: s.tenant_id,
+    agent_id: s.agent_id,
     status: s.status,
-    system_prompt_hash: s.systemPromptHash,
+    system_prompt_hash: s.system_prompt_hash,
     governance: s.governance,
-    mcp_server_url: s.mcpServerUrl,
-    created_at: s.createdAt,
+    mcp_server_url: s.mcp_server_url,
+    created_at: s.created_at,
   };
 }
 
@@ -197,29 +197,29 @@ export function managedRoutes(d: GatewayDeps): Router {
     const b = parseWith(managedAgentSchema, req.body, 'body');
     if (b.parent_agent_id && !isUuid(b.parent_agent_id)) throw new NotFoundError(`Parent agent config ${b.parent_agent_id} not found`);
     const c = await d.managed.createAgent({
-      tenantId,
+      tenant_id: tenantId,
       name: b.name,
-      anthropicModel: b.anthropic_model ?? '',
-      systemPrompt: b.system_prompt ?? '',
-      allowedTools: b.allowed_tools ?? [],
-      requireHumanApproval: b.require_human_approval ?? [],
-      maxSessionHours: b.max_session_hours ?? 0,
-      maxDailySessions: b.max_daily_sessions ?? 0,
-      maxDelegationDepth: b.max_delegation_depth ?? 0,
-      governanceProfileJson: JSON.stringify(b.governance_profile ?? {}),
-      parentAgentId: b.parent_agent_id ?? '',
+      anthropic_model: b.anthropic_model ?? '',
+      system_prompt: b.system_prompt ?? '',
+      allowed_tools: b.allowed_tools ?? [],
+      require_human_approval: b.require_human_approval ?? [],
+      max_session_hours: b.max_session_hours ?? 0,
+      max_daily_sessions: b.max_daily_sessions ?? 0,
+      max_delegation_depth: b.max_delegation_depth ?? 0,
+      governance_profile_json: JSON.stringify(b.governance_profile ?? {}),
+      parent_agent_id: b.parent_agent_id ?? '',
     });
     reply(res, configSchema, presentConfig(c));
   });
 
   r.get('/managed/agents', async (req, res) => {
-    const { configs } = await d.managed.listAgents({ tenantId: authOf(req).tenantId });
+    const { configs } = await d.managed.listAgents({ tenant_id: authOf(req).tenantId });
     reply(res, configsResponse, { configs: configs.map(presentConfig), count: configs.length });
   });
 
   r.get('/managed/agents/:config_id', async (req, res) => {
     const configId = uuidParam(req.params.config_id, 'Managed agent config');
-    reply(res, configSchema, presentConfig(await d.managed.getAgent({ tenantId: authOf(req).tenantId, configId })));
+    reply(res, configSchema, presentConfig(await d.managed.getAgent({ tenant_id: authOf(req).tenantId, config_id: configId })));
   });
 
   r.post('/managed/sessions', async (req, res) => {
@@ -227,22 +227,22 @@ export function managedRoutes(d: GatewayDeps): Router {
     const b = parseWith(managedSessionSchema, req.body, 'body');
     if (!isUuid(b.agent_id)) throw new NotFoundError(`Managed agent config ${b.agent_id} not found`);
     const sessionId = randomUUID();
-    const config = await d.managed.getAgent({ tenantId: auth.tenantId, configId: b.agent_id });
+    const config = await d.managed.getAgent({ tenant_id: auth.tenantId, config_id: b.agent_id });
     // the session acts for the member who started it: a signed-in human (in the session's token), or the
     // issuer of the API key the platform is handed (the pipeline finds a key's owner)
-    const mcpBearer = bearerOf(req) ?? (await d.sessions.issueMcp(auth.tenantId, sessionId, config.maxSessionHours * 3600, actsForOf(auth)));
+    const mcpBearer = bearerOf(req) ?? (await d.sessions.issueMcp(auth.tenantId, sessionId, config.max_session_hours * 3600, actsForOf(auth)));
     // the session's tools that may need a human: the platform asks before calling them
-    const askTools = config.requireHumanApproval.length ? askToolsOf(await mcpToolsOf(d, auth.tenantId, config.allowedTools), config.requireHumanApproval) : [];
+    const askTools = config.require_human_approval.length ? askToolsOf(await mcpToolsOf(d, auth.tenantId, config.allowed_tools), config.require_human_approval) : [];
     const s = await d.managed.createSession({
-      tenantId: auth.tenantId,
-      sessionId,
-      agentId: b.agent_id,
-      userMessage: b.user_message ?? '',
-      environmentId: b.environment_id ?? '',
-      metadataJson: JSON.stringify(b.metadata ?? {}),
-      mcpBearer,
-      mcpServerUrl: sessionMcpUrl(d.config.publicBaseUrl, sessionId),
-      askTools,
+      tenant_id: auth.tenantId,
+      session_id: sessionId,
+      agent_id: b.agent_id,
+      user_message: b.user_message ?? '',
+      environment_id: b.environment_id ?? '',
+      metadata_json: JSON.stringify(b.metadata ?? {}),
+      mcp_bearer: mcpBearer,
+      mcp_server_url: sessionMcpUrl(d.config.publicBaseUrl, sessionId),
+      ask_tools: askTools,
     });
     reply(res, sessionSchema, presentSession(s));
   });
@@ -250,41 +250,41 @@ export function managedRoutes(d: GatewayDeps): Router {
   r.get('/managed/sessions', async (req, res) => {
     const q = parseWith(listQuery, req.query, 'query');
     if (q.agent_id && !isUuid(q.agent_id)) return void reply(res, sessionsResponse, { sessions: [], count: 0 });
-    const { sessions } = await d.managed.listSessions({ tenantId: authOf(req).tenantId, status: q.status ?? '', agentId: q.agent_id ?? '' });
+    const { sessions } = await d.managed.listSessions({ tenant_id: authOf(req).tenantId, status: q.status ?? '', agent_id: q.agent_id ?? '' });
     reply(res, sessionsResponse, {
-      sessions: sessions.map((s) => ({ id: s.sessionId, agent_id: s.agentId, status: s.status, ...totals(s), created_at: s.createdAt })),
+      sessions: sessions.map((s) => ({ id: s.session_id, agent_id: s.agent_id, status: s.status, ...totals(s), created_at: s.created_at })),
       count: sessions.length,
     });
   });
 
   r.get('/managed/sessions/:session_id/status', async (req, res) => {
-    const s = await d.managed.getSession({ tenantId: authOf(req).tenantId, sessionId: sessionParam(req) });
+    const s = await d.managed.getSession({ tenant_id: authOf(req).tenantId, session_id: sessionParam(req) });
     reply(res, statusResponse, {
-      session_id: s.sessionId,
-      anthropic_session_id: s.anthropicSessionId,
-      agent_id: s.agentId,
+      session_id: s.session_id,
+      anthropic_session_id: s.anthropic_session_id,
+      agent_id: s.agent_id,
       status: s.status,
       ...totals(s),
-      system_prompt_hash: s.systemPromptHash,
-      created_at: s.createdAt,
-      ended_at: nullIfEmpty(s.endedAt),
-      ...(s.endReason ? { end_reason: s.endReason } : {}),
+      system_prompt_hash: s.system_prompt_hash,
+      created_at: s.created_at,
+      ended_at: nullIfEmpty(s.ended_at),
+      ...(s.end_reason ? { end_reason: s.end_reason } : {}),
     });
   });
 
   r.get('/managed/sessions/:session_id/audit', async (req, res) => {
     const sessionId = sessionParam(req);
     const q = parseWith(auditQuery, req.query, 'query');
-    const a = await d.managed.getSessionAudit({ tenantId: authOf(req).tenantId, sessionId, limit: q.limit });
+    const a = await d.managed.getSessionAudit({ tenant_id: authOf(req).tenantId, session_id: sessionId, limit: q.limit });
     const records = a.records.map((x) => ({
-      action_id: x.actionId,
+      action_id: x.action_id,
       tool: x.tool,
       method: x.method,
       decision: x.decision,
       source: x.source,
       severity: x.severity,
       violations: x.violations,
-      requested_at: x.requestedAt,
+      requested_at: x.requested_at,
     }));
     reply(res, sessionAuditResponse, { session_id: sessionId, records, count: records.length });
   });
@@ -292,55 +292,55 @@ export function managedRoutes(d: GatewayDeps): Router {
   r.post('/managed/sessions/:session_id/interrupt', async (req, res) => {
     const sessionId = sessionParam(req);
     const b = parseWith(interruptSchema, req.body, 'body');
-    const x = await d.managed.interruptSession({ tenantId: authOf(req).tenantId, sessionId, reason: b.reason, autoTriggered: b.auto_triggered });
-    reply(res, interruptResponse, { status: x.status, session_id: x.sessionId, reason: x.reason, interrupted_at: x.interruptedAt, auto_triggered: x.autoTriggered, audit_action_id: x.auditActionId });
+    const x = await d.managed.interruptSession({ tenant_id: authOf(req).tenantId, session_id: sessionId, reason: b.reason, auto_triggered: b.auto_triggered });
+    reply(res, interruptResponse, { status: x.status, session_id: x.session_id, reason: x.reason, interrupted_at: x.interrupted_at, auto_triggered: x.auto_triggered, audit_action_id: x.audit_action_id });
   });
 
   r.get('/managed/sessions/:session_id/compliance', async (req, res) => {
-    const c = await d.managed.getSessionCompliance({ tenantId: authOf(req).tenantId, sessionId: sessionParam(req) });
+    const c = await d.managed.getSessionCompliance({ tenant_id: authOf(req).tenantId, session_id: sessionParam(req) });
     const s = c.session!;
     const m = c.summary!;
     reply(res, complianceResponse, {
-      session: { id: s.id, agent_id: s.agentId, status: s.status, system_prompt_hash: s.systemPromptHash, created_at: s.createdAt, ended_at: nullIfEmpty(s.endedAt), duration_seconds: s.durationSeconds },
-      governance_profile: { allowed_tools: c.allowedTools, require_human_approval: c.requireHumanApproval },
+      session: { id: s.id, agent_id: s.agent_id, status: s.status, system_prompt_hash: s.system_prompt_hash, created_at: s.created_at, ended_at: nullIfEmpty(s.ended_at), duration_seconds: s.duration_seconds },
+      governance_profile: { allowed_tools: c.allowed_tools, require_human_approval: c.require_human_approval },
       summary: {
-        total_events: m.totalEvents,
-        governed_calls: m.governedCalls,
-        observed_calls: m.observedCalls,
+        total_events: m.total_events,
+        governed_calls: m.governed_calls,
+        observed_calls: m.observed_calls,
         denied: m.denied,
         pending: m.pending,
-        anomalies_detected: m.anomaliesDetected,
-        denial_rate: m.denialRate,
-        approvals_used: m.approvalsUsed,
+        anomalies_detected: m.anomalies_detected,
+        denial_rate: m.denial_rate,
+        approvals_used: m.approvals_used,
       },
-      timeline: c.timeline.map((t) => ({ action_id: t.actionId, tool: t.tool, decision: t.decision, source: t.source, requested_at: t.requestedAt })),
-      agcs_controls: Object.fromEntries(Object.entries(c.agcsControls).sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))),
-      generated_at: c.generatedAt,
+      timeline: c.timeline.map((t) => ({ action_id: t.action_id, tool: t.tool, decision: t.decision, source: t.source, requested_at: t.requested_at })),
+      agcs_controls: Object.fromEntries(Object.entries(c.agcs_controls).sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))),
+      generated_at: c.generated_at,
     });
   });
 
   r.post('/managed/sessions/:session_id/replay', async (req, res) => {
-    const x = await d.managed.replaySession({ tenantId: authOf(req).tenantId, sessionId: sessionParam(req) });
+    const x = await d.managed.replaySession({ tenant_id: authOf(req).tenantId, session_id: sessionParam(req) });
     reply(res, replayResponse, {
-      session_id: x.sessionId,
-      total_replayed: x.totalReplayed,
+      session_id: x.session_id,
+      total_replayed: x.total_replayed,
       consistent: x.consistent,
       changed: x.changed,
-      changes: x.changes.map((c) => ({ action_id: c.actionId, tool: c.tool, original_decision: c.originalDecision, replayed_decision: c.replayedDecision, new_violations: c.newViolations })),
+      changes: x.changes.map((c) => ({ action_id: c.action_id, tool: c.tool, original_decision: c.original_decision, replayed_decision: c.replayed_decision, new_violations: c.new_violations })),
     });
   });
 
   r.get('/managed/consumers', async (req, res) => {
-    const { consumers } = await d.managed.listConsumers({ tenantId: authOf(req).tenantId });
+    const { consumers } = await d.managed.listConsumers({ tenant_id: authOf(req).tenantId });
     reply(res, consumersResponse, {
       consumers: consumers.map((c) => ({
-        session_id: c.sessionId,
-        anthropic_session_id: c.anthropicSessionId,
-        tenant_id: c.tenantId,
-        agent_id: c.agentId,
+        session_id: c.session_id,
+        anthropic_session_id: c.anthropic_session_id,
+        tenant_id: c.tenant_id,
+        agent_id: c.agent_id,
         status: c.status,
-        events_processed: c.eventsProcessed,
-        connected_since: nullIfEmpty(c.connectedSince),
+        events_processed: c.events_processed,
+        connected_since: nullIfEmpty(c.connected_since),
       })),
       count: consumers.length,
     });

@@ -103,13 +103,13 @@ export function memberRoutes(d: Pick<TenantsFeature, 'members' | 'federation' | 
  * account. The member is removed first; a connection the vault cannot remove now is logged by name.
  */
 async function endUpstreamConnections(d: Pick<TenantsFeature, 'federation' | 'logger'>, tenantId: string, memberId: string, by: string): Promise<void> {
-  const { upstreams } = await d.federation.client.listUpstreams({ tenantId }).catch((e: unknown) => {
+  const { upstreams } = await d.federation.client.listUpstreams({ tenant_id: tenantId }).catch((e: unknown) => {
     d.logger.warn({ tenantId, memberId, err: (e as Error).message }, 'removed member: the upstream connections could not be listed; disconnect them on the Tools page');
     return { upstreams: [] };
   });
   // the list names no connections: each per-user OAuth upstream is asked, and "no connection" (404) is the common answer
-  for (const u of upstreams.filter((x) => x.connection === 'per_user' && x.credentialType === 'oauth')) {
-    await d.federation.client.disconnectUpstream({ tenantId, name: u.name, userId: memberId, humanId: `${by} (member removed)` }).catch((e: unknown) => {
+  for (const u of upstreams.filter((x) => x.connection === 'per_user' && x.credential_type === 'oauth')) {
+    await d.federation.client.disconnectUpstream({ tenant_id: tenantId, name: u.name, user_id: memberId, human_id: `${by} (member removed)` }).catch((e: unknown) => {
       if (e instanceof AppError && e.code === 'not_found') return;
       d.logger.warn({ tenantId, memberId, upstream: u.name, err: (e as Error).message }, 'removed member: an upstream connection could not be removed; disconnect it on the Tools page');
     });

@@ -44,15 +44,15 @@ const consistencyResponse = z.object({ tree_n: z.number().int(), tree_m: z.numbe
 /** A Merkle tree entry as the spec lists it (record_count = leaves the cumulative root covers). */
 export function presentTree(t: merkle.TreeHead): z.infer<typeof treeSchema> {
   return {
-    tree_index: t.treeIndex,
-    merkle_root: t.merkleRoot,
-    record_count: t.treeSize,
-    from_record_id: t.fromRecordId || null,
-    to_record_id: t.toRecordId || null,
-    period_start: t.periodStart,
-    period_end: t.periodEnd,
-    records_added: t.recordsAdded,
-    built_by: t.builtBy,
+    tree_index: t.tree_index,
+    merkle_root: t.merkle_root,
+    record_count: t.tree_size,
+    from_record_id: t.from_record_id || null,
+    to_record_id: t.to_record_id || null,
+    period_start: t.period_start,
+    period_end: t.period_end,
+    records_added: t.records_added,
+    built_by: t.built_by,
   };
 }
 
@@ -71,40 +71,40 @@ export function merkleRoutes(d: Pick<AuditFeature, 'merkle' | 'health'>): Router
     const h = await d.merkle.health({});
     return {
       status: h.status,
-      tree_heads: h.treeHeads,
+      tree_heads: h.tree_heads,
       tenants_with_trees: h.tenants,
-      last_build_at: h.lastBuildAt || null,
-      records_pending: h.pendingRecords,
+      last_build_at: h.last_build_at || null,
+      records_pending: h.pending_records,
       schedule: h.schedule,
     };
   });
   r.get('/audit/merkle/roots', async (req, res) => {
-    const { trees } = await d.merkle.listTreeHeads({ tenantId: authOf(req).tenantId });
+    const { trees } = await d.merkle.listTreeHeads({ tenant_id: authOf(req).tenantId });
     reply(res, rootsResponse, { trees: trees.map(presentTree) });
   });
 
   r.get('/audit/merkle/proof/:record_hash', async (req, res) => {
     const { tree_index } = parseWith(proofQuery, { tree_index: req.query.tree_index }, 'query');
-    const p = await d.merkle.inclusionProof({ tenantId: authOf(req).tenantId, recordHash: String(req.params.record_hash), treeIndex: tree_index });
+    const p = await d.merkle.inclusionProof({ tenant_id: authOf(req).tenantId, record_hash: String(req.params.record_hash), tree_index: tree_index });
     const tree = p.tree!;
     reply(res, proofResponse, {
-      record_hash: p.recordHash,
-      merkle_root: tree.merkleRoot,
+      record_hash: p.record_hash,
+      merkle_root: tree.merkle_root,
       proof: p.proof,
       verified: p.verified,
-      record_id: p.recordId,
-      leaf_index: p.leafIndex,
-      leaf_hash: p.leafHash,
-      tree_index: tree.treeIndex,
-      tree_size: tree.treeSize,
+      record_id: p.record_id,
+      leaf_index: p.leaf_index,
+      leaf_hash: p.leaf_hash,
+      tree_index: tree.tree_index,
+      tree_size: tree.tree_size,
       algorithm: 'RFC 9162 SHA-256; leaf = the 32 bytes of record_hash',
     });
   });
 
   r.get('/audit/merkle/consistency/:tree_n/:tree_m', async (req, res) => {
     const { tree_n, tree_m } = parseWith(consistencyParams, req.params, 'path');
-    const p = await d.merkle.consistencyProof({ tenantId: authOf(req).tenantId, treeN: tree_n, treeM: tree_m });
-    const head = (t: merkle.TreeHead) => ({ tree_index: t.treeIndex, tree_size: t.treeSize, merkle_root: t.merkleRoot });
+    const p = await d.merkle.consistencyProof({ tenant_id: authOf(req).tenantId, tree_n: tree_n, tree_m: tree_m });
+    const head = (t: merkle.TreeHead) => ({ tree_index: t.tree_index, tree_size: t.tree_size, merkle_root: t.merkle_root });
     reply(res, consistencyResponse, { tree_n, tree_m, first: head(p.first!), second: head(p.second!), proof: p.proof, verified: p.verified, algorithm: 'RFC 9162 section 2.1.4' });
   });
   return r;

@@ -27,14 +27,14 @@ export const replayBulkSchema = z.object({ action_ids: z.array(uuid).min(1).max(
 function candidateOf(c: z.infer<typeof candidateSchema> | undefined): policy.SetTenantPolicyRequest | undefined {
   if (!c) return undefined;
   return {
-    tenantId: '',
-    policyTemplate: c.policy_template ?? '',
-    policyConfigJson: c.policy_config !== undefined ? JSON.stringify(c.policy_config) : '',
-    hasPolicyConfig: c.policy_config !== undefined,
-    customPolicy: c.custom_policy ?? '',
-    hasCustomPolicy: c.custom_policy !== undefined,
+    tenant_id: '',
+    policy_template: c.policy_template ?? '',
+    policy_config_json: c.policy_config !== undefined ? JSON.stringify(c.policy_config) : '',
+    has_policy_config: c.policy_config !== undefined,
+    custom_policy: c.custom_policy ?? '',
+    has_custom_policy: c.custom_policy !== undefined,
     actor: '',
-    overrideFailingTests: undefined,
+    override_failing_tests: undefined,
   };
 }
 
@@ -116,35 +116,35 @@ function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportRespo
   const none = s.status === 'none';
   return {
     status: s.status as z.infer<typeof shadowReportResponse>['status'],
-    shadow_id: none ? null : s.shadowId,
-    policy_template: none ? null : s.policyTemplate,
+    shadow_id: none ? null : s.shadow_id,
+    policy_template: none ? null : s.policy_template,
     revision: none ? null : s.revision,
-    live_revision: s.liveRevision,
-    started_by: none ? null : s.startedBy,
-    started_at: s.startedAt || null,
-    expires_at: s.expiresAt || null,
-    max_calls: s.maxCalls,
+    live_revision: s.live_revision,
+    started_by: none ? null : s.started_by,
+    started_at: s.started_at || null,
+    expires_at: s.expires_at || null,
+    max_calls: s.max_calls,
     calls: s.calls,
     differing: s.differing,
     dropped: s.dropped,
-    ended_at: s.endedAt || null,
-    end_reason: s.endReason || null,
+    ended_at: s.ended_at || null,
+    end_reason: s.end_reason || null,
     transitions: s.transitions.map((t) => ({ live: t.live, candidate: t.candidate, count: t.count })),
     rules: s.rules.map((x) => ({ rule: x.rule, change: x.change as 'added' | 'removed', count: x.count })),
     samples: s.samples.map((x) => ({
-      action_id: x.actionId,
-      record: `/api/audit/actions/${x.actionId}`,
-      agent_id: x.agentId,
+      action_id: x.action_id,
+      record: `/api/audit/actions/${x.action_id}`,
+      agent_id: x.agent_id,
       tool: x.tool,
-      live_decision: x.liveDecision,
-      live_violations: x.liveViolations,
-      candidate_decision: x.candidateDecision,
-      candidate_violations: x.candidateViolations,
-      live_eval_ms: x.liveEvalMs,
-      candidate_eval_ms: x.candidateEvalMs,
-      decided_at: x.decidedAt,
+      live_decision: x.live_decision,
+      live_violations: x.live_violations,
+      candidate_decision: x.candidate_decision,
+      candidate_violations: x.candidate_violations,
+      live_eval_ms: x.live_eval_ms,
+      candidate_eval_ms: x.candidate_eval_ms,
+      decided_at: x.decided_at,
     })),
-    eval_ms: { live_avg: s.liveEvalMsAvg, candidate_avg: s.candidateEvalMsAvg, candidate_max: s.candidateEvalMsMax },
+    eval_ms: { live_avg: s.live_eval_ms_avg, candidate_avg: s.candidate_eval_ms_avg, candidate_max: s.candidate_eval_ms_max },
   };
 }
 
@@ -182,17 +182,17 @@ function presentSource(s: policy.BundleSource): z.infer<typeof bundleSourceRespo
     url: s.url,
     scope: s.scope || null,
     activation: s.activation as 'direct' | 'shadow',
-    shadow_max_calls: s.shadowMaxCalls || null,
-    shadow_duration_seconds: s.shadowSeconds || null,
+    shadow_max_calls: s.shadow_max_calls || null,
+    shadow_duration_seconds: s.shadow_seconds || null,
     etag: s.etag || null,
-    last_polled_at: s.lastPolledAt || null,
-    last_outcome: s.lastOutcome || null,
-    last_detail: s.lastDetail || null,
+    last_polled_at: s.last_polled_at || null,
+    last_outcome: s.last_outcome || null,
+    last_detail: s.last_detail || null,
     revision: s.revision || null,
     digest: s.digest || null,
-    created_by: s.createdBy,
-    created_at: s.createdAt,
-    ...(s.pollOutcome ? { poll_outcome: s.pollOutcome } : {}),
+    created_by: s.created_by,
+    created_at: s.created_at,
+    ...(s.poll_outcome ? { poll_outcome: s.poll_outcome } : {}),
   };
 }
 
@@ -244,21 +244,21 @@ const clearedResponse = z.object({ agent_id: z.string(), cleared: z.boolean(), k
 
 function presentReplay(r: policy.ReplayResult): z.infer<typeof replayResultSchema> {
   return {
-    action_id: r.actionId,
+    action_id: r.action_id,
     tool: r.tool,
-    original_decision: r.originalDecision,
-    replay_decision: r.replayDecision,
+    original_decision: r.original_decision,
+    replay_decision: r.replay_decision,
     consistent: r.consistent,
-    original_violations: r.originalViolations,
-    replay_violations: r.replayViolations,
-    original_bundle_revision: r.originalBundleRevision,
-    replay_bundle_revision: r.replayBundleRevision,
-    ...(r.erasedSubjects.length ? { erased_subjects: r.erasedSubjects } : {}),
+    original_violations: r.original_violations,
+    replay_violations: r.replay_violations,
+    original_bundle_revision: r.original_bundle_revision,
+    replay_bundle_revision: r.replay_bundle_revision,
+    ...(r.erased_subjects.length ? { erased_subjects: r.erased_subjects } : {}),
   };
 }
 
 function presentBundle(b: policy.BundleStatus) {
-  return { revision: b.revision, hash: b.hash, hash_algorithm: 'sha256' as const, policy_template: b.policyTemplate, activated_at: b.activatedAt || null };
+  return { revision: b.revision, hash: b.hash, hash_algorithm: 'sha256' as const, policy_template: b.policy_template, activated_at: b.activated_at || null };
 }
 
 export function policyRoutes(d: PolicyFeature): Router {
@@ -270,26 +270,26 @@ export function policyRoutes(d: PolicyFeature): Router {
       templates: templates.map((t) => ({
         name: t.name,
         description: t.description,
-        parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default: JSON.parse(p.defaultJson), description: p.description })),
+        parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default: JSON.parse(p.default_json), description: p.description })),
       })),
     });
   });
 
   r.get('/policy/rules', async (req, res) => {
     const { tenantId } = authOf(req);
-    const out = await d.policy.listRules({ tenantId });
-    reply(res, rulesResponse, { policy_template: out.policyTemplate, bundle_revision: out.bundleRevision, rules: out.rules.map((x) => ({ id: x.id, kind: x.kind, trigger: x.trigger, severity: x.severity })) });
+    const out = await d.policy.listRules({ tenant_id: tenantId });
+    reply(res, rulesResponse, { policy_template: out.policy_template, bundle_revision: out.bundle_revision, rules: out.rules.map((x) => ({ id: x.id, kind: x.kind, trigger: x.trigger, severity: x.severity })) });
   });
 
   r.get('/bundles/gateway/status', async (req, res) => {
     const { tenantId } = authOf(req);
-    reply(res, bundleResponse, { bundle: 'gateway' as const, ...presentBundle(await d.policy.getBundleStatus({ tenantId })) });
+    reply(res, bundleResponse, { bundle: 'gateway' as const, ...presentBundle(await d.policy.getBundleStatus({ tenant_id: tenantId })) });
   });
 
   r.post('/audit/replay', async (req, res) => {
     const { tenantId } = authOf(req);
     const { action_id } = parseWith(replaySchema, req.body, 'body');
-    const [result] = (await d.policy.replay({ tenantId, actionIds: [action_id.toLowerCase()], candidate: undefined })).results;
+    const [result] = (await d.policy.replay({ tenant_id: tenantId, action_ids: [action_id.toLowerCase()], candidate: undefined })).results;
     if (!result?.found) throw new NotFoundError('Action not found (or decided before the policy: gateway constraint or failure mode)');
     reply(res, replayResultSchema, presentReplay(result));
   });
@@ -297,14 +297,14 @@ export function policyRoutes(d: PolicyFeature): Router {
   r.post('/audit/replay-bulk', async (req, res) => {
     const { tenantId } = authOf(req);
     const { action_ids, candidate } = parseWith(replayBulkSchema, req.body, 'body');
-    const { results } = await d.policy.replay({ tenantId, actionIds: action_ids.map((a) => a.toLowerCase()), candidate: candidateOf(candidate) });
+    const { results } = await d.policy.replay({ tenant_id: tenantId, action_ids: action_ids.map((a) => a.toLowerCase()), candidate: candidateOf(candidate) });
     const found = results.filter((x) => x.found);
     reply(res, replayBulkResponse, {
       total: results.length,
       replayed: found.length,
       consistent_count: found.filter((x) => x.consistent).length,
       changed_count: found.filter((x) => !x.consistent).length,
-      not_found: results.filter((x) => !x.found).map((x) => x.actionId),
+      not_found: results.filter((x) => !x.found).map((x) => x.action_id),
       results: found.map(presentReplay),
     });
   });
@@ -314,7 +314,7 @@ export function policyRoutes(d: PolicyFeature): Router {
     const { policy: source } = parseWith(policyTestSchema, req.body, 'body');
     let out: policy.TestPolicyResponse;
     try {
-      out = await d.policy.testPolicy({ tenantId, customPolicy: source });
+      out = await d.policy.testPolicy({ tenant_id: tenantId, custom_policy: source });
     } catch (e) {
       // the service names the field custom_policy (as a save does); here the candidate is body.policy
       if (e instanceof AppError && e.code === 'invalid_input' && Array.isArray(e.detail)) throw new InputError((e.detail as ValidationIssue[]).map((i) => ({ ...i, loc: ['body', 'policy'] })));
@@ -324,19 +324,19 @@ export function policyRoutes(d: PolicyFeature): Router {
       passed: out.passed,
       failed: out.failed,
       errored: out.errored,
-      results: out.results.map((x) => ({ name: x.name, file: x.file, row: x.row, outcome: x.outcome as 'pass' | 'fail' | 'error', ...(x.error ? { error: x.error } : {}), duration_ms: x.durationMs })),
+      results: out.results.map((x) => ({ name: x.name, file: x.file, row: x.row, outcome: x.outcome as 'pass' | 'fail' | 'error', ...(x.error ? { error: x.error } : {}), duration_ms: x.duration_ms })),
       coverage: {
-        percent: out.coveragePercent,
-        covered_lines: out.coveredLines,
-        coverable_lines: out.coverableLines,
-        files: out.coverageFiles.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.notCovered.map((l) => ({ start: l.start, end: l.end })) })),
+        percent: out.coverage_percent,
+        covered_lines: out.covered_lines,
+        coverable_lines: out.coverable_lines,
+        files: out.coverage_files.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.not_covered.map((l) => ({ start: l.start, end: l.end })) })),
       },
     });
   });
 
   r.get('/policy/shadow', async (req, res) => {
     const { tenantId } = authOf(req);
-    reply(res, shadowReportResponse, presentShadow(await d.policy.getShadow({ tenantId })));
+    reply(res, shadowReportResponse, presentShadow(await d.policy.getShadow({ tenant_id: tenantId })));
   });
 
   r.put('/policy/shadow', async (req, res) => {
@@ -348,66 +348,66 @@ export function policyRoutes(d: PolicyFeature): Router {
       if (seconds < 1 || seconds > SHADOW_MAX_SECONDS) throw InputError.at(['body', 'expires_at'], 'expires_at must be in the future, at most 30 days ahead', 'range');
     }
     const candidate = candidateOf({ policy_template: b.policy_template, policy_config: b.policy_config, custom_policy: b.custom_policy })!;
-    const out = await d.policy.startShadow({ tenantId: auth.tenantId, candidate: { ...candidate, tenantId: auth.tenantId }, maxCalls: b.max_calls ?? 0, durationSeconds: seconds, actor: deciderOf(auth) });
+    const out = await d.policy.startShadow({ tenant_id: auth.tenantId, candidate: { ...candidate, tenant_id: auth.tenantId }, max_calls: b.max_calls ?? 0, duration_seconds: seconds, actor: deciderOf(auth) });
     reply(res, shadowReportResponse, presentShadow(out), 201);
   });
 
   r.delete('/policy/shadow', async (req, res) => {
     const auth = authOf(req);
-    reply(res, shadowReportResponse, presentShadow(await d.policy.discardShadow({ tenantId: auth.tenantId, actor: deciderOf(auth), overrideFailingTests: undefined })));
+    reply(res, shadowReportResponse, presentShadow(await d.policy.discardShadow({ tenant_id: auth.tenantId, actor: deciderOf(auth), override_failing_tests: undefined })));
   });
 
   r.post('/policy/shadow/promote', async (req, res) => {
     const auth = authOf(req);
     const b = parseWith(shadowPromoteSchema, req.body ?? {}, 'body');
-    const p = await d.policy.promoteShadow({ tenantId: auth.tenantId, actor: deciderOf(auth), overrideFailingTests: b.override_failing_tests });
-    reply(res, promotedResponse, { policy_template: p.policyTemplate, bundle_revision: p.bundle?.revision ?? '', activated_at: p.bundle?.activatedAt || null });
+    const p = await d.policy.promoteShadow({ tenant_id: auth.tenantId, actor: deciderOf(auth), override_failing_tests: b.override_failing_tests });
+    reply(res, promotedResponse, { policy_template: p.policy_template, bundle_revision: p.bundle?.revision ?? '', activated_at: p.bundle?.activated_at || null });
   });
 
   r.put('/policy/bundle-source', async (req, res) => {
     const auth = authOf(req);
     const b = parseWith(bundleSourceSchema, req.body, 'body');
     const s = await d.policy.setBundleSource({
-      tenantId: auth.tenantId,
+      tenant_id: auth.tenantId,
       url: b.url,
-      publicKey: b.public_key,
+      public_key: b.public_key,
       scope: b.scope ?? '',
       activation: b.activation,
-      shadowMaxCalls: b.shadow_max_calls ?? 0,
-      shadowSeconds: b.shadow_duration_seconds ?? 0,
+      shadow_max_calls: b.shadow_max_calls ?? 0,
+      shadow_seconds: b.shadow_duration_seconds ?? 0,
       actor: deciderOf(auth),
     });
     reply(res, bundleSourceResponse, presentSource(s));
   });
   r.get('/policy/bundle-source', async (req, res) => {
-    reply(res, bundleSourceResponse, presentSource(await d.policy.getBundleSource({ tenantId: authOf(req).tenantId })));
+    reply(res, bundleSourceResponse, presentSource(await d.policy.getBundleSource({ tenant_id: authOf(req).tenantId })));
   });
   r.delete('/policy/bundle-source', async (req, res) => {
-    reply(res, bundleSourceResponse, presentSource(await d.policy.deleteBundleSource({ tenantId: authOf(req).tenantId })));
+    reply(res, bundleSourceResponse, presentSource(await d.policy.deleteBundleSource({ tenant_id: authOf(req).tenantId })));
   });
   r.post('/policy/bundle-source/poll', async (req, res) => {
-    reply(res, bundleSourceResponse, presentSource(await d.policy.pollBundleSource({ tenantId: authOf(req).tenantId })));
+    reply(res, bundleSourceResponse, presentSource(await d.policy.pollBundleSource({ tenant_id: authOf(req).tenantId })));
   });
 
   r.get('/agents/:agent_id/anomaly_score', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
-    const a = await d.policy.getAnomalyScore({ tenantId, agentId });
-    reply(res, anomalyResponse, { agent_id: agentId, anomaly_score: a.anomalyScore, factors: anomalyFactorValues(a.factors), updated_at: a.updatedAt || null });
+    const a = await d.policy.getAnomalyScore({ tenant_id: tenantId, agent_id: agentId });
+    reply(res, anomalyResponse, { agent_id: agentId, anomaly_score: a.anomaly_score, factors: anomalyFactorValues(a.factors), updated_at: a.updated_at || null });
   });
 
   r.delete('/agents/:agent_id/history', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
-    const c = await d.policy.clearAgentHistory({ tenantId, agentId });
-    reply(res, clearedResponse, { agent_id: agentId, cleared: c.cleared, keys_removed: c.keysRemoved, anomaly_score_kept: false });
+    const c = await d.policy.clearAgentHistory({ tenant_id: tenantId, agent_id: agentId });
+    reply(res, clearedResponse, { agent_id: agentId, cleared: c.cleared, keys_removed: c.keys_removed, anomaly_score_kept: false });
   });
 
   r.delete('/agents/:agent_id/counters', async (req, res) => {
     const { tenantId } = authOf(req);
     const agentId = agentParam(req.params.agent_id);
-    const c = await d.policy.clearAgentCounters({ tenantId, agentId });
-    reply(res, clearedResponse, { agent_id: agentId, cleared: c.cleared, keys_removed: c.keysRemoved, anomaly_score_kept: true });
+    const c = await d.policy.clearAgentCounters({ tenant_id: tenantId, agent_id: agentId });
+    reply(res, clearedResponse, { agent_id: agentId, cleared: c.cleared, keys_removed: c.keys_removed, anomaly_score_kept: true });
   });
 
   return r;

@@ -44,26 +44,26 @@ const erasureVerifyResponse = z.object({ erased: z.boolean(), key_exists: z.bool
 
 function presentSubject(s: pb.Subject): z.infer<typeof subjectSchema> {
   return {
-    subject_id: s.subjectId,
+    subject_id: s.subject_id,
     status: s.status,
     source: s.source,
-    pii_kinds: s.piiKinds,
-    action_count: s.actionCount,
-    key_id: orNull(s.keyId),
-    created_at: orNull(s.createdAt),
-    erased_at: orNull(s.erasedAt),
+    pii_kinds: s.pii_kinds,
+    action_count: s.action_count,
+    key_id: orNull(s.key_id),
+    created_at: orNull(s.created_at),
+    erased_at: orNull(s.erased_at),
   };
 }
 
 export function subjectRoutes(d: Pick<CredentialsFeature, 'vault' | 'audit'>): Router {
   const r = Router();
   r.get('/audit/subjects', async (req, res) => {
-    const { subjects } = await d.vault.listSubjects({ tenantId: authOf(req).tenantId });
+    const { subjects } = await d.vault.listSubjects({ tenant_id: authOf(req).tenantId });
     reply(res, subjectsResponse, { subjects: subjects.map(presentSubject), count: subjects.length });
   });
   r.post('/audit/subjects/lookup', async (req, res) => {
     const b = parseWith(lookupSchema, req.body, 'body');
-    const s = await d.vault.lookupSubject({ tenantId: authOf(req).tenantId, identifier: b.identifier, kind: b.kind ?? '' });
+    const s = await d.vault.lookupSubject({ tenant_id: authOf(req).tenantId, identifier: b.identifier, kind: b.kind ?? '' });
     reply(res, lookupResponse, { ...presentSubject(s), known: s.status !== 'unknown' });
   });
   r.post('/audit/erase/:subject_id', async (req, res) => {
@@ -71,8 +71,8 @@ export function subjectRoutes(d: Pick<CredentialsFeature, 'vault' | 'audit'>): R
     reply(res, erasedResponse, out);
   });
   r.get('/audit/erase/:subject_id/verify', async (req, res) => {
-    const s = await d.vault.getSubjectStatus({ tenantId: authOf(req).tenantId, subjectId: subjectParam(req.params.subject_id) });
-    reply(res, erasureVerifyResponse, { erased: s.erased, key_exists: s.keyExists, subject_id: s.subjectId, erased_at: orNull(s.erasedAt) });
+    const s = await d.vault.getSubjectStatus({ tenant_id: authOf(req).tenantId, subject_id: subjectParam(req.params.subject_id) });
+    reply(res, erasureVerifyResponse, { erased: s.erased, key_exists: s.key_exists, subject_id: s.subject_id, erased_at: orNull(s.erased_at) });
   });
   return r;
 }

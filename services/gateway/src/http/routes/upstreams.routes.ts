@@ -144,35 +144,35 @@ const parsed = (text: string) => (text ? (JSON.parse(text) as Record<string, unk
 function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
   return {
     name: t.name,
-    federated_name: t.federatedName,
+    federated_name: t.federated_name,
     state: t.state as 'active' | 'quarantined' | 'absent',
     reason: orNull(t.reason),
-    definition: parsed(t.pinnedJson),
-    definition_sha256: orNull(t.pinnedSha256),
-    candidate: parsed(t.candidateJson),
-    candidate_sha256: orNull(t.candidateSha256),
+    definition: parsed(t.pinned_json),
+    definition_sha256: orNull(t.pinned_sha256),
+    candidate: parsed(t.candidate_json),
+    candidate_sha256: orNull(t.candidate_sha256),
     markers: t.markers.map((m) => ({ rule: m.rule, path: m.path, excerpt: m.excerpt })),
-    diff: t.diff.map((c) => ({ path: c.path, ...(c.beforeJson ? { before: JSON.parse(c.beforeJson) } : {}), ...(c.afterJson ? { after: JSON.parse(c.afterJson) } : {}) })),
-    first_seen_at: t.firstSeenAt,
-    updated_at: t.updatedAt,
-    approved_at: orNull(t.approvedAt),
-    approved_by: orNull(t.approvedBy),
+    diff: t.diff.map((c) => ({ path: c.path, ...(c.before_json ? { before: JSON.parse(c.before_json) } : {}), ...(c.after_json ? { after: JSON.parse(c.after_json) } : {}) })),
+    first_seen_at: t.first_seen_at,
+    updated_at: t.updated_at,
+    approved_at: orNull(t.approved_at),
+    approved_by: orNull(t.approved_by),
   };
 }
 
 /** Owners and admins see every human's connection of a per_user upstream; the others their own. */
 function presentAuthorization(u: pb.Upstream, viewer: AuthContext | undefined): z.infer<typeof upstreamSchema>['authorization'] {
-  if (u.credentialType !== 'oauth') return null;
+  if (u.credential_type !== 'oauth') return null;
   const perUser = u.connection === 'per_user';
   const seesAll = !viewer?.role || viewer.role === 'owner' || viewer.role === 'admin';
-  const mine = (c: pb.UpstreamConnection) => !perUser || c.userId === viewer?.userId;
+  const mine = (c: pb.UpstreamConnection) => !perUser || c.user_id === viewer?.userId;
   return {
-    server: u.authorizationServer,
-    client_registration: u.clientRegistration,
-    connected: u.connections.some((c) => (perUser ? c.userId === viewer?.userId : c.userId === '')),
+    server: u.authorization_server,
+    client_registration: u.client_registration,
+    connected: u.connections.some((c) => (perUser ? c.user_id === viewer?.userId : c.user_id === '')),
     connections: u.connections
       .filter((c) => seesAll || mine(c))
-      .map((c) => ({ user_id: c.userId || null, connected_by: orNull(c.connectedBy), connected_at: c.connectedAt, expires_at: orNull(c.expiresAt), scope: orNull(c.scope) })),
+      .map((c) => ({ user_id: c.user_id || null, connected_by: orNull(c.connected_by), connected_at: c.connected_at, expires_at: orNull(c.expires_at), scope: orNull(c.scope) })),
     connect: `/api/upstreams/${u.name}/connect`,
   };
 }
@@ -183,16 +183,16 @@ function presentUpstream(u: pb.Upstream, withTools: boolean, viewer?: AuthContex
     url: u.url,
     transport: u.transport,
     description: orNull(u.description),
-    credential: u.credentialType && u.credentialType !== 'none' ? { type: u.credentialType, ...(u.credentialHeaderName ? { header_name: u.credentialHeaderName } : {}) } : null,
+    credential: u.credential_type && u.credential_type !== 'none' ? { type: u.credential_type, ...(u.credential_header_name ? { header_name: u.credential_header_name } : {}) } : null,
     tools_filter: { include: u.include, exclude: u.exclude },
     status: u.status === 'connected' || u.status === 'needs_authorization' ? u.status : 'error',
-    status_reason: orNull(u.statusReason),
-    server: u.serverName || u.protocolVersion ? { name: u.serverName, version: u.serverVersion, protocol_version: u.protocolVersion } : null,
-    tool_count: u.toolCount,
-    quarantined_count: u.quarantinedCount,
-    timeout_ms: u.timeoutMs || null,
-    created_at: u.createdAt,
-    refreshed_at: orNull(u.refreshedAt),
+    status_reason: orNull(u.status_reason),
+    server: u.server_name || u.protocol_version ? { name: u.server_name, version: u.server_version, protocol_version: u.protocol_version } : null,
+    tool_count: u.tool_count,
+    quarantined_count: u.quarantined_count,
+    timeout_ms: u.timeout_ms || null,
+    created_at: u.created_at,
+    refreshed_at: orNull(u.refreshed_at),
     ...(withTools ? { tools: u.tools.map(presentTool) } : {}),
     connection: u.connection === 'per_user' ? 'per_user' : 'shared',
     authorization: presentAuthorization(u, viewer),
@@ -214,7 +214,7 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
   /** who asks, for the vault's human-only steps (a name's kept pins) */
   const gateOf = async (auth: AuthContext): Promise<pb.HumanGate> => ({
     human: isHumanSession(auth),
-    requireHuman: Boolean((await d.settings.stored(auth.tenantId)).approvals_require_human),
+    require_human: Boolean((await d.settings.stored(auth.tenantId)).approvals_require_human),
     caller: callerOf(auth),
   });
 
@@ -224,7 +224,7 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
     const { tenantId } = auth;
     const c = b.credential;
     const u = await f.registerUpstream({
-      tenantId,
+      tenant_id: tenantId,
       name: b.name,
       url: b.url,
       transport: b.transport ?? '',
@@ -232,33 +232,33 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
         ? {
             type: c.type,
             value: 'value' in c ? c.value : '',
-            headerName: c.type === 'header' ? c.header_name : '',
-            tokenUrl: c.type === 'oauth_client_credentials' ? c.token_url : '',
-            clientId: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.client_id ?? '') : '',
-            clientSecret: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.client_secret ?? '') : '',
+            header_name: c.type === 'header' ? c.header_name : '',
+            token_url: c.type === 'oauth_client_credentials' ? c.token_url : '',
+            client_id: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.client_id ?? '') : '',
+            client_secret: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.client_secret ?? '') : '',
             scope: c.type === 'oauth_client_credentials' || c.type === 'oauth' ? (c.scope ?? '') : '',
           }
         : undefined,
       connection: b.connection ?? '',
-      oauthRedirectUri: c?.type === 'oauth' ? callbackUrl(d) : '',
-      oauthClientMetadataUrl: c?.type === 'oauth' ? clientMetadataUrl(d) : '',
+      oauth_redirect_uri: c?.type === 'oauth' ? callbackUrl(d) : '',
+      oauth_client_metadata_url: c?.type === 'oauth' ? clientMetadataUrl(d) : '',
       include: b.tools?.include ?? [],
       exclude: b.tools?.exclude ?? [],
       description: b.description ?? '',
-      toolApproval: await toolApproval(tenantId),
-      timeoutMs: b.timeout_ms ?? 0,
+      tool_approval: await toolApproval(tenantId),
+      timeout_ms: b.timeout_ms ?? 0,
       gate: await gateOf(auth),
     });
     reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true, auth)), 201);
   });
   r.get('/upstreams', async (req, res) => {
     const auth = authOf(req);
-    const { upstreams } = await f.listUpstreams({ tenantId: auth.tenantId });
+    const { upstreams } = await f.listUpstreams({ tenant_id: auth.tenantId });
     reply(res, listResponse, { upstreams: upstreams.map((u) => presentUpstream(u, false, auth)), count: upstreams.length });
   });
   r.get('/upstreams/:name', async (req, res) => {
     const auth = authOf(req);
-    reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenantId: auth.tenantId, name: upstreamParam(req.params.name), toolApproval: '' }), true, auth));
+    reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenant_id: auth.tenantId, name: upstreamParam(req.params.name), tool_approval: '' }), true, auth));
   });
   /**
    * A signed-in human starts connecting an oauth upstream: the authorization URL, and an HttpOnly cookie
@@ -269,46 +269,46 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
     const auth = authOf(req);
     const name = upstreamParam(req.params.name);
     const humanId = humanOf(auth, 'connect an upstream');
-    const u = await f.getUpstream({ tenantId: auth.tenantId, name, toolApproval: '' });
-    if (u.credentialType === 'oauth' && u.connection !== 'per_user') mayManage(auth, `connect upstream "${name}" for the whole tenant`);
+    const u = await f.getUpstream({ tenant_id: auth.tenantId, name, tool_approval: '' });
+    if (u.credential_type === 'oauth' && u.connection !== 'per_user') mayManage(auth, `connect upstream "${name}" for the whole tenant`);
     const binding = randomBytes(32).toString('base64url');
-    const started = await f.startUpstreamAuthorization({ tenantId: auth.tenantId, name, humanId, bindingSha256: sha256(binding) });
+    const started = await f.startUpstreamAuthorization({ tenant_id: auth.tenantId, name, human_id: humanId, binding_sha256: sha256(binding) });
     res.cookie(BINDING_COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure: d.config.profile !== 'local', path: CALLBACK_PATH, maxAge: 10 * 60_000 });
-    reply(res, connectResponse, { authorization_url: started.authorizationUrl, expires_at: started.expiresAt, connection: u.connection === 'per_user' ? 'per_user' : 'shared' });
+    reply(res, connectResponse, { authorization_url: started.authorization_url, expires_at: started.expires_at, connection: u.connection === 'per_user' ? 'per_user' : 'shared' });
   });
   /** Removes a connection: the shared one (owners and admins), or the caller's own of a per_user upstream. */
   r.delete('/upstreams/:name/connection', async (req, res) => {
     const auth = authOf(req);
     const name = upstreamParam(req.params.name);
     const q = parseWith(disconnectQuery, { user_id: req.query.user_id }, 'query');
-    const u = await f.getUpstream({ tenantId: auth.tenantId, name, toolApproval: '' });
+    const u = await f.getUpstream({ tenant_id: auth.tenantId, name, tool_approval: '' });
     let userId = '';
     if (u.connection === 'per_user') {
       userId = q.user_id ?? humanOf(auth, 'disconnect their own connection');
       if (userId !== auth.userId) mayManage(auth, 'remove another human\'s connection');
     } else mayManage(auth, `disconnect upstream "${name}" for the whole tenant`);
-    const out = await f.disconnectUpstream({ tenantId: auth.tenantId, name, userId, humanId: auth.userId ?? callerOf(auth) });
+    const out = await f.disconnectUpstream({ tenant_id: auth.tenantId, name, user_id: userId, human_id: auth.userId ?? callerOf(auth) });
     reply(res, upstreamSchema, changed(auth.tenantId, presentUpstream(out, false, auth)));
   });
   r.delete('/upstreams/:name', async (req, res) => {
     const auth = authOf(req);
     const name = upstreamParam(req.params.name);
     const q = parseWith(deleteQuery, { discard_pins: req.query.discard_pins }, 'query');
-    const u = await f.deleteUpstream({ tenantId: auth.tenantId, name, discardPins: q.discard_pins === 'true', gate: await gateOf(auth) });
+    const u = await f.deleteUpstream({ tenant_id: auth.tenantId, name, discard_pins: q.discard_pins === 'true', gate: await gateOf(auth) });
     reply(
       res,
       deletedResponse,
-      changed(auth.tenantId, { status: u.url ? ('deleted' as const) : ('pins_discarded' as const), name: u.name, retained_tools: u.retainedTools, discarded_tools: u.discardedTools }),
+      changed(auth.tenantId, { status: u.url ? ('deleted' as const) : ('pins_discarded' as const), name: u.name, retained_tools: u.retained_tools, discarded_tools: u.discarded_tools }),
     );
   });
   r.post('/upstreams/:name/refresh', async (req, res) => {
     const auth = authOf(req);
     const { tenantId } = auth;
-    const u = await f.refreshUpstream({ tenantId, name: upstreamParam(req.params.name), toolApproval: await toolApproval(tenantId) });
+    const u = await f.refreshUpstream({ tenant_id: tenantId, name: upstreamParam(req.params.name), tool_approval: await toolApproval(tenantId) });
     reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true, auth)));
   });
   r.get('/upstreams/:name/tools', async (req, res) => {
-    const { tools } = await f.listUpstreamTools({ tenantId: authOf(req).tenantId, name: upstreamParam(req.params.name), toolApproval: '' });
+    const { tools } = await f.listUpstreamTools({ tenant_id: authOf(req).tenantId, name: upstreamParam(req.params.name), tool_approval: '' });
     reply(res, toolsResponse, { tools: tools.map(presentTool), count: tools.length });
   });
   r.post('/upstreams/:name/tools/:tool/approve', async (req, res) => {
@@ -317,7 +317,7 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
     const tool = toolParam(req.params.tool);
     const body = parseWith(approveBody, req.body && Object.keys(req.body).length ? req.body : undefined, 'body');
     await assertMayDecide(d, auth, 'approve a tool definition');
-    const t = await f.approveTool({ tenantId: auth.tenantId, upstream, tool, approvedBy: deciderOf(auth), definitionSha256: body?.definition_sha256 ?? '' });
+    const t = await f.approveTool({ tenant_id: auth.tenantId, upstream, tool, approved_by: deciderOf(auth), definition_sha256: body?.definition_sha256 ?? '' });
     reply(res, upstreamToolSchema, changed(auth.tenantId, presentTool(t)));
   });
   return r;
@@ -382,9 +382,9 @@ export function upstreamOAuthPublicRoutes(d: UpstreamsFeature): Router {
     const binding = bindingOf(req);
     res.clearCookie(BINDING_COOKIE, { httpOnly: true, sameSite: 'lax', secure: d.config.profile !== 'local', path: CALLBACK_PATH });
     if (!q.state) throw InputError.at(['query', 'state'], 'The authorization could not be completed: no state came back (open this page from the upstream\'s authorization server)', 'missing');
-    const done = await d.federation.client.completeUpstreamAuthorization({ state: q.state, code: q.code ?? '', bindingSha256: binding ? sha256(binding) : '', error: q.error ?? '' });
+    const done = await d.federation.client.completeUpstreamAuthorization({ state: q.state, code: q.code ?? '', binding_sha256: binding ? sha256(binding) : '', error: q.error ?? '' });
     const name = done.upstream?.name ?? '';
-    d.federation.invalidate(done.tenantId);
+    d.federation.invalidate(done.tenant_id);
     const connection = done.upstream?.connection === 'per_user' ? 'per_user' : 'shared';
     if ((req.get('accept') ?? '').includes('text/html')) {
       // the console's Tools page, the upstream selected (its session resumes with the refresh cookie)

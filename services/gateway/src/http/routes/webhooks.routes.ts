@@ -54,23 +54,23 @@ const deliveriesResponse = z.object({ deliveries: z.array(deliverySchema), count
 /** A delivery as the API shows it. */
 export function presentDelivery(d: webhook.Delivery): z.infer<typeof deliverySchema> {
   return {
-    delivery_id: d.deliveryId,
+    delivery_id: d.delivery_id,
     event: d.event,
-    action_id: d.actionId || null,
+    action_id: d.action_id || null,
     url: d.url,
     status: d.status as (typeof DELIVERY_STATUSES)[number],
     attempts: d.attempts,
     test: d.test,
-    created_at: d.createdAt,
-    next_attempt_at: d.nextAttemptAt || null,
-    completed_at: d.completedAt || null,
-    last_status_code: d.lastStatusCode || null,
-    last_error: d.lastError || null,
-    attempt_log: d.attemptLog.map((a) => ({
+    created_at: d.created_at,
+    next_attempt_at: d.next_attempt_at || null,
+    completed_at: d.completed_at || null,
+    last_status_code: d.last_status_code || null,
+    last_error: d.last_error || null,
+    attempt_log: d.attempt_log.map((a) => ({
       attempt: a.attempt,
-      started_at: a.startedAt,
-      duration_ms: a.durationMs,
-      status_code: a.statusCode || null,
+      started_at: a.started_at,
+      duration_ms: a.duration_ms,
+      status_code: a.status_code || null,
       outcome: a.outcome,
       error: a.error || null,
     })),
@@ -82,21 +82,21 @@ export function webhookRoutes(d: Pick<AuditFeature, 'webhook'>): Router {
   r.get('/webhooks/deliveries', async (req, res) => {
     const q = parseWith(listQuery, { limit: req.query.limit, status: req.query.status, action_id: req.query.action_id, event: req.query.event }, 'query');
     const { deliveries } = await d.webhook.listDeliveries({
-      tenantId: authOf(req).tenantId,
+      tenant_id: authOf(req).tenantId,
       limit: q.limit,
       status: q.status ?? '',
-      actionId: q.action_id ?? '',
+      action_id: q.action_id ?? '',
       event: q.event ?? '',
     });
     reply(res, deliveriesResponse, { deliveries: deliveries.map(presentDelivery), count: deliveries.length });
   });
   r.get('/webhooks/deliveries/:delivery_id', async (req, res) => {
     const id = uuidParam(req.params.delivery_id, 'Webhook delivery');
-    reply(res, deliverySchema, presentDelivery(await d.webhook.getDelivery({ tenantId: authOf(req).tenantId, deliveryId: id })));
+    reply(res, deliverySchema, presentDelivery(await d.webhook.getDelivery({ tenant_id: authOf(req).tenantId, delivery_id: id })));
   });
   r.post('/webhooks/test', async (req, res) => {
     const body = parseWith(testBody, req.body ?? {}, 'body');
-    reply(res, deliverySchema, presentDelivery(await d.webhook.testDelivery({ tenantId: authOf(req).tenantId, event: body.event })));
+    reply(res, deliverySchema, presentDelivery(await d.webhook.testDelivery({ tenant_id: authOf(req).tenantId, event: body.event })));
   });
   return r;
 }

@@ -10,9 +10,9 @@ const rec = (params: unknown): pb.AuditRecord => ({ id: 1, tenant_seq: 0, prev_h
 /** A vault that knows which subjects are erased (the one RPC the marker uses). */
 function vaultWith(erased: string[], calls: string[][] = []): VaultClient {
   return {
-    filterErasedSubjects: async (req: { subjectIds: string[] }) => {
-      calls.push(req.subjectIds);
-      return { tenantId: 't', subjectIds: req.subjectIds.filter((s) => erased.includes(s)) };
+    filterErasedSubjects: async (req: { subject_ids: string[] }) => {
+      calls.push(req.subject_ids);
+      return { tenant_id: 't', subject_ids: req.subject_ids.filter((s) => erased.includes(s)) };
     },
   } as unknown as VaultClient;
 }

@@ -65,7 +65,7 @@ test('the vault speaks 2026-07-28 to an upstream that offers it', async () => {
 });
 
 describe('an upstream’s own input_required, relayed to the official v2 client', () => {
-  async function v2Client(answer: { action: 'accept' | 'decline'; content?: Record<string, unknown> }) {
+  async function v2Client(answer: { action: 'accept' | 'decline'; content?: Record<string, string | number | boolean | string[]> }) {
     const asked: string[] = [];
     const client = new ClientV2({ name: 'e2e-v2-relay', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: V } } });
     client.setRequestHandler('elicitation/create', async (request) => {

@@ -1,5 +1,5 @@
 /** Gateway settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envCidrList, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parsePublicOrigins } from './oauth/public-origins';
@@ -126,7 +126,7 @@ export const gatewaySettings = {
   mcpAllowedOrigins: setting('MCP_ALLOWED_ORIGINS', z.string().default(''), 'browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoints besides the gateway\'s own (PUBLIC_BASE_URL; the local profile also allows loopback origins); requests without Origin pass'),
   metricsBearerToken: setting('METRICS_BEARER_TOKEN', z.string().min(16).optional(), 'when set, /api/metrics answers only with this bearer token; in production without it /api/metrics is absent (scrape GATEWAY_OPS_PORT)'),
   oauthClientMetadataCaFile: setting('OAUTH_CLIENT_METADATA_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted when fetching MCP clients\' metadata documents (re-read when it changes)'),
-  oauthClientMetadataAllowCidrs: setting('OAUTH_CLIENT_METADATA_ALLOW_CIDRS', z.string().optional(), 'address ranges besides public ones where MCP clients\' metadata documents may be fetched, comma-separated CIDRs (default: loopback in the local profile, none in production)'),
+  oauthClientMetadataAllowCidrs: setting('OAUTH_CLIENT_METADATA_ALLOW_CIDRS', envCidrList, 'address ranges besides public ones where MCP clients\' metadata documents may be fetched, comma-separated CIDRs (default: loopback in the local profile, none in production)'),
   oauthGrantMaxAgeDays: setting('OAUTH_GRANT_MAX_AGE_DAYS', z.coerce.number().int().min(1).max(3650).default(90), 'an MCP client\'s OAuth grant ends this many days after the consent (no token outlives it; the client must ask for consent again)'),
   oauthPurgeIntervalMs: setting('OAUTH_PURGE_INTERVAL_MS', envInt(600_000), 'how often one gateway replica purges expired OAuth requests, codes, tokens and unused registered clients (0: never)'),
   githubClientId: setting('GITHUB_CLIENT_ID', z.string().optional(), 'OAuth app client id; GitHub login (/auth/github) is off while unset'),

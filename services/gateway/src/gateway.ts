@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { ApprovalRepository, onTenantChange, publishTenantChange, type ServiceContext, type ServiceDefinition } from '@agw/shared';
+import { ApprovalRepository, internalCidrsAllowed, onTenantChange, publishTenantChange, type ServiceContext, type ServiceDefinition } from '@agw/shared';
 import { createHttpEdge } from './app';
 import { ApprovalExpiry } from './approvals/approval-expiry';
 import { ApprovalQueue } from './approvals/approval-queue';
@@ -137,7 +137,7 @@ async function startGateway({ config, logger, registry, postgres, redis: redisOf
   const oauthUrls = mcpOauthUrls(config.publicBaseUrl, config.publicOrigins, config.profile === 'local');
   const documents = new ClientMetadataDocuments({
     fetch: createPinnedFetch({
-      policy: new AddressPolicy({ allowCidrs: (config.oauthClientMetadataAllowCidrs ?? (config.profile === 'local' ? '127.0.0.0/8,::1/128' : '')).split(',').map((c) => c.trim()).filter(Boolean) }),
+      policy: new AddressPolicy({ allowCidrs: internalCidrsAllowed(config.oauthClientMetadataAllowCidrs, config.profile) }),
       maxResponseBytes: 64 * 1024,
       connectTimeoutMs: 5000,
       headersTimeoutMs: 5000,

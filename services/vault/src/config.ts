@@ -1,7 +1,7 @@
 /** Vault service settings (env validated once at start; defaults work on a developer machine). */
 import path from 'node:path';
 import { parseTenantCidrs } from '@agw/egress';
-import { ConfigError, commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { ConfigError, commonSettings, envBool, envCidrList, internalCidrsAllowed, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
 import { z } from 'zod';
 
 /** The repository root (services/vault/{src,dist}/ -> ../../..): home of the project-owned `.run/` dir. */
@@ -41,7 +41,7 @@ export const vaultSettings = {
   auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit append'),
   upstreamAllowCidrs: setting(
     'UPSTREAM_ALLOW_CIDRS',
-    z.string().optional(),
+    envCidrList,
     'local profile only: address ranges every tenant\'s federated MCP upstreams may reach besides public addresses, comma-separated CIDRs (default: loopback; refused in production, where ranges are granted per tenant with UPSTREAM_ALLOW_CIDRS_BY_TENANT)',
   ),
   upstreamAllowCidrsByTenant: setting(
@@ -92,16 +92,13 @@ export function loadVaultConfig(env?: Record<string, string | undefined>) {
   }
   const local = c.profile === 'local';
   // the fleet-wide forms open a range to every tenant: only the local profile keeps them
-  if (!local && c.upstreamAllowCidrs?.trim()) {
+  if (!local && c.upstreamAllowCidrs?.length) {
     throw new ConfigError(['UPSTREAM_ALLOW_CIDRS: opens a range to every tenant and is refused in the production profile; grant it to the tenants that need it with UPSTREAM_ALLOW_CIDRS_BY_TENANT']);
   }
   if (!local && c.allowPrivateUpstreams) {
     throw new ConfigError(['VAULT_ALLOW_PRIVATE_UPSTREAMS: opens every address to every tenant\'s brokered calls and is refused in the production profile; grant ranges per tenant with UPSTREAM_ALLOW_CIDRS_BY_TENANT']);
   }
-  const upstreamAllowCidrs = (c.upstreamAllowCidrs ?? (local ? '127.0.0.0/8,::1/128' : ''))
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const upstreamAllowCidrs = internalCidrsAllowed(c.upstreamAllowCidrs, c.profile);
   return {
     ...c,
     allowPrivateUpstreams: c.allowPrivateUpstreams ?? local,

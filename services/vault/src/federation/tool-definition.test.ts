@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type ToolDefinition, definitionDiff, definitionOf, definitionSha256, isLegacyForm, legacyDefinitionSha256, legacyPinnedForm, offeredForm, pathJoin, taskSupportOf } from './tool-definition';
+import { type ToolDefinition, definitionDiff, definitionOf, definitionSha256, clipText, isLegacyForm, legacyDefinitionSha256, legacyPinnedForm, offeredForm, pathJoin, taskSupportOf } from './tool-definition';
 
 const weather: ToolDefinition = {
   name: 'weather',
@@ -153,5 +153,33 @@ describe('definitionDiff', () => {
     expect(a).toEqual(b);
     expect(a[0].path).toBe('inputSchema.properties.p0000');
     expect(a.map((c) => c.path)).toEqual(a.map((c) => c.path).sort());
+  });
+});
+
+describe('clipText', () => {
+  test('keeps a text of at most max code points whole, and cuts a longer one after max code points', () => {
+    expect(clipText('abc', 3)).toBe('abc');
+    expect(clipText('abcd', 3)).toBe('abc…');
+    expect(clipText('abcd', 3, '')).toBe('abc');
+  });
+
+  test('counts a surrogate pair as one code point and never cuts one in half', () => {
+    const emoji = '😀'; // two UTF-16 units
+    expect(clipText(emoji.repeat(3), 3)).toBe(emoji.repeat(3)); // 6 units, 3 code points: whole
+    expect(clipText(emoji.repeat(4), 3)).toBe(`${emoji.repeat(3)}…`);
+    expect(clipText(`a${emoji}bc`, 2)).toBe(`a${emoji}…`);
+    // a lone surrogate counts as one, as Array.from counts it
+    expect(clipText('\ud800abc', 2)).toBe('\ud800a…');
+  });
+
+  test('agrees with cutting Array.from(text) on mixed text of any length', () => {
+    const pieces = ['a', 'é', '😀', '\u0301', '\ud83d', 'z'];
+    for (let seed = 1; seed < 200; seed++) {
+      let s = '';
+      for (let i = 0; i < (seed % 23) + 1; i++) s += pieces[(seed * 7 + i * 13) % pieces.length];
+      const max = seed % 11;
+      const points = Array.from(s);
+      expect(clipText(s, max)).toBe(points.length <= max ? s : `${points.slice(0, max).join('')}…`);
+    }
   });
 });

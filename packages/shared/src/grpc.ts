@@ -27,6 +27,7 @@ import { clientWithReusedWriter, common, encodeToBuffer, withReusedWriter } from
 import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, overloadedPeer, unreachableStore } from './errors';
 import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
 import { type RetryPolicy, withRetry } from './grpc-retry';
+import { peerCallTally } from './peer-calls';
 import type { Logger } from './logger';
 import { traceHooks } from './tracing/hooks';
 
@@ -362,10 +363,28 @@ export function createClient<S extends ServiceDefinition>(
       return waiting ? waiting.then(() => unary(request, options, deadline)) : unary(request, options, deadline);
     };
   }
-  // a call that names a retry policy: the same request again (each attempt with its own deadline)
+  // a call that names a retry policy: the same request again (each attempt with its own deadline); each call
+  // counted once, with its outcome and the time its caller waited (peer-calls.ts)
   for (const key of Object.keys(methods)) {
     const once = out[key] as (request: unknown, options?: CallOptions) => Promise<unknown>;
-    out[key] = (request: unknown, options?: CallOptions) => (options?.retry ? withRetry(() => once(request, options), options.retry) : once(request, options));
+    const ok = peerCallTally(peer, key, 'ok');
+    out[key] = (request: unknown, options?: CallOptions) => {
+      const t0 = performance.now();
+      const call = options?.retry ? withRetry(() => once(request, options), options.retry) : once(request, options);
+      return call.then(
+        (res) => {
+          ok.calls++;
+          ok.seconds += (performance.now() - t0) / 1000;
+          return res;
+        },
+        (e: unknown) => {
+          const failed = peerCallTally(peer, key, e instanceof AppError ? e.code : 'error');
+          failed.calls++;
+          failed.seconds += (performance.now() - t0) / 1000;
+          throw e;
+        },
+      );
+    };
   }
   return out as PromiseClient<S>;
 }

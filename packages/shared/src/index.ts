@@ -14,6 +14,7 @@ export * from './config';
 export * from './logger';
 export * from './metrics';
 export * from './store-requests';
+export * from './peer-calls';
 export * from './errors';
 export * from './canonical';
 export * from './glob';

@@ -53,7 +53,7 @@ export function parseGovernedToolArgs(args: unknown): GovernedToolArgs {
 }
 
 /** The tenant's governed tools (distinct tool ids with a registered credential). */
-export async function governedTools(d: GatewayDeps, tenantId: string): Promise<string[]> {
+export async function governedTools(d: Pick<GatewayDeps, 'vault'>, tenantId: string): Promise<string[]> {
   const { credentials } = await d.vault.listCredentials({ tenant_id: tenantId });
   return [...new Set(credentials.map((c) => c.tool_id))].sort();
 }
@@ -79,7 +79,7 @@ export function upstreamTools(all: McpTools, upstream: string): McpTools {
 }
 
 /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
-export async function mcpToolsOf(d: GatewayDeps, tenantId: string, allowed?: string[]): Promise<McpTools> {
+export async function mcpToolsOf(d: Pick<GatewayDeps, 'federation' | 'vault'>, tenantId: string, allowed?: string[]): Promise<McpTools> {
   const federated = await d.federation.tools(tenantId);
   const selected = allowed ? federated.filter((t) => matchesAnyGlob(allowed, t.name)) : federated;
   const federatedByName = new Map(selected.map((t) => [t.name, t]));

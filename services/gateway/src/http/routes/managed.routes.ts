@@ -9,7 +9,7 @@ import type { managed } from '@agw/proto';
 import { NotFoundError } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
-import type { GatewayDeps } from '../../deps';
+import type { ManagedFeature } from '../../features/managed.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { jsonRpcSchema, mcpTransportErrors } from '../../mcp/mcp.routes';
@@ -189,7 +189,7 @@ function bearerOf(req: Request): string | undefined {
 
 const sessionParam = (req: Request) => uuidParam(req.params.session_id as string, 'Managed session');
 
-export function managedRoutes(d: GatewayDeps): Router {
+export function managedRoutes(d: ManagedFeature): Router {
   const r = Router();
 
   r.post('/managed/agents', async (req, res) => {

@@ -43,7 +43,7 @@ import { webhookRoutes } from './http/routes/webhooks.routes';
 import { mcpPublicRoutes, mcpRoutes } from './mcp/mcp.routes';
 import { mcpOriginGuard, parseOrigins } from './mcp/origin-guard';
 import { consoleSessionRoutes } from './http/routes/console-session.routes';
-import { mcpAuthChallenge, oauthConsentRoutes, oauthGrantRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './oauth/oauth.routes';
+import { mcpAuthChallenge, oauthConsentRoutes, oauthGrantRoutes, oauthDiscoveryRoutes, oauthServerRoutes } from './http/routes/oauth.routes';
 import { countInFlight } from './http/in-flight';
 import { Admission, GOVERNED_PATHS } from './http/admission';
 import { GOVERNED_BODY_LIMIT, governedJsonBody } from './http/governed-body';

@@ -16,7 +16,7 @@ import type { AuthContext } from '../src/http/request-context';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
 import { purgeOauth } from '../src/oauth/oauth-purge';
-import { oauthGrantRoutes, oauthServerRoutes } from '../src/oauth/oauth.routes';
+import { oauthGrantRoutes, oauthServerRoutes } from '../src/http/routes/oauth.routes';
 import { mcpOauthUrls } from '../src/oauth/public-origins';
 import type { PolicyClient } from '../src/clients/grpc-clients';
 import type { GatewayDeps } from '../src/deps';

@@ -15,7 +15,7 @@ import { authenticate } from '../src/http/auth.middleware';
 import { errorHandler } from '../src/http/error-handler';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
-import { SERVICE_DOCUMENTATION, mcpAuthChallenge, oauthDiscoveryRoutes, oauthServerRoutes } from '../src/oauth/oauth.routes';
+import { SERVICE_DOCUMENTATION, mcpAuthChallenge, oauthDiscoveryRoutes, oauthServerRoutes } from '../src/http/routes/oauth.routes';
 import { type McpOauthUrls, mcpOauthUrls } from '../src/oauth/public-origins';
 import { newApiKey } from '../src/tenants/api-keys';
 import { TenantRepository } from '../src/tenants/tenant.repository';

@@ -15,8 +15,6 @@ export function nameParam(value: string | undefined, what: string, pattern: RegE
   return value;
 }
 
-/** the upstream name rule (the vault's UPSTREAM_NAME); names registered before the rule on their last character are still read */
-export const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 export function isUuid(value: string): boolean {
   return UUID.test(value);

@@ -25,6 +25,7 @@
 import { ProtocolErrorCode as ErrorCode, type Server, UriTemplate } from '@modelcontextprotocol/server';
 import { matchesAnyGlob } from '@agw/shared';
 import type { GatewayDeps } from '../deps';
+import { UPSTREAM_NAME } from '../federation/upstream-names';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { type SessionScope, callGovernedTool } from './governed-tools';
 import { type ApprovalRounds, type RoundCaller, clientAbilitiesOf } from './approval-rounds';
@@ -34,8 +35,6 @@ import { type CallRound, type RequestMeta, RpcError } from './modern-revision';
 export const FEDERATED_CAPABILITIES = { resources: {}, prompts: {}, completions: {} };
 
 export const URI_SCHEME = 'agw://';
-/** The upstream name rule (the vault's UPSTREAM_NAME, before the trailing-character rule). */
-const UPSTREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const SEPARATOR = '__';
 /** how long a client may reuse a list (revision 2026-07-28's ttlMs): resources are live data, prompts the catalog's */
 const LIST_TTL_MS = 30_000;

@@ -9,7 +9,7 @@
  *   tenant-wide server (`/api/mcp/server`), the tools the tenant registered a credential for.
  */
 import { InputError, matchesAnyGlob, mayRequireApproval } from '@agw/shared';
-import { UPSTREAM_NAME } from '../http/params';
+import { UPSTREAM_NAME } from '../federation/upstream-names';
 import type { FederatedTool } from '../federation/federated-catalog';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';

@@ -16,7 +16,8 @@ import { addPaths, pathParam } from '../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../openapi/schema';
 import { actsForOf, authOf } from '../http/request-context';
 import { EXTERNAL_MS } from '../http/admission';
-import { UPSTREAM_NAME, nameParam, uuidParam } from '../http/params';
+import { UPSTREAM_NAME, UPSTREAM_NAME_PATTERN } from '../federation/upstream-names';
+import { nameParam, uuidParam } from '../http/params';
 import { answerModern, classify } from './modern-revision';
 import { TASKS_EXTENSION } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf, upstreamTools } from './governed-tools';
@@ -46,7 +47,7 @@ addPaths({
   '/mcp/server/upstreams/{name}': {
     post: {
       summary: 'One upstream’s own MCP server (Streamable HTTP): its tools under their own names (no <upstream>__ prefix), every tools/call governed as through /mcp/server',
-      parameters: [pathParam('name', { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })],
+      parameters: [pathParam('name', { type: 'string', pattern: UPSTREAM_NAME_PATTERN })],
       responses: {
         200: response('JSON-RPC response', jsonRpcSchema),
         202: { description: 'a JSON-RPC notification accepted (no body)' },

@@ -15,7 +15,8 @@ import { z } from 'zod';
 import type { UpstreamsFeature } from '../../features/upstreams.feature';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
-import { UPSTREAM_NAME, nameParam, orNull } from '../params';
+import { UPSTREAM_NAME, UPSTREAM_NAME_PATTERN } from '../../federation/upstream-names';
+import { nameParam, orNull } from '../params';
 import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
 import { assertMayDecide, deciderOf, isHumanSession } from './approvals.routes';
@@ -406,7 +407,7 @@ export function upstreamOAuthPublicRoutes(d: UpstreamsFeature): Router {
   return r;
 }
 
-const nameParams = [pathParam('name', { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })];
+const nameParams = [pathParam('name', { type: 'string', pattern: UPSTREAM_NAME_PATTERN })];
 addPaths({
   '/upstreams': {
     post: {

@@ -19,15 +19,15 @@ import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontex
 import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import { z } from 'zod';
 import { ForbiddenError, InputError, NotFoundError } from '@agw/shared';
-import { addPaths, jsonBody, pathParam } from '../openapi/openapi';
-import { errors, reply, response, timestamp } from '../openapi/schema';
-import { type AuthContext, authOf } from '../http/request-context';
-import { isHumanSession } from '../tenants/auth-context';
-import { isUuid } from '../http/params';
-import { parseWith } from '../http/validation';
-import { isUrlClientId } from './client-metadata-documents';
-import { MCP_SCOPES, type McpOauthProvider } from './mcp-oauth-provider';
-import { type McpOauthUrls, type OriginUrls, mcpOauthUrls } from './public-origins';
+import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { errors, reply, response, timestamp } from '../../openapi/schema';
+import { type AuthContext, authOf } from '../request-context';
+import { isHumanSession } from '../../tenants/auth-context';
+import { isUuid } from '../params';
+import { parseWith } from '../validation';
+import { isUrlClientId } from '../../oauth/client-metadata-documents';
+import { MCP_SCOPES, type McpOauthProvider } from '../../oauth/mcp-oauth-provider';
+import { type McpOauthUrls, type OriginUrls, mcpOauthUrls } from '../../oauth/public-origins';
 
 export { type McpOauthUrls, type OriginUrls, mcpOauthUrls };
 

@@ -455,8 +455,11 @@ describe('pinned definitions and poisoned descriptions', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.detail.violations).toEqual(['tool_definition_changed']);
 
-    const log = await api('GET', '/audit/log?limit=50', { key: t.apiKey });
-    const quarantine = log.body.records.find((x: { source: string; decision: string }) => x.source === 'control_plane' && x.decision === 'quarantine');
+    // the vault sends the record on the AUDIT stream: the audit service appends it moments after the quarantine
+    const quarantine = await eventually(async () => {
+      const log = await api('GET', '/audit/log?limit=50', { key: t.apiKey });
+      return log.body.records.find((x: { source: string; decision: string }) => x.source === 'control_plane' && x.decision === 'quarantine');
+    }, 20_000);
     expect(quarantine).toMatchObject({ tool: 'mutable', method: 'weather', violations: ['tool_definition_changed'] });
     expect(quarantine.details.candidate_sha256).toBe(weather.candidate_sha256);
     const hook = await eventually(async () => hooks.got.find((h) => h.headers['x-service-event'] === 'tool.quarantined'), 20_000);

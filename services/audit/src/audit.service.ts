@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { AuditRecordRepository, DecisionCountsReads, SessionTotalsReads } from './chain/audit-record.repository';
 import { AuditChain } from './chain/audit-chain';
 import { instrumentChain } from './chain/chain.metrics';
+import { consumeRecordRequests } from './nats/record-requests.consumer';
 import { EventRelay } from './chain/event-relay';
 import { DecisionInputRepository } from './chain/decision-input.repository';
 import { type AuditConfig, loadAuditConfig } from './config';
@@ -63,10 +64,13 @@ export const auditService = (): ServiceDefinition<AuditConfig, AuditApi, AuditOv
       verify: { databaseUrl: config.databaseUrl, threads: config.verifyThreads || availableParallelism() },
     });
     instrumentChain(chain, registry);
+    // records other services send on the AUDIT stream instead of calling this one (the vault's control_plane records)
+    const recordRequests = await consumeRecordRequests(bus, chain, logger);
     const merkleRepo = new MerkleRepository(db);
     const proofs = new MerkleProofs(merkleRepo);
-    // this service's one peer (PEER_DEADLINE_MS): the vault signs its checkpoints. It calls no other service:
-    // the compliance export's anchors and policy snapshot are added by the gateway (docs/architecture.md).
+    // this service's one peer (PEER_DEADLINE_MS): the vault signs its checkpoints. It calls no other service
+    // (the compliance export's anchors and policy snapshot are added by the gateway), and the vault never calls
+    // it back: the vault's records arrive on the AUDIT stream (above; docs/architecture.md).
     const { noteSigning: noteSigningClient } = peers(['noteSigning'], { deadlines: { noteSigning: config.peerDeadlineMs } });
     const noteSigner = overrides.noteSigner ?? new VaultNoteSigner(noteSigningClient);
     const checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads: merkleRepo, proofs, signer: noteSigner, logger });
@@ -112,7 +116,7 @@ export const auditService = (): ServiceDefinition<AuditConfig, AuditApi, AuditOv
         merkleGrpcService({ builder, proofs, repo: merkleRepo, scheduler, schedule, checkpoints, cosignatures, verifierKey: (t) => noteSigner.verifierKey(t) }, logger),
         complianceGrpcService(exportEvidence, logger),
       ],
-      closers: [() => relay.stop(), () => scheduler.stop()],
+      closers: [() => recordRequests.stop(), () => relay.stop(), () => scheduler.stop()],
       api: { chain, builder, checkpoints },
     };
   },

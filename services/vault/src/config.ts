@@ -37,8 +37,6 @@ export const vaultSettings = {
   ),
   upstreamTimeoutMs: setting('VAULT_UPSTREAM_TIMEOUT_MS', envInt(10_000), 'timeout of one brokered upstream call (connect + response)'),
   upstreamMaxBytes: setting('VAULT_UPSTREAM_MAX_BYTES', envInt(1_048_576), 'largest upstream response body returned to the agent'),
-  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the control_plane record of a quarantined federated tool)'),
-  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit append'),
   upstreamAllowCidrs: setting(
     'UPSTREAM_ALLOW_CIDRS',
     envCidrList,

@@ -2,7 +2,7 @@
  * The vault service's definition: HSM, keyring, PII, credentials, federation, brokered execution and the gRPC
  * bindings. main.ts runs it; integration tests start the same definition in-process (`startService(vaultService(), …)`).
  */
-import { onTenantChange, publishTenantChange, type ServiceDefinition } from '@agw/shared';
+import { onTenantChange, publishTenantChange, type ServiceDefinition, streamedRecordAppender } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { type VaultConfig, loadVaultConfig } from './config';
@@ -32,7 +32,7 @@ const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 export const vaultService = (): ServiceDefinition<VaultConfig> => ({
   name: 'vault',
   loadConfig: loadVaultConfig,
-  start: async ({ config, logger, registry, postgres, nats, peers }) => {
+  start: async ({ config, logger, registry, postgres, nats }) => {
     const db = await postgres();
     const hsm = instrumentHsm(createHsm(config), registry);
     const keyring = new Keyring(hsm, new KeyRepository(db));
@@ -43,13 +43,15 @@ export const vaultService = (): ServiceDefinition<VaultConfig> => ({
     const accessLog = new AccessLogRepository(db);
     // federation of upstream MCP servers (docs/federation.md): their credentials and connections stay here
     const bus = await nats({ readiness: false });
-    const { audit } = peers(['audit']);
+    // its control_plane records go to the audit service over the AUDIT stream, never by a call back to the
+    // service that calls this one (packages/shared/src/bus/record-requests.ts)
+    const records = streamedRecordAppender(bus);
     const { federation, close: closeFederation } = createFederation({
       config,
       db,
       keyring,
-      quarantines: auditQuarantineRecorder(audit, logger),
-      connectionEvents: auditConnectionRecorder(audit, logger),
+      quarantines: auditQuarantineRecorder(records, logger),
+      connectionEvents: auditConnectionRecorder(records, logger),
       changed: (tenantId) => publishTenantChange(bus, 'upstreams', tenantId),
       logger,
     });

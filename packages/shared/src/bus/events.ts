@@ -13,6 +13,8 @@
  *   ack, no wake-up for the events no webhook waits for (docs/webhooks.md, "Which events reach the webhook
  *   service"). Every other reader takes both roots (`decisionSubjectRoots`).
  * - `audit.tree.<tenant_id>`, stream AUDIT: a Merkle tree head was built.
+ * - `audit.records.<tenant_id>`, stream AUDIT: a record another service asks the audit service to append
+ *   (the vault's control_plane records; record-requests.ts).
  * - `sessions.<tenant_id>.<kind>`, stream SESSIONS: managed-session lifecycle (interrupted, ...).
  */
 import { z } from 'zod';

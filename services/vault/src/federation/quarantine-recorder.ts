@@ -2,8 +2,10 @@
  * A quarantine is evidence: each one is appended to the tenant's hash chain as a `control_plane` record
  * (tool = the upstream, method = the tool, decision `quarantine`, the reason as its violation, the hashes,
  * markers and diff in `details`) with the decision event `quarantined`, which the webhook service delivers
- * as `tool.quarantined` (docs/federation.md). The catalog row is written first: a quarantine the audit
- * service could not take still blocks the tool; the append is sent again under the same key a few times.
+ * as `tool.quarantined` (docs/federation.md). The catalog row is written first: a quarantine whose record
+ * could not be sent still blocks the tool. The vault service sends its records on the AUDIT stream
+ * (`streamedRecordAppender`, packages/shared/src/bus/record-requests.ts), where they wait for the audit
+ * service; a publish that fails is sent again under the same key a few times.
  * An upstream that flaps between definitions is recorded once per tool and alert window
  * (FEDERATION_QUARANTINE_ALERT_WINDOW_MS); the next record says how many were not (`suppressed_since_last`).
  */

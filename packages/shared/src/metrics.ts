@@ -1,6 +1,6 @@
 /** Prometheus metrics: one registry per process, default Node metrics included. */
 import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
-import { peerCalls } from './peer-calls';
+import { type PeerCallTally, peerCalls } from './peer-calls';
 import { storeRequests } from './store-requests';
 
 export { Counter, Gauge, Histogram, Registry, Summary };
@@ -39,26 +39,21 @@ function registerStoreRequests(registry: Registry): void {
   });
 }
 
-/** The gRPC calls this process made to its peers (peer-calls.ts), read at scrape time. */
+/** The gRPC calls this process made to its peers (peer-calls.ts), read at scrape time: how many, and how long their callers waited. */
 function registerPeerCalls(registry: Registry): void {
-  new Counter({
-    name: 'agw_peer_calls_total',
-    help: 'gRPC calls this process made to a peer service, by outcome (ok, or the error code); one per call whatever its retries',
-    labelNames: ['peer', 'method', 'outcome'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const t of peerCalls()) if (t.calls > 0) this.inc({ peer: t.peer, method: t.method, outcome: t.outcome }, t.calls);
-    },
-  });
-  new Counter({
-    name: 'agw_peer_call_seconds_total',
-    help: 'Seconds callers waited for gRPC calls to a peer service (divided by agw_peer_calls_total: the mean), by outcome',
-    labelNames: ['peer', 'method', 'outcome'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const t of peerCalls()) if (t.calls > 0) this.inc({ peer: t.peer, method: t.method, outcome: t.outcome }, t.seconds);
-    },
-  });
+  const counters = [
+    { name: 'agw_peer_calls_total', help: 'gRPC calls this process made to a peer service, by outcome (ok, or the error code); one per call whatever its retries', of: (t: PeerCallTally) => t.calls },
+    { name: 'agw_peer_call_seconds_total', help: 'Seconds callers waited for gRPC calls to a peer service (divided by agw_peer_calls_total: the mean), by outcome', of: (t: PeerCallTally) => t.seconds },
+  ];
+  for (const c of counters)
+    new Counter({
+      name: c.name,
+      help: c.help,
+      labelNames: ['peer', 'method', 'outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const t of peerCalls()) if (t.calls > 0) this.inc({ peer: t.peer, method: t.method, outcome: t.outcome }, c.of(t));
+      },
+    });
 }

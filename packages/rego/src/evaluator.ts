@@ -360,6 +360,15 @@ export class Evaluator {
     return v;
   }
 
+  /** Every value `head` takes over the solutions of `body`, handed to `emit` (the array and set comprehensions). */
+  private eachHead(head: Term, body: Expr[], f: Frame, ctx: EvalCtx, emit: (v: Value) => void): void {
+    this.evalBody(body, 0, f, ctx, () => {
+      const d = this.direct(head, f, ctx);
+      if (d !== NOPE) { if (d !== undefined) emit(d); return false; }
+      return this.evalTerm(head, f, ctx, (v) => { emit(v); return false; });
+    });
+  }
+
   evalTerm(t: Term, f: Frame, ctx: EvalCtx, k: KV): boolean {
     if (t.t === 'ref' || t.t === 'call' || t.t === 'array' || t.t === 'object' || t.t === 'set') {
       const d = this.direct(t, f, ctx);
@@ -402,22 +411,12 @@ export class Evaluator {
       }
       case 'arraycomp': {
         const out: Value[] = [];
-        const head = t.head;
-        this.evalBody(t.body, 0, f, ctx, () => {
-          const d = this.direct(head, f, ctx);
-          if (d !== NOPE) { if (d !== undefined) out.push(d); return false; }
-          return this.evalTerm(head, f, ctx, (v) => { out.push(v); return false; });
-        });
+        this.eachHead(t.head, t.body, f, ctx, (v) => { out.push(v); });
         return k(out);
       }
       case 'setcomp': {
         const out = new RSet();
-        const head = t.head;
-        this.evalBody(t.body, 0, f, ctx, () => {
-          const d = this.direct(head, f, ctx);
-          if (d !== NOPE) { if (d !== undefined) out.add(d); return false; }
-          return this.evalTerm(head, f, ctx, (v) => { out.add(v); return false; });
-        });
+        this.eachHead(t.head, t.body, f, ctx, (v) => { out.add(v); });
         return k(out);
       }
       case 'objcomp': {

@@ -131,19 +131,7 @@ function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportRespo
     end_reason: s.end_reason || null,
     transitions: s.transitions.map((t) => ({ live: t.live, candidate: t.candidate, count: t.count })),
     rules: s.rules.map((x) => ({ rule: x.rule, change: x.change as 'added' | 'removed', count: x.count })),
-    samples: s.samples.map((x) => ({
-      action_id: x.action_id,
-      record: `/api/audit/actions/${x.action_id}`,
-      agent_id: x.agent_id,
-      tool: x.tool,
-      live_decision: x.live_decision,
-      live_violations: x.live_violations,
-      candidate_decision: x.candidate_decision,
-      candidate_violations: x.candidate_violations,
-      live_eval_ms: x.live_eval_ms,
-      candidate_eval_ms: x.candidate_eval_ms,
-      decided_at: x.decided_at,
-    })),
+    samples: s.samples.map((x) => ({ ...x, record: `/api/audit/actions/${x.action_id}` })),
     eval_ms: { live_avg: s.live_eval_ms_avg, candidate_avg: s.candidate_eval_ms_avg, candidate_max: s.candidate_eval_ms_max },
   };
 }

@@ -141,21 +141,20 @@ export class AnchorRepository implements ContractAddressStore {
   }
 
   async anchoredCount(tenantId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('anchor_tree_heads')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('tenant_id', '=', tenantId)
-      .where('batch_id', 'is not', null)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+    return this.countHeads(tenantId, 'is not');
   }
 
   async pendingCount(tenantId: string): Promise<number> {
+    return this.countHeads(tenantId, 'is');
+  }
+
+  /** The tenant's tree heads in a batch (`is not`: anchored or being anchored) or in none yet (`is`: pending). */
+  private async countHeads(tenantId: string, inBatch: 'is' | 'is not'): Promise<number> {
     const r = await this.db
       .selectFrom('anchor_tree_heads')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('tenant_id', '=', tenantId)
-      .where('batch_id', 'is', null)
+      .where('batch_id', inBatch, null)
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }

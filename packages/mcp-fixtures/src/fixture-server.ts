@@ -13,6 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type FixtureTool, MANY_PAGE, defaultTools, echoTool, endlessTools, hugeTools, manyTools, poisonedTools, silentTools } from './fixture-tools';
 import { json, readJson, readText } from './http-body';
+import { sendListChanged, watchStandalone } from './list-changed';
 import { TokenIssuer } from './oauth-token';
 
 export type EndpointName = 'mutable' | 'secured' | 'huge' | 'silent' | 'endless' | 'many' | 'poisoned' | 'legacy';
@@ -115,27 +116,8 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
    */
   const notifyMutable = async () => {
     await Promise.all(
-      [...sessions.get('mutable')!.values()].map((s) => {
-        if (!s.standalone) s.listChangedPending = true;
-        return s.server.sendToolListChanged().catch(() => undefined); // dropped by the transport if no stream is open
-      }),
+      [...sessions.get('mutable')!.values()].map(sendListChanged),
     );
-  };
-
-  /** Follows a session's standalone GET stream: marks it open once the SSE answer started, closed when it ends. */
-  const watchStandalone = (s: Session, res: ServerResponse) => {
-    const started = () => {
-      if (res.destroyed || res.writableEnded) return;
-      if (!res.headersSent) return void setTimeout(started, 5);
-      if (res.statusCode !== 200) return; // 4xx: no stream (a GET's 200 is always the SSE stream)
-      s.standalone = true;
-      res.once('close', () => (s.standalone = false));
-      if (s.listChangedPending) {
-        s.listChangedPending = false;
-        void s.server.sendToolListChanged().catch(() => undefined);
-      }
-    };
-    setImmediate(started);
   };
 
   const authorized = (req: IncomingMessage): boolean => {

@@ -23,6 +23,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type EchoMode, type HostileTool, type ToolSpec, expandSpec, headerForms, headerFormsText } from './hostile-tools';
 import { json, readJson, readText } from './http-body';
+import { sendListChanged, watchStandalone } from './list-changed';
 import { TokenIssuer } from './oauth-token';
 
 /** How a failing step answers: an HTTP 502 whose body quotes the request, or a JSON-RPC error that quotes its headers. */
@@ -188,29 +189,12 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
   const notifyAll = async (): Promise<number> => {
     const open = [...sessions.values()];
     await Promise.all(
-      open.map(async (s) => {
-        if (!s.standalone) s.listChangedPending = true;
+      open.map((s) => {
         stats.listChangedSent++;
-        await s.server.sendToolListChanged().catch(() => undefined);
+        return sendListChanged(s);
       }),
     );
     return open.length;
-  };
-
-  /** Marks a session's standalone GET stream open once its SSE answer started (server notices go there). */
-  const watchStandalone = (s: Session, res: ServerResponse) => {
-    const started = () => {
-      if (res.destroyed || res.writableEnded) return;
-      if (!res.headersSent) return void setTimeout(started, 5);
-      if (res.statusCode !== 200) return;
-      s.standalone = true;
-      res.once('close', () => (s.standalone = false));
-      if (s.listChangedPending) {
-        s.listChangedPending = false;
-        void s.server.sendToolListChanged().catch(() => undefined);
-      }
-    };
-    setImmediate(started);
   };
 
   const authorized = (req: IncomingMessage): boolean => {

@@ -230,19 +230,9 @@ const replayBulkResponse = z.object({
 const anomalyResponse = z.object({ agent_id: z.string(), anomaly_score: z.number(), factors: z.record(z.string(), z.unknown()), updated_at: timestamp().nullable() });
 const clearedResponse = z.object({ agent_id: z.string(), cleared: z.boolean(), keys_removed: z.number().int(), anomaly_score_kept: z.boolean() });
 
-function presentReplay(r: policy.ReplayResult): z.infer<typeof replayResultSchema> {
-  return {
-    action_id: r.action_id,
-    tool: r.tool,
-    original_decision: r.original_decision,
-    replay_decision: r.replay_decision,
-    consistent: r.consistent,
-    original_violations: r.original_violations,
-    replay_violations: r.replay_violations,
-    original_bundle_revision: r.original_bundle_revision,
-    replay_bundle_revision: r.replay_bundle_revision,
-    ...(r.erased_subjects.length ? { erased_subjects: r.erased_subjects } : {}),
-  };
+/** A replay result as the API shows it: the message without `found`, and erased_subjects only when there are some. */
+function presentReplay({ found: _found, erased_subjects, ...r }: policy.ReplayResult): z.infer<typeof replayResultSchema> {
+  return { ...r, ...(erased_subjects.length ? { erased_subjects } : {}) };
 }
 
 function presentBundle(b: policy.BundleStatus) {

@@ -659,7 +659,8 @@ export class Evaluator {
     }
     if (out.size === 0 && node.defaultRule?.value) { let d: Value | undefined; this.evalTerm(node.defaultRule.value, [], ctx, (v) => { d = v; return true; }); return d; }
     return out;
-    function insert(o: RObject, keys: Value[], v: Value, r: Rule) {
+    /** The object that holds the last of `keys` under `o`, made on the way where missing. */
+    function parentOf(o: RObject, keys: Value[], r: Rule): RObject {
       let cur = o;
       for (let i = 0; i < keys.length - 1; i++) {
         let nx = cur.get(keys[i]);
@@ -667,6 +668,10 @@ export class Evaluator {
         else if (!(nx instanceof RObject)) throw conflict('object keys must be unique', r.loc);
         cur = nx;
       }
+      return cur;
+    }
+    function insert(o: RObject, keys: Value[], v: Value, r: Rule) {
+      const cur = parentOf(o, keys, r);
       const last = keys[keys.length - 1];
       const ex = cur.get(last);
       if (ex !== undefined && !equal(ex, v)) throw conflict('object keys must be unique', r.loc);
@@ -674,13 +679,7 @@ export class Evaluator {
       if (v instanceof RObject) ruleLeaves.add(v);
     }
     function insertMulti(o: RObject, keys: Value[], v: Value, r: Rule) {
-      let cur = o;
-      for (let i = 0; i < keys.length - 1; i++) {
-        let nx = cur.get(keys[i]);
-        if (nx === undefined) { nx = new RObject(); cur.set(keys[i], nx); }
-        else if (!(nx instanceof RObject)) throw conflict('object keys must be unique', r.loc);
-        cur = nx;
-      }
+      const cur = parentOf(o, keys, r);
       const last = keys[keys.length - 1];
       let s = cur.get(last);
       if (s === undefined) { s = new RSet(); cur.set(last, s); }

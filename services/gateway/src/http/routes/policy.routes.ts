@@ -2,7 +2,7 @@
  * Policy endpoints: templates, the caller's active rules, bundle status, replay, and agent behavior
  * (anomaly score, clearing history/counters). Everything is answered by the policy service.
  */
-import type { policy } from '@agw/proto';
+import { type policy, unsetAsNull } from '@agw/proto';
 import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFactorValues } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -168,16 +168,9 @@ const bundleSourceResponse = z
 function presentSource(s: policy.BundleSource): z.infer<typeof bundleSourceResponse> {
   return {
     url: s.url,
-    scope: s.scope || null,
     activation: s.activation as 'direct' | 'shadow',
-    shadow_max_calls: s.shadow_max_calls || null,
+    ...unsetAsNull(s, ['scope', 'shadow_max_calls', 'etag', 'last_polled_at', 'last_outcome', 'last_detail', 'revision', 'digest']),
     shadow_duration_seconds: s.shadow_seconds || null,
-    etag: s.etag || null,
-    last_polled_at: s.last_polled_at || null,
-    last_outcome: s.last_outcome || null,
-    last_detail: s.last_detail || null,
-    revision: s.revision || null,
-    digest: s.digest || null,
     created_by: s.created_by,
     created_at: s.created_at,
     ...(s.poll_outcome ? { poll_outcome: s.poll_outcome } : {}),

@@ -26,14 +26,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { ROOT, opt } from './support/cli.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const opt = (n, d) => {
-  const i = args.indexOf(`--${n}`);
-  return i >= 0 ? args[i + 1] : d;
-};
 const TOOLS = Number(opt('tools', '50'));
 const ROUNDS = Number(opt('rounds', '3'));
 const CAP = 65_536;

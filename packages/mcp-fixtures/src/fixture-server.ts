@@ -5,14 +5,15 @@
  * plus the legacy HTTP+SSE transport. `/control/*` drives them and shows the calls they received.
  */
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type FixtureTool, MANY_PAGE, defaultTools, echoTool, endlessTools, hugeTools, manyTools, poisonedTools, silentTools } from './fixture-tools';
+import { serveFixture } from './fixture-http';
 import { json, readJson, readText } from './http-body';
+import { sendListChanged, watchStandalone } from './list-changed';
 import { TokenIssuer } from './oauth-token';
 
 export type EndpointName = 'mutable' | 'secured' | 'huge' | 'silent' | 'endless' | 'many' | 'poisoned' | 'legacy';
@@ -115,27 +116,8 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
    */
   const notifyMutable = async () => {
     await Promise.all(
-      [...sessions.get('mutable')!.values()].map((s) => {
-        if (!s.standalone) s.listChangedPending = true;
-        return s.server.sendToolListChanged().catch(() => undefined); // dropped by the transport if no stream is open
-      }),
+      [...sessions.get('mutable')!.values()].map(sendListChanged),
     );
-  };
-
-  /** Follows a session's standalone GET stream: marks it open once the SSE answer started, closed when it ends. */
-  const watchStandalone = (s: Session, res: ServerResponse) => {
-    const started = () => {
-      if (res.destroyed || res.writableEnded) return;
-      if (!res.headersSent) return void setTimeout(started, 5);
-      if (res.statusCode !== 200) return; // 4xx: no stream (a GET's 200 is always the SSE stream)
-      s.standalone = true;
-      res.once('close', () => (s.standalone = false));
-      if (s.listChangedPending) {
-        s.listChangedPending = false;
-        void s.server.sendToolListChanged().catch(() => undefined);
-      }
-    };
-    setImmediate(started);
   };
 
   const authorized = (req: IncomingMessage): boolean => {
@@ -221,12 +203,12 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
     json(res, 200, { ok: true, tools: [...state.mutable.keys()] });
   };
 
-  let closing = false;
-  const server = http.createServer((req, res) => {
-    if (closing) return json(res.setHeader('connection', 'close'), 503, { error: 'fixtures closing' });
-    const url = new URL(req.url ?? '/', 'http://fixture');
-    const path = url.pathname;
-    const route = async () => {
+  const server = await serveFixture({
+    host: o.host,
+    port: o.port,
+    closingError: 'fixtures closing',
+    route: async (req, res, url) => {
+      const path = url.pathname;
       if (path.startsWith('/control/')) return control(req, res, path);
       if (path === '/oauth/token' && req.method === 'POST') return state.tokens.handle(req, await readText(req), res);
       if (path === '/malformed/mcp') {
@@ -248,32 +230,18 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
         return streamable(endpoint, req, res);
       }
       json(res, 404, { error: `no fixture at ${path}` });
-    };
-    route().catch((e: Error) => {
-      if (!res.headersSent) json(res, 500, { error: e.message });
-      else res.destroy();
-    });
+    },
   });
-  const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(o.port, o.host ?? '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const host = o.host ?? '127.0.0.1';
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: server.url,
     state,
     openSessions: (endpoint) => (endpoint ? sessions.get(endpoint)!.size : [...sessions.values()].reduce((n, m) => n + m.size, 0)),
     close: async () => {
-      if (closing) return;
-      closing = true;
+      if (!server.beginClose()) return;
       shutdown.abort(new Error('fixtures closed'));
       const all = [...sessions.values()].flatMap((m) => [...m.values()]);
       await Promise.all(all.map((s) => s.close().catch(() => undefined)));
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
+      await server.close();
     },
   };
 }

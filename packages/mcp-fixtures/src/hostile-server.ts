@@ -16,13 +16,14 @@
  * `POST /control/list-changed` (`{count?, interval_ms?, max_ms?}`), `POST /control/reset`.
  */
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type EchoMode, type HostileTool, type ToolSpec, expandSpec, headerForms, headerFormsText } from './hostile-tools';
+import { serveFixture } from './fixture-http';
 import { json, readJson, readText } from './http-body';
+import { sendListChanged, watchStandalone } from './list-changed';
 import { TokenIssuer } from './oauth-token';
 
 /** How a failing step answers: an HTTP 502 whose body quotes the request, or a JSON-RPC error that quotes its headers. */
@@ -188,29 +189,12 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
   const notifyAll = async (): Promise<number> => {
     const open = [...sessions.values()];
     await Promise.all(
-      open.map(async (s) => {
-        if (!s.standalone) s.listChangedPending = true;
+      open.map((s) => {
         stats.listChangedSent++;
-        await s.server.sendToolListChanged().catch(() => undefined);
+        return sendListChanged(s);
       }),
     );
     return open.length;
-  };
-
-  /** Marks a session's standalone GET stream open once its SSE answer started (server notices go there). */
-  const watchStandalone = (s: Session, res: ServerResponse) => {
-    const started = () => {
-      if (res.destroyed || res.writableEnded) return;
-      if (!res.headersSent) return void setTimeout(started, 5);
-      if (res.statusCode !== 200) return;
-      s.standalone = true;
-      res.once('close', () => (s.standalone = false));
-      if (s.listChangedPending) {
-        s.listChangedPending = false;
-        void s.server.sendToolListChanged().catch(() => undefined);
-      }
-    };
-    setImmediate(started);
   };
 
   const authorized = (req: IncomingMessage): boolean => {
@@ -336,13 +320,11 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
       received.length = 0;
     },
     close: async () => {
-      if (closing) return;
-      closing = true;
+      if (!server.beginClose()) return;
       shutdown.abort();
       flooding?.abort();
       await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
+      await server.close();
     },
   };
 
@@ -370,11 +352,12 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
     }
   };
 
-  let closing = false;
-  const server = http.createServer((req, res) => {
-    if (closing) return json(res.setHeader('connection', 'close'), 503, { error: 'closing' });
-    const path = new URL(req.url ?? '/', 'http://hostile').pathname;
-    const route = async () => {
+  const server = await serveFixture({
+    host: o.host,
+    port: o.port,
+    closingError: 'closing',
+    route: async (req, res, url) => {
+      const path = url.pathname;
       if (path === '/mcp') return mcp(req, res);
       if (path.startsWith('/control/')) return control(req, res, path);
       if (path === '/oauth/token' && req.method === 'POST') {
@@ -386,21 +369,9 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
         return tokens.handle(req, body, res);
       }
       json(res, 404, { error: `nothing at ${path}` });
-    };
-    route().catch((e: Error) => {
-      if (!res.headersSent) json(res, 500, { error: e.message });
-      else res.destroy();
-    });
+    },
   });
-  const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  const host = o.host ?? '127.0.0.1';
-  await new Promise<void>((resolve) => server.listen(o.port ?? 0, host, resolve));
-  const { port } = server.address() as AddressInfo;
-  handle.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  handle.url = server.url;
   handle.mcpUrl = `${handle.url}/mcp`;
   handle.tokenUrl = `${handle.url}/oauth/token`;
   return handle;

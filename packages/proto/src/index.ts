@@ -6,3 +6,4 @@
  */
 export * from './contracts';
 export { clientWithReusedWriter, encodeToBuffer, withReusedWriter } from './codecs';
+export { unsetAsNull, unsetAsUndefined } from './unset';

@@ -360,6 +360,15 @@ export class Evaluator {
     return v;
   }
 
+  /** Every value `head` takes over the solutions of `body`, handed to `emit` (the array and set comprehensions). */
+  private eachHead(head: Term, body: Expr[], f: Frame, ctx: EvalCtx, emit: (v: Value) => void): void {
+    this.evalBody(body, 0, f, ctx, () => {
+      const d = this.direct(head, f, ctx);
+      if (d !== NOPE) { if (d !== undefined) emit(d); return false; }
+      return this.evalTerm(head, f, ctx, (v) => { emit(v); return false; });
+    });
+  }
+
   evalTerm(t: Term, f: Frame, ctx: EvalCtx, k: KV): boolean {
     if (t.t === 'ref' || t.t === 'call' || t.t === 'array' || t.t === 'object' || t.t === 'set') {
       const d = this.direct(t, f, ctx);
@@ -402,22 +411,12 @@ export class Evaluator {
       }
       case 'arraycomp': {
         const out: Value[] = [];
-        const head = t.head;
-        this.evalBody(t.body, 0, f, ctx, () => {
-          const d = this.direct(head, f, ctx);
-          if (d !== NOPE) { if (d !== undefined) out.push(d); return false; }
-          return this.evalTerm(head, f, ctx, (v) => { out.push(v); return false; });
-        });
+        this.eachHead(t.head, t.body, f, ctx, (v) => { out.push(v); });
         return k(out);
       }
       case 'setcomp': {
         const out = new RSet();
-        const head = t.head;
-        this.evalBody(t.body, 0, f, ctx, () => {
-          const d = this.direct(head, f, ctx);
-          if (d !== NOPE) { if (d !== undefined) out.add(d); return false; }
-          return this.evalTerm(head, f, ctx, (v) => { out.add(v); return false; });
-        });
+        this.eachHead(t.head, t.body, f, ctx, (v) => { out.add(v); });
         return k(out);
       }
       case 'objcomp': {
@@ -660,7 +659,8 @@ export class Evaluator {
     }
     if (out.size === 0 && node.defaultRule?.value) { let d: Value | undefined; this.evalTerm(node.defaultRule.value, [], ctx, (v) => { d = v; return true; }); return d; }
     return out;
-    function insert(o: RObject, keys: Value[], v: Value, r: Rule) {
+    /** The object that holds the last of `keys` under `o`, made on the way where missing. */
+    function parentOf(o: RObject, keys: Value[], r: Rule): RObject {
       let cur = o;
       for (let i = 0; i < keys.length - 1; i++) {
         let nx = cur.get(keys[i]);
@@ -668,6 +668,10 @@ export class Evaluator {
         else if (!(nx instanceof RObject)) throw conflict('object keys must be unique', r.loc);
         cur = nx;
       }
+      return cur;
+    }
+    function insert(o: RObject, keys: Value[], v: Value, r: Rule) {
+      const cur = parentOf(o, keys, r);
       const last = keys[keys.length - 1];
       const ex = cur.get(last);
       if (ex !== undefined && !equal(ex, v)) throw conflict('object keys must be unique', r.loc);
@@ -675,13 +679,7 @@ export class Evaluator {
       if (v instanceof RObject) ruleLeaves.add(v);
     }
     function insertMulti(o: RObject, keys: Value[], v: Value, r: Rule) {
-      let cur = o;
-      for (let i = 0; i < keys.length - 1; i++) {
-        let nx = cur.get(keys[i]);
-        if (nx === undefined) { nx = new RObject(); cur.set(keys[i], nx); }
-        else if (!(nx instanceof RObject)) throw conflict('object keys must be unique', r.loc);
-        cur = nx;
-      }
+      const cur = parentOf(o, keys, r);
       const last = keys[keys.length - 1];
       let s = cur.get(last);
       if (s === undefined) { s = new RSet(); cur.set(last, s); }

@@ -97,6 +97,44 @@ export const commonSettings = {
   profile: setting('AGW_PROFILE', z.enum(['local', 'production']).default('local'), 'local enables demo endpoints and loopback targets; production hardens them'),
 };
 
+/** Each service's default ports on a developer machine: its gRPC server (the gateway has none) and its ops (health/metrics) server. */
+export const SERVICE_PORTS = {
+  gateway: { ops: 9080 },
+  policy: { grpc: 50051, ops: 9081 },
+  audit: { grpc: 50052, ops: 9082 },
+  vault: { grpc: 50053, ops: 9083 },
+  webhook: { grpc: 50054, ops: 9084 },
+  anchor: { grpc: 50055, ops: 9085 },
+  managed: { grpc: 50056, ops: 9086 },
+} as const;
+
+/** A service of the fleet that serves gRPC. */
+export type GrpcService = Exclude<keyof typeof SERVICE_PORTS, 'gateway'>;
+
+/** `<SERVICE>_OPS_HOST` and `<SERVICE>_OPS_PORT`: where a service's health/metrics server listens. */
+export function opsListenSettings(service: keyof typeof SERVICE_PORTS) {
+  const prefix = service.toUpperCase();
+  return {
+    opsHost: setting(`${prefix}_OPS_HOST`, z.string().default('127.0.0.1'), 'health/metrics listen address'),
+    opsPort: setting(`${prefix}_OPS_PORT`, envPort(SERVICE_PORTS[service].ops), 'health/metrics port'),
+  };
+}
+
+/** `<SERVICE>_GRPC_HOST`, `<SERVICE>_GRPC_PORT` and the ops pair: where a gRPC service listens. */
+export function listenSettings(service: GrpcService, grpcPortDoc = 'gRPC port') {
+  const prefix = service.toUpperCase();
+  return {
+    grpcHost: setting(`${prefix}_GRPC_HOST`, z.string().default('127.0.0.1'), 'gRPC listen address'),
+    grpcPort: setting(`${prefix}_GRPC_PORT`, envPort(SERVICE_PORTS[service].grpc), grpcPortDoc),
+    ...opsListenSettings(service),
+  };
+}
+
+/** `<SERVICE>_GRPC_URL`: the address at which a client calls `service`, by default its local gRPC port; `doc` says what for. */
+export function peerUrlSetting(service: GrpcService, doc: string) {
+  return setting(`${service.toUpperCase()}_GRPC_URL`, z.string().default(`127.0.0.1:${SERVICE_PORTS[service].grpc}`), doc);
+}
+
 /** How long a statement waits for a Postgres connection by default (docs/reliability.md, "Bounded waits for Postgres and Redis"). */
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
 /** How long a Redis command waits for its answer by default (same section). */

@@ -1,4 +1,9 @@
-/** RFC 9162 (SHA-256) leaf/node hashing and the inclusion (2.1.3.2) and consistency (2.1.4.2) verifiers. */
+/**
+ * RFC 9162 (SHA-256) leaf/node hashing and the inclusion (2.1.3.2) and consistency (2.1.4.2) verifiers: the
+ * one implementation of both checks, used offline by `agw-verify` and by the audit service for the proofs it serves.
+ * They follow the RFC literally, with the edge rules of transparency-dev/merkle: a hash is 32 bytes, a
+ * consistency proof from size 0 is refused, equal sizes need an empty proof and equal roots. They never throw.
+ */
 import { hash } from 'node:crypto';
 
 // one-shot hashes: a createHash object per node is a native handle every young-generation collection visits
@@ -11,12 +16,13 @@ const odd = (n: number) => n % 2 === 1;
 const half = (n: number) => Math.floor(n / 2);
 const isPow2 = (n: number) => n > 0 && 2 ** Math.round(Math.log2(n)) === n;
 
-export function verifyInclusion(leaf: Buffer, index: number, size: number, proof: Buffer[], root: Buffer): boolean {
+/** Is `leaf` (a leaf hash) at `index` in the tree of `size` leaves whose root is `root`? */
+export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: Uint8Array[], root: Uint8Array): boolean {
   if (leaf.length !== 32 || !Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
   if (proof.some((p) => p.length !== 32)) return false;
   let fn = index;
   let sn = size - 1;
-  let r = leaf;
+  let r: Buffer = Buffer.from(leaf);
   for (const p of proof) {
     if (sn === 0) return false;
     if (odd(fn) || fn === sn) {
@@ -32,9 +38,10 @@ export function verifyInclusion(leaf: Buffer, index: number, size: number, proof
   return sn === 0 && r.equals(root);
 }
 
-export function verifyConsistency(size1: number, size2: number, root1: Buffer, root2: Buffer, proof: Buffer[]): boolean {
+/** Is the tree (size1, root1) a prefix of the tree (size2, root2)? */
+export function verifyConsistency(size1: number, size2: number, root1: Uint8Array, root2: Uint8Array, proof: Uint8Array[]): boolean {
   if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 1 || size2 < size1) return false;
-  if (size1 === size2) return proof.length === 0 && root1.equals(root2);
+  if (size1 === size2) return proof.length === 0 && Buffer.from(root1).equals(root2);
   if (proof.length === 0 || proof.some((p) => p.length !== 32)) return false;
   const path = isPow2(size1) ? [root1, ...proof] : proof;
   let fn = size1 - 1;
@@ -43,8 +50,8 @@ export function verifyConsistency(size1: number, size2: number, root1: Buffer, r
     fn = half(fn);
     sn = half(sn);
   }
-  let fr = path[0];
-  let sr = path[0];
+  let fr: Buffer = Buffer.from(path[0]);
+  let sr: Buffer = fr;
   for (const c of path.slice(1)) {
     if (sn === 0) return false;
     if (odd(fn) || fn === sn) {

@@ -1,5 +1,5 @@
 /** Anchor service settings (env validated once at start; defaults run an embedded local chain). */
-import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
 import { z } from 'zod';
 
 const privateKey = z
@@ -10,11 +10,8 @@ const privateKey = z
 export const anchorSettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('ANCHOR_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('ANCHOR_GRPC_PORT', envPort(50055), 'gRPC port'),
-  opsHost: setting('ANCHOR_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('ANCHOR_OPS_PORT', envPort(9085), 'health/metrics port'),
-  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (tree heads, for verify)'),
+  ...listenSettings('anchor'),
+  auditGrpcUrl: peerUrlSetting('audit', 'audit service gRPC address (tree heads, for verify)'),
   auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit call (tree heads, for verify)'),
   rpcUrl: setting('ANCHOR_RPC_URL', z.string().url().optional(), 'JSON-RPC URL of the chain to anchor to; unset = start an embedded anvil node'),
   chain: setting('ANCHOR_CHAIN', z.enum(['polygon', 'polygon-amoy', 'local']).default('polygon'), 'chain of ANCHOR_RPC_URL (viem definition: id, explorer links); ignored for the embedded chain'),

@@ -1,5 +1,5 @@
 /** Audit service settings (env validated once at start). */
-import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
 import { parseCosignerKey } from '@agw/verifier';
 import { z } from 'zod';
 
@@ -27,10 +27,7 @@ const witnessList = z
 export const auditSettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('AUDIT_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('AUDIT_GRPC_PORT', envPort(50052), 'gRPC port'),
-  opsHost: setting('AUDIT_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('AUDIT_OPS_PORT', envPort(9082), 'health/metrics port'),
+  ...listenSettings('audit'),
   tamperDemo: setting('AUDIT_TAMPER_DEMO', envBool(true), 'enable the tamper-simulate/restore demo endpoints (set false in production)'),
   merkleScheduleEnabled: setting('MERKLE_SCHEDULE_ENABLED', envBool(true), 'run the hourly Merkle tree build in this replica (an advisory lock lets one replica build)'),
   merkleTickSeconds: setting('MERKLE_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly tree heads are due'),
@@ -39,7 +36,7 @@ export const auditSettings = {
   receiptsEnabled: setting('AUDIT_RECEIPTS', envBool(true), 'sign a receipt for every appended record and return it with the append (docs/evidence.md, "Receipts"); false signs none on append (GET /api/audit/receipts still issues them)'),
   receiptMaxMergeDelaySeconds: setting('RECEIPT_MAX_MERGE_DELAY_SECONDS', envInt(2 * 3600), 'the maximum merge delay a receipt promises: a record is in a signed checkpoint within this many seconds of its receipt (the hourly tree build, its check interval and slack)'),
   receiptKeyLifetimeHours: setting('RECEIPT_KEY_LIFETIME_HOURS', envInt(24), 'how long one in-memory receipt key signs before the next one (and its delegations) replaces it'),
-  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (signs checkpoints with its HSM-held Ed25519 key)'),
+  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address (signs checkpoints with its HSM-held Ed25519 key)'),
   peerDeadlineMs: setting('PEER_DEADLINE_MS', envInt(10_000), 'deadline of the calls to the vault that sign checkpoints and receipts'),
   exportMaxRecords: setting('EXPORT_MAX_RECORDS', envInt(10_000), 'most audit records one compliance export lists (the summary still counts all)'),
   exportSampleProofs: setting('EXPORT_SAMPLE_PROOFS', envInt(5), 'inclusion proofs sampled into a compliance export'),

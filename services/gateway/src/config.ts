@@ -1,5 +1,5 @@
 /** Gateway settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envBool, envCidrList, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envBool, envCidrList, envInt, envPort, loadConfig, setting, storeSettings, opsListenSettings, peerUrlSetting } from '@agw/shared';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parsePublicOrigins } from './oauth/public-origins';
@@ -61,8 +61,7 @@ export const gatewaySettings = {
   ...storeSettings,
   host: setting('GATEWAY_HOST', z.string().default('127.0.0.1'), 'public HTTP listen address'),
   port: setting('GATEWAY_PORT', envPort(8080), 'public HTTP port'),
-  opsHost: setting('GATEWAY_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('GATEWAY_OPS_PORT', envPort(9080), 'health/metrics port'),
+  ...opsListenSettings('gateway'),
   headersTimeoutMs: setting('GATEWAY_HEADERS_TIMEOUT_MS', envInt(10_000), 'a request\'s headers must arrive within this (slow clients get a 408)'),
   requestTimeoutMs: setting('GATEWAY_REQUEST_TIMEOUT_MS', envInt(30_000), 'a whole request (headers and body) must arrive within this (408)'),
   keepAliveTimeoutMs: setting('GATEWAY_KEEP_ALIVE_TIMEOUT_MS', envInt(65_000), 'an idle keep-alive connection is closed after this (longer than a load balancer\'s 60 s)'),
@@ -86,13 +85,13 @@ export const gatewaySettings = {
       }),
     'origins (scheme://host[:port], comma-separated) at which clients reach the MCP server besides PUBLIC_BASE_URL\'s (always listed, first, and the answer to any other): its OAuth metadata, WWW-Authenticate challenge, issuer and token audience are those of the origin a request came to, and a token is good at the origin it was issued for only (docs/auth.md); unset: PUBLIC_BASE_URL\'s origin, and in the local profile its loopback twin too (http://127.0.0.1:8080 and http://localhost:8080)',
   ),
-  policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address'),
-  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address'),
-  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address'),
-  webhookGrpcUrl: setting('WEBHOOK_GRPC_URL', z.string().default('127.0.0.1:50054'), 'webhook service gRPC address'),
-  anchorGrpcUrl: setting('ANCHOR_GRPC_URL', z.string().default('127.0.0.1:50055'), 'anchor service gRPC address'),
+  policyGrpcUrl: peerUrlSetting('policy', 'policy service gRPC address'),
+  auditGrpcUrl: peerUrlSetting('audit', 'audit service gRPC address'),
+  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address'),
+  webhookGrpcUrl: peerUrlSetting('webhook', 'webhook service gRPC address'),
+  anchorGrpcUrl: peerUrlSetting('anchor', 'anchor service gRPC address'),
   requireVerifiedEmail: setting('AUTH_REQUIRE_VERIFIED_EMAIL', envBool(false), 'password login only after the e-mail address is verified (always on in the production profile; locally the link is only logged)'),
-  managedGrpcUrl: setting('MANAGED_GRPC_URL', z.string().default('127.0.0.1:50056'), 'managed-session service gRPC address (/api/managed/*)'),
+  managedGrpcUrl: peerUrlSetting('managed', 'managed-session service gRPC address (/api/managed/*)'),
   policyDeadlineMs: setting('POLICY_DEADLINE_MS', envInt(2000), 'deadline of one policy evaluation before the failure mode applies'),
   auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit call (append, log, verify)'),
   auditAppendRetryMs: setting('AUDIT_APPEND_RETRY_MS', envInt(15_000), 'how long an append that finds the audit service unreachable is sent again under the same idempotency key before the call fails (0: never); covers a restart of the audit service'),

@@ -1,18 +1,15 @@
 /** Managed-session service settings (env validated once at start). */
 import { hostname } from 'node:os';
-import { commonSettings, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
 import { z } from 'zod';
 
 export const managedSettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('MANAGED_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('MANAGED_GRPC_PORT', envPort(50056), 'gRPC port (the gateway maps /api/managed/* to it)'),
-  opsHost: setting('MANAGED_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('MANAGED_OPS_PORT', envPort(9086), 'health/metrics port'),
-  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (observed and control-plane records, session totals)'),
-  policyGrpcUrl: setting('POLICY_GRPC_URL', z.string().default('127.0.0.1:50051'), 'policy service gRPC address (config validation, session replay)'),
-  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (personal data in observed tool input is encrypted per subject)'),
+  ...listenSettings('managed', 'gRPC port (the gateway maps /api/managed/* to it)'),
+  auditGrpcUrl: peerUrlSetting('audit', 'audit service gRPC address (observed and control-plane records, session totals)'),
+  policyGrpcUrl: peerUrlSetting('policy', 'policy service gRPC address (config validation, session replay)'),
+  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address (personal data in observed tool input is encrypted per subject)'),
   auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit call (records, session totals)'),
   policyDeadlineMs: setting('POLICY_DEADLINE_MS', envInt(30_000), 'deadline of policy calls (bundle status, session replay of many actions)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(10_000), 'deadline of one vault call (PII protection of observed tool input)'),

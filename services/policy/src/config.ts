@@ -1,24 +1,21 @@
 /** Policy service settings (env validated once at start). */
 import path from 'node:path';
-import { TENANT_CACHE_MS, commonSettings, envCidrList, internalCidrsAllowed, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { TENANT_CACHE_MS, commonSettings, envCidrList, internalCidrsAllowed, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
 import { z } from 'zod';
 
 export const policySettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('POLICY_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('POLICY_GRPC_PORT', envPort(50051), 'gRPC port'),
-  opsHost: setting('POLICY_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('POLICY_OPS_PORT', envPort(9081), 'health/metrics port'),
+  ...listenSettings('policy'),
   templatesDir: setting(
     'POLICY_TEMPLATES_DIR',
     z.string().default(path.resolve(__dirname, '..', 'templates')),
     'folder of the template Rego modules (general.rego, financial.rego, email.rego, crm.rego, data_access.rego)',
   ),
   policyCacheMs: setting('POLICY_CACHE_MS', envInt(TENANT_CACHE_MS), 'how long a replica caches a tenant policy at most; a change reaches every replica at once over NATS, this bounds a lost message'),
-  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (RevealParams for replay of actions with PII)'),
+  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address (RevealParams for replay of actions with PII)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5000), 'deadline of one vault call (revealing params for replay)'),
-  auditGrpcUrl: setting('AUDIT_GRPC_URL', z.string().default('127.0.0.1:50052'), 'audit service gRPC address (the decisions\' replay inputs, for replay)'),
+  auditGrpcUrl: peerUrlSetting('audit', 'audit service gRPC address (the decisions\' replay inputs, for replay)'),
   auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(5000), 'deadline of one audit call (reading replay inputs, recording policy changes)'),
   shadowQueueMax: setting('POLICY_SHADOW_QUEUE_MAX', envInt(10_000), 'governed calls waiting for a shadow candidate\'s decision at most (docs/policy.md, "Shadow rollout"); beyond it a call is not shadowed and is counted as dropped, never waited for'),
   shadowBatch: setting('POLICY_SHADOW_BATCH', envInt(256), 'calls a shadow candidate decides per batch in its evaluation thread, kept in one transaction'),

@@ -1,7 +1,7 @@
 /** Vault service settings (env validated once at start; defaults work on a developer machine). */
 import path from 'node:path';
 import { parseTenantCidrs } from '@agw/egress';
-import { ConfigError, commonSettings, envBool, envCidrList, internalCidrsAllowed, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { ConfigError, commonSettings, envBool, envCidrList, internalCidrsAllowed, envInt, loadConfig, setting, storeSettings, listenSettings } from '@agw/shared';
 import { z } from 'zod';
 
 /** The repository root (services/vault/{src,dist}/ -> ../../..): home of the project-owned `.run/` dir. */
@@ -10,10 +10,7 @@ const repoRoot = path.resolve(__dirname, '..', '..', '..');
 export const vaultSettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('VAULT_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('VAULT_GRPC_PORT', envPort(50053), 'gRPC port'),
-  opsHost: setting('VAULT_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('VAULT_OPS_PORT', envPort(9083), 'health/metrics port'),
+  ...listenSettings('vault'),
 
   backend: setting('VAULT_HSM_BACKEND', z.enum(['pkcs11', 'transit']).default('pkcs11'), 'key backend: pkcs11 (any PKCS#11 HSM; SoftHSM2 locally) or transit (HashiCorp Vault Transit)'),
   pkcs11Library: setting('PKCS11_LIBRARY', z.string().default('/usr/lib/softhsm/libsofthsm2.so'), 'path of the PKCS#11 module of the HSM'),

@@ -1,20 +1,17 @@
 /** Webhook service settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envCidrList, internalCidrsAllowed, envInt, envPort, loadConfig, setting, storeSettings } from '@agw/shared';
+import { commonSettings, envCidrList, internalCidrsAllowed, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
 import { z } from 'zod';
 
 export const webhookSettings = {
   ...commonSettings,
   ...storeSettings,
-  grpcHost: setting('WEBHOOK_GRPC_HOST', z.string().default('127.0.0.1'), 'gRPC listen address'),
-  grpcPort: setting('WEBHOOK_GRPC_PORT', envPort(50054), 'gRPC port'),
-  opsHost: setting('WEBHOOK_OPS_HOST', z.string().default('127.0.0.1'), 'health/metrics listen address'),
-  opsPort: setting('WEBHOOK_OPS_PORT', envPort(9084), 'health/metrics port'),
+  ...listenSettings('webhook'),
   allowCidrs: setting(
     'WEBHOOK_ALLOW_CIDRS',
     envCidrList,
     'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
   ),
-  vaultGrpcUrl: setting('VAULT_GRPC_URL', z.string().default('127.0.0.1:50053'), 'vault service gRPC address (opens the sealed webhook signing secrets)'),
+  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address (opens the sealed webhook signing secrets)'),
   vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5_000), 'deadline of one vault call (opening a webhook secret)'),
   caFile: setting('WEBHOOK_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for webhook targets (re-read when it changes)'),
   timeoutMs: setting('WEBHOOK_TIMEOUT_MS', envInt(10_000), 'limit of one attempt, from DNS lookup to the end of the response'),

@@ -1,4 +1,4 @@
-/** Small shared pieces: alerts, fields, relative times, JSON blocks, the async-data hook. */
+/** Small shared pieces: alerts, fields, tables, relative times, JSON blocks, the async-data hook. */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api';
@@ -61,6 +61,62 @@ export function useData<T>(load: () => Promise<T>, deps: unknown[] = [], pollMs?
     return () => clearInterval(t);
   }, deps);
   return { data, error, loading, reload, setData };
+}
+
+/** A narrow card of its own page (sign-in, sign-up, an invitation): the heading `title` labels the section. */
+export function NarrowCard({ id, title, children }: { id: string; title: string; children: ComponentChildren }) {
+  return (
+    <section class="card narrow" aria-labelledby={id}>
+      <h1 id={id}>{title}</h1>
+      {children}
+    </section>
+  );
+}
+
+/** The way on once an account exists: to the sign-in page. */
+export const ContinueToSignIn = () => (
+  <a class="button" href="/signin">
+    Continue to sign in
+  </a>
+);
+
+/**
+ * A table in its scrolling wrapper: a caption (for screen readers only when `captionHidden`), a heading per
+ * column, an unnamed last column for row actions when `actions` is set, and the rows as children.
+ */
+export function DataTable(p: {
+  caption: ComponentChildren;
+  captionHidden?: boolean;
+  columns: string[];
+  actions?: boolean;
+  /** rows turn into stacked cards on narrow screens */
+  stacked?: boolean;
+  wrapClass?: string;
+  testId?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class={p.wrapClass ? `table-wrap ${p.wrapClass}` : 'table-wrap'}>
+      <table class={p.stacked ? 'stacked' : undefined} data-testid={p.testId}>
+        <caption class={p.captionHidden ? 'sr-only' : undefined}>{p.caption}</caption>
+        <thead>
+          <tr>
+            {p.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+            {p.actions && (
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{p.children}</tbody>
+      </table>
+    </div>
+  );
 }
 
 export function Field({ id, label, error, hint, children }: { id: string; label: string; error?: string; hint?: string; children: ComponentChildren }) {

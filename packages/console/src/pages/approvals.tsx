@@ -11,7 +11,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
-import { Alert, Badge, Json, Tabs, Time, useData } from '../lib/ui';
+import { Alert, Badge, DataTable, Json, Tabs, Time, useData } from '../lib/ui';
 import type { ApprovalItem, HistoryItem, Me } from '../lib/wire';
 
 export const INBOX_POLL_MS = 3000;
@@ -204,41 +204,26 @@ function History() {
       {error && <Alert>{error}</Alert>}
       {data && data.length === 0 && <p class="empty">No decisions yet.</p>}
       {data && data.length > 0 && (
-        <div class="table-wrap">
-          <table class="stacked">
-            <caption class="sr-only">Decided actions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Action</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Decision</th>
-                <th scope="col">By</th>
-                <th scope="col">When</th>
-                <th scope="col">Note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((h) => (
-                <tr key={h.action_id} data-action-id={h.action_id}>
-                  <td data-label="Action">
-                    <code>
-                      {h.tool}.{h.method}
-                    </code>
-                  </td>
-                  <td data-label="Agent">{h.agent_id}</td>
-                  <td data-label="Decision">
-                    <Badge value={h.status} />
-                  </td>
-                  <td data-label="By">{h.required_approvers > 1 && h.approvals.length ? `${h.approvals.map((a) => a.email).join(', ')} (${quorumText(h)})` : (h.decided_by ?? '—')}</td>
-                  <td data-label="When">
-                    <Time iso={h.decided_at} />
-                  </td>
-                  <td data-label="Note" class="note">{h.note ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Decided actions" captionHidden columns={['Action', 'Agent', 'Decision', 'By', 'When', 'Note']} stacked>
+          {data.map((h) => (
+            <tr key={h.action_id} data-action-id={h.action_id}>
+              <td data-label="Action">
+                <code>
+                  {h.tool}.{h.method}
+                </code>
+              </td>
+              <td data-label="Agent">{h.agent_id}</td>
+              <td data-label="Decision">
+                <Badge value={h.status} />
+              </td>
+              <td data-label="By">{h.required_approvers > 1 && h.approvals.length ? `${h.approvals.map((a) => a.email).join(', ')} (${quorumText(h)})` : (h.decided_by ?? '—')}</td>
+              <td data-label="When">
+                <Time iso={h.decided_at} />
+              </td>
+              <td data-label="Note" class="note">{h.note ?? ''}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </div>
   );

@@ -8,7 +8,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { type Step, verifyEvidence } from '../lib/merkle';
-import { Alert, Badge, Field, Json, Time, useData } from '../lib/ui';
+import { Alert, Badge, DataTable, Field, Json, Time, useData } from '../lib/ui';
 import type { AnchorStatus, AuditRecord, ChainVerify, InclusionProof, Me, TreeHead } from '../lib/wire';
 
 interface Filters {
@@ -273,41 +273,26 @@ export function Audit({ me }: { me: Me | null }) {
       {error && <Alert>{error}</Alert>}
       <p class="muted">{data ? `${rows.length} of ${data.length} records shown` : 'Loading…'}</p>
       <div class="split">
-        <div class="table-wrap">
-          <table class="stacked">
-            <caption class="sr-only">Audit records, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Source</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.id} class={selected?.id === r.id ? 'selected' : ''} data-action-id={r.action_id}>
-                  <td data-label="#">{r.id}</td>
-                  <td data-label="Tool">
-                    <button type="button" class="link" onClick={() => setSelected(r)} aria-label={`Open record ${r.id}: ${r.tool}.${r.method}`}>
-                      {r.tool}.{r.method}
-                    </button>
-                  </td>
-                  <td data-label="Agent">{r.agent_id}</td>
-                  <td data-label="Decision">
-                    <Badge value={r.decision} />
-                  </td>
-                  <td data-label="Source">{r.source}</td>
-                  <td data-label="When">
-                    <Time iso={r.requested_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Audit records, newest first" captionHidden columns={['#', 'Tool', 'Agent', 'Decision', 'Source', 'When']} stacked>
+          {rows.map((r) => (
+            <tr key={r.id} class={selected?.id === r.id ? 'selected' : ''} data-action-id={r.action_id}>
+              <td data-label="#">{r.id}</td>
+              <td data-label="Tool">
+                <button type="button" class="link" onClick={() => setSelected(r)} aria-label={`Open record ${r.id}: ${r.tool}.${r.method}`}>
+                  {r.tool}.{r.method}
+                </button>
+              </td>
+              <td data-label="Agent">{r.agent_id}</td>
+              <td data-label="Decision">
+                <Badge value={r.decision} />
+              </td>
+              <td data-label="Source">{r.source}</td>
+              <td data-label="When">
+                <Time iso={r.requested_at} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
         {selected && <Detail record={selected} me={me} />}
       </div>
       <details class="demo">

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { session } from '../lib/session';
-import { Alert, Field, ShownOnce } from '../lib/ui';
+import { Alert, ContinueToSignIn, Field, NarrowCard, ShownOnce } from '../lib/ui';
 import type { LoginResult, SignupResult } from '../lib/wire';
 
 export function SignIn({ reason }: { reason: string | null }) {
@@ -24,8 +24,7 @@ export function SignIn({ reason }: { reason: string | null }) {
     }
   };
   return (
-    <section class="card narrow" aria-labelledby="signin-title">
-      <h1 id="signin-title">Sign in</h1>
+    <NarrowCard id="signin-title" title="Sign in">
       {reason && <Alert kind="info">{reason}</Alert>}
       {error && <Alert>{error}</Alert>}
       <form onSubmit={submit}>
@@ -47,7 +46,7 @@ export function SignIn({ reason }: { reason: string | null }) {
       <p class="muted">
         No account yet? <a href="/signup">Create a tenant</a>.
       </p>
-    </section>
+    </NarrowCard>
   );
 }
 
@@ -103,21 +102,17 @@ export function SignUp() {
   };
   if (done)
     return (
-      <section class="card narrow" aria-labelledby="signup-title">
-        <h1 id="signup-title">Tenant created</h1>
+      <NarrowCard id="signup-title" title="Tenant created">
         <p>
           Tenant <strong>{done.slug}</strong> ({done.tenant_id}).
         </p>
         <ShownOnce label="Your API key" value={done.api_key} />
         <p>Agents send it as the X-API-Key header. You can rotate it later in Settings.</p>
-        <a class="button" href="/signin">
-          Continue to sign in
-        </a>
-      </section>
+        <ContinueToSignIn />
+      </NarrowCard>
     );
   return (
-    <section class="card narrow" aria-labelledby="signup-title">
-      <h1 id="signup-title">Create a tenant</h1>
+    <NarrowCard id="signup-title" title="Create a tenant">
       {error && <Alert>{error}</Alert>}
       <form onSubmit={submit} noValidate>
         <Field id="su-tenant" label="Organisation name" error={issues.tenant_name}>
@@ -134,6 +129,6 @@ export function SignUp() {
       <p class="muted">
         Already have an account? <a href="/signin">Sign in</a>.
       </p>
-    </section>
+    </NarrowCard>
   );
 }

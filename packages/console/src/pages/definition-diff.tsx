@@ -3,7 +3,7 @@
  * candidate, from the server's `diff`), then both definitions in full, side by side.
  */
 import { diffValue } from '../lib/upstreams';
-import { Json } from '../lib/ui';
+import { DataTable, Json } from '../lib/ui';
 import type { UpstreamTool } from '../lib/wire';
 
 const Sha = ({ sha }: { sha: string | null }) => (sha ? <code class="small" title={`SHA-256 ${sha}`}>{sha.slice(0, 12)}</code> : null);
@@ -12,33 +12,21 @@ export function DefinitionDiff({ tool }: { tool: UpstreamTool }) {
   return (
     <div class="definition-diff">
       {tool.diff.length > 0 ? (
-        <div class="table-wrap">
-          <table class="stacked">
-            <caption>Changes, pinned → candidate</caption>
-            <thead>
-              <tr>
-                <th scope="col">Path</th>
-                <th scope="col">Pinned</th>
-                <th scope="col">Candidate</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tool.diff.map((c) => (
-                <tr key={c.path}>
-                  <td data-label="Path" class="diff-path">
-                    <code>{c.path}</code>
-                  </td>
-                  <td data-label="Pinned" class="diff-before">
-                    <pre>{diffValue(c.before)}</pre>
-                  </td>
-                  <td data-label="Candidate" class="diff-after">
-                    <pre>{diffValue(c.after)}</pre>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Changes, pinned → candidate" columns={['Path', 'Pinned', 'Candidate']} stacked>
+          {tool.diff.map((c) => (
+            <tr key={c.path}>
+              <td data-label="Path" class="diff-path">
+                <code>{c.path}</code>
+              </td>
+              <td data-label="Pinned" class="diff-before">
+                <pre>{diffValue(c.before)}</pre>
+              </td>
+              <td data-label="Candidate" class="diff-after">
+                <pre>{diffValue(c.after)}</pre>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : (
         <p class="muted">{tool.definition ? 'No path differs from the pinned definition.' : 'Nothing is pinned yet: the whole definition is new.'}</p>
       )}

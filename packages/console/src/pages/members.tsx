@@ -7,7 +7,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
-import { Alert, ConfirmAction, Field, ShownOnce, Time, useData } from '../lib/ui';
+import { Alert, ConfirmAction, ContinueToSignIn, DataTable, Field, NarrowCard, ShownOnce, Time, useData } from '../lib/ui';
 import type { Me } from '../lib/wire';
 
 export const ROLES = ['owner', 'admin', 'policy_author', 'approver', 'auditor', 'viewer'] as const;
@@ -57,82 +57,65 @@ export function Members({ me }: { me: Me | null }) {
       {error && <Alert>{error}</Alert>}
       {sent && <ShownOnce label={`Invitation link for ${sent.email}`} value={sent.url} />}
       {data && (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Members and their roles</caption>
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
+        <DataTable caption="Members and their roles" captionHidden columns={['Member', 'Role', 'Joined']} actions={manages}>
+          {data.map((m) => {
+            const mayTouch = manages && (role === 'owner' || m.role !== 'owner');
+            return (
+              <tr key={m.id} data-member={m.email}>
+                <th scope="row">
+                  {m.email} {m.id === me?.user_id && <span class="muted">(you)</span>}
+                </th>
+                <td>
+                  {mayTouch ? (
+                    <select
+                      aria-label={`Role of ${m.email}`}
+                      value={m.role}
+                      onChange={(e) => {
+                        const next = e.currentTarget.value as Role;
+                        void act(async () => {
+                          ok(await api.PATCH('/members/{id}', { params: { path: { id: m.id } }, body: { role: next } as never }));
+                          return `${m.email} is ${LABEL[next]} now.`;
+                        }).then(() => undefined);
+                      }}
+                    >
+                      {(m.role === 'owner' ? ROLES : grantable).map((r) => (
+                        <option key={r} value={r}>
+                          {LABEL[r]}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    <span class="badge">{LABEL[m.role as Role] ?? m.role}</span>
+                  )}
+                </td>
+                <td>
+                  <Time iso={m.created_at} />
+                </td>
                 {manages && (
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
+                  <td>
+                    {mayTouch && (
+                      <ConfirmAction
+                        open={removing === m.id}
+                        verb="Remove"
+                        openLabel={`Remove ${m.email}`}
+                        confirmLabel={`Confirm removing ${m.email}`}
+                        onOpen={() => setRemoving(m.id)}
+                        onCancel={() => setRemoving(null)}
+                        onConfirm={() =>
+                          void act(async () => {
+                            setRemoving(null);
+                            ok(await api.DELETE('/members/{id}', { params: { path: { id: m.id } } }));
+                            return `${m.email} is removed: their sessions ended and the MCP clients they let in lost their grants.`;
+                          })
+                        }
+                      />
+                    )}
+                  </td>
                 )}
               </tr>
-            </thead>
-            <tbody>
-              {data.map((m) => {
-                const mayTouch = manages && (role === 'owner' || m.role !== 'owner');
-                return (
-                  <tr key={m.id} data-member={m.email}>
-                    <th scope="row">
-                      {m.email} {m.id === me?.user_id && <span class="muted">(you)</span>}
-                    </th>
-                    <td>
-                      {mayTouch ? (
-                        <select
-                          aria-label={`Role of ${m.email}`}
-                          value={m.role}
-                          onChange={(e) => {
-                            const next = e.currentTarget.value as Role;
-                            void act(async () => {
-                              ok(await api.PATCH('/members/{id}', { params: { path: { id: m.id } }, body: { role: next } as never }));
-                              return `${m.email} is ${LABEL[next]} now.`;
-                            }).then(() => undefined);
-                          }}
-                        >
-                          {(m.role === 'owner' ? ROLES : grantable).map((r) => (
-                            <option key={r} value={r}>
-                              {LABEL[r]}
-                            </option>
-                          ))}
-                        </select>
-                      ) : (
-                        <span class="badge">{LABEL[m.role as Role] ?? m.role}</span>
-                      )}
-                    </td>
-                    <td>
-                      <Time iso={m.created_at} />
-                    </td>
-                    {manages && (
-                      <td>
-                        {mayTouch && (
-                          <ConfirmAction
-                            open={removing === m.id}
-                            verb="Remove"
-                            openLabel={`Remove ${m.email}`}
-                            confirmLabel={`Confirm removing ${m.email}`}
-                            onOpen={() => setRemoving(m.id)}
-                            onCancel={() => setRemoving(null)}
-                            onConfirm={() =>
-                              void act(async () => {
-                                setRemoving(null);
-                                ok(await api.DELETE('/members/{id}', { params: { path: { id: m.id } } }));
-                                return `${m.email} is removed: their sessions ended and the MCP clients they let in lost their grants.`;
-                              })
-                            }
-                          />
-                        )}
-                      </td>
-                    )}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
       {manages && (
         <>
@@ -156,47 +139,31 @@ export function Members({ me }: { me: Me | null }) {
           {invitations.error && <Alert>{invitations.error}</Alert>}
           {invitations.data && !invitations.data.length && <p class="empty">No invitation is pending.</p>}
           {invitations.data && invitations.data.length > 0 && (
-            <div class="table-wrap">
-              <table data-testid="invitations">
-                <caption class="sr-only">Pending invitations</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">E-mail</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Invited by</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {invitations.data.map((i) => (
-                    <tr key={i.id}>
-                      <th scope="row">{i.email}</th>
-                      <td>{LABEL[i.role as Role] ?? i.role}</td>
-                      <td>{i.invited_by}</td>
-                      <td>{i.expired ? <span class="badge">expired</span> : <time datetime={i.expires_at}>{i.expires_at.slice(0, 10)}</time>}</td>
-                      <td>
-                        <button
-                          type="button"
-                          class="secondary"
-                          aria-label={`Withdraw the invitation of ${i.email}`}
-                          onClick={() =>
-                            void act(async () => {
-                              ok(await api.DELETE('/members/invitations/{id}', { params: { path: { id: i.id } } }));
-                              return `The invitation of ${i.email} is withdrawn: its link no longer works.`;
-                            })
-                          }
-                        >
-                          Withdraw
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable caption="Pending invitations" captionHidden columns={['E-mail', 'Role', 'Invited by', 'Expires']} actions testId="invitations">
+              {invitations.data.map((i) => (
+                <tr key={i.id}>
+                  <th scope="row">{i.email}</th>
+                  <td>{LABEL[i.role as Role] ?? i.role}</td>
+                  <td>{i.invited_by}</td>
+                  <td>{i.expired ? <span class="badge">expired</span> : <time datetime={i.expires_at}>{i.expires_at.slice(0, 10)}</time>}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`Withdraw the invitation of ${i.email}`}
+                      onClick={() =>
+                        void act(async () => {
+                          ok(await api.DELETE('/members/invitations/{id}', { params: { path: { id: i.id } } }));
+                          return `The invitation of ${i.email} is withdrawn: its link no longer works.`;
+                        })
+                      }
+                    >
+                      Withdraw
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </>
       )}
@@ -223,19 +190,15 @@ export function AcceptInvitation() {
   };
   if (done)
     return (
-      <section class="card narrow" aria-labelledby="inv-title">
-        <h1 id="inv-title">Welcome</h1>
+      <NarrowCard id="inv-title" title="Welcome">
         <p>
           You are a member now: <strong>{done.email}</strong>, role <strong>{LABEL[done.role as Role] ?? done.role}</strong>.
         </p>
-        <a class="button" href="/signin">
-          Continue to sign in
-        </a>
-      </section>
+        <ContinueToSignIn />
+      </NarrowCard>
     );
   return (
-    <section class="card narrow" aria-labelledby="inv-title">
-      <h1 id="inv-title">Accept the invitation</h1>
+    <NarrowCard id="inv-title" title="Accept the invitation">
       {!token && <Alert kind="warn">This link carries no invitation token: open the link from the invitation as it was sent.</Alert>}
       {error && <Alert>{error}</Alert>}
       <form onSubmit={submit}>
@@ -246,6 +209,6 @@ export function AcceptInvitation() {
           Join the tenant
         </button>
       </form>
-    </section>
+    </NarrowCard>
   );
 }

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
-import { Alert, ConfirmAction, Time, useData } from '../lib/ui';
+import { Alert, ConfirmAction, DataTable, Time, useData } from '../lib/ui';
 
 export function OauthGrants() {
   const { data, error, reload } = useData(async () => ok(await api.GET('/oauth/grants')).grants, []);
@@ -35,65 +35,47 @@ export function OauthGrants() {
       {error && <Alert>{error}</Alert>}
       {data && !live.length && <p class="empty">No MCP client holds a grant.</p>}
       {live.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">MCP clients with a grant</caption>
-            <thead>
-              <tr>
-                <th scope="col">Client</th>
-                <th scope="col">Acts as</th>
-                <th scope="col">Consented by</th>
-                <th scope="col">Granted</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Ends</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
+        <DataTable caption="MCP clients with a grant" captionHidden columns={['Client', 'Acts as', 'Consented by', 'Granted', 'Last used', 'Ends']} actions>
+          {live.map((g) => {
+            const who = g.client_name ?? g.client_id;
+            return (
+              <tr key={g.id} data-grant={g.id}>
+                <th scope="row">
+                  {who} {!g.client_verified && <span class="badge badge-unverified" title="a dynamically registered client: its name is its own claim">unverified</span>}
+                  <div class="muted small">
+                    <code>{g.client_id}</code>
+                  </div>
                 </th>
+                <td>
+                  <code>{g.agent_name}</code>
+                </td>
+                <td>{g.granted_by}</td>
+                <td>
+                  <Time iso={g.created_at} />
+                </td>
+                <td>
+                  <Time iso={g.last_used_at} />
+                </td>
+                <td>
+                  <time datetime={g.expires_at} title={g.expires_at}>
+                    {g.expires_at.slice(0, 10)}
+                  </time>
+                </td>
+                <td>
+                  <ConfirmAction
+                    open={revoking === g.id}
+                    verb="Revoke"
+                    openLabel={`Revoke the grant of ${who}`}
+                    confirmLabel={`Confirm revoking ${who}`}
+                    onOpen={() => setRevoking(g.id)}
+                    onCancel={() => setRevoking(null)}
+                    onConfirm={() => void revoke(g.id, who)}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {live.map((g) => {
-                const who = g.client_name ?? g.client_id;
-                return (
-                  <tr key={g.id} data-grant={g.id}>
-                    <th scope="row">
-                      {who} {!g.client_verified && <span class="badge badge-unverified" title="a dynamically registered client: its name is its own claim">unverified</span>}
-                      <div class="muted small">
-                        <code>{g.client_id}</code>
-                      </div>
-                    </th>
-                    <td>
-                      <code>{g.agent_name}</code>
-                    </td>
-                    <td>{g.granted_by}</td>
-                    <td>
-                      <Time iso={g.created_at} />
-                    </td>
-                    <td>
-                      <Time iso={g.last_used_at} />
-                    </td>
-                    <td>
-                      <time datetime={g.expires_at} title={g.expires_at}>
-                        {g.expires_at.slice(0, 10)}
-                      </time>
-                    </td>
-                    <td>
-                      <ConfirmAction
-                        open={revoking === g.id}
-                        verb="Revoke"
-                        openLabel={`Revoke the grant of ${who}`}
-                        confirmLabel={`Confirm revoking ${who}`}
-                        onOpen={() => setRevoking(g.id)}
-                        onCancel={() => setRevoking(null)}
-                        onConfirm={() => void revoke(g.id, who)}
-                      />
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );

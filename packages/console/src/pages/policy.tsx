@@ -10,7 +10,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { LazyRegoEditor as RegoEditor } from '../lib/lazy-rego-editor';
-import { Alert, Badge, ConfirmAction, Field, Time, useData } from '../lib/ui';
+import { Alert, Badge, ConfirmAction, DataTable, Field, Time, useData } from '../lib/ui';
 import type { AuditRecord, BundleSource, ReplayBulk, Settings, ShadowReport, Template } from '../lib/wire';
 
 const STARTER = `package agw.custom
@@ -198,31 +198,17 @@ function Replay({ revision, candidate }: { revision: string | null; candidate: C
             {result.not_found.length ? ` · ${result.not_found.length} decided before the policy (not replayable)` : ''}
           </p>
           {changed.length > 0 && (
-            <div class="table-wrap">
-              <table>
-                <caption class="sr-only">Decisions that would change</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Action</th>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Was</th>
-                    <th scope="col">Would be</th>
-                    <th scope="col">New violations</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {changed.map((r) => (
-                    <tr key={r.action_id}>
-                      <td><code class="small">{r.action_id.slice(0, 8)}</code></td>
-                      <td>{r.tool}</td>
-                      <td><Badge value={r.original_decision} /></td>
-                      <td><Badge value={r.replay_decision} /></td>
-                      <td>{r.replay_violations.filter((v) => !r.original_violations.includes(v)).join(', ') || '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable caption="Decisions that would change" captionHidden columns={['Action', 'Tool', 'Was', 'Would be', 'New violations']}>
+              {changed.map((r) => (
+                <tr key={r.action_id}>
+                  <td><code class="small">{r.action_id.slice(0, 8)}</code></td>
+                  <td>{r.tool}</td>
+                  <td><Badge value={r.original_decision} /></td>
+                  <td><Badge value={r.replay_decision} /></td>
+                  <td>{r.replay_violations.filter((v) => !r.original_violations.includes(v)).join(', ') || '—'}</td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </div>
       )}
@@ -320,95 +306,55 @@ function Shadow({ candidate, onPromoted }: { candidate: Candidate | null; onProm
             average, live {report.eval_ms.live_avg.toFixed(2)} ms
           </p>
           <div class="grid">
-            <div class="table-wrap">
-              <table>
-                <caption>Live → candidate</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Live</th>
-                    <th scope="col">Candidate</th>
-                    <th scope="col">Calls</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {report.transitions.map((t) => (
-                    <tr key={`${t.live}-${t.candidate}`} class={t.live !== t.candidate ? 'changed' : undefined}>
-                      <td><Badge value={t.live} /></td>
-                      <td><Badge value={t.candidate} /></td>
-                      <td>{t.count}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <div class="table-wrap">
-              <table>
-                <caption>Rules behind the differences</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Rule</th>
-                    <th scope="col">Change</th>
-                    <th scope="col">Calls</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {report.rules.length === 0 && (
-                    <tr>
-                      <td colSpan={3} class="muted">{differing.length ? 'none named' : 'no differences'}</td>
-                    </tr>
-                  )}
-                  {report.rules.map((r) => (
-                    <tr key={`${r.rule}-${r.change}`}>
-                      <td><code>{r.rule}</code></td>
-                      <td>{r.change === 'added' ? 'candidate adds it' : 'candidate drops it'}</td>
-                      <td>{r.count}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable caption="Live → candidate" columns={['Live', 'Candidate', 'Calls']}>
+              {report.transitions.map((t) => (
+                <tr key={`${t.live}-${t.candidate}`} class={t.live !== t.candidate ? 'changed' : undefined}>
+                  <td><Badge value={t.live} /></td>
+                  <td><Badge value={t.candidate} /></td>
+                  <td>{t.count}</td>
+                </tr>
+              ))}
+            </DataTable>
+            <DataTable caption="Rules behind the differences" columns={['Rule', 'Change', 'Calls']}>
+              {report.rules.length === 0 && (
+                <tr>
+                  <td colSpan={3} class="muted">{differing.length ? 'none named' : 'no differences'}</td>
+                </tr>
+              )}
+              {report.rules.map((r) => (
+                <tr key={`${r.rule}-${r.change}`}>
+                  <td><code>{r.rule}</code></td>
+                  <td>{r.change === 'added' ? 'candidate adds it' : 'candidate drops it'}</td>
+                  <td>{r.count}</td>
+                </tr>
+              ))}
+            </DataTable>
           </div>
           {report.samples.length > 0 && (
-            <div class="table-wrap">
-              <table>
-                <caption>Latest differing calls</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Action</th>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Live</th>
-                    <th scope="col">Candidate</th>
-                    <th scope="col">Candidate violations</th>
-                    <th scope="col">Record</th>
+            <DataTable caption="Latest differing calls" columns={['Action', 'Agent', 'Tool', 'Live', 'Candidate', 'Candidate violations', 'Record']}>
+              {report.samples.map((s) => [
+                <tr key={s.action_id}>
+                  <td><code class="small">{s.action_id.slice(0, 8)}</code></td>
+                  <td>{s.agent_id}</td>
+                  <td>{s.tool}</td>
+                  <td><Badge value={s.live_decision} /></td>
+                  <td><Badge value={s.candidate_decision} /></td>
+                  <td>{s.candidate_violations.join(', ') || '—'}</td>
+                  <td>
+                    <button type="button" class="link small" aria-expanded={opened === s.action_id} onClick={() => setOpened(opened === s.action_id ? null : s.action_id)}>
+                      {opened === s.action_id ? 'Hide' : 'Audit record'}
+                    </button>
+                  </td>
+                </tr>,
+                opened === s.action_id ? (
+                  <tr key={`${s.action_id}-records`}>
+                    <td colSpan={7}>
+                      <SampleRecords actionId={s.action_id} />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {report.samples.map((s) => [
-                    <tr key={s.action_id}>
-                      <td><code class="small">{s.action_id.slice(0, 8)}</code></td>
-                      <td>{s.agent_id}</td>
-                      <td>{s.tool}</td>
-                      <td><Badge value={s.live_decision} /></td>
-                      <td><Badge value={s.candidate_decision} /></td>
-                      <td>{s.candidate_violations.join(', ') || '—'}</td>
-                      <td>
-                        <button type="button" class="link small" aria-expanded={opened === s.action_id} onClick={() => setOpened(opened === s.action_id ? null : s.action_id)}>
-                          {opened === s.action_id ? 'Hide' : 'Audit record'}
-                        </button>
-                      </td>
-                    </tr>,
-                    opened === s.action_id ? (
-                      <tr key={`${s.action_id}-records`}>
-                        <td colSpan={7}>
-                          <SampleRecords actionId={s.action_id} />
-                        </td>
-                      </tr>
-                    ) : null,
-                  ])}
-                </tbody>
-              </table>
-            </div>
+                ) : null,
+              ])}
+            </DataTable>
           )}
         </div>
       )}

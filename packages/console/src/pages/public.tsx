@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, ok } from '../lib/api';
 import type { PublicDashboardBody, TransparencyList } from '../lib/wire';
-import { Alert, Time, useData } from '../lib/ui';
+import { Alert, DataTable, Time, useData } from '../lib/ui';
 
 type Section = PublicDashboardBody['unavailable'][number];
 
@@ -25,31 +25,16 @@ function Counts({ decisions }: { decisions: NonNullable<PublicDashboardBody['dec
   const kinds = [...new Set(periods.flatMap(([, c]) => Object.keys(c)))].sort();
   if (!kinds.length) return <p>No decisions in the last {decisions.period_days} days.</p>;
   return (
-    <div class="table-wrap">
-      <table>
-        <caption>Decisions by kind and period</caption>
-        <thead>
-          <tr>
-            <th scope="col">Period</th>
-            {kinds.map((k) => (
-              <th scope="col" key={k}>
-                {k}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {periods.map(([period, c]) => (
-            <tr key={period}>
-              <th scope="row">{period}</th>
-              {kinds.map((k) => (
-                <td key={k}>{c[k] ?? 0}</td>
-              ))}
-            </tr>
+    <DataTable caption="Decisions by kind and period" columns={['Period', ...kinds]}>
+      {periods.map(([period, c]) => (
+        <tr key={period}>
+          <th scope="row">{period}</th>
+          {kinds.map((k) => (
+            <td key={k}>{c[k] ?? 0}</td>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -158,29 +143,17 @@ function TransparencyListPage() {
       {error && <Alert>{error}</Alert>}
       {data && !data.tenants.length && <Alert kind="info">No tenant publishes a report yet.</Alert>}
       {data && data.tenants.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption>Tenants that publish their governance report</caption>
-            <thead>
-              <tr>
-                <th scope="col">Tenant</th>
-                <th scope="col">Records in the latest signed head</th>
-                <th scope="col">Signed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.tenants.map((t) => (
-                <tr key={t.tenant_id}>
-                  <th scope="row">
-                    <a href={`/public/${t.slug}`}>{t.name}</a>
-                  </th>
-                  <td>{t.signed_tree_head ? t.signed_tree_head.tree_size : '—'}</td>
-                  <td>{t.signed_tree_head ? <Time iso={t.signed_tree_head.signed_at} /> : '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Tenants that publish their governance report" columns={['Tenant', 'Records in the latest signed head', 'Signed']}>
+          {data.tenants.map((t) => (
+            <tr key={t.tenant_id}>
+              <th scope="row">
+                <a href={`/public/${t.slug}`}>{t.name}</a>
+              </th>
+              <td>{t.signed_tree_head ? t.signed_tree_head.tree_size : '—'}</td>
+              <td>{t.signed_tree_head ? <Time iso={t.signed_tree_head.signed_at} /> : '—'}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <div class="row">
         {earlier.length > 0 && (

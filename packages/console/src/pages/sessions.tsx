@@ -1,7 +1,7 @@
 /** Managed sessions: list, status, timeline of governed and observed calls, interrupt with a reason, compliance. */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
-import { Alert, Badge, Json, Time, useData } from '../lib/ui';
+import { Alert, Badge, DataTable, Json, Time, useData } from '../lib/ui';
 import type { Compliance, SessionRow } from '../lib/wire';
 
 function SessionDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
@@ -77,31 +77,19 @@ export function Sessions() {
       {data && data.length === 0 && <p class="empty">No managed sessions yet (POST /api/managed/sessions starts one; docs/managed.md).</p>}
       <div class="split">
         {data && data.length > 0 && (
-          <div class="table-wrap">
-            <table>
-              <caption class="sr-only">Managed sessions</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Session</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Started</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.map((s) => (
-                  <tr key={s.id} class={selected === s.id ? 'selected' : ''}>
-                    <td>
-                      <button type="button" class="link" onClick={() => setSelected(s.id)}>
-                        {s.id.slice(0, 8)}
-                      </button>
-                    </td>
-                    <td><Badge value={s.status} /></td>
-                    <td><Time iso={s.created_at} /></td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Managed sessions" captionHidden columns={['Session', 'Status', 'Started']}>
+            {data.map((s) => (
+              <tr key={s.id} class={selected === s.id ? 'selected' : ''}>
+                <td>
+                  <button type="button" class="link" onClick={() => setSelected(s.id)}>
+                    {s.id.slice(0, 8)}
+                  </button>
+                </td>
+                <td><Badge value={s.status} /></td>
+                <td><Time iso={s.created_at} /></td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {selected && <SessionDetail id={selected} onChanged={() => void reload()} key={selected} />}
       </div>

@@ -1,7 +1,7 @@
 /** Settings: API key (prefix, rotation), agent keys, webhook URL and events, delivery log, rate limits, failure mode, public report, single sign-on. */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
-import { Alert, Badge, ConfirmAction, Field, ShownOnce, Time, useData } from '../lib/ui';
+import { Alert, Badge, ConfirmAction, DataTable, Field, ShownOnce, Time, useData } from '../lib/ui';
 import type { ApiKeyInfo, Delivery, Settings } from '../lib/wire';
 import { SsoSettings } from './sso-settings';
 
@@ -103,47 +103,31 @@ function AgentKeys() {
       {error && <Alert>{error}</Alert>}
       {data && !agents.length && <p>No agent keys yet.</p>}
       {agents.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption>Active agent keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Key</th>
-                <th scope="col">Issued by</th>
-                <th scope="col">Issued</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {agents.map((k) => (
-                <tr key={k.id}>
-                  <th scope="row">{k.name ?? '—'}</th>
-                  <td>
-                    <code>{k.key_prefix}…</code>
-                  </td>
-                  <td>{k.created_by ?? '—'}</td>
-                  <td>
-                    <Time iso={k.created_at} />
-                  </td>
-                  <td>
-                    <ConfirmAction
-                      open={revoking === k.id}
-                      verb="Revoke"
-                      openLabel={`Revoke the key of ${k.name ?? k.key_prefix}`}
-                      confirmLabel={`Confirm revoking ${k.name ?? k.key_prefix}`}
-                      onOpen={() => setRevoking(k.id)}
-                      onCancel={() => setRevoking(null)}
-                      onConfirm={() => void revoke(k)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Active agent keys" columns={['Agent', 'Key', 'Issued by', 'Issued']} actions>
+          {agents.map((k) => (
+            <tr key={k.id}>
+              <th scope="row">{k.name ?? '—'}</th>
+              <td>
+                <code>{k.key_prefix}…</code>
+              </td>
+              <td>{k.created_by ?? '—'}</td>
+              <td>
+                <Time iso={k.created_at} />
+              </td>
+              <td>
+                <ConfirmAction
+                  open={revoking === k.id}
+                  verb="Revoke"
+                  openLabel={`Revoke the key of ${k.name ?? k.key_prefix}`}
+                  confirmLabel={`Confirm revoking ${k.name ?? k.key_prefix}`}
+                  onOpen={() => setRevoking(k.id)}
+                  onCancel={() => setRevoking(null)}
+                  onConfirm={() => void revoke(k)}
+                />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -185,31 +169,17 @@ function Deliveries() {
       {error && <Alert>{error}</Alert>}
       {data && data.length === 0 && <p class="empty">No deliveries.</p>}
       {data && data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Webhook deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((d) => (
-                <tr key={d.delivery_id}>
-                  <td>{d.event}{d.test ? ' (test)' : ''}</td>
-                  <td><Badge value={d.status} /></td>
-                  <td>{d.attempts}</td>
-                  <td>{d.last_status_code ?? ''} {d.last_error ?? ''}</td>
-                  <td><Time iso={d.created_at} /></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Webhook deliveries, newest first" captionHidden columns={['Event', 'Status', 'Attempts', 'Last answer', 'Created']}>
+          {data.map((d) => (
+            <tr key={d.delivery_id}>
+              <td>{d.event}{d.test ? ' (test)' : ''}</td>
+              <td><Badge value={d.status} /></td>
+              <td>{d.attempts}</td>
+              <td>{d.last_status_code ?? ''} {d.last_error ?? ''}</td>
+              <td><Time iso={d.created_at} /></td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

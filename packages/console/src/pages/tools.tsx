@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../lib/api';
 import { navigate } from '../lib/router';
 import { serverLine, toolsPath } from '../lib/upstreams';
-import { Alert, Badge, Time, useData } from '../lib/ui';
+import { Alert, Badge, DataTable, Time, useData } from '../lib/ui';
 import { type Flash, UpstreamActions } from './upstream-actions';
 import { UpstreamDetail } from './upstream-detail';
 import { AddUpstream } from './upstream-form';
@@ -35,51 +35,33 @@ export function Tools({ selected }: { selected: string | null }) {
       {flash && <Alert kind={flash.kind}>{flash.text}</Alert>}
       {data && data.length === 0 && <p class="empty">No upstream yet. Add one above, or POST /api/upstreams.</p>}
       {data && data.length > 0 && (
-        <div class="table-wrap upstreams">
-          <table class="stacked">
-            <caption class="sr-only">Upstream MCP servers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Upstream</th>
-                <th scope="col">Health</th>
-                <th scope="col">Transport</th>
-                <th scope="col">Tools</th>
-                <th scope="col">Quarantined</th>
-                <th scope="col">Read</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((u) => (
-                <tr key={u.name} data-upstream={u.name} class={selected === u.name ? 'selected' : ''} aria-current={selected === u.name ? 'true' : undefined}>
-                  <td data-label="Upstream">
-                    <div>
-                      <a href={toolsPath(u.name)}>{u.name}</a>
-                      <div class="muted small">{serverLine(u)}</div>
-                    </div>
-                  </td>
-                  <td data-label="Health">
-                    <div>
-                      <Badge value={u.status} />
-                      {u.status_reason && <div class={`small ${u.status === 'error' ? 'status-error' : 'muted'}`}>{u.status_reason}</div>}
-                    </div>
-                  </td>
-                  <td data-label="Transport">{u.transport === 'sse' ? 'HTTP+SSE' : 'Streamable HTTP'}</td>
-                  <td data-label="Tools">{u.tool_count}</td>
-                  <td data-label="Quarantined">{u.quarantined_count > 0 ? <Badge value={`${u.quarantined_count} quarantined`} /> : '0'}</td>
-                  <td data-label="Read">
-                    <Time iso={u.refreshed_at} />
-                  </td>
-                  <td data-label="" class="actions-cell">
-                    <UpstreamActions name={u.name} onResult={setFlash} onChanged={(removed) => afterChange(u.name, removed, true)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Upstream MCP servers" captionHidden columns={['Upstream', 'Health', 'Transport', 'Tools', 'Quarantined', 'Read']} actions stacked wrapClass="upstreams">
+          {data.map((u) => (
+            <tr key={u.name} data-upstream={u.name} class={selected === u.name ? 'selected' : ''} aria-current={selected === u.name ? 'true' : undefined}>
+              <td data-label="Upstream">
+                <div>
+                  <a href={toolsPath(u.name)}>{u.name}</a>
+                  <div class="muted small">{serverLine(u)}</div>
+                </div>
+              </td>
+              <td data-label="Health">
+                <div>
+                  <Badge value={u.status} />
+                  {u.status_reason && <div class={`small ${u.status === 'error' ? 'status-error' : 'muted'}`}>{u.status_reason}</div>}
+                </div>
+              </td>
+              <td data-label="Transport">{u.transport === 'sse' ? 'HTTP+SSE' : 'Streamable HTTP'}</td>
+              <td data-label="Tools">{u.tool_count}</td>
+              <td data-label="Quarantined">{u.quarantined_count > 0 ? <Badge value={`${u.quarantined_count} quarantined`} /> : '0'}</td>
+              <td data-label="Read">
+                <Time iso={u.refreshed_at} />
+              </td>
+              <td data-label="" class="actions-cell">
+                <UpstreamActions name={u.name} onResult={setFlash} onChanged={(removed) => afterChange(u.name, removed, true)} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {selected && <UpstreamDetail key={selected} name={selected} version={version} onChanged={(removed) => afterChange(selected, removed, false)} />}
     </section>

@@ -104,6 +104,18 @@ function endSpan(span: Span, err?: unknown): void {
   span.end();
 }
 
+/** Run `fn` in `ctx` (a context holding `span`) and end the span with its outcome: its error, if it throws. */
+async function inSpan<T>(span: Span, ctx: Context, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    const r = await context.with(ctx, fn);
+    endSpan(span);
+    return r;
+  } catch (e) {
+    endSpan(span, e);
+    throw e;
+  }
+}
+
 /** The hooks of ./hooks, on this provider. */
 export function busHooks(provider: NodeTracerProvider): TraceHooks {
   const tracer = provider.getTracer('@agw/shared');
@@ -152,40 +164,19 @@ export function busHooks(provider: NodeTracerProvider): TraceHooks {
       );
       const ctx = trace.setSpan(parent, span);
       if (key) keep(key, ctx);
-      try {
-        const r = await context.with(ctx, fn);
-        endSpan(span);
-        return r;
-      } catch (e) {
-        endSpan(span, e);
-        throw e;
-      }
+      return inSpan(span, ctx, fn);
     },
     async span(name, attributes, fn) {
       const parent = context.active();
       if (!trace.getSpan(parent)) return fn(() => undefined);
       const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
-      try {
-        const r = await context.with(trace.setSpan(parent, span), () => fn((a) => span.setAttributes(a)));
-        endSpan(span);
-        return r;
-      } catch (e) {
-        endSpan(span, e);
-        throw e;
-      }
+      return inSpan(span, trace.setSpan(parent, span), () => fn((a) => span.setAttributes(a)));
     },
     async within(key, name, attributes, fn) {
       const parent = take(key);
       if (!parent || !trace.getSpan(parent)) return fn();
       const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
-      try {
-        const r = await context.with(trace.setSpan(parent, span), fn);
-        endSpan(span);
-        return r;
-      } catch (e) {
-        endSpan(span, e);
-        throw e;
-      }
+      return inSpan(span, trace.setSpan(parent, span), fn);
     },
     async grpcClient(path, fn) {
       const parent = context.active();
@@ -194,27 +185,13 @@ export function busHooks(provider: NodeTracerProvider): TraceHooks {
       const carrier: Record<string, string> = {};
       const ctx = trace.setSpan(parent, span);
       propagation.inject(ctx, carrier);
-      try {
-        const r = await context.with(ctx, () => fn(carrier));
-        endSpan(span);
-        return r;
-      } catch (e) {
-        endSpan(span, e);
-        throw e;
-      }
+      return inSpan(span, ctx, () => fn(carrier));
     },
     async grpcServer(path, metadata, fn) {
       const parent = propagation.extract(ROOT_CONTEXT, metadata, metadataGetter);
       if (!trace.getSpan(parent)) return context.with(ROOT_CONTEXT, fn); // not the stream's (first caller's) context
       const span = tracer.startSpan(`grpc.${path.slice(1)}`, { kind: SpanKind.SERVER, attributes: rpcAttributes(path) }, parent);
-      try {
-        const r = await context.with(trace.setSpan(parent, span), fn);
-        endSpan(span);
-        return r;
-      } catch (e) {
-        endSpan(span, e);
-        throw e;
-      }
+      return inSpan(span, trace.setSpan(parent, span), fn);
     },
     httpRoute(route) {
       const rpc = getRPCMetadata(context.active());

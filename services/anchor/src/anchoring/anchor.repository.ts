@@ -39,6 +39,22 @@ export interface AnchoredHead extends ReceivedHead {
 
 const iso = (d: unknown) => (d instanceof Date ? d.toISOString() : String(d));
 
+/** A tree head row as received: numbers as numbers, times as ISO text. */
+function toReceived<R extends { tree_index: unknown; tree_size: unknown; period_start: unknown; period_end: unknown }>(r: R) {
+  return { ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) };
+}
+
+/** Every tenant's heads not in a batch yet, in leaf order (tenant, then tree index). */
+function pendingAcrossTenants(db: Conn, limit: number) {
+  return db
+    .selectFrom('anchor_tree_heads')
+    .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end', 'checkpoint_sha256'])
+    .where('batch_id', 'is', null)
+    .orderBy('tenant_id')
+    .orderBy('tree_index')
+    .limit(limit);
+}
+
 function toAnchored(r: Record<string, unknown>): AnchoredHead {
   return {
     tenant_id: r.tenant_id as string,
@@ -141,21 +157,20 @@ export class AnchorRepository implements ContractAddressStore {
   }
 
   async anchoredCount(tenantId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('anchor_tree_heads')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('tenant_id', '=', tenantId)
-      .where('batch_id', 'is not', null)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+    return this.countHeads(tenantId, 'is not');
   }
 
   async pendingCount(tenantId: string): Promise<number> {
+    return this.countHeads(tenantId, 'is');
+  }
+
+  /** The tenant's tree heads in a batch (`is not`: anchored or being anchored) or in none yet (`is`: pending). */
+  private async countHeads(tenantId: string, inBatch: 'is' | 'is not'): Promise<number> {
     const r = await this.db
       .selectFrom('anchor_tree_heads')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('tenant_id', '=', tenantId)
-      .where('batch_id', 'is', null)
+      .where('batch_id', inBatch, null)
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }
@@ -168,34 +183,17 @@ export class AnchorRepository implements ContractAddressStore {
       .orderBy('tree_index', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return r ? { ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) } : undefined;
+    return r ? toReceived(r) : undefined;
   }
 
   /** Cross-tenant (batch job): pending heads in leaf order, not locked (what the run will probably claim). */
   async listPendingAcrossTenants(limit: number): Promise<ReceivedHead[]> {
-    const rows = await this.db
-      .selectFrom('anchor_tree_heads')
-      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end', 'checkpoint_sha256'])
-      .where('batch_id', 'is', null)
-      .orderBy('tenant_id')
-      .orderBy('tree_index')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({ ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) }));
+    return (await pendingAcrossTenants(this.db, limit).execute()).map(toReceived);
   }
 
   /** Cross-tenant (batch job): pending heads in leaf order, locked for this transaction. */
   async claimPendingAcrossTenants(trx: Transaction<Database>, limit: number): Promise<ReceivedHead[]> {
-    const rows = await trx
-      .selectFrom('anchor_tree_heads')
-      .select(['tenant_id', 'tree_index', 'tree_size', 'merkle_root', 'period_start', 'period_end', 'checkpoint_sha256'])
-      .where('batch_id', 'is', null)
-      .orderBy('tenant_id')
-      .orderBy('tree_index')
-      .limit(limit)
-      .forUpdate()
-      .execute();
-    return rows.map((r) => ({ ...r, tree_index: Number(r.tree_index), tree_size: Number(r.tree_size), period_start: iso(r.period_start), period_end: iso(r.period_end) }));
+    return (await pendingAcrossTenants(trx, limit).forUpdate().execute()).map(toReceived);
   }
 
   async createBatch(trx: Transaction<Database>, b: { chain_id: number; network: string; contract_address: string; aggregate_root: string; leaf_count: number }): Promise<number> {

@@ -3,26 +3,9 @@ import { anchor as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import type { AnchorService, TenantAnchorView } from '../anchoring/anchor-service';
 
+/** The view in the contract's names (the same as the view's but for tenant_root); fields the message lacks are not sent. */
 export function toTenantAnchor(a: TenantAnchorView): pb.TenantAnchor {
-  return {
-    tree_index: a.tree_index,
-    tree_size: a.tree_size,
-    tenant_root: a.merkle_root,
-    aggregate_root: a.aggregate_root,
-    leaf_index: a.leaf_index,
-    leaf_count: a.leaf_count,
-    aggregate_proof: a.aggregate_proof,
-    tx_hash: a.tx_hash,
-    block_number: a.block_number,
-    anchored_at: a.anchored_at,
-    network: a.network,
-    chain_id: a.chain_id,
-    contract_address: a.contract_address,
-    explorer_tx_url: a.explorer_tx_url,
-    batch_id: a.batch_id,
-    leaf_hex: a.leaf_hex,
-    checkpoint_sha256: a.checkpoint_sha256 ?? '',
-  };
+  return { ...a, tenant_root: a.merkle_root, checkpoint_sha256: a.checkpoint_sha256 ?? '' };
 }
 
 const tenant = (id: string) => {

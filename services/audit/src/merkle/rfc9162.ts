@@ -9,9 +9,7 @@
  * query: `inclusionRanges` / `consistencyRanges` say which leaf ranges the proof needs (RFC 9162
  * 2.1.3.1 PATH and 2.1.4.1 SUBPROOF), `nodesOfRange` turns a range into the perfect subtrees that cover
  * it (the nodes a store keeps, addressed by level and index), and `hashRange` folds them back.
- * Verification follows RFC 9162 2.1.3.2 and 2.1.4.2 literally, with the edge rules of
- * transparency-dev/merkle: a leaf hash is 32 bytes, a consistency proof from size 0 is an error, equal
- * sizes need an empty proof and equal roots.
+ * Verification (RFC 9162 2.1.3.2 and 2.1.4.2) is `@agw/verifier`'s, re-exported here.
  *
  * Sizes and indexes are plain numbers (exact up to 2^53), so no 32-bit bit operators are used.
  */
@@ -34,8 +32,6 @@ export interface NodeKey {
 
 /** A half-open leaf range [start, end). */
 export type LeafRange = readonly [start: number, end: number];
-
-const isPow2 = (n: number): boolean => n > 0 && Number.isInteger(Math.log2(n)) && 2 ** Math.log2(n) === n;
 
 /** The largest power of two strictly smaller than n (n >= 2). */
 export function splitPoint(n: number): number {
@@ -138,66 +134,8 @@ export function inclusionProofOfLeafHashes(leaves: Buffer[], m: number): Buffer[
   return inclusionRanges(m, leaves.length).map(([s, e]) => rootOfLeafHashes(leaves.slice(s, e)));
 }
 
-const odd = (x: number): boolean => x % 2 === 1;
-const half = (x: number): number => Math.floor(x / 2);
-
-/** RFC 9162 2.1.3.2: is `leafHash` at `index` in the tree of `size` leaves with `root`? Never throws. */
-export function verifyInclusion(leafHash: Uint8Array, index: number, size: number, proof: Uint8Array[], root: Uint8Array): boolean {
-  if (leafHash.length !== HASH_SIZE) return false;
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
-  if (proof.some((p) => p.length !== HASH_SIZE)) return false;
-  let fn = index;
-  let sn = size - 1;
-  let r: Buffer = Buffer.from(leafHash);
-  for (const p of proof) {
-    if (sn === 0) return false;
-    if (odd(fn) || fn === sn) {
-      r = hashNode(p, r);
-      while (!odd(fn) && fn !== 0) {
-        fn = half(fn);
-        sn = half(sn);
-      }
-    } else {
-      r = hashNode(r, p);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  return sn === 0 && Buffer.from(root).equals(r);
-}
-
-/** RFC 9162 2.1.4.2: is the tree (size1, root1) a prefix of (size2, root2)? Never throws. */
-export function verifyConsistency(size1: number, size2: number, root1: Uint8Array, root2: Uint8Array, proof: Uint8Array[]): boolean {
-  if (!Number.isSafeInteger(size1) || !Number.isSafeInteger(size2) || size1 < 0 || size2 < size1) return false;
-  if (size1 === 0) return false;
-  if (size1 === size2) return proof.length === 0 && Buffer.from(root1).equals(Buffer.from(root2));
-  if (proof.length === 0 || proof.some((p) => p.length !== HASH_SIZE)) return false;
-  const path = isPow2(size1) ? [root1, ...proof] : proof;
-  let fn = size1 - 1;
-  let sn = size2 - 1;
-  while (odd(fn)) {
-    fn = half(fn);
-    sn = half(sn);
-  }
-  let fr: Buffer = Buffer.from(path[0]);
-  let sr: Buffer = Buffer.from(path[0]);
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (odd(fn) || fn === sn) {
-      fr = hashNode(c, fr);
-      sr = hashNode(c, sr);
-      while (!odd(fn) && fn !== 0) {
-        fn = half(fn);
-        sn = half(sn);
-      }
-    } else {
-      sr = hashNode(sr, c);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  return sn === 0 && fr.equals(Buffer.from(root1)) && sr.equals(Buffer.from(root2));
-}
+/** RFC 9162 2.1.3.2 and 2.1.4.2: the one verifier implementation, shared with the offline `agw-verify`. */
+export { verifyInclusion, verifyConsistency } from '@agw/verifier';
 
 /** The leaf bytes of an audit record: the 32 raw bytes of its record_hash (64 hex chars). */
 export function recordLeafBytes(recordHashHex: string): Buffer {

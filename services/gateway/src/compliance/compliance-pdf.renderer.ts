@@ -30,31 +30,32 @@ function fit(doc: Doc, text: string, width: number): string {
   return `${t}…`;
 }
 
-/** A simple table that breaks across pages and repeats its header. Cells are cut to their column. */
-/** A heading and a two-column table of counts (e.g. records per decision). */
-function countTable(doc: Doc, title: string, label: string, counts: Record<string, number>): void {
+/** A column of a table: its title and its width in points. */
+type Column = readonly [title: string, width: number];
+
+/** A heading, then a table under it. */
+function section(doc: Doc, title: string, columns: readonly Column[], rows: string[][]): void {
   heading(doc, title);
-  table(
-    doc,
-    [
-      { title: label, width: 200 },
-      { title: 'Records', width: 100 },
-    ],
-    Object.entries(counts).map(([k, v]) => [k, String(v)]),
-  );
+  table(doc, columns, rows);
 }
 
-function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows: string[][]): void {
+/** A heading and a two-column table of counts (e.g. records per decision). */
+function countTable(doc: Doc, title: string, label: string, counts: Record<string, number>): void {
+  section(doc, title, [[label, 200], ['Records', 100]], Object.entries(counts).map(([k, v]) => [k, String(v)]));
+}
+
+/** A simple table that breaks across pages and repeats its header. Cells are cut to their column. */
+function table(doc: Doc, columns: readonly Column[], rows: string[][]): void {
   const rowHeight = 14;
-  const totalWidth = columns.reduce((s, c) => s + c.width, 0);
+  const totalWidth = columns.reduce((s, [, width]) => s + width, 0);
   const header = () => {
     const y = doc.y;
     doc.rect(MARGIN, y - 2, totalWidth, rowHeight).fill('#e5e7eb').fillColor('#111827');
     let x = MARGIN;
     doc.font('Helvetica-Bold').fontSize(7);
-    for (const c of columns) {
-      doc.text(fit(doc, c.title, c.width - 4), x + 2, y + 1, { lineBreak: false });
-      x += c.width;
+    for (const [title, width] of columns) {
+      doc.text(fit(doc, title, width - 4), x + 2, y + 1, { lineBreak: false });
+      x += width;
     }
     doc.y = y + rowHeight;
   };
@@ -70,8 +71,9 @@ function table(doc: Doc, columns: Array<{ title: string; width: number }>, rows:
     if (i % 2 === 1) doc.rect(MARGIN, y - 2, totalWidth, rowHeight).fill('#f9fafb').fillColor('#111827');
     let x = MARGIN;
     row.forEach((cell, j) => {
-      doc.text(fit(doc, cell, columns[j].width - 4), x + 2, y + 1, { lineBreak: false });
-      x += columns[j].width;
+      const width = columns[j][1];
+      doc.text(fit(doc, cell, width - 4), x + 2, y + 1, { lineBreak: false });
+      x += width;
     });
     doc.y = y + rowHeight;
   });
@@ -148,27 +150,14 @@ export function renderCompliancePdf(pkg: ComplianceExport): Promise<Buffer> {
   doc.text(pkg.merkle.algorithm, MARGIN).moveDown(0.3);
   table(
     doc,
-    [
-      { title: 'Tree', width: 30 },
-      { title: 'Merkle root', width: 260 },
-      { title: 'Records', width: 45 },
-      { title: 'Record ids', width: 70 },
-      { title: 'Period end (UTC)', width: 90 },
-    ],
+    [['Tree', 30], ['Merkle root', 260], ['Records', 45], ['Record ids', 70], ['Period end (UTC)', 90]],
     pkg.merkle.trees_in_range.map((t) => [String(t.tree_index), String(t.merkle_root), String(t.record_count), `${t.from_record_id}–${t.to_record_id}`, String(t.period_end).slice(0, 16).replace('T', ' ')]),
   );
 
-  heading(doc, 'Anchor references');
-  table(
+  section(
     doc,
-    [
-      { title: 'Tree', width: 35 },
-      { title: 'Network', width: 70 },
-      { title: 'Block', width: 50 },
-      { title: 'Transaction', width: 130 },
-      { title: 'Aggregate root', width: 110 },
-      { title: 'Explorer', width: 100 },
-    ],
+    'Anchor references',
+    [['Tree', 35], ['Network', 70], ['Block', 50], ['Transaction', 130], ['Aggregate root', 110], ['Explorer', 100]],
     pkg.anchors.references.map((a) => [String(a.tree_index), a.network, String(a.block_number), short(a.tx_hash, 24), short(a.aggregate_root, 18), a.explorer_tx_url || '(local chain)']),
   );
 
@@ -186,18 +175,10 @@ export function renderCompliancePdf(pkg: ComplianceExport): Promise<Buffer> {
   }
   if (pkg.sample_inclusion_proofs.length === 0) doc.text('(no record of the period is in a tree yet)', MARGIN);
 
-  heading(doc, 'Audit records');
-  table(
+  section(
     doc,
-    [
-      { title: 'Id', width: 40 },
-      { title: 'Requested at', width: 110 },
-      { title: 'Agent', width: 70 },
-      { title: 'Tool / method', width: 110 },
-      { title: 'Decision', width: 60 },
-      { title: 'Severity', width: 45 },
-      { title: 'Record hash', width: 60 },
-    ],
+    'Audit records',
+    [['Id', 40], ['Requested at', 110], ['Agent', 70], ['Tool / method', 110], ['Decision', 60], ['Severity', 45], ['Record hash', 60]],
     pkg.audit_records.map((r) => [String(r.id), String(r.requested_at), String(r.agent_id), `${r.tool}.${r.method}`, String(r.decision), String(r.severity), short(r.record_hash, 10)]),
   );
 

@@ -76,5 +76,4 @@ export const errors = {
 /** What any operation may answer besides its own statuses (input guard, rate limits, dependencies). */
 export const defaultResponse = () => response('an error: {detail} (422: a list of {loc, msg, type}; 429: see RateLimited)', z.union([rateLimitedSchema, errorSchema]));
 
-/** An ISO 8601 timestamp as the API writes it. */
-export const timestamp = () => z.string().meta({ description: 'ISO 8601 timestamp' });
+export { timestamp } from '../api-shapes';

@@ -8,7 +8,7 @@
 import { AppError, type Logger, type Redis, isDependencyDown } from '@agw/shared';
 import { z } from 'zod';
 import type { AnchorClient, AuditClient, MerkleClient, PolicyClient } from '../clients/grpc-clients';
-import { timestamp } from '../openapi/schema';
+import { timestamp } from '../api-shapes';
 import type { SettingsService } from '../tenants/settings.service';
 import type { PublicTenant } from './public-tenants.repository';
 

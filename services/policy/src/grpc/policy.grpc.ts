@@ -75,18 +75,7 @@ export function shadowReport(tenantId: string, r: ShadowReport): pb.ShadowReport
     end_reason: s?.end_reason ?? '',
     transitions: f?.transitions ?? [],
     rules: f?.rules ?? [],
-    samples: (f?.samples ?? []).map((x) => ({
-      action_id: x.action_id,
-      agent_id: x.agent_id,
-      tool: x.tool,
-      live_decision: x.live_decision,
-      live_violations: x.live_violations,
-      candidate_decision: x.candidate_decision,
-      candidate_violations: x.candidate_violations,
-      live_eval_ms: x.live_eval_ms,
-      candidate_eval_ms: x.candidate_eval_ms,
-      decided_at: x.decided_at.toISOString(),
-    })),
+    samples: (f?.samples ?? []).map((x) => ({ ...x, decided_at: x.decided_at.toISOString() })),
     live_eval_ms_avg: f?.liveEvalMsAvg ?? 0,
     candidate_eval_ms_avg: f?.candidateEvalMsAvg ?? 0,
     candidate_eval_ms_max: f?.candidateEvalMsMax ?? 0,
@@ -228,32 +217,19 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           const b = await d.policies.active(required(req.tenant_id, 'tenant_id'));
           return { policy_template: b.template, bundle_revision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
         },
+        // a ReplayResult is the message, field for field
         replay: async (req) => ({
-          results: (
-            await d.replay.replay(
-              required(req.tenant_id, 'tenant_id'),
-              req.action_ids,
-              req.candidate
-                ? {
-                    template: req.candidate.policy_template || undefined,
-                    configJson: req.candidate.has_policy_config ? req.candidate.policy_config_json || '{}' : undefined,
-                    customPolicy: req.candidate.has_custom_policy ? req.candidate.custom_policy : undefined,
-                  }
-                : undefined,
-            )
-          ).map((r) => ({
-            action_id: r.action_id,
-            found: r.found,
-            original_decision: r.original_decision,
-            replay_decision: r.replay_decision,
-            consistent: r.consistent,
-            original_violations: r.original_violations,
-            replay_violations: r.replay_violations,
-            original_bundle_revision: r.original_bundle_revision,
-            replay_bundle_revision: r.replay_bundle_revision,
-            tool: r.tool,
-            erased_subjects: r.erased_subjects,
-          })),
+          results: await d.replay.replay(
+            required(req.tenant_id, 'tenant_id'),
+            req.action_ids,
+            req.candidate
+              ? {
+                  template: req.candidate.policy_template || undefined,
+                  configJson: req.candidate.has_policy_config ? req.candidate.policy_config_json || '{}' : undefined,
+                  customPolicy: req.candidate.has_custom_policy ? req.candidate.custom_policy : undefined,
+                }
+              : undefined,
+          ),
         }),
         getAnomalyScore: async (req) => {
           const a = await d.behavior.anomaly(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'));

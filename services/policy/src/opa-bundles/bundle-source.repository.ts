@@ -1,24 +1,9 @@
 /** The only queries on policy_bundle_sources. Tenant id first, always. */
-import type { Db } from '@agw/shared';
-import { sql } from 'kysely';
+import type { Database, Db } from '@agw/shared';
+import { type Selectable, sql } from 'kysely';
 
-export interface StoredBundleSource {
-  tenant_id: string;
-  url: string;
-  public_key: string;
-  scope: string | null;
-  activation: string;
-  shadow_max_calls: number | null;
-  shadow_seconds: number | null;
-  etag: string | null;
-  last_polled_at: Date | null;
-  last_outcome: string | null;
-  last_detail: string | null;
-  revision: string | null;
-  digest: string | null;
-  created_by: string;
-  created_at: Date;
-}
+/** A row of policy_bundle_sources, as the table declares it. */
+export type StoredBundleSource = Selectable<Database['policy_bundle_sources']>;
 
 const COLUMNS = [
   'tenant_id',

@@ -1,5 +1,5 @@
 /** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
-import { federation as pb } from '@agw/proto';
+import { federation as pb, unsetAsUndefined } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
@@ -83,18 +83,10 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
             await federation.register(tenant(req.tenant_id), {
               name: req.name,
               url: req.url,
-              transport: req.transport || undefined,
-              credential: c
-                ? { type: c.type, value: c.value || undefined, header_name: c.header_name || undefined, token_url: c.token_url || undefined, client_id: c.client_id || undefined, client_secret: c.client_secret || undefined, scope: c.scope || undefined }
-                : undefined,
               include: req.include,
               exclude: req.exclude,
-              description: req.description || undefined,
-              tool_approval: req.tool_approval || undefined,
-              timeout_ms: req.timeout_ms || undefined,
-              connection: req.connection || undefined,
-              oauth_redirect_uri: req.oauth_redirect_uri || undefined,
-              oauth_client_metadata_url: req.oauth_client_metadata_url || undefined,
+              ...unsetAsUndefined(req, ['transport', 'description', 'tool_approval', 'timeout_ms', 'connection', 'oauth_redirect_uri', 'oauth_client_metadata_url']),
+              credential: c ? { type: c.type, ...unsetAsUndefined(c, ['value', 'header_name', 'token_url', 'client_id', 'client_secret', 'scope']) } : undefined,
             }, gateOf(req.gate)),
           );
         },

@@ -2,7 +2,7 @@
  * Policy endpoints: templates, the caller's active rules, bundle status, replay, and agent behavior
  * (anomaly score, clearing history/counters). Everything is answered by the policy service.
  */
-import type { policy } from '@agw/proto';
+import { type policy, unsetAsNull } from '@agw/proto';
 import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFactorValues } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -131,19 +131,7 @@ function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportRespo
     end_reason: s.end_reason || null,
     transitions: s.transitions.map((t) => ({ live: t.live, candidate: t.candidate, count: t.count })),
     rules: s.rules.map((x) => ({ rule: x.rule, change: x.change as 'added' | 'removed', count: x.count })),
-    samples: s.samples.map((x) => ({
-      action_id: x.action_id,
-      record: `/api/audit/actions/${x.action_id}`,
-      agent_id: x.agent_id,
-      tool: x.tool,
-      live_decision: x.live_decision,
-      live_violations: x.live_violations,
-      candidate_decision: x.candidate_decision,
-      candidate_violations: x.candidate_violations,
-      live_eval_ms: x.live_eval_ms,
-      candidate_eval_ms: x.candidate_eval_ms,
-      decided_at: x.decided_at,
-    })),
+    samples: s.samples.map((x) => ({ ...x, record: `/api/audit/actions/${x.action_id}` })),
     eval_ms: { live_avg: s.live_eval_ms_avg, candidate_avg: s.candidate_eval_ms_avg, candidate_max: s.candidate_eval_ms_max },
   };
 }
@@ -180,16 +168,9 @@ const bundleSourceResponse = z
 function presentSource(s: policy.BundleSource): z.infer<typeof bundleSourceResponse> {
   return {
     url: s.url,
-    scope: s.scope || null,
     activation: s.activation as 'direct' | 'shadow',
-    shadow_max_calls: s.shadow_max_calls || null,
+    ...unsetAsNull(s, ['scope', 'shadow_max_calls', 'etag', 'last_polled_at', 'last_outcome', 'last_detail', 'revision', 'digest']),
     shadow_duration_seconds: s.shadow_seconds || null,
-    etag: s.etag || null,
-    last_polled_at: s.last_polled_at || null,
-    last_outcome: s.last_outcome || null,
-    last_detail: s.last_detail || null,
-    revision: s.revision || null,
-    digest: s.digest || null,
     created_by: s.created_by,
     created_at: s.created_at,
     ...(s.poll_outcome ? { poll_outcome: s.poll_outcome } : {}),
@@ -242,19 +223,9 @@ const replayBulkResponse = z.object({
 const anomalyResponse = z.object({ agent_id: z.string(), anomaly_score: z.number(), factors: z.record(z.string(), z.unknown()), updated_at: timestamp().nullable() });
 const clearedResponse = z.object({ agent_id: z.string(), cleared: z.boolean(), keys_removed: z.number().int(), anomaly_score_kept: z.boolean() });
 
-function presentReplay(r: policy.ReplayResult): z.infer<typeof replayResultSchema> {
-  return {
-    action_id: r.action_id,
-    tool: r.tool,
-    original_decision: r.original_decision,
-    replay_decision: r.replay_decision,
-    consistent: r.consistent,
-    original_violations: r.original_violations,
-    replay_violations: r.replay_violations,
-    original_bundle_revision: r.original_bundle_revision,
-    replay_bundle_revision: r.replay_bundle_revision,
-    ...(r.erased_subjects.length ? { erased_subjects: r.erased_subjects } : {}),
-  };
+/** A replay result as the API shows it: the message without `found`, and erased_subjects only when there are some. */
+function presentReplay({ found: _found, erased_subjects, ...r }: policy.ReplayResult): z.infer<typeof replayResultSchema> {
+  return { ...r, ...(erased_subjects.length ? { erased_subjects } : {}) };
 }
 
 function presentBundle(b: policy.BundleStatus) {

@@ -38,6 +38,7 @@ export * from './bus/batch-publisher';
 export * from './bus/event-outbox.repository';
 export * from './bus/event-publisher';
 export * from './bus/tenant-changes';
+export * from './bus/sample-events';
 export * from './db/database';
 export * from './db/copy-rows';
 export * from './db/migrate';

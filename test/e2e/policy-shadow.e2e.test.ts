@@ -6,7 +6,7 @@
  * rule) leaves the answers as fast as without it; the override of failing tests is recorded; start,
  * promotion and discarding are control_plane records and `policy.changed` webhook events.
  */
-import { type Tenant, api, call, eventually, humanSession, newTenant, sleep } from './support/api';
+import { type Tenant, api, call, eventually, humanSession, patientTenant } from './support/api';
 import { type WebhookReceiver, startWebhookReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(240_000);
@@ -15,18 +15,6 @@ const closers: Array<() => Promise<void>> = [];
 afterAll(async () => {
   await Promise.all(closers.map((c) => c()));
 });
-
-/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
-async function patientTenant(name = 'Shadow'): Promise<Tenant> {
-  for (let i = 0; ; i++) {
-    try {
-      return await newTenant(name);
-    } catch (e) {
-      if (i >= 30 || !String(e).includes('429')) throw e;
-      await sleep(3000);
-    }
-  }
-}
 
 const LIVE = `package agw.custom
 
@@ -66,7 +54,7 @@ async function withWebhook(t: Tenant) {
 }
 
 test('a candidate that denies one tool: counts, rules and samples exact under a loop of calls; samples link to their records; promotion changes the next call', async () => {
-  const t = await patientTenant();
+  const t = await patientTenant('Shadow');
   const { hooks, liveRevision } = await withWebhook(t);
   expect((await api('GET', '/policy/shadow', { key: t.apiKey })).body).toMatchObject({ status: 'none', live_revision: liveRevision, calls: 0 });
 
@@ -135,7 +123,7 @@ test('a candidate that denies one tool: counts, rules and samples exact under a 
 });
 
 test('a slow candidate does not hold up the answers: answers stay fast while the candidate takes hundreds of milliseconds', async () => {
-  const t = await patientTenant();
+  const t = await patientTenant('Shadow');
   await withWebhook(t);
   // the answers without a shadow
   const timed = async () => {
@@ -165,7 +153,7 @@ test('a slow candidate does not hold up the answers: answers stay fast while the
 });
 
 test('the tests gate: refused without an override; a human override with a note is recorded (control_plane record and policy.changed); discarding a shadow is recorded', async () => {
-  const t = await patientTenant();
+  const t = await patientTenant('Shadow');
   const { hooks } = await withWebhook(t);
   const refused = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { custom_policy: FAILING } });
   expect(refused.status).toBe(422);

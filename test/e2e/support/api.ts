@@ -72,6 +72,18 @@ export async function newTenant(name = 'E2E Tenant'): Promise<Tenant> {
   return { tenantId: r.body.tenant_id, apiKey: r.body.api_key, email, password, slug: r.body.slug };
 }
 
+/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
+export async function patientTenant(name = 'E2E Tenant'): Promise<Tenant> {
+  for (let i = 0; ; i++) {
+    try {
+      return await newTenant(name);
+    } catch (e) {
+      if (i >= 30 || !String(e).includes('429')) throw e;
+      await sleep(3000);
+    }
+  }
+}
+
 /** A signed-in human's session token for the tenant's owner (POST /auth/login): what approvals need by default. */
 export async function humanSession(t: Tenant): Promise<string> {
   const r = await api('POST', '/auth/login', { body: { email: t.email, password: t.password } });

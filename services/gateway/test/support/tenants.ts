@@ -1,16 +1,20 @@
 /** Test tenants and members written straight to the real Postgres through the gateway's own TenantRepository. */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '@agw/shared';
-import { newApiKey } from '../../src/tenants/api-keys';
+import { type NewApiKey, newApiKey } from '../../src/tenants/api-keys';
 import type { Role } from '../../src/tenants/roles';
 import { TenantRepository } from '../../src/tenants/tenant.repository';
 
-/** A new tenant named `name` (its slug: the name in lower case and its id), with `settings`; returns its id. */
-export async function createTestTenant(db: Db, name: string, settings: Record<string, unknown> = {}): Promise<string> {
+/** A new tenant named `name` (its slug: the name in lower case and its id), with `settings`, and its tenant API key. */
+export async function createTestTenantWithKey(db: Db, name: string, settings: Record<string, unknown> = {}): Promise<{ id: string; key: NewApiKey }> {
   const id = randomUUID();
-  await new TenantRepository(db).createTenant({ id, slug: `${name.toLowerCase()}-${id}`, name }, newApiKey(), settings);
-  return id;
+  const key = newApiKey();
+  await new TenantRepository(db).createTenant({ id, slug: `${name.toLowerCase()}-${id}`, name }, key, settings);
+  return { id, key };
 }
+
+/** A new tenant as createTestTenantWithKey makes it; returns its id. */
+export const createTestTenant = async (db: Db, name: string, settings: Record<string, unknown> = {}): Promise<string> => (await createTestTenantWithKey(db, name, settings)).id;
 
 export interface TestMember {
   id: string;

@@ -118,26 +118,7 @@ async function compare(name, n, before, after, { redis = false } = {}) {
 // 4. the webhook consumer, an event of a tenant without a webhook: decode + JSON + schema parse, or the subject
 {
   const { tenantOfDecisionSubject } = createRequire(path.join(ROOT, 'services/webhook/dist/main.js'))('./nats/decision.consumer');
-  const e = {
-    event_id: '6f1b0e0c-2d5e-4a7a-9d0e-0d6b0b2f3c11',
-    kind: 'allowed',
-    tenant_id: '0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10',
-    action_id: '9a0f1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b',
-    agent_id: 'load-agent',
-    agent_type: 'assistant',
-    tool: 'svc_web_search',
-    method: 'search',
-    decision: 'allow',
-    violations: [],
-    severity: 'none',
-    alert_tier: null,
-    requires_human: false,
-    source: 'mcp_governed',
-    session_id: null,
-    record_id: 12345,
-    record_hash: 'a'.repeat(64),
-    requested_at: new Date().toISOString(),
-  };
+  const e = shared.sampleDecisionEvent('0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10', { agent_id: 'load-agent', record_id: 12345 });
   const data = new TextEncoder().encode(JSON.stringify(e));
   const dec = new TextDecoder();
   const subject = `LOAD.decisions.${e.tenant_id}.allowed`;

@@ -11,8 +11,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import type http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { startFixtures } from '@agw/mcp-fixtures';
@@ -23,7 +21,7 @@ import { type Tenant, api, eventually, humanSession, newTenant } from './support
 import { E2E_BASE_URL } from './support/e2e-env';
 import { script } from './support/stand-in';
 import { logsContaining, redisContaining, streamsContaining, tablesContaining } from './support/stores';
-import { trustedReceiverCert } from './support/webhook-receiver-cert';
+import { startWebhookReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(120_000);
 
@@ -103,22 +101,6 @@ async function directClient(url: string): Promise<Client> {
   const client = new Client({ name: 'e2e-direct-client', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
-}
-
-/** An HTTPS webhook receiver the e2e webhook service trusts (its certificate is made for this run). */
-async function webhookReceiver(): Promise<{ url: string; got: Array<{ headers: http.IncomingHttpHeaders; json: any }> }> {
-  const got: Array<{ headers: http.IncomingHttpHeaders; json: any }> = [];
-  const server = https.createServer(trustedReceiverCert(), (req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      got.push({ headers: req.headers, json: JSON.parse(body) });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
-  return { url: `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, got };
 }
 
 async function register(t: Tenant, body: Record<string, unknown>) {
@@ -433,7 +415,8 @@ describe('pinned definitions and poisoned descriptions', () => {
     const client = await gatewayClient(t.apiKey);
     expect((await client.callTool({ name: 'mutable__weather', arguments: { city: 'Rome' } })).isError).toBeFalsy();
     // the tenant subscribes to tool.quarantined on an HTTPS receiver of this test
-    const hooks = await webhookReceiver();
+    const hooks = await startWebhookReceiver();
+    closers.push(hooks.close);
     expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { webhook_url: hooks.url, webhook_events: ['tool.quarantined'] } })).status).toBe(200);
 
     // the upstream changes the tool's description and says tools/list_changed: the vault reads it again

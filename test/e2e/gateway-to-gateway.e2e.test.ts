@@ -9,15 +9,14 @@
  * back to the first fleet's callback with its binding cookie. A governed call through the first fleet then
  * reaches a tool the second fleet federates, governed and recorded by both.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { startFixtures } from '@agw/mcp-fixtures';
 import { type Tenant, api, eventually, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL, E2E_DATABASE_NAME, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './support/e2e-env';
+import { startFleetProcess, stopFleetProcess } from './support/fleet-process';
 
 jest.setTimeout(120_000);
 
-const ROOT = path.resolve(__dirname, '../..');
 const OFFSET2 = E2E_OFFSET + 100;
 const BASE2 = `http://127.0.0.1:${8080 + OFFSET2}/api`;
 const ORIGIN2 = new URL(BASE2).origin;
@@ -25,52 +24,23 @@ const CONTROL2 = 8999 + OFFSET2;
 const DB2 = `${E2E_DATABASE_NAME}_g2g`;
 
 let fleet2: ChildProcess | undefined;
-let fleet2Output = '';
 let fixtures: Awaited<ReturnType<typeof startFixtures>>;
 
 beforeAll(async () => {
-  fleet2 = spawn(process.execPath, [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET2), '--db', DB2, '--prefix', `${E2E_STREAM_PREFIX}G`, '--control-port', String(CONTROL2), '--quiet', '--no-stand-in-demo'], {
-    cwd: ROOT,
-    env: { ...process.env, ...E2E_ENV, REDIS_URL: `redis://127.0.0.1:6379/${1 + (Math.floor(OFFSET2 / 100) % 15)}`, DB_POOL_MAX: '5' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  fleet2 = await startFleetProcess({
+    name: 'the second fleet',
+    offset: OFFSET2,
+    db: DB2,
+    prefix: `${E2E_STREAM_PREFIX}G`,
+    controlPort: CONTROL2,
+    env: { ...E2E_ENV, REDIS_URL: `redis://127.0.0.1:6379/${1 + (Math.floor(OFFSET2 / 100) % 15)}`, DB_POOL_MAX: '5' },
   });
-  const child = fleet2;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the second fleet did not start in 150 s:\n${fleet2Output}`)), 150_000);
-    const onData = (b: Buffer) => {
-      fleet2Output = (fleet2Output + b.toString()).slice(-20_000);
-      if (fleet2Output.includes('FLEET_READY')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the second fleet exited (${code}):\n${fleet2Output}`));
-    });
-  });
-  child.removeAllListeners('exit');
   fixtures = await startFixtures({ port: 0, host: '127.0.0.1' });
 }, 170_000);
 
 afterAll(async () => {
   await fixtures?.close();
-  const child = fleet2;
-  if (child && child.exitCode === null) {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve();
-      }, 25_000);
-      child.once('exit', () => {
-        clearTimeout(t);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-  }
+  await stopFleetProcess(fleet2);
 }, 40_000);
 
 /** A tenant of the second fleet (sign-up there). */

@@ -16,7 +16,7 @@ import type net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { CompactSign, exportSPKI, generateKeyPair } from 'jose';
 import { pack } from 'tar-stream';
-import { type Tenant, api, call, eventually, newTenant, sleep } from './support/api';
+import { api, call, eventually, patientTenant } from './support/api';
 import { trustedReceiverCert } from './support/webhook-receiver-cert';
 
 jest.setTimeout(180_000);
@@ -73,17 +73,6 @@ test_denied_tool if {
 `,
 });
 
-async function patientTenant(name = 'Bundles'): Promise<Tenant> {
-  for (let i = 0; ; i++) {
-    try {
-      return await newTenant(name);
-    } catch (e) {
-      if (i >= 30 || !String(e).includes('429')) throw e;
-      await sleep(3000);
-    }
-  }
-}
-
 test('signed bundles from a bundle server: picked up with their revision and digest in the audit records; bad signatures and failing tests refused, the live policy staying', async () => {
   const cert = trustedReceiverCert(); // one certificate for both servers: the file the fleet trusts holds it
   const hooks: Array<{ headers: http.IncomingHttpHeaders; json: any }> = [];
@@ -108,7 +97,7 @@ test('signed bundles from a bundle server: picked up with their revision and dig
   closers.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
   const origin = `https://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 
-  const t = await patientTenant();
+  const t = await patientTenant('Bundles');
   expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { webhook_url: `${origin}/hooks`, webhook_events: ['policy.changed'] } })).status).toBe(200);
   const keys = await generateKeyPair('RS256');
   const pem = await exportSPKI(keys.publicKey);

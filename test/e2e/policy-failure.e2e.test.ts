@@ -3,20 +3,9 @@
  * fail-closed (default) answers 502 and allows nothing, fail-open allows and audits it with its own
  * violation id, fail_to_queue puts the call in the approval queue (202).
  */
-import { type Tenant, api, call, eventually, fleet, newTenant, sleep } from './support/api';
+import { type Tenant, api, call, eventually, fleet, patientTenant } from './support/api';
 
 jest.setTimeout(180_000);
-
-async function patientTenant(name: string): Promise<Tenant> {
-  for (let i = 0; ; i++) {
-    try {
-      return await newTenant(name);
-    } catch (e) {
-      if (i >= 30 || !String(e).includes('429')) throw e;
-      await sleep(3000);
-    }
-  }
-}
 
 async function auditRecord(key: string, actionId: string) {
   const r = await api('GET', '/audit/log?limit=1000', { key });

@@ -4,21 +4,9 @@
  * records, replay after a policy change, gateway constraints, agent behavior endpoints and the metric.
  */
 import { randomUUID } from 'node:crypto';
-import { type Tenant, api, call, newTenant, sleep } from './support/api';
+import { type Tenant, api, call, patientTenant } from './support/api';
 
 jest.setTimeout(180_000);
-
-/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
-async function patientTenant(name = 'Policy'): Promise<Tenant> {
-  for (let i = 0; ; i++) {
-    try {
-      return await newTenant(name);
-    } catch (e) {
-      if (i >= 30 || !String(e).includes('429')) throw e;
-      await sleep(3000);
-    }
-  }
-}
 
 const patch = (t: Tenant, body: Record<string, unknown>) => api('PATCH', '/dashboard/settings', { key: t.apiKey, body });
 
@@ -29,7 +17,7 @@ async function auditRecord(key: string, actionId: string) {
 
 describe('templates and rules', () => {
   test('GET /policy/templates lists the five templates with the spec defaults and types', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const r = await api('GET', '/policy/templates', { key: t.apiKey });
     expect(r.status).toBe(200);
     const byName = Object.fromEntries(r.body.templates.map((x: any) => [x.name, Object.fromEntries(x.parameters.map((p: any) => [p.name, p]))]));
@@ -46,7 +34,7 @@ describe('templates and rules', () => {
   });
 
   test("GET /policy/rules gives the tenant's active rules with id, trigger and severity", async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const general = await api('GET', '/policy/rules', { key: t.apiKey });
     expect(general.status).toBe(200);
     expect(general.body.policy_template).toBe('general');
@@ -73,7 +61,7 @@ describe('templates and rules', () => {
 
 describe('settings, overrides and bundle revisions', () => {
   test('policy_config is validated against the template parameters', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const r = await patch(t, { policy_template: 'financial', policy_config: { transaction_limit: 'lots', unknown_knob: 1 } });
     expect(r.status).toBe(422);
     const locs = r.body.detail.map((d: any) => d.loc.join('.'));
@@ -82,7 +70,7 @@ describe('settings, overrides and bundle revisions', () => {
   });
 
   test('overrides merge over defaults; every change makes a new revision that audit records carry', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const s0 = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
     expect(s0.status).toBe(200);
     expect(s0.body.hash).toMatch(/^[0-9a-f]{64}$/);
@@ -110,7 +98,7 @@ describe('settings, overrides and bundle revisions', () => {
   });
 
   test('a custom policy whose tests fail is refused (422 naming the failing test); the old policy stays; passing tests activate it', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
     const source = (limit: number) =>
       `package agw.custom\n\nimport rego.v1\n\ndeny contains "too much" if input.params.amount > ${limit}\n\ntest_small_allowed if {\n\tcount(deny) == 0 with input as {"params": {"amount": 50}}\n}\n\ntest_large_denied if {\n\t"too much" in deny with input as {"params": {"amount": 500}}\n}\n`;
@@ -126,7 +114,7 @@ describe('settings, overrides and bundle revisions', () => {
   });
 
   test('POST /policy/test runs a candidate\'s tests with coverage and saves nothing', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
     const policy = `package agw.custom\n\nimport rego.v1\n\ndeny contains "too much" if input.params.amount > 100\n\nwarn contains "no reason" if not input.params.reason\n\ntest_large_denied if {\n\t"too much" in deny with input as {"params": {"amount": 500, "reason": "x"}}\n}\n\ntest_wrong if {\n\tcount(deny) == 0 with input as {"params": {"amount": 500}}\n}\n`;
     const r = await api('POST', '/policy/test', { key: t.apiKey, body: { policy } });
@@ -146,7 +134,7 @@ describe('settings, overrides and bundle revisions', () => {
   });
 
   test('a custom policy that does not compile is refused with file, line and column; the old policy stays', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const before = await api('GET', '/bundles/gateway/status', { key: t.apiKey });
     const broken = 'package agw.custom\n\nimport rego.v1\n\ndeny contains "x" if {\n  input.method ==\n}\n';
     const r = await patch(t, { policy_template: 'custom', custom_policy: broken });
@@ -169,7 +157,7 @@ describe('settings, overrides and bundle revisions', () => {
   });
 
   test('a custom policy decides with free-text violations, warnings, approvals and behavioral data', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const source = [
       'package agw.custom',
       '',
@@ -216,7 +204,7 @@ describe('settings, overrides and bundle revisions', () => {
 
 describe('replay', () => {
   test('replay reports consistent decisions, then a changed decision after a policy change', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const del = await call(t.apiKey, { agent_id: 'replayer', method: 'delete', params: { id: 7 } });
     const ok = await call(t.apiKey, { agent_id: 'replayer' });
     expect(del.status).toBe(202);
@@ -238,7 +226,7 @@ describe('replay', () => {
     const byId = Object.fromEntries(bulk.body.results.map((x: any) => [x.action_id, x]));
     expect(byId[ok.body.action_id]).toMatchObject({ original_decision: 'allow', replay_decision: 'allow', consistent: true });
 
-    const other = await patientTenant();
+    const other = await patientTenant('Policy');
     expect((await api('POST', '/audit/replay', { key: other.apiKey, body: { action_id: del.body.action_id } })).status).toBe(404);
     const bad = await api('POST', '/audit/replay', { key: t.apiKey, body: { action_id: 'not-a-uuid' } });
     expect(bad.status).toBe(422);
@@ -247,7 +235,7 @@ describe('replay', () => {
   });
 
   test('replays under a candidate policy before it is saved: what would change, the active policy untouched', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const del = await call(t.apiKey, { agent_id: 'candidate', method: 'delete', params: { id: 7 } });
     const ok = await call(t.apiKey, { agent_id: 'candidate' });
     expect([del.status, ok.status]).toEqual([202, 200]);
@@ -276,7 +264,7 @@ describe('replay', () => {
   });
 
   test('replay uses the behavioral data and time of the original decision', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     expect((await patch(t, { policy_config: { daily_action_limit: 1, cooldown_violations: 1000, anomaly_threshold: 1 } })).status).toBe(200);
     const first = await call(t.apiKey, { agent_id: 'counted' });
     const second = await call(t.apiKey, { agent_id: 'counted' });
@@ -293,7 +281,7 @@ describe('replay', () => {
 
 describe('replay of actions with personal data', () => {
   test('stored params hold ciphertext only; replay decrypts them through the vault, and reports erased subjects after crypto-shredding', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const source = 'package agw.custom\n\nimport rego.v1\n\ndeny contains "Jane is off limits" if contains(input.params.where.email, "jane.doe")\n';
     expect((await patch(t, { policy_template: 'custom', custom_policy: source })).status).toBe(200);
     const r = await call(t.apiKey, { tool: 'svc_read_database', method: 'query', params: { table: 'customers', where: { email: 'jane.doe@corp.example' } } });
@@ -319,7 +307,7 @@ describe('replay of actions with personal data', () => {
 
 describe('gateway constraints (step 2, before any policy)', () => {
   test('blocked domains in any URL or e-mail address in params are a 403 with their own violation id', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const s = await patch(t, { gateway_constraints: { blocked_domains: ['evil.example', 'Mailinator.com'] } });
     expect(s.status).toBe(200);
     expect(s.body.gateway_constraints.blocked_domains).toEqual(['evil.example', 'mailinator.com']);
@@ -336,7 +324,7 @@ describe('gateway constraints (step 2, before any policy)', () => {
   });
 
   test('daily caps per agent and per tool', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     expect((await patch(t, { gateway_constraints: { daily_caps: { actions_per_agent: 3, per_tool: { svc_payments: 1 } } } })).status).toBe(200);
     expect((await call(t.apiKey, { agent_id: 'capped', tool: 'svc_payments' })).status).toBe(200);
     const perTool = await call(t.apiKey, { agent_id: 'capped', tool: 'svc_payments' });
@@ -351,7 +339,7 @@ describe('gateway constraints (step 2, before any policy)', () => {
   });
 
   test('cooldown after repeated violations', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     expect((await patch(t, { policy_template: 'crm', gateway_constraints: { cooldown: { violations: 2, window_seconds: 600, cooldown_seconds: 300 } } })).status).toBe(200);
     const crm = (method: string) => ({ agent_id: 'hothead', tool: 'svc_crm', method, params: { id: 1 } });
     expect((await call(t.apiKey, crm('delete'))).status).toBe(403);
@@ -363,7 +351,7 @@ describe('gateway constraints (step 2, before any policy)', () => {
   });
 
   test('gateway_constraints is validated', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     const r = await patch(t, { gateway_constraints: { blocked_domains: ['not a domain'], daily_caps: { actions_per_agent: 0 }, surprise: true } });
     expect(r.status).toBe(422);
     expect(r.body.detail.every((d: any) => d.loc[0] === 'body' && d.loc[1] === 'gateway_constraints')).toBe(true);
@@ -372,7 +360,7 @@ describe('gateway constraints (step 2, before any policy)', () => {
 
 describe('agent behavior endpoints', () => {
   test('anomaly score, clearing counters (keeps the score) and history (resets it)', async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     expect((await patch(t, { policy_config: { daily_action_limit: 1, cooldown_violations: 1000, anomaly_threshold: 1 } })).status).toBe(200);
     for (let i = 0; i < 3; i++) await call(t.apiKey, { agent_id: 'tracked' });
     const before = await api('GET', '/agents/tracked/anomaly_score', { key: t.apiKey });
@@ -394,12 +382,12 @@ describe('agent behavior endpoints', () => {
     expect((await api('GET', '/agents/tracked/anomaly_score', { key: t.apiKey })).body.anomaly_score).toBe(0);
     expect((await api('GET', '/agents/bad%20id/anomaly_score', { key: t.apiKey })).status).toBe(404);
     // another tenant's agent of the same name is a different agent
-    const other = await patientTenant();
+    const other = await patientTenant('Policy');
     expect((await api('GET', '/agents/tracked/anomaly_score', { key: other.apiKey })).body.anomaly_score).toBe(0);
   });
 
   test("the gateway's metrics report the policy service's median evaluation time", async () => {
-    const t = await patientTenant();
+    const t = await patientTenant('Policy');
     await call(t.apiKey);
     const r = await api('GET', '/metrics');
     expect(r.status).toBe(200);

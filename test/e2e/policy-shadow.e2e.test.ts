@@ -6,11 +6,8 @@
  * rule) leaves the answers as fast as without it; the override of failing tests is recorded; start,
  * promotion and discarding are control_plane records and `policy.changed` webhook events.
  */
-import type http from 'node:http';
-import https from 'node:https';
-import type net from 'node:net';
-import { type Tenant, api, call, eventually, humanSession, newTenant, sleep } from './support/api';
-import { trustedReceiverCert } from './support/webhook-receiver-cert';
+import { type Tenant, api, call, eventually, humanSession, patientTenant } from './support/api';
+import { type WebhookReceiver, startWebhookReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(240_000);
 
@@ -18,34 +15,6 @@ const closers: Array<() => Promise<void>> = [];
 afterAll(async () => {
   await Promise.all(closers.map((c) => c()));
 });
-
-/** An HTTPS webhook receiver the e2e webhook service trusts (its certificate is made for this run). */
-async function webhookReceiver(): Promise<{ url: string; got: Array<{ headers: http.IncomingHttpHeaders; json: any }> }> {
-  const got: Array<{ headers: http.IncomingHttpHeaders; json: any }> = [];
-  const server = https.createServer(trustedReceiverCert(), (req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      got.push({ headers: req.headers, json: JSON.parse(body) });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
-  return { url: `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, got };
-}
-
-/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
-async function patientTenant(name = 'Shadow'): Promise<Tenant> {
-  for (let i = 0; ; i++) {
-    try {
-      return await newTenant(name);
-    } catch (e) {
-      if (i >= 30 || !String(e).includes('429')) throw e;
-      await sleep(3000);
-    }
-  }
-}
 
 const LIVE = `package agw.custom
 
@@ -73,18 +42,19 @@ deny contains "slow_rule" if {
 }
 `;
 
-const policyEvents = (got: Array<{ headers: http.IncomingHttpHeaders; json: any }>, decision: string) =>
+const policyEvents = (got: WebhookReceiver['got'], decision: string) =>
   got.filter((h) => h.headers['x-service-event'] === 'policy.changed' && h.json.data.decision === decision);
 
 async function withWebhook(t: Tenant) {
-  const hooks = await webhookReceiver();
+  const hooks = await startWebhookReceiver();
+  closers.push(hooks.close);
   const r = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { custom_policy: LIVE, policy_template: 'custom', webhook_url: hooks.url, webhook_events: ['policy.changed'] } });
   expect(r.status).toBe(200);
   return { hooks, liveRevision: r.body.bundle_revision as string };
 }
 
 test('a candidate that denies one tool: counts, rules and samples exact under a loop of calls; samples link to their records; promotion changes the next call', async () => {
-  const t = await patientTenant();
+  const t = await patientTenant('Shadow');
   const { hooks, liveRevision } = await withWebhook(t);
   expect((await api('GET', '/policy/shadow', { key: t.apiKey })).body).toMatchObject({ status: 'none', live_revision: liveRevision, calls: 0 });
 
@@ -153,7 +123,7 @@ test('a candidate that denies one tool: counts, rules and samples exact under a 
 });
 
 test('a slow candidate does not hold up the answers: answers stay fast while the candidate takes hundreds of milliseconds', async () => {
-  const t = await patientTenant();
+  const t = await patientTenant('Shadow');
   await withWebhook(t);
   // the answers without a shadow
   const timed = async () => {
@@ -183,7 +153,7 @@ test('a slow candidate does not hold up the answers: answers stay fast while the
 });
 
 test('the tests gate: refused without an override; a human override with a note is recorded (control_plane record and policy.changed); discarding a shadow is recorded', async () => {
-  const t = await patientTenant();
+  const t = await patientTenant('Shadow');
   const { hooks } = await withWebhook(t);
   const refused = await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { custom_policy: FAILING } });
   expect(refused.status).toBe(422);

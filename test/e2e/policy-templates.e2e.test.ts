@@ -2,21 +2,9 @@
  * E2E: every rule and every approval rule of the five templates (spec: "Template rules"), driven by real
  * tool calls through the public API; overrides change outcomes; behavioral rules use the real counters.
  */
-import { type Tenant, api, call, newTenant, sleep } from './support/api';
+import { type Tenant, api, call, patientTenant } from './support/api';
 
 jest.setTimeout(180_000);
-
-/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
-async function patientTenant(name = 'Policy'): Promise<Tenant> {
-  for (let i = 0; ; i++) {
-    try {
-      return await newTenant(name);
-    } catch (e) {
-      if (i >= 30 || !String(e).includes('429')) throw e;
-      await sleep(3000);
-    }
-  }
-}
 
 async function tenantWith(settings: Record<string, unknown>): Promise<Tenant> {
   const t = await patientTenant('Policy Templates');

@@ -12,7 +12,7 @@
  * and stream prefix of its own; both Merkle and anchor schedulers run on both replicas, ticking every second,
  * so they race each other and the triggers.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +22,9 @@ import { randomUUID } from 'node:crypto';
 import { startFixtures } from '@agw/mcp-fixtures';
 import { type Db, createDb } from '@agw/shared';
 import { E2E_DATABASE_NAME, E2E_ENV, E2E_OFFSET, E2E_STREAM_PREFIX } from './support/e2e-env';
+import { eventually, sleep } from './support/eventually';
+import { startFleetProcess, stopFleetProcess } from './support/fleet-process';
+import { toolCall } from './support/api';
 
 jest.setTimeout(180_000);
 
@@ -33,10 +36,8 @@ const CONTROL = `http://127.0.0.1:${8999 + OFFSET}`;
 const DB_NAME = `${E2E_DATABASE_NAME}_replicas`;
 const DB_URL = `postgres://postgres@127.0.0.1:5432/${DB_NAME}`;
 const CA_FILE = path.resolve(__dirname, '../../.run/e2e-webhook-ca-replicas.pem');
-const ROOT = path.resolve(__dirname, '../..');
 
 let fleetProcess: ChildProcess | undefined;
-let fleetOutput = '';
 let db: Db;
 let cert: { cert: string; key: string };
 const servers: https.Server[] = [];
@@ -61,23 +62,7 @@ async function req(base: string, method: string, p: string, o: { key?: string; t
   }
   return { status: res.status, body, headers: res.headers };
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(250);
-  }
-  throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
-}
 
-const toolCall = (over: Record<string, unknown> = {}) => ({ agent_id: 'agent-1', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { q: 'hello' }, ...over });
 /**
  * the three answers of a governed call under the financial template: allowed (200; its e-mail address is
  * personal data, encrypted with the subject's HSM key by whichever vault replica gets the call), pending
@@ -213,7 +198,7 @@ async function checkRecords(tenants: Tenant[], answers: Answer[], sinceId: numbe
  */
 async function checkWebhooks(answers: Answer[], o: { exactlyOnce: boolean }): Promise<void> {
   const ok = answers.filter(answered);
-  await eventually(async () => ok.every((a) => a.tenant.received.some((g) => g.actionId === a.actionId)), 60_000).catch(() => undefined);
+  await eventually(async () => ok.every((a) => a.tenant.received.some((g) => g.actionId === a.actionId)), 60_000, 250).catch(() => undefined);
   const notDelivered = ok.filter((a) => !a.tenant.received.some((g) => g.actionId === a.actionId)).map((a) => a.actionId);
   expect(notDelivered).toEqual([]);
   for (const t of new Set(ok.map((a) => a.tenant))) {
@@ -268,46 +253,26 @@ beforeAll(async () => {
   mkdirSync(path.dirname(CA_FILE), { recursive: true });
   writeFileSync(CA_FILE, cert.cert);
 
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, 'scripts/fleet.mjs'), '--offset', String(OFFSET), '--db', DB_NAME, '--prefix', `${E2E_STREAM_PREFIX}R`, '--control-port', new URL(CONTROL).port, '--quiet', '--no-stand-in-demo'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        ...E2E_ENV,
-        AGW_REPLICAS: '2',
-        // 14 services beside the suite's own fleet on one Postgres (max_connections 100): small pools, 5 per
-        // process (70 at most; 3 starved the services: transactions waiting for an advisory lock each hold a
-        // pooled connection, and the anchor run calls the audit service while it holds its lock)
-        DB_POOL_MAX: '5',
-        WEBHOOK_CA_FILE: CA_FILE,
-        MERKLE_SCHEDULE_ENABLED: 'true',
-        MERKLE_TICK_SECONDS: '1',
-        ANCHOR_SCHEDULE_ENABLED: 'true',
-        ANCHOR_TICK_SECONDS: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  fleetProcess = await startFleetProcess({
+    name: 'the replicas fleet',
+    offset: OFFSET,
+    db: DB_NAME,
+    prefix: `${E2E_STREAM_PREFIX}R`,
+    controlPort: Number(new URL(CONTROL).port),
+    env: {
+      ...E2E_ENV,
+      AGW_REPLICAS: '2',
+      // 14 services beside the suite's own fleet on one Postgres (max_connections 100): small pools, 5 per
+      // process (70 at most; 3 starved the services: transactions waiting for an advisory lock each hold a
+      // pooled connection, and the anchor run calls the audit service while it holds its lock)
+      DB_POOL_MAX: '5',
+      WEBHOOK_CA_FILE: CA_FILE,
+      MERKLE_SCHEDULE_ENABLED: 'true',
+      MERKLE_TICK_SECONDS: '1',
+      ANCHOR_SCHEDULE_ENABLED: 'true',
+      ANCHOR_TICK_SECONDS: '1',
     },
-  );
-  fleetProcess = child;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the replicas fleet did not start in 150 s:\n${fleetOutput}`)), 150_000);
-    const onData = (b: Buffer) => {
-      fleetOutput = (fleetOutput + b.toString()).slice(-20_000);
-      if (fleetOutput.includes('FLEET_READY')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the replicas fleet exited (${code}):\n${fleetOutput}`));
-    });
   });
-  child.removeAllListeners('exit');
   db = createDb(DB_URL);
 }, 170_000);
 
@@ -317,20 +282,7 @@ afterAll(async () => {
     s.closeAllConnections();
     await new Promise((r) => s.close(r));
   }
-  const child = fleetProcess;
-  if (child && child.exitCode === null) {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve();
-      }, 25_000);
-      child.once('exit', () => {
-        clearTimeout(t);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-  }
+  await stopFleetProcess(fleetProcess);
 }, 40_000);
 
 describe('a fleet of two replicas of every service', () => {

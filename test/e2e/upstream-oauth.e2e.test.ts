@@ -19,14 +19,12 @@ import { type OAuthUpstream, startOAuthUpstream } from '@agw/mcp-fixtures';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import http from 'node:http';
-import https from 'node:https';
-import type net from 'node:net';
 import path from 'node:path';
 import { type Tenant, api, eventually, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL, E2E_OFFSET } from './support/e2e-env';
 import { logsContaining, redisContaining, streamsContaining, tablesContaining } from './support/stores';
 import { script } from './support/stand-in';
-import { trustedReceiverCert } from './support/webhook-receiver-cert';
+import { startWebhookReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(120_000);
 
@@ -72,21 +70,6 @@ async function stopExample(): Promise<void> {
 
 /** The bearer tokens the example server saw (it prints the authenticated request's AuthInfo). */
 const seenTokens = () => [...new Set([...upstreamOut.matchAll(/token: '([0-9a-f-]{36})'/g)].map((m) => m[1]))];
-
-async function webhookReceiver(): Promise<{ url: string; got: Array<{ json: any }> }> {
-  const got: Array<{ json: any }> = [];
-  const server = https.createServer(trustedReceiverCert(), (req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      got.push({ json: JSON.parse(body) });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
-  return { url: `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, got };
-}
 
 /**
  * "Connect" as the human's browser does it: POST connect with the console session (which sets the binding
@@ -249,7 +232,8 @@ describe('refresh, revocation and disconnect (an authorization server that issue
   });
 
   test('a grant the server revoked: needs_authorization, the webhook and a control_plane record; never a silent failure', async () => {
-    const hooks = await webhookReceiver();
+    const hooks = await startWebhookReceiver();
+    closers.push(hooks.close);
     expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { webhook_url: hooks.url, webhook_events: ['upstream.authorization_required'] } })).status).toBe(200);
     expect((await connect(owner, 'fx', { resource: mcp, user: 'alice' })).status).toBe(200);
     expect((await call(t.apiKey, 'whoami', {}, 'fx')).body.execution_result.status_code).toBe(200);

@@ -39,6 +39,7 @@ export * from './bus/event-outbox.repository';
 export * from './bus/event-publisher';
 export * from './bus/tenant-changes';
 export * from './bus/record-requests';
+export * from './bus/sample-events';
 export * from './db/database';
 export * from './db/copy-rows';
 export * from './db/migrate';

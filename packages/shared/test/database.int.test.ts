@@ -4,34 +4,21 @@
  * (Found by the fault suite, test/faults R2: a cut of every Postgres connection killed four services.)
  * A wait for a connection is bounded: a pool with every connection held answers errors, not silence.
  */
-import net from 'node:net';
 import { sql } from 'kysely';
 import { DEFAULT_ACQUIRE_TIMEOUT_MS } from '../src/config';
 import { createDb, poolOf, preparedQuery } from '../src/db/database';
 import { unreachableStore } from '../src/errors';
+import { postgresProxy } from './support/postgres-proxy';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
 
 test('a connection reset during a query fails the query and the next query works', async () => {
-  const open = new Set<net.Socket>();
-  const proxy = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-      open.add(a);
-      a.on('error', () => b.destroy());
-      a.on('close', () => b.destroy());
-      a.pipe(b);
-    }
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  const url = new URL(target.toString());
-  url.hostname = '127.0.0.1';
-  url.port = String((proxy.address() as net.AddressInfo).port);
-  const db = createDb(url.toString(), { max: 2 });
+  const proxy = await postgresProxy(target);
+  const db = createDb(proxy.url, { max: 2 });
   try {
     const slow = sql`SELECT pg_sleep(5)`.execute(db);
     await new Promise((r) => setTimeout(r, 300));
-    for (const s of open) s.resetAndDestroy();
+    proxy.cut();
     await expect(slow).rejects.toThrow();
     const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db);
     expect(rows[0].one).toBe(1);

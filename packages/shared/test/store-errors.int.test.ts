@@ -10,6 +10,7 @@ import { createDb, preparedQuery } from '../src/db/database';
 import { AppError, StoreUnavailableError, isDependencyDown, unreachableStore } from '../src/errors';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../src/config';
 import { createRedis, waitForRedis } from '../src/redis';
+import { postgresProxy } from './support/postgres-proxy';
 
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
 
@@ -41,31 +42,18 @@ test('Postgres refusing connections is named Postgres', async () => {
 });
 
 test('a Postgres connection dropped mid-query is named Postgres', async () => {
-  const open = new Set<net.Socket>();
-  const proxy = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-      open.add(a);
-      a.on('error', () => b.destroy());
-      a.on('close', () => b.destroy());
-      a.pipe(b);
-    }
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  const url = new URL(target.toString());
-  url.hostname = '127.0.0.1';
-  url.port = String((proxy.address() as net.AddressInfo).port);
-  const db = createDb(url.toString(), { max: 1 });
+  const proxy = await postgresProxy(target);
+  const db = createDb(proxy.url, { max: 1 });
   try {
     const slow = caught(sql`SELECT pg_sleep(5)`.execute(db));
     await new Promise((r) => setTimeout(r, 300));
-    for (const s of open) s.resetAndDestroy();
+    proxy.cut();
     expect(unreachableStore(await slow)).toBe('Postgres');
     // and a transaction cut before its COMMIT
     const tx = caught(
       db.transaction().execute(async (trx) => {
         await sql`SELECT 1`.execute(trx);
-        for (const s of open) s.resetAndDestroy();
+        proxy.cut();
         await sql`SELECT pg_sleep(1)`.execute(trx);
       }),
     );

@@ -18,6 +18,7 @@ import { ComplianceEvidence, parseBound } from '../src/export/compliance-evidenc
 import { ExportRepository } from '../src/export/export.repository';
 import { DecisionInputRepository } from '../src/chain/decision-input.repository';
 import { decisionInputOf, governedEntry } from './support/entries';
+import { evidenceSampleCall } from './support/evidence-sample';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -49,26 +50,7 @@ beforeAll(async () => {
   for (let i = 0; i < 12; i++) {
     // another tenant appends in between: the exported tenant's record ids are still 1..12
     await chain.append(other, governedEntry());
-    await chain.append(tenant, {
-      action_id: randomUUID(),
-      agent_id: `agent-${i % 3}`,
-      agent_type: 'assistant',
-      agent_version: '1.0.0',
-      tool: i % 2 ? 'svc_send_email' : 'svc_web_search',
-      method: 'run',
-      params: { i },
-      decision: i % 4 === 0 ? 'deny' : 'allow',
-      violations: i % 4 === 0 ? ['consumer_email_blocked'] : [],
-      severity: i % 4 === 0 ? 'high' : 'none',
-      alert_tier: null,
-      requires_human: false,
-      execution_mode: null,
-      source: 'mcp_governed',
-      session_id: null,
-      bundle_revision: 'rev-9',
-      details: {},
-      requested_at: new Date().toISOString(),
-    });
+    await chain.append(tenant, { action_id: randomUUID(), ...evidenceSampleCall(i), requested_at: new Date().toISOString() });
   }
   await builder.buildPending({ tenantId: tenant, builtBy: 'trigger', wait: true });
 });

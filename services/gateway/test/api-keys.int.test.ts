@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type Db, createDb, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
 import { ApiKeyRepository } from '../src/tenants/api-key.repository';
 import { ApiKeyService, hashApiKey, newApiKey } from '../src/tenants/api-keys';
-import { TenantRepository } from '../src/tenants/tenant.repository';
+import { createTestTenantWithKey } from './support/tenants';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
@@ -22,12 +22,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-async function tenantWithKey() {
-  const id = randomUUID();
-  const key = newApiKey();
-  await new TenantRepository(db).createTenant({ id, slug: `t-${id}`, name: 'T' }, key, {});
-  return { id, key };
-}
+const tenantWithKey = () => createTestTenantWithKey(db, 'T');
 
 describe('API keys', () => {
   it('stores only the SHA-256 of the key', async () => {

@@ -5,22 +5,14 @@
  * executes for nobody. Real Postgres, a real audit service in process and a real NATS connection.
  */
 import { randomUUID } from 'node:crypto';
-import { ApprovalRepository, type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import { startAudit } from '../../audit/test/support/start-audit';
+import type { ApprovalRepository, Db } from '@agw/shared';
+import { type ApprovalsBed, startApprovalsBed } from './support/approvals-bed';
+import { type TestMember, addTestMember, createTestTenant } from './support/tenants';
 import { ApprovalQueue } from '../src/approvals/approval-queue';
-import { DecisionPublisher } from '../src/events/decision-publisher';
-import { EventOutboxRepository } from '../src/events/event-outbox.repository';
-import { DecisionRecorder } from '../src/pipeline/decision-recorder';
-import { newApiKey } from '../src/tenants/api-keys';
-import { TenantRepository } from '../src/tenants/tenant.repository';
+import type { DecisionRecorder } from '../src/pipeline/decision-recorder';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const prefix = `AFR${randomUUID().replace(/-/g, '').slice(0, 8)}`;
-const logger = createLogger('test', 'silent');
+let bed: ApprovalsBed;
 let db: Db;
-let bus: Bus;
-let auditService: Awaited<ReturnType<typeof startAudit>>;
-let auditClient: Awaited<ReturnType<typeof startAudit>>['client'];
 let recorder: DecisionRecorder;
 let repo: ApprovalRepository;
 
@@ -37,34 +29,17 @@ function recordingBroker() {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-acts-for-test');
   // the audit service's own definition, as main.ts runs it, in this process
-  auditService = await startAudit({ prefix, env: { DATABASE_URL: url } });
-  auditClient = auditService.client;
-  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
-  repo = new ApprovalRepository(db);
+  bed = await startApprovalsBed('AFR', 'approval-acts-for-test');
+  ({ db, recorder, repo } = bed);
 });
 afterAll(async () => {
-  await auditService.close();
-  await bus.close();
-  await db.destroy();
+  await bed.close();
 });
 
-interface Member {
-  id: string;
-  email: string;
-}
-
-async function tenant(): Promise<{ id: string; alice: Member; bob: Member }> {
-  const id = randomUUID();
-  await new TenantRepository(db).createTenant({ id, slug: `afr-${id}`, name: 'AFR' }, newApiKey(), {});
-  const member = async (name: string): Promise<Member> => {
-    const m = { id: randomUUID(), email: `${name}-${id.slice(0, 8)}@acts-for.test` };
-    await db.insertInto('users').values({ id: m.id, tenant_id: id, email: m.email, password_hash: null, email_verified: true, is_admin: false, role: 'approver' }).execute();
-    return m;
-  };
+async function tenant(): Promise<{ id: string; alice: TestMember; bob: TestMember }> {
+  const id = await createTestTenant(db, 'AFR');
+  const member = (name: string) => addTestMember(db, id, `${name}-${id.slice(0, 8)}@acts-for.test`, 'approver');
   return { id, alice: await member('alice'), bob: await member('bob') };
 }
 

@@ -6,27 +6,23 @@
  * retry of an approved call is allowed once, only with the same params.
  */
 import { randomUUID } from 'node:crypto';
-import { ApprovalRepository, type Bus, type Db, canonicalJson, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { ApprovalRepository, type Bus, type Db, type Logger, canonicalJson, createDb } from '@agw/shared';
 import { createHash } from 'node:crypto';
-import { startAudit } from '../../audit/test/support/start-audit';
+import { type ApprovalsBed, startApprovalsBed } from './support/approvals-bed';
+import { createTestTenant } from './support/tenants';
 import { ApprovalExpiry } from '../src/approvals/approval-expiry';
 import { ApprovalQueue } from '../src/approvals/approval-queue';
 import { ApprovedRetries } from '../src/approvals/approved-retry';
 import { DecisionPublisher } from '../src/events/decision-publisher';
 import { EventOutboxRepository } from '../src/events/event-outbox.repository';
 import { DecisionRecorder } from '../src/pipeline/decision-recorder';
-import { newApiKey } from '../src/tenants/api-keys';
 import { SettingsRepository } from '../src/tenants/settings.repository';
 import { SettingsService } from '../src/tenants/settings.service';
-import { TenantRepository } from '../src/tenants/tenant.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const prefix = `APX${randomUUID().replace(/-/g, '').slice(0, 8)}`;
-const logger = createLogger('test', 'silent');
+let bed: ApprovalsBed;
 let db: Db;
 let bus: Bus;
-let auditService: Awaited<ReturnType<typeof startAudit>>;
-let auditClient: Awaited<ReturnType<typeof startAudit>>['client'];
+let logger: Logger;
 let recorder: DecisionRecorder;
 let repo: ApprovalRepository;
 
@@ -36,26 +32,15 @@ const clock = () => now;
 const noBroker = { execute: async () => null };
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-expiry-test');
   // the audit service's own definition, as main.ts runs it, in this process
-  auditService = await startAudit({ prefix, env: { DATABASE_URL: url } });
-  auditClient = auditService.client;
-  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
-  repo = new ApprovalRepository(db);
+  bed = await startApprovalsBed('APX', 'approval-expiry-test');
+  ({ db, bus, logger, recorder, repo } = bed);
 });
 afterAll(async () => {
-  await auditService.close();
-  await bus.close();
-  await db.destroy();
+  await bed.close();
 });
 
-async function tenant(): Promise<string> {
-  const id = randomUUID();
-  await new TenantRepository(db).createTenant({ id, slug: `apx-${id}`, name: 'APX' }, newApiKey(), {});
-  return id;
-}
+const tenant = () => createTestTenant(db, 'APX');
 
 const jcsSha256 = (v: unknown) => createHash('sha256').update(canonicalJson(v)).digest('hex');
 
@@ -81,7 +66,7 @@ async function queue(tenantId: string, params: Record<string, unknown>, ttlSecon
   return actionId;
 }
 
-const records = async (tenantId: string, actionId: string) => (await auditClient.getByAction({ tenant_id: tenantId, action_id: actionId })).records.map((r) => r.entry!);
+const records = async (tenantId: string, actionId: string) => (await bed.audit.client.getByAction({ tenant_id: tenantId, action_id: actionId })).records.map((r) => r.entry!);
 
 describe('expiry with an explicit clock', () => {
   it('expires a queued action exactly at its time, records it and queues an `expired` event; a late decision is a 409', async () => {
@@ -108,7 +93,7 @@ describe('expiry with an explicit clock', () => {
       expires_at: '2026-11-23T11:00:00.000Z',
       approval_binding: { params_sha256: jcsSha256({ table: 'orders' }), evaluated_bundle_revision: 'rev-at-queue' },
     });
-    const events = await db.selectFrom('event_outbox').select(['subject', 'event']).where('subject', '=', `${prefix}.decisions.${t}.expired`).execute();
+    const events = await db.selectFrom('event_outbox').select(['subject', 'event']).where('subject', '=', `${bed.prefix}.decisions.${t}.expired`).execute();
     expect(events.map((e) => e.event)).toEqual([expect.objectContaining({ kind: 'expired', action_id: a, tenant_id: t })]);
 
     for (const decision of ['approved', 'rejected'] as const) {
@@ -151,9 +136,9 @@ describe('expiry with an explicit clock', () => {
     // from the pool, concurrent sweeps (a late decision expires its action on the spot) could hold every
     // pooled connection, each waiting for the lock, while the lock's holder waited for one more. A pool of
     // one is the same wait, every time.
-    const one = createDb(url, { max: 1 });
+    const one = createDb(bed.url, { max: 1 });
     const settings = new SettingsService(new SettingsRepository(one), {} as never, { rps: 1, burst: 1 });
-    const onePoolRecorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(one, 'gateway'), logger), {
+    const onePoolRecorder = new DecisionRecorder(bed.audit.client as never, new DecisionPublisher(bus, new EventOutboxRepository(one, 'gateway'), logger), {
       retryBudgetMs: 15_000,
       hasWebhook: (tenantId, conn) => settings.hasWebhook(tenantId, conn), // as gateway.ts wires it
     });
@@ -168,8 +153,8 @@ describe('expiry with an explicit clock', () => {
     expect((await records(t, a)).map((r) => JSON.parse(r.details_json).approval)).toEqual(['expired']);
     // the settings were read (no webhook URL: the event goes under nohook.); a read that found no connection
     // would have counted as "has a webhook" and sent it under decisions.
-    const events = await db.selectFrom('event_outbox').select(['subject']).where('subject', 'in', [`${prefix}.decisions.${t}.expired`, `${prefix}.nohook.decisions.${t}.expired`]).execute();
-    expect(events.map((e) => e.subject)).toEqual([`${prefix}.nohook.decisions.${t}.expired`]);
+    const events = await db.selectFrom('event_outbox').select(['subject']).where('subject', 'in', [`${bed.prefix}.decisions.${t}.expired`, `${bed.prefix}.nohook.decisions.${t}.expired`]).execute();
+    expect(events.map((e) => e.subject)).toEqual([`${bed.prefix}.nohook.decisions.${t}.expired`]);
     await one.destroy();
   }, 30_000);
 });
@@ -205,7 +190,7 @@ describe('an approval is bound to the exact call', () => {
     ]);
     expect(recs[1]).toMatchObject({ execution_mode: 'agent_direct', bundle_revision: 'rev-at-queue' });
     expect(JSON.parse(recs[1].details_json)).toMatchObject({ stage: 'approved_retry', approved_action_id: a, approval_binding: binding });
-    expect(await auditClient.verify({ tenant_id: t })).toMatchObject({ valid: true, record_count: 2 });
+    expect(await bed.audit.client.verify({ tenant_id: t })).toMatchObject({ valid: true, record_count: 2 });
   });
 
   it('an action queued by an agent key is retried only with that key; a rejected or pending one never', async () => {

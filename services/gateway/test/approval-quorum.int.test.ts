@@ -7,23 +7,16 @@
  * control_plane record naming the member, and the final record names every approver.
  */
 import { randomUUID } from 'node:crypto';
-import { ApprovalRepository, type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import { startAudit } from '../../audit/test/support/start-audit';
+import { ApprovalRepository, type Db, createDb } from '@agw/shared';
+import { type ApprovalsBed, startApprovalsBed } from './support/approvals-bed';
+import { type TestMember, addTestMember, createTestTenant } from './support/tenants';
 import { ApprovalQueue, type QuorumPending } from '../src/approvals/approval-queue';
-import { DecisionPublisher } from '../src/events/decision-publisher';
-import { EventOutboxRepository } from '../src/events/event-outbox.repository';
-import { DecisionRecorder } from '../src/pipeline/decision-recorder';
+import type { DecisionRecorder } from '../src/pipeline/decision-recorder';
 import { newApiKey } from '../src/tenants/api-keys';
-import { TenantRepository } from '../src/tenants/tenant.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const prefix = `QRM${randomUUID().replace(/-/g, '').slice(0, 8)}`;
-const logger = createLogger('test', 'silent');
+let bed: ApprovalsBed;
 let db: Db;
 let db2: Db;
-let bus: Bus;
-let auditService: Awaited<ReturnType<typeof startAudit>>;
-let auditClient: Awaited<ReturnType<typeof startAudit>>['client'];
 let recorder: DecisionRecorder;
 let repo: ApprovalRepository;
 
@@ -43,36 +36,19 @@ const sealed = (email: string) => ({ $pii: { sealed: Buffer.from(email).toString
 const pseudonymise = async (_t: string, _a: string, email: string) => sealed(email);
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  db2 = createDb(url);
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'approval-quorum-test');
   // the audit service's own definition, as main.ts runs it, in this process
-  auditService = await startAudit({ prefix, env: { DATABASE_URL: url } });
-  auditClient = auditService.client;
-  recorder = new DecisionRecorder(auditClient as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
-  repo = new ApprovalRepository(db);
+  bed = await startApprovalsBed('QRM', 'approval-quorum-test');
+  ({ db, recorder, repo } = bed);
+  db2 = createDb(bed.url);
 });
 afterAll(async () => {
-  await auditService.close();
-  await bus.close();
-  await db.destroy();
+  await bed.close();
   await db2.destroy();
 });
 
-interface Member {
-  id: string;
-  email: string;
-}
-
-async function tenant(settings: Record<string, unknown> = { required_approvers: 2 }): Promise<{ id: string; owner: Member; a: Member; b: Member; c: Member }> {
-  const id = randomUUID();
-  await new TenantRepository(db).createTenant({ id, slug: `qrm-${id}`, name: 'QRM' }, newApiKey(), settings);
-  const member = async (name: string, role: 'owner' | 'approver'): Promise<Member> => {
-    const m = { id: randomUUID(), email: `${name}-${id.slice(0, 8)}@quorum.test` };
-    await db.insertInto('users').values({ id: m.id, tenant_id: id, email: m.email, password_hash: null, email_verified: true, is_admin: false, role }).execute();
-    return m;
-  };
+async function tenant(settings: Record<string, unknown> = { required_approvers: 2 }): Promise<{ id: string; owner: TestMember; a: TestMember; b: TestMember; c: TestMember }> {
+  const id = await createTestTenant(db, 'QRM', settings);
+  const member = (name: string, role: 'owner' | 'approver') => addTestMember(db, id, `${name}-${id.slice(0, 8)}@quorum.test`, role);
   return { id, owner: await member('owner', 'owner'), a: await member('alice', 'approver'), b: await member('bob', 'approver'), c: await member('carol', 'approver') };
 }
 
@@ -101,8 +77,8 @@ async function queue(r: ApprovalRepository, tenantId: string, o: { initiator?: s
   return actionId;
 }
 
-const as = (m: Member) => ({ name: m.email, member: m });
-const records = async (tenantId: string, actionId: string) => (await auditClient.getByAction({ tenant_id: tenantId, action_id: actionId })).records.map((r) => r.entry!);
+const as = (m: TestMember) => ({ name: m.email, member: m });
+const records = async (tenantId: string, actionId: string) => (await bed.audit.client.getByAction({ tenant_id: tenantId, action_id: actionId })).records.map((r) => r.entry!);
 
 describe('the number of approvers', () => {
   it('is the stricter of the tenant setting and the policy (the row keeps it)', async () => {

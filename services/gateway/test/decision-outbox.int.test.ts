@@ -3,7 +3,7 @@
  * it once the stream exists again. Real NATS JetStream and real Postgres.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type Db, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
+import { type Bus, type Db, createDb, createLogger, migrateToLatest, sampleDecisionEvent, streams } from '@agw/shared';
 import { connect } from 'nats';
 import { DecisionPublisher } from '../src/events/decision-publisher';
 import { EventOutboxRepository } from '../src/events/event-outbox.repository';
@@ -27,25 +27,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-const event = (tenant: string) => ({
-  kind: 'allowed' as const,
-  tenant_id: tenant,
-  action_id: randomUUID(),
-  agent_id: 'a',
-  agent_type: 't',
-  tool: 'x',
-  method: 'y',
-  decision: 'allow',
-  violations: [],
-  severity: 'none',
-  alert_tier: null,
-  requires_human: false,
-  source: 'mcp_governed',
-  session_id: null,
-  record_id: 1,
-  record_hash: 'h'.repeat(64),
-  requested_at: new Date().toISOString(),
-});
+const event = (tenant: string) => sampleDecisionEvent(tenant);
 
 it('keeps an unpublishable event in the outbox and relays it once the bus takes it again', async () => {
   const outbox = new EventOutboxRepository(db, 'gateway');

@@ -6,65 +6,36 @@
  * settings route and service over real HTTP against the real Postgres, with the caller set as the
  * authentication middleware sets it.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
-import express from 'express';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import type { PolicyClient } from '../src/clients/grpc-clients';
+import { type Db, createDb, migrateToLatest } from '@agw/shared';
 import type { GatewayDeps } from '../src/deps';
-import { errorHandler } from '../src/http/error-handler';
-import type { AuthContext } from '../src/http/request-context';
 import { settingsRoutes } from '../src/http/routes/settings.routes';
-import { newApiKey } from '../src/tenants/api-keys';
 import { SettingsRepository } from '../src/tenants/settings.repository';
 import { SettingsService } from '../src/tenants/settings.service';
-import { TenantRepository } from '../src/tenants/tenant.repository';
+import { type ServedRoutes, asTestCaller, serveRoutes, stubPolicy, testSettings } from './support/served-routes';
+import { createTestTenant } from './support/tenants';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const policy = { getTenantPolicy: async () => ({ policyTemplate: 'general', policyConfigJson: '{}', customPolicy: '' }) } as unknown as PolicyClient;
 let db: Db;
-let server: Server;
-let base: string;
-
-/** the callers, as auth.middleware.ts attaches them (the header `x-test-caller` picks one) */
-const callers = (tenantId: string): Record<string, AuthContext> => ({
-  tenant_key: { tenantId, method: 'api_key', keyScope: 'tenant', isAdmin: false },
-  agent_key: { tenantId, method: 'api_key', keyScope: 'agent', isAdmin: false },
-  oauth: { tenantId, method: 'oauth', agentName: 'claude', oauthClientId: 'c', isAdmin: false },
-  key_session: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', viaApiKey: true, isAdmin: false },
-  human: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', isAdmin: false },
-});
+let served: ServedRoutes;
 
 beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
-  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 });
-  const app = express();
-  app.use(express.json());
-  app.use((req, _res, next) => {
-    req.auth = callers(String(req.header('x-test-tenant')))[String(req.header('x-test-caller'))];
-    next();
+  const settings = testSettings(db);
+  served = await serveRoutes((app) => {
+    app.use(asTestCaller);
+    app.use(settingsRoutes({ settings, apiKeys: { activePrefix: async () => 'agw_' } } as unknown as GatewayDeps));
   });
-  app.use(settingsRoutes({ settings, apiKeys: { activePrefix: async () => 'agw_' } } as unknown as GatewayDeps));
-  app.use(errorHandler(createLogger('test', 'silent')));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await new Promise((r) => server.close(r));
+  await served.close();
   await db.destroy();
 });
 
-async function newTenant(settings: Record<string, unknown> = { approvals_require_human: true }): Promise<string> {
-  const tenantId = randomUUID();
-  await new TenantRepository(db).createTenant({ id: tenantId, slug: `h-${tenantId}`, name: 'H' }, newApiKey(), settings);
-  return tenantId;
-}
+const newTenant = (settings: Record<string, unknown> = { approvals_require_human: true }) => createTestTenant(db, 'H', settings);
 
 async function patch(tenantId: string, caller: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${base}/dashboard/settings`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-test-tenant': tenantId, 'x-test-caller': caller }, body: JSON.stringify(body) });
+  const r = await fetch(`${served.base}/dashboard/settings`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-test-tenant': tenantId, 'x-test-caller': caller }, body: JSON.stringify(body) });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
@@ -109,7 +80,7 @@ it('the tenant key may send the value a tenant that never had the gate already h
 it('under the row lock: a key that read the gate off loses when a human turned it on meanwhile', async () => {
   const tenantId = await newTenant({});
   const repo = new SettingsRepository(db);
-  const service = new SettingsService(repo, policy, { rps: 50, burst: 100 });
+  const service = new SettingsService(repo, stubPolicy, { rps: 50, burst: 100 });
   // the human's change lands between the key's first look and its write
   const realGet = repo.get.bind(repo);
   let first = true;

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { type Db, createDb, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
 import { RateLimiter, type RateLimit } from '../src/pipeline/rate-limiter';
 import { ApiKeyRepository } from '../src/tenants/api-key.repository';
-import { ApiKeyService, hashApiKey, newApiKey } from '../src/tenants/api-keys';
-import { TenantRepository } from '../src/tenants/tenant.repository';
+import { ApiKeyService, hashApiKey } from '../src/tenants/api-keys';
+import { createTestTenantWithKey } from './support/tenants';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
@@ -25,12 +25,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-async function tenantWithKey() {
-  const id = randomUUID();
-  const key = newApiKey();
-  await new TenantRepository(db).createTenant({ id, slug: `t-${id}`, name: 'T' }, key, {});
-  return { id, key };
-}
+const tenantWithKey = () => createTestTenantWithKey(db, 'T');
 
 /** What the two middlewares do with the answer: authenticate, then the rate limit unless already counted. */
 async function request(svc: ApiKeyService, key: string, limit: RateLimit): Promise<{ tenantId?: string; allowed?: boolean; merged: boolean }> {

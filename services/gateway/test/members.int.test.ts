@@ -5,14 +5,10 @@
  * another tenant's id), the owner rules (an admin grants no owner, the last owner stays), the role table on
  * the members routes, and a removal that ends the member's sessions, refresh tokens and OAuth grants.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import express from 'express';
 import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
 import type { GatewayDeps } from '../src/deps';
 import { authenticate } from '../src/http/auth.middleware';
-import { errorHandler } from '../src/http/error-handler';
 import { keyScopeGuard } from '../src/http/key-scope.middleware';
 import { ROLE_SUMMARY, type Role, roleGuard } from '../src/http/permissions';
 import { memberRoutes, publicMemberRoutes } from '../src/http/routes/members.routes';
@@ -21,11 +17,11 @@ import { Members } from '../src/tenants/members';
 import { SessionTokens } from '../src/tenants/session-tokens';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 import { newApiKey } from '../src/tenants/api-keys';
+import { type ServedRoutes, serveRoutes } from './support/served-routes';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
-let server: Server;
-let base: string;
+let served: ServedRoutes;
 let clock = new Date();
 const sessions = new SessionTokens('secret-for-members-tests', 600);
 let refresh: ConsoleRefresh;
@@ -39,32 +35,28 @@ beforeAll(async () => {
   // the vault's side of a removal (the member's per_user upstream connections): no upstream here
   const federation = { client: { listUpstreams: async () => ({ upstreams: [] }), disconnectUpstream: async () => ({}) } };
   const d = { members, federation } as unknown as GatewayDeps;
-  const app = express();
-  app.use(express.json());
-  app.use(publicMemberRoutes(d));
-  app.use(
-    authenticate({
-      apiKeys: { authenticate: async () => ({}) } as never,
-      sessions,
-      tenants,
-      adminEmails: new Set(),
-      oauth: { check: async () => ({ problem: 'no' }) },
-    }),
-  );
-  app.use(keyScopeGuard);
-  app.use(roleGuard);
-  app.use(memberRoutes(d));
-  // a route of another family, to see the table at work beyond /members
-  app.get('/audit/log', (_req, res) => {
-    res.json({ records: [] });
+  served = await serveRoutes((app) => {
+    app.use(publicMemberRoutes(d));
+    app.use(
+      authenticate({
+        apiKeys: { authenticate: async () => ({}) } as never,
+        sessions,
+        tenants,
+        adminEmails: new Set(),
+        oauth: { check: async () => ({ problem: 'no' }) },
+      }),
+    );
+    app.use(keyScopeGuard);
+    app.use(roleGuard);
+    app.use(memberRoutes(d));
+    // a route of another family, to see the table at work beyond /members
+    app.get('/audit/log', (_req, res) => {
+      res.json({ records: [] });
+    });
   });
-  app.use(errorHandler(createLogger('test', 'silent')));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await new Promise((r) => server.close(r));
+  await served.close();
   await db.destroy();
 });
 beforeEach(() => {
@@ -72,7 +64,7 @@ beforeEach(() => {
 });
 
 async function call(method: string, path: string, o: { token?: string; body?: unknown } = {}) {
-  const r = await fetch(`${base}${path}`, {
+  const r = await fetch(`${served.base}${path}`, {
     method,
     headers: { ...(o.token ? { authorization: `Bearer ${o.token}` } : {}), ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: o.body !== undefined ? JSON.stringify(o.body) : undefined,

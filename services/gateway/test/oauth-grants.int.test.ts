@@ -5,43 +5,27 @@
  * redirect_uri at the token endpoint, the audience at every use, and no redirect of an unvalidated client's errors. The SDK's handlers on our provider over
  * real HTTP against the real Postgres, with the caller set as the authentication middleware sets it.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createHash, randomUUID } from 'node:crypto';
-import express from 'express';
 import { sql } from 'kysely';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import { errorHandler } from '../src/http/error-handler';
-import type { AuthContext } from '../src/http/request-context';
+import { type Db, createDb, migrateToLatest } from '@agw/shared';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
 import { purgeOauth } from '../src/oauth/oauth-purge';
 import { oauthGrantRoutes, oauthServerRoutes } from '../src/http/routes/oauth.routes';
 import { mcpOauthUrls } from '../src/oauth/public-origins';
-import type { PolicyClient } from '../src/clients/grpc-clients';
 import type { GatewayDeps } from '../src/deps';
 import { authRoutes } from '../src/http/routes/auth.routes';
 import { newApiKey } from '../src/tenants/api-keys';
-import { SettingsRepository } from '../src/tenants/settings.repository';
-import { SettingsService } from '../src/tenants/settings.service';
 import { TenantRepository } from '../src/tenants/tenant.repository';
+import { type ServedRoutes, asTestCaller, serveRoutes, testSettings } from './support/served-routes';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const RESOURCE = 'http://gw.test/api/mcp/server';
 const CB = 'http://127.0.0.1:4999/cb';
 let db: Db;
-let server: Server;
-let base: string;
+let served: ServedRoutes;
 let clock = new Date();
 let provider: McpOauthProvider;
-
-const callers = (tenantId: string): Record<string, AuthContext> => ({
-  tenant_key: { tenantId, method: 'api_key', keyScope: 'tenant', isAdmin: false },
-  agent_key: { tenantId, method: 'api_key', keyScope: 'agent', isAdmin: false },
-  oauth: { tenantId, method: 'oauth', agentName: 'claude', oauthClientId: 'c', isAdmin: false },
-  key_session: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', viaApiKey: true, isAdmin: false },
-  human: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', isAdmin: false },
-});
 
 function makeProvider(resource = RESOURCE, grantMaxAgeSeconds = 90 * 86400) {
   return new McpOauthProvider({ repo: new OauthRepository(db), urls: mcpOauthUrls(resource.replace(/\/mcp\/server$/, '')), consentUrl: (id) => `http://gw.test/oauth/consent/${id}`, grantMaxAgeSeconds, clock: () => clock });
@@ -51,25 +35,17 @@ beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
   provider = makeProvider();
-  const app = express();
-  app.use(express.json());
-  app.use(oauthServerRoutes(provider, (_req, _res, next) => next()));
-  app.use((req, _res, next) => {
-    req.auth = callers(String(req.header('x-test-tenant')))[String(req.header('x-test-caller'))];
-    next();
+  const settings = testSettings(db);
+  served = await serveRoutes((app) => {
+    app.use(oauthServerRoutes(provider, (_req, _res, next) => next()));
+    app.use(asTestCaller);
+    app.use(oauthGrantRoutes(provider));
+    // the rotation route with the key store stubbed: what it does to the grants is under test
+    app.use(authRoutes({ settings, oauth: provider, apiKeys: { rotate: async () => ({ key: 'agw_new', keyPrefix: 'agw_new' }) }, consoleRefresh: { revokeTenant: async () => undefined } } as unknown as GatewayDeps));
   });
-  app.use(oauthGrantRoutes(provider));
-  const policy = { getTenantPolicy: async () => ({ policyTemplate: 'general', policyConfigJson: '{}', customPolicy: '' }) } as unknown as PolicyClient;
-  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 });
-  // the rotation route with the key store stubbed: what it does to the grants is under test
-  app.use(authRoutes({ settings, oauth: provider, apiKeys: { rotate: async () => ({ key: 'agw_new', keyPrefix: 'agw_new' }) }, consoleRefresh: { revokeTenant: async () => undefined } } as unknown as GatewayDeps));
-  app.use(errorHandler(createLogger('test', 'silent')));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await new Promise((r) => server.close(r));
+  await served.close();
   await db.destroy();
 });
 beforeEach(() => {
@@ -88,7 +64,7 @@ async function newTenant(settings: Record<string, unknown> = {}): Promise<string
 }
 
 async function register(body: Record<string, unknown>) {
-  const r = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${served.base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
@@ -96,11 +72,11 @@ const verifier = 'v'.repeat(50);
 const challenge = createHash('sha256').update(verifier).digest('base64url');
 
 async function authorize(q: Record<string, string>) {
-  return fetch(`${base}/oauth/authorize?${new URLSearchParams(q)}`, { redirect: 'manual' });
+  return fetch(`${served.base}/oauth/authorize?${new URLSearchParams(q)}`, { redirect: 'manual' });
 }
 
 async function token(form: Record<string, string>) {
-  const r = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+  const r = await fetch(`${served.base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
   return { status: r.status, body: (await r.json()) as Record<string, string> };
 }
 
@@ -124,7 +100,7 @@ async function tokens(tenantId: string) {
   return { clientId, access_token: String(t.body.access_token), refresh_token: String(t.body.refresh_token) };
 }
 
-const call = (tenantId: string, caller: string, path: string, method = 'GET') => fetch(`${base}${path}`, { method, headers: { 'x-test-tenant': tenantId, 'x-test-caller': caller } });
+const call = (tenantId: string, caller: string, path: string, method = 'GET') => fetch(`${served.base}${path}`, { method, headers: { 'x-test-tenant': tenantId, 'x-test-caller': caller } });
 
 describe('grants API', () => {
   it('lists the tenant’s grants for a signed-in human, and revoking one ends its tokens', async () => {

@@ -7,27 +7,16 @@
  * federated names ambiguous before any vault call, and present the vault's answer and refusal as they are.
  * The vault's FederationService stands in as a recorder (its own tests run it against Postgres and the HSM).
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
-import express from 'express';
 import type { federation as pb } from '@agw/proto';
-import { type Db, ForbiddenError, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import type { PolicyClient } from '../src/clients/grpc-clients';
+import { type Db, ForbiddenError, createDb, migrateToLatest } from '@agw/shared';
 import type { GatewayDeps } from '../src/deps';
-import { errorHandler } from '../src/http/error-handler';
-import type { AuthContext } from '../src/http/request-context';
 import { upstreamRoutes } from '../src/http/routes/upstreams.routes';
-import { newApiKey } from '../src/tenants/api-keys';
-import { SettingsRepository } from '../src/tenants/settings.repository';
-import { SettingsService } from '../src/tenants/settings.service';
-import { TenantRepository } from '../src/tenants/tenant.repository';
+import { type ServedRoutes, asTestCaller, serveRoutes, testSettings } from './support/served-routes';
+import { createTestTenant } from './support/tenants';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const policy = { getTenantPolicy: async () => ({ policyTemplate: 'general', policyConfigJson: '{}', customPolicy: '' }) } as unknown as PolicyClient;
 let db: Db;
-let server: Server;
-let base: string;
+let served: ServedRoutes;
 
 /** what the vault was asked */
 const asked: { register: pb.RegisterUpstreamRequest[]; delete: pb.DeleteUpstreamRequest[] } = { register: [], delete: [] };
@@ -75,31 +64,17 @@ const client = {
   },
 };
 
-/** the callers, as auth.middleware.ts attaches them (the header `x-test-caller` picks one) */
-const callers = (tenantId: string): Record<string, AuthContext> => ({
-  tenant_key: { tenantId, method: 'api_key', keyScope: 'tenant', isAdmin: false },
-  key_session: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', viaApiKey: true, isAdmin: false },
-  human: { tenantId, method: 'jwt', userId: randomUUID(), email: 'owner@example.com', isAdmin: false },
-});
-
 beforeAll(async () => {
   await migrateToLatest(url);
   db = createDb(url);
-  const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 });
-  const app = express();
-  app.use(express.json());
-  app.use((req, _res, next) => {
-    req.auth = callers(String(req.header('x-test-tenant')))[String(req.header('x-test-caller'))];
-    next();
+  const settings = testSettings(db);
+  served = await serveRoutes((app) => {
+    app.use(asTestCaller);
+    app.use(upstreamRoutes({ settings, federation: { client, invalidate: () => undefined } } as unknown as GatewayDeps));
   });
-  app.use(upstreamRoutes({ settings, federation: { client, invalidate: () => undefined } } as unknown as GatewayDeps));
-  app.use(errorHandler(createLogger('test', 'silent')));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await new Promise((r) => server.close(r));
+  await served.close();
   await db.destroy();
 });
 
@@ -109,14 +84,10 @@ beforeEach(() => {
   deleteAnswer = {};
 });
 
-async function newTenant(settings: Record<string, unknown> = { approvals_require_human: true }): Promise<string> {
-  const tenantId = randomUUID();
-  await new TenantRepository(db).createTenant({ id: tenantId, slug: `u-${tenantId}`, name: 'U' }, newApiKey(), settings);
-  return tenantId;
-}
+const newTenant = (settings: Record<string, unknown> = { approvals_require_human: true }) => createTestTenant(db, 'U', settings);
 
 async function call(method: string, path: string, tenantId: string, caller: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${base}${path}`, {
+  const r = await fetch(`${served.base}${path}`, {
     method,
     headers: { 'content-type': 'application/json', 'x-test-tenant': tenantId, 'x-test-caller': caller },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -4,7 +4,7 @@
  * decision without a session is not.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type DecisionEvent, connectBus, createLogger, streams, subjects } from '@agw/shared';
+import { type Bus, type DecisionEvent, connectBus, createLogger, sampleDecisionEvent, streams, subjects } from '@agw/shared';
 import { subscribeSessionActivity } from '../src/nats/session-activity.subscriber';
 
 const prefix = `SA${randomUUID().replace(/-/g, '').slice(0, 10)}`;
@@ -19,26 +19,7 @@ afterAll(async () => {
   await bus.close();
 });
 
-const event = (sessionId: string | null): DecisionEvent => ({
-  event_id: randomUUID(),
-  kind: 'allowed',
-  tenant_id: 't1',
-  action_id: randomUUID(),
-  agent_id: 'agent-1',
-  agent_type: 'assistant',
-  tool: 'svc_web_search',
-  method: 'search',
-  decision: 'allow',
-  violations: [],
-  severity: 'none',
-  alert_tier: null,
-  requires_human: false,
-  source: 'mcp_governed',
-  session_id: sessionId,
-  record_id: 1,
-  record_hash: 'h',
-  requested_at: new Date().toISOString(),
-});
+const event = (sessionId: string | null) => sampleDecisionEvent('t1', { session_id: sessionId });
 
 test('session-bound decisions of tenants with and without a webhook both count as activity', async () => {
   const seen: string[] = [];

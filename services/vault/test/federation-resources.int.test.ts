@@ -41,6 +41,22 @@ afterAll(async () => {
   await v?.close();
 });
 
+/** An SDK McpServer over stateless Streamable HTTP on loopback, made per request by `build` (which sees the request); its URL ends in /mcp. */
+async function serveMcp(name: string, build: (mcp: McpServer, req: http.IncomingMessage) => void): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer(async (req, res) => {
+    const mcp = new McpServer({ name, version: '1.0.0' });
+    build(mcp, req);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close());
+    await mcp.connect(transport);
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => void transport.handleRequest(req, res, body ? JSON.parse(body) : undefined));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp` };
+}
+
 const exec = (tenantId: string, method: string, params: Record<string, unknown>) =>
   broker.execute(tenantId, { actionId: randomUUID(), agentId: 'agent-1', tool: 'everything', method, params, origin: 'tool_call' });
 
@@ -137,25 +153,17 @@ describe('the secrets of an upstream never come back through its resources and p
 
   /** An SDK McpServer (stateless Streamable HTTP) whose resources and prompts echo the request's Authorization header. */
   beforeAll(async () => {
-    server = http.createServer(async (req, res) => {
+    let url: string;
+    ({ server, url } = await serveMcp('echoing-upstream', (mcp, req) => {
       const auth = String(req.headers.authorization ?? '');
-      const mcp = new McpServer({ name: 'echoing-upstream', version: '1.0.0' });
       mcp.registerResource(`doc ${auth}`, 'echo://doc', { description: `sent ${auth}` }, async (uri, extra) => ({
         contents: [{ uri: uri.href, text: `the header was ${String(extra.requestInfo?.headers.authorization)}` }],
       }));
       mcp.registerPrompt('echo-prompt', { description: 'echoes', argsSchema: { topic: z.string() } }, ({ topic }, extra) => ({
         messages: [{ role: 'user', content: { type: 'text', text: `${topic}: ${String(extra.requestInfo?.headers.authorization)}` } }],
       }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close());
-      await mcp.connect(transport);
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => void transport.handleRequest(req, res, body ? JSON.parse(body) : undefined));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    const view = await wiring.federation.register(tenant, { name: 'echoing', url: `http://127.0.0.1:${port}/mcp`, credential: { type: 'bearer', value: SECRET } });
+    }));
+    const view = await wiring.federation.register(tenant, { name: 'echoing', url, credential: { type: 'bearer', value: SECRET } });
     // a server of resources and prompts only (no tools capability) is an upstream too
     expect([view.status, view.status_reason]).toEqual(['connected', null]);
     expect(view.tools!.map((t) => [t.name, t.state])).toEqual([['prompt:echo-prompt', 'active']]);
@@ -188,21 +196,14 @@ describe('the lists are bounded as tools/list is', () => {
   let small: FederationWiring;
 
   beforeAll(async () => {
-    server = http.createServer(async (req, res) => {
-      const mcp = new McpServer({ name: 'big-upstream', version: '1.0.0' });
+    let url: string;
+    ({ server, url } = await serveMcp('big-upstream', (mcp) => {
       for (let i = 0; i < 100; i++) mcp.registerResource(`doc-${i}`, `big://doc/${i}`, { description: 'x'.repeat(100) }, async (uri) => ({ contents: [{ uri: uri.href, text: String(i) }] }));
       mcp.registerPrompt('small', { description: 'fine' }, () => ({ messages: [] }));
       mcp.registerPrompt('huge', { description: 'y'.repeat(5000) }, () => ({ messages: [] }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close());
-      await mcp.connect(transport);
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => void transport.handleRequest(req, res, body ? JSON.parse(body) : undefined));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    }));
     small = testFederation(v, { config: { federationMaxSyncBytes: 4000, federationMaxToolBytes: 2000 } });
-    const view = await small.federation.register(tenant, { name: 'big', url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp` });
+    const view = await small.federation.register(tenant, { name: 'big', url });
     expect(view.status).toBe('connected');
   });
 

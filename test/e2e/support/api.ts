@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { E2E_BASE_URL, E2E_CONTROL_URL } from './e2e-env';
+import { eventually, sleep } from './eventually';
+import { controlFleet } from './fleet-process';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -70,6 +72,18 @@ export async function newTenant(name = 'E2E Tenant'): Promise<Tenant> {
   return { tenantId: r.body.tenant_id, apiKey: r.body.api_key, email, password, slug: r.body.slug };
 }
 
+/** newTenant, waiting out the per-IP signup limit (30/min) that a full e2e run reaches. */
+export async function patientTenant(name = 'E2E Tenant'): Promise<Tenant> {
+  for (let i = 0; ; i++) {
+    try {
+      return await newTenant(name);
+    } catch (e) {
+      if (i >= 30 || !String(e).includes('429')) throw e;
+      await sleep(3000);
+    }
+  }
+}
+
 /** A signed-in human's session token for the tenant's owner (POST /auth/login): what approvals need by default. */
 export async function humanSession(t: Tenant): Promise<string> {
   const r = await api('POST', '/auth/login', { body: { email: t.email, password: t.password } });
@@ -86,25 +100,6 @@ export function call(key: string, over: Record<string, unknown> = {}) {
 }
 
 /** Stop/start/kill a service of the e2e fleet for real (scripts/fleet.mjs control endpoint). */
-export async function fleet(action: 'stop' | 'start' | 'kill', service: string): Promise<void> {
-  const res = await fetch(`${E2E_CONTROL_URL}/${action}/${service}`, { method: 'POST' });
-  if (!res.ok) throw new Error(`fleet ${action} ${service} failed: ${res.status} ${await res.text()}`);
-}
+export const fleet = (action: 'stop' | 'start' | 'kill', service: string): Promise<void> => controlFleet(E2E_CONTROL_URL, action, service);
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Poll `fn` until it returns a truthy value or `timeoutMs` passes. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, everyMs = 200): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
-}
+export { eventually, sleep };

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { E2E_BASE_URL, E2E_CONTRACT_LOG } from './e2e-env';
+import { stopFleetProcess } from './fleet-process';
 
 async function fetchDocument(): Promise<string | undefined> {
   try {
@@ -21,7 +22,7 @@ async function fetchDocument(): Promise<string | undefined> {
 export default async function globalTeardown(): Promise<void> {
   const check = process.env.E2E_CONTRACT !== 'off' && existsSync(E2E_CONTRACT_LOG);
   const doc = check ? await fetchDocument() : undefined;
-  await stopFleet((globalThis as { __FLEET__?: ChildProcess }).__FLEET__);
+  await stopFleetProcess((globalThis as { __FLEET__?: ChildProcess }).__FLEET__);
   if (!check) return;
   if (!doc) throw new Error('contract test: the fleet did not serve /api/openapi.json at the end of the run');
   const docFile = `${E2E_CONTRACT_LOG}.openapi.json`;
@@ -29,20 +30,4 @@ export default async function globalTeardown(): Promise<void> {
   const r = spawnSync(process.execPath, [path.join(__dirname, 'contract-check.mjs'), docFile, E2E_CONTRACT_LOG], { cwd: __dirname, encoding: 'utf8' });
   process.stdout.write(r.stdout ?? '');
   if (r.status !== 0) throw new Error(`contract test failed (OpenAPI document vs the responses of this run):\n${r.stderr || r.error}`);
-}
-
-/** Stop a fleet started by startFleet (SIGTERM, SIGKILL after 20 s). */
-export async function stopFleet(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve();
-    }, 20_000);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }

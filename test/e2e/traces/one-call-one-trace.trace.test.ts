@@ -18,7 +18,7 @@ import path from 'node:path';
 import { api, call, eventually, newTenant } from '../support/api';
 import { E2E_WEBHOOK_CA_FILE } from '../support/e2e-env';
 import { startFleet } from '../support/global-setup';
-import { stopFleet } from '../support/global-teardown';
+import { stopFleetProcess } from '../support/fleet-process';
 
 interface CollectedSpan {
   service: string;
@@ -89,7 +89,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await stopFleet(fleet);
+  await stopFleetProcess(fleet);
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
   collector?.closeAllConnections();

@@ -1,6 +1,8 @@
 /** A small client for the fleet's public API (fetch), like test/e2e/support/api.ts but at the suite's own base URL. */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { eventually as pollUntil, sleep } from '../../e2e/support/eventually';
+import { controlFleet } from '../../e2e/support/fleet-process';
 import { BASE_URL, CONTROL_URL } from './env';
 
 export interface ApiResponse<T = any> {
@@ -59,10 +61,7 @@ export async function settings(t: Tenant, patch: Record<string, unknown>): Promi
 }
 
 /** Stop/start/kill a service of the suite's fleet for real (scripts/fleet.mjs control endpoint). */
-export async function fleet(action: 'stop' | 'start' | 'kill', service: string): Promise<void> {
-  const res = await fetch(`${CONTROL_URL}/${action}/${service}`, { method: 'POST' });
-  if (!res.ok) throw new Error(`fleet ${action} ${service} failed: ${res.status} ${await res.text()}`);
-}
+export const fleet = (action: 'stop' | 'start' | 'kill', service: string): Promise<void> => controlFleet(CONTROL_URL, action, service);
 
 /** The process id of each running service of the suite's fleet. */
 export async function fleetPids(): Promise<Record<string, number>> {
@@ -76,19 +75,7 @@ export function rssMb(pid: number): number {
   return m ? Math.round(Number(m[1]) / 102.4) / 10 : NaN;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, everyMs = 250): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
-}
+/** `eventually`, polling every 250 ms unless told. */
+export const eventually = <T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, everyMs = 250): Promise<T> => pollUntil(fn, timeoutMs, everyMs);

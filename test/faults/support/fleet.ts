@@ -1,12 +1,14 @@
 /**
  * The suite's own fleet: scripts/fleet.mjs at the suite's port offset with its own database and stream
- * prefix, Postgres and NATS reached through the suite's TCP proxies. Each run starts from an empty database
+ * prefix, Postgres and NATS reached through the suite's TCP proxies (started and stopped by
+ * test/e2e/support/fleet-process.ts, as every other fleet of the tests). Each run starts from an empty database
  * and no streams of its prefix (both are the suite's own), so the searches of R6 see this run only.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { connect } from 'nats';
+import { startFleetProcess, stopFleetProcess } from '../../e2e/support/fleet-process';
 import { CONTROL_URL, DATABASE_NAME, FLEET_ENV, LOG_DIR, NATS_DIRECT, OFFSET, ROOT, STREAM_PREFIX } from './env';
 
 export async function resetStores(): Promise<void> {
@@ -25,56 +27,7 @@ export async function resetStores(): Promise<void> {
 export async function startFleet(): Promise<ChildProcess> {
   for (const svc of ['gateway', 'policy', 'audit', 'vault', 'webhook', 'anchor', 'managed'])
     if (!existsSync(path.join(ROOT, 'services', svc, 'dist', 'main.js'))) throw new Error(`services/${svc} is not built: run \`pnpm exec turbo run build\` first`);
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(ROOT, 'scripts/fleet.mjs'),
-      '--offset', String(OFFSET),
-      '--db', DATABASE_NAME,
-      '--prefix', STREAM_PREFIX,
-      '--control-port', new URL(CONTROL_URL).port,
-      '--quiet',
-      '--no-stand-in-demo',
-    ],
-    { cwd: ROOT, env: { ...process.env, ...FLEET_ENV }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`fault fleet did not start in 150 s:\n${output}`)), 150_000);
-    const onData = (b: Buffer) => {
-      output += b.toString();
-      if (output.includes('FLEET_READY')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`fault fleet exited (${code}):\n${output}`));
-    });
-  });
-  child.stdout!.removeAllListeners('data');
-  child.stderr!.removeAllListeners('data');
-  // the runner reports services that exit unexpectedly; keep that visible in the suite's output
-  child.stderr!.on('data', (b: Buffer) => process.stderr.write(b));
-  child.stdout!.resume();
-  child.removeAllListeners('exit');
-  return child;
+  return startFleetProcess({ name: 'fault fleet', offset: OFFSET, db: DATABASE_NAME, prefix: STREAM_PREFIX, controlPort: Number(new URL(CONTROL_URL).port), env: FLEET_ENV, echoStderr: true });
 }
 
-export async function stopFleet(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve();
-    }, 25_000);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
+export const stopFleet = stopFleetProcess;

@@ -14,6 +14,7 @@ import { type DecisionInputRow, DependencyUnavailableError } from '@agw/shared';
 import { OCSF_PROFILES, OcsfSchema } from '@agw/ocsf';
 import type { AnchorReference, AuditEvidence } from '@agw/verifier';
 import Ajv from 'ajv';
+import { evidenceSampleCall } from '../../../audit/test/support/evidence-sample';
 import { ComplianceExporter } from './compliance-export';
 
 const tenant = randomUUID();
@@ -41,22 +42,7 @@ function record(i: number, over: Record<string, unknown> = {}) {
     id: i + 1,
     leaf_index: i,
     action_id: randomUUID(),
-    agent_id: `agent-${i % 3}`,
-    agent_type: 'assistant',
-    agent_version: '1.0.0',
-    tool: i % 2 ? 'svc_send_email' : 'svc_web_search',
-    method: 'run',
-    params: { i },
-    decision: i % 4 === 0 ? 'deny' : 'allow',
-    violations: i % 4 === 0 ? ['consumer_email_blocked'] : [],
-    severity: i % 4 === 0 ? 'high' : 'none',
-    alert_tier: null,
-    requires_human: false,
-    execution_mode: null,
-    source: 'mcp_governed',
-    session_id: null,
-    bundle_revision: 'rev-9',
-    details: {},
+    ...evidenceSampleCall(i),
     requested_at: `2026-11-29T00:00:${String(i).padStart(2, '0')}.000Z`,
     prev_hash: i === 0 ? 'GENESIS' : hex(64, String(i % 10)),
     record_hash: hex(64, String((i + 1) % 10)),

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Bus, type DecisionEvent, type Db, type Logger, connectBus, publishEvent, streams, subjects } from '@agw/shared';
+import { type Bus, type DecisionEvent, type Db, type Logger, connectBus, publishEvent, sampleDecisionEvent, streams, subjects } from '@agw/shared';
 import { type WebhookConfig, loadWebhookConfig } from '../../src/config';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -55,29 +55,8 @@ export async function createTenant(db: Db, webhook: { url: string | null; secret
   return { id, secret: secret ?? '' };
 }
 
-export function decisionEvent(tenantId: string, over: Partial<DecisionEvent> = {}): DecisionEvent {
-  return {
-    event_id: randomUUID(),
-    kind: 'allowed',
-    tenant_id: tenantId,
-    action_id: randomUUID(),
-    agent_id: 'agent-1',
-    agent_type: 'assistant',
-    tool: 'svc_web_search',
-    method: 'search',
-    decision: 'allow',
-    violations: [],
-    severity: 'none',
-    alert_tier: null,
-    requires_human: false,
-    source: 'mcp_governed',
-    session_id: null,
-    record_id: 1,
-    record_hash: 'f'.repeat(64),
-    requested_at: new Date().toISOString(),
-    ...over,
-  };
-}
+/** A decision event of `tenantId` (the contract's sample, `over` on top). */
+export const decisionEvent = sampleDecisionEvent;
 
 export async function publishDecision(bus: Bus, e: DecisionEvent): Promise<void> {
   await publishEvent(bus, subjects.decision(bus.prefix, e.tenant_id, e.kind), e);

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startFixtures } from '@agw/mcp-fixtures';
-import { type Tenant, api, humanSession, newTenant, toolCall } from './support/api';
+import { type Tenant, api, humanSession, invitedMember, newTenant, toolCall } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
 jest.setTimeout(120_000);
@@ -29,16 +29,7 @@ let bob: { token: string; id: string; email: string };
 let auditor: { token: string; id: string; email: string };
 let bank: string;
 
-async function member(role: string, name: string): Promise<{ token: string; id: string; email: string }> {
-  const email = `${name}-${randomUUID()}@four-eyes.test`;
-  const inv = await api('POST', '/members/invitations', { token: ownerToken, body: { email, role } });
-  expect(inv.status).toBe(201);
-  const acc = await api('POST', '/members/invitations/accept', { body: { token: inv.body.token, password: PASSWORD } });
-  expect(acc.status).toBe(201);
-  const login = await api('POST', '/auth/login', { body: { email, password: PASSWORD } });
-  expect(login.status).toBe(200);
-  return { token: login.body.access_token, id: acc.body.user_id, email };
-}
+const member = (role: string, name: string) => invitedMember({ token: ownerToken }, role, `${name}-${randomUUID()}@four-eyes.test`, PASSWORD);
 
 const hitsFor = (actionId: string) => hits.filter((h) => h.action === actionId);
 const transfer = (amount: number) => api('POST', '/mcp/tools/call', { key: agentKey, body: toolCall({ agent_id: 'treasury-agent', tool: bank, method: 'transfer', params: { amount, currency: 'EUR', iban: 'DE89370400440532013000' } }) });

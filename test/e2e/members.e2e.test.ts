@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Db, createDb } from '@agw/shared';
-import { type Tenant, api, humanSession, newTenant, toolCall } from './support/api';
+import { type Tenant, api, humanSession, invitedMember, newTenant, toolCall } from './support/api';
 import { E2E_DATABASE_URL } from './support/e2e-env';
 import { documentOperations, fillPath, tenantObjects } from './support/route-matrix';
 // the table under test, as the gateway was built with it
@@ -31,16 +31,7 @@ const SKIP: Record<string, string> = {
 const PASSWORD = 'correct-horse-battery-staple';
 
 /** A member of `t` with `role`: invited with the tenant key, accepted, signed in. */
-async function memberSession(t: Tenant, role: string): Promise<{ token: string; id: string; email: string }> {
-  const email = `${role}-${randomUUID()}@e2e.test`;
-  const inv = await api('POST', '/members/invitations', { key: t.apiKey, body: { email, role } });
-  expect(inv.status).toBe(201);
-  const acc = await api('POST', '/members/invitations/accept', { body: { token: inv.body.token, password: PASSWORD } });
-  expect(acc.status).toBe(201);
-  const login = await api('POST', '/auth/login', { body: { email, password: PASSWORD } });
-  expect(login.status).toBe(200);
-  return { token: login.body.access_token, id: acc.body.user_id, email };
-}
+const memberSession = (t: Tenant, role: string) => invitedMember({ key: t.apiKey }, role, `${role}-${randomUUID()}@e2e.test`, PASSWORD);
 
 const isRoleRefusal = (r: { status: number; body: any }, role: string) => r.status === 403 && typeof r.body?.detail === 'string' && r.body.detail.startsWith(`Your role (${role}) may not`);
 

@@ -17,10 +17,11 @@ import type { FederationWiring } from '../src/federation/create-federation';
 import { PROMPT_PREFIX, promptDefinition, promptOf } from '../src/federation/federated-mcp';
 import { UpstreamRepository } from '../src/federation/upstream.repository';
 import type { BrokeredExecutor } from '../src/broker/brokered-executor';
-import { type TestVault, federatedBroker, openTestVault, testFederation } from './helpers';
+import { type TestVault, openFederatedVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
+let vault: Awaited<ReturnType<typeof openFederatedVault>>;
 let v: TestVault;
 let wiring: FederationWiring;
 let broker: BrokeredExecutor;
@@ -28,17 +29,15 @@ let upstream: ReferenceServer;
 let url: string;
 
 beforeAll(async () => {
-  v = await openTestVault();
+  vault = await openFederatedVault();
+  ({ v, wiring, broker } = vault);
   upstream = await startServerEverything();
   url = upstream.url;
-  wiring = testFederation(v);
-  broker = federatedBroker(v, wiring);
 });
 
 afterAll(async () => {
-  await wiring?.close();
+  await vault?.close();
   await upstream?.close();
-  await v?.close();
 });
 
 /** An SDK McpServer over stateless Streamable HTTP on loopback, made per request by `build` (which sees the request); its URL ends in /mcp. */

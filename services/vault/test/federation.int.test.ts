@@ -10,10 +10,11 @@ import { freeLoopbackPort } from '@agw/shared';
 import type { FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
 import type { BrokeredExecutor } from '../src/broker/brokered-executor';
-import { type TestVault, federatedBroker, openTestVault, testFederation } from './helpers';
+import { type TestVault, openFederatedVault, testFederation } from './helpers';
 
 jest.setTimeout(60_000);
 
+let vault: Awaited<ReturnType<typeof openFederatedVault>>;
 let v: TestVault;
 let wiring: FederationWiring;
 let broker: BrokeredExecutor;
@@ -27,17 +28,15 @@ async function callOn(tenantId: string, upstream: string, tool: string, args: Re
 }
 
 beforeAll(async () => {
-  v = await openTestVault();
+  vault = await openFederatedVault({ quarantines: async (tenantId, name, q) => void quarantines.push({ tenantId, upstream: name, q }), changed: (tenantId) => changes.push(tenantId) });
+  ({ v, wiring, broker } = vault);
   upstream = await startServerEverything();
   url = upstream.url;
-  wiring = testFederation(v, { quarantines: async (tenantId, name, q) => void quarantines.push({ tenantId, upstream: name, q }), changed: (tenantId) => changes.push(tenantId) });
-  broker = federatedBroker(v, wiring);
 });
 
 afterAll(async () => {
-  await wiring?.close();
+  await vault?.close();
   await upstream?.close();
-  await v?.close();
 });
 
 describe('federation of a real MCP server', () => {

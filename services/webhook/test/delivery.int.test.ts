@@ -3,34 +3,24 @@
  * (self-signed certificate trusted through WEBHOOK_CA_FILE). Retry delays are the spec's real ones.
  */
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { webhook as pb } from '@agw/proto';
-import { type Bus, type Db, Registry, createClient, createDb, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { type Bus, type Db, Registry, createClient, publishEvent, subjects } from '@agw/shared';
 import { DeliveryRepository } from '../src/delivery/delivery.repository';
 import { DeliveryRetention } from '../src/delivery/delivery-retention';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { TargetGuard } from '../src/target/target-guard';
 import { HttpsSender } from '../src/target/https-sender';
-import { type WebhookService, startWebhookService } from '../src/webhook-service';
-import {
-  DATABASE_URL,
-  capturingLogger,
-  createTenant,
-  decisionEvent,
-  deleteStreams,
-  publishDecision,
-  publisherBus,
-  testConfig,
-  uniquePrefix,
-  writeCaFile,
-} from './support/harness';
-import { type Receiver, type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
+import type { WebhookService } from '../src/webhook-service';
+import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testConfig, uniquePrefix, writeCaFile } from './support/harness';
+import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
+import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
 const prefix = uniquePrefix('delivery');
 const logs = capturingLogger();
+let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
@@ -58,21 +48,13 @@ async function receiver(respond?: Parameters<typeof startReceiver>[1]): Promise<
 }
 
 beforeAll(async () => {
-  await migrateToLatest(DATABASE_URL);
-  db = createDb(DATABASE_URL);
-  cert = selfSignedCert();
-  caFile = writeCaFile(cert.cert);
-  bus = await publisherBus(prefix);
-  service = await startWebhookService(testConfig(prefix, caFile, { WEBHOOK_TIMEOUT_MS: '3000' }), logs, registry, { lookup });
+  bed = await startWebhookBed(prefix, { env: { WEBHOOK_TIMEOUT_MS: '3000' }, logger: logs, registry, lookup });
+  ({ db, bus, cert, caFile, service } = bed);
 });
 
 afterAll(async () => {
-  await service?.close();
+  await bed?.close();
   for (const r of receivers) await r.close();
-  await deleteStreams(bus);
-  await bus.close();
-  await db.destroy();
-  rmSync(caFile, { force: true });
 });
 
 /** Wait until the delivery of `actionId` reached a final status in the tenant's log. */

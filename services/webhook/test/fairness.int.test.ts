@@ -2,42 +2,33 @@
  * Fairness between tenants, against the real stores: one tenant's receiver that never answers holds at
  * most its share of a replica's attempt slots, so another tenant's event is still delivered at once.
  */
-import { rmSync } from 'node:fs';
-import { type Bus, type Db, Registry, createDb, createLogger, migrateToLatest } from '@agw/shared';
-import { type WebhookService, startWebhookService } from '../src/webhook-service';
-import { DATABASE_URL, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testConfig, uniquePrefix, writeCaFile } from './support/harness';
-import { type Receiver, selfSignedCert, startReceiver } from './support/https-receiver';
+import { type Bus, type Db, createLogger } from '@agw/shared';
+import type { WebhookService } from '../src/webhook-service';
+import { createTenant, decisionEvent, publishDecision, uniquePrefix } from './support/harness';
+import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
 const prefix = uniquePrefix('fair');
+let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
-let caFile: string;
 let service: WebhookService;
 let slow: Receiver;
 let fast: Receiver;
 
 beforeAll(async () => {
-  await migrateToLatest(DATABASE_URL);
-  db = createDb(DATABASE_URL);
-  const cert = selfSignedCert();
-  caFile = writeCaFile(cert.cert);
-  bus = await publisherBus(prefix);
-  slow = await startReceiver(cert, () => 'hang');
-  fast = await startReceiver(cert);
-  const config = testConfig(prefix, caFile, { WEBHOOK_CONCURRENCY: '8', WEBHOOK_PER_TENANT_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '4000' });
-  service = await startWebhookService(config, createLogger('webhook', 'silent'), new Registry());
+  bed = await startWebhookBed(prefix, { env: { WEBHOOK_CONCURRENCY: '8', WEBHOOK_PER_TENANT_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '4000' }, logger: createLogger('webhook', 'silent') });
+  ({ db, bus, service } = bed);
+  slow = await startReceiver(bed.cert, () => 'hang');
+  fast = await startReceiver(bed.cert);
 });
 
 afterAll(async () => {
-  await service?.close();
+  await bed?.close();
   await slow.close();
   await fast.close();
-  await deleteStreams(bus);
-  await bus.close();
-  await db.destroy();
-  rmSync(caFile, { force: true });
 });
 
 test('a hanging receiver holds at most its per-tenant share; another tenant is delivered at once', async () => {

@@ -4,38 +4,30 @@
  * (`changes.settings.<tenant>` on core NATS) applies to the next events; delivery attempts always read
  * the stored settings.
  */
-import { rmSync } from 'node:fs';
-import { type Bus, type Db, Registry, createDb, migrateToLatest, publishTenantChange } from '@agw/shared';
-import { type WebhookService, startWebhookService } from '../src/webhook-service';
-import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publisherBus, testConfig, uniquePrefix, writeCaFile } from './support/harness';
-import { type Receiver, type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
+import { type Bus, type Db, publishTenantChange } from '@agw/shared';
+import type { WebhookService } from '../src/webhook-service';
+import { createTenant, decisionEvent, uniquePrefix } from './support/harness';
+import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
+import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
 const prefix = uniquePrefix('settings');
+let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
-let caFile: string;
 let service: WebhookService;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  await migrateToLatest(DATABASE_URL);
-  db = createDb(DATABASE_URL);
-  cert = selfSignedCert();
-  caFile = writeCaFile(cert.cert);
-  bus = await publisherBus(prefix);
-  service = await startWebhookService(testConfig(prefix, caFile), capturingLogger(), new Registry());
+  bed = await startWebhookBed(prefix);
+  ({ db, bus, cert, service } = bed);
 });
 
 afterAll(async () => {
-  await service?.close();
+  await bed?.close();
   for (const r of receivers) await r.close();
-  await deleteStreams(bus);
-  await bus.close();
-  await db.destroy();
-  rmSync(caFile, { force: true });
 });
 
 const setSettings = (tenantId: string, settings: Record<string, unknown>) =>

@@ -7,22 +7,23 @@
  * collector's token.
  */
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { OCSF_PROFILES, OcsfSchema } from '@agw/ocsf';
-import { type Bus, Counter, type Db, type DecisionEvent, Registry, createDb, migrateToLatest, publishEvent, subjects } from '@agw/shared';
+import { type Bus, Counter, type Db, type DecisionEvent, Registry, publishEvent, subjects } from '@agw/shared';
 import Ajv from 'ajv';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { tenantOfAnyDecisionSubject } from '../src/nats/siem.consumer';
 import { SiemExport, siemBody } from '../src/siem/siem-export';
 import { HttpsSender } from '../src/target/https-sender';
 import { TargetGuard } from '../src/target/target-guard';
-import { type WebhookService, startWebhookService } from '../src/webhook-service';
-import { DATABASE_URL, capturingLogger, decisionEvent, deleteStreams, publisherBus, testConfig, uniquePrefix, writeCaFile } from './support/harness';
-import { type Receiver, type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
+import type { WebhookService } from '../src/webhook-service';
+import { capturingLogger, decisionEvent, uniquePrefix } from './support/harness';
+import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
+import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
 const prefix = uniquePrefix('siem');
+let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
@@ -52,22 +53,14 @@ const eventsOf = (r: Receiver, tenantId: string) =>
     .filter((e) => e.metadata.tenant_uid === tenantId);
 
 beforeAll(async () => {
-  await migrateToLatest(DATABASE_URL);
-  db = createDb(DATABASE_URL);
-  cert = selfSignedCert();
-  caFile = writeCaFile(cert.cert);
+  bed = await startWebhookBed(prefix, { env: { SIEM_LINGER_MS: '200', SIEM_MAX_RETRY_DELAY_MS: '1000' }, logger, registry });
+  ({ db, bus, cert, caFile, service } = bed);
   receiver = await startReceiver(cert, () => (failNext-- > 0 ? 503 : 200));
-  bus = await publisherBus(prefix);
-  service = await startWebhookService(testConfig(prefix, caFile, { SIEM_LINGER_MS: '200', SIEM_MAX_RETRY_DELAY_MS: '1000' }), logger, registry);
 });
 
 afterAll(async () => {
-  await service?.close();
+  await bed?.close();
   await receiver?.close();
-  await deleteStreams(bus);
-  await bus.close();
-  await db.destroy();
-  rmSync(caFile, { force: true });
 });
 
 test('the tenant of a subject under either root', () => {

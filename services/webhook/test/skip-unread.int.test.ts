@@ -5,39 +5,31 @@
  * The decisions the gateway put under `nohook.decisions.` (a tenant without a webhook URL) are on the stream
  * but never handed to the webhook service's consumer at all.
  */
-import { rmSync } from 'node:fs';
-import { type Bus, type Db, Registry, createDb, migrateToLatest, streams, subjects } from '@agw/shared';
+import { type Bus, type Db, Registry, streams, subjects } from '@agw/shared';
 import { DURABLE_NAME, tenantOfDecisionSubject } from '../src/nats/decision.consumer';
-import { type WebhookService, startWebhookService } from '../src/webhook-service';
-import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testConfig, uniquePrefix, writeCaFile } from './support/harness';
-import { type SelfSignedCert, selfSignedCert } from './support/https-receiver';
+import type { WebhookService } from '../src/webhook-service';
+import { capturingLogger, createTenant, decisionEvent, publishDecision, uniquePrefix } from './support/harness';
+import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
+import { type SelfSignedCert } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
 const prefix = uniquePrefix('skip');
+let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
-let caFile: string;
 let service: WebhookService;
 const registry = new Registry();
 const logger = capturingLogger();
 
 beforeAll(async () => {
-  await migrateToLatest(DATABASE_URL);
-  db = createDb(DATABASE_URL);
-  cert = selfSignedCert();
-  caFile = writeCaFile(cert.cert);
-  bus = await publisherBus(prefix);
-  service = await startWebhookService(testConfig(prefix, caFile), logger, registry);
+  bed = await startWebhookBed(prefix, { logger, registry });
+  ({ db, bus, cert, service } = bed);
 });
 
 afterAll(async () => {
-  await service?.close();
-  await deleteStreams(bus);
-  await bus.close();
-  await db.destroy();
-  rmSync(caFile, { force: true });
+  await bed?.close();
 });
 
 const consumed = async (result: string) => (await registry.getSingleMetric('webhook_events_consumed_total')!.get()).values.find((v) => v.labels.result === result)?.value ?? 0;

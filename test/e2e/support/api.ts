@@ -84,6 +84,17 @@ export async function patientTenant(name = 'E2E Tenant'): Promise<Tenant> {
   }
 }
 
+/** A member of a tenant with `role`: invited (`by` the tenant key or a member's session token), accepted with `password`, signed in. */
+export async function invitedMember(by: { key?: string; token?: string }, role: string, email: string, password: string): Promise<{ token: string; id: string; email: string }> {
+  const inv = await api('POST', '/members/invitations', { ...by, body: { email, role } });
+  expect(inv.status).toBe(201);
+  const acc = await api('POST', '/members/invitations/accept', { body: { token: inv.body.token, password } });
+  expect(acc.status).toBe(201);
+  const login = await api('POST', '/auth/login', { body: { email, password } });
+  expect(login.status).toBe(200);
+  return { token: login.body.access_token, id: acc.body.user_id, email };
+}
+
 /** A signed-in human's session token for the tenant's owner (POST /auth/login): what approvals need by default. */
 export async function humanSession(t: Tenant): Promise<string> {
   const r = await api('POST', '/auth/login', { body: { email: t.email, password: t.password } });

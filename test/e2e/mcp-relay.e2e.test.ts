@@ -200,6 +200,37 @@ describe('what the upstream sends during a call reaches the client', () => {
     await client.close();
   });
 
+  test('a client that closes its streamed call after the first progress cancels the upstream call; recorded once as cancelled', async () => {
+    const cancelledRecords = async () => {
+      const log = await api('GET', '/audit/log?limit=50', { key: t.apiKey });
+      return (log.body.records as Array<{ tool: string; method: string; decision: string; details: { execution?: Record<string, unknown> } }>).filter((x) => x.tool === 'modern' && x.method === 'slow' && x.details.execution?.status_code === 499);
+    };
+    const recordsBefore = (await cancelledRecords()).length;
+    const before = up.stats().cancelled;
+    const ctl = new AbortController();
+    const res = await fetch(URL_, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'modern__slow' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'modern__slow', arguments: { ms: 40_000, steps: 200 }, _meta: { ...meta(), progressToken: 'c-1' } } }),
+      signal: ctl.signal,
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    const first = JSON.parse(text.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+    expect(first).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'c-1', progress: 1, total: 200 } });
+    ctl.abort();
+    await reader.cancel().catch(() => undefined);
+    for (const end = Date.now() + 10_000; up.stats().cancelled === before && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+    expect(up.stats().cancelled).toBe(before + 1);
+    let rec = await cancelledRecords();
+    for (const end = Date.now() + 15_000; rec.length === recordsBefore && Date.now() < end; await new Promise((r) => setTimeout(r, 200))) rec = await cancelledRecords();
+    expect(rec).toHaveLength(recordsBefore + 1);
+    // the newest first
+    expect(rec[0]).toMatchObject({ decision: 'allow', details: { execution: { status_code: 499, outcome: 'cancelled' } } });
+  });
+
   test('a call that asks for nothing is answered with JSON, as before', async () => {
     const r = await modern({ name: 'modern__slow', arguments: { ms: 100, steps: 2, log: 'quiet' } });
     expect(r.status).toBe(200);

@@ -3,6 +3,7 @@
  * credential. Returns null when no credential is registered (the agent executes). The gateway never sees
  * the secret. If the vault cannot answer the call fails with a 502: nothing executes without the vault.
  */
+import { status } from '@grpc/grpc-js';
 import type { vault } from '@agw/proto';
 import { AppError, DependencyUnavailableError, type TenantCache, isDependencyDown } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
@@ -24,6 +25,9 @@ function relayEvent(e: vault.ExecuteEvent, to: UpstreamNotifications): void {
     to.send({ kind: 'log', level: e.log.level, ...(e.log.logger !== undefined ? { logger: e.log.logger } : {}), data });
   }
 }
+
+/** The peer does not serve the method (gRPC UNIMPLEMENTED): nothing ran. */
+const unimplemented = (e: unknown) => e instanceof AppError && (e.cause as { code?: unknown } | undefined)?.code === status.UNIMPLEMENTED;
 
 const missingAnswer = (): never => {
   throw new AppError('internal', 'the vault ended the execution stream without its answer');
@@ -65,7 +69,13 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
         const cancel = call.upstreamRound?.signal ? { signal: call.upstreamRound.signal } : undefined;
         // a client that wants the upstream's progress or log messages: they come on a stream before the answer
         r = notifications
-          ? ((await vault.executeStream({ ...request, relay_progress: notifications.progress, relay_log_level: notifications.logLevel ?? '' }, { ...cancel, onMessage: (e) => relayEvent(e, notifications) })).response ?? missingAnswer())
+          ? await vault
+              .executeStream({ ...request, relay_progress: notifications.progress, relay_log_level: notifications.logLevel ?? '' }, { ...cancel, onMessage: (e) => relayEvent(e, notifications) })
+              .then(
+                (last) => last.response ?? missingAnswer(),
+                // a vault without ExecuteStream (an older replica during a rolling update): the call runs as before, without them
+                (e: unknown) => (unimplemented(e) ? vault.execute(request, cancel) : Promise.reject(e)),
+              )
           : await vault.execute(request, cancel);
       } catch (e) {
         // cancelled by the MCP client: recorded as such (the vault cancelled the upstream call and logged it)

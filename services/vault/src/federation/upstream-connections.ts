@@ -345,6 +345,7 @@ export class UpstreamConnections {
         if (round?.signal?.aborted && !signal.aborted) throw new UpstreamCallError('cancelled', `the agent cancelled the call of ${tool}; the request to upstream ${e.name} was cancelled`);
         throw err;
       }
+      if (notes?.dropped) this.o.logger.warn({ tenantId: e.tenantId, upstream: e.name, tool, dropped: notes.dropped }, 'upstream sent more notifications during a call than are relayed; the rest were dropped');
       if (isInputRequired(sent) && !round?.relay) {
         throw new UpstreamCallError('upstream_error', `upstream ${e.name} needs input before tool ${tool} can answer (input_required); the gateway relays it to MCP clients of revision 2026-07-28 only, and this call came another way`);
       }

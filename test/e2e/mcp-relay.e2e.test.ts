@@ -7,12 +7,16 @@
  *   client's answer goes back to the upstream on the next round; each round is a governed, recorded call;
  *   the state is refused for another tenant or other arguments;
  * - a 2025 client gets an error result saying the tool needs input (the upstream is told it cannot ask);
- * - a client that closes its request cancels the upstream call.
+ * - a client that closes its request cancels the upstream call;
+ * - the upstream's progress and log messages during a call reach the client that asked for them (the official
+ *   v2 client at 2026-07-28 with `onprogress` and a log level; the SDK 1.x client at 2025-11-25), in order,
+ *   before the result, and the call is governed and recorded once.
  */
 import { type ModernUpstream, startModernUpstream } from '@agw/mcp-fixtures';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Tenant, api, newTenant, recordRaw } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
 
@@ -145,4 +149,91 @@ test('a client that closes its request cancels the upstream call', async () => {
     rec = log.body.records.find((x: { tool: string; method: string }) => x.tool === 'modern' && x.method === 'slow');
   }
   expect(rec).toMatchObject({ decision: 'allow', details: { execution: { status_code: 499, outcome: 'cancelled' } } });
+});
+
+describe('what the upstream sends during a call reaches the client', () => {
+  /** The audit records of one action, once there is one (the audit service writes them from the stream). */
+  async function recordsOf(actionId: string) {
+    for (const end = Date.now() + 15_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+      const log = await api('GET', '/audit/log?limit=50', { key: t.apiKey });
+      const mine = (log.body.records as Array<{ action_id: string; decision: string; tool: string; method: string; details: { execution?: Record<string, unknown> } }>).filter((r) => r.action_id === actionId);
+      if (mine.length) return mine;
+    }
+    return [];
+  }
+
+  test('the official v2 client (2026-07-28): its onprogress gets the progress in order, its handler the info log messages, then the result; one governed call', async () => {
+    const client = new ClientV2({ name: 'e2e-v2-progress', version: '1.0.0' }, { capabilities: {}, versionNegotiation: { mode: { pin: V } } });
+    const logs: unknown[] = [];
+    client.setNotificationHandler('notifications/message', async (n) => void logs.push(n.params));
+    await client.connect(new TransportV2(new URL(URL_), { requestInit: { headers: { authorization: `Bearer ${t.apiKey}` } } }));
+    const progress: unknown[] = [];
+    const before = up.stats().calls.slow ?? 0;
+    const result = await client.callTool(
+      { name: 'modern__slow', arguments: { ms: 600, steps: 3, log: 'tick' }, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } },
+      { onprogress: (p) => void progress.push(p) },
+    );
+    expect(progress).toEqual([1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i} of 3` })));
+    // the info messages only: the upstream's debug "starting" is below the level the request asked for
+    expect(logs).toEqual([1, 2, 3].map((i) => ({ level: 'info', logger: 'slow', data: `tick ${i}` })));
+    expect(result.content).toEqual([{ type: 'text', text: 'waited 600 ms' }]);
+    expect(up.stats().calls.slow).toBe(before + 1);
+    const actionId = (result._meta as Record<string, unknown>)['io.agw/action_id'] as string;
+    const records = await recordsOf(actionId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ decision: 'allow', tool: 'modern', method: 'slow', details: { execution: { status_code: 200 } } });
+    await client.close();
+  });
+
+  test('the SDK 1.x client (2025-11-25): progress with its own token, and every log level (no level is kept by a stateless server)', async () => {
+    const client = new Client({ name: 'e2e-legacy-progress', version: '1.0.0' });
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void logs.push(n.params));
+    await client.connect(new StreamableHTTPClientTransport(new URL(URL_), { requestInit: { headers: { authorization: `Bearer ${t.apiKey}` } } }));
+    const progress: unknown[] = [];
+    const result = await client.callTool({ name: 'modern__slow', arguments: { ms: 400, steps: 2, log: 'tock' } }, undefined, { onprogress: (p) => void progress.push(p) });
+    expect(progress).toEqual([1, 2].map((i) => ({ progress: i, total: 2, message: `step ${i} of 2` })));
+    expect(logs).toEqual([{ level: 'debug', logger: 'slow', data: 'starting' }, ...[1, 2].map((i) => ({ level: 'info', logger: 'slow', data: `tock ${i}` }))]);
+    expect(result.content).toEqual([{ type: 'text', text: 'waited 400 ms' }]);
+    const records = await recordsOf((result._meta as Record<string, unknown>)['io.agw/action_id'] as string);
+    expect(records).toHaveLength(1);
+    await client.close();
+  });
+
+  test('a client that closes its streamed call after the first progress cancels the upstream call; recorded once as cancelled', async () => {
+    const cancelledRecords = async () => {
+      const log = await api('GET', '/audit/log?limit=50', { key: t.apiKey });
+      return (log.body.records as Array<{ tool: string; method: string; decision: string; details: { execution?: Record<string, unknown> } }>).filter((x) => x.tool === 'modern' && x.method === 'slow' && x.details.execution?.status_code === 499);
+    };
+    const recordsBefore = (await cancelledRecords()).length;
+    const before = up.stats().cancelled;
+    const ctl = new AbortController();
+    const res = await fetch(URL_, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'modern__slow' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'modern__slow', arguments: { ms: 40_000, steps: 200 }, _meta: { ...meta(), progressToken: 'c-1' } } }),
+      signal: ctl.signal,
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    const first = JSON.parse(text.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+    expect(first).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'c-1', progress: 1, total: 200 } });
+    ctl.abort();
+    await reader.cancel().catch(() => undefined);
+    for (const end = Date.now() + 10_000; up.stats().cancelled === before && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+    expect(up.stats().cancelled).toBe(before + 1);
+    let rec = await cancelledRecords();
+    for (const end = Date.now() + 15_000; rec.length === recordsBefore && Date.now() < end; await new Promise((r) => setTimeout(r, 200))) rec = await cancelledRecords();
+    expect(rec).toHaveLength(recordsBefore + 1);
+    // the newest first
+    expect(rec[0]).toMatchObject({ decision: 'allow', details: { execution: { status_code: 499, outcome: 'cancelled' } } });
+  });
+
+  test('a call that asks for nothing is answered with JSON, as before', async () => {
+    const r = await modern({ name: 'modern__slow', arguments: { ms: 100, steps: 2, log: 'quiet' } });
+    expect(r.status).toBe(200);
+    expect(r.body.result.content).toEqual([{ type: 'text', text: 'waited 100 ms' }]);
+  });
 });

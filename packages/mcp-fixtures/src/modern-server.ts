@@ -9,8 +9,10 @@
  *   ("Delete <path>?") and the state `confirm:<path>`, when the request declared elicitation (else an
  *   error result saying the client cannot answer); the round with the state and an accepted
  *   `{confirm: true}` answers `Deleted <path>`, any other answer `Kept <path>`;
- * - `slow {ms, steps}`: waits `ms` (default 5000), sending `steps` progress notifications (default 5) when the
- *   request has a progressToken; `cancelled` in stats() counts the calls whose request was cancelled.
+ * - `slow {ms, steps, log}`: waits `ms` (default 5000), sending `steps` progress notifications (default 5) when the
+ *   request has a progressToken, and with `log` (a string) a log message per step (`info`, data
+ *   `"<log> <step>"`, logger `slow`) after a `debug` one (`"starting"`), as far as the request's log level lets
+ *   it (the SDK's `log`); `cancelled` in stats() counts the calls whose request was cancelled.
  */
 import { type AddressInfo } from 'node:net';
 import http from 'node:http';
@@ -33,7 +35,7 @@ export const MODERN_TOOLS = [
   {
     name: 'slow',
     description: 'Waits, reporting progress.',
-    inputSchema: { type: 'object', properties: { ms: { type: 'number' }, steps: { type: 'number' } } },
+    inputSchema: { type: 'object', properties: { ms: { type: 'number' }, steps: { type: 'number' }, log: { type: 'string' } } },
   },
 ];
 
@@ -44,7 +46,7 @@ export async function startModernUpstream(o: { port?: number; host?: string } = 
   let cancelled = 0;
   let lastMeta: Record<string, unknown> | undefined;
   const handler = createMcpHandler(() => {
-    const server = new Server({ name: 'agw-modern-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const server = new Server({ name: 'agw-modern-fixture', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } });
     server.setRequestHandler('tools/list', async () => ({ tools: MODERN_TOOLS as never }));
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
@@ -76,6 +78,8 @@ export async function startModernUpstream(o: { port?: number; host?: string } = 
         const steps = typeof args.steps === 'number' ? args.steps : 5;
         const token = (request.params._meta as { progressToken?: string | number } | undefined)?.progressToken;
         const signal = ctx.mcpReq.signal;
+        const log = typeof args.log === 'string' ? args.log : undefined;
+        if (log !== undefined) await ctx.mcpReq.log('debug', 'starting', 'slow').catch(() => undefined);
         for (let i = 1; i <= steps; i++) {
           const waited = await new Promise<boolean>((resolve) => {
             const t = setTimeout(() => resolve(true), ms / steps);
@@ -86,6 +90,7 @@ export async function startModernUpstream(o: { port?: number; host?: string } = 
             return { ...text('cancelled'), isError: true };
           }
           if (token !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps, message: `step ${i} of ${steps}` } }).catch(() => undefined);
+          if (log !== undefined) await ctx.mcpReq.log('info', `${log} ${i}`, 'slow').catch(() => undefined);
         }
         return text(`waited ${ms} ms`);
       }

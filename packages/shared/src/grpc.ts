@@ -119,6 +119,9 @@ type Res<M> = M extends { requestStream: true; responseStream: true }
   ? Envelope<M, 'responseDeserialize'> extends MuxAnswer<infer R> ? R : never
   : Envelope<M, 'responseDeserialize'>;
 const isMultiplexed = (m: { requestStream: boolean; responseStream: boolean }) => m.requestStream && m.responseStream;
+/** A server-streaming method: one request, a stream of messages back (the last one is the answer). */
+type ServerStreaming = { requestStream: false; responseStream: true };
+const isServerStreaming = (m: { requestStream: boolean; responseStream: boolean }) => !m.requestStream && m.responseStream;
 
 /** A service definition and its implementation, ready for `startGrpcServer`. */
 export interface GrpcServiceBinding {
@@ -127,8 +130,14 @@ export interface GrpcServiceBinding {
 }
 
 export type PromiseHandlers<S extends ServiceDefinition> = {
-  /** `cancelled`: aborted when the caller cancelled a unary call (its `signal`) or it went past its deadline */
-  [K in keyof S]: (request: Req<S[K]>, metadata: Metadata, cancelled?: AbortSignal) => Promise<Res<S[K]>>;
+  /**
+   * `cancelled`: aborted when the caller cancelled a unary call (its `signal`) or it went past its deadline.
+   * A server-streaming method's handler also gets `send`, which writes one message now; the message it
+   * resolves with is written last, and the stream ends.
+   */
+  [K in keyof S]: S[K] extends ServerStreaming
+    ? (request: Req<S[K]>, metadata: Metadata, cancelled: AbortSignal, send: (message: Res<S[K]>) => void) => Promise<Res<S[K]>>
+    : (request: Req<S[K]>, metadata: Metadata, cancelled?: AbortSignal) => Promise<Res<S[K]>>;
 };
 
 /**
@@ -166,6 +175,23 @@ export function implement<S extends ServiceDefinition>(
       }) as never;
       continue;
     }
+    if (isServerStreaming(definition[name])) {
+      const stream = h as unknown as (r: unknown, md: Metadata, cancelled: AbortSignal, send: (m: unknown) => void) => Promise<unknown>;
+      impl[name] = (call: { request: unknown; metadata: Metadata; cancelled: boolean; once(event: 'cancelled', fn: () => void): unknown; write(m: unknown): boolean; end(): void; emit(event: 'error', e: unknown): boolean }) => {
+        const ctl = new AbortController();
+        call.once('cancelled', () => ctl.abort());
+        // nothing is written to a stream the caller cancelled
+        const send = (m: unknown) => void (call.cancelled || call.write(m));
+        stream(call.request, call.metadata, ctl.signal, send).then(
+          (last) => {
+            send(last);
+            call.end();
+          },
+          (thrown: unknown) => void (call.cancelled || call.emit('error', toServiceError(failed(thrown)))),
+        );
+      };
+      continue;
+    }
     impl[name] = (call: { request: unknown; metadata: Metadata; once?(event: 'cancelled', fn: () => void): unknown }, callback: (err: Partial<ServiceError> | null, res?: unknown) => void) => {
       // made only for a handler that reads it (a third parameter): the others pay nothing per call
       let cancelled: AbortSignal | undefined;
@@ -174,7 +200,7 @@ export function implement<S extends ServiceDefinition>(
         call.once('cancelled', () => ctl.abort());
         cancelled = ctl.signal;
       }
-      h(call.request as never, call.metadata, cancelled).then(
+      (h as (r: never, md: Metadata, cancelled?: AbortSignal) => Promise<unknown>)(call.request as never, call.metadata, cancelled).then(
         (res) => callback(null, res),
         (thrown: unknown) => {
           const err = failed(thrown);
@@ -225,8 +251,14 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of a server-streaming call: every message is handed to `onMessage` as it arrives (the last one too). */
+export interface StreamCallOptions<M> extends Omit<CallOptions, 'retry'> {
+  onMessage?: (message: M) => void;
+}
+
 export type PromiseClient<S extends ServiceDefinition> = {
-  [K in keyof S]: (request: Req<S[K]>, options?: CallOptions) => Promise<Res<S[K]>>;
+  /** a server-streaming method resolves with its last message when the stream ends without an error */
+  [K in keyof S]: S[K] extends ServerStreaming ? (request: Req<S[K]>, options?: StreamCallOptions<Res<S[K]>>) => Promise<Res<S[K]>> : (request: Req<S[K]>, options?: CallOptions) => Promise<Res<S[K]>>;
 } & { close(): void; raw: Client };
 
 type ClientCtor = new (address: string, creds: ChannelCredentials, options?: object) => Client;
@@ -335,6 +367,17 @@ export function createClient<S extends ServiceDefinition>(
       };
       continue;
     }
+    if (isServerStreaming(methods[key])) {
+      const open = (raw as unknown as Record<string, (request: unknown, metadata: Metadata, options: { deadline: Date }) => ClientReadable>)[key].bind(raw);
+      out[key] = (request: unknown, options: StreamCallOptions<unknown> = {}) => {
+        const deadlineMs = options.deadlineMs ?? methodDeadlineMs;
+        const deadline = new Date(Date.now() + deadlineMs);
+        const waiting = gate(deadlineMs);
+        const start = () => readStream(open(request, options.metadata ?? new Metadata(), { deadline }), options, (e) => fromServiceError(e, peer, channel.getConnectivityState(false) === connectivityState.READY));
+        return waiting ? waiting.then(start) : start();
+      };
+      continue;
+    }
     const fn = (raw as unknown as Record<string, (...a: unknown[]) => { cancel(): void } | undefined>)[key].bind(raw);
     const unary = (request: unknown, options: { deadlineMs?: number; metadata?: Metadata; signal?: AbortSignal }, deadline: Date) =>
       new Promise((resolve, reject) => {
@@ -387,4 +430,45 @@ export function createClient<S extends ServiceDefinition>(
     };
   }
   return out as PromiseClient<S>;
+}
+
+/** The client side of a server-streaming call, as grpc-js gives it. */
+interface ClientReadable {
+  on(event: 'data', fn: (m: unknown) => void): unknown;
+  on(event: 'end', fn: () => void): unknown;
+  on(event: 'error', fn: (e: ServiceError) => void): unknown;
+  cancel(): void;
+}
+
+/** Every message to `onMessage`; the last one when the stream ends, its error mapped once; the signal cancels it. */
+function readStream(call: ClientReadable, options: StreamCallOptions<unknown>, mapError: (e: ServiceError) => AppError): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    let last: unknown;
+    let got = false;
+    const signal = options.signal;
+    const cancel = () => call.cancel();
+    if (signal?.aborted) call.cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
+    call.on('data', (m) => {
+      last = m;
+      got = true;
+      try {
+        options.onMessage?.(m);
+      } catch (e) {
+        // a consumer that failed ends the call: the stream is cancelled and its error is the call's
+        signal?.removeEventListener('abort', cancel);
+        call.cancel();
+        reject(e);
+      }
+    });
+    call.on('error', (e) => {
+      signal?.removeEventListener('abort', cancel);
+      reject(mapError(e));
+    });
+    call.on('end', () => {
+      signal?.removeEventListener('abort', cancel);
+      if (got) resolve(last);
+      else reject(new AppError('internal', 'the stream ended without an answer'));
+    });
+  });
 }

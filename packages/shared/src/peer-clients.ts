@@ -30,7 +30,7 @@ export const PEERS = {
   /** delivery log and test delivery; a test delivery waits for its first attempt */
   webhook: { client: webhook.WebhookServiceClient, peer: 'webhook service', address: 'webhookGrpcUrl', deadline: 'webhookDeadlineMs' },
   /** a brokered execution waits for the upstream: the vault's upstream timeouts (a federated upstream: up to 120 s plus connecting) plus headroom */
-  vault: { client: vault.VaultServiceClient, peer: 'vault service', address: 'vaultGrpcUrl', deadline: 'vaultDeadlineMs', methodDeadlineMs: { execute: 135_000 } },
+  vault: { client: vault.VaultServiceClient, peer: 'vault service', address: 'vaultGrpcUrl', deadline: 'vaultDeadlineMs', methodDeadlineMs: { execute: 135_000, executeStream: 135_000 } },
   /** checkpoint signing with the vault's HSM-held Ed25519 key */
   noteSigning: { client: vault.NoteSigningServiceClient, peer: 'vault service', address: 'vaultGrpcUrl', deadline: 'vaultDeadlineMs' },
   /** upstream MCP servers (served by the vault process); a registration waits for the upstream's tools/list */

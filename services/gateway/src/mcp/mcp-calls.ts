@@ -9,7 +9,7 @@ import { AppError } from '@agw/shared';
 import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { GatewayDeps } from '../deps';
 import { type AnswerReceipt, recordReceipt, withReceiptMeta } from '../pipeline/call-receipt';
-import type { UpstreamRound } from '../pipeline/hooks';
+import type { UpstreamNotifications, UpstreamRound } from '../pipeline/hooks';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { ApprovalRounds, CONNECT_INPUT_KEY, type RoundCaller, RequestStateSigner, TASKS_EXTENSION, clientAbilitiesOf } from './approval-rounds';
 import { type McpToolResult, type McpTools, type SessionScope, callFederatedTool, callGovernedTool, parseGovernedToolArgs, toMcpResult, unlistedFederatedTool } from './governed-tools';
@@ -44,7 +44,8 @@ export interface McpCaller {
 }
 
 export interface McpCallHandlers {
-  callTool(name: string, args: Record<string, unknown>, round?: CallRound): Promise<Record<string, unknown>>;
+  /** `notifications`: the client wants what a federated tool's upstream sends during the call (call-notifications.ts) */
+  callTool(name: string, args: Record<string, unknown>, round?: CallRound, notifications?: UpstreamNotifications): Promise<Record<string, unknown>>;
   tasks: { get(taskId: string, meta: RequestMeta): Promise<Record<string, unknown>>; cancel(taskId: string, meta: RequestMeta): Promise<void>; update(taskId: string, meta: RequestMeta): Promise<void> };
 }
 
@@ -145,11 +146,21 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
   };
 
   /** A retry with an earlier answer's requestState: the decision's result, or input_required again. */
-  const retry = async (name: string, args: Record<string, unknown>, round: CallRound & { requestState: string }): Promise<Record<string, unknown>> => {
+  const retry = async (name: string, args: Record<string, unknown>, round: CallRound & { requestState: string }, notifications?: UpstreamNotifications): Promise<Record<string, unknown>> => {
     // a relayed round: the client's answers go to the upstream with its own state, in a new governed call
     const relayed = rounds.relayStateOf(round.requestState, roundCaller, name, args);
     if (relayed !== undefined) {
-      return answer(name, args, await run(name, args, undefined, { ...relayOf(round), ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}), ...(relayed.upstreamState !== undefined ? { requestState: relayed.upstreamState } : {}) }), round);
+      return answer(
+        name,
+        args,
+        await run(name, args, undefined, {
+          ...relayOf(round),
+          ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+          ...(relayed.upstreamState !== undefined ? { requestState: relayed.upstreamState } : {}),
+          ...(notifications ? { notifications } : {}),
+        }),
+        round,
+      );
     }
     // a connect round: the human connected (or not) at the page; the call runs anew through the whole pipeline
     const connect = rounds.connectStateOf(round.requestState, roundCaller, name, args);
@@ -158,7 +169,7 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
       if (action === 'decline' || action === 'cancel') {
         return { isError: true, content: [{ type: 'text', text: `The user did not connect ${connect}; ${name} did not run (upstream_authorization_required).` }] };
       }
-      return answer(name, args, await run(name, args), round);
+      return answer(name, args, await run(name, args, undefined, notifications ? { notifications } : undefined), round);
     }
     const standing = await rounds.retried(roundCaller, round.requestState, name, args, round.inputResponses);
     if (standing.kind === 'dismissed') return rounds.queuedResult(standing.actionId);
@@ -170,11 +181,12 @@ export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: M
   };
 
   return {
-    async callTool(name, args, round) {
+    async callTool(name, args, round, notifications) {
       try {
-        if (round?.requestState !== undefined) return await retry(name, args, round as CallRound & { requestState: string });
+        if (round?.requestState !== undefined) return await retry(name, args, round as CallRound & { requestState: string }, notifications);
         // a 2026-07-28 call (`round`) relays an upstream's own input_required; an earlier revision's is an error result
-        return await answer(name, args, await run(name, args, undefined, round ? relayOf(round) : undefined), round);
+        const relay = { ...(round ? relayOf(round) : {}), ...(notifications ? { notifications } : {}) };
+        return await answer(name, args, await run(name, args, undefined, Object.keys(relay).length ? relay : undefined), round);
       } catch (e) {
         if (e instanceof ProtocolError) throw e;
         return failedResult(e);

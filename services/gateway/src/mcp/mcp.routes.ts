@@ -24,6 +24,7 @@ import { type McpToolResult, type McpTools, type SessionScope, mcpToolsOf, upstr
 import { approvalRoundsOf, mcpCallHandlers } from './mcp-calls';
 import { listedTools } from './listed-tools';
 import { FEDERATED_CAPABILITIES, FederatedMethods } from './federated-resources';
+import { LazySseAnswer, notificationsFor, relayWishOf } from './call-notifications';
 
 export const MCP_SERVER_INFO = { name: 'agw-governance-gateway', version: '1.0.0' };
 
@@ -118,25 +119,34 @@ export function mcpRoutes(d: GatewayDeps): Router {
     const era = classify(req.headers, req.body);
     if (era.kind === 'reject') return void res.status(era.status).json(era.body);
     if (era.kind === 'modern') {
+      // a call that asks for its upstream's progress or log messages: they go out on an SSE answer
+      const wish = /text\/event-stream/.test(req.headers.accept ?? '') ? relayWishOf(era.request.method, era.request.params, true) : undefined;
+      const answer = new LazySseAnswer(res);
+      const notifications = wish ? notificationsFor(wish, (n) => answer.notify(n)) : undefined;
       const out = await answerModern(era.request, {
         serverInfo: MCP_SERVER_INFO,
         capabilities: { tools: {}, ...FEDERATED_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
         listTtlMs: 30_000,
         listTools: async () => listedTools(tools, session),
-        callTool: calls.callTool,
+        callTool: (name, args, round) => calls.callTool(name, args, round, notifications),
         tasks: calls.tasks,
         other: (method, params) => federatedMethods.answer(method, params),
       }).catch((e: unknown) => {
         if (!(e instanceof ProtocolError)) throw e;
         return { status: 200, body: { jsonrpc: '2.0', id: era.request.id ?? null, error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } } };
       });
-      return void (out.body ? res.status(out.status).json(out.body) : res.status(out.status).end());
+      return answer.finish(out.status, out.body);
     }
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {}, logging: {}, ...FEDERATED_CAPABILITIES } });
     federatedMethods.register(server);
     server.setRequestHandler('tools/list', async () => ({ tools: listedTools(tools, session) }));
-    server.setRequestHandler('tools/call', async (request) => (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>)) as McpToolResult as never);
-    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // a call with a progressToken is answered on an SSE stream, which carries its upstream's progress and log messages
+    const wish = relayWishOf((req.body as { method?: unknown } | undefined)?.method, (req.body as { params?: unknown } | undefined)?.params, false);
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const notifications = wish ? notificationsFor(wish, (n) => void ctx.mcpReq.notify(n as never).catch(() => undefined)) : undefined;
+      return (await calls.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, undefined, notifications)) as McpToolResult as never;
+    });
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wish });
     res.on('close', () => {
       void transport.close();
       void server.close();

@@ -65,6 +65,20 @@ export interface UpstreamRound {
   clientCapabilities?: Record<string, unknown>;
   inputResponses?: Record<string, unknown>;
   requestState?: string;
+  /** what the upstream sends during the call that the MCP client gets (docs/mcp.md, "Inside a call") */
+  notifications?: UpstreamNotifications;
+}
+
+/** A notification an upstream sent during a federated call, as the vault relays it (bounded and masked). */
+export type UpstreamNotification =
+  | { kind: 'progress'; progress: number; total?: number; message?: string }
+  | { kind: 'log'; level: string; logger?: string; data: unknown };
+
+/** The MCP client wants its call's progress (it sent a progressToken) and log messages at `logLevel` and above. */
+export interface UpstreamNotifications {
+  progress: boolean;
+  logLevel?: string;
+  send(n: UpstreamNotification): void;
 }
 
 export interface FederatedTarget {

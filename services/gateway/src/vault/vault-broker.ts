@@ -3,10 +3,35 @@
  * credential. Returns null when no credential is registered (the agent executes). The gateway never sees
  * the secret. If the vault cannot answer the call fails with a 502: nothing executes without the vault.
  */
-import { DependencyUnavailableError, type TenantCache, isDependencyDown } from '@agw/shared';
+import { status } from '@grpc/grpc-js';
+import type { vault } from '@agw/proto';
+import { AppError, DependencyUnavailableError, type TenantCache, isDependencyDown } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { FederatedCatalog } from '../federation/federated-catalog';
-import type { BrokeredExecution, ToolBroker } from '../pipeline/hooks';
+import type { BrokeredExecution, ToolBroker, UpstreamNotifications } from '../pipeline/hooks';
+
+/** An event of the vault's ExecuteStream before its answer: the upstream's progress or log message, to the MCP client. */
+function relayEvent(e: vault.ExecuteEvent, to: UpstreamNotifications): void {
+  if (e.progress) {
+    const { progress, total, message } = e.progress;
+    to.send({ kind: 'progress', progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) });
+  } else if (e.log) {
+    let data: unknown;
+    try {
+      data = JSON.parse(e.log.data_json);
+    } catch {
+      data = e.log.data_json;
+    }
+    to.send({ kind: 'log', level: e.log.level, ...(e.log.logger !== undefined ? { logger: e.log.logger } : {}), data });
+  }
+}
+
+/** The peer does not serve the method (gRPC UNIMPLEMENTED): nothing ran. */
+const unimplemented = (e: unknown) => e instanceof AppError && (e.cause as { code?: unknown } | undefined)?.code === status.UNIMPLEMENTED;
+
+const missingAnswer = (): never => {
+  throw new AppError('internal', 'the vault ended the execution stream without its answer');
+};
 
 /**
  * `credentials`: when given, "has this tool a credential?" is answered from this per-(tenant, tool) cache
@@ -24,23 +49,34 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       // has its stored params, whose PII envelopes the vault opens itself.
       const fromApproval = call.origin === 'approval';
       let r;
+      const notifications = call.upstreamRound?.notifications;
       try {
-        r = await vault.execute(
-          {
-            tenant_id: tenantId,
-            action_id: actionId,
-            agent_id: call.agent_id,
-            tool: call.tool,
-            method: call.method,
-            params_json: JSON.stringify(call.params),
-            origin: fromApproval ? 'approval' : 'tool_call',
-            user_id: call.userId ?? '',
-            ...(call.upstreamRound?.relay ? { mcp_round_json: JSON.stringify({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
-          },
-          // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
-          // client's request closed: the call is cancelled, and the vault cancels the upstream's
-          call.upstreamRound?.signal ? { signal: call.upstreamRound.signal } : undefined,
-        );
+        const request = {
+          tenant_id: tenantId,
+          action_id: actionId,
+          agent_id: call.agent_id,
+          tool: call.tool,
+          method: call.method,
+          params_json: JSON.stringify(call.params),
+          origin: fromApproval ? 'approval' : 'tool_call',
+          user_id: call.userId ?? '',
+          relay_progress: false,
+          relay_log_level: '',
+          ...(call.upstreamRound?.relay ? { mcp_round_json: JSON.stringify({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
+        };
+        // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
+        // client's request closed: the call is cancelled, and the vault cancels the upstream's
+        const cancel = call.upstreamRound?.signal ? { signal: call.upstreamRound.signal } : undefined;
+        // a client that wants the upstream's progress or log messages: they come on a stream before the answer
+        r = notifications
+          ? await vault
+              .executeStream({ ...request, relay_progress: notifications.progress, relay_log_level: notifications.logLevel ?? '' }, { ...cancel, onMessage: (e) => relayEvent(e, notifications) })
+              .then(
+                (last) => last.response ?? missingAnswer(),
+                // a vault without ExecuteStream (an older replica during a rolling update): the call runs as before, without them
+                (e: unknown) => (unimplemented(e) ? vault.execute(request, cancel) : Promise.reject(e)),
+              )
+          : await vault.execute(request, cancel);
       } catch (e) {
         // cancelled by the MCP client: recorded as such (the vault cancelled the upstream call and logged it)
         if (call.upstreamRound?.signal?.aborted) {

@@ -33,6 +33,7 @@ import {
   SSEClientTransport,
   SseError,
   StreamableHTTPClientTransport,
+  LOG_LEVEL_META_KEY,
   type Tool,
   specTypeSchemas,
 } from '@modelcontextprotocol/client';
@@ -40,6 +41,7 @@ import * as z from 'zod/v4';
 import type { Logger } from '@agw/shared';
 import { EgressRefusedError, EgressRequestError } from '@agw/egress';
 import { SecretMasker } from '../secrets/secret-masker';
+import { type NotificationWish, NotificationRelay, relayOfCurrentCall, withRelay } from './call-notifications';
 import { UpstreamAuthError } from './upstream-credentials';
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -122,6 +124,8 @@ export interface CallRound {
   requestState?: string;
   /** the caller gave up (the agent's request closed): the upstream call is cancelled */
   signal?: AbortSignal;
+  /** what the upstream sends during the call that the caller relays to its client (call-notifications.ts) */
+  notifications?: NotificationWish;
 }
 
 const MAX_SECRETS = 16;
@@ -308,27 +312,40 @@ export class UpstreamConnections {
       // the definition is given for header mirroring only; the result is passed on unvalidated against
       // its outputSchema (the client that receives it validates), so an input_required round is not refused
       const def = open.tools.get(tool);
-      const relayed = round?.relay && client.getProtocolEra() === 'modern';
+      const modern = client.getProtocolEra() === 'modern';
+      const relayed = round?.relay && modern;
+      // what the upstream sends during the call, bounded and masked, to the caller (a 2026-07-28 upstream
+      // sends log messages only at the level a request asks for; a 2025 one's are filtered by the relay)
+      const notes = round?.notifications ? new NotificationRelay(round.notifications, () => open.masker) : undefined;
+      const meta = {
+        ...(relayed && round?.clientCapabilities ? { 'io.modelcontextprotocol/clientCapabilities': round.clientCapabilities } : {}),
+        ...(modern && notes?.logLevel ? { [LOG_LEVEL_META_KEY]: notes.logLevel } : {}),
+      };
       const params = {
         name: tool,
         arguments: args,
-        ...(relayed && round?.clientCapabilities ? { _meta: { 'io.modelcontextprotocol/clientCapabilities': round.clientCapabilities } } : {}),
+        ...(Object.keys(meta).length ? { _meta: meta } : {}),
         ...(relayed && round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
         ...(relayed && round?.requestState !== undefined ? { requestState: round.requestState } : {}),
       };
       let sent: CallToolResult | InputRequiredAnswer;
       try {
         // an aborted call is cancelled at the upstream too (the SDK cancels the request it sent)
-        sent = (await client.callTool(params as never, {
-          timeout: this.timeoutOf(e),
-          signal: round?.signal ? AbortSignal.any([signal, round.signal]) : signal,
-          allowInputRequired: true,
-          ...(def ? { toolDefinition: { ...def, outputSchema: undefined } } : {}),
-        })) as CallToolResult | InputRequiredAnswer;
+        sent = (await withRelay(notes, () =>
+          client.callTool(params as never, {
+            timeout: this.timeoutOf(e),
+            signal: round?.signal ? AbortSignal.any([signal, round.signal]) : signal,
+            allowInputRequired: true,
+            ...(def ? { toolDefinition: { ...def, outputSchema: undefined } } : {}),
+            // the SDK sends a progressToken of its own and hands this call's progress here
+            ...(notes?.wantsProgress ? { onprogress: (p: { progress?: unknown; total?: unknown; message?: unknown }) => notes.progress(p) } : {}),
+          }),
+        )) as CallToolResult | InputRequiredAnswer;
       } catch (err) {
         if (round?.signal?.aborted && !signal.aborted) throw new UpstreamCallError('cancelled', `the agent cancelled the call of ${tool}; the request to upstream ${e.name} was cancelled`);
         throw err;
       }
+      if (notes?.dropped) this.o.logger.warn({ tenantId: e.tenantId, upstream: e.name, tool, dropped: notes.dropped }, 'upstream sent more notifications during a call than are relayed; the rest were dropped');
       if (isInputRequired(sent) && !round?.relay) {
         throw new UpstreamCallError('upstream_error', `upstream ${e.name} needs input before tool ${tool} can answer (input_required); the gateway relays it to MCP clients of revision 2026-07-28 only, and this call came another way`);
       }
@@ -450,6 +467,8 @@ export class UpstreamConnections {
       inputRequired: { autoFulfill: false },
     });
     client.setNotificationHandler('notifications/tools/list_changed', async () => this.o.onToolsChanged(e.tenantId, e.name));
+    // a log message goes to the call whose request it came with, when that call relays them (call-notifications.ts)
+    client.setNotificationHandler('notifications/message', async (n) => relayOfCurrentCall()?.log(n.params));
     client.onerror = (err) => this.o.logger.debug({ tenantId: e.tenantId, upstream: e.name, err: open.masker.text(err.message) }, 'upstream transport error');
     client.onclose = () => {
       const key = keyOf(e.tenantId, e.name, e.userId);

@@ -3,6 +3,7 @@ import { vault as pb } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
+import { type CallNotification, LOG_LEVELS, type LogLevel, type NotificationWish, isLogLevel } from '../federation/call-notifications';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialMeta } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
@@ -43,8 +44,8 @@ function paramsOf(text: string): Record<string, unknown> {
 }
 
 /** The relayed multi round-trip of a federated tools/call (ExecuteRequest.mcp_round_json), and the caller's cancellation. */
-function roundOf(text: string | undefined, cancelled: AbortSignal | undefined): CallRound | undefined {
-  if (!text) return cancelled ? { signal: cancelled } : undefined;
+function roundOf(text: string | undefined, cancelled: AbortSignal | undefined, notifications?: NotificationWish): CallRound | undefined {
+  if (!text) return cancelled || notifications ? { ...(cancelled ? { signal: cancelled } : {}), ...(notifications ? { notifications } : {}) } : undefined;
   const v = parseJson(text, 'mcp_round_json') as Record<string, unknown> | null;
   const object = (x: unknown) => !!x && typeof x === 'object' && !Array.isArray(x);
   if (
@@ -61,6 +62,23 @@ function roundOf(text: string | undefined, cancelled: AbortSignal | undefined): 
     ...(v!.inputResponses !== undefined ? { inputResponses: v!.inputResponses as Record<string, unknown> } : {}),
     ...(v!.requestState !== undefined ? { requestState: v!.requestState as string } : {}),
     ...(cancelled ? { signal: cancelled } : {}),
+    ...(notifications ? { notifications } : {}),
+  };
+}
+
+/** What an ExecuteStream call relays (ExecuteRequest.relay_progress, relay_log_level), written as events. */
+function wishOf(req: pb.ExecuteRequest, send: (event: pb.ExecuteEvent) => void): NotificationWish {
+  const level = req.relay_log_level;
+  if (level && !isLogLevel(level)) throw InputError.at(['relay_log_level'], `must be one of ${LOG_LEVELS.join(', ')}`, 'enum');
+  return {
+    progress: req.relay_progress,
+    ...(level ? { logLevel: level as LogLevel } : {}),
+    send: (n: CallNotification) =>
+      send(
+        n.kind === 'progress'
+          ? { progress: { progress: n.progress, ...(n.total !== undefined ? { total: n.total } : {}), ...(n.message !== undefined ? { message: n.message } : {}) } }
+          : { log: { level: n.level, ...(n.logger !== undefined ? { logger: n.logger } : {}), data_json: n.dataJson } },
+      ),
   };
 }
 
@@ -97,6 +115,35 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
     if (!t) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
     return t;
   };
+  /** Execute and ExecuteStream: the call, its access-log entry and metrics. */
+  const execute = async (req: pb.ExecuteRequest, cancelled: AbortSignal | undefined, notifications?: NotificationWish): Promise<pb.ExecuteResponse> => {
+    const round = roundOf(req.mcp_round_json, cancelled, notifications);
+    const r = await d.broker.execute(tenant(req.tenant_id), {
+      actionId: req.action_id,
+      agentId: req.agent_id,
+      tool: req.tool,
+      method: req.method,
+      params: paramsOf(req.params_json),
+      origin: req.origin === 'approval' ? 'approval' : 'tool_call',
+      userId: req.user_id || undefined,
+      ...(round ? { round } : {}),
+    });
+    if (r.brokered) {
+      d.metrics?.brokered.inc({ outcome: r.outcome });
+      d.metrics?.hsmFetchSeconds.observe(r.hsmFetchMs / 1000);
+      if (r.executionMs) d.metrics?.brokeredSeconds.observe(r.executionMs / 1000);
+    }
+    return {
+      brokered: r.brokered,
+      status_code: r.statusCode,
+      body_json: r.brokered ? JSON.stringify(r.body ?? null) : '',
+      hsm_fetch_ms: r.hsmFetchMs,
+      execution_ms: r.executionMs,
+      credential_name: r.credentialName,
+      outcome: r.outcome,
+      mcp_result: r.mcpResult ?? false,
+    };
+  };
   return {
     definition: pb.VaultServiceService,
     implementation: implement(
@@ -111,34 +158,9 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
           const r = await d.pii.reveal(tenant(req.tenant_id), req.params_json ? parseJson(req.params_json, 'params_json') : {});
           return { params_json: JSON.stringify(r.params), erased_subjects: r.erasedSubjects };
         },
-        execute: async (req, _metadata, cancelled) => {
-          const round = roundOf(req.mcp_round_json, cancelled);
-          const r = await d.broker.execute(tenant(req.tenant_id), {
-            actionId: req.action_id,
-            agentId: req.agent_id,
-            tool: req.tool,
-            method: req.method,
-            params: paramsOf(req.params_json),
-            origin: req.origin === 'approval' ? 'approval' : 'tool_call',
-            userId: req.user_id || undefined,
-            ...(round ? { round } : {}),
-          });
-          if (r.brokered) {
-            d.metrics?.brokered.inc({ outcome: r.outcome });
-            d.metrics?.hsmFetchSeconds.observe(r.hsmFetchMs / 1000);
-            if (r.executionMs) d.metrics?.brokeredSeconds.observe(r.executionMs / 1000);
-          }
-          return {
-            brokered: r.brokered,
-            status_code: r.statusCode,
-            body_json: r.brokered ? JSON.stringify(r.body ?? null) : '',
-            hsm_fetch_ms: r.hsmFetchMs,
-            execution_ms: r.executionMs,
-            credential_name: r.credentialName,
-            outcome: r.outcome,
-            mcp_result: r.mcpResult ?? false,
-          };
-        },
+        execute: (req, _metadata, cancelled) => execute(req, cancelled),
+        // a federated call's progress and log messages as the upstream sends them, then its answer
+        executeStream: async (req, _metadata, cancelled, send) => ({ response: await execute(req, cancelled, wishOf(req, send)) }),
         registerCredential: async (req) =>
           toCredential(
             await d.credentials.register(tenant(req.tenant_id), {

@@ -1,0 +1,117 @@
+/**
+ * What an upstream sends during a federated tools/call that the caller relays to its MCP client
+ * (docs/mcp.md, "Inside a call"): its `notifications/progress` and `notifications/message` (log).
+ * Bounded, so that a hostile upstream can neither flood the client nor read a secret back:
+ * - at most MAX_RELAYED_NOTIFICATIONS per call (the rest are dropped and counted);
+ * - every string masked with the connection's secrets (secret-masker.ts, as results are), then clipped to
+ *   MAX_NOTIFICATION_TEXT bytes; a log message's data whose JSON is longer becomes that JSON, clipped;
+ * - a log message below the level the client asked for is not relayed; a malformed notification is dropped.
+ *
+ * Which call a log message belongs to: the SDK's client hands a connection's notifications to one handler,
+ * whichever request they came with. The handler runs in the async context of the request whose response
+ * stream carried the notification, so `relayOfCurrentCall()` (AsyncLocalStorage) finds that call's relay;
+ * a notification outside any relayed call (a 2025 session's standalone stream) finds none and is dropped.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { SecretMasker } from '../secrets/secret-masker';
+
+/** MCP's log levels, least severe first (RFC 5424 as the spec names them). */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const isLogLevel = (v: unknown): v is LogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
+
+/** notifications relayed per call at most */
+export const MAX_RELAYED_NOTIFICATIONS = 1000;
+/** bytes of a relayed text (a progress message, a logger name, a log message's data as JSON) at most */
+export const MAX_NOTIFICATION_TEXT = 4096;
+
+export type CallNotification =
+  | { kind: 'progress'; progress: number; total?: number; message?: string }
+  | { kind: 'log'; level: LogLevel; logger?: string; /** its data as JSON (masked, clipped) */ dataJson: string };
+
+/** What the caller of a tools/call wants relayed, and where to (CallRound.notifications). */
+export interface NotificationWish {
+  /** the MCP client asked for progress (a progressToken) */
+  progress: boolean;
+  /** relay log messages at this level and above; undefined: none */
+  logLevel?: LogLevel;
+  send(n: CallNotification): void;
+}
+
+/** `text` cut to at most `max` UTF-8 bytes, never inside a character. */
+export function clipText(text: string, max = MAX_NOTIFICATION_TEXT): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  return Buffer.from(text).subarray(0, max).toString('utf8').replace(/\uFFFD+$/, '');
+}
+
+const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** The relay of one call: bounds, masks and forwards what its upstream sends. */
+export class NotificationRelay {
+  private relayed = 0;
+  /** notifications over the cap, not relayed */
+  dropped = 0;
+
+  constructor(
+    private readonly wish: NotificationWish,
+    /** the connection's masker now (it grows as requests carry new secrets) */
+    private readonly masker: () => SecretMasker,
+  ) {}
+
+  get wantsProgress(): boolean {
+    return this.wish.progress;
+  }
+
+  get logLevel(): LogLevel | undefined {
+    return this.wish.logLevel;
+  }
+
+  /** An upstream's progress (the params of its notifications/progress, its own token left out). */
+  progress(p: { progress?: unknown; total?: unknown; message?: unknown }): void {
+    if (!this.wish.progress || !finite(p.progress)) return;
+    this.emit({
+      kind: 'progress',
+      progress: p.progress,
+      ...(finite(p.total) ? { total: p.total } : {}),
+      ...(typeof p.message === 'string' ? { message: this.text(p.message) } : {}),
+    });
+  }
+
+  /** An upstream's log message (the params of its notifications/message). */
+  log(p: { level?: unknown; logger?: unknown; data?: unknown }): void {
+    const min = this.wish.logLevel;
+    if (min === undefined || !isLogLevel(p.level) || LOG_LEVELS.indexOf(p.level) < LOG_LEVELS.indexOf(min)) return;
+    const json = JSON.stringify(this.masker().value(p.data ?? null)) ?? 'null';
+    this.emit({
+      kind: 'log',
+      level: p.level,
+      ...(typeof p.logger === 'string' ? { logger: this.text(p.logger) } : {}),
+      dataJson: Buffer.byteLength(json) <= MAX_NOTIFICATION_TEXT ? json : JSON.stringify(clipText(json)),
+    });
+  }
+
+  private text(s: string): string {
+    return clipText(this.masker().text(s));
+  }
+
+  private emit(n: CallNotification): void {
+    if (this.relayed >= MAX_RELAYED_NOTIFICATIONS) {
+      this.dropped++;
+      return;
+    }
+    this.relayed++;
+    this.wish.send(n);
+  }
+}
+
+const current = new AsyncLocalStorage<NotificationRelay>();
+
+/** Runs `fn` (a tools/call to the upstream) with `relay` as the one its notifications go to. */
+export function withRelay<T>(relay: NotificationRelay | undefined, fn: () => Promise<T>): Promise<T> {
+  return relay ? current.run(relay, fn) : fn();
+}
+
+/** The relay of the call whose request the running notification handler came with, if it relays any. */
+export function relayOfCurrentCall(): NotificationRelay | undefined {
+  return current.getStore();
+}

@@ -33,45 +33,14 @@ export function anchorGrpcService(service: AnchorService, logger: Logger): GrpcS
         },
         status: async (req) => {
           const s = await service.status(tenant(req.tenant_id), req.requested_chain);
-          return {
-            network: s.network,
-            connected_chains: s.connected_chains,
-            contract_address: s.contract_address,
-            anchor_count: s.anchor_count,
-            last_anchor: s.last_anchor ? toTenantAnchor(s.last_anchor) : undefined,
-            chain_id: s.chain_id,
-            requested_chain: s.requested_chain,
-            pending: s.pending,
-            explorer_address_url: s.explorer_address_url,
-          };
+          return { ...s, last_anchor: s.last_anchor && toTenantAnchor(s.last_anchor) };
         },
         verify: async (req) => {
           const v = await service.verify(tenant(req.tenant_id));
-          return {
-            verified: v.verified,
-            on_chain_root: v.on_chain_root,
-            local_root: v.local_root,
-            tx_hash: v.tx_hash,
-            anchor: v.anchor ? toTenantAnchor(v.anchor) : undefined,
-            reason: v.reason,
-            local_tenant_root: v.local_tenant_root,
-          };
+          return { ...v, anchor: v.anchor && toTenantAnchor(v.anchor) };
         },
         listAnchors: async (req) => ({ anchors: (await service.list(tenant(req.tenant_id))).map(toTenantAnchor) }),
-        health: async () => {
-          const h = await service.health();
-          return {
-            status: h.status,
-            network: h.network,
-            chain_id: h.chain_id,
-            block_number: h.block_number,
-            contract_address: h.contract_address,
-            embedded: h.embedded,
-            last_anchor_at: h.last_anchor_at,
-            pending: h.pending,
-            error: h.error,
-          };
-        },
+        health: () => service.health(), // the domain's answer is the message, field for field
       },
       logger,
     ),

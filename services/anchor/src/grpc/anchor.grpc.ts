@@ -1,6 +1,6 @@
 /** gRPC adapter of the anchor service: translate messages, call the domain, nothing else. */
 import { anchor as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, implement, requiredField } from '@agw/shared';
 import type { AnchorService, TenantAnchorView } from '../anchoring/anchor-service';
 
 /** The view in the contract's names (the same as the view's but for tenant_root); fields the message lacks are not sent. */
@@ -8,10 +8,7 @@ export function toTenantAnchor(a: TenantAnchorView): pb.TenantAnchor {
   return { ...a, tenant_root: a.merkle_root, checkpoint_sha256: a.checkpoint_sha256 ?? '' };
 }
 
-const tenant = (id: string) => {
-  if (!id) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-  return id;
-};
+const tenant = (id: string) => requiredField(id, 'tenant_id');
 
 export function anchorGrpcService(service: AnchorService, logger: Logger): GrpcServiceBinding {
   return {

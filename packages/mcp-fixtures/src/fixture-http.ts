@@ -16,18 +16,16 @@ export interface FixtureHttp {
   close(): Promise<void>;
 }
 
-export async function serveFixture(o: {
-  host?: string;
-  /** 0 or absent: a free port */
-  port?: number;
-  /** the error of the 503 answered while closing */
-  closingError: string;
-  route: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<unknown>;
-}): Promise<FixtureHttp> {
+/** Listen at `at` (no port or 0: a free one); `closingError` is the error of the 503 answered while closing. */
+export async function serveFixture(
+  at: { host?: string; port?: number },
+  closingError: string,
+  route: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<unknown>,
+): Promise<FixtureHttp> {
   let closing = false;
   const server = http.createServer((req, res) => {
-    if (closing) return json(res.setHeader('connection', 'close'), 503, { error: o.closingError });
-    o.route(req, res, new URL(req.url ?? '/', 'http://fixture')).catch((e: Error) => {
+    if (closing) return json(res.setHeader('connection', 'close'), 503, { error: closingError });
+    route(req, res, new URL(req.url ?? '/', 'http://fixture')).catch((e: Error) => {
       if (!res.headersSent) json(res, 500, { error: e.message });
       else res.destroy();
     });
@@ -37,8 +35,8 @@ export async function serveFixture(o: {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  const host = o.host ?? '127.0.0.1';
-  await new Promise<void>((resolve) => server.listen(o.port ?? 0, host, resolve));
+  const host = at.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(at.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

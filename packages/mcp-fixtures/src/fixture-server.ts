@@ -203,34 +203,29 @@ export async function startFixtures(o: FixtureOptions): Promise<Fixtures> {
     json(res, 200, { ok: true, tools: [...state.mutable.keys()] });
   };
 
-  const server = await serveFixture({
-    host: o.host,
-    port: o.port,
-    closingError: 'fixtures closing',
-    route: async (req, res, url) => {
-      const path = url.pathname;
-      if (path.startsWith('/control/')) return control(req, res, path);
-      if (path === '/oauth/token' && req.method === 'POST') return state.tokens.handle(req, await readText(req), res);
-      if (path === '/malformed/mcp') {
+  const server = await serveFixture(o, 'fixtures closing', async (req, res, url) => {
+    const path = url.pathname;
+    if (path.startsWith('/control/')) return control(req, res, path);
+    if (path === '/oauth/token' && req.method === 'POST') return state.tokens.handle(req, await readText(req), res);
+    if (path === '/malformed/mcp') {
+      await readText(req);
+      // HTTP is fine, JSON is fine, JSON-RPC is not
+      return req.method === 'POST' ? res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"1.0","oops":true}') : json(res, 405, { error: 'method not allowed' });
+    }
+    if (path === '/garbage/mcp') {
+      await readText(req);
+      return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an MCP server</html>');
+    }
+    if (path.startsWith('/legacy/')) return legacy(req, res, url);
+    const endpoint = /^\/([a-z]+)\/mcp$/.exec(path)?.[1] as EndpointName | undefined;
+    if (endpoint && STREAMABLE.includes(endpoint)) {
+      if (endpoint === 'secured' && !authorized(req)) {
         await readText(req);
-        // HTTP is fine, JSON is fine, JSON-RPC is not
-        return req.method === 'POST' ? res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"1.0","oops":true}') : json(res, 405, { error: 'method not allowed' });
+        return res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="agw-fixture"' }).end(JSON.stringify({ error: 'unauthorized' }));
       }
-      if (path === '/garbage/mcp') {
-        await readText(req);
-        return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an MCP server</html>');
-      }
-      if (path.startsWith('/legacy/')) return legacy(req, res, url);
-      const endpoint = /^\/([a-z]+)\/mcp$/.exec(path)?.[1] as EndpointName | undefined;
-      if (endpoint && STREAMABLE.includes(endpoint)) {
-        if (endpoint === 'secured' && !authorized(req)) {
-          await readText(req);
-          return res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="agw-fixture"' }).end(JSON.stringify({ error: 'unauthorized' }));
-        }
-        return streamable(endpoint, req, res);
-      }
-      json(res, 404, { error: `no fixture at ${path}` });
-    },
+      return streamable(endpoint, req, res);
+    }
+    json(res, 404, { error: `no fixture at ${path}` });
   });
   return {
     url: server.url,

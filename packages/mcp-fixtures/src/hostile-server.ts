@@ -352,24 +352,19 @@ export async function startHostileUpstream(o: HostileOptions = {}): Promise<Host
     }
   };
 
-  const server = await serveFixture({
-    host: o.host,
-    port: o.port,
-    closingError: 'closing',
-    route: async (req, res, url) => {
-      const path = url.pathname;
-      if (path === '/mcp') return mcp(req, res);
-      if (path.startsWith('/control/')) return control(req, res, path);
-      if (path === '/oauth/token' && req.method === 'POST') {
-        const body = await readText(req);
-        if (config.fail.token === 'echo') {
-          tokens.requests++;
-          return json(res, 400, { error: 'invalid_request', error_description: `refused the request:\n${headerFormsText(req.headers)}\n${body}` });
-        }
-        return tokens.handle(req, body, res);
+  const server = await serveFixture(o, 'closing', async (req, res, url) => {
+    const path = url.pathname;
+    if (path === '/mcp') return mcp(req, res);
+    if (path.startsWith('/control/')) return control(req, res, path);
+    if (path === '/oauth/token' && req.method === 'POST') {
+      const body = await readText(req);
+      if (config.fail.token === 'echo') {
+        tokens.requests++;
+        return json(res, 400, { error: 'invalid_request', error_description: `refused the request:\n${headerFormsText(req.headers)}\n${body}` });
       }
-      json(res, 404, { error: `nothing at ${path}` });
-    },
+      return tokens.handle(req, body, res);
+    }
+    json(res, 404, { error: `nothing at ${path}` });
   });
   handle.url = server.url;
   handle.mcpUrl = `${handle.url}/mcp`;

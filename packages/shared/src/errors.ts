@@ -60,6 +60,12 @@ export class InputError extends AppError {
   }
 }
 
+/** `value` when it is set, else an InputError naming `field` as missing (proto3 sends an unset string as ''). */
+export function requiredField(value: string, field: string): string {
+  if (!value) throw InputError.at([field], `${field} is required`, 'missing');
+  return value;
+}
+
 export class AuthenticationError extends AppError {
   constructor(message = 'Invalid API key') {
     super('unauthenticated', message);

@@ -1,6 +1,6 @@
 /** gRPC adapter of the anchor service: translate messages, call the domain, nothing else. */
 import { anchor as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, implement, requiredField } from '@agw/shared';
 import type { AnchorService, TenantAnchorView } from '../anchoring/anchor-service';
 
 /** The view in the contract's names (the same as the view's but for tenant_root); fields the message lacks are not sent. */
@@ -8,10 +8,7 @@ export function toTenantAnchor(a: TenantAnchorView): pb.TenantAnchor {
   return { ...a, tenant_root: a.merkle_root, checkpoint_sha256: a.checkpoint_sha256 ?? '' };
 }
 
-const tenant = (id: string) => {
-  if (!id) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-  return id;
-};
+const tenant = (id: string) => requiredField(id, 'tenant_id');
 
 export function anchorGrpcService(service: AnchorService, logger: Logger): GrpcServiceBinding {
   return {
@@ -33,45 +30,14 @@ export function anchorGrpcService(service: AnchorService, logger: Logger): GrpcS
         },
         status: async (req) => {
           const s = await service.status(tenant(req.tenant_id), req.requested_chain);
-          return {
-            network: s.network,
-            connected_chains: s.connected_chains,
-            contract_address: s.contract_address,
-            anchor_count: s.anchor_count,
-            last_anchor: s.last_anchor ? toTenantAnchor(s.last_anchor) : undefined,
-            chain_id: s.chain_id,
-            requested_chain: s.requested_chain,
-            pending: s.pending,
-            explorer_address_url: s.explorer_address_url,
-          };
+          return { ...s, last_anchor: s.last_anchor && toTenantAnchor(s.last_anchor) };
         },
         verify: async (req) => {
           const v = await service.verify(tenant(req.tenant_id));
-          return {
-            verified: v.verified,
-            on_chain_root: v.on_chain_root,
-            local_root: v.local_root,
-            tx_hash: v.tx_hash,
-            anchor: v.anchor ? toTenantAnchor(v.anchor) : undefined,
-            reason: v.reason,
-            local_tenant_root: v.local_tenant_root,
-          };
+          return { ...v, anchor: v.anchor && toTenantAnchor(v.anchor) };
         },
         listAnchors: async (req) => ({ anchors: (await service.list(tenant(req.tenant_id))).map(toTenantAnchor) }),
-        health: async () => {
-          const h = await service.health();
-          return {
-            status: h.status,
-            network: h.network,
-            chain_id: h.chain_id,
-            block_number: h.block_number,
-            contract_address: h.contract_address,
-            embedded: h.embedded,
-            last_anchor_at: h.last_anchor_at,
-            pending: h.pending,
-            error: h.error,
-          };
-        },
+        health: () => service.health(), // the domain's answer is the message, field for field
       },
       logger,
     ),

@@ -1,6 +1,6 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
-import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, implement } from '@agw/shared';
+import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, implement, requiredField } from '@agw/shared';
 import { runTests } from '@agw/rego';
 import type { BehaviorStore } from '../behavior/behavior-store';
 import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
@@ -95,10 +95,6 @@ function parseObject(text: string, field: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-function required(value: string, field: string): string {
-  if (!value) throw InputError.at([field], `${field} is required`, 'missing');
-  return value;
-}
 
 export function bundleStatus(b: ActiveBundle): pb.BundleStatus {
   return { tenant_id: b.tenantId, revision: b.revision, hash: b.hash, policy_template: b.template, activated_at: b.activatedAt };
@@ -126,7 +122,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
     // replay keeps what the stores keep; plaintext params with PII are never stored
     if (!req.stored_params_json && c.pii_detected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
     if (req.stored_params_json) parseObject(req.stored_params_json, 'stored_params_json');
-    const r = await d.evaluation.evaluate(required(req.tenant_id, 'tenant_id'), required(req.action_id, 'action_id'), toolCallFacts(c, params), req.stored_params_json || c.params_json || '{}');
+    const r = await d.evaluation.evaluate(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.action_id, 'action_id'), toolCallFacts(c, params), req.stored_params_json || c.params_json || '{}');
     return {
       decision: r.decision,
       violations: r.violations,
@@ -147,23 +143,23 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
       {
         evaluate,
         evaluateStream: evaluate,
-        getBundleStatus: async (req) => bundleStatus(await d.policies.active(required(req.tenant_id, 'tenant_id'))),
+        getBundleStatus: async (req) => bundleStatus(await d.policies.active(requiredField(req.tenant_id, 'tenant_id'))),
         setTenantPolicy: async (req) =>
           tenantPolicy(
-            await d.policies.set(required(req.tenant_id, 'tenant_id'), policyChange(req), {
+            await d.policies.set(requiredField(req.tenant_id, 'tenant_id'), policyChange(req), {
               actor: req.actor || `api_key:${req.tenant_id}`,
               overrideFailingTests: overrideOf(req.override_failing_tests),
             }),
           ),
         startShadow: async (req) => {
-          const tenantId = required(req.tenant_id, 'tenant_id');
+          const tenantId = requiredField(req.tenant_id, 'tenant_id');
           if (!req.candidate) throw InputError.at(['candidate'], 'candidate is required', 'missing');
           return shadowReport(tenantId, await d.shadows.start(tenantId, policyChange(req.candidate), { maxCalls: req.max_calls, durationSeconds: req.duration_seconds }, req.actor || `api_key:${tenantId}`));
         },
-        getShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.report(required(req.tenant_id, 'tenant_id'))),
-        discardShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.discard(required(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`)),
+        getShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.report(requiredField(req.tenant_id, 'tenant_id'))),
+        discardShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.discard(requiredField(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`)),
         setBundleSource: async (req) => {
-          const tenantId = required(req.tenant_id, 'tenant_id');
+          const tenantId = requiredField(req.tenant_id, 'tenant_id');
           if (req.activation !== 'direct' && req.activation !== 'shadow') throw InputError.at(['activation'], 'activation is direct or shadow', 'enum');
           const { source, outcome } = await sources().register(
             tenantId,
@@ -173,24 +169,24 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           return bundleSourceMessage(source, outcome);
         },
         getBundleSource: async (req) => {
-          const s = await sources().get(required(req.tenant_id, 'tenant_id'));
+          const s = await sources().get(requiredField(req.tenant_id, 'tenant_id'));
           if (!s) throw new NotFoundError('No bundle source is registered (PUT /api/policy/bundle-source)');
           return bundleSourceMessage(s);
         },
         deleteBundleSource: async (req) => {
-          const tenantId = required(req.tenant_id, 'tenant_id');
+          const tenantId = requiredField(req.tenant_id, 'tenant_id');
           const s = await sources().get(tenantId);
           await sources().remove(tenantId);
           return bundleSourceMessage(s!);
         },
         pollBundleSource: async (req) => {
-          const tenantId = required(req.tenant_id, 'tenant_id');
+          const tenantId = requiredField(req.tenant_id, 'tenant_id');
           const outcome = await sources().pollNow(tenantId);
           return bundleSourceMessage((await sources().get(tenantId))!, outcome);
         },
-        promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(required(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`, overrideOf(req.override_failing_tests))),
+        promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(requiredField(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`, overrideOf(req.override_failing_tests))),
         testPolicy: async (req) => {
-          required(req.tenant_id, 'tenant_id');
+          requiredField(req.tenant_id, 'tenant_id');
           compileCustom(req.custom_policy); // 422 at custom_policy, as a save would be
           const run = runTests([{ name: CUSTOM_FILE, source: req.custom_policy }]);
           const cov = run.coverage!;
@@ -205,7 +201,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
             coverage_files: cov.files.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.notCovered })),
           };
         },
-        getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(required(req.tenant_id, 'tenant_id'))),
+        getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(requiredField(req.tenant_id, 'tenant_id'))),
         listTemplates: async () => ({
           templates: d.catalog.list().map((t) => ({
             name: t.name,
@@ -214,13 +210,13 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           })),
         }),
         listRules: async (req) => {
-          const b = await d.policies.active(required(req.tenant_id, 'tenant_id'));
+          const b = await d.policies.active(requiredField(req.tenant_id, 'tenant_id'));
           return { policy_template: b.template, bundle_revision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
         },
         // a ReplayResult is the message, field for field
         replay: async (req) => ({
           results: await d.replay.replay(
-            required(req.tenant_id, 'tenant_id'),
+            requiredField(req.tenant_id, 'tenant_id'),
             req.action_ids,
             req.candidate
               ? {
@@ -232,15 +228,15 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           ),
         }),
         getAnomalyScore: async (req) => {
-          const a = await d.behavior.anomaly(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'));
+          const a = await d.behavior.anomaly(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'));
           return { agent_id: req.agent_id, anomaly_score: a.score, factors: 'burst' in a.factors ? anomalyFactorsMessage(a.factors as AnomalyFactorValues) : undefined, updated_at: a.updatedAt };
         },
         clearAgentHistory: async (req) => {
-          const n = await d.behavior.clear(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'), false);
+          const n = await d.behavior.clear(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'), false);
           return { agent_id: req.agent_id, cleared: true, keys_removed: n };
         },
         clearAgentCounters: async (req) => {
-          const n = await d.behavior.clear(required(req.tenant_id, 'tenant_id'), required(req.agent_id, 'agent_id'), true);
+          const n = await d.behavior.clear(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'), true);
           return { agent_id: req.agent_id, cleared: true, keys_removed: n };
         },
       },

@@ -1,6 +1,6 @@
 /** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
 import { federation as pb, unsetAsUndefined } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, implement, requiredField } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
 import { PROMPT_PREFIX, isPromptName } from '../federation/federated-mcp';
@@ -68,10 +68,7 @@ function toUpstream(u: UpstreamView): pb.Upstream {
 }
 
 export function federationGrpcService(federation: Federation, logger: Logger): GrpcServiceBinding {
-  const tenant = (t: string) => {
-    if (!t) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-    return t;
-  };
+  const tenant = (t: string) => requiredField(t, 'tenant_id');
   return {
     definition: pb.FederationServiceService,
     implementation: implement(

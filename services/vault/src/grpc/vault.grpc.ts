@@ -1,6 +1,6 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
 import { vault as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, implement, requiredField } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
 import { type CallNotification, LOG_LEVELS, type LogLevel, type NotificationWish, isLogLevel } from '../federation/call-notifications';
@@ -111,10 +111,7 @@ function toSubject(s: SubjectRow): pb.Subject {
 }
 
 export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBinding {
-  const tenant = (t: string) => {
-    if (!t) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-    return t;
-  };
+  const tenant = (t: string) => requiredField(t, 'tenant_id');
   /** Execute and ExecuteStream: the call, its access-log entry and metrics. */
   const execute = async (req: pb.ExecuteRequest, cancelled: AbortSignal | undefined, notifications?: NotificationWish): Promise<pb.ExecuteResponse> => {
     const round = roundOf(req.mcp_round_json, cancelled, notifications);

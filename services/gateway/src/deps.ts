@@ -2,7 +2,8 @@
  * Everything the gateway's edge is built from, made once by gateway.ts. Each feature module (features/*.feature.ts:
  * tool calls, approvals, audit, policy, OAuth, upstreams, credentials, tenants, managed sessions) declares what its routes use, and
  * each route factory takes only its part (`Pick<AuditFeature, 'audit' | 'config'>`); GatewayDeps is all of them
- * (checked here: it extends every feature), which app.ts composes. The MCP routes still take the whole object.
+ * (checked here: it extends every feature), which app.ts composes. The MCP modules declare theirs beside them
+ * (`mcp/mcp-deps.ts`), so that mcp/ imports nothing from above it.
  */
 import type { Bus, Db, Logger, Redis, Registry } from '@agw/shared';
 import type { ApprovalExpiry } from './approvals/approval-expiry';
@@ -30,6 +31,7 @@ import type { ApprovalsFeature } from './features/approvals.feature';
 import type { AuditFeature } from './features/audit.feature';
 import type { CredentialsFeature } from './features/credentials.feature';
 import type { ManagedFeature } from './features/managed.feature';
+import type { McpDeps } from './mcp/mcp-deps';
 import type { OauthFeature } from './features/oauth.feature';
 import type { PolicyFeature } from './features/policy.feature';
 import type { TenantsFeature } from './features/tenants.feature';
@@ -37,7 +39,7 @@ import type { ToolCallsFeature } from './features/tool-calls.feature';
 import type { UpstreamsFeature } from './features/upstreams.feature';
 
 export interface GatewayDeps
-  extends ToolCallsFeature, ApprovalsFeature, AuditFeature, PolicyFeature, OauthFeature, UpstreamsFeature, CredentialsFeature, TenantsFeature, ManagedFeature {
+  extends ToolCallsFeature, ApprovalsFeature, AuditFeature, PolicyFeature, OauthFeature, UpstreamsFeature, CredentialsFeature, TenantsFeature, ManagedFeature, McpDeps {
   config: GatewayConfig;
   logger: Logger;
   registry: Registry;

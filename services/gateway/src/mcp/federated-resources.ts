@@ -24,7 +24,7 @@
  */
 import { ProtocolErrorCode as ErrorCode, type Server, UriTemplate } from '@modelcontextprotocol/server';
 import { matchesAnyGlob } from '@agw/shared';
-import type { GatewayDeps } from '../deps';
+import type { McpDeps } from './mcp-deps';
 import { UPSTREAM_NAME } from '../federation/upstream-names';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { type SessionScope, callGovernedTool } from './governed-tools';
@@ -66,7 +66,7 @@ type Entry = { upstream: string; entry: Record<string, unknown> };
 
 /** One MCP server's view: the tenant, a session's allowed_tools, the caller (as tools/call has it). */
 export interface FederatedScope {
-  d: GatewayDeps;
+  d: McpDeps;
   tenantId: string;
   /** a managed session's allowed_tools: only entries whose federated name they select */
   allowed?: string[];

@@ -12,7 +12,7 @@ import { InputError, matchesAnyGlob, mayRequireApproval } from '@agw/shared';
 import { UPSTREAM_NAME } from '../federation/upstream-names';
 import type { FederatedTool } from '../federation/federated-catalog';
 import { z } from 'zod';
-import type { GatewayDeps } from '../deps';
+import type { McpDeps } from './mcp-deps';
 import type { UpstreamRound } from '../pipeline/hooks';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
 import { toolCallSchema } from '../pipeline/tool-call.schema';
@@ -53,7 +53,7 @@ export function parseGovernedToolArgs(args: unknown): GovernedToolArgs {
 }
 
 /** The tenant's governed tools (distinct tool ids with a registered credential). */
-export async function governedTools(d: Pick<GatewayDeps, 'vault'>, tenantId: string): Promise<string[]> {
+export async function governedTools(d: Pick<McpDeps, 'vault'>, tenantId: string): Promise<string[]> {
   const { credentials } = await d.vault.listCredentials({ tenant_id: tenantId });
   return [...new Set(credentials.map((c) => c.tool_id))].sort();
 }
@@ -79,7 +79,7 @@ export function upstreamTools(all: McpTools, upstream: string): McpTools {
 }
 
 /** The tools of the tenant-wide server, or of a session's server (its config's allowed_tools). */
-export async function mcpToolsOf(d: Pick<GatewayDeps, 'federation' | 'vault'>, tenantId: string, allowed?: string[]): Promise<McpTools> {
+export async function mcpToolsOf(d: Pick<McpDeps, 'federation' | 'vault'>, tenantId: string, allowed?: string[]): Promise<McpTools> {
   const federated = await d.federation.tools(tenantId);
   const selected = allowed ? federated.filter((t) => matchesAnyGlob(allowed, t.name)) : federated;
   const federatedByName = new Map(selected.map((t) => [t.name, t]));
@@ -96,7 +96,7 @@ export async function mcpToolsOf(d: Pick<GatewayDeps, 'federation' | 'vault'>, t
  * or digit, a tool name never starts with `_`); the second split is tried for an upstream registered
  * before that rule, whose name may end with "_".
  */
-export async function unlistedFederatedTool(d: GatewayDeps, tenantId: string, tools: McpTools, name: string): Promise<FederatedTool | undefined> {
+export async function unlistedFederatedTool(d: McpDeps, tenantId: string, tools: McpTools, name: string): Promise<FederatedTool | undefined> {
   if (tools.allowed && !matchesAnyGlob(tools.allowed, name)) return undefined;
   const splits: Array<{ upstream: string; tool: string }> = [];
   for (let i = name.indexOf('__'); i > 0 && splits.length < 2; i = name.indexOf('__', i + 1)) {
@@ -131,7 +131,7 @@ export interface SessionScope {
 
 /** One MCP tools/call through the governance pipeline (a session's calls carry its id and approval patterns): its outcome. */
 export async function callGovernedTool(
-  d: GatewayDeps,
+  d: McpDeps,
   tenantId: string,
   tool: string,
   args: GovernedToolArgs,
@@ -151,7 +151,7 @@ export async function callGovernedTool(
 
 /** A federated tool's call: the arguments are the upstream tool's, the agent is the MCP client (or the session's). */
 export async function callFederatedTool(
-  d: GatewayDeps,
+  d: McpDeps,
   tenantId: string,
   tool: { upstream: string; tool: string },
   args: Record<string, unknown>,

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '@agw/shared';
 import { ProtocolError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
-import type { GatewayDeps } from '../deps';
+import type { McpDeps } from './mcp-deps';
 import { type AnswerReceipt, recordReceipt, withReceiptMeta } from '../pipeline/call-receipt';
 import type { UpstreamNotifications, UpstreamRound } from '../pipeline/hooks';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
@@ -21,7 +21,7 @@ const STATE_TTL_MS = 24 * 3600_000;
 const TASK_POLL_MS = 2000;
 
 /** The approval rounds of this gateway: its requestState key is derived from JWT_SECRET, so every replica verifies every other's. */
-export function approvalRoundsOf(d: GatewayDeps): ApprovalRounds {
+export function approvalRoundsOf(d: McpDeps): ApprovalRounds {
   const key = d.config.jwtSecret ? new TextEncoder().encode(`${d.config.jwtSecret}:mcp-request-state`) : randomBytes(32);
   return new ApprovalRounds(d.approvals, new RequestStateSigner(key), {
     consoleOrigin: new URL(d.config.publicBaseUrl).origin,
@@ -93,7 +93,7 @@ function requireTasks(meta: RequestMeta): void {
 }
 
 /** The tool calls of one MCP server request (its tools, tenant, managed session and caller). */
-export function mcpCallHandlers(d: GatewayDeps, rounds: ApprovalRounds, tools: McpTools, tenantId: string, caller: McpCaller, session?: SessionScope): McpCallHandlers {
+export function mcpCallHandlers(d: McpDeps, rounds: ApprovalRounds, tools: McpTools, tenantId: string, caller: McpCaller, session?: SessionScope): McpCallHandlers {
   const roundCaller: RoundCaller = { tenantId, keyHash: caller.apiKeyHash ?? null, agentId: session?.agentId ?? caller.agentId ?? 'mcp-client' };
   /** the upstream of each federated tool this request called */
   const upstreamOf = new Map<string, string>();

@@ -10,7 +10,7 @@ import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { ProtocolError, Server } from '@modelcontextprotocol/server';
 import { type Request, type Response, Router } from 'express';
 import { ConflictError, ForbiddenError, NotFoundError } from '@agw/shared';
-import type { GatewayDeps } from '../deps';
+import type { McpDeps } from './mcp-deps';
 import { z } from 'zod';
 import { addPaths, pathParam } from '../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../openapi/schema';
@@ -99,7 +99,7 @@ export function mcpPublicRoutes(): Router {
   return r;
 }
 
-export function mcpRoutes(d: GatewayDeps): Router {
+export function mcpRoutes(d: McpDeps): Router {
   const r = Router();
   const checkSource = mcpSourceCheck(d.config.mcpIpAllowlist);
   const rounds = approvalRoundsOf(d);

@@ -21,9 +21,12 @@ import { traceHooks } from './tracing/hooks';
 /**
  * How the record holds each field of its message (agw.audit.v1.AuditEntry in packages/proto/proto/agw/audit.proto,
  * the one definition of the record's fields). Exhaustive over the message: a field added there fails the build
- * here until it is given a kind; then it is in `ActionRecord`, the columns of audit_records
- * (db/tables/audit.ts), the API's record (the gateway's auditRecordSchema), the hashed content, and the
- * decision event says whether it carries it (`recordFieldsInEvent`).
+ * here until it is given a kind; then, with no other edit, it is in `ActionRecord`, the hashed content, the
+ * gRPC mappers, the audit service's reads and appends (audit-record.repository.ts selects and sends
+ * `actionRecordFields`), and the API's record (the gateway's auditRecordSchema is made from these kinds, with
+ * `recordFieldNotes` as descriptions). The compiler then asks for the column (db/tables/audit.ts) and for the
+ * decision event's choice (`recordFieldsInEvent`); the column's migration also adds it to the insert of the
+ * append functions (db/functions/audit-append.sql.ts, applied by the same migration).
  * - `text`: a string; `nullable`: a string or null (empty on the wire); `list`: strings;
  * - `object`: a JSON object (`<name>_json` text on the wire, `<name>` in the record, the column and the API);
  * - `bool`; `time`: ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z (a timestamptz column).
@@ -36,14 +39,12 @@ export const recordFieldKinds = {
   tool: 'text',
   method: 'text',
   params_json: 'object',
-  /** allow | deny | requires_human | observed (control_plane records: approved, rejected, …) */
   decision: 'text',
   violations: 'list',
   severity: 'text',
   alert_tier: 'nullable',
   requires_human: 'bool',
   execution_mode: 'nullable',
-  /** mcp_governed | mcp_observed | control_plane */
   source: 'text',
   session_id: 'nullable',
   bundle_revision: 'text',
@@ -52,7 +53,7 @@ export const recordFieldKinds = {
 } as const satisfies Record<keyof audit.AuditEntry, RecordFieldKind>;
 
 export type RecordFieldKind = 'text' | 'nullable' | 'list' | 'object' | 'bool' | 'time';
-type RecordFieldKinds = typeof recordFieldKinds;
+export type RecordFieldKinds = typeof recordFieldKinds;
 /** A message field's name in the record: `params_json` is `params`. */
 export type RecordFieldName<K extends string> = K extends `${infer Base}_json` ? Base : K;
 /** The name of a field of the record (the message's field, `_json` dropped). */
@@ -70,14 +71,37 @@ export interface RecordFieldValues {
 /** The record: every field of its message, by its kind (`recordFieldKinds`). */
 export type ActionRecord = { [K in keyof RecordFieldKinds as RecordFieldName<K>]: RecordFieldValues[RecordFieldKinds[K]] };
 
+/** The name of a message field in the record (`params_json` is `params`). */
+export const recordFieldName = <K extends string>(messageField: K): RecordFieldName<K> => messageField.replace(/_json$/, '') as RecordFieldName<K>;
+
 /** The names of the record's fields, in the message's order: what is hashed (every one of them). */
-export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds).map((k) => k.replace(/_json$/, '') as ActionRecordField);
+export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds).map(recordFieldName) as ActionRecordField[];
+
+/** Each field of the record (its name in the record, the column and the API) with its kind, in the message's order. */
+export const actionRecordFieldKinds: ReadonlyArray<readonly [ActionRecordField, RecordFieldKind]> = Object.entries(recordFieldKinds).map(
+  ([k, kind]) => [recordFieldName(k) as ActionRecordField, kind] as const,
+);
+
+/**
+ * What a field means, where its name and kind do not say it all: the API's description of the field (the
+ * gateway's OpenAPI record). A field without a note is described by its name.
+ */
+export const recordFieldNotes: Partial<Record<ActionRecordField, string>> = {
+  params: 'personal data as an encrypted envelope {"$pii": …}',
+  decision: 'allow | deny | requires_human | observed (control_plane records: approved, rejected, …)',
+  source: 'mcp_governed | mcp_observed | control_plane',
+};
+
+/** The record's fields of `r` and nothing else (an object that may carry more, e.g. a stored row, as the bare record). */
+export function recordFieldsOf(r: ActionRecord): ActionRecord {
+  const out: Record<string, unknown> = {};
+  for (const k of actionRecordFields) out[k] = r[k];
+  return out as ActionRecord;
+}
 
 /** The object whose canonical JSON is hashed: every field of the record (JCS orders the keys). */
 export function hashedContent(r: ActionRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of actionRecordFields) out[k] = r[k];
-  return out;
+  return recordFieldsOf(r);
 }
 
 /**

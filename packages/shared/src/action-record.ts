@@ -54,6 +54,7 @@ export const recordFieldKinds = {
 
 export type RecordFieldKind = 'text' | 'nullable' | 'list' | 'object' | 'bool' | 'time';
 export type RecordFieldKinds = typeof recordFieldKinds;
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** A message field's name in the record: `params_json` is `params`. */
 export type RecordFieldName<K extends string> = K extends `${infer Base}_json` ? Base : K;
 /** The name of a field of the record (the message's field, `_json` dropped). */
@@ -145,56 +146,56 @@ export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev
   return { id: recordIdOf(r.tenant_seq), ...extra, ...hashedContent(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
 }
 
-/** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */
+/** A field's value of each kind in the gRPC message: an object as JSON text, null as the empty string. */
+interface RecordFieldWireValues {
+  text: string;
+  nullable: string;
+  list: string[];
+  object: string;
+  bool: boolean;
+  time: string;
+}
+// each kind's wire value is the message's type of its fields (a field given the wrong kind fails the build here)
+const kindsMatchTheMessage: SameType<{ [K in keyof RecordFieldKinds]: RecordFieldWireValues[RecordFieldKinds[K]] }, audit.AuditEntry> = true;
+void kindsMatchTheMessage;
+
+/** The message's name of each field of the record (`params` is `params_json`), with its kind. */
+const wireFields = Object.entries(recordFieldKinds).map(([wire, kind]) => ({ wire, field: recordFieldName(wire) as ActionRecordField, kind }));
+
+/**
+ * The record as the gRPC message carries it: every field under the message's name, by its kind (JSON objects
+ * as text, nulls as empty strings). `paramsJson`: JSON.stringify(r.params), when the caller already made it
+ * (the gateway makes it once per call).
+ */
 export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
-  return {
-    action_id: r.action_id,
-    agent_id: r.agent_id,
-    agent_type: r.agent_type,
-    agent_version: r.agent_version,
-    tool: r.tool,
-    method: r.method,
-    // the caller may pass JSON.stringify(r.params) it already made (the gateway makes it once per call)
-    params_json: paramsJson ?? JSON.stringify(r.params),
-    decision: r.decision,
-    violations: r.violations,
-    severity: r.severity,
-    alert_tier: r.alert_tier ?? '',
-    requires_human: r.requires_human,
-    execution_mode: r.execution_mode ?? '',
-    source: r.source,
-    session_id: r.session_id ?? '',
-    bundle_revision: r.bundle_revision,
-    details_json: JSON.stringify(r.details),
-    requested_at: r.requested_at,
-  };
+  const e: Record<string, unknown> = {};
+  for (const { wire, field, kind } of wireFields) {
+    const v = r[field];
+    e[wire] = kind === 'object' ? (field === 'params' && paramsJson !== undefined ? paramsJson : JSON.stringify(v)) : kind === 'nullable' ? (v ?? '') : v;
+  }
+  return e as unknown as audit.AuditEntry;
 }
 
 /**
- * The record from its gRPC message. `parseObject` turns a `*_json` field into an object (the caller
- * decides what a malformed one is: a 422 for a request, a fallback for a stored record).
+ * The record from its gRPC message, by each field's kind. `parseObject` turns a `*_json` field into an object
+ * (the caller decides what a malformed one is: a 422 for a request, a fallback for a stored record); a time
+ * is normalised to ISO 8601 UTC with milliseconds (now when empty).
  */
-export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: 'params_json' | 'details_json') => Record<string, unknown>): ActionRecord {
-  return {
-    action_id: e.action_id,
-    agent_id: e.agent_id,
-    agent_type: e.agent_type,
-    agent_version: e.agent_version,
-    tool: e.tool,
-    method: e.method,
-    params: parseObject(e.params_json, 'params_json'),
-    decision: e.decision,
-    violations: e.violations,
-    severity: e.severity,
-    alert_tier: e.alert_tier || null,
-    requires_human: e.requires_human,
-    execution_mode: e.execution_mode || null,
-    source: e.source,
-    session_id: e.session_id || null,
-    bundle_revision: e.bundle_revision,
-    details: parseObject(e.details_json, 'details_json'),
-    requested_at: e.requested_at ? new Date(e.requested_at).toISOString() : new Date().toISOString(),
-  };
+export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: keyof audit.AuditEntry) => Record<string, unknown>): ActionRecord {
+  const m = e as unknown as Record<string, unknown>;
+  const r: Record<string, unknown> = {};
+  for (const { wire, field, kind } of wireFields) {
+    const v = m[wire];
+    r[field] =
+      kind === 'object'
+        ? parseObject(v as string, wire as keyof audit.AuditEntry)
+        : kind === 'nullable'
+          ? (v as string) || null
+          : kind === 'time'
+            ? (v ? new Date(v as string) : new Date()).toISOString()
+            : v;
+  }
+  return r as ActionRecord;
 }
 
 /**
@@ -251,6 +252,5 @@ export const recordFieldsInEvent = {
   requested_at: true,
 } as const satisfies Record<ActionRecordField, boolean | 'policy'>;
 type EventFields = { [K in ActionRecordField]: (typeof recordFieldsInEvent)[K] extends true ? K : never }[ActionRecordField];
-type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const eventCarriesTheRecordsFields: SameType<Pick<DecisionEvent, EventFields>, Pick<ActionRecord, EventFields>> = true;
 void eventCarriesTheRecordsFields;

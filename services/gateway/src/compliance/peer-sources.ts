@@ -18,24 +18,12 @@ export class GrpcAuditEvidence implements AuditEvidenceSource {
   }
 }
 
-export function toAnchorReference(a: anchor.TenantAnchor): AnchorReference {
-  return {
-    tree_index: a.tree_index,
-    tree_size: a.tree_size,
-    tenant_root: a.tenant_root,
-    aggregate_root: a.aggregate_root,
-    leaf_index: a.leaf_index,
-    leaf_count: a.leaf_count,
-    aggregate_proof: a.aggregate_proof,
-    tx_hash: a.tx_hash,
-    block_number: a.block_number,
-    anchored_at: a.anchored_at,
-    network: a.network,
-    chain_id: a.chain_id,
-    contract_address: a.contract_address,
-    explorer_tx_url: a.explorer_tx_url || null,
-    checkpoint_sha256: a.checkpoint_sha256 || null,
-  };
+/**
+ * An anchor as the export lists it: the message's own fields (one set of names), but for the aggregate
+ * batch's internals (`batch_id`, `leaf_hex`), with the optional texts as null when empty.
+ */
+export function toAnchorReference({ batch_id: _batch, leaf_hex: _leaf, ...a }: anchor.TenantAnchor): AnchorReference {
+  return { ...a, explorer_tx_url: a.explorer_tx_url || null, checkpoint_sha256: a.checkpoint_sha256 || null };
 }
 
 export class GrpcAnchorReferences implements AnchorReferenceSource {

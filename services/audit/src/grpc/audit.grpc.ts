@@ -53,8 +53,10 @@ export function auditGrpcService(
   };
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
     const arrived = performance.now();
-    const replay = req.decision_input ? decisionInputRow(req.decision_input) : undefined;
-    const r = await chain.append(req.tenant_id, toEntry(req.entry), { eventKind: req.event_kind || undefined, webhook: req.tenant_has_webhook ?? true, replay, appendKey: req.append_key || undefined });
+    const entry = toEntry(req.entry);
+    // the replay input: the call as the record holds it, with what the record lacks (the decision's facts)
+    const replay = req.decision_facts ? decisionInputRow(entry, req.decision_facts) : undefined;
+    const r = await chain.append(req.tenant_id, entry, { eventKind: req.event_kind || undefined, webhook: req.tenant_has_webhook ?? true, replay, appendKey: req.append_key || undefined });
     const commitMs = performance.now() - arrived;
     // signed right after the commit, before the caller is answered: no store round trip, no HSM call (receipts.ts)
     const receipt = receipts?.onAppend ? await receipts.receipts.issue(req.tenant_id, r) : undefined;

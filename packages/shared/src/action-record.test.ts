@@ -1,6 +1,7 @@
-/** The record's gRPC form: every field of the message, by its kind, and back to the same record. */
+/** The record's gRPC form (every field of the message, by its kind, and back to the same record) and its decision event. */
 import { audit } from '@agw/proto';
-import { actionRecordFields, fromAuditEntry, toAuditEntry } from './action-record';
+import { actionRecordFields, decisionEventOf, fromAuditEntry, recordFieldsInEvent, toAuditEntry } from './action-record';
+import { DecisionEventSchema } from './bus/events';
 import { governedRecord } from './record-builders';
 
 const record = governedRecord(
@@ -27,4 +28,15 @@ test('an empty time is read as now, and a time is normalised to UTC with millise
   const at = fromAuditEntry({ ...toAuditEntry(record), requested_at: '2026-11-22T01:59:59+02:00' }, parse).requested_at;
   expect(at).toBe('2026-11-21T23:59:59.000Z');
   expect(Number.isNaN(Date.parse(fromAuditEntry({ ...toAuditEntry(record), requested_at: '' }, parse).requested_at))).toBe(false);
+});
+
+test('the decision event carries the fields recordFieldsInEvent marks, and its schema takes exactly those', () => {
+  const e = { ...decisionEventOf('ev-1', 'allowed', 't-1', record), record_id: 1, record_hash: 'h' };
+  const carried = Object.keys(recordFieldsInEvent).filter((f) => recordFieldsInEvent[f as keyof typeof recordFieldsInEvent] === true);
+  expect(Object.keys(e).sort()).toEqual(['event_id', 'kind', 'tenant_id', ...carried, 'record_id', 'record_hash'].sort());
+  expect(DecisionEventSchema.parse(e)).toEqual(e);
+  expect(Object.keys(DecisionEventSchema.shape).sort()).toEqual([...Object.keys(e), 'details'].sort());
+  // kind `policy` carries the details too
+  expect(decisionEventOf('ev-2', 'policy', 't-1', record)).toMatchObject({ details: { stage: 'policy' } });
+  expect(decisionEventOf('ev-3', 'denied', 't-1', record)).not.toHaveProperty('details');
 });

@@ -205,31 +205,16 @@ export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, 
 export function decisionEventOf(eventId: string, kind: DecisionKind, tenantId: string, r: ActionRecord): Omit<DecisionEvent, 'record_id' | 'record_hash'> {
   // tracing on: the event's publish (batched later, off the caller's path) continues the caller's trace
   traceHooks.current?.remember(eventId);
-  return {
-    event_id: eventId,
-    kind,
-    tenant_id: tenantId,
-    action_id: r.action_id,
-    agent_id: r.agent_id,
-    agent_type: r.agent_type,
-    tool: r.tool,
-    method: r.method,
-    decision: r.decision,
-    violations: r.violations,
-    severity: r.severity,
-    alert_tier: r.alert_tier,
-    requires_human: r.requires_human,
-    source: r.source,
-    session_id: r.session_id,
-    requested_at: r.requested_at,
-    ...(kind === 'policy' ? { details: r.details } : {}),
-  };
+  const e: Record<string, unknown> = { event_id: eventId, kind, tenant_id: tenantId };
+  for (const f of decisionEventFields) e[f] = r[f];
+  if (kind === 'policy') e.details = r.details;
+  return e as Omit<DecisionEvent, 'record_id' | 'record_hash'>;
 }
 
 /**
  * Which fields of the record its decision event carries (`policy`: with kind `policy` only). Exhaustive: a field
- * added to the message is decided here; the event's schema (bus/events.ts) must then carry the fields marked
- * true with the record's types (checked below).
+ * added to the message is decided here; the event's schema (bus/events.ts) and `decisionEventOf` then carry
+ * the fields marked true, with the record's types (record-schema.ts).
  */
 export const recordFieldsInEvent = {
   action_id: true,
@@ -251,6 +236,9 @@ export const recordFieldsInEvent = {
   details: 'policy',
   requested_at: true,
 } as const satisfies Record<ActionRecordField, boolean | 'policy'>;
-type EventFields = { [K in ActionRecordField]: (typeof recordFieldsInEvent)[K] extends true ? K : never }[ActionRecordField];
-const eventCarriesTheRecordsFields: SameType<Pick<DecisionEvent, EventFields>, Pick<ActionRecord, EventFields>> = true;
+/** The record's fields every decision event carries. */
+export type DecisionEventField = { [K in ActionRecordField]: (typeof recordFieldsInEvent)[K] extends true ? K : never }[ActionRecordField];
+/** The record's fields every decision event carries, in the message's order (its schema: bus/events.ts). */
+export const decisionEventFields = actionRecordFields.filter((f) => recordFieldsInEvent[f] === true) as DecisionEventField[];
+const eventCarriesTheRecordsFields: SameType<Pick<DecisionEvent, DecisionEventField>, Pick<ActionRecord, DecisionEventField>> = true;
 void eventCarriesTheRecordsFields;

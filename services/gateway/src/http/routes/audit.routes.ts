@@ -2,51 +2,19 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import {
-  type ActionRecord,
-  NotFoundError,
-  type RecordFieldKind,
-  type RecordFieldKinds,
-  type RecordFieldName,
-  actionRecordFieldKinds,
-  fromAuditEntry,
-  presentStoredRecord,
-  recordFieldNotes,
-} from '@agw/shared';
+import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord, recordShape } from '@agw/shared';
 import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
-import { errorSchema, errors, reply, response, timestamp } from '../../openapi/schema';
+import { errorSchema, errors, reply, response } from '../../openapi/schema';
 import { localProfileOnly } from '../profile-exposure';
 import { isUuid } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
 /**
- * The zod (so OpenAPI) type of a record field of each kind (`recordFieldKinds`, packages/shared/src/action-record.ts):
- * the API's record is made from the message's field list, so a field added there is in the API with no edit here.
+ * An audit record as the API shows it (spec: "Audit record"): the tenant's id, the record's fields (their
+ * schemas made from the record message's field list, @agw/shared record-schema.ts), the hashes.
  */
-const schemaOfKind = {
-  text: () => z.string(),
-  nullable: () => z.string().nullable(),
-  list: () => z.array(z.string()),
-  object: () => z.record(z.string(), z.unknown()),
-  bool: () => z.boolean(),
-  time: timestamp,
-} satisfies Record<RecordFieldKind, () => z.ZodType>;
-type SchemaOfKind = { [K in RecordFieldKind]: ReturnType<(typeof schemaOfKind)[K]> };
-type RecordShape = { [F in keyof RecordFieldKinds as RecordFieldName<F>]: SchemaOfKind[RecordFieldKinds[F]] };
-
-/** Every field of the record, in the message's order, typed by its kind and described by its note. */
-function recordShape(): RecordShape {
-  const shape: Record<string, z.ZodType> = {};
-  for (const [field, kind] of actionRecordFieldKinds) {
-    const note = recordFieldNotes[field];
-    shape[field] = note ? schemaOfKind[kind]().meta({ description: note }) : schemaOfKind[kind]();
-  }
-  return shape as RecordShape;
-}
-
-/** An audit record as the API shows it (spec: "Audit record"): the tenant's id, the record's fields, the hashes. */
 export const auditRecordSchema = z
   .object({
     id: z.number().int().meta({ description: 'the record’s id in this tenant’s chain: 1 for its first record, tenant_seq + 1 (docs/audit.md, "Record ids")' }),
@@ -56,7 +24,7 @@ export const auditRecordSchema = z
   })
   .meta({ id: 'AuditRecord', description: 'One record of the tenant’s hash chain (docs/audit.md)' });
 export type PresentedRecord = z.infer<typeof auditRecordSchema>;
-// the schema's fields have the record's types (a kind mapped to a wrong zod type fails the build here)
+// the schema's fields have the record's types
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameFields: Same<Omit<PresentedRecord, 'id' | 'prev_hash' | 'record_hash'>, ActionRecord> = true;
 void sameFields;

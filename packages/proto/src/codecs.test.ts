@@ -13,7 +13,7 @@ const grpcServices: [string, ServiceDefinition][] = Object.values(proto as unkno
 );
 
 const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"bénchmark ✓","page":1}', pii_detected: false, session_id: '' };
-const evaluateCall = { call_id: 7, request: proto.policy.EvaluateRequest.fromPartial({ tenant_id: 't-1', action_id: 'a-1', call, stored_params_json: '' }), metadata: { traceparent: '00-abc' } };
+const evaluateCall = { call_id: 7, request: proto.policy.EvaluateRequest.fromPartial({ tenant_id: 't-1', action_id: 'a-1', call }), metadata: { traceparent: '00-abc' } };
 const appendCall = {
   call_id: 8,
   request: proto.audit.AppendRequest.fromPartial({
@@ -75,8 +75,8 @@ describe('withReusedWriter', () => {
 
   it('recovers from an encode that throws: the next message is whole', () => {
     const type = proto.audit.AppendCall;
-    // `passes` is an int32 inside the request's decision input: the writer has forked twice when it throws
-    const broken = { ...appendCall, request: { ...appendCall.request, decision_input: proto.decision.DecisionInput.fromPartial({ action_id: 'a-1', passes: 1.5 }) } };
+    // `passes` is an int32 inside the request's decision facts: the writer has forked twice when it throws
+    const broken = { ...appendCall, request: { ...appendCall.request, decision_facts: proto.decision.DecisionFacts.fromPartial({ decision: 'allow', passes: 1.5 }) } };
     expect(() => encodeToBuffer(type, broken as never)).toThrow(/int32/);
     expect(encodeToBuffer(type, appendCall as never)).toEqual(Buffer.from(type.encode(appendCall as never).finish()));
   });

@@ -21,9 +21,12 @@ import { traceHooks } from './tracing/hooks';
 /**
  * How the record holds each field of its message (agw.audit.v1.AuditEntry in packages/proto/proto/agw/audit.proto,
  * the one definition of the record's fields). Exhaustive over the message: a field added there fails the build
- * here until it is given a kind; then it is in `ActionRecord`, the columns of audit_records
- * (db/tables/audit.ts), the API's record (the gateway's auditRecordSchema), the hashed content, and the
- * decision event says whether it carries it (`recordFieldsInEvent`).
+ * here until it is given a kind; then, with no other edit, it is in `ActionRecord`, the hashed content, the
+ * gRPC mappers, the audit service's reads and appends (audit-record.repository.ts selects and sends
+ * `actionRecordFields`), and the API's record (the gateway's auditRecordSchema is made from these kinds, with
+ * `recordFieldNotes` as descriptions). The compiler then asks for the column (db/tables/audit.ts) and for the
+ * decision event's choice (`recordFieldsInEvent`); the column's migration also adds it to the insert of the
+ * append functions (db/functions/audit-append.sql.ts, applied by the same migration).
  * - `text`: a string; `nullable`: a string or null (empty on the wire); `list`: strings;
  * - `object`: a JSON object (`<name>_json` text on the wire, `<name>` in the record, the column and the API);
  * - `bool`; `time`: ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z (a timestamptz column).
@@ -36,14 +39,12 @@ export const recordFieldKinds = {
   tool: 'text',
   method: 'text',
   params_json: 'object',
-  /** allow | deny | requires_human | observed (control_plane records: approved, rejected, …) */
   decision: 'text',
   violations: 'list',
   severity: 'text',
   alert_tier: 'nullable',
   requires_human: 'bool',
   execution_mode: 'nullable',
-  /** mcp_governed | mcp_observed | control_plane */
   source: 'text',
   session_id: 'nullable',
   bundle_revision: 'text',
@@ -52,7 +53,8 @@ export const recordFieldKinds = {
 } as const satisfies Record<keyof audit.AuditEntry, RecordFieldKind>;
 
 export type RecordFieldKind = 'text' | 'nullable' | 'list' | 'object' | 'bool' | 'time';
-type RecordFieldKinds = typeof recordFieldKinds;
+export type RecordFieldKinds = typeof recordFieldKinds;
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** A message field's name in the record: `params_json` is `params`. */
 export type RecordFieldName<K extends string> = K extends `${infer Base}_json` ? Base : K;
 /** The name of a field of the record (the message's field, `_json` dropped). */
@@ -70,14 +72,37 @@ export interface RecordFieldValues {
 /** The record: every field of its message, by its kind (`recordFieldKinds`). */
 export type ActionRecord = { [K in keyof RecordFieldKinds as RecordFieldName<K>]: RecordFieldValues[RecordFieldKinds[K]] };
 
+/** The name of a message field in the record (`params_json` is `params`). */
+export const recordFieldName = <K extends string>(messageField: K): RecordFieldName<K> => messageField.replace(/_json$/, '') as RecordFieldName<K>;
+
 /** The names of the record's fields, in the message's order: what is hashed (every one of them). */
-export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds).map((k) => k.replace(/_json$/, '') as ActionRecordField);
+export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds).map(recordFieldName) as ActionRecordField[];
+
+/** Each field of the record (its name in the record, the column and the API) with its kind, in the message's order. */
+export const actionRecordFieldKinds: ReadonlyArray<readonly [ActionRecordField, RecordFieldKind]> = Object.entries(recordFieldKinds).map(
+  ([k, kind]) => [recordFieldName(k) as ActionRecordField, kind] as const,
+);
+
+/**
+ * What a field means, where its name and kind do not say it all: the API's description of the field (the
+ * gateway's OpenAPI record). A field without a note is described by its name.
+ */
+export const recordFieldNotes: Partial<Record<ActionRecordField, string>> = {
+  params: 'personal data as an encrypted envelope {"$pii": …}',
+  decision: 'allow | deny | requires_human | observed (control_plane records: approved, rejected, …)',
+  source: 'mcp_governed | mcp_observed | control_plane',
+};
+
+/** The record's fields of `r` and nothing else (an object that may carry more, e.g. a stored row, as the bare record). */
+export function recordFieldsOf(r: ActionRecord): ActionRecord {
+  const out: Record<string, unknown> = {};
+  for (const k of actionRecordFields) out[k] = r[k];
+  return out as ActionRecord;
+}
 
 /** The object whose canonical JSON is hashed: every field of the record (JCS orders the keys). */
 export function hashedContent(r: ActionRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of actionRecordFields) out[k] = r[k];
-  return out;
+  return recordFieldsOf(r);
 }
 
 /**
@@ -121,56 +146,56 @@ export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev
   return { id: recordIdOf(r.tenant_seq), ...extra, ...hashedContent(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
 }
 
-/** The record as the gRPC message carries it (JSON objects as text, nulls as empty strings). */
+/** A field's value of each kind in the gRPC message: an object as JSON text, null as the empty string. */
+interface RecordFieldWireValues {
+  text: string;
+  nullable: string;
+  list: string[];
+  object: string;
+  bool: boolean;
+  time: string;
+}
+// each kind's wire value is the message's type of its fields (a field given the wrong kind fails the build here)
+const kindsMatchTheMessage: SameType<{ [K in keyof RecordFieldKinds]: RecordFieldWireValues[RecordFieldKinds[K]] }, audit.AuditEntry> = true;
+void kindsMatchTheMessage;
+
+/** The message's name of each field of the record (`params` is `params_json`), with its kind. */
+const wireFields = Object.entries(recordFieldKinds).map(([wire, kind]) => ({ wire, field: recordFieldName(wire) as ActionRecordField, kind }));
+
+/**
+ * The record as the gRPC message carries it: every field under the message's name, by its kind (JSON objects
+ * as text, nulls as empty strings). `paramsJson`: JSON.stringify(r.params), when the caller already made it
+ * (the gateway makes it once per call).
+ */
 export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
-  return {
-    action_id: r.action_id,
-    agent_id: r.agent_id,
-    agent_type: r.agent_type,
-    agent_version: r.agent_version,
-    tool: r.tool,
-    method: r.method,
-    // the caller may pass JSON.stringify(r.params) it already made (the gateway makes it once per call)
-    params_json: paramsJson ?? JSON.stringify(r.params),
-    decision: r.decision,
-    violations: r.violations,
-    severity: r.severity,
-    alert_tier: r.alert_tier ?? '',
-    requires_human: r.requires_human,
-    execution_mode: r.execution_mode ?? '',
-    source: r.source,
-    session_id: r.session_id ?? '',
-    bundle_revision: r.bundle_revision,
-    details_json: JSON.stringify(r.details),
-    requested_at: r.requested_at,
-  };
+  const e: Record<string, unknown> = {};
+  for (const { wire, field, kind } of wireFields) {
+    const v = r[field];
+    e[wire] = kind === 'object' ? (field === 'params' && paramsJson !== undefined ? paramsJson : JSON.stringify(v)) : kind === 'nullable' ? (v ?? '') : v;
+  }
+  return e as unknown as audit.AuditEntry;
 }
 
 /**
- * The record from its gRPC message. `parseObject` turns a `*_json` field into an object (the caller
- * decides what a malformed one is: a 422 for a request, a fallback for a stored record).
+ * The record from its gRPC message, by each field's kind. `parseObject` turns a `*_json` field into an object
+ * (the caller decides what a malformed one is: a 422 for a request, a fallback for a stored record); a time
+ * is normalised to ISO 8601 UTC with milliseconds (now when empty).
  */
-export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: 'params_json' | 'details_json') => Record<string, unknown>): ActionRecord {
-  return {
-    action_id: e.action_id,
-    agent_id: e.agent_id,
-    agent_type: e.agent_type,
-    agent_version: e.agent_version,
-    tool: e.tool,
-    method: e.method,
-    params: parseObject(e.params_json, 'params_json'),
-    decision: e.decision,
-    violations: e.violations,
-    severity: e.severity,
-    alert_tier: e.alert_tier || null,
-    requires_human: e.requires_human,
-    execution_mode: e.execution_mode || null,
-    source: e.source,
-    session_id: e.session_id || null,
-    bundle_revision: e.bundle_revision,
-    details: parseObject(e.details_json, 'details_json'),
-    requested_at: e.requested_at ? new Date(e.requested_at).toISOString() : new Date().toISOString(),
-  };
+export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: keyof audit.AuditEntry) => Record<string, unknown>): ActionRecord {
+  const m = e as unknown as Record<string, unknown>;
+  const r: Record<string, unknown> = {};
+  for (const { wire, field, kind } of wireFields) {
+    const v = m[wire];
+    r[field] =
+      kind === 'object'
+        ? parseObject(v as string, wire as keyof audit.AuditEntry)
+        : kind === 'nullable'
+          ? (v as string) || null
+          : kind === 'time'
+            ? (v ? new Date(v as string) : new Date()).toISOString()
+            : v;
+  }
+  return r as ActionRecord;
 }
 
 /**
@@ -180,31 +205,16 @@ export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, 
 export function decisionEventOf(eventId: string, kind: DecisionKind, tenantId: string, r: ActionRecord): Omit<DecisionEvent, 'record_id' | 'record_hash'> {
   // tracing on: the event's publish (batched later, off the caller's path) continues the caller's trace
   traceHooks.current?.remember(eventId);
-  return {
-    event_id: eventId,
-    kind,
-    tenant_id: tenantId,
-    action_id: r.action_id,
-    agent_id: r.agent_id,
-    agent_type: r.agent_type,
-    tool: r.tool,
-    method: r.method,
-    decision: r.decision,
-    violations: r.violations,
-    severity: r.severity,
-    alert_tier: r.alert_tier,
-    requires_human: r.requires_human,
-    source: r.source,
-    session_id: r.session_id,
-    requested_at: r.requested_at,
-    ...(kind === 'policy' ? { details: r.details } : {}),
-  };
+  const e: Record<string, unknown> = { event_id: eventId, kind, tenant_id: tenantId };
+  for (const f of decisionEventFields) e[f] = r[f];
+  if (kind === 'policy') e.details = r.details;
+  return e as Omit<DecisionEvent, 'record_id' | 'record_hash'>;
 }
 
 /**
  * Which fields of the record its decision event carries (`policy`: with kind `policy` only). Exhaustive: a field
- * added to the message is decided here; the event's schema (bus/events.ts) must then carry the fields marked
- * true with the record's types (checked below).
+ * added to the message is decided here; the event's schema (bus/events.ts) and `decisionEventOf` then carry
+ * the fields marked true, with the record's types (record-schema.ts).
  */
 export const recordFieldsInEvent = {
   action_id: true,
@@ -226,7 +236,9 @@ export const recordFieldsInEvent = {
   details: 'policy',
   requested_at: true,
 } as const satisfies Record<ActionRecordField, boolean | 'policy'>;
-type EventFields = { [K in ActionRecordField]: (typeof recordFieldsInEvent)[K] extends true ? K : never }[ActionRecordField];
-type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const eventCarriesTheRecordsFields: SameType<Pick<DecisionEvent, EventFields>, Pick<ActionRecord, EventFields>> = true;
+/** The record's fields every decision event carries. */
+export type DecisionEventField = { [K in ActionRecordField]: (typeof recordFieldsInEvent)[K] extends true ? K : never }[ActionRecordField];
+/** The record's fields every decision event carries, in the message's order (its schema: bus/events.ts). */
+export const decisionEventFields = actionRecordFields.filter((f) => recordFieldsInEvent[f] === true) as DecisionEventField[];
+const eventCarriesTheRecordsFields: SameType<Pick<DecisionEvent, DecisionEventField>, Pick<ActionRecord, DecisionEventField>> = true;
 void eventCarriesTheRecordsFields;

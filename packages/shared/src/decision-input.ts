@@ -1,13 +1,15 @@
 /**
  * The typed decision contract's one set of conversions (agw.decision.v1, docs/architecture.md "The
  * decision contract"): the policy input's `behavioral` object (snake_case keys, as Rego reads it) to and
- * from its message, and a stored replay input (a row of the audit service's `audit_decision_inputs`) to and
- * from `DecisionInput`. The policy service makes the message, the gateway and the managed service pass it
- * through untouched, the audit service stores and answers it, and replay reads it back. Also the anomaly
+ * from its message, a stored replay input (a row of the audit service's `audit_decision_inputs`) from a
+ * record and its `DecisionFacts`, and the row to `DecisionInput`. The policy service makes the facts, the
+ * gateway and the managed service pass them through untouched with the record, the audit service stores
+ * the replay input and answers it, and replay reads it back. Also the anomaly
  * score's factors (policy service → gateway API).
  */
 import type { decision, policy } from '@agw/proto';
 import type { Selectable } from 'kysely';
+import type { ActionRecord } from './action-record';
 import type { Database } from './db/schema';
 import { InputError } from './errors';
 
@@ -76,37 +78,31 @@ export function decisionInputMessage(r: DecisionInputRow): decision.DecisionInpu
 }
 
 /**
- * A replay input as it is stored (the audit service's append). The message comes from another service:
- * a missing call or a malformed params_json/evaluated_at is the caller's error (422), never a 500.
+ * A replay input as it is stored (the audit service's append): the call as its record holds it (the agent,
+ * the tool and method, the session, the stored params, the bundle revision) with what the record lacks
+ * (`DecisionFacts`: the policy's verdict, whether the params held personal data, the behavioral data, the
+ * passes, the decision time). The facts come from another service: a malformed evaluated_at is the caller's
+ * error (422), never a 500.
  */
-export function decisionInputRow(m: decision.DecisionInput): DecisionInputRow {
-  const c = m.call;
-  if (!c) throw InputError.at(['decision_input', 'call'], 'decision_input.call is required', 'missing');
-  let stored: unknown;
-  try {
-    stored = JSON.parse(c.params_json || '{}');
-  } catch {
-    throw InputError.at(['decision_input', 'call', 'params_json'], 'decision_input.call.params_json is not JSON', 'json_invalid');
-  }
-  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) throw InputError.at(['decision_input', 'call', 'params_json'], 'decision_input.call.params_json must be a JSON object', 'object_type');
-  const evaluatedAt = new Date(m.evaluated_at);
-  if (Number.isNaN(evaluatedAt.getTime())) throw InputError.at(['decision_input', 'evaluated_at'], 'decision_input.evaluated_at must be an ISO 8601 time', 'datetime_parsing');
+export function decisionInputRow(r: ActionRecord, f: decision.DecisionFacts): DecisionInputRow {
+  const evaluatedAt = new Date(f.evaluated_at);
+  if (Number.isNaN(evaluatedAt.getTime())) throw InputError.at(['decision_facts', 'evaluated_at'], 'decision_facts.evaluated_at must be an ISO 8601 time', 'datetime_parsing');
   return {
-    action_id: m.action_id,
-    agent_id: c.agent_id,
-    agent_type: c.agent_type,
-    agent_version: c.agent_version,
-    tool: c.tool,
-    method: c.method,
-    session_id: c.session_id || null,
-    stored_params: stored as Record<string, unknown>,
-    pii_detected: c.pii_detected,
-    behavioral: m.behavioral ? (behavioralInput(m.behavioral) as unknown as Record<string, unknown>) : null,
-    decision: m.decision,
-    violations: m.violations,
-    severity: m.severity,
-    bundle_revision: m.bundle_revision,
-    passes: m.passes,
+    action_id: r.action_id,
+    agent_id: r.agent_id,
+    agent_type: r.agent_type,
+    agent_version: r.agent_version,
+    tool: r.tool,
+    method: r.method,
+    session_id: r.session_id,
+    stored_params: r.params,
+    pii_detected: f.pii_detected,
+    behavioral: f.behavioral ? (behavioralInput(f.behavioral) as unknown as Record<string, unknown>) : null,
+    decision: f.decision,
+    violations: f.violations,
+    severity: f.severity,
+    bundle_revision: r.bundle_revision,
+    passes: f.passes,
     evaluated_at: evaluatedAt,
   };
 }

@@ -21,6 +21,7 @@ export * from './glob';
 export * from './approvals/approval-patterns';
 export * from './approvals/approval.repository';
 export * from './action-record';
+export * from './record-schema';
 export * from './record-builders';
 export * from './decision-input';
 export * from './webhook-settings';

@@ -1,13 +1,15 @@
 /**
  * The Append RPC through a real gRPC server and client against the real Postgres: with omit_entry the
  * answer carries the id, sequence number, hashes and event_queued only (the caller sent the entry); the
- * stored record is the same either way. A decision's replay input (agw.decision.v1.DecisionInput) is
- * committed with its record and read back by GetDecisionInputs, the same message, the tenant's only.
+ * stored record is the same either way. A decision's replay input (agw.decision.v1.DecisionInput) is made
+ * from its record and the facts the record lacks (agw.decision.v1.DecisionFacts), committed with the record
+ * and read back by GetDecisionInputs, the tenant's only.
  */
 import { randomUUID } from 'node:crypto';
 import type { decision, audit as pb } from '@agw/proto';
 import { type Db, createDb, migrateToLatest, toAuditEntry } from '@agw/shared';
 import { sql } from 'kysely';
+import type { ChainEntry } from '../src/chain/record-hash';
 import { governedEntry } from './support/entries';
 import { startAudit } from './support/start-audit';
 
@@ -128,47 +130,56 @@ describe('idempotent appends (append_key)', () => {
   });
 });
 
-describe('decision inputs: committed with the record, read back by GetDecisionInputs', () => {
-  const inputOf = (e: pb.AuditEntry): decision.DecisionInput => ({
-    action_id: e.action_id,
-    call: { agent_id: e.agent_id, agent_type: e.agent_type, agent_version: e.agent_version, tool: e.tool, method: e.method, params_json: '{"to":{"$pii":"envelope"},"amount":150.5}', pii_detected: true, session_id: 'sess-1' },
-    behavioral: { action_count_1h: 3, action_count_24h: 40, tool_count_24h: 7, violation_count_24h: 1, anomaly_score: 0.4213, last_action_seconds_ago: 12, session_total_amount: 99.5 },
+describe('decision inputs: made from the record and its facts, committed with it, read back by GetDecisionInputs', () => {
+  const stored = { to: { $pii: 'envelope' }, amount: 150.5 };
+  const decided = (over: Partial<ChainEntry> = {}) => toAuditEntry(governedEntry({ params: stored, session_id: 'sess-1', bundle_revision: 'rev-1', ...over }));
+  const facts = (): decision.DecisionFacts => ({
     decision: 'requires_human',
     violations: ['amount_above_threshold'],
     severity: 'medium',
-    bundle_revision: 'rev-1',
+    pii_detected: true,
+    behavioral: { action_count_1h: 3, action_count_24h: 40, tool_count_24h: 7, violation_count_24h: 1, anomaly_score: 0.4213, last_action_seconds_ago: 12, session_total_amount: 99.5 },
     passes: 2,
     evaluated_at: '2026-11-25T10:11:12.345Z',
   });
 
-  it('answers the message it was given, for its tenant only; unknown and malformed ids are left out', async () => {
+  it('answers the call as its record holds it with the facts, for its tenant only; unknown and malformed ids are left out', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
-    const e = entry();
-    const input = inputOf(e);
-    await client.appendStream({ tenant_id: a, entry: e, event_kind: '', omit_entry: true, append_key: randomUUID(), decision_input: input });
+    const e = decided();
+    const f = facts();
+    await client.appendStream({ tenant_id: a, entry: e, event_kind: '', omit_entry: true, append_key: randomUUID(), decision_facts: f });
     const none = entry();
     await client.append({ tenant_id: a, entry: none, event_kind: '', append_key: '' });
     const got = await client.getDecisionInputs({ tenant_id: a, action_ids: [e.action_id, none.action_id, randomUUID(), 'not-a-uuid'] });
-    // the params come back as the same JSON value (jsonb may reorder keys, so compare parsed)
     expect(got.inputs).toHaveLength(1);
-    expect({ ...got.inputs[0], call: { ...got.inputs[0].call, paramsJson: JSON.parse(got.inputs[0].call!.params_json) } }).toEqual({ ...input, call: { ...input.call, paramsJson: JSON.parse(input.call!.params_json) } });
+    // the params come back as the same JSON value (jsonb may reorder keys, so compare parsed)
+    const { call, ...rest } = got.inputs[0];
+    expect({ ...call, params_json: JSON.parse(call!.params_json) }).toEqual({
+      agent_id: e.agent_id,
+      agent_type: e.agent_type,
+      agent_version: e.agent_version,
+      tool: e.tool,
+      method: e.method,
+      params_json: stored,
+      pii_detected: true,
+      session_id: 'sess-1',
+    });
+    const { pii_detected: _pii, ...verdict } = f;
+    expect(rest).toEqual({ action_id: e.action_id, bundle_revision: 'rev-1', ...verdict });
     expect((await client.getDecisionInputs({ tenant_id: b, action_ids: [e.action_id] })).inputs).toEqual([]);
     // a session-less call without behavioral data
-    const bare = entry();
-    await client.append({ tenant_id: a, entry: bare, event_kind: '', append_key: '', decision_input: { ...inputOf(bare), behavioral: undefined, call: { ...inputOf(bare).call!, session_id: '' } } });
+    const bare = decided({ session_id: null });
+    await client.append({ tenant_id: a, entry: bare, event_kind: '', append_key: '', decision_facts: { ...facts(), behavioral: undefined } });
     const [back] = (await client.getDecisionInputs({ tenant_id: a, action_ids: [bare.action_id] })).inputs;
     expect(back.behavioral).toBeUndefined();
     expect(back.call!.session_id).toBe('');
   });
 
-  it('refuses a malformed input with INVALID_ARGUMENT and writes nothing', async () => {
+  it('refuses malformed facts with INVALID_ARGUMENT and writes nothing', async () => {
     const tenantId = randomUUID();
-    const e = entry();
-    const bad = await client.append({ tenant_id: tenantId, entry: e, event_kind: '', append_key: '', decision_input: { ...inputOf(e), call: { ...inputOf(e).call!, params_json: '{' } } }).catch((err) => err);
-    expect(bad.code).toBe('invalid_input');
-    expect(bad.detail[0].loc).toEqual(['decision_input', 'call', 'params_json']);
-    const noTime = await client.append({ tenant_id: tenantId, entry: e, event_kind: '', append_key: '', decision_input: { ...inputOf(e), evaluated_at: 'yesterday' } }).catch((err) => err);
-    expect(noTime.detail[0].loc).toEqual(['decision_input', 'evaluated_at']);
+    const noTime = await client.append({ tenant_id: tenantId, entry: decided(), event_kind: '', append_key: '', decision_facts: { ...facts(), evaluated_at: 'yesterday' } }).catch((err) => err);
+    expect(noTime.code).toBe('invalid_input');
+    expect(noTime.detail[0].loc).toEqual(['decision_facts', 'evaluated_at']);
     expect((await client.listRecords({ tenant_id: tenantId, limit: 10, session_id: '', chronological: false, member_id: '' })).records).toEqual([]);
     const tooMany = await client.getDecisionInputs({ tenant_id: tenantId, action_ids: Array.from({ length: 1001 }, () => randomUUID()) }).catch((err) => err);
     expect(tooMany.code).toBe('invalid_input');

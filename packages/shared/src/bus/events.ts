@@ -18,6 +18,8 @@
  * - `sessions.<tenant_id>.<kind>`, stream SESSIONS: managed-session lifecycle (interrupted, ...).
  */
 import { z } from 'zod';
+import { decisionEventFields } from '../action-record';
+import { recordShape } from '../record-schema';
 
 /**
  * `quarantined`: a federated tool's definition was quarantined (a control_plane record, docs/federation.md);
@@ -30,27 +32,19 @@ import { z } from 'zod';
 export const decisionKinds = ['allowed', 'denied', 'pending', 'observed', 'approved', 'rejected', 'expired', 'quarantined', 'witness_refused', 'policy', 'authorization_required'] as const;
 export type DecisionKind = (typeof decisionKinds)[number];
 
+/**
+ * One decision: the record's fields the event carries (`recordFieldsInEvent`, action-record.ts; their
+ * schemas made from the record's field kinds, record-schema.ts), with the event's own.
+ */
 export const DecisionEventSchema = z.object({
   /** unique per event; also the JetStream message id (publish is deduplicated) */
   event_id: z.string(),
   kind: z.enum(decisionKinds),
   tenant_id: z.string(),
-  action_id: z.string(),
-  agent_id: z.string(),
-  agent_type: z.string(),
-  tool: z.string(),
-  method: z.string(),
-  decision: z.string(),
-  violations: z.array(z.string()),
-  severity: z.string(),
-  alert_tier: z.string().nullable(),
-  requires_human: z.boolean(),
-  source: z.string(),
-  session_id: z.string().nullable(),
+  ...recordShape(decisionEventFields),
   /** the tenant's record id: tenant_seq + 1 (recordIdOf, docs/audit.md "Record ids"), never the global row key */
   record_id: z.number().int(),
   record_hash: z.string(),
-  requested_at: z.string(),
   /** kind `policy` only: the record's details (the override's note, the shadow's counts, …) */
   details: z.record(z.string(), z.unknown()).optional(),
 });

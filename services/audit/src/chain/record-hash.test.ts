@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { canonicalJson } from '@agw/shared';
+import { actionRecordFields, canonicalJson } from '@agw/shared';
+import { HASHED_KEYS } from '@agw/verifier';
 import { type ChainEntry, GENESIS, canonicalContent, hashedContent, recordHash } from './record-hash';
 
 const entry: ChainEntry = {
@@ -52,6 +53,14 @@ describe('record hash', () => {
 });
 
 /** The shared vectors (test/fixtures/record-hash-vectors.json), also appended through the SQL functions on Postgres (test/record-hash-vectors.int.test.ts). */
+describe('record hash: the offline verifier', () => {
+  // @agw/verifier stands alone (a third party runs it on an export), so it lists the hashed keys itself: a field
+  // added to the record message is hashed here at once, and the verifier needs it too (with a new export format)
+  it('hashes the keys the chain hashes: every field of the record message', () => {
+    expect([...HASHED_KEYS].sort()).toEqual([...actionRecordFields].sort());
+  });
+});
+
 describe('record hash: the shared vectors', () => {
   const { vectors } = JSON.parse(readFileSync(path.join(__dirname, '../../test/fixtures/record-hash-vectors.json'), 'utf8')) as {
     vectors: Array<{ name: string; entry: ChainEntry; canonical: string; prev_hash: string; record_hash: string }>;

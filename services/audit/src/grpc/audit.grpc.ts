@@ -53,8 +53,10 @@ export function auditGrpcService(
   };
   const append = async (req: pb.AppendRequest): Promise<pb.AuditRecord> => {
     const arrived = performance.now();
-    const replay = req.decision_input ? decisionInputRow(req.decision_input) : undefined;
-    const r = await chain.append(req.tenant_id, toEntry(req.entry), { eventKind: req.event_kind || undefined, webhook: req.tenant_has_webhook ?? true, replay, appendKey: req.append_key || undefined });
+    const entry = toEntry(req.entry);
+    // the replay input: the call as the record holds it, with what the record lacks (the decision's facts)
+    const replay = req.decision_facts ? decisionInputRow(entry, req.decision_facts) : undefined;
+    const r = await chain.append(req.tenant_id, entry, { eventKind: req.event_kind || undefined, webhook: req.tenant_has_webhook ?? true, replay, appendKey: req.append_key || undefined });
     const commitMs = performance.now() - arrived;
     // signed right after the commit, before the caller is answered: no store round trip, no HSM call (receipts.ts)
     const receipt = receipts?.onAppend ? await receipts.receipts.issue(req.tenant_id, r) : undefined;
@@ -98,9 +100,7 @@ export function auditGrpcService(
           const r = await erasures.record(req.tenant_id, { subjectId: req.subject_id, keyHandle: req.key_handle, erasedAt: req.erased_at, recordsAffected: Number(req.records_affected) });
           return { record: toMessage(r.record), note: r.note, key_name: r.keyName, vkey: r.vkey };
         },
-        sessionTotals: async (req) => ({
-          totals: (await sessionTotals.totals(req.tenant_id, req.session_ids)).map((t) => ({ session_id: t.session_id, governed: t.governed, observed: t.observed, denied: t.denied, pending: t.pending })),
-        }),
+        sessionTotals: async (req) => ({ totals: await sessionTotals.totals(req.tenant_id, req.session_ids) }),
         decisionCounts: async (req) => {
           if (!decisionCounts) throw new Error('decision counts are not configured in this audit service');
           return { counts: await decisionCounts.counts(req.tenant_id, req.days) };
@@ -115,19 +115,8 @@ export function auditGrpcService(
         },
         getReceiptProof: async (req) => {
           if (!req.tenant_id) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
-          const p = await needReceipts().proofs.proof(req.tenant_id, Number(req.record_id));
-          return {
-            status: p.status,
-            record_id: p.record_id,
-            leaf_index: p.leaf_index,
-            leaf_hash: p.leaf_hash,
-            record_hash: p.record_hash,
-            tree_size: p.tree_size,
-            proof: p.proof,
-            checkpoint: p.checkpoint,
-            merge_by: p.merge_by,
-            max_merge_delay_seconds: p.max_merge_delay_seconds,
-          };
+          // the proof has the message's fields and names
+          return needReceipts().proofs.proof(req.tenant_id, Number(req.record_id));
         },
         getDecisionInputs: async (req) => {
           if (!decisionInputs) throw new Error('decision inputs are not configured in this audit service');

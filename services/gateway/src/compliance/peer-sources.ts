@@ -18,7 +18,10 @@ export class GrpcAuditEvidence implements AuditEvidenceSource {
   }
 }
 
-/** An anchor as the export lists it: the contract's fields but the batch and leaf bytes, with empty strings as null. */
+/**
+ * An anchor as the export lists it: the message's own fields (one set of names), but for the aggregate
+ * batch's internals (`batch_id`, `leaf_hex`), with the optional texts as null when empty.
+ */
 export function toAnchorReference({ batch_id: _batch, leaf_hex: _leaf, ...a }: anchor.TenantAnchor): AnchorReference {
   return { ...a, explorer_tx_url: a.explorer_tx_url || null, checkpoint_sha256: a.checkpoint_sha256 || null };
 }

@@ -3,7 +3,8 @@
  * commit). The decision event for webhooks, anchoring and sessions is committed to the outbox in the same
  * transaction and published by the audit service right after (off the request path); an audit service
  * that does not take it (`event_queued` false) leaves the publish to this recorder, as before.
- * The policy's replay input, when given, is committed in that transaction too: one commit per call.
+ * The policy's replay input, when its facts are given, is made from the record and them and committed in
+ * that transaction too: one commit per call, the stored params sent once (in the record).
  */
 import { randomUUID } from 'node:crypto';
 import type { audit, decision } from '@agw/proto';
@@ -46,8 +47,8 @@ export interface RecorderOptions {
 export interface RecordOptions {
   /** the call's step timings (Server-Timing): audit, audit_commit, publish are added */
   timings?: Record<string, number>;
-  /** the policy's replay input, committed with the record */
-  decisionInput?: decision.DecisionInput;
+  /** what the record lacks for the policy's replay input (EvaluateResponse.decision_facts), committed with it */
+  decisionFacts?: decision.DecisionFacts;
   /**
    * the caller's transaction when it records inside one (approval-expiry.ts): the tenant's settings are read
    * through it, never through a second connection of the same pool
@@ -83,7 +84,7 @@ export class DecisionRecorder {
 
   /** Resolves to the stored record's id, sequence number, hashes and event_queued (its `entry` is not sent back). */
   async record(tenantId: string, r: DecisionRecord, kind: DecisionKind, o: RecordOptions = {}): Promise<audit.AuditRecord> {
-    const { timings, decisionInput, conn, evidence } = o;
+    const { timings, decisionFacts, conn, evidence } = o;
     const withEvent = o.event !== false;
     if (evidence) r = { ...r, details: { ...r.details, arguments_sha256: evidence.argumentsSha256 } };
     const t0 = performance.now();
@@ -91,7 +92,7 @@ export class DecisionRecorder {
       tenant_id: tenantId,
       event_kind: withEvent ? kind : '',
       tenant_has_webhook: this.o.hasWebhook ? await this.o.hasWebhook(tenantId, conn) : true,
-      decision_input: decisionInput,
+      decision_facts: decisionFacts,
       entry: toAuditEntry(r, paramsJsonOf(r.params)),
       // only the id and hashes are used: the record does not come back over the wire
       omit_entry: true,

@@ -223,7 +223,7 @@ export class ToolCallPipeline {
     }
     const opaEvalMs = performance.now() - t0;
 
-    const { violations, decision_input: decisionInput } = evaluation;
+    const { violations, decision_facts: decisionFacts } = evaluation;
     const severity = evaluation.severity || 'none';
     const alertTier = evaluation.alert_tier || null;
     const common = { params: stored, violations, severity, bundle_revision: evaluation.bundle_revision };
@@ -242,17 +242,17 @@ export class ToolCallPipeline {
     if (evaluation.decision === 'deny') {
       // The audit record keeps the policy's tier (P1/P2/P3); the denial body says `escalate` (spec).
       const record = governedRecord(base, { ...common, decision: 'deny', alert_tier: alertTier ?? 'escalate', requires_human: evaluation.requires_human, details });
-      await this.decide(ctx, call, record, 'denied', 'policy', decisionInput);
+      await this.decide(ctx, call, record, 'denied', 'policy', decisionFacts);
       return { kind: 'denied', action_id: actionId, violations, severity, alert_tier: 'escalate' };
     }
     if (evaluation.decision === 'requires_human') {
-      await this.queue(ctx, call, base, common, requiredApprovers(details, evaluation.required_approvers), 'policy', alertTier, decisionInput, evaluation.required_approvers);
+      await this.queue(ctx, call, base, common, requiredApprovers(details, evaluation.required_approvers), 'policy', alertTier, decisionFacts, evaluation.required_approvers);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations, severity };
     }
     const pattern = approvalPatternFor(ctx.approvalPatterns, call.tool, call.method, federated?.upstream ? `${call.tool}__${call.method}` : undefined);
     if (pattern) {
       const escalated = [...violations, SESSION_APPROVAL_VIOLATION];
-      await this.queue(ctx, call, base, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, decisionInput);
+      await this.queue(ctx, call, base, { ...common, violations: escalated }, { ...details, require_human_approval: pattern }, 'session_config', alertTier, decisionFacts);
       return { kind: 'pending', action_id: actionId, message: pendingMessage(actionId), violations: escalated, severity };
     }
 
@@ -268,7 +268,7 @@ export class ToolCallPipeline {
       execution_mode: brokered ? 'gateway_brokered' : 'agent_direct',
       details: brokered ? { ...details, execution: executionDetails(brokered) } : details,
     });
-    await this.decide(ctx, call, record, 'allowed', 'policy', decisionInput);
+    await this.decide(ctx, call, record, 'allowed', 'policy', decisionFacts);
     return allowedOutcome(actionId, brokered, violations, severity, opaEvalMs, started);
   }
 
@@ -306,8 +306,8 @@ export class ToolCallPipeline {
     return allowedOutcome(row.action_id, brokered, violations, severity, 0, started);
   }
 
-  /** Steps 3-5 in the policy service; the replay input comes back to be committed with the record. */
-  private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: ProtectedParams, connection?: { mode: string; user_id: string | null }) {
+  /** Steps 3-5 in the policy service; what the record lacks for the replay input comes back to be committed with it. */
+  private async evaluate(ctx: CallContext, call: ToolCallRequest, actionId: string, p: Pick<ProtectedParams, 'piiDetected'>, connection?: { mode: string; user_id: string | null }) {
     const evaluation = await timed(ctx.timings, 'policy', () =>
       this.d.policy.evaluateStream({
         tenant_id: ctx.tenantId,
@@ -324,9 +324,6 @@ export class ToolCallPipeline {
           upstream_connection: connection?.mode ?? '',
           upstream_user_id: connection?.user_id ?? '',
         },
-        // empty: the stored params are the params (no PII found), as policy.proto allows; the record's
-        // params_json reuses the same string (paramsJsonOf)
-        stored_params_json: p.storedParams === call.params && !p.piiDetected ? '' : paramsJsonOf(p.storedParams),
       }),
     );
     this.d.metrics.policyEvalMs.observe(evaluation.eval_ms);
@@ -334,8 +331,8 @@ export class ToolCallPipeline {
   }
 
   /** A decision taken: its record committed (steps 8-9), the constraint counters, the metric. */
-  private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, decisionInput?: decision.DecisionInput): Promise<void> {
-    await this.d.recorder.record(ctx.tenantId, record, kind, { timings: ctx.timings, decisionInput, evidence: ctx.evidence });
+  private async decide(ctx: CallContext, call: ToolCallRequest, record: DecisionRecord, kind: DecisionKind, stage: string, decisionFacts?: decision.DecisionFacts): Promise<void> {
+    await this.d.recorder.record(ctx.tenantId, record, kind, { timings: ctx.timings, decisionFacts, evidence: ctx.evidence });
     await this.d.constraints.record(ctx.tenantId, call, { decision: record.decision, violations: record.violations }).catch(() => undefined);
     this.d.metrics.decisions.inc({ decision: record.decision, stage });
   }
@@ -348,7 +345,7 @@ export class ToolCallPipeline {
     details: Record<string, unknown>,
     reason: 'policy' | 'fail_to_queue' | 'session_config',
     alertTier: string | null,
-    decisionInput?: decision.DecisionInput,
+    decisionFacts?: decision.DecisionFacts,
     /** the policy's number of distinct approvers (four eyes); the tenant's setting applies when stricter */
     requiredApprovers = 0,
   ): Promise<void> {
@@ -381,7 +378,7 @@ export class ToolCallPipeline {
         ctx.tenantId,
         governedRecord(facts, { ...outcome, decision: 'requires_human', alert_tier: alertTier, details: { ...details, queue_reason: reason } }),
         'pending',
-        { timings: ctx.timings, decisionInput, evidence: ctx.evidence },
+        { timings: ctx.timings, decisionFacts, evidence: ctx.evidence },
       );
     } catch (e) {
       await this.d.approvals.withdraw(ctx.tenantId, facts.action_id).catch(() => undefined);

@@ -93,7 +93,6 @@ export class ToolConfirmations {
       tenant_id: s.tenant_id,
       action_id: actionId,
       call: { agent_id: s.agent_id, agent_type: 'managed', agent_version: '1.0.0', tool: call.tool, method: call.method, params_json: JSON.stringify(call.params), pii_detected: piiDetected, session_id: s.id },
-      stored_params_json: piiDetected ? JSON.stringify(stored) : '',
     });
     const pattern = approvalPatternFor(config.require_human_approval, call.tool, call.method, call.federatedName);
     const fact = {
@@ -104,7 +103,7 @@ export class ToolConfirmations {
       severity: ev.severity || 'none',
       alertTier: ev.alert_tier || null,
       bundleRevision: ev.bundle_revision,
-      decisionInput: ev.decision_input,
+      decisionFacts: ev.decision_facts,
       requestedAt,
     };
     const request = { action_id: actionId, session_id: s.id, tool_use_id: e.id, tool_name: name };

@@ -54,8 +54,8 @@ export interface GovernedFact {
   alertTier: string | null;
   bundleRevision: string;
   details: Record<string, unknown>;
-  /** the policy's replay input (EvaluateResponse.decision_input), committed with the record */
-  decisionInput: decision.DecisionInput | undefined;
+  /** what the record lacks for the policy's replay input (EvaluateResponse.decision_facts), committed with it */
+  decisionFacts: decision.DecisionFacts | undefined;
   eventKind: 'denied' | 'pending';
   requestedAt: Date;
 }
@@ -115,15 +115,15 @@ export class SessionRecorder {
       bundle_revision: f.bundleRevision,
       details: f.details,
     });
-    await this.append(s, record, { eventKind: f.eventKind, decisionInput: f.decisionInput, appendKey: `governed:${f.actionId}` });
+    await this.append(s, record, { eventKind: f.eventKind, decisionFacts: f.decisionFacts, appendKey: `governed:${f.actionId}` });
   }
 
-  private async append(s: Pick<SessionRow, 'tenant_id'>, record: ActionRecord, o: { eventKind?: 'observed' | 'denied' | 'pending'; decisionInput?: decision.DecisionInput; appendKey?: string }): Promise<void> {
+  private async append(s: Pick<SessionRow, 'tenant_id'>, record: ActionRecord, o: { eventKind?: 'observed' | 'denied' | 'pending'; decisionFacts?: decision.DecisionFacts; appendKey?: string }): Promise<void> {
     await this.audit.append({
       tenant_id: s.tenant_id,
       entry: toAuditEntry(record),
       event_kind: o.eventKind ?? '',
-      decision_input: o.decisionInput,
+      decision_facts: o.decisionFacts,
       append_key: o.appendKey ?? '',
     });
   }

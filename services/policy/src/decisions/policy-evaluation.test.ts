@@ -7,13 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { decision } from '@agw/proto';
-import { InputError, createDb, createLogger, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
+import { type ActionRecord, InputError, createDb, createLogger, createRedis, decisionInputMessage, decisionInputRow, migrateToLatest, waitForRedis } from '@agw/shared';
 import { BehaviorStore } from '../behavior/behavior-store';
 import { TenantPolicies } from '../bundles/tenant-policies';
 import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
 import { ReplayService } from '../replay/replay.service';
 import { TemplateCatalog } from '../templates/template-catalog';
-import { PolicyEvaluation, type ToolCallFacts } from './policy-evaluation';
+import { type EvaluationResult, PolicyEvaluation, type ToolCallFacts } from './policy-evaluation';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
@@ -24,7 +24,32 @@ let replay: ReplayService;
 const revealed: string[] = [];
 /** the replay inputs as committed (tenant → action → input): what AuditService.GetDecisionInputs answers */
 const committed = new Map<string, Map<string, decision.DecisionInput>>();
-const commit = (tenant: string, input: decision.DecisionInput) => {
+/**
+ * What the audit service commits for a decision: the replay input made from the call's record (the stored
+ * params, `stored`) and the decision's facts, with the shared conversions it uses.
+ */
+const commit = (tenant: string, actionId: string, c: ToolCallFacts, r: EvaluationResult, stored: Record<string, unknown> = c.params) => {
+  const record: ActionRecord = {
+    action_id: actionId,
+    agent_id: c.agentId,
+    agent_type: c.agentType,
+    agent_version: c.agentVersion,
+    tool: c.tool,
+    method: c.method,
+    params: stored,
+    decision: r.decision,
+    violations: r.violations,
+    severity: r.severity,
+    alert_tier: null,
+    requires_human: false,
+    execution_mode: null,
+    source: 'mcp_governed',
+    session_id: c.sessionId || null,
+    bundle_revision: r.bundleRevision,
+    details: {},
+    requested_at: new Date().toISOString(),
+  };
+  const input = decisionInputMessage(decisionInputRow(record, r.facts));
   if (!committed.has(tenant)) committed.set(tenant, new Map());
   committed.get(tenant)!.set(input.action_id, structuredClone(input));
 };
@@ -63,15 +88,15 @@ const call = (over: Partial<ToolCallFacts> = {}): ToolCallFacts => ({
 
 test('a tenant without a stored policy has the general template; pass 2 only when needed', async () => {
   const tenant = randomUUID();
-  const ok = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
+  const ok = await evaluation.evaluate(tenant, randomUUID(), call());
   expect(ok).toMatchObject({ decision: 'allow', passes: 2, severity: 'none' });
   expect(ok.behavioral).toMatchObject({ action_count_24h: 1 });
   await policies.set(tenant, { template: 'crm' });
-  const crm = await evaluation.evaluate(tenant, randomUUID(), call({ method: 'delete' }), '{}');
+  const crm = await evaluation.evaluate(tenant, randomUUID(), call({ method: 'delete' }));
   expect(crm).toMatchObject({ decision: 'deny', passes: 1, violations: ['crm_delete_not_allowed'], behavioral: null });
   await policies.set(tenant, { template: 'data_access' });
   // pass 1 already denies: no enrichment
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { region: 'mars' } }), '{}')).toMatchObject({ decision: 'deny', passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { region: 'mars' } }))).toMatchObject({ decision: 'deny', passes: 1 });
 });
 
 test('revisions: content hashes; unchanged settings keep the revision; broken custom policy keeps the old one', async () => {
@@ -97,9 +122,9 @@ test('custom policy: free-text violations, evaluation errors deny', async () => 
     customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains msg if {\n  input.params.amount > data.config.max\n  msg := sprintf("amount %v above %v", [input.params.amount, data.config.max])\n}\n\nconflict := 1 if input.method == "boom"\nconflict := 2 if input.method == "boom"\ndeny contains "c" if conflict\n',
     configJson: '{"max": 10}',
   });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 11 } }), '{}')).toMatchObject({ decision: 'deny', violations: ['amount 11 above 10'], passes: 1 });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 1 } }), '{}')).toMatchObject({ decision: 'allow', passes: 1 });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'boom' }), '{}')).toMatchObject({ decision: 'deny', violations: ['policy_evaluation_error'] });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 11 } }))).toMatchObject({ decision: 'deny', violations: ['amount 11 above 10'], passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ params: { amount: 1 } }))).toMatchObject({ decision: 'allow', passes: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'boom' }))).toMatchObject({ decision: 'deny', violations: ['policy_evaluation_error'] });
 });
 
 test('a decision answers its replay input (stored params, never plaintext) and replays exactly, revealing PII through the vault', async () => {
@@ -108,16 +133,20 @@ test('a decision answers its replay input (stored params, never plaintext) and r
   const stored = { to: { $pii: 'envelope-ciphertext' }, amount: 150 };
   const id = randomUUID();
   await policies.set(tenant, { template: 'financial', configJson: JSON.stringify({ business_hours: { weekdays: [] } }) });
-  const first = await evaluation.evaluate(tenant, id, call({ params: plaintext, piiDetected: true }), JSON.stringify(stored));
+  const c = call({ params: plaintext, piiDetected: true });
+  const first = await evaluation.evaluate(tenant, id, c);
   expect(first.violations).toEqual(['transaction_outside_business_hours']);
-  expect(first.input).toMatchObject({ action_id: id, decision: 'allow', violations: ['transaction_outside_business_hours'], bundle_revision: first.bundleRevision, passes: first.passes });
-  expect(JSON.parse(first.input.call!.params_json)).toEqual(stored);
-  expect(first.input.call).toMatchObject({ agent_id: 'agent-1', tool: 'svc_x', method: 'search', pii_detected: true, session_id: '' });
-  expect(Date.parse(first.input.evaluated_at)).toBeGreaterThan(Date.now() - 60_000);
+  // what the record lacks for the replay input: the verdict, the PII flag, the behavioral data, the passes, the time
+  expect(first.facts).toMatchObject({ decision: 'allow', violations: ['transaction_outside_business_hours'], pii_detected: true, passes: first.passes });
+  expect(Date.parse(first.facts.evaluated_at)).toBeGreaterThan(Date.now() - 60_000);
   // the counters at decision time are kept even when pass 2 did not read them (the call itself counted)
-  expect(first.input.behavioral).toMatchObject({ action_count_1h: 1, action_count_24h: 1, last_action_seconds_ago: -1 });
-  expect(JSON.stringify(first.input)).not.toContain('jane@corp.example');
-  commit(tenant, first.input);
+  expect(first.facts.behavioral).toMatchObject({ action_count_1h: 1, action_count_24h: 1, last_action_seconds_ago: -1 });
+  expect(JSON.stringify(first.facts)).not.toContain('jane@corp.example');
+  commit(tenant, id, c, first, stored);
+  const input = committed.get(tenant)!.get(id)!;
+  expect(input).toMatchObject({ action_id: id, decision: 'allow', bundle_revision: first.bundleRevision, passes: first.passes });
+  expect(JSON.parse(input.call!.params_json)).toEqual(stored);
+  expect(input.call).toMatchObject({ agent_id: 'agent-1', tool: 'svc_x', method: 'search', pii_detected: true, session_id: '' });
 
   const [same] = await replay.replay(tenant, [id]);
   expect(same).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true, replay_violations: ['transaction_outside_business_hours'] });
@@ -134,11 +163,11 @@ test('replay reads the behavioral data of the decision from its input, not the c
   // a custom policy reading input.behavioral: deny from the third action of the hour
   const customPolicy = 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 2\n';
   await policies.set(tenant, { template: 'custom', customPolicy });
-  const r = await evaluation.evaluate(tenant, id, call(), '{}');
+  const r = await evaluation.evaluate(tenant, id, call());
   expect(r).toMatchObject({ decision: 'allow', passes: 2 });
-  commit(tenant, r.input);
-  for (let i = 0; i < 3; i++) await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
-  expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'deny', violations: ['burst'] });
+  commit(tenant, id, call(), r);
+  for (let i = 0; i < 3; i++) await evaluation.evaluate(tenant, randomUUID(), call());
+  expect(await evaluation.evaluate(tenant, randomUUID(), call())).toMatchObject({ decision: 'deny', violations: ['burst'] });
   // the first decision saw one action in the hour; replayed under the same policy it is still allowed
   const [again] = await replay.replay(tenant, [id]);
   expect(again).toMatchObject({ found: true, original_decision: 'allow', replay_decision: 'allow', consistent: true });
@@ -156,24 +185,24 @@ test("pass 2's read records the call; the answer does not wait for a violation's
   // a policy reading input.behavioral: pass 2 runs, and its one script call counts the call
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 2\n' });
   for (let i = 1; i <= 2; i++) {
-    const r = await failing.evaluate(tenant, randomUUID(), call(), '{}');
+    const r = await failing.evaluate(tenant, randomUUID(), call());
     expect(r).toMatchObject({ decision: 'allow', passes: 2 });
-    expect(r.input.behavioral).toMatchObject({ action_count_1h: i });
+    expect(r.facts.behavioral).toMatchObject({ action_count_1h: i });
   }
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(0); // no violation: nothing else to write
-  const third = await failing.evaluate(tenant, randomUUID(), call(), '{}');
+  const third = await failing.evaluate(tenant, randomUUID(), call());
   expect(third).toMatchObject({ decision: 'deny', passes: 2, violations: ['burst'] });
-  expect(third.input.behavioral).toMatchObject({ action_count_1h: 3, violation_count_24h: 0 });
+  expect(third.facts.behavioral).toMatchObject({ action_count_1h: 3, violation_count_24h: 0 });
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(1);
   expect(String(failures[0])).toContain('violation count refused');
   // a policy that never reads input.behavioral decides in pass 1: the call was recorded before it, and its
   // violation is counted off the answer's path as pass 2's is
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
-  const fourth = await failing.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}');
+  const fourth = await failing.evaluate(tenant, randomUUID(), call({ method: 'never' }));
   expect(fourth).toMatchObject({ decision: 'deny', passes: 1, violations: ['no'] });
-  expect(fourth.input.behavioral).toMatchObject({ action_count_1h: 4, violation_count_24h: 0 });
+  expect(fourth.facts.behavioral).toMatchObject({ action_count_1h: 4, violation_count_24h: 0 });
   await new Promise((r) => setImmediate(r));
   expect(failures).toHaveLength(2);
   expect(String(failures[1])).toContain('violation count refused');
@@ -188,10 +217,10 @@ test('the record that every decision waits for: its failure is the call\'s, whic
   }
   const failing = new PolicyEvaluation(policies, new RecordFails(redis));
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
-  await expect(failing.evaluate(tenant, randomUUID(), call(), '{}')).rejects.toThrow('record refused');
-  await expect(failing.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}')).rejects.toThrow('record refused');
+  await expect(failing.evaluate(tenant, randomUUID(), call())).rejects.toThrow('record refused');
+  await expect(failing.evaluate(tenant, randomUUID(), call({ method: 'never' }))).rejects.toThrow('record refused');
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 2\n' });
-  await expect(failing.evaluate(tenant, randomUUID(), call(), '{}')).rejects.toThrow('record refused');
+  await expect(failing.evaluate(tenant, randomUUID(), call())).rejects.toThrow('record refused');
 });
 
 test('the record is on its way to Redis before pass 1 is evaluated, whichever pass decides', async () => {
@@ -219,29 +248,29 @@ test('the record is on its way to Redis before pass 1 is evaluated, whichever pa
   } as unknown as TenantPolicies;
   const ev = new PolicyEvaluation(watched, new Watched(redis));
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
-  expect(await ev.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 1 });
+  expect(await ev.evaluate(tenant, randomUUID(), call())).toMatchObject({ decision: 'allow', passes: 1 });
   expect(seen).toEqual([{ pass: 1, inFlight: 1, recorded: true }]);
   seen.length = 0;
   recorded = false;
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 5\n' });
-  expect(await ev.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 2 });
+  expect(await ev.evaluate(tenant, randomUUID(), call())).toMatchObject({ decision: 'allow', passes: 2 });
   expect(seen[0]).toEqual({ pass: 1, inFlight: 1, recorded: true });
 });
 
 test('a violation decided in pass 1 is counted: the next call of the agent sees it', async () => {
   const tenant = randomUUID();
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "no" if input.method == "never"\n' });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'never' }), '{}')).toMatchObject({ decision: 'deny', passes: 1 });
-  const next = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
+  expect(await evaluation.evaluate(tenant, randomUUID(), call({ method: 'never' }))).toMatchObject({ decision: 'deny', passes: 1 });
+  const next = await evaluation.evaluate(tenant, randomUUID(), call());
   expect(next).toMatchObject({ decision: 'allow', passes: 1 });
-  expect(next.input.behavioral).toMatchObject({ action_count_1h: 2, violation_count_24h: 1 });
+  expect(next.facts.behavioral).toMatchObject({ action_count_1h: 2, violation_count_24h: 1 });
 });
 
 test('a violation decided in pass 2 is counted: the next call of the agent sees it', async () => {
   const tenant = randomUUID();
   await policies.set(tenant, { template: 'custom', customPolicy: 'package agw.custom\nimport rego.v1\n\ndeny contains "burst" if input.behavioral.action_count_1h > 1\n' });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'allow', passes: 2 });
-  expect(await evaluation.evaluate(tenant, randomUUID(), call(), '{}')).toMatchObject({ decision: 'deny', passes: 2 });
-  const next = await evaluation.evaluate(tenant, randomUUID(), call(), '{}');
-  expect(next.input.behavioral).toMatchObject({ action_count_1h: 3, violation_count_24h: 1 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call())).toMatchObject({ decision: 'allow', passes: 2 });
+  expect(await evaluation.evaluate(tenant, randomUUID(), call())).toMatchObject({ decision: 'deny', passes: 2 });
+  const next = await evaluation.evaluate(tenant, randomUUID(), call());
+  expect(next.facts.behavioral).toMatchObject({ action_count_1h: 3, violation_count_24h: 1 });
 });

@@ -1,9 +1,10 @@
 /**
  * One governed call through the tenant's policy: pass 1 without behavioral data; only when the policy
  * reads input.behavioral and pass 1 did not already deny, enrich from the behavioral store and run pass 2.
- * Every decision updates the agent's counters and anomaly score, and answers its replay input
- * (agw.decision.v1.DecisionInput: stored params, never plaintext PII) for the caller to commit with the
- * audit record; this service writes no decision table (the audit service owns it).
+ * Every decision updates the agent's counters and anomaly score, and answers what its audit record lacks
+ * for the replay input (agw.decision.v1.DecisionFacts: the verdict, the behavioral data, the passes, the
+ * time) for the caller to commit with the record, which holds the call and its stored params; this service
+ * writes no decision table (the audit service owns it).
  */
 import type { decision } from '@agw/proto';
 import { InputError, behavioralMessage } from '@agw/shared';
@@ -31,8 +32,8 @@ export interface EvaluationResult extends PolicyOutcome {
   evalMs: number;
   passes: 1 | 2;
   behavioral: Behavioral | null;
-  /** the replay input, for the caller to commit with the audit record (AppendRequest.decision_input) */
-  input: decision.DecisionInput;
+  /** what the record lacks for the replay input, for the caller to commit with it (AppendRequest.decision_facts) */
+  facts: decision.DecisionFacts;
 }
 
 /** The call's facts from its message (the one conversion: live evaluation and replay). */
@@ -47,22 +48,6 @@ export function toolCallFacts(m: decision.ToolCall, params: Record<string, unkno
     piiDetected: m.pii_detected,
     sessionId: m.session_id,
     ...(m.upstream_connection ? { upstreamConnection: m.upstream_connection, upstreamUserId: m.upstream_user_id } : {}),
-  };
-}
-
-/** The call's message with `paramsJson` (the stored params, in a replay input). */
-export function toolCallMessage(f: ToolCallFacts, paramsJson: string): decision.ToolCall {
-  return {
-    agent_id: f.agentId,
-    agent_type: f.agentType,
-    agent_version: f.agentVersion,
-    tool: f.tool,
-    method: f.method,
-    params_json: paramsJson,
-    pii_detected: f.piiDetected,
-    session_id: f.sessionId,
-    upstream_connection: f.upstreamConnection ?? '',
-    upstream_user_id: f.upstreamUserId ?? '',
   };
 }
 
@@ -116,8 +101,7 @@ export class PolicyEvaluation {
     private readonly shadow?: { offer(tenantId: string, actionId: string, call: ToolCallFacts, live: { decision: string; violations: string[]; bundleRevision: string; evalMs: number }, behavioral: Record<string, unknown> | null, nowNs: bigint): void },
   ) {}
 
-  /** `storedParamsJson`: the params as the stores keep them (what the replay input keeps). */
-  async evaluate(tenantId: string, actionId: string, call: ToolCallFacts, storedParamsJson: string): Promise<EvaluationResult> {
+  async evaluate(tenantId: string, actionId: string, call: ToolCallFacts): Promise<EvaluationResult> {
     if (!tenantId) throw InputError.at(['tenant_id'], 'tenant_id is required', 'missing');
     if (!actionId) throw InputError.at(['action_id'], 'action_id is required', 'missing');
     const bundle = await this.policies.active(tenantId);
@@ -143,19 +127,17 @@ export class PolicyEvaluation {
     const recorded = await recording;
     if (countsAsViolation(outcome.findings)) this.behavior.countViolation(tenantId, call.agentId, recorded.newTool, nowMs).catch((e) => this.onRecordFailed(e));
     const atDecision = recorded.behavioral;
-    const input: decision.DecisionInput = {
-      action_id: actionId,
-      call: toolCallMessage(call, storedParamsJson),
-      behavioral: behavioralMessage(atDecision),
+    const decided: decision.DecisionFacts = {
       decision: outcome.decision,
       violations: outcome.violations,
       severity: outcome.severity,
-      bundle_revision: bundle.revision,
+      pii_detected: call.piiDetected,
+      behavioral: behavioralMessage(atDecision),
       passes,
       evaluated_at: new Date(nowMs).toISOString(),
     };
     // a running shadow decides the same call under its candidate later, off this answer's path
     this.shadow?.offer(tenantId, actionId, call, { decision: outcome.decision, violations: outcome.violations, bundleRevision: bundle.revision, evalMs }, atDecision as unknown as Record<string, unknown> | null, nowNs);
-    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: passes === 2 ? atDecision : null, input };
+    return { ...outcome, bundleRevision: bundle.revision, evalMs, passes, behavioral: passes === 2 ? atDecision : null, facts: decided };
   }
 }

@@ -124,14 +124,12 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
     tenant_id: tenantId,
     action_id: randomUUID(),
     call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'svc_x', method: 'delete', params_json: '{}', pii_detected: false, session_id: '' },
-    stored_params_json: '{}',
   });
   expect(r).toMatchObject({ decision: 'requires_human', requires_human: true, violations: ['destructive_action_requires_approval'], alert_tier: 'P3', passes: 2 });
   expect(r.eval_ms).toBeGreaterThan(0);
-  // the replay input, typed (agw.decision.v1.DecisionInput), for the caller to commit with the record
-  expect(r.decision_input).toMatchObject({ decision: 'requires_human', violations: ['destructive_action_requires_approval'], bundle_revision: r.bundle_revision, passes: 2 });
-  expect(r.decision_input!.call).toMatchObject({ agent_id: 'a', tool: 'svc_x', method: 'delete', params_json: '{}', pii_detected: false });
-  expect(r.decision_input!.behavioral).toEqual({ action_count_1h: 1, action_count_24h: 1, tool_count_24h: 1, violation_count_24h: 0, anomaly_score: 0, last_action_seconds_ago: -1, session_total_amount: 0 });
+  // what the record lacks for the replay input, typed (agw.decision.v1.DecisionFacts), for the caller to commit with the record
+  expect(r.decision_facts).toMatchObject({ decision: 'requires_human', violations: ['destructive_action_requires_approval'], pii_detected: false, passes: 2 });
+  expect(r.decision_facts!.behavioral).toEqual({ action_count_1h: 1, action_count_24h: 1, tool_count_24h: 1, violation_count_24h: 0, anomaly_score: 0, last_action_seconds_ago: -1, session_total_amount: 0 });
   const score = await client.getAnomalyScore({ tenant_id: tenantId, agent_id: 'a' });
   expect(score.factors).toMatchObject({ action_count_1h: 1, action_count_24h: 1, violation_count_24h: 0 });
   expect((await client.getAnomalyScore({ tenant_id: tenantId, agent_id: 'nobody' })).factors).toBeUndefined();
@@ -139,15 +137,9 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   expect(r.bundle_revision).toBe(status.revision);
   expect((await client.listTemplates({})).templates.map((t) => t.name)).toEqual(['general', 'financial', 'email', 'crm', 'data_access']);
   expect((await client.listRules({ tenant_id: tenantId })).rules.length).toBe(4);
-  const bad = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: undefined, stored_params_json: '' }).catch((e) => e);
+  const bad = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: undefined }).catch((e) => e);
   expect(bad.code).toBe('invalid_input');
-  // params with PII but no stored (encrypted) form: refused, plaintext is never stored
-  const plain = await client
-    .evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params_json: '{"email":"a@b.example"}', pii_detected: true, session_id: '' }, stored_params_json: '' })
-    .catch((e) => e);
-  expect(plain.code).toBe('invalid_input');
-  expect(plain.detail[0].loc).toEqual(['stored_params_json']);
-  const notJson = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params_json: '{}', pii_detected: false, session_id: '' }, stored_params_json: '{' }).catch((e) => e);
+  const notJson = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params_json: '{', pii_detected: false, session_id: '' } }).catch((e) => e);
   expect(notJson.code).toBe('invalid_input');
-  expect(notJson.detail[0].loc).toEqual(['stored_params_json']);
+  expect(notJson.detail[0].loc).toEqual(['call.params_json']);
 });

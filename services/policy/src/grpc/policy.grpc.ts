@@ -118,11 +118,9 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
   const evaluate = async (req: pb.EvaluateRequest): Promise<pb.EvaluateResponse> => {
     const c = req.call;
     if (!c) throw InputError.at(['call'], 'call is required', 'missing');
+    // the plaintext params, evaluated and never stored (the record carries the stored params to the audit service)
     const params = parseObject(c.params_json, 'call.params_json');
-    // replay keeps what the stores keep; plaintext params with PII are never stored
-    if (!req.stored_params_json && c.pii_detected) throw InputError.at(['stored_params_json'], 'stored_params_json is required when pii_detected is true', 'missing');
-    if (req.stored_params_json) parseObject(req.stored_params_json, 'stored_params_json');
-    const r = await d.evaluation.evaluate(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.action_id, 'action_id'), toolCallFacts(c, params), req.stored_params_json || c.params_json || '{}');
+    const r = await d.evaluation.evaluate(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.action_id, 'action_id'), toolCallFacts(c, params));
     return {
       decision: r.decision,
       violations: r.violations,
@@ -133,7 +131,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
       bundle_revision: r.bundleRevision,
       eval_ms: r.evalMs,
       passes: r.passes,
-      decision_input: r.input,
+      decision_facts: r.facts,
     };
   };
   return {

@@ -120,7 +120,7 @@ afterAll(async () => {
 });
 
 const decide = (tenantId: string, tool: string) =>
-  evaluation.evaluate(tenantId, randomUUID(), { agentId: 'a', agentType: 't', agentVersion: '1', tool, method: 'm', params: {}, piiDetected: false, sessionId: '' }, '{}');
+  evaluation.evaluate(tenantId, randomUUID(), { agentId: 'a', agentType: 't', agentVersion: '1', tool, method: 'm', params: {}, piiDetected: false, sessionId: '' });
 const digestOf = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const factsOf = (tenantId: string) => facts.filter((f) => f.tenantId === tenantId).map((f) => f.fact);
 

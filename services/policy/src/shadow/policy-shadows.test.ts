@@ -86,7 +86,7 @@ afterAll(async () => {
 const call = (tool: string, method = 'send'): ToolCallFacts => ({ agentId: 'agent-1', agentType: 't', agentVersion: '1.0.0', tool, method, params: {}, piiDetected: false, sessionId: '' });
 const decide = async (tenantId: string, tool: string, method?: string) => {
   const actionId = randomUUID();
-  const r = await evaluation.evaluate(tenantId, actionId, call(tool, method), '{}');
+  const r = await evaluation.evaluate(tenantId, actionId, call(tool, method));
   return { actionId, ...r };
 };
 const factsOf = (tenantId: string) => recorded.filter((r) => r.tenantId === tenantId).map((r) => r.fact);

@@ -2,43 +2,29 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord } from '@agw/shared';
+import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord, recordShape } from '@agw/shared';
 import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
-import { errorSchema, errors, reply, response, timestamp } from '../../openapi/schema';
+import { errorSchema, errors, reply, response } from '../../openapi/schema';
 import { localProfileOnly } from '../profile-exposure';
 import { isUuid } from '../params';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
-/** An audit record as the API shows it (spec: "Audit record"; packages/shared/src/action-record.ts). */
+/**
+ * An audit record as the API shows it (spec: "Audit record"): the tenant's id, the record's fields (their
+ * schemas made from the record message's field list, @agw/shared record-schema.ts), the hashes.
+ */
 export const auditRecordSchema = z
   .object({
     id: z.number().int().meta({ description: 'the record’s id in this tenant’s chain: 1 for its first record, tenant_seq + 1 (docs/audit.md, "Record ids")' }),
-    action_id: z.string(),
-    agent_id: z.string(),
-    agent_type: z.string(),
-    agent_version: z.string(),
-    tool: z.string(),
-    method: z.string(),
-    params: z.record(z.string(), z.unknown()).meta({ description: 'personal data as an encrypted envelope {"$pii": …}' }),
-    decision: z.string().meta({ description: 'allow | deny | requires_human | observed (control_plane records: approved, rejected, …)' }),
-    violations: z.array(z.string()),
-    severity: z.string(),
-    alert_tier: z.string().nullable(),
-    requires_human: z.boolean(),
-    execution_mode: z.string().nullable(),
-    source: z.string().meta({ description: 'mcp_governed | mcp_observed | control_plane' }),
-    session_id: z.string().nullable(),
-    bundle_revision: z.string(),
-    details: z.record(z.string(), z.unknown()),
-    requested_at: timestamp(),
+    ...recordShape(),
     prev_hash: z.string(),
     record_hash: z.string(),
   })
   .meta({ id: 'AuditRecord', description: 'One record of the tenant’s hash chain (docs/audit.md)' });
 export type PresentedRecord = z.infer<typeof auditRecordSchema>;
-// the schema lists exactly the fields of the record contract (a field added there fails the build here)
+// the schema's fields have the record's types
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameFields: Same<Omit<PresentedRecord, 'id' | 'prev_hash' | 'record_hash'>, ActionRecord> = true;
 void sameFields;

@@ -176,7 +176,14 @@ export function implement<S extends ServiceDefinition>(
       continue;
     }
     if (isServerStreaming(definition[name])) {
-      const stream = h as unknown as (r: unknown, md: Metadata, cancelled: AbortSignal, send: (m: unknown) => void) => Promise<unknown>;
+      type StreamHandler = (r: unknown, md: Metadata, cancelled: AbortSignal, send: (m: unknown) => void) => Promise<unknown>;
+      let stream = h as unknown as StreamHandler;
+      const tracing = traceHooks.current; // tracing on: the handler runs in a server span under its caller's, ending with it
+      if (tracing) {
+        const handler = stream;
+        const path = definition[name].path;
+        stream = (r, md, cancelled, send) => tracing.grpcServer(path, md, () => handler(r, md, cancelled, send));
+      }
       impl[name] = (call: { request: unknown; metadata: Metadata; cancelled: boolean; once(event: 'cancelled', fn: () => void): unknown; write(m: unknown): boolean; end(): void; emit(event: 'error', e: unknown): boolean }) => {
         const ctl = new AbortController();
         call.once('cancelled', () => ctl.abort());
@@ -369,13 +376,25 @@ export function createClient<S extends ServiceDefinition>(
     }
     if (isServerStreaming(methods[key])) {
       const open = (raw as unknown as Record<string, (request: unknown, metadata: Metadata, options: { deadline: Date }) => ClientReadable>)[key].bind(raw);
-      out[key] = (request: unknown, options: StreamCallOptions<unknown> = {}) => {
+      const streamed = (request: unknown, options: StreamCallOptions<unknown> = {}) => {
         const deadlineMs = options.deadlineMs ?? methodDeadlineMs;
         const deadline = new Date(Date.now() + deadlineMs);
         const waiting = gate(deadlineMs);
         const start = () => readStream(open(request, options.metadata ?? new Metadata(), { deadline }), options, (e) => fromServiceError(e, peer, channel.getConnectivityState(false) === connectivityState.READY));
         return waiting ? waiting.then(start) : start();
       };
+      out[key] = streamed;
+      // tracing on: a client span under the caller's, its context in the call's metadata, ended when the stream ends
+      const tracing = traceHooks.current;
+      if (tracing) {
+        const path = methods[key].path;
+        out[key] = (request: unknown, options: StreamCallOptions<unknown> = {}) =>
+          tracing.grpcClient(path, (carrier) => {
+            const metadata = options.metadata?.clone() ?? new Metadata();
+            for (const [k, v] of Object.entries(carrier)) metadata.set(k, v);
+            return streamed(request, { ...options, metadata });
+          });
+      }
       continue;
     }
     const fn = (raw as unknown as Record<string, (...a: unknown[]) => { cancel(): void } | undefined>)[key].bind(raw);

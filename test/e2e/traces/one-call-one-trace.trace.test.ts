@@ -5,7 +5,9 @@
  * runs) by a tenant with a webhook must yield one trace: the gateway's server span is its only root, the
  * policy, vault, audit and webhook services all have spans in it, every span's parent is in it, the NATS
  * publish and process spans link the audit service to the webhook service, and the webhook request itself
- * carries the trace (W3C traceparent). The pipeline's Server-Timing header stays.
+ * carries the trace (W3C traceparent). The pipeline's Server-Timing header stays. A federated tools/call
+ * whose client asks for progress runs on the vault's server-streaming ExecuteStream: its gateway client
+ * span and vault server span are in the call's trace.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
@@ -15,8 +17,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type ModernUpstream, startModernUpstream } from '@agw/mcp-fixtures';
 import { api, call, eventually, newTenant } from '../support/api';
-import { E2E_WEBHOOK_CA_FILE } from '../support/e2e-env';
+import { E2E_BASE_URL, E2E_WEBHOOK_CA_FILE } from '../support/e2e-env';
 import { startFleet } from '../support/global-setup';
 import { stopFleetProcess } from '../support/fleet-process';
 
@@ -39,6 +42,7 @@ let collector: http.Server;
 let receiver: https.Server;
 const hooks: Array<{ headers: http.IncomingHttpHeaders; json: any }> = [];
 let fleet: ChildProcess | undefined;
+let upstream: ModernUpstream | undefined;
 
 /** OTLP/HTTP JSON (ExportTraceServiceRequest) to flat spans. */
 function collect(body: any): void {
@@ -90,6 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopFleetProcess(fleet);
+  await upstream?.close();
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
   collector?.closeAllConnections();
@@ -166,4 +171,43 @@ test('one tool call is one connected trace through gateway, policy, vault, audit
   const request = byId.get(traceparent.split('-')[2])!;
   expect(request).toMatchObject({ service: 'agw-webhook', kind: 3 /* CLIENT */ });
   expect(ancestors(request).map((a) => a.spanId)).toContain(deliver!.spanId);
+});
+
+test('a federated call that asks for progress: the vault’s ExecuteStream is a gateway client span and a vault server span in its trace', async () => {
+  const t = await newTenant('Traces, streamed');
+  const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/agw`;
+  expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { webhook_url: url, webhook_events: ['action.allowed'] } })).status).toBe(200);
+  upstream = await startModernUpstream({ port: 0 });
+  expect((await api('POST', '/upstreams', { key: t.apiKey, body: { name: 'modern', url: `${upstream.url}/mcp` } })).body.status).toBe('connected');
+
+  const V = '2026-07-28';
+  const res = await fetch(`${E2E_BASE_URL}/mcp/server`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'modern__slow' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'modern__slow', arguments: { ms: 100, steps: 2 }, _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'e2e-traces', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {}, progressToken: 'p-1' } } }),
+  });
+  expect(res.status).toBe(200);
+  // an SSE stream: the progress notifications, then the result
+  const messages = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+  expect(messages.filter((m) => m.method === 'notifications/progress')).toHaveLength(2);
+  const result = messages.find((m) => m.id === 1)?.result;
+  const actionId = result?._meta?.['io.agw/action_id'];
+  expect(actionId).toEqual(expect.any(String));
+
+  const hook = await eventually(async () => hooks.find((h) => h.json.data?.action_id === actionId), 40_000);
+  const traceId = String(hook.headers.traceparent ?? '').split('-')[1];
+  const name = 'grpc.agw.vault.v1.VaultService/ExecuteStream';
+  const [client, server] = await eventually(async () => {
+    const got = spans.filter((x) => x.traceId === traceId && x.name === name);
+    const c = got.find((x) => x.service === 'agw-gateway' && x.kind === 3 /* CLIENT */);
+    const v = got.find((x) => x.service === 'agw-vault' && x.kind === 2 /* SERVER */);
+    return c && v ? [c, v] : undefined;
+  }, 30_000);
+  expect(server.parentSpanId).toBe(client.spanId);
+  expect(server.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'agw.vault.v1.VaultService', 'rpc.method': 'ExecuteStream' });
+  // the client span hangs under the call's root (the gateway's server span)
+  const byId = new Map(spans.filter((x) => x.traceId === traceId).map((x) => [x.spanId, x]));
+  let root = client;
+  for (let p = byId.get(root.parentSpanId); p; p = byId.get(p.parentSpanId)) root = p;
+  expect(root).toMatchObject({ service: 'agw-gateway', kind: 2, parentSpanId: '' });
 });

@@ -41,12 +41,17 @@ export interface TraceHooks {
   /** Run `fn` in a span named `name`, child of the context remembered under `key`; just `fn` when none is. */
   within<T>(key: string, name: string, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
   /**
-   * A call of a multiplexed gRPC method (grpc-multiplexed.ts: many calls on one long-lived stream, which
-   * the gRPC instrumentation leaves alone): a client span child of the active context; `fn` gets the
-   * headers to put into the call's envelope metadata ({} when the caller is not traced).
+   * A call of a gRPC method the gRPC instrumentation leaves alone (named `…Stream`): a multiplexed one
+   * (grpc-multiplexed.ts: many calls on one long-lived stream) or a server-streaming one (the vault's
+   * ExecuteStream). A client span child of the active context, ended when `fn` settles (for a stream: when
+   * it ends, with its error); `fn` gets the headers to put into the call's metadata ({} when the caller is
+   * not traced).
    */
   grpcClient<T>(path: string, fn: (carrier: Record<string, string>) => Promise<T>): Promise<T>;
-  /** The server side: `fn` runs in a server span whose parent is in the call's metadata, else detached from the stream's context. */
+  /**
+   * The server side: `fn` (the handler) runs in a server span whose parent is in the call's metadata, else
+   * detached from the stream's context; the span ends when `fn` settles, with its error.
+   */
   grpcServer<T>(path: string, metadata: { get(key: string): unknown[] }, fn: () => Promise<T>): Promise<T>;
   /**
    * Names the active HTTP server span by its route (`http.route`; the span becomes `POST <route>`), as the

@@ -67,7 +67,9 @@ export function startTracing(env: Env, entry: string): NodeTracerProvider {
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => OPS_PATHS.test(req.url ?? '') }),
       new ExpressInstrumentation({ ignoreLayersType: ['middleware' as never, 'router' as never] }),
       // the multiplexed methods (AppendStream, EvaluateStream: many calls on one long-lived stream) are traced
-      // per call by the hooks below; a span per stream would tie every call to the call that opened it
+      // per call by the hooks below; a span per stream would tie every call to the call that opened it. The
+      // server-streaming ones (ExecuteStream) are traced by the same hooks in grpc.ts (`implement`,
+      // `createClient`), so they are named `…Stream` too and left alone here
       new GrpcInstrumentation({ ignoreGrpcMethods: [/Stream$/] }),
       new PgInstrumentation({ requireParentSpan: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),

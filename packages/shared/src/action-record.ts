@@ -25,8 +25,8 @@ import { traceHooks } from './tracing/hooks';
  * gRPC mappers, the audit service's reads and appends (audit-record.repository.ts selects and sends
  * `actionRecordFields`), and the API's record (the gateway's auditRecordSchema is made from these kinds, with
  * `recordFieldNotes` as descriptions). The compiler then asks for the column (db/tables/audit.ts) and for the
- * decision event's choice (`recordFieldsInEvent`); the column's migration also adds it to the insert of the
- * append functions (db/functions/audit-append.sql.ts, applied by the same migration).
+ * decision event's choice (`recordFieldsInEvent`). The append functions' insert is made from this list too
+ * (db/functions/record-columns.ts), so the column's migration only re-applies them (`applyFunctions`).
  * - `text`: a string; `nullable`: a string or null (empty on the wire); `list`: strings;
  * - `object`: a JSON object (`<name>_json` text on the wire, `<name>` in the record, the column and the API);
  * - `bool`; `time`: ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z (a timestamptz column).

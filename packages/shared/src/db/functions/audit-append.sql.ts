@@ -13,8 +13,10 @@
  * The entry (`p`, one element of `p_entries`) is the JSON object `appendPayload` builds
  * (services/audit/src/chain/audit-record.repository.ts): the record's fields under their column names, plus
  * `tenant_id`, `canonical`, `append_key`, `replay` (an audit_decision_inputs row), `subject` and `event` (the
- * decision event for the outbox, to which `record_id` and `record_hash` are added).
+ * decision event for the outbox, to which `record_id` and `record_hash` are added). The insert's record
+ * columns and their values are made from the record's field list (record-columns.ts), not written here.
  */
+import { recordColumnValues, recordColumns, wrapSqlList } from './record-columns';
 import { registerFunction } from './sql-function';
 
 /**
@@ -24,6 +26,31 @@ import { registerFunction } from './sql-function';
 export function recordHashSql(canonical: string, prevHash: string): string {
   return `encode(sha256(convert_to(${canonical} || ${prevHash}, 'UTF8')), 'hex')`;
 }
+
+/**
+ * The insert into audit_records, as both functions write it: the row key, the tenant and its chain position, the
+ * record's columns (`recordColumns`, from the record's field list), the hashes and the append key. Wrapped at
+ * 118 characters (the column list) and 121 (the values): the bodies migration 0042 applied, byte for byte
+ * (packages/shared/test/audit-append-body.test.ts).
+ */
+const INSERT_COLUMNS = wrapSqlList(['id', 'tenant_id', 'tenant_seq', ...recordColumns, 'prev_hash', 'record_hash', 'append_key'], {
+  first: '        ',
+  indent: '        ',
+  width: 118,
+});
+const values = (items: string[]) => wrapSqlList(items, { first: '      SELECT ', indent: '        ', width: 121 });
+/** `audit_append_one`'s values: one entry `p`, written after the tenant's locked head row. */
+const ONE_VALUES = values([
+  "nextval('audit_records_id_seq')",
+  'head.tenant_id',
+  'head.record_count',
+  ...recordColumnValues('p'),
+  'head.last_hash',
+  recordHashSql("(p->>'canonical')", 'head.last_hash'),
+  "p->>'append_key'",
+]);
+/** `audit_append_batch`'s values: each linked entry `x.e` with its row key, position and hashes `w`. */
+const BATCH_VALUES = values(['w.id', "(x.e->>'tenant_id')::uuid", 'w.seq', ...recordColumnValues('x.e'), 'w.prev', 'w.hash', "x.e->>'append_key'"]);
 
 /** What both functions answer, per entry: its 1-based position and what was written (or found) for it. */
 const APPENDED = 'TABLE (ord integer, id bigint, tenant_seq bigint, prev_hash text, record_hash text, outbox_id bigint, replayed boolean)';
@@ -59,15 +86,9 @@ export const auditAppendOne = registerFunction({
         WHERE h.tenant_id = (p->>'tenant_id')::uuid FOR UPDATE
     ), rec AS (
       INSERT INTO audit_records (
-        id, tenant_id, tenant_seq, action_id, agent_id, agent_type, agent_version, tool, method, params, decision,
-        violations, severity, alert_tier, requires_human, execution_mode, source, session_id, bundle_revision,
-        details, requested_at, prev_hash, record_hash, append_key
+${INSERT_COLUMNS}
       )
-      SELECT nextval('audit_records_id_seq'), head.tenant_id, head.record_count, (p->>'action_id')::uuid, p->>'agent_id',
-        p->>'agent_type', p->>'agent_version', p->>'tool', p->>'method', p->'params', p->>'decision', p->'violations',
-        p->>'severity', p->>'alert_tier', (p->>'requires_human')::boolean, p->>'execution_mode', p->>'source',
-        p->>'session_id', p->>'bundle_revision', p->'details', (p->>'requested_at')::timestamptz, head.last_hash,
-        ${recordHashSql("(p->>'canonical')", 'head.last_hash')}, p->>'append_key'
+${ONE_VALUES}
       FROM head
       ON CONFLICT (tenant_id, append_key) WHERE append_key IS NOT NULL DO NOTHING
       RETURNING id, tenant_id, tenant_seq, prev_hash, record_hash
@@ -204,15 +225,9 @@ export const auditAppendBatch = registerFunction({
       END LOOP;
 
       INSERT INTO audit_records (
-        id, tenant_id, tenant_seq, action_id, agent_id, agent_type, agent_version, tool, method, params, decision,
-        violations, severity, alert_tier, requires_human, execution_mode, source, session_id, bundle_revision,
-        details, requested_at, prev_hash, record_hash, append_key
+${INSERT_COLUMNS}
       )
-      SELECT w.id, (x.e->>'tenant_id')::uuid, w.seq, (x.e->>'action_id')::uuid, x.e->>'agent_id', x.e->>'agent_type',
-        x.e->>'agent_version', x.e->>'tool', x.e->>'method', x.e->'params', x.e->>'decision', x.e->'violations',
-        x.e->>'severity', x.e->>'alert_tier', (x.e->>'requires_human')::boolean, x.e->>'execution_mode', x.e->>'source',
-        x.e->>'session_id', x.e->>'bundle_revision', x.e->'details', (x.e->>'requested_at')::timestamptz, w.prev, w.hash,
-        x.e->>'append_key'
+${BATCH_VALUES}
       FROM unnest(w_o, w_id, w_seq, w_prev, w_hash) AS w(o, id, seq, prev, hash)
         CROSS JOIN LATERAL (SELECT p_entries -> (w.o - 1) AS e) x
       ON CONFLICT (tenant_id, append_key) WHERE append_key IS NOT NULL DO NOTHING;

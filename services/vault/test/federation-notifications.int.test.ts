@@ -1,10 +1,11 @@
 /**
  * What an upstream sends during a federated tools/call reaches the caller (docs/mcp.md, "Inside a call"),
- * through the real gRPC ExecuteStream of the vault (its own definition started in-process, test/support/start-vault.ts), the real Postgres and SoftHSM2 token, and two real
- * upstreams over HTTP: the project's 2026-07-28 fixture (SDK v2 server: progress and log messages at the
- * level a request asks for) and `@modelcontextprotocol/server-everything` (2025-11-25: its long-running
- * operation's progress). The events come in the upstream's order, the answer last; the unary Execute is
- * unchanged; cancelling the stream cancels the upstream's request.
+ * through the real gRPC ExecuteStream of the vault (its own definition started in-process,
+ * test/support/start-vault.ts), the real Postgres and SoftHSM2 token, and two real upstreams over HTTP: the
+ * project's 2026-07-28 fixture (SDK v2 server: progress and log messages at the level a request asks for) and
+ * `@modelcontextprotocol/server-everything` (2025-11-25: its long-running operation's progress). The events
+ * come in the upstream's order, the answer last; the unary Execute is unchanged; cancelling the stream cancels
+ * the upstream's request.
  */
 import { randomUUID } from 'node:crypto';
 import { type ModernUpstream, type ReferenceServer, startModernUpstream, startServerEverything } from '@agw/mcp-fixtures';

@@ -87,10 +87,11 @@ export function withTestToken<T>(fn: (p11: pkcs11js.PKCS11, session: Buffer, slo
 }
 
 /**
- * The vault's federation over a test vault's database and keyring, as vault.service.ts wires it: the test config with
- * 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped unless given.
+ * The vault's federation over a test vault's (or a started vault's `api`) database and keyring, as vault.service.ts
+ * wires it: the test config with 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped
+ * unless given. For tests that need several federations with different limits in one file.
  */
-export function testFederation(v: TestVault, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
+export function testFederation(v: Pick<TestVault, 'db' | 'keyring'>, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
   return createFederation({
     config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, ...o.config },
     db: v.db,

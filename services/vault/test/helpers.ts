@@ -101,23 +101,3 @@ export function testFederation(v: Pick<TestVault, 'db' | 'keyring'>, o: { config
     logger: createLogger('vault-federation-test', 'silent'),
   });
 }
-
-/** A brokered executor of the test vault that also runs federated calls (loopback targets allowed). */
-export function federatedBroker(v: TestVault, wiring: FederationWiring): BrokeredExecutor {
-  return new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
-}
-
-/** A test vault with its federation and a brokered executor that runs federated calls; `close()` ends the federation, then the vault. */
-export async function openFederatedVault(o: Parameters<typeof testFederation>[1] = {}): Promise<{ v: TestVault; wiring: FederationWiring; broker: BrokeredExecutor; close(): Promise<void> }> {
-  const v = await openTestVault();
-  const wiring = testFederation(v, o);
-  return {
-    v,
-    wiring,
-    broker: federatedBroker(v, wiring),
-    close: async () => {
-      await wiring.close();
-      await v.close();
-    },
-  };
-}

@@ -35,8 +35,9 @@ const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 export interface VaultApi {
   /** the federation of upstream MCP servers (a test registers upstreams and reads their pins directly) */
   federation: Federation;
-  /** the brokered executor behind Execute (with the federation) */
+  /** the brokered executor behind Execute (with the federation), and the credential store it reads */
   broker: BrokeredExecutor;
+  credentials: CredentialStore;
   /** the vault's pool and keyring (a test builds a second federation with other limits over the same stores) */
   db: Db;
   keyring: Keyring;
@@ -93,7 +94,7 @@ export const vaultService = (): ServiceDefinition<VaultConfig, VaultApi, VaultOv
       closers: [() => hsm.close(), closeFederation],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
-      api: { federation, broker, db, keyring },
+      api: { federation, broker, credentials, db, keyring },
     };
   },
 });

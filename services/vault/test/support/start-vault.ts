@@ -3,7 +3,8 @@
  * Postgres (migrated), NATS and the SoftHSM2 token `agw-test` on a free gRPC port, with clients of its three
  * gRPC services (VaultService, FederationService, NoteSigningService). Tests name what they put in place
  * (`overrides`: the quarantine and connection-event recorders, the catalog change notice) and the settings they
- * need (`env`, on top of the local profile with 5 s federation call and connect timeouts).
+ * need (`env`, on top of the local profile with 5 s federation call and connect timeouts; `config` for a value
+ * no env spelling gives in the local profile, such as an empty UPSTREAM_ALLOW_CIDRS).
  */
 import { federation as fpb, vault as pb } from '@agw/proto';
 import { type PromiseClient, type ServiceOverrides, type StartedService, createClient, createLogger, createMetricsRegistry, migrateToLatest, startService } from '@agw/shared';
@@ -17,10 +18,10 @@ export type StartedVault = StartedService<VaultConfig, VaultApi> & {
   noteSigning: PromiseClient<typeof pb.NoteSigningServiceService>;
 };
 
-export async function startVault(o: { prefix?: string; env?: Record<string, string>; overrides?: ServiceOverrides<VaultOverrides>; deadlineMs?: number } = {}): Promise<StartedVault> {
+export async function startVault(o: { prefix?: string; env?: Record<string, string>; config?: Partial<VaultConfig>; overrides?: ServiceOverrides<VaultOverrides>; deadlineMs?: number } = {}): Promise<StartedVault> {
   const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
   await migrateToLatest(databaseUrl);
-  const config = loadVaultConfig({
+  const loaded = loadVaultConfig({
     ...process.env,
     DATABASE_URL: databaseUrl,
     NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
@@ -35,6 +36,7 @@ export async function startVault(o: { prefix?: string; env?: Record<string, stri
     FEDERATION_CONNECT_TIMEOUT_MS: '5000',
     ...o.env,
   });
+  const config: VaultConfig = { ...loaded, ...o.config };
   const started = await startService(vaultService(), { config, logger: createLogger('test', 'silent'), registry: createMetricsRegistry('test'), overrides: o.overrides });
   const address = `127.0.0.1:${started.grpcPort}`;
   const deadline = { deadlineMs: o.deadlineMs ?? 30_000 };

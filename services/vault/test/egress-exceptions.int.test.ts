@@ -2,7 +2,8 @@
  * Egress exceptions are granted per tenant (UPSTREAM_ALLOW_CIDRS_BY_TENANT, docs/federation.md "Egress"):
  * with the production rule (no fleet-wide range, no private brokered upstreams) a range granted to tenant A
  * opens it to A's federated upstreams and A's brokered credentials, and never to tenant B. The vault's own
- * definition started in-process with that rule (test/support/start-vault.ts), against the real Postgres, the SoftHSM2 token, the project's hostile MCP upstream and an HTTP API on loopback.
+ * definition started in-process with that rule (test/support/start-vault.ts), against the real Postgres, the
+ * SoftHSM2 token, the project's hostile MCP upstream and an HTTP API on loopback.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,8 +1,9 @@
 /**
  * The vault service's definition: HSM, keyring, PII, credentials, federation, brokered execution and the gRPC
- * bindings. main.ts runs it; integration tests start the same definition in-process (`startService(vaultService(), …)`).
+ * bindings. main.ts runs it; integration tests start the same definition in-process
+ * (`startService(vaultService(), { config, overrides })`, test/support/start-vault.ts).
  */
-import { onTenantChange, publishTenantChange, type ServiceDefinition, streamedRecordAppender } from '@agw/shared';
+import { type Db, onTenantChange, publishTenantChange, type ServiceDefinition, streamedRecordAppender } from '@agw/shared';
 import { BrokeredExecutor } from './broker/brokered-executor';
 import { TargetGuard } from './broker/target-guard';
 import { type VaultConfig, loadVaultConfig } from './config';
@@ -12,6 +13,7 @@ import { CredentialStore } from './credentials/credential-store';
 import { vaultGrpcService } from './grpc/vault.grpc';
 import { federationGrpcService } from './grpc/federation.grpc';
 import { createFederation } from './federation/create-federation';
+import type { ConnectionRecorder, Federation, QuarantineRecorder } from './federation/federation';
 import { auditConnectionRecorder, auditQuarantineRecorder } from './federation/quarantine-recorder';
 import { ServiceSecrets } from './secrets/service-secrets';
 import { createHsm } from './hsm/create-hsm';
@@ -29,10 +31,33 @@ import { EVIDENCE_KEY_LABEL, NoteSigner } from './signing/note-signer';
 /** The tenant part of the advisory-lock key of keys that belong to no tenant (the evidence signing key). */
 const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 
-export const vaultService = (): ServiceDefinition<VaultConfig> => ({
+/** What an in-process test reaches into. */
+export interface VaultApi {
+  /** the federation of upstream MCP servers (a test registers upstreams and reads their pins directly) */
+  federation: Federation;
+  /** the brokered executor behind Execute (with the federation), and the credential store it reads */
+  broker: BrokeredExecutor;
+  credentials: CredentialStore;
+  /** the vault's pool and keyring (a test builds a second federation with other limits over the same stores) */
+  db: Db;
+  keyring: Keyring;
+}
+
+/**
+ * What a test may put in place: where the federation's quarantines and connection events are recorded
+ * (default: control_plane records on the AUDIT stream), and what a change of a tenant's upstreams announces
+ * (default: a notice on NATS that every replica, this one included, drops its catalog cache on).
+ */
+export interface VaultOverrides {
+  quarantines: QuarantineRecorder;
+  connectionEvents: ConnectionRecorder;
+  changed: (tenantId: string) => void;
+}
+
+export const vaultService = (): ServiceDefinition<VaultConfig, VaultApi, VaultOverrides> => ({
   name: 'vault',
   loadConfig: loadVaultConfig,
-  start: async ({ config, logger, registry, postgres, nats }) => {
+  start: async ({ config, logger, registry, postgres, nats, overrides }) => {
     const db = await postgres();
     const hsm = instrumentHsm(createHsm(config), registry);
     const keyring = new Keyring(hsm, new KeyRepository(db));
@@ -50,9 +75,9 @@ export const vaultService = (): ServiceDefinition<VaultConfig> => ({
       config,
       db,
       keyring,
-      quarantines: auditQuarantineRecorder(records, logger),
-      connectionEvents: auditConnectionRecorder(records, logger),
-      changed: (tenantId) => publishTenantChange(bus, 'upstreams', tenantId),
+      quarantines: overrides.quarantines ?? auditQuarantineRecorder(records, logger),
+      connectionEvents: overrides.connectionEvents ?? auditConnectionRecorder(records, logger),
+      changed: overrides.changed ?? ((tenantId) => publishTenantChange(bus, 'upstreams', tenantId)),
       logger,
     });
     onTenantChange(bus, 'upstreams', (tenantId) => federation.invalidate(tenantId));
@@ -69,6 +94,7 @@ export const vaultService = (): ServiceDefinition<VaultConfig> => ({
       closers: [() => hsm.close(), closeFederation],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
+      api: { federation, broker, credentials, db, keyring },
     };
   },
 });

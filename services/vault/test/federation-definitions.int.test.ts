@@ -1,8 +1,9 @@
 /**
  * Federated tool definitions pass through whole and in their key order (docs/federation.md, "Pinned
- * definitions" and "Task support"; issue 43, item 4: review findings G3 and G4), against the real
- * Postgres, the SoftHSM2 token and real upstreams over HTTP: `@modelcontextprotocol/server-everything`
- * from the npm registry and the project's hostile upstream (a definition given as is):
+ * definitions" and "Task support"; issue 43, item 4: review findings G3 and G4) in the vault (its own
+ * definition started in-process, test/support/start-vault.ts), against the real Postgres, the SoftHSM2 token
+ * and real upstreams over HTTP: `@modelcontextprotocol/server-everything` from the npm registry and the
+ * project's hostile upstream (a definition given as is):
  * - the catalog's definitions are the upstream's own tools/list objects byte for byte (JSON text compared),
  *   `execution`, `icons`, `_meta` and unknown fields included, in the upstream's key order at every level;
  * - a tool that requires task-augmented execution is pinned but not offered, named in the upstream's
@@ -15,15 +16,15 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type HostileUpstream, type ReferenceServer, startHostileUpstream, startServerEverything } from '@agw/mcp-fixtures';
 import { sql } from 'kysely';
-import type { FederationWiring } from '../src/federation/create-federation';
+import type { Federation } from '../src/federation/federation';
 import { legacyDefinitionSha256, legacyPinnedForm } from '../src/federation/tool-definition';
 import type { Quarantine } from '../src/federation/tool-pinning';
-import { type TestVault, openTestVault, testFederation } from './helpers';
+import { type StartedVault, startVault } from './support/start-vault';
 
 jest.setTimeout(60_000);
 
-let v: TestVault;
-let wiring: FederationWiring;
+let vault: StartedVault;
+let federation: Federation;
 let everything: ReferenceServer;
 let everythingUrl: string;
 const hostiles: HostileUpstream[] = [];
@@ -62,17 +63,16 @@ async function rawToolsList(url: string): Promise<Array<Record<string, unknown>>
 const taskSupport = (t: Record<string, unknown>) => (t.execution as { taskSupport?: string } | undefined)?.taskSupport;
 
 beforeAll(async () => {
-  v = await openTestVault();
+  vault = await startVault({ env: { FEDERATION_SYNC_INTERVAL_MS: '10' }, overrides: { quarantines: { record: async (tenantId, upstream, q) => void quarantines.push({ tenantId, upstream, q }) } } });
+  federation = vault.api.federation;
   everything = await startServerEverything();
   everythingUrl = everything.url;
-  wiring = testFederation(v, { config: { federationSyncIntervalMs: 10 }, quarantines: async (tenantId, upstream, q) => void quarantines.push({ tenantId, upstream, q }) });
 });
 
 afterAll(async () => {
-  await wiring?.close();
+  await vault?.close();
   await everything?.close();
   await Promise.all(hostiles.map((h) => h.close()));
-  await v?.close();
 });
 
 describe('server-everything: the definitions as the upstream wrote them', () => {
@@ -81,11 +81,11 @@ describe('server-everything: the definitions as the upstream wrote them', () => 
 
   beforeAll(async () => {
     upstreamTools = await rawToolsList(everythingUrl);
-    await wiring.federation.register(tenant, { name: 'everything', url: everythingUrl });
+    await federation.register(tenant, { name: 'everything', url: everythingUrl });
   });
 
   test('every offered tool is the upstream\'s own tools/list object, byte for byte (JSON text), execution included', async () => {
-    const listed = await wiring.federation.federatedTools(tenant);
+    const listed = await federation.federatedTools(tenant);
     const offered = upstreamTools.filter((t) => taskSupport(t) !== 'required');
     expect(offered.length).toBeGreaterThanOrEqual(10);
     expect(listed.map((t) => t.tool).sort()).toEqual(offered.map((t) => t.name as string).sort());
@@ -99,38 +99,38 @@ describe('server-everything: the definitions as the upstream wrote them', () => 
   });
 
   test('G4: get-resource-reference lists resourceType before resourceId, as the upstream does (jsonb sorted them the other way)', async () => {
-    const ref = (await wiring.federation.federatedTools(tenant)).find((t) => t.tool === 'get-resource-reference')!;
+    const ref = (await federation.federatedTools(tenant)).find((t) => t.tool === 'get-resource-reference')!;
     expect(Object.keys((ref.definition.inputSchema as { properties: object }).properties)).toEqual(['resourceType', 'resourceId']);
     // the stored pin is the upstream's text too (the column is json), and so is what the API shows
-    const row = (await wiring.federation.tools(tenant, 'everything')).find((t) => t.name === 'get-resource-reference')!;
+    const row = (await federation.tools(tenant, 'everything')).find((t) => t.name === 'get-resource-reference')!;
     expect(JSON.stringify(row.pinned)).toBe(JSON.stringify(upstreamTools.find((t) => t.name === 'get-resource-reference')));
     const structured = upstreamTools.find((t) => t.name === 'get-structured-content');
     if (structured?.outputSchema) {
-      const mine = (await wiring.federation.federatedTools(tenant)).find((t) => t.tool === 'get-structured-content')!;
+      const mine = (await federation.federatedTools(tenant)).find((t) => t.tool === 'get-structured-content')!;
       expect(Object.keys((mine.definition.outputSchema as { properties: object }).properties)).toEqual(Object.keys((structured.outputSchema as { properties: object }).properties));
     }
   });
 
   test('G3: simulate-research-query (taskSupport "required") is pinned, not offered, named in the status, and a call of it is refused with the reason', async () => {
     expect(upstreamTools.filter((t) => taskSupport(t) === 'required').map((t) => t.name)).toEqual(['simulate-research-query']);
-    const view = await wiring.federation.get(tenant, 'everything');
+    const view = await federation.get(tenant, 'everything');
     expect(view.status_reason).toBe(
       '1 tool(s) not offered: they require task-augmented execution (execution.taskSupport "required"), which the gateway cannot run on an upstream yet (simulate-research-query)',
     );
     const row = view.tools!.find((t) => t.name === 'simulate-research-query')!;
     expect(row).toMatchObject({ state: 'active', pinned: expect.objectContaining({ execution: { taskSupport: 'required' } }) });
-    expect((await wiring.federation.federatedTools(tenant)).map((t) => t.tool)).not.toContain('simulate-research-query');
-    const target = await wiring.federation.target(tenant, 'everything', 'simulate-research-query');
+    expect((await federation.federatedTools(tenant)).map((t) => t.tool)).not.toContain('simulate-research-query');
+    const target = await federation.target(tenant, 'everything', 'simulate-research-query');
     expect(target).toEqual({
       upstream: true,
       executable: false,
       violation: 'task_execution_required',
       message: 'Tool everything/simulate-research-query requires task-augmented execution (its execution.taskSupport is "required"), which the gateway cannot run on an upstream yet; it is not offered in tools/list',
     });
-    const call = await wiring.federation.call(tenant, (await wiring.federation.lookup(tenant, 'everything', 'simulate-research-query'))!, { topic: 'x' });
+    const call = await federation.call(tenant, (await federation.lookup(tenant, 'everything', 'simulate-research-query'))!, { topic: 'x' });
     expect(call).toMatchObject({ outcome: 'quarantined', statusCode: 409, result: { error: target.message } });
     // the other tools run as before
-    expect(await wiring.federation.target(tenant, 'everything', 'echo')).toEqual({ upstream: true, executable: true, definition_sha256: view.tools!.find((t) => t.name === 'echo')!.pinned_sha256 });
+    expect(await federation.target(tenant, 'everything', 'echo')).toEqual({ upstream: true, executable: true, definition_sha256: view.tools!.find((t) => t.name === 'echo')!.pinned_sha256 });
   });
 });
 
@@ -160,14 +160,14 @@ describe('a definition with every kind of field, in an odd key order', () => {
     const up = await startHostileUpstream({ label: 'ORDER', config: { tools: [{ kind: 'definition', definition: ordered }, { kind: 'definition', definition: required }] } });
     hostiles.push(up);
     expect(JSON.stringify((await rawToolsList(up.mcpUrl)).find((t) => t.name === 'ordered'))).toBe(JSON.stringify(ordered));
-    const view = await wiring.federation.register(tenant, { name: 'ord', url: up.mcpUrl });
+    const view = await federation.register(tenant, { name: 'ord', url: up.mcpUrl });
     expect(view.status_reason).toMatch(/1 tool\(s\) not offered: .*\(long-job\)$/);
     expect(JSON.stringify(view.tools!.find((t) => t.name === 'ordered')!.pinned)).toBe(JSON.stringify(ordered));
-    const listed = await wiring.federation.federatedTools(tenant);
+    const listed = await federation.federatedTools(tenant);
     expect(listed.map((t) => t.name)).toEqual(['ord__ordered']);
     expect(JSON.stringify(listed[0].definition)).toBe(JSON.stringify({ ...ordered, execution: { taskSupport: 'forbidden' } }));
     expect(Object.keys(listed[0].definition)).toEqual(Object.keys(ordered));
-    expect(await wiring.federation.target(tenant, 'ord', 'long-job')).toMatchObject({ executable: false, violation: 'task_execution_required' });
+    expect(await federation.target(tenant, 'ord', 'long-job')).toMatchObject({ executable: false, violation: 'task_execution_required' });
   });
 
   test.each([
@@ -177,15 +177,15 @@ describe('a definition with every kind of field, in an odd key order', () => {
     const tenant = randomUUID();
     const up = await startHostileUpstream({ label: 'CHANGE', config: { tools: [{ kind: 'definition', definition: ordered }] } });
     hostiles.push(up);
-    await wiring.federation.register(tenant, { name: 'chg', url: up.mcpUrl });
+    await federation.register(tenant, { name: 'chg', url: up.mcpUrl });
     await up.configure({ tools: [{ kind: 'definition', definition: changed }] }, { notify: false });
-    const view = await wiring.federation.refresh(tenant, 'chg');
+    const view = await federation.refresh(tenant, 'chg');
     const row = view.tools!.find((t) => t.name === 'ordered')!;
     expect(row).toMatchObject({ state: 'quarantined', reason: 'tool_definition_changed' });
     expect(JSON.stringify(row.pinned)).toBe(JSON.stringify(ordered));
     expect(JSON.stringify(row.candidate)).toBe(JSON.stringify(changed));
     expect(quarantines.filter((q) => q.tenantId === tenant).map((q) => q.q.diff.map((d) => d.path))).toEqual([expect.arrayContaining([path])]);
-    expect(await wiring.federation.federatedTools(tenant)).toEqual([]);
+    expect(await federation.federatedTools(tenant)).toEqual([]);
   });
 });
 
@@ -194,16 +194,16 @@ describe('pins stored before this change', () => {
     const tenant = randomUUID();
     const up = await startHostileUpstream({ label: 'LEGACY', config: { tools: [{ kind: 'definition', definition: { ...{ name: 'ordered' }, ...legacyless() } }] } });
     hostiles.push(up);
-    await wiring.federation.register(tenant, { name: 'old', url: up.mcpUrl });
-    const fresh = (await wiring.federation.tools(tenant, 'old'))[0];
+    await federation.register(tenant, { name: 'old', url: up.mcpUrl });
+    const fresh = (await federation.tools(tenant, 'old'))[0];
     // what the release before stored: the six-field form, its fingerprint, in jsonb's key order (the text jsonb gives back)
     const legacy = legacyPinnedForm(fresh.pinned);
     await sql`UPDATE federation_tools SET pinned = (${JSON.stringify(legacy)}::jsonb)::json, pinned_sha256 = ${legacyDefinitionSha256(fresh.pinned)}
-              WHERE tenant_id = ${tenant} AND upstream = 'old' AND name = 'ordered'`.execute(v.db);
-    const before = (await wiring.federation.tools(tenant, 'old'))[0];
+              WHERE tenant_id = ${tenant} AND upstream = 'old' AND name = 'ordered'`.execute(vault.api.db);
+    const before = (await federation.tools(tenant, 'old'))[0];
     expect(Object.keys(before.pinned!)).not.toEqual(Object.keys(legacy));
     expect(before.pinned_sha256).not.toBe(fresh.pinned_sha256);
-    const view = await wiring.federation.refresh(tenant, 'old');
+    const view = await federation.refresh(tenant, 'old');
     const after = view.tools![0];
     expect(after).toMatchObject({ state: 'active', reason: null, candidate: null, pinned_sha256: fresh.pinned_sha256 });
     expect(JSON.stringify(after.pinned)).toBe(JSON.stringify(fresh.pinned));

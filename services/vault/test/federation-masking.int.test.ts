@@ -1,15 +1,16 @@
 /**
  * The credential never reaches the agent through a federated upstream (docs/federation.md, "Secrets never
- * reach the agent"), against the real Postgres, the SoftHSM2 token and the project's hostile upstream over
- * real HTTP: it echoes the headers of every request it receives, in every spelling, in results, tool
- * errors, JSON-RPC errors and HTTP 502 bodies. Each credential type, on the first call of a connection and
+ * reach the agent") of the vault (its own definition started in-process, test/support/start-vault.ts),
+ * against the real Postgres, the SoftHSM2 token and the project's hostile upstream over real HTTP: it echoes
+ * the headers of every request it receives, in every spelling, in results, tool errors, JSON-RPC errors and
+ * HTTP 502 bodies. Each credential type, on the first call of a connection and
  * on later ones (the review's finding 2: a reused connection masked nothing), and in the status reason.
  */
 import { randomUUID } from 'node:crypto';
 import { type HostileUpstream, type ToolSpec, startHostileUpstream } from '@agw/mcp-fixtures';
-import type { FederationWiring } from '../src/federation/create-federation';
+import type { Federation } from '../src/federation/federation';
 import type { CredentialInput } from '../src/federation/upstream-credentials';
-import { type TestVault, openTestVault, testFederation } from './helpers';
+import { type StartedVault, startVault } from './support/start-vault';
 
 jest.setTimeout(60_000);
 
@@ -17,19 +18,18 @@ const BEARER = 'bearer-SECRET-7f3a9c2e1d';
 const HEADER = 'header-SECRET-4b8e6a0f2c';
 const CLIENT = { id: 'mask-client', secret: 'client-SECRET-9d1c7e5b3a' };
 
-let v: TestVault;
-let wiring: FederationWiring;
+let vault: StartedVault;
+let federation: Federation;
 const upstreams: HostileUpstream[] = [];
 
 beforeAll(async () => {
-  v = await openTestVault();
-  wiring = testFederation(v, { config: { federationSyncBurst: 100, federationSyncIntervalMs: 10 } });
+  vault = await startVault({ env: { FEDERATION_SYNC_BURST: '100', FEDERATION_SYNC_INTERVAL_MS: '10' } });
+  federation = vault.api.federation;
 });
 
 afterAll(async () => {
-  await wiring?.close();
+  await vault?.close();
   await Promise.all(upstreams.map((u) => u.close()));
-  await v?.close();
 });
 
 const tools: ToolSpec[] = [{ kind: 'echo_headers' }, { kind: 'plain', name: 'ping' }];
@@ -67,12 +67,12 @@ describe.each(['bearer', 'header', 'oauth_client_credentials'] as const)('a %s c
   beforeAll(async () => {
     u = await upstreamFor(type);
     upstreams.push(u.up);
-    const view = await wiring.federation.register(tenant, { name: 'echo', url: u.up.mcpUrl, credential: u.credential });
+    const view = await federation.register(tenant, { name: 'echo', url: u.up.mcpUrl, credential: u.credential });
     expect(view).toMatchObject({ status: 'connected' });
     expect(view.tools!.map((t) => t.name)).toContain('echo_headers');
   });
 
-  const call = async (args: Record<string, unknown>) => wiring.federation.call(tenant, (await wiring.federation.lookup(tenant, 'echo', 'echo_headers'))!, args);
+  const call = async (args: Record<string, unknown>) => federation.call(tenant, (await federation.lookup(tenant, 'echo', 'echo_headers'))!, args);
 
   test('results are masked on the first call of the connection and on every later one', async () => {
     for (let i = 0; i < 3; i++) {
@@ -95,7 +95,7 @@ describe.each(['bearer', 'header', 'oauth_client_credentials'] as const)('a %s c
 
   test('a status reason that quotes the headers is masked', async () => {
     await u.up.configure({ fail: { list: 'mcp_error' } });
-    const view = await wiring.federation.refresh(tenant, 'echo');
+    const view = await federation.refresh(tenant, 'echo');
     expect(view.status).toBe('error');
     expectNoSecret(view.status_reason, u.secrets());
     await u.up.configure({ fail: {} });

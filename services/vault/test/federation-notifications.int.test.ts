@@ -1,48 +1,42 @@
 /**
  * What an upstream sends during a federated tools/call reaches the caller (docs/mcp.md, "Inside a call"),
- * through the real gRPC ExecuteStream of the vault, the real Postgres and SoftHSM2 token, and two real
- * upstreams over HTTP: the project's 2026-07-28 fixture (SDK v2 server: progress and log messages at the
- * level a request asks for) and `@modelcontextprotocol/server-everything` (2025-11-25: its long-running
- * operation's progress). The events come in the upstream's order, the answer last; the unary Execute is
- * unchanged; cancelling the stream cancels the upstream's request.
+ * through the real gRPC ExecuteStream of the vault (its own definition started in-process,
+ * test/support/start-vault.ts), the real Postgres and SoftHSM2 token, and two real upstreams over HTTP: the
+ * project's 2026-07-28 fixture (SDK v2 server: progress and log messages at the level a request asks for) and
+ * `@modelcontextprotocol/server-everything` (2025-11-25: its long-running operation's progress). The events
+ * come in the upstream's order, the answer last; the unary Execute is unchanged; cancelling the stream cancels
+ * the upstream's request.
  */
 import { randomUUID } from 'node:crypto';
 import { type ModernUpstream, type ReferenceServer, startModernUpstream, startServerEverything } from '@agw/mcp-fixtures';
-import { vault as pb } from '@agw/proto';
-import { type PromiseClient, createClient, createLogger, startGrpcServer } from '@agw/shared';
-import type { FederationWiring } from '../src/federation/create-federation';
-import { type VaultDomain, vaultGrpcService } from '../src/grpc/vault.grpc';
-import { type TestVault, federatedBroker, openTestVault, testFederation } from './helpers';
+import { federation as fpb, vault as pb } from '@agw/proto';
+import type { PromiseClient } from '@agw/shared';
+import { type StartedVault, startVault } from './support/start-vault';
 
 jest.setTimeout(60_000);
 
-let v: TestVault;
-let wiring: FederationWiring;
+let started: StartedVault;
 let modern: ModernUpstream;
 let everything: ReferenceServer;
-let server: Awaited<ReturnType<typeof startGrpcServer>>;
 let client: PromiseClient<typeof pb.VaultServiceService>;
 const tenant = randomUUID();
 
 beforeAll(async () => {
-  v = await openTestVault();
+  started = await startVault();
+  client = started.vault;
   modern = await startModernUpstream({ port: 0 });
   everything = await startServerEverything();
-  wiring = testFederation(v);
-  await wiring.federation.register(tenant, { name: 'modern', url: `${modern.url}/mcp` });
-  await wiring.federation.register(tenant, { name: 'everything', url: everything.url });
-  const domain = { ...v, broker: federatedBroker(v, wiring) } as unknown as VaultDomain;
-  server = await startGrpcServer('127.0.0.1', 0, [vaultGrpcService(domain, createLogger('vault-notifications-test', 'silent'))]);
-  client = createClient(pb.VaultServiceClient, `127.0.0.1:${server.port}`, 'vault service', { deadlineMs: 30_000 });
+  // registered through the vault's FederationService, as the gateway does
+  for (const [name, url] of [['modern', `${modern.url}/mcp`], ['everything', everything.url]]) {
+    const registered = await started.federation.registerUpstream(fpb.RegisterUpstreamRequest.fromPartial({ tenant_id: tenant, name, url }));
+    expect(registered.status).toBe('connected');
+  }
 });
 
 afterAll(async () => {
-  client?.close();
-  await server?.close();
-  await wiring?.close();
+  await started?.close();
   await modern?.close();
   await everything?.close();
-  await v?.close();
 });
 
 const request = (tool: string, method: string, params: Record<string, unknown>, relay: { progress?: boolean; logLevel?: string } = {}): pb.ExecuteRequest => ({

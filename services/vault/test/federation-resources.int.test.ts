@@ -1,7 +1,7 @@
 /**
- * Resources, prompts and completions of a federated upstream (federated-mcp.ts), against the real Postgres,
- * the SoftHSM2 token and the real `@modelcontextprotocol/server-everything` (Streamable HTTP): its prompts
- * are pinned in the catalog beside its tools (and quarantined when they change), its resources and
+ * Resources, prompts and completions of a federated upstream (federated-mcp.ts) in the vault (its own definition
+ * started in-process, test/support/start-vault.ts), against the real Postgres, the SoftHSM2 token and the real
+ * `@modelcontextprotocol/server-everything` (Streamable HTTP): its prompts are pinned in the catalog beside its tools (and quarantined when they change), its resources and
  * templates are listed live, resources/read and prompts/get run through the brokered executor as governed
  * calls (method `resources/read` / `prompts/get`), and completion/complete reaches the prompt's upstream.
  * Then an SDK `McpServer` of resources and prompts only (no tools) that echoes the request's credential:
@@ -14,23 +14,24 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { FederationWiring } from '../src/federation/create-federation';
+import type { Federation } from '../src/federation/federation';
 import { PROMPT_PREFIX, promptDefinition, promptOf } from '../src/federation/federated-mcp';
 import { UpstreamRepository } from '../src/federation/upstream.repository';
 import type { BrokeredExecutor } from '../src/broker/brokered-executor';
-import { type TestVault, openFederatedVault, testFederation } from './helpers';
+import { testFederation } from './helpers';
+import { type StartedVault, startVault } from './support/start-vault';
 
 jest.setTimeout(60_000);
 
-let vault: Awaited<ReturnType<typeof openFederatedVault>>;
-let v: TestVault;
-let wiring: FederationWiring;
+let vault: StartedVault;
+let federation: Federation;
 let broker: BrokeredExecutor;
 let upstream: ReferenceServer;
 let url: string;
 
 beforeAll(async () => {
-  vault = await openFederatedVault();
-  ({ v, wiring, broker } = vault);
+  vault = await startVault();
+  ({ federation, broker } = vault.api);
   upstream = await startServerEverything();
   url = upstream.url;
 });
@@ -76,29 +77,29 @@ describe('resources, prompts and completions of server-everything', () => {
   const other = randomUUID();
 
   beforeAll(async () => {
-    const view = await wiring.federation.register(tenant, { name: 'everything', url });
+    const view = await federation.register(tenant, { name: 'everything', url });
     expect(view.status).toBe('connected');
   });
 
   test('its prompts are pinned in the catalog beside its tools, active, and not listed as tools', async () => {
-    const view = await wiring.federation.get(tenant, 'everything');
+    const view = await federation.get(tenant, 'everything');
     const prompts = view.tools!.filter((t) => t.name.startsWith(PROMPT_PREFIX));
     expect(prompts.map((t) => t.name)).toEqual(expect.arrayContaining(['prompt:simple-prompt', 'prompt:args-prompt', 'prompt:completable-prompt']));
     expect(prompts.every((t) => t.state === 'active' && /^[0-9a-f]{64}$/.test(t.pinned_sha256 ?? ''))).toBe(true);
-    expect((await wiring.federation.federatedTools(tenant)).some((t) => t.tool.startsWith(PROMPT_PREFIX))).toBe(false);
-    const listed = await wiring.federation.mcp.entries(tenant, 'prompts');
+    expect((await federation.federatedTools(tenant)).some((t) => t.tool.startsWith(PROMPT_PREFIX))).toBe(false);
+    const listed = await federation.mcp.entries(tenant, 'prompts');
     const args = listed.entries.find((e) => (e.entry as { name: string }).name === 'args-prompt');
     expect(args).toMatchObject({ upstream: 'everything', entry: { name: 'args-prompt', arguments: [{ name: 'city', required: true }, { name: 'state' }] } });
   });
 
   test('resources and templates are listed live; another tenant sees none', async () => {
-    const resources = await wiring.federation.mcp.entries(tenant, 'resources');
+    const resources = await federation.mcp.entries(tenant, 'resources');
     expect(resources.unavailable).toEqual([]);
     expect(resources.entries.some((e) => String((e.entry as { uri: string }).uri).startsWith('demo://resource/static/document/'))).toBe(true);
-    const templates = await wiring.federation.mcp.entries(tenant, 'resource_templates');
+    const templates = await federation.mcp.entries(tenant, 'resource_templates');
     expect(templates.entries.map((e) => (e.entry as { uriTemplate: string }).uriTemplate)).toContain('demo://resource/dynamic/text/{resourceId}');
-    expect((await wiring.federation.mcp.entries(other, 'resources')).entries).toEqual([]);
-    expect((await wiring.federation.mcp.entries(other, 'prompts')).entries).toEqual([]);
+    expect((await federation.mcp.entries(other, 'resources')).entries).toEqual([]);
+    expect((await federation.mcp.entries(other, 'prompts')).entries).toEqual([]);
   });
 
   test('resources/read and prompts/get run through the brokered executor as governed calls of the upstream', async () => {
@@ -115,33 +116,33 @@ describe('resources, prompts and completions of server-everything', () => {
     const unknownResource = await exec(tenant, 'resources/read', { uri: 'demo://resource/nothing/here' });
     expect(unknownResource.outcome).toBe('upstream_error');
     // the catalog's prompt row is not a tool: a tools/call of it is refused
-    expect(await wiring.federation.target(tenant, 'everything', 'prompt:simple-prompt')).toMatchObject({ upstream: true, executable: false, violation: 'upstream_tool_unknown' });
+    expect(await federation.target(tenant, 'everything', 'prompt:simple-prompt')).toMatchObject({ upstream: true, executable: false, violation: 'upstream_tool_unknown' });
     // another tenant has no such upstream
-    expect((await wiring.federation.target(other, 'everything', 'resources/read')).upstream).toBe(false);
+    expect((await federation.target(other, 'everything', 'resources/read')).upstream).toBe(false);
   });
 
   test('a quarantined prompt is neither listed nor run; approving it brings it back', async () => {
-    const repo = new UpstreamRepository(v.db);
+    const repo = new UpstreamRepository(vault.api.db);
     const row = (await repo.tool(tenant, 'everything', 'prompt:simple-prompt'))!;
     await repo.writeTools(tenant, 'everything', [
       { name: row.name, state: 'quarantined', reason: 'tool_definition_changed', markers: [], pinned: row.pinned, pinned_sha256: row.pinned_sha256, candidate: row.pinned, candidate_sha256: row.pinned_sha256 },
     ]);
-    wiring.federation.invalidate(tenant);
-    expect((await wiring.federation.mcp.entries(tenant, 'prompts')).entries.some((e) => (e.entry as { name: string }).name === 'simple-prompt')).toBe(false);
+    federation.invalidate(tenant);
+    expect((await federation.mcp.entries(tenant, 'prompts')).entries.some((e) => (e.entry as { name: string }).name === 'simple-prompt')).toBe(false);
     const refused = await exec(tenant, 'prompts/get', { prompt: 'simple-prompt', arguments: {} });
     expect(refused).toMatchObject({ outcome: 'quarantined', statusCode: 409 });
     expect((refused.body as { error: string }).error).toMatch(/quarantined.*approve/);
-    await wiring.federation.approve(tenant, 'everything', 'prompt:simple-prompt', 'reviewer');
+    await federation.approve(tenant, 'everything', 'prompt:simple-prompt', 'reviewer');
     expect((await exec(tenant, 'prompts/get', { prompt: 'simple-prompt', arguments: {} })).outcome).toBe('executed');
   });
 
   test('completion/complete reaches the prompt of the upstream; a prompt it does not have is NOT_FOUND', async () => {
-    const r = (await wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })) as { completion: { values: string[] } };
+    const r = (await federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })) as { completion: { values: string[] } };
     expect(r.completion.values).toEqual(['Engineering']);
-    const t = (await wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '1' } })) as { completion: { values: string[] } };
+    const t = (await federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '1' } })) as { completion: { values: string[] } };
     expect(Array.isArray(t.completion.values)).toBe(true);
-    await expect(wiring.federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'x', value: '' } })).rejects.toThrow(/no active prompt/);
-    await expect(wiring.federation.mcp.complete(other, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })).rejects.toThrow(/not found/);
+    await expect(federation.mcp.complete(tenant, 'everything', { ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'x', value: '' } })).rejects.toThrow(/no active prompt/);
+    await expect(federation.mcp.complete(other, 'everything', { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'E' } })).rejects.toThrow(/not found/);
   });
 });
 
@@ -162,7 +163,7 @@ describe('the secrets of an upstream never come back through its resources and p
         messages: [{ role: 'user', content: { type: 'text', text: `${topic}: ${String(extra.requestInfo?.headers.authorization)}` } }],
       }));
     }));
-    const view = await wiring.federation.register(tenant, { name: 'echoing', url, credential: { type: 'bearer', value: SECRET } });
+    const view = await federation.register(tenant, { name: 'echoing', url, credential: { type: 'bearer', value: SECRET } });
     // a server of resources and prompts only (no tools capability) is an upstream too
     expect([view.status, view.status_reason]).toEqual(['connected', null]);
     expect(view.tools!.map((t) => [t.name, t.state])).toEqual([['prompt:echo-prompt', 'active']]);
@@ -174,7 +175,7 @@ describe('the secrets of an upstream never come back through its resources and p
   });
 
   test('a resource list, a read and a prompt that echo the credential come back masked', async () => {
-    const listed = await wiring.federation.mcp.entries(tenant, 'resources');
+    const listed = await federation.mcp.entries(tenant, 'resources');
     expect(listed.entries).toHaveLength(1);
     expect(JSON.stringify(listed.entries)).not.toContain(SECRET);
     expect(JSON.stringify(listed.entries)).toContain('Bearer');
@@ -201,7 +202,8 @@ describe('the lists are bounded as tools/list is', () => {
       mcp.registerPrompt('small', { description: 'fine' }, () => ({ messages: [] }));
       mcp.registerPrompt('huge', { description: 'y'.repeat(5000) }, () => ({ messages: [] }));
     }));
-    small = testFederation(v, { config: { federationMaxSyncBytes: 4000, federationMaxToolBytes: 2000 } });
+    // a second federation over the same vault's stores with smaller limits
+    small = testFederation(vault.api, { config: { federationMaxSyncBytes: 4000, federationMaxToolBytes: 2000 } });
     const view = await small.federation.register(tenant, { name: 'big', url });
     expect(view.status).toBe('connected');
   });

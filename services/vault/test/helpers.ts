@@ -87,10 +87,11 @@ export function withTestToken<T>(fn: (p11: pkcs11js.PKCS11, session: Buffer, slo
 }
 
 /**
- * The vault's federation over a test vault's database and keyring, as vault.service.ts wires it: the test config with
- * 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped unless given.
+ * The vault's federation over a test vault's (or a started vault's `api`) database and keyring, as vault.service.ts
+ * wires it: the test config with 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped
+ * unless given. For tests that need several federations with different limits in one file.
  */
-export function testFederation(v: TestVault, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
+export function testFederation(v: Pick<TestVault, 'db' | 'keyring'>, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
   return createFederation({
     config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, ...o.config },
     db: v.db,
@@ -99,24 +100,4 @@ export function testFederation(v: TestVault, o: { config?: Partial<VaultConfig>;
     changed: o.changed ?? (() => undefined),
     logger: createLogger('vault-federation-test', 'silent'),
   });
-}
-
-/** A brokered executor of the test vault that also runs federated calls (loopback targets allowed). */
-export function federatedBroker(v: TestVault, wiring: FederationWiring): BrokeredExecutor {
-  return new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: true, requireHttps: false }), timeoutMs: 5000, maxBytes: 1 << 20, logger: createLogger('vault-test', 'silent'), federation: wiring.federation });
-}
-
-/** A test vault with its federation and a brokered executor that runs federated calls; `close()` ends the federation, then the vault. */
-export async function openFederatedVault(o: Parameters<typeof testFederation>[1] = {}): Promise<{ v: TestVault; wiring: FederationWiring; broker: BrokeredExecutor; close(): Promise<void> }> {
-  const v = await openTestVault();
-  const wiring = testFederation(v, o);
-  return {
-    v,
-    wiring,
-    broker: federatedBroker(v, wiring),
-    close: async () => {
-      await wiring.close();
-      await v.close();
-    },
-  };
 }

@@ -63,7 +63,7 @@ function serve(port, name, handle) {
     [name]: (call) => {
       call.on('data', (m) =>
         handle(m.request).then(
-          (response) => call.write({ callId: m.callId, response, error: undefined }),
+          (response) => call.write({ call_id: m.call_id, response, error: undefined }),
           (e) => {
             console.error(e);
             process.exit(1);
@@ -86,8 +86,8 @@ function streamClient(port, name) {
   let lastId = 0;
   const stream = client[name]();
   stream.on('data', (a) => {
-    const resolve = pending.get(a.callId);
-    pending.delete(a.callId);
+    const resolve = pending.get(a.call_id);
+    pending.delete(a.call_id);
     resolve(a.response);
   });
   stream.on('error', (e) => {
@@ -98,7 +98,7 @@ function streamClient(port, name) {
     new Promise((resolve) => {
       const callId = ++lastId;
       pending.set(callId, resolve);
-      stream.write({ callId, request, metadata: {} });
+      stream.write({ call_id: callId, request, metadata: {} });
     });
 }
 
@@ -157,21 +157,21 @@ function gateway(httpPort, policyPort, auditPort) {
     // the messages as the gateway fills them (tool-call.pipeline.ts, decision-recorder.ts)
     const actionId = randomUUID();
     const paramsJson = JSON.stringify(call.params ?? {});
-    const toolCall = { agentId: call.agent_id, agentType: call.agent_type, agentVersion: call.agent_version, tool: call.tool, method: call.method, paramsJson, piiDetected: false, sessionId: '' };
-    const decision = await evaluate(policyProto.EvaluateRequest.fromPartial({ tenantId, actionId, call: toolCall, storedParamsJson: '' }));
+    const toolCall = { agent_id: call.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: call.tool, method: call.method, params_json: paramsJson, pii_detected: false, session_id: '' };
+    const decision = await evaluate(policyProto.EvaluateRequest.fromPartial({ tenant_id: tenantId, action_id: actionId, call: toolCall }));
     const t2 = performance.now();
     const entry = auditProto.AuditEntry.fromPartial({
-      actionId,
+      action_id: actionId,
       ...toolCall,
       decision: decision.decision,
       severity: decision.severity,
       source: 'api',
-      bundleRevision: decision.bundleRevision,
-      detailsJson: '{}',
-      requestedAt: new Date().toISOString(),
+      bundle_revision: decision.bundle_revision,
+      details_json: '{}',
+      requested_at: new Date().toISOString(),
     });
     const record = await append(
-      auditProto.AppendRequest.fromPartial({ tenantId, entry, eventKind: 'allowed', decisionInput: decision.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false }),
+      auditProto.AppendRequest.fromPartial({ tenant_id: tenantId, entry, event_kind: 'allowed', decision_facts: decision.decision_facts, omit_entry: true, append_key: randomUUID(), tenant_has_webhook: false }),
     );
     const t3 = performance.now();
     // each hop's duration, as the gateway reports its steps (the bench prints the medians at concurrency 1)
@@ -183,22 +183,20 @@ function gateway(httpPort, policyPort, auditPort) {
 function policy(port) {
   const redis = redisClient();
   serve(port, 'evaluateStream', async (request) => {
-    const n = await recordAndRead(redis, request.tenantId, request.call.agentId);
-    // an allow with its replay input, as the policy answers one (no Rego: the fields are constants)
+    const n = await recordAndRead(redis, request.tenant_id, request.call.agent_id);
+    // an allow with what the record lacks for its replay input, as the policy answers one (no Rego: the fields are constants)
     return policyProto.EvaluateResponse.fromPartial({
       decision: 'allow',
       severity: 'none',
-      bundleRevision: 'floor-1',
+      bundle_revision: 'floor-1',
       passes: 1,
-      decisionInput: {
-        actionId: request.actionId,
-        call: request.call,
-        behavioral: { actionCount1h: n, actionCount24h: n, toolCount24h: n, lastActionSecondsAgo: 0 },
+      decision_facts: {
         decision: 'allow',
         severity: 'none',
-        bundleRevision: 'floor-1',
+        pii_detected: false,
+        behavioral: { action_count_1h: n, action_count_24h: n, tool_count_24h: n, last_action_seconds_ago: 0 },
         passes: 1,
-        evaluatedAt: new Date().toISOString(),
+        evaluated_at: new Date().toISOString(),
       },
     });
   });
@@ -259,9 +257,9 @@ async function audit(port, databaseUrl) {
   const HASH = 'f'.repeat(64); // no chain: every answer carries the same 64 hex digits where the hashes go
   serve(port, 'appendStream', async (request) => {
     // the record and its replay input as one row (the audit service writes them to two tables)
-    const { id, commitMs } = await append(JSON.stringify({ tenant_id: request.tenantId, entry: request.entry, decision_input: request.decisionInput }));
+    const { id, commitMs } = await append(JSON.stringify({ tenant_id: request.tenant_id, entry: request.entry, decision_facts: request.decision_facts }));
     // an answer as the audit service's with omit_entry: the ids, the hashes, event_queued, commit_ms
-    return auditProto.AuditRecord.fromPartial({ id, tenantSeq: id - 1, prevHash: HASH, recordHash: HASH, eventQueued: true, commitMs });
+    return auditProto.AuditRecord.fromPartial({ id, tenant_seq: id - 1, prev_hash: HASH, record_hash: HASH, event_queued: true, commit_ms: commitMs });
   });
 }
 
@@ -277,8 +275,8 @@ async function single(httpPort, databaseUrl) {
     const tenantId = await keyAndRate(redis, key);
     const n = await recordAndRead(redis, tenantId, call.agent_id);
     const actionId = randomUUID();
-    const decisionInput = { actionId, call, behavioral: { actionCount1h: n }, decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, evaluatedAt: new Date().toISOString() };
-    const { id } = await append(JSON.stringify({ tenant_id: tenantId, entry: { actionId, ...call, decision: 'allow', requestedAt: new Date().toISOString() }, decision_input: decisionInput }));
+    const decisionFacts = { decision: 'allow', severity: 'none', pii_detected: false, behavioral: { action_count_1h: n }, passes: 1, evaluated_at: new Date().toISOString() };
+    const { id } = await append(JSON.stringify({ tenant_id: tenantId, entry: { action_id: actionId, ...call, decision: 'allow', requested_at: new Date().toISOString() }, decision_facts: decisionFacts }));
     return { body: JSON.stringify({ action_id: actionId, decision: 'allow', record_id: id }), headers: {} };
   });
 }

@@ -201,11 +201,11 @@ if (typeof shared.BatchPublisher === 'function') {
 {
   const { policy } = gwRequire('@agw/proto');
   const logger = shared.createLogger('bench', 'silent');
-  const answer = { decision: 'allow', violations: [], severity: 'none', alertTier: '', requiresHuman: false, bundleRevision: 'r1', evalMs: 0.2, passes: 2, behavioralJson: '{"calls_last_minute":3}', replayJson: '{"input":{"tool":"svc_web_search"}}' };
+  const answer = { decision: 'allow', violations: [], severity: 'none', alert_tier: '', requires_human: false, bundle_revision: 'r1', eval_ms: 0.2, passes: 2, required_approvers: 0, decision_facts: { decision: 'allow', violations: [], severity: 'none', pii_detected: false, behavioral: { action_count_1h: 3, action_count_24h: 3, tool_count_24h: 3, violation_count_24h: 0, anomaly_score: 0, last_action_seconds_ago: 0, session_total_amount: 0 }, passes: 2, evaluated_at: '2026-11-29T09:00:00.000Z' } };
   const evaluate = async () => answer;
   const server = await shared.startGrpcServer('127.0.0.1', 0, [{ definition: policy.PolicyServiceService, implementation: shared.implement(policy.PolicyServiceService, { evaluate, evaluateStream: evaluate }, logger) }]);
   const client = shared.createClient(policy.PolicyServiceClient, `127.0.0.1:${server.port}`, 'policy engine', { deadlineMs: 5000 });
-  const request = { tenantId: '0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10', actionId: '9a0f1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b', call: { agentId: 'load-agent', agentType: 'assistant', agentVersion: '1.0.0', tool: 'svc_web_search', method: 'search', paramsJson: '{"q":"benchmark","page":1}', piiDetected: false, sessionId: '' }, storedParamsJson: '', deferReplayRecord: true };
+  const request = { tenant_id: '0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10', action_id: '9a0f1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b', call: { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"benchmark","page":1}', pii_detected: false, session_id: '' } };
   const concurrently = (fn) => async (n) => {
     for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: Math.min(32, n - i) }, fn));
   };

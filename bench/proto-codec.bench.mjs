@@ -21,22 +21,22 @@ const opt = (n, d) => Number(args.includes(`--${n}`) ? args[args.indexOf(`--${n}
 const N = opt('n', 20000);
 const ROUNDS = opt('rounds', 3);
 
-const call = { agentId: 'load-agent', agentType: 'assistant', agentVersion: '1.0.0', tool: 'svc_web_search', method: 'search', paramsJson: '{"q":"benchmark","page":1}', piiDetected: false, sessionId: '' };
+const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"benchmark","page":1}', pii_detected: false, session_id: '' };
 /** one call's four messages, as the services build them */
 function messages() {
   const actionId = randomUUID();
-  const request = policy.EvaluateRequest.fromPartial({ tenantId: randomUUID(), actionId, call, storedParamsJson: '' });
-  const decisionInput = { actionId, call, behavioral: { actionCount1h: 5, actionCount24h: 5, toolCount24h: 5, lastActionSecondsAgo: 0 }, decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, evaluatedAt: new Date().toISOString() };
-  const response = policy.EvaluateResponse.fromPartial({ decision: 'allow', severity: 'none', bundleRevision: 'floor-1', passes: 1, decisionInput });
-  const entry = audit.AuditEntry.fromPartial({ actionId, ...call, decision: 'allow', severity: 'none', source: 'api', bundleRevision: 'floor-1', detailsJson: '{}', requestedAt: new Date().toISOString() });
-  const append = audit.AppendRequest.fromPartial({ tenantId: request.tenantId, entry, eventKind: 'allowed', decisionInput: response.decisionInput, omitEntry: true, appendKey: randomUUID(), tenantHasWebhook: false });
-  const record = audit.AuditRecord.fromPartial({ id: 5, tenantSeq: 4, prevHash: 'f'.repeat(64), recordHash: 'f'.repeat(64), eventQueued: true, commitMs: 1.2 });
+  const request = policy.EvaluateRequest.fromPartial({ tenant_id: randomUUID(), action_id: actionId, call });
+  const decisionFacts = { decision: 'allow', severity: 'none', pii_detected: false, behavioral: { action_count_1h: 5, action_count_24h: 5, tool_count_24h: 5, last_action_seconds_ago: 0 }, passes: 1, evaluated_at: new Date().toISOString() };
+  const response = policy.EvaluateResponse.fromPartial({ decision: 'allow', severity: 'none', bundle_revision: 'floor-1', passes: 1, decision_facts: decisionFacts });
+  const entry = audit.AuditEntry.fromPartial({ action_id: actionId, ...call, decision: 'allow', severity: 'none', source: 'api', bundle_revision: 'floor-1', details_json: '{}', requested_at: new Date().toISOString() });
+  const append = audit.AppendRequest.fromPartial({ tenant_id: request.tenant_id, entry, event_kind: 'allowed', decision_facts: response.decision_facts, omit_entry: true, append_key: randomUUID(), tenant_has_webhook: false });
+  const record = audit.AuditRecord.fromPartial({ id: 5, tenant_seq: 4, prev_hash: 'f'.repeat(64), record_hash: 'f'.repeat(64), event_queued: true, commit_ms: 1.2 });
   // [generated serializer, deserializer, message, the fleet's serializer]
   return [
-    [policy.PolicyServiceService.evaluateStream.requestSerialize, policy.PolicyServiceService.evaluateStream.requestDeserialize, { callId: 1, request, metadata: {} }, fleet.policy.requestSerialize],
-    [policy.PolicyServiceService.evaluateStream.responseSerialize, policy.PolicyServiceService.evaluateStream.responseDeserialize, { callId: 1, response, error: undefined }, fleet.policy.responseSerialize],
-    [audit.AuditServiceService.appendStream.requestSerialize, audit.AuditServiceService.appendStream.requestDeserialize, { callId: 1, request: append, metadata: {} }, fleet.audit.requestSerialize],
-    [audit.AuditServiceService.appendStream.responseSerialize, audit.AuditServiceService.appendStream.responseDeserialize, { callId: 1, response: record, error: undefined }, fleet.audit.responseSerialize],
+    [policy.PolicyServiceService.evaluateStream.requestSerialize, policy.PolicyServiceService.evaluateStream.requestDeserialize, { call_id: 1, request, metadata: {} }, fleet.policy.requestSerialize],
+    [policy.PolicyServiceService.evaluateStream.responseSerialize, policy.PolicyServiceService.evaluateStream.responseDeserialize, { call_id: 1, response, error: undefined }, fleet.policy.responseSerialize],
+    [audit.AuditServiceService.appendStream.requestSerialize, audit.AuditServiceService.appendStream.requestDeserialize, { call_id: 1, request: append, metadata: {} }, fleet.audit.requestSerialize],
+    [audit.AuditServiceService.appendStream.responseSerialize, audit.AuditServiceService.appendStream.responseDeserialize, { call_id: 1, response: record, error: undefined }, fleet.audit.responseSerialize],
   ];
 }
 const cpu = (f) => {

@@ -1,5 +1,5 @@
 import { SecretMasker } from '../secrets/secret-masker';
-import { type CallNotification, MAX_NOTIFICATION_TEXT, MAX_RELAYED_NOTIFICATIONS, NotificationRelay, clipText, relayOfCurrentCall, withRelay } from './call-notifications';
+import { type CallNotification, MAX_NOTIFICATION_TEXT, MAX_RELAYED_NOTIFICATIONS, NotificationRelay, clipUtf8, relayOfCurrentCall, withRelay } from './call-notifications';
 
 const SECRET = 'sk-live-0123456789abcdef';
 
@@ -70,9 +70,32 @@ describe('NotificationRelay: what an upstream sends during a call, bounded', () 
     expect(r.dropped).toBe(50);
   });
 
-  test('clipText never cuts a character', () => {
-    expect(clipText('abc', 2)).toBe('ab');
-    expect(clipText('aé', 2)).toBe('a');
+  test('clipUtf8 never cuts a character', () => {
+    expect(clipUtf8('abc', 2)).toBe('ab');
+    expect(clipUtf8('aé', 2)).toBe('a');
+    expect(clipUtf8('a😀b', 4)).toBe('a'); // the emoji's 4 bytes do not fit after 'a'
+    expect(clipUtf8('a😀b', 5)).toBe('a😀');
+    expect(clipUtf8('ab\uFFFDcd', 5)).toBe('ab\uFFFD'); // a replacement character of the text itself is kept
+  });
+
+  test('clipUtf8 is the longest whole-character prefix of at most max bytes, on mixed text of any length', () => {
+    const pieces = ['a', 'é', '€', '😀', '\uFFFD', ' '];
+    const reference = (text: string, max: number) => {
+      let out = '';
+      for (const ch of text) {
+        if (Buffer.byteLength(out + ch) > max) break;
+        out += ch;
+      }
+      return out;
+    };
+    for (let seed = 1; seed < 300; seed++) {
+      let text = '';
+      for (let i = 0; i < (seed % 37) + 1; i++) text += pieces[(seed * 7 + i * 13) % pieces.length];
+      const max = (seed % 29) + 1;
+      expect(clipUtf8(text, max)).toBe(reference(text, max));
+    }
+    // a huge text is cut as a short one is
+    expect(clipUtf8('€'.repeat(5_000_000), 10)).toBe('€€€');
   });
 
   test('a notification handler finds the relay of the call it runs under, and none outside', async () => {

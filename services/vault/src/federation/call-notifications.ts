@@ -38,10 +38,22 @@ export interface NotificationWish {
   send(n: CallNotification): void;
 }
 
-/** `text` cut to at most `max` UTF-8 bytes, never inside a character. */
-export function clipText(text: string, max = MAX_NOTIFICATION_TEXT): string {
-  if (Buffer.byteLength(text) <= max) return text;
-  return Buffer.from(text).subarray(0, max).toString('utf8').replace(/\uFFFD+$/, '');
+/**
+ * `text` cut to at most `max` UTF-8 bytes, never inside a character (a code point cut in half is dropped).
+ * Only the first `max` UTF-16 units are encoded (they hold at least `max` bytes): a huge text costs as
+ * much as a short one.
+ */
+export function clipUtf8(text: string, max = MAX_NOTIFICATION_TEXT): string {
+  if (text.length <= max / 3 || Buffer.byteLength(text) <= max) return text;
+  const head = Buffer.from(text.slice(0, max)).subarray(0, max);
+  // a cut inside a multi-byte sequence decodes to U+FFFD: drop exactly that incomplete tail
+  let end = head.length;
+  let start = end - 1;
+  while (start > 0 && start > end - 4 && (head[start] & 0xc0) === 0x80) start--;
+  const lead = head[start];
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  if (end - start < need) end = start;
+  return head.subarray(0, end).toString('utf8');
 }
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -68,7 +80,7 @@ export class NotificationRelay {
 
   /** An upstream's progress (the params of its notifications/progress, its own token left out). */
   progress(p: { progress?: unknown; total?: unknown; message?: unknown }): void {
-    if (!this.wish.progress || !finite(p.progress)) return;
+    if (!this.wish.progress || !finite(p.progress) || this.full()) return;
     this.emit({
       kind: 'progress',
       progress: p.progress,
@@ -80,25 +92,28 @@ export class NotificationRelay {
   /** An upstream's log message (the params of its notifications/message). */
   log(p: { level?: unknown; logger?: unknown; data?: unknown }): void {
     const min = this.wish.logLevel;
-    if (min === undefined || !isLogLevel(p.level) || LOG_LEVELS.indexOf(p.level) < LOG_LEVELS.indexOf(min)) return;
+    if (min === undefined || !isLogLevel(p.level) || LOG_LEVELS.indexOf(p.level) < LOG_LEVELS.indexOf(min) || this.full()) return;
     const json = JSON.stringify(this.masker().value(p.data ?? null)) ?? 'null';
     this.emit({
       kind: 'log',
       level: p.level,
       ...(typeof p.logger === 'string' ? { logger: this.text(p.logger) } : {}),
-      dataJson: Buffer.byteLength(json) <= MAX_NOTIFICATION_TEXT ? json : JSON.stringify(clipText(json)),
+      dataJson: Buffer.byteLength(json) <= MAX_NOTIFICATION_TEXT ? json : JSON.stringify(clipUtf8(json)),
     });
   }
 
   private text(s: string): string {
-    return clipText(this.masker().text(s));
+    return clipUtf8(this.masker().text(s));
+  }
+
+  /** Whether the call's cap is reached: the notification is counted as dropped before any masking or encoding. */
+  private full(): boolean {
+    if (this.relayed < MAX_RELAYED_NOTIFICATIONS) return false;
+    this.dropped++;
+    return true;
   }
 
   private emit(n: CallNotification): void {
-    if (this.relayed >= MAX_RELAYED_NOTIFICATIONS) {
-      this.dropped++;
-      return;
-    }
     this.relayed++;
     this.wish.send(n);
   }

@@ -5,7 +5,8 @@
  * - the gRPC `AuditEntry` message (`toAuditEntry` / `fromAuditEntry`), what gateway and managed send to
  *   the audit service and what it sends back;
  * - the hashed content (`hashedContent`): every field, whose RFC 8785 canonical JSON is hashed into the
- *   chain (the exact bytes: docs/audit.md; do not change a field without a chain version);
+ *   chain (the exact bytes: docs/audit.md); a field added to a written chain is hashed only when set
+ *   (`recordFieldsHashedWhenSet`), so older records keep their bytes;
  * - the public JSON of a stored record (`presentStoredRecord`): GET /api/audit/log and the compliance export;
  * - the decision event of a record (`decisionEventOf`), as the bus carries it.
  * A record is built by the builders of its kind (record-builders.ts: governed, observed, control-plane, a
@@ -100,10 +101,41 @@ export function recordFieldsOf(r: ActionRecord): ActionRecord {
   return out as ActionRecord;
 }
 
-/** The object whose canonical JSON is hashed: every field of the record (JCS orders the keys). */
-export function hashedContent(r: ActionRecord): Record<string, unknown> {
-  return recordFieldsOf(r);
+/** The fields of kind `nullable` (a string or null): the only kind a field added to a written chain may have. */
+type NullableField = { [K in keyof RecordFieldKinds]: RecordFieldKinds[K] extends 'nullable' ? RecordFieldName<K> : never }[keyof RecordFieldKinds];
+
+/**
+ * The fields added to the record after chains were written with it (none yet; docs/audit.md, "Adding a hashed
+ * field"). Such a field is hashed only when it holds a value: while it is null its key is left out of the hashed
+ * content, so a record written before the field existed (its column NULL) hashes the bytes it was written with,
+ * and no chain version is needed. A field listed here is `nullable` (null until set), and the offline verifier
+ * lists it in `HASHED_WHEN_SET_KEYS` (services/audit/src/chain/record-hash.test.ts fails until it does). The 18
+ * fields chains were first written with are always hashed, null or not.
+ */
+export const recordFieldsHashedWhenSet: readonly NullableField[] = [];
+
+/**
+ * The hashed content of a record made of `fields`, where each of `whenSet` is left out while null: the one rule
+ * of what is hashed, here for the record's own lists (`hashedContent`) and, in tests, for a record with a field
+ * added to it.
+ */
+export function hashedContentOf(fields: readonly string[], whenSet: ReadonlySet<string>): (r: ActionRecord) => Record<string, unknown> {
+  return (r) => {
+    const out: Record<string, unknown> = {};
+    for (const k of fields) {
+      const v = (r as unknown as Record<string, unknown>)[k];
+      if (v === null && whenSet.has(k)) continue;
+      out[k] = v;
+    }
+    return out;
+  };
 }
+
+/**
+ * The object whose canonical JSON is hashed: every field of the record (JCS orders the keys), but a field of
+ * `recordFieldsHashedWhenSet` only when it is not null.
+ */
+export const hashedContent: (r: ActionRecord) => Record<string, unknown> = hashedContentOf(actionRecordFields, new Set(recordFieldsHashedWhenSet));
 
 /**
  * What binds a human decision on a queued action to the exact call (docs/auth.md, "Approvals"): carried in
@@ -143,7 +175,7 @@ export function recordIdOf(tenantSeq: number): number {
  * `extra`, the fields, the hashes.
  */
 export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev_hash: string; record_hash: string }, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: recordIdOf(r.tenant_seq), ...extra, ...hashedContent(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
+  return { id: recordIdOf(r.tenant_seq), ...extra, ...recordFieldsOf(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
 }
 
 /** A field's value of each kind in the gRPC message: an object as JSON text, null as the empty string. */

@@ -10,7 +10,7 @@ export { parseVerifierKey, openNote, parseCheckpoint, keyIdOf, type VerifierKey 
 export { verifyInclusion, verifyConsistency, leafHash } from './rfc9162';
 export { verifyWitnesses } from './verify-witnesses';
 export { COSIGNATURE_V1_TYPE, type CosignerKey, type WitnessPolicyResult, checkWitnessPolicy, cosignatureTime, cosignedMessage, cosignerKeyIdOf, cosignerVkey, parseCosignerKey, splitNote } from './cosignature';
-export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, type CheckResult, type OnChainReader } from './verify-export';
+export { verifyExport, recomputeRecordHash, hasTenantRecordIds, HASHED_KEYS, HASHED_WHEN_SET_KEYS, type HashedKeys, type CheckResult, type OnChainReader } from './verify-export';
 export type {
   ComplianceExport, AuditEvidence, ExportHeader, ExportSummary, ExportedRecord, SampleInclusionProof, AnchorReference, ExportEvidence, ExportCheckpoint,
 } from './export-format';

@@ -16,17 +16,33 @@ export interface CheckResult {
   detail: string;
 }
 
-/** The hashed keys of a record (docs/audit.md); everything else in an exported record is not hashed. */
+/**
+ * The keys every record hashes, null or not (docs/audit.md, "Exactly what is hashed"); everything else in an
+ * exported record is not hashed, but for `HASHED_WHEN_SET_KEYS`.
+ */
 export const HASHED_KEYS = [
   'action_id', 'agent_id', 'agent_type', 'agent_version', 'tool', 'method', 'params', 'decision', 'violations', 'severity',
   'alert_tier', 'requires_human', 'execution_mode', 'source', 'session_id', 'bundle_revision', 'details', 'requested_at',
 ] as const;
 
+/**
+ * The keys added to the record after chains were written (none yet; docs/audit.md, "Adding a hashed field"):
+ * hashed only when not null, so a record written before one existed hashes as it was written.
+ */
+export const HASHED_WHEN_SET_KEYS: readonly string[] = [];
+
 const canonicalize = canonicalizeImpl as unknown as (v: unknown) => string | undefined;
 
-export function recomputeRecordHash(record: Record<string, unknown>): string {
+/** The hashed keys `recomputeRecordHash` uses: the verifier's own lists, or others in a test of a record with a key added. */
+export interface HashedKeys {
+  always: readonly string[];
+  whenSet: readonly string[];
+}
+
+export function recomputeRecordHash(record: Record<string, unknown>, keys: HashedKeys = { always: HASHED_KEYS, whenSet: HASHED_WHEN_SET_KEYS }): string {
   const content: Record<string, unknown> = {};
-  for (const k of HASHED_KEYS) content[k] = record[k] === undefined ? null : record[k];
+  for (const k of keys.always) content[k] = record[k] === undefined ? null : record[k];
+  for (const k of keys.whenSet) if (record[k] !== undefined && record[k] !== null) content[k] = record[k];
   const text = canonicalize(content);
   if (text === undefined) throw new Error('record has no JSON representation');
   return hash('sha256', Buffer.concat([Buffer.from(text, 'utf8'), Buffer.from(String(record.prev_hash), 'utf8')]), 'hex');

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { actionRecordFields, canonicalJson } from '@agw/shared';
-import { HASHED_KEYS } from '@agw/verifier';
-import { type ChainEntry, GENESIS, canonicalContent, hashedContent, recordHash } from './record-hash';
+import { actionRecordFields, canonicalJson, hashedContentOf, recordFieldsHashedWhenSet } from '@agw/shared';
+import { HASHED_KEYS, HASHED_WHEN_SET_KEYS, recomputeRecordHash } from '@agw/verifier';
+import { type ChainEntry, GENESIS, canonicalContent, canonicalContentOf, hashedContent, recordHash } from './record-hash';
 
 const entry: ChainEntry = {
   action_id: '00000000-0000-4000-8000-000000000001',
@@ -56,8 +56,9 @@ describe('record hash', () => {
 describe('record hash: the offline verifier', () => {
   // @agw/verifier stands alone (a third party runs it on an export), so it lists the hashed keys itself: a field
   // added to the record message is hashed here at once, and the verifier needs it too (with a new export format)
-  it('hashes the keys the chain hashes: every field of the record message', () => {
-    expect([...HASHED_KEYS].sort()).toEqual([...actionRecordFields].sort());
+  it('hashes the keys the chain hashes: every field of the record message, those added to written chains when set', () => {
+    expect([...HASHED_KEYS, ...HASHED_WHEN_SET_KEYS].sort()).toEqual([...actionRecordFields].sort());
+    expect([...HASHED_WHEN_SET_KEYS].sort()).toEqual([...recordFieldsHashedWhenSet].sort());
   });
 });
 
@@ -77,5 +78,46 @@ describe('record hash: the shared vectors', () => {
     expect(recordHash(v.entry, v.prev_hash)).toBe(v.record_hash);
     // the digest itself, with no JCS involved: SHA-256 over UTF-8(canonical) || UTF-8(prev_hash)
     expect(createHash('sha256').update(Buffer.from(v.canonical + v.prev_hash, 'utf8')).digest('hex')).toBe(v.record_hash);
+  });
+});
+
+/**
+ * What happens when a field is added to the record (docs/architecture.md, "Adding a field to the record"): the
+ * record here gets a `trace_id` the chains were not written with, hashed only when set, as
+ * `recordFieldsHashedWhenSet` and the verifier's `HASHED_WHEN_SET_KEYS` would list it.
+ */
+describe('record hash: a field added to written chains', () => {
+  const { vectors } = JSON.parse(readFileSync(path.join(__dirname, '../../test/fixtures/record-hash-vectors.json'), 'utf8')) as {
+    vectors: Array<{ name: string; entry: ChainEntry; canonical: string; prev_hash: string; record_hash: string }>;
+  };
+  const whenSet = new Set(['trace_id']);
+  const content = hashedContentOf([...actionRecordFields, 'trace_id'], whenSet);
+  const canonical = canonicalContentOf(content, whenSet);
+  const verifierKeys = { always: HASHED_KEYS, whenSet: ['trace_id'] };
+  const withField = (e: ChainEntry, traceId: string | null) => ({ ...e, trace_id: traceId }) as ChainEntry;
+
+  it.each(vectors.map((v) => [v.name, v]))('%s: written before the field (null), it hashes the bytes it was written with', (_name, v) => {
+    const old = withField(v.entry, null);
+    expect(canonical(old)).toBe(v.canonical);
+    expect(canonicalJson(content(old))).toBe(v.canonical);
+    expect(createHash('sha256').update(canonical(old) + v.prev_hash).digest('hex')).toBe(v.record_hash);
+    expect(recomputeRecordHash({ ...old, prev_hash: v.prev_hash }, verifierKeys)).toBe(v.record_hash);
+  });
+
+  it.each(vectors.map((v) => [v.name, v]))('%s: with the field set, it is hashed, the same by the service and the verifier', (_name, v) => {
+    const set = withField(v.entry, 'trace-é-1');
+    const text = canonical(set);
+    expect(text).toBe(canonicalJson(content(set)));
+    expect(text).toContain('"trace_id":"trace-é-1"');
+    const h = createHash('sha256').update(text + v.prev_hash).digest('hex');
+    expect(h).not.toBe(v.record_hash);
+    expect(recomputeRecordHash({ ...set, prev_hash: v.prev_hash }, verifierKeys)).toBe(h);
+    // the verifier that does not know the field yet fails the record: an export with it needs a newer verifier
+    expect(recomputeRecordHash({ ...set, prev_hash: v.prev_hash })).not.toBe(h);
+  });
+
+  it('a field always hashed (the first 18) keeps its null in the content', () => {
+    expect(canonicalContent(vectors[0].entry)).toContain('"alert_tier":');
+    expect(Object.keys(hashedContent({ ...vectors[0].entry, alert_tier: null, session_id: null }))).toHaveLength(18);
   });
 });

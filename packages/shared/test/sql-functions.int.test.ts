@@ -1,12 +1,14 @@
 /**
  * The SQL functions of a migrated database are the registered ones (db/functions): each body byte for byte,
  * its arguments, result and language; a definition changed in code without a migration (or a function changed
- * by hand) is reported by `functionDrift`. No function but a registered one writes audit records.
+ * by hand) is reported by `functionDrift`. No function but a registered one writes audit records. Every field of
+ * the record is a column of audit_records of its kind's SQL type, and a field's migration (`addRecordColumns`)
+ * leaves the table and the functions as registered.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Db, createDb } from '../src/db/database';
-import { applyFunctions, functionDrift, registerFunction, sqlFunctions } from '../src/db/functions';
+import { addRecordColumns, applyFunctions, functionDrift, recordColumnTypes, registerFunction, sqlFunctions } from '../src/db/functions';
 import { migrateToLatest } from '../src/db/migrate';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
@@ -50,3 +52,41 @@ it('refuses a name or a body it cannot apply safely', () => {
   expect(() => registerFunction({ name: 'Bad-Name', arguments: '', returns: 'integer', language: 'sql', body: 'SELECT 1' })).toThrow(/identifier/);
   expect(() => registerFunction({ name: 'quoted', arguments: '', returns: 'integer', language: 'sql', body: 'SELECT $fn$x$fn$' })).toThrow(/\$fn\$/);
 });
+
+/** The name Postgres gives each SQL type of `recordColumnTypes` in information_schema (udt_name). */
+const udtName: Record<string, string> = { text: 'text', jsonb: 'jsonb', boolean: 'bool', timestamptz: 'timestamptz', uuid: 'uuid' };
+
+async function columnsOf(d: Db): Promise<Map<string, { type: string; nullable: boolean }>> {
+  const { rows } = await sql<{ name: string; type: string; nullable: string }>`
+    SELECT column_name AS name, udt_name AS type, is_nullable AS nullable FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = 'audit_records'`.execute(d);
+  return new Map(rows.map((r) => [r.name, { type: r.type, nullable: r.nullable === 'YES' }]));
+}
+
+it('every field of the record is a column of audit_records, of its kind\'s SQL type', async () => {
+  const columns = await columnsOf(db);
+  for (const [field, type] of recordColumnTypes) expect([field, columns.get(field)?.type]).toEqual([field, udtName[type]]);
+});
+
+it('a field\'s migration adds its column, NULL in older records, and re-applies the functions', async () => {
+  // a database of its own: the field's column is dropped there and added back as a migration would add it
+  const name = `${new URL(url).pathname.slice(1)}_addcol`;
+  const admin = createDb(url, { max: 1 });
+  await sql.raw(`DROP DATABASE IF EXISTS ${name}`).execute(admin);
+  await sql.raw(`CREATE DATABASE ${name}`).execute(admin);
+  const scratchUrl = Object.assign(new URL(url), { pathname: `/${name}` }).toString();
+  await migrateToLatest(scratchUrl);
+  const scratch = createDb(scratchUrl, { max: 1 });
+  try {
+    await sql`ALTER TABLE audit_records DROP COLUMN session_id`.execute(scratch);
+    expect((await columnsOf(scratch)).has('session_id')).toBe(false);
+    await addRecordColumns(scratch as never, ['session_id']);
+    expect((await columnsOf(scratch)).get('session_id')).toEqual({ type: 'text', nullable: true });
+    expect(await functionDrift(scratch, sqlFunctions)).toEqual([]);
+    await expect(addRecordColumns(scratch as never, ['no_such_field' as never])).rejects.toThrow(/not a field of the record/);
+  } finally {
+    await scratch.destroy();
+    await sql.raw(`DROP DATABASE IF EXISTS ${name}`).execute(admin);
+    await admin.destroy();
+  }
+}, 60_000);

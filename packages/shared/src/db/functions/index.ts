@@ -5,7 +5,9 @@
  */
 import { auditAppendBatch, auditAppendOne } from './audit-append.sql';
 
+export { addRecordColumns } from './add-record-columns';
 export { auditAppendBatch, auditAppendOne, recordHashSql } from './audit-append.sql';
+export { recordColumnTypes } from './record-columns';
 export { applyFunctions, createFunctionStatement, type FunctionDrift, functionDrift, registerFunction, type SqlFunction } from './sql-function';
 
 /** The registered SQL functions. */

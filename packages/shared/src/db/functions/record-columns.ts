@@ -26,6 +26,21 @@ const valueByKind: Record<RecordFieldKind, (e: string, column: string) => string
  */
 const columnCasts: Partial<Record<ActionRecordField, string>> = { action_id: 'uuid' };
 
+/** The SQL type of a record field's column, by the field's kind. */
+const sqlTypeByKind: Record<RecordFieldKind, string> = {
+  text: 'text',
+  nullable: 'text',
+  list: 'jsonb',
+  object: 'jsonb',
+  bool: 'boolean',
+  time: 'timestamptz',
+};
+
+/** Each record column of audit_records with its SQL type (the kind's, or its `columnCasts` type), in the message's order. */
+export const recordColumnTypes: ReadonlyArray<readonly [ActionRecordField, string]> = actionRecordFieldKinds.map(
+  ([field, kind]) => [field, columnCasts[field] ?? sqlTypeByKind[kind]] as const,
+);
+
 /** The record's columns of audit_records, in the message's order. */
 export const recordColumns: readonly string[] = actionRecordFieldKinds.map(([field]) => field);
 

@@ -1,9 +1,9 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
+import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, implement, recordIdOf, toAuditEntry } from '@agw/shared';
 import type { DecisionCountsReads, SessionTotalsReads, StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
-import type { ChainEntry } from '../chain/record-hash';
+import { parseJson, toEntry } from '../chain/entry-message';
 import { type DecisionInputRepository, MAX_DECISION_INPUTS } from '../chain/decision-input.repository';
 import type { ErasureStatements } from '../checkpoints/erasure-statements';
 import type { ReceiptProofs } from '../receipts/receipt-proofs';
@@ -14,20 +14,6 @@ export interface ReceiptService {
   receipts: Receipts;
   proofs: ReceiptProofs;
   onAppend: boolean;
-}
-
-function parseJson<T>(text: string, field: string, fallback: T): T {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw InputError.at([field], 'must be JSON', 'json_invalid');
-  }
-}
-
-export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
-  if (!e) throw InputError.at(['entry'], 'entry is required', 'missing');
-  return fromAuditEntry(e, (text, field) => parseJson(text, field, {}));
 }
 
 /**

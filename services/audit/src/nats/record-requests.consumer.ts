@@ -9,7 +9,7 @@
  */
 import { type Bus, type Logger, RecordRequestEventSchema, type RunningConsumer, appendRequestOf, consumeDurable, recordRequestsFilter, streams } from '@agw/shared';
 import type { AuditChain } from '../chain/audit-chain';
-import { toEntry } from '../grpc/audit.grpc';
+import { toEntry } from '../chain/entry-message';
 
 export function consumeRecordRequests(bus: Bus, chain: Pick<AuditChain, 'append'>, logger: Logger): Promise<RunningConsumer> {
   return consumeDurable(bus, {

@@ -10,7 +10,7 @@ import { NotFoundError } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { ManagedFeature } from '../../features/managed.feature';
-import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { jsonRpcSchema, mcpTransportErrors } from '../../mcp/mcp.routes';
 import { askToolsOf, mcpToolsOf } from '../../mcp/governed-tools';
@@ -376,8 +376,8 @@ addPaths({
     },
     get: {
       parameters: [
-        { name: 'status', in: 'query', schema: { type: 'string', enum: [...SESSION_STATUSES] } },
-        { name: 'agent_id', in: 'query', schema: { type: 'string' } },
+        queryParam('status', { type: 'string', enum: [...SESSION_STATUSES] }),
+        queryParam('agent_id'),
       ],
       responses: { 200: response('sessions', sessionsResponse), 422: errors[422]() },
     },
@@ -385,7 +385,7 @@ addPaths({
   '/managed/sessions/{session_id}/status': { get: { parameters: sessionPath, responses: { 200: response('the session with its live totals', statusResponse), 404: notFound } } },
   '/managed/sessions/{session_id}/audit': {
     get: {
-      parameters: [...sessionPath, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }],
+      parameters: [...sessionPath, queryParam('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 200 })],
       responses: { 200: response('the session’s records, oldest first', sessionAuditResponse), 404: notFound, 422: errors[422]() },
     },
   },

@@ -62,6 +62,12 @@ describe('compile / evaluate', () => {
     expect(q.inputPaths()).toEqual(['', 'a', 'k']);
     expect(q.readsInput('behavioral')).toBe(true);
   });
+
+  it('reports the input paths read inside a negated block and in with values', () => {
+    const q = compile([{ name: 'n.rego', source: 'package n\np if not { input.behavioral.anomaly_score > 0.8 }\nr if data.n.p with input.tool as input.method\n' }]);
+    expect(q.inputPaths()).toEqual(['behavioral.anomaly_score', 'method']);
+    expect(q.readsInput('behavioral')).toBe(true);
+  });
 });
 
 describe('semantics', () => {

@@ -1,18 +1,12 @@
 /** Tables owned by the audit service: the per-tenant hash chain. */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
 import type { ActionRecordField } from '../../action-record';
+import type { ActionCallColumns } from './columns';
 
-export interface AuditRecordsTable {
+export interface AuditRecordsTable extends ActionCallColumns {
   id: Generated<number>;
-  tenant_id: string;
   /** 0-based position in the tenant's chain (the Merkle leaf index) */
   tenant_seq: number;
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
   params: JSONColumnType<Record<string, unknown>>;
   decision: string;
   violations: JSONColumnType<string[]>;
@@ -21,7 +15,6 @@ export interface AuditRecordsTable {
   requires_human: boolean;
   execution_mode: string | null;
   source: string;
-  session_id: string | null;
   bundle_revision: string;
   /** extra facts hashed with the record (e.g. approval note, failure mode) */
   details: JSONColumnType<Record<string, unknown>>;
@@ -52,15 +45,7 @@ export interface AuditTamperBackupsTable {
  * `audit_append_batch` and read back through AuditService.GetDecisionInputs; before migration 0026 this
  * was the policy service's `policy_decisions`, written by the audit service's SQL (two owners).
  */
-export interface AuditDecisionInputsTable {
-  tenant_id: string;
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  session_id: string | null;
+export interface AuditDecisionInputsTable extends ActionCallColumns {
   /** params as the gateway stores them: PII replaced by per-subject ciphertext envelopes */
   stored_params: JSONColumnType<Record<string, unknown>>;
   pii_detected: boolean;

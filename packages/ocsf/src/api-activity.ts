@@ -50,24 +50,21 @@ const SEVERITY_NAME: Record<number, string> = { 0: 'Unknown', 1: 'Informational'
 /** Reads of a resource or a prompt are OCSF's Read; anything else an agent calls is Other, named by its method. */
 const READS = new Set(['resources/read', 'prompts/get', 'resources/list', 'prompts/list', 'tools/list']);
 
-/** What the decision was, in the Security Control profile's terms and the API call's status. */
-function outcome(r: PresentedRecord): { action_id: number; action: string; disposition_id: number; disposition: string; status_id: number; status: string } {
-  switch (r.decision) {
-    case 'allow':
-      return { action_id: 1, action: 'Allowed', disposition_id: 1, disposition: 'Allowed', status_id: 1, status: 'Success' };
-    case 'deny':
-      return { action_id: 2, action: 'Denied', disposition_id: 2, disposition: 'Blocked', status_id: 2, status: 'Failure' };
-    case 'requires_human':
-      return { action_id: 99, action: 'Escalated', disposition_id: 14, disposition: 'Delayed', status_id: 99, status: 'Pending' };
-    case 'approved':
-      return { action_id: 1, action: 'Allowed', disposition_id: 8, disposition: 'Approved', status_id: 1, status: 'Success' };
-    case 'rejected':
-      return { action_id: 2, action: 'Denied', disposition_id: 25, disposition: 'Rejected', status_id: 2, status: 'Failure' };
-    case 'observed':
-      return { action_id: 99, action: 'Observed', disposition_id: 17, disposition: 'Logged', status_id: 1, status: 'Success' };
-    default:
-      return { action_id: 99, action: r.decision, disposition_id: 99, disposition: r.decision, status_id: 99, status: r.decision };
-  }
+type Outcome = { action_id: number; action: string; disposition_id: number; disposition: string; status_id: number; status: string };
+
+/** What each decision was, in the Security Control profile's terms and the API call's status. */
+const OUTCOMES = new Map<string, Outcome>([
+  ['allow', { action_id: 1, action: 'Allowed', disposition_id: 1, disposition: 'Allowed', status_id: 1, status: 'Success' }],
+  ['deny', { action_id: 2, action: 'Denied', disposition_id: 2, disposition: 'Blocked', status_id: 2, status: 'Failure' }],
+  ['requires_human', { action_id: 99, action: 'Escalated', disposition_id: 14, disposition: 'Delayed', status_id: 99, status: 'Pending' }],
+  ['approved', { action_id: 1, action: 'Allowed', disposition_id: 8, disposition: 'Approved', status_id: 1, status: 'Success' }],
+  ['rejected', { action_id: 2, action: 'Denied', disposition_id: 25, disposition: 'Rejected', status_id: 2, status: 'Failure' }],
+  ['observed', { action_id: 99, action: 'Observed', disposition_id: 17, disposition: 'Logged', status_id: 1, status: 'Success' }],
+]);
+
+/** A decision OCSF has no word for is Other (99), named by itself. */
+function outcome(r: PresentedRecord): Outcome {
+  return OUTCOMES.get(r.decision) ?? { action_id: 99, action: r.decision, disposition_id: 99, disposition: r.decision, status_id: 99, status: r.decision };
 }
 
 export function toApiActivity(r: PresentedRecord, ctx: OcsfContext): Record<string, unknown> {

@@ -12,6 +12,7 @@ import { RegoError } from './errors.js';
 import { BUILTINS } from './builtins/index.js';
 import type { Value } from './value.js';
 import { shapeBody, shapeTerm } from './shape.js';
+import { walkRules } from './walk.js';
 
 export interface Rule {
   ast: RuleAST;
@@ -149,51 +150,21 @@ export class Compiler {
     visitNodes(this.root);
     for (const n of all) {
       const st = { direct: false, refs: [] as string[][] };
-      const term = (t: Term | undefined): void => {
-        if (!t) return;
-        switch (t.t) {
-          case 'ref': {
-            if (t.root === 'input') { st.direct = true; return; }
-            if (t.root === 'data') {
-              const segs: string[] = [];
-              for (const p of t.path) { if (p.t === 'scalar' && typeof p.v === 'string') segs.push(p.v); else break; }
-              st.refs.push(segs);
-            } else term(t.head);
-            t.path.forEach(term);
-            return;
-          }
-          case 'array': case 'set': t.items.forEach(term); return;
-          case 'object': t.entries.forEach(([k, v]) => { term(k); term(v); }); return;
-          case 'arraycomp': case 'setcomp': term(t.head); body(t.body); return;
-          case 'objcomp': term(t.key); term(t.value); body(t.body); return;
-          case 'call': {
+      walkRules([...n.rules, ...n.funcs, ...(n.defaultRule ? [n.defaultRule] : [])], {
+        term: (t) => {
+          if (t.t === 'ref' && t.root === 'input') { st.direct = true; return false; }
+          if (t.t === 'ref' && t.root === 'data') {
+            const segs: string[] = [];
+            for (const p of t.path) { if (p.t === 'scalar' && typeof p.v === 'string') segs.push(p.v); else break; }
+            st.refs.push(segs);
+          } else if (t.t === 'call') {
             const tg = t.target as { kind?: string; path?: string[]; name?: string } | undefined;
             if (tg?.kind === 'user' && tg.path) st.refs.push(tg.path);
             else if (t.name && VOLATILE_BUILTINS.test(t.name)) st.direct = true;
-            t.args.forEach(term); return;
-          }
-          case 'template': t.parts.forEach((p) => typeof p !== 'string' && term(p)); return;
-          case 'withterm': st.direct = true; term(t.term); t.withs.forEach((w) => term(w.value)); return;
-          default: return;
-        }
-      };
-      const body = (b: Expr[]): void => {
-        for (const e of b) {
-          if (e.withs) st.direct = true;
-          switch (e.k) {
-            case 'term': term(e.term); break;
-            case 'unify': case 'assign': term(e.a); term(e.b); break;
-            case 'somein': term(e.key); term(e.val); term(e.coll); break;
-            case 'every': term(e.key); term(e.val); term(e.coll); body(e.body); break;
-            case 'block': body(e.body); break;
-            default: break;
-          }
-        }
-      };
-      const rules = [...n.rules, ...n.funcs, ...(n.defaultRule ? [n.defaultRule] : [])];
-      for (const r of rules) for (let cur: Rule | undefined = r; cur; cur = cur.elseRule) {
-        body(cur.body); term(cur.value); term(cur.key); cur.dyn.forEach(term); cur.args?.forEach(term);
-      }
+          } else if (t.t === 'withterm') st.direct = true;
+        },
+        expr: (e) => { if (e.withs) st.direct = true; },
+      });
       info.set(n, st);
     }
     this.checkRecursion(all, info);

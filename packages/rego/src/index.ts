@@ -13,6 +13,7 @@ import { RegoCompileError, RegoError, type RegoLocation } from './errors.js';
 import { EvalCtx, Evaluator } from './evaluator.js';
 import { parseModule, parseQuery, parseTerm } from './parser.js';
 import { fromJS, fromJSLazy, toJS, type Value } from './value.js';
+import { walkRules } from './walk.js';
 
 export { RegoError, RegoCompileError } from './errors.js';
 export type { RegoLocation } from './errors.js';
@@ -138,46 +139,14 @@ class Prepared implements PreparedPolicy {
   inputPaths(): string[] {
     if (!this._inputPaths) {
       const out = new Set<string>();
-      const visitTerm = (t: Term | undefined): void => {
-        if (!t) return;
-        switch (t.t) {
-          case 'ref': {
-            if (t.root === 'input') {
-              const segs: string[] = [];
-              for (const p of t.path) { if (p.t === 'scalar' && (typeof p.v === 'string' || typeof p.v === 'number')) segs.push(String(p.v)); else break; }
-              out.add(segs.join('.'));
-            }
-            if (!t.root) visitTerm(t.head);
-            t.path.forEach(visitTerm);
-            return;
-          }
-          case 'array': case 'set': t.items.forEach(visitTerm); return;
-          case 'object': t.entries.forEach(([k, v]) => { visitTerm(k); visitTerm(v); }); return;
-          case 'arraycomp': case 'setcomp': visitTerm(t.head); visitBody(t.body); return;
-          case 'objcomp': visitTerm(t.key); visitTerm(t.value); visitBody(t.body); return;
-          case 'call': t.args.forEach(visitTerm); return;
-          case 'template': t.parts.forEach((p) => typeof p !== 'string' && visitTerm(p)); return;
-          case 'withterm': visitTerm(t.term); t.withs.forEach((w) => visitTerm(w.value)); return;
-          default: return;
-        }
-      };
-      const visitBody = (b: Expr[]): void => {
-        for (const e of b) {
-          switch (e.k) {
-            case 'term': visitTerm(e.term); break;
-            case 'unify': case 'assign': visitTerm(e.a); visitTerm(e.b); break;
-            case 'some': break;
-            case 'somein': visitTerm(e.key); visitTerm(e.val); visitTerm(e.coll); break;
-            case 'every': visitTerm(e.key); visitTerm(e.val); visitTerm(e.coll); visitBody(e.body); break;
-          }
-          if (e.withs) for (const w of e.withs) visitTerm(w.value);
-        }
-      };
-      for (const r of this.compiler.rules) {
-        for (let cur: typeof r | undefined = r; cur; cur = cur.elseRule) {
-          visitBody(cur.body); visitTerm(cur.value); visitTerm(cur.key); cur.dyn.forEach(visitTerm); cur.args?.forEach(visitTerm);
-        }
-      }
+      walkRules(this.compiler.rules, {
+        term: (t) => {
+          if (t.t !== 'ref' || t.root !== 'input') return;
+          const segs: string[] = [];
+          for (const p of t.path) { if (p.t === 'scalar' && (typeof p.v === 'string' || typeof p.v === 'number')) segs.push(String(p.v)); else break; }
+          out.add(segs.join('.'));
+        },
+      });
       this._inputPaths = [...out].sort();
     }
     return this._inputPaths.slice();

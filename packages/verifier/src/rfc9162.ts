@@ -16,26 +16,34 @@ const odd = (n: number) => n % 2 === 1;
 const half = (n: number) => Math.floor(n / 2);
 const isPow2 = (n: number) => n > 0 && 2 ** Math.round(Math.log2(n)) === n;
 
-/** Is `leaf` (a leaf hash) at `index` in the tree of `size` leaves whose root is `root`? */
-export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: Uint8Array[], root: Uint8Array): boolean {
-  if (leaf.length !== 32 || !Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
-  if (proof.some((p) => p.length !== 32)) return false;
-  let fn = index;
-  let sn = size - 1;
-  let r: Buffer = Buffer.from(leaf);
-  for (const p of proof) {
+/**
+ * The walk both verifiers share (RFC 9162 2.1.3.2 step 5, 2.1.4.2 step 7): up from node `fn` of the last
+ * node `sn`, each proof hash `c` is a left sibling (`left(c)`, then the levels where fn is a right child's
+ * only path are skipped) or a right one (`right(c)`). False when the proof is longer or shorter than the path.
+ */
+function climb(fn: number, sn: number, proof: Uint8Array[], left: (c: Uint8Array) => void, right: (c: Uint8Array) => void): boolean {
+  for (const c of proof) {
     if (sn === 0) return false;
     if (odd(fn) || fn === sn) {
-      r = nodeHash(p, r);
+      left(c);
       while (!odd(fn) && fn !== 0) {
         fn = half(fn);
         sn = half(sn);
       }
-    } else r = nodeHash(r, p);
+    } else right(c);
     fn = half(fn);
     sn = half(sn);
   }
-  return sn === 0 && r.equals(root);
+  return sn === 0;
+}
+
+/** Is `leaf` (a leaf hash) at `index` in the tree of `size` leaves whose root is `root`? */
+export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: Uint8Array[], root: Uint8Array): boolean {
+  if (leaf.length !== 32 || !Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
+  if (proof.some((p) => p.length !== 32)) return false;
+  let r: Buffer = Buffer.from(leaf);
+  const ok = climb(index, size - 1, proof, (p) => (r = nodeHash(p, r)), (p) => (r = nodeHash(r, p)));
+  return ok && r.equals(root);
 }
 
 /** Is the tree (size1, root1) a prefix of the tree (size2, root2)? */
@@ -52,18 +60,9 @@ export function verifyConsistency(size1: number, size2: number, root1: Uint8Arra
   }
   let fr: Buffer = Buffer.from(path[0]);
   let sr: Buffer = fr;
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (odd(fn) || fn === sn) {
-      fr = nodeHash(c, fr);
-      sr = nodeHash(c, sr);
-      while (!odd(fn) && fn !== 0) {
-        fn = half(fn);
-        sn = half(sn);
-      }
-    } else sr = nodeHash(sr, c);
-    fn = half(fn);
-    sn = half(sn);
-  }
-  return sn === 0 && fr.equals(root1) && sr.equals(root2);
+  const ok = climb(fn, sn, path.slice(1), (c) => {
+    fr = nodeHash(c, fr);
+    sr = nodeHash(c, sr);
+  }, (c) => (sr = nodeHash(sr, c)));
+  return ok && fr.equals(root1) && sr.equals(root2);
 }

@@ -22,23 +22,31 @@ interface Filters {
 const EMPTY: Filters = { agent: '', tool: '', decision: '', source: '', from: '', to: '' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A filter select: any (the empty value) or one of `options` (a value, or a value and its label). */
+function AnyOf({ id, label, value, options, onChange }: { id: string; label: string; value: string; options: (string | [string, string])[]; onChange: (value: string) => void }) {
+  return (
+    <Field id={id} label={label}>
+      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">any</option>
+        {options.map((o) => {
+          const [v, text] = typeof o === 'string' ? [o, o] : o;
+          return (
+            <option key={v} value={v}>
+              {text}
+            </option>
+          );
+        })}
+      </select>
+    </Field>
+  );
+}
+
 /** The member filter: a select of the tenant's members, or an id field when they cannot be listed. */
 function MemberFilter({ value, onChange }: { value: string; onChange: (id: string) => void }) {
   const members = useData(async () => ok(await api.GET('/members')).members, []);
   const [typed, setTyped] = useState(value);
   if (members.data) {
-    return (
-      <Field id="f-member" label="Member">
-        <select id="f-member" value={value} onChange={(e) => onChange(e.currentTarget.value)}>
-          <option value="">any</option>
-          {members.data.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.email} ({m.role})
-            </option>
-          ))}
-        </select>
-      </Field>
-    );
+    return <AnyOf id="f-member" label="Member" value={value} options={members.data.map((m) => [m.id, `${m.email} (${m.role})`])} onChange={onChange} />;
   }
   if (!members.error) return null;
   const bad = typed !== '' && !UUID.test(typed.trim());
@@ -239,22 +247,8 @@ export function Audit({ me }: { me: Me | null }) {
         <Field id="f-tool" label="Tool or tool.method">
           <input id="f-tool" value={f.tool} onInput={set('tool')} />
         </Field>
-        <Field id="f-decision" label="Decision">
-          <select id="f-decision" value={f.decision} onChange={set('decision')}>
-            <option value="">any</option>
-            {distinct('decision').map((d) => (
-              <option key={d}>{d}</option>
-            ))}
-          </select>
-        </Field>
-        <Field id="f-source" label="Source">
-          <select id="f-source" value={f.source} onChange={set('source')}>
-            <option value="">any</option>
-            {distinct('source').map((d) => (
-              <option key={d}>{d}</option>
-            ))}
-          </select>
-        </Field>
+        <AnyOf id="f-decision" label="Decision" value={f.decision} options={distinct('decision')} onChange={(v) => setF({ ...f, decision: v })} />
+        <AnyOf id="f-source" label="Source" value={f.source} options={distinct('source')} onChange={(v) => setF({ ...f, source: v })} />
         <MemberFilter value={member} onChange={setMember} />
         <Field id="f-from" label="From">
           <input id="f-from" type="datetime-local" value={f.from} onInput={set('from')} />

@@ -59,50 +59,37 @@ function buildTree(paths: Value[][]): Map<string, { key: Value; sub: Map<string,
   return root;
 }
 
-function filterBy(v: Value, tree: ReturnType<typeof buildTree>): Value {
+type PathNodes = ReturnType<typeof buildTree>;
+type PathNode = PathNodes extends Map<string, infer N> ? N : never;
+
+/**
+ * A copy of `v` (object, array or set) whose members are what `member` makes of each (undefined: left
+ * out), given the path node of the member's key (undefined: no path goes through it).
+ */
+function rebuild(v: Value, tree: PathNodes, member: (x: Value, n: PathNode | undefined) => Value | undefined): Value {
+  const at = (k: Value, x: Value) => member(x, tree.get(JSON.stringify(typeof k === 'number' ? String(k) : k)));
   if (v instanceof RObject) {
     const o = new RObject();
-    for (const [k, x] of v.entries()) {
-      const n = tree.get(JSON.stringify(typeof k === 'number' ? String(k) : k));
-      if (!n) continue;
-      o.set(k, n.leaf || n.sub.size === 0 ? x : filterBy(x, n.sub as typeof tree));
-    }
+    for (const [k, x] of v.entries()) { const y = at(k, x); if (y !== undefined) o.set(k, y); }
     return o;
   }
-  if (Array.isArray(v)) {
-    const out: Value[] = [];
-    v.forEach((x, i) => { const n = tree.get(JSON.stringify(String(i))); if (n) out.push(n.leaf || n.sub.size === 0 ? x : filterBy(x, n.sub as typeof tree)); });
-    return out;
-  }
+  if (Array.isArray(v)) return v.map((x, i) => at(i, x)).filter((y): y is Value => y !== undefined);
   if (v instanceof RSet) {
     const s = new RSet();
-    for (const x of v.values()) { const n = tree.get(JSON.stringify(typeof x === 'number' ? String(x) : x)); if (n) s.add(n.leaf || n.sub.size === 0 ? x : filterBy(x, n.sub as typeof tree)); }
+    for (const x of v.values()) { const y = at(x, x); if (y !== undefined) s.add(y); }
     return s;
   }
   return v;
 }
 
-function removeBy(v: Value, tree: ReturnType<typeof buildTree>): Value {
-  if (v instanceof RObject) {
-    const o = new RObject();
-    for (const [k, x] of v.entries()) {
-      const n = tree.get(JSON.stringify(typeof k === 'number' ? String(k) : k));
-      if (n && n.leaf) continue;
-      o.set(k, n ? removeBy(x, n.sub as typeof tree) : x);
-    }
-    return o;
-  }
-  if (Array.isArray(v)) {
-    const out: Value[] = [];
-    v.forEach((x, i) => { const n = tree.get(JSON.stringify(String(i))); if (n && n.leaf) return; out.push(n ? removeBy(x, n.sub as typeof tree) : x); });
-    return out;
-  }
-  if (v instanceof RSet) {
-    const s = new RSet();
-    for (const x of v.values()) { const n = tree.get(JSON.stringify(typeof x === 'number' ? String(x) : x)); if (n && n.leaf) continue; s.add(n ? removeBy(x, n.sub as typeof tree) : x); }
-    return s;
-  }
-  return v;
+/** json.filter: only the members on a path, whole below its end. */
+function filterBy(v: Value, tree: PathNodes): Value {
+  return rebuild(v, tree, (x, n) => (!n ? undefined : n.leaf || n.sub.size === 0 ? x : filterBy(x, n.sub as PathNodes)));
+}
+
+/** json.remove: every member but those at the end of a path. */
+function removeBy(v: Value, tree: PathNodes): Value {
+  return rebuild(v, tree, (x, n) => (n?.leaf ? undefined : n ? removeBy(x, n.sub as PathNodes) : x));
 }
 
 function subset(sup: Value, sub: Value): boolean {

@@ -8,7 +8,7 @@
  * drops them itself after a change it made), at the latest after TENANT_CACHE_MS. A stale "active" is
  * harmless: the vault checks the target again before it executes.
  */
-import { type Bus, TENANT_CACHE_MS, TenantCache, onTenantChange } from '@agw/shared';
+import { type Bus, type McpToolDefinition, TENANT_CACHE_MS, TenantCache, onTenantChange } from '@agw/shared';
 import type { FederationClient } from '../clients/grpc-clients';
 
 /**
@@ -22,16 +22,7 @@ export interface FederatedTool {
   name: string;
   upstream: string;
   tool: string;
-  definition: {
-    name?: string;
-    title?: string;
-    description?: string;
-    inputSchema: Record<string, unknown>;
-    outputSchema?: Record<string, unknown>;
-    annotations?: Record<string, unknown>;
-    execution?: Record<string, unknown>;
-    [field: string]: unknown;
-  };
+  definition: McpToolDefinition;
 }
 
 export interface ToolTarget {

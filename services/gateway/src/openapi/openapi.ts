@@ -22,6 +22,8 @@ export const optionalJsonBody = (schema: z.ZodType) => ({ required: false, conte
 export const secured = [{ ApiKey: [] }, { Bearer: [] }];
 /** A path parameter. */
 export const pathParam = (name: string, schema: Record<string, unknown> = { type: 'string' }) => ({ name, in: 'path', required: true, schema });
+/** An optional query parameter. */
+export const queryParam = (name: string, schema: Record<string, unknown> = { type: 'string' }) => ({ name, in: 'query', schema });
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 

@@ -1,5 +1,5 @@
 /** Queries on tenants, users and API keys. Tenant id first wherever a tenant owns the row. */
-import type { Db } from '@agw/shared';
+import type { Conn, Db } from '@agw/shared';
 import type { Role } from './roles';
 
 export interface TenantRow {
@@ -20,8 +20,30 @@ export interface UserRow {
   role: Role;
 }
 
+/** A new tenant's rows: the tenant, its tenant key and its settings. */
+async function insertTenant(
+  trx: Conn,
+  tenant: { id: string; slug: string; name: string },
+  apiKey: { id: string; keyHash: string; keyPrefix: string },
+  settings: Record<string, unknown>,
+): Promise<void> {
+  await trx.insertInto('tenants').values(tenant).execute();
+  await trx.insertInto('api_keys').values({ id: apiKey.id, tenant_id: tenant.id, key_hash: apiKey.keyHash, key_prefix: apiKey.keyPrefix }).execute();
+  await trx.insertInto('tenant_settings').values({ tenant_id: tenant.id, settings: JSON.stringify(settings) }).execute();
+}
+
 export class TenantRepository {
   constructor(private readonly db: Db) {}
+
+  /** Tenants with the columns of a TenantRow. */
+  private tenants() {
+    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']);
+  }
+
+  /** Users with the columns of a UserRow. */
+  private users() {
+    return this.db.selectFrom('users').select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role']);
+  }
 
   async createTenantWithOwner(
     tenant: { id: string; slug: string; name: string },
@@ -30,7 +52,7 @@ export class TenantRepository {
     settings: Record<string, unknown>,
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('tenants').values(tenant).execute();
+      await insertTenant(trx, tenant, apiKey, settings);
       await trx
         .insertInto('users')
         .values({
@@ -43,17 +65,11 @@ export class TenantRepository {
           email_verified: user.emailVerified ?? false,
         })
         .execute();
-      await trx.insertInto('api_keys').values({ id: apiKey.id, tenant_id: tenant.id, key_hash: apiKey.keyHash, key_prefix: apiKey.keyPrefix }).execute();
-      await trx.insertInto('tenant_settings').values({ tenant_id: tenant.id, settings: JSON.stringify(settings) }).execute();
     });
   }
 
   async createTenant(tenant: { id: string; slug: string; name: string }, apiKey: { id: string; keyHash: string; keyPrefix: string }, settings: Record<string, unknown>): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('tenants').values(tenant).execute();
-      await trx.insertInto('api_keys').values({ id: apiKey.id, tenant_id: tenant.id, key_hash: apiKey.keyHash, key_prefix: apiKey.keyPrefix }).execute();
-      await trx.insertInto('tenant_settings').values({ tenant_id: tenant.id, settings: JSON.stringify(settings) }).execute();
-    });
+    await this.db.transaction().execute((trx) => insertTenant(trx, tenant, apiKey, settings));
   }
 
   slugExists(slug: string): Promise<boolean> {
@@ -61,40 +77,27 @@ export class TenantRepository {
   }
 
   getTenant(tenantId: string): Promise<TenantRow | undefined> {
-    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']).where('id', '=', tenantId).executeTakeFirst();
+    return this.tenants().where('id', '=', tenantId).executeTakeFirst();
   }
 
   getTenantBySlug(slug: string): Promise<TenantRow | undefined> {
-    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']).where('slug', '=', slug).executeTakeFirst();
+    return this.tenants().where('slug', '=', slug).executeTakeFirst();
   }
 
   listTenants(): Promise<TenantRow[]> {
-    return this.db.selectFrom('tenants').select(['id', 'slug', 'name', 'created_at']).orderBy('created_at').execute();
+    return this.tenants().orderBy('created_at').execute();
   }
 
   findUserByEmail(email: string): Promise<UserRow | undefined> {
-    return this.db
-      .selectFrom('users')
-      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role'])
-      .where('email', '=', email)
-      .executeTakeFirst();
+    return this.users().where('email', '=', email).executeTakeFirst();
   }
 
   findUserByGithubId(githubId: string): Promise<UserRow | undefined> {
-    return this.db
-      .selectFrom('users')
-      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role'])
-      .where('github_id', '=', githubId)
-      .executeTakeFirst();
+    return this.users().where('github_id', '=', githubId).executeTakeFirst();
   }
 
   getUser(tenantId: string, userId: string): Promise<UserRow | undefined> {
-    return this.db
-      .selectFrom('users')
-      .select(['id', 'tenant_id', 'email', 'password_hash', 'email_verified', 'is_admin', 'github_id', 'role'])
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', userId)
-      .executeTakeFirst();
+    return this.users().where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst();
   }
 
   /** The tenant's first owner. */

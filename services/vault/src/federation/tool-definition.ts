@@ -12,20 +12,11 @@
  * still matches a definition whose six fields are unchanged (`legacyDefinitionSha256`), and the first read
  * that finds it so pins the whole definition (tool-pinning.ts).
  */
-import { canonicalJson, sha256Hex } from '@agw/shared';
+import { type McpToolDefinition, canonicalJson, sha256Hex } from '@agw/shared';
 
-export interface ToolDefinition {
+/** A definition the federation keeps always has its name. */
+export interface ToolDefinition extends McpToolDefinition {
   name: string;
-  title?: string;
-  description?: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: Record<string, unknown>;
-  /** 2025-11-25: `{taskSupport: "forbidden" | "optional" | "required"}` */
-  execution?: Record<string, unknown>;
-  icons?: unknown[];
-  _meta?: Record<string, unknown>;
-  [field: string]: unknown;
 }
 
 /** One changed leaf: only `after` when added, only `before` when removed. */

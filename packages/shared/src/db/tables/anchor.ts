@@ -1,5 +1,6 @@
 /** Tables owned by the anchor service (migration 20261121_0005_anchor). */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { OptionalNull } from './columns';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -40,7 +41,7 @@ export interface AnchorTreeHeadsTable {
   /** RFC 9162 inclusion proof (hex) of this tenant leaf in the batch's aggregate tree */
   aggregate_proof: JSONColumnType<string[]> | null;
   /** SHA-256 (hex) of the head's signed checkpoint note that its aggregate leaf covers; null: a leaf without it */
-  checkpoint_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  checkpoint_sha256: OptionalNull<string>;
 }
 
 export interface AnchorTables {

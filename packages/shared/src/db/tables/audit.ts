@@ -1,6 +1,7 @@
 /** Tables owned by the audit service: the per-tenant hash chain. */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
 import type { RecordFieldKinds, RecordFieldName } from '../../action-record';
+import type { ActionCallColumns } from './columns';
 
 /** The column type of a record field of each kind (action-record.ts), as kysely reads and writes it. */
 interface RecordColumnOfKind {
@@ -51,15 +52,7 @@ export interface AuditTamperBackupsTable {
  * `audit_append_batch` and read back through AuditService.GetDecisionInputs; before migration 0026 this
  * was the policy service's `policy_decisions`, written by the audit service's SQL (two owners).
  */
-export interface AuditDecisionInputsTable {
-  tenant_id: string;
-  action_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
-  session_id: string | null;
+export interface AuditDecisionInputsTable extends ActionCallColumns {
   /** params as the gateway stores them: PII replaced by per-subject ciphertext envelopes */
   stored_params: JSONColumnType<Record<string, unknown>>;
   pii_detected: boolean;

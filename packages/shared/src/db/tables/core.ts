@@ -1,5 +1,6 @@
 /** Tables owned by the gateway (control plane): tenants, users, API keys, settings, approvals. */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { ActionCallColumns, OptionalNull } from './columns';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
@@ -50,9 +51,9 @@ export interface ApiKeysTable {
   revoked_at: Date | null;
   /** 'tenant' (every endpoint: the spec's key) or 'agent' (tool calls, MCP server, its own actions' status) */
   scope: ColumnType<'tenant' | 'agent', 'tenant' | 'agent' | undefined, 'tenant' | 'agent'>;
-  name: ColumnType<string | null, string | null | undefined, string | null>;
+  name: OptionalNull<string>;
   /** who issued it: `user:<email>` or `api_key:<prefix>`; null for keys issued at sign-up or rotation */
-  created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  created_by: OptionalNull<string>;
 }
 
 export interface TenantSettingsTable {
@@ -61,14 +62,7 @@ export interface TenantSettingsTable {
   updated_at: Timestamp;
 }
 
-export interface ApprovalsTable {
-  action_id: string;
-  tenant_id: string;
-  agent_id: string;
-  agent_type: string;
-  agent_version: string;
-  tool: string;
-  method: string;
+export interface ApprovalsTable extends ActionCallColumns {
   /** params as stored (PII already encrypted per subject) */
   params: JSONColumnType<Record<string, unknown>>;
   opa_result: JSONColumnType<{ requires_human: boolean; violations: string[]; severity: string }>;
@@ -80,13 +74,12 @@ export interface ApprovalsTable {
   decided_by: string | null;
   note: string | null;
   execution: JSONColumnType<Record<string, unknown>> | null;
-  session_id: string | null;
   /** SHA-256 of the RFC 8785 params as the agent sent them (paramsSha256 in action-record.ts); null for actions queued before migration 20261126_0013 */
-  params_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  params_sha256: OptionalNull<string>;
   /** the policy bundle revision the action was evaluated under */
-  bundle_revision: ColumnType<string | null, string | null | undefined, string | null>;
+  bundle_revision: OptionalNull<string>;
   /** SHA-256 of the API key that made the call (an agent key reads the status of its own actions only) */
-  requested_by_key: ColumnType<string | null, string | null | undefined, string | null>;
+  requested_by_key: OptionalNull<string>;
   /** after this the action is `expired` (tenant setting approval_expiry_seconds, default 24 h) */
   expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** the ApprovalBinding (action-record.ts) of the decision */
@@ -94,13 +87,13 @@ export interface ApprovalsTable {
   /** when the agent's retry of this approved agent_direct action was allowed (one retry per approval) */
   retried_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** queue_reason platform_confirmation (migration 0021): the external platform's tool-use event id */
-  platform_tool_use_id: ColumnType<string | null, string | null | undefined, string | null>;
+  platform_tool_use_id: OptionalNull<string>;
   /** four eyes (migration 0036): how many distinct members must approve (1: one decision, as before) */
   required_approvers: ColumnType<number, number | undefined, number>;
   /** the member whose console session made the call (never counts as an approver); null for machine credentials */
-  initiator_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  initiator_user_id: OptionalNull<string>;
   /** the human the call acted for (migration 0041): an approved call of a per_user upstream runs with their connection */
-  acts_for_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  acts_for_user_id: OptionalNull<string>;
 }
 
 /** One member's approval of a four-eyes action (migration 0036): unique per (action, member). */
@@ -159,7 +152,7 @@ export interface OauthGrantsTable {
   resource: string;
   granted_by: string;
   /** the user whose consent made the grant: the grant goes with the user's row (migration 0032); null for a grant older than the link that names no user */
-  granted_by_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  granted_by_user_id: OptionalNull<string>;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
   /** the absolute end of the grant: no token of it outlives this (migration 0030) */

@@ -1,9 +1,9 @@
 /** Tables owned by the managed service: agent configs, sessions on the external platform, platform resources. */
 import type { ColumnType, JSONColumnType } from 'kysely';
+import type { Defaulted } from './columns';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** a column with a database default: optional on insert */
-type Defaulted<T> = ColumnType<T, T | undefined, T>;
 
 export interface ManagedAgentConfigsTable {
   id: string;

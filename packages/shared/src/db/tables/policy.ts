@@ -1,5 +1,6 @@
 /** Tables owned by the policy service (migration 20261121_0003_policy). */
 import type { ColumnType, JSONColumnType } from 'kysely';
+import type { OptionalNull } from './columns';
 
 /** The effective policy of a tenant (a tenant without a row has the `general` template with defaults). */
 export interface PolicyTenantPoliciesTable {
@@ -13,8 +14,8 @@ export interface PolicyTenantPoliciesTable {
   bundle_hash: string;
   activated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   /** activated from an OPA bundle: its `.manifest` revision and SHA-256 digest (else null) */
-  source_revision: ColumnType<string | null, string | null | undefined, string | null>;
-  source_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  source_revision: OptionalNull<string>;
+  source_digest: OptionalNull<string>;
 }
 
 /** Every bundle revision a tenant had, so an audit record's bundle_revision can be looked up. */
@@ -49,8 +50,8 @@ export interface PolicyShadowsTable {
   ended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   end_reason: string | null;
   /** the candidate came from an OPA bundle: its `.manifest` revision and digest */
-  source_revision: ColumnType<string | null, string | null | undefined, string | null>;
-  source_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  source_revision: OptionalNull<string>;
+  source_digest: OptionalNull<string>;
 }
 
 /** A tenant's OPA bundle source, polled with its ETag (migration 20261216_0037). */

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { addPaths } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { authOf } from '../request-context';
+import { pick } from '../present';
 import { presentTree, treeSchema } from './merkle.routes';
 
 export const anchorSchema = z
@@ -55,16 +56,9 @@ const triggerResponse = anchorSchema.extend({ status: z.literal('anchored'), tre
 function presentAnchor(a: anchor.TenantAnchor): z.infer<typeof anchorSchema> {
   return {
     merkle_root: a.aggregate_root,
-    tx_hash: a.tx_hash,
-    block_number: a.block_number,
-    anchored_at: a.anchored_at,
-    network: a.network,
-    chain_id: a.chain_id,
-    contract_address: a.contract_address,
+    ...pick(a, ['tx_hash', 'block_number', 'anchored_at', 'network', 'chain_id', 'contract_address']),
     explorer_tx_url: a.explorer_tx_url || null,
-    tenant_root: a.tenant_root,
-    tree_index: a.tree_index,
-    tree_size: a.tree_size,
+    ...pick(a, ['tenant_root', 'tree_index', 'tree_size']),
     aggregate_proof: { leaf_hex: a.leaf_hex, leaf_index: a.leaf_index, tree_size: a.leaf_count, proof: a.aggregate_proof },
     // the signed checkpoint the anchored leaf covers (docs/evidence.md); null: anchored without one
     checkpoint_sha256: a.checkpoint_sha256 || null,
@@ -81,9 +75,7 @@ export function anchorRoutes(d: Pick<AuditFeature, 'anchor' | 'merkle' | 'health
   d.health.addSection('blockchain', async () => {
     const h = await d.anchor.health({});
     return {
-      status: h.status,
-      network: h.network,
-      chain_id: h.chain_id,
+      ...pick(h, ['status', 'network', 'chain_id']),
       connected: h.status === 'ok',
       block_number: h.block_number,
       contract_address: h.contract_address || null,
@@ -97,13 +89,9 @@ export function anchorRoutes(d: Pick<AuditFeature, 'anchor' | 'merkle' | 'health
     const tenantId = authOf(req).tenantId;
     const s = await d.anchor.status({ tenant_id: tenantId, requested_chain: await anchorChainOf(d, tenantId) });
     reply(res, statusResponse, {
-      network: s.network,
-      connected_chains: s.connected_chains,
-      contract_address: s.contract_address,
-      anchor_count: s.anchor_count,
+      ...pick(s, ['network', 'connected_chains', 'contract_address', 'anchor_count']),
       last_anchor: s.last_anchor ? presentAnchor(s.last_anchor) : null,
-      chain_id: s.chain_id,
-      requested_chain: s.requested_chain,
+      ...pick(s, ['chain_id', 'requested_chain']),
       pending_tree_heads: s.pending,
       explorer_address_url: s.explorer_address_url || null,
     });

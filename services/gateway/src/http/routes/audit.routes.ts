@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord, recordShape } from '@agw/shared';
 import type { AuditFeature } from '../../features/audit.feature';
-import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, optionalJsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../../openapi/schema';
 import { localProfileOnly } from '../profile-exposure';
 import { isUuid } from '../params';
@@ -108,7 +108,7 @@ addPaths({
     get: {
       summary: 'The tenant’s audit records, newest first',
       parameters: [
-        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } },
+        queryParam('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 200 }),
         {
           name: 'member',
           in: 'query',

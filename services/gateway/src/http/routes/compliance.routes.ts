@@ -7,7 +7,7 @@ import { NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AuditFeature } from '../../features/audit.feature';
-import { addPaths, pathParam } from '../../openapi/openapi';
+import { addPaths, pathParam, queryParam } from '../../openapi/openapi';
 import { errors } from '../../openapi/schema';
 import { uuidParam } from '../params';
 import { authOf } from '../request-context';
@@ -40,9 +40,9 @@ addPaths({
       summary: 'The tenant’s evidence package (docs/compliance-export.md)',
       parameters: [
         pathParam('tenant_id', { type: 'string', format: 'uuid' }),
-        { name: 'from', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD or ISO 8601 timestamp' } },
-        { name: 'to', in: 'query', schema: { type: 'string', description: 'YYYY-MM-DD (inclusive) or ISO 8601 timestamp' } },
-        { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'pdf', 'ocsf', 'opa'], default: 'json', description: 'ocsf: the records only, as OCSF 1.8.0 API Activity events in JSON Lines (docs/evidence.md); opa: the policy decisions as OPA decision-log events in JSON Lines (docs/policy.md)' } },
+        queryParam('from', { type: 'string', description: 'YYYY-MM-DD or ISO 8601 timestamp' }),
+        queryParam('to', { type: 'string', description: 'YYYY-MM-DD (inclusive) or ISO 8601 timestamp' }),
+        queryParam('format', { type: 'string', enum: ['json', 'pdf', 'ocsf', 'opa'], default: 'json', description: 'ocsf: the records only, as OCSF 1.8.0 API Activity events in JSON Lines (docs/evidence.md); opa: the policy decisions as OPA decision-log events in JSON Lines (docs/policy.md)' }),
       ],
       responses: {
         200: {

@@ -7,7 +7,7 @@ import type { vault as pb } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { CredentialsFeature } from '../../features/credentials.feature';
-import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { orNull, pathName } from '../params';
 import { authOf } from '../request-context';
@@ -139,7 +139,7 @@ addPaths({
   '/credentials/access-log': {
     get: {
       summary: 'Brokered uses of credentials, newest first',
-      parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }, { name: 'tool_id', in: 'query', schema: { type: 'string' } }],
+      parameters: [queryParam('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 200 }), queryParam('tool_id')],
       responses: { 200: response('access log', accessLogResponse), 422: errors[422]() },
     },
   },

@@ -14,7 +14,7 @@ import { AppError, AuthenticationError, NotFoundError } from '@agw/shared';
 import { z } from 'zod';
 import type { TenantsFeature } from '../../features/tenants.feature';
 import { startConsoleSession } from './console-session.routes';
-import { addPaths } from '../../openapi/openapi';
+import { addPaths, queryParam } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { sessionTokenSchema } from './auth.routes';
 
@@ -107,8 +107,8 @@ addPaths({
       security: [],
       summary: 'GitHub’s redirect back: the session token in the URL fragment of OAUTH_REDIRECT_URL, or as JSON when that is unset',
       parameters: [
-        { name: 'code', in: 'query', schema: { type: 'string' } },
-        { name: 'state', in: 'query', schema: { type: 'string' } },
+        queryParam('code'),
+        queryParam('state'),
       ],
       responses: {
         302: { description: 'to OAUTH_REDIRECT_URL#access_token=…&token_type=bearer&expires_in=…' },

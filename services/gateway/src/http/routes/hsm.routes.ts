@@ -9,6 +9,7 @@ import type { CredentialsFeature } from '../../features/credentials.feature';
 import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { SUBJECT_ID_RULE, isSubjectId, orNull, subjectParam } from '../params';
+import { pick } from '../present';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
@@ -57,15 +58,7 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
     reply(
       res,
       keyResponse,
-      {
-      subject_id: k.subject_id,
-      key_id: k.key_id,
-      algorithm: k.algorithm,
-      backend: k.backend,
-      status: k.status,
-      created: k.created,
-      created_at: k.created_at,
-      },
+      pick(k, ['subject_id', 'key_id', 'algorithm', 'backend', 'status', 'created', 'created_at']),
       k.created ? 201 : 200,
     );
   });
@@ -73,13 +66,9 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
     const { keys } = await d.vault.listKeys({ tenant_id: authOf(req).tenantId });
     reply(res, keysResponse, {
       keys: keys.map((k) => ({
-        key_id: k.key_id,
-        purpose: k.purpose,
+        ...pick(k, ['key_id', 'purpose']),
         subject_id: orNull(k.subject_id),
-        algorithm: k.algorithm,
-        backend: k.backend,
-        status: k.status,
-        created_at: k.created_at,
+        ...pick(k, ['algorithm', 'backend', 'status', 'created_at']),
         destroyed_at: orNull(k.destroyed_at),
       })),
       count: keys.length,

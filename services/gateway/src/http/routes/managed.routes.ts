@@ -10,11 +10,12 @@ import { NotFoundError } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { ManagedFeature } from '../../features/managed.feature';
-import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, jsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { jsonRpcSchema, mcpTransportErrors } from '../../mcp/mcp.routes';
 import { askToolsOf, mcpToolsOf } from '../../mcp/governed-tools';
-import { isUuid, uuidParam } from '../params';
+import { isUuid, orNull, uuidParam } from '../params';
+import { pick } from '../present';
 import { actsForOf, authOf } from '../request-context';
 import { parseWith } from '../validation';
 
@@ -52,8 +53,6 @@ export const SESSION_STATUSES = ['active', 'completed', 'interrupted', 'failed']
 const listQuery = z.object({ status: z.enum(SESSION_STATUSES).optional(), agent_id: z.string().max(256).optional() });
 const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(200) });
 export const interruptSchema = z.object({ reason: z.string().min(1).max(1000), auto_triggered: z.boolean().default(false) }).strict();
-
-const nullIfEmpty = (s: string) => s || null;
 
 const configSchema = z
   .object({
@@ -147,14 +146,14 @@ export function presentConfig(c: managed.AgentConfig): z.infer<typeof configSche
     tenant_id: c.tenant_id,
     name: c.name,
     anthropic_model: c.anthropic_model,
-    system_prompt: nullIfEmpty(c.system_prompt),
+    system_prompt: orNull(c.system_prompt),
     allowed_tools: c.allowed_tools,
     require_human_approval: c.require_human_approval,
     max_session_hours: c.max_session_hours,
     max_daily_sessions: c.max_daily_sessions || null,
     max_delegation_depth: c.max_delegation_depth,
     governance_profile: JSON.parse(c.governance_profile_json || '{}'),
-    parent_agent_id: nullIfEmpty(c.parent_agent_id),
+    parent_agent_id: orNull(c.parent_agent_id),
     created_at: c.created_at,
   };
 }
@@ -260,14 +259,10 @@ export function managedRoutes(d: ManagedFeature): Router {
   r.get('/managed/sessions/:session_id/status', async (req, res) => {
     const s = await d.managed.getSession({ tenant_id: authOf(req).tenantId, session_id: sessionParam(req) });
     reply(res, statusResponse, {
-      session_id: s.session_id,
-      anthropic_session_id: s.anthropic_session_id,
-      agent_id: s.agent_id,
-      status: s.status,
+      ...pick(s, ['session_id', 'anthropic_session_id', 'agent_id', 'status']),
       ...totals(s),
-      system_prompt_hash: s.system_prompt_hash,
-      created_at: s.created_at,
-      ended_at: nullIfEmpty(s.ended_at),
+      ...pick(s, ['system_prompt_hash', 'created_at']),
+      ended_at: orNull(s.ended_at),
       ...(s.end_reason ? { end_reason: s.end_reason } : {}),
     });
   });
@@ -276,16 +271,7 @@ export function managedRoutes(d: ManagedFeature): Router {
     const sessionId = sessionParam(req);
     const q = parseWith(auditQuery, req.query, 'query');
     const a = await d.managed.getSessionAudit({ tenant_id: authOf(req).tenantId, session_id: sessionId, limit: q.limit });
-    const records = a.records.map((x) => ({
-      action_id: x.action_id,
-      tool: x.tool,
-      method: x.method,
-      decision: x.decision,
-      source: x.source,
-      severity: x.severity,
-      violations: x.violations,
-      requested_at: x.requested_at,
-    }));
+    const records = a.records.map((x) => pick(x, ['action_id', 'tool', 'method', 'decision', 'source', 'severity', 'violations', 'requested_at']));
     reply(res, sessionAuditResponse, { session_id: sessionId, records, count: records.length });
   });
 
@@ -301,18 +287,9 @@ export function managedRoutes(d: ManagedFeature): Router {
     const s = c.session!;
     const m = c.summary!;
     reply(res, complianceResponse, {
-      session: { id: s.id, agent_id: s.agent_id, status: s.status, system_prompt_hash: s.system_prompt_hash, created_at: s.created_at, ended_at: nullIfEmpty(s.ended_at), duration_seconds: s.duration_seconds },
+      session: { id: s.id, agent_id: s.agent_id, status: s.status, system_prompt_hash: s.system_prompt_hash, created_at: s.created_at, ended_at: orNull(s.ended_at), duration_seconds: s.duration_seconds },
       governance_profile: { allowed_tools: c.allowed_tools, require_human_approval: c.require_human_approval },
-      summary: {
-        total_events: m.total_events,
-        governed_calls: m.governed_calls,
-        observed_calls: m.observed_calls,
-        denied: m.denied,
-        pending: m.pending,
-        anomalies_detected: m.anomalies_detected,
-        denial_rate: m.denial_rate,
-        approvals_used: m.approvals_used,
-      },
+      summary: pick(m, ['total_events', 'governed_calls', 'observed_calls', 'denied', 'pending', 'anomalies_detected', 'denial_rate', 'approvals_used']),
       timeline: c.timeline.map((t) => ({ action_id: t.action_id, tool: t.tool, decision: t.decision, source: t.source, requested_at: t.requested_at })),
       agcs_controls: Object.fromEntries(Object.entries(c.agcs_controls).sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))),
       generated_at: c.generated_at,
@@ -322,10 +299,7 @@ export function managedRoutes(d: ManagedFeature): Router {
   r.post('/managed/sessions/:session_id/replay', async (req, res) => {
     const x = await d.managed.replaySession({ tenant_id: authOf(req).tenantId, session_id: sessionParam(req) });
     reply(res, replayResponse, {
-      session_id: x.session_id,
-      total_replayed: x.total_replayed,
-      consistent: x.consistent,
-      changed: x.changed,
+      ...pick(x, ['session_id', 'total_replayed', 'consistent', 'changed']),
       changes: x.changes.map((c) => ({ action_id: c.action_id, tool: c.tool, original_decision: c.original_decision, replayed_decision: c.replayed_decision, new_violations: c.new_violations })),
     });
   });
@@ -334,13 +308,8 @@ export function managedRoutes(d: ManagedFeature): Router {
     const { consumers } = await d.managed.listConsumers({ tenant_id: authOf(req).tenantId });
     reply(res, consumersResponse, {
       consumers: consumers.map((c) => ({
-        session_id: c.session_id,
-        anthropic_session_id: c.anthropic_session_id,
-        tenant_id: c.tenant_id,
-        agent_id: c.agent_id,
-        status: c.status,
-        events_processed: c.events_processed,
-        connected_since: nullIfEmpty(c.connected_since),
+        ...pick(c, ['session_id', 'anthropic_session_id', 'tenant_id', 'agent_id', 'status', 'events_processed']),
+        connected_since: orNull(c.connected_since),
       })),
       count: consumers.length,
     });
@@ -376,8 +345,8 @@ addPaths({
     },
     get: {
       parameters: [
-        { name: 'status', in: 'query', schema: { type: 'string', enum: [...SESSION_STATUSES] } },
-        { name: 'agent_id', in: 'query', schema: { type: 'string' } },
+        queryParam('status', { type: 'string', enum: [...SESSION_STATUSES] }),
+        queryParam('agent_id'),
       ],
       responses: { 200: response('sessions', sessionsResponse), 422: errors[422]() },
     },
@@ -385,7 +354,7 @@ addPaths({
   '/managed/sessions/{session_id}/status': { get: { parameters: sessionPath, responses: { 200: response('the session with its live totals', statusResponse), 404: notFound } } },
   '/managed/sessions/{session_id}/audit': {
     get: {
-      parameters: [...sessionPath, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } }],
+      parameters: [...sessionPath, queryParam('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 200 })],
       responses: { 200: response('the session’s records, oldest first', sessionAuditResponse), 404: notFound, 422: errors[422]() },
     },
   },

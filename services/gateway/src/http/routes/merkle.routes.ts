@@ -10,6 +10,7 @@ import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { authOf } from '../request-context';
+import { pick } from '../present';
 import { parseWith } from '../validation';
 
 export const treeSchema = z
@@ -44,15 +45,11 @@ const consistencyResponse = z.object({ tree_n: z.number().int(), tree_m: z.numbe
 /** A Merkle tree entry as the spec lists it (record_count = leaves the cumulative root covers). */
 export function presentTree(t: merkle.TreeHead): z.infer<typeof treeSchema> {
   return {
-    tree_index: t.tree_index,
-    merkle_root: t.merkle_root,
+    ...pick(t, ['tree_index', 'merkle_root']),
     record_count: t.tree_size,
     from_record_id: t.from_record_id || null,
     to_record_id: t.to_record_id || null,
-    period_start: t.period_start,
-    period_end: t.period_end,
-    records_added: t.records_added,
-    built_by: t.built_by,
+    ...pick(t, ['period_start', 'period_end', 'records_added', 'built_by']),
   };
 }
 
@@ -70,8 +67,7 @@ export function merkleRoutes(d: Pick<AuditFeature, 'merkle' | 'health'>): Router
   d.health.addSection('merkle', async () => {
     const h = await d.merkle.health({});
     return {
-      status: h.status,
-      tree_heads: h.tree_heads,
+      ...pick(h, ['status', 'tree_heads']),
       tenants_with_trees: h.tenants,
       last_build_at: h.last_build_at || null,
       records_pending: h.pending_records,

@@ -10,6 +10,7 @@ import type { PolicyFeature } from '../../features/policy.feature';
 import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid } from '../params';
+import { pick } from '../present';
 import { overrideFailingTestsSchema, settingsPatchSchema } from '../../tenants/settings.schema';
 import { authOf } from '../request-context';
 import { deciderOf } from './approvals.routes';
@@ -123,10 +124,7 @@ function presentShadow(s: policy.ShadowReport): z.infer<typeof shadowReportRespo
     started_by: none ? null : s.started_by,
     started_at: s.started_at || null,
     expires_at: s.expires_at || null,
-    max_calls: s.max_calls,
-    calls: s.calls,
-    differing: s.differing,
-    dropped: s.dropped,
+    ...pick(s, ['max_calls', 'calls', 'differing', 'dropped']),
     ended_at: s.ended_at || null,
     end_reason: s.end_reason || null,
     transitions: s.transitions.map((t) => ({ live: t.live, candidate: t.candidate, count: t.count })),

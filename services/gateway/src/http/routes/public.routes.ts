@@ -12,7 +12,7 @@ import { InputError, NotFoundError } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { TenantsFeature } from '../../features/tenants.feature';
-import { addPaths, pathParam } from '../../openapi/openapi';
+import { addPaths, pathParam, queryParam } from '../../openapi/openapi';
 import { errors, reply, response } from '../../openapi/schema';
 import { PUBLIC_SLUG } from '../../tenants/settings.schema';
 import { PublicDashboard, type PublicDashboardDeps, publicDashboardSchema, publicTenantSchema, signedHeadSchema } from '../../transparency/public-dashboard';
@@ -101,7 +101,7 @@ addPaths({
       security: [],
       summary: 'Tenants that publish a dashboard, with their latest signed tree head, a page at a time in slug order',
       parameters: [
-        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIST_MAX, default: LIST_DEFAULT } },
+        queryParam('limit', { type: 'integer', minimum: 1, maximum: LIST_MAX, default: LIST_DEFAULT }),
         { name: 'after', in: 'query', schema: { type: 'string', pattern: PUBLIC_SLUG.source }, description: 'the next_after of the previous page' },
       ],
       responses: { 200: response('published tenants', transparencyListSchema), 422: errors[422]('limit out of range, or after not a slug'), 429: limited },

@@ -7,7 +7,7 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { TenantsFeature } from '../../features/tenants.feature';
-import { addPaths, jsonBody } from '../../openapi/openapi';
+import { addPaths, jsonBody, queryParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { SSO_ROLES, ssoConfigBody } from '../../sso/sso-config';
 import { SsoRefusal } from '../../sso/sso.service';
@@ -137,9 +137,9 @@ addPaths({
       security: [],
       summary: "The provider's redirect back: the member signed in (created at first sign-in), the console's session cookie set, redirect to the console",
       parameters: [
-        { name: 'code', in: 'query', schema: { type: 'string' } },
-        { name: 'state', in: 'query', schema: { type: 'string' } },
-        { name: 'iss', in: 'query', schema: { type: 'string' } },
+        queryParam('code'),
+        queryParam('state'),
+        queryParam('iss'),
       ],
       responses: {
         302: { description: "to the console (signed in: it resumes the session from the refresh cookie)" },

@@ -10,6 +10,7 @@ import { addPaths, jsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { eraseSubject } from '../../vault/subject-erasure';
 import { orNull, subjectParam } from '../params';
+import { pick } from '../present';
 import { authOf } from '../request-context';
 import { parseWith } from '../validation';
 
@@ -44,11 +45,7 @@ const erasureVerifyResponse = z.object({ erased: z.boolean(), key_exists: z.bool
 
 function presentSubject(s: pb.Subject): z.infer<typeof subjectSchema> {
   return {
-    subject_id: s.subject_id,
-    status: s.status,
-    source: s.source,
-    pii_kinds: s.pii_kinds,
-    action_count: s.action_count,
+    ...pick(s, ['subject_id', 'status', 'source', 'pii_kinds', 'action_count']),
     key_id: orNull(s.key_id),
     created_at: orNull(s.created_at),
     erased_at: orNull(s.erased_at),

@@ -13,7 +13,7 @@ import { ForbiddenError, InputError } from '@agw/shared';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { UpstreamsFeature } from '../../features/upstreams.feature';
-import { addPaths, jsonBody, optionalJsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, jsonBody, optionalJsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { UPSTREAM_NAME, UPSTREAM_NAME_PATTERN } from '../../federation/upstream-names';
 import { nameParam, orNull } from '../params';
@@ -468,9 +468,9 @@ addPaths({
       security: [],
       summary: 'The upstream authorization server\'s redirect back: the state (single use, bound to the browser that started it) and the code; the tokens are sealed by the HSM',
       parameters: [
-        { name: 'state', in: 'query', schema: { type: 'string' } },
-        { name: 'code', in: 'query', schema: { type: 'string' } },
-        { name: 'error', in: 'query', schema: { type: 'string' } },
+        queryParam('state'),
+        queryParam('code'),
+        queryParam('error'),
       ],
       responses: {
         200: response('connected (JSON when the request does not accept text/html)', completedSchema),

@@ -12,7 +12,7 @@ import type { webhook } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AuditFeature } from '../../features/audit.feature';
-import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
+import { addPaths, optionalJsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
 import { isUuid, uuidParam } from '../params';
 import { authOf } from '../request-context';
@@ -106,10 +106,10 @@ addPaths({
     get: {
       summary: "The caller's webhook deliveries, newest first, with every attempt",
       parameters: [
-        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
-        { name: 'status', in: 'query', schema: { type: 'string', enum: [...DELIVERY_STATUSES] } },
-        { name: 'action_id', in: 'query', schema: { type: 'string' } },
-        { name: 'event', in: 'query', schema: { type: 'string' } },
+        queryParam('limit', { type: 'integer', minimum: 1, maximum: 500, default: 50 }),
+        queryParam('status', { type: 'string', enum: [...DELIVERY_STATUSES] }),
+        queryParam('action_id'),
+        queryParam('event'),
       ],
       responses: { 200: response('deliveries', deliveriesResponse), 422: errors[422]('invalid query parameter') },
     },

@@ -18,6 +18,7 @@ export * from './peer-calls';
 export * from './errors';
 export * from './canonical';
 export * from './glob';
+export * from './mcp-log-levels';
 export * from './approvals/approval-patterns';
 export * from './approvals/approval.repository';
 export * from './action-record';

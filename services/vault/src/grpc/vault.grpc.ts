@@ -1,9 +1,9 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
 import { vault as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, bindService, requiredField } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, isMcpLogLevel, requiredField } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
-import { type CallNotification, LOG_LEVELS, type LogLevel, type NotificationWish, isLogLevel } from '../federation/call-notifications';
+import { type CallNotification, type NotificationWish } from '../federation/call-notifications';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialMeta } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
@@ -69,10 +69,10 @@ function roundOf(text: string | undefined, cancelled: AbortSignal | undefined, n
 /** What an ExecuteStream call relays (ExecuteRequest.relay_progress, relay_log_level), written as events. */
 function wishOf(req: pb.ExecuteRequest, send: (event: pb.ExecuteEvent) => void): NotificationWish {
   const level = req.relay_log_level;
-  if (level && !isLogLevel(level)) throw InputError.at(['relay_log_level'], `must be one of ${LOG_LEVELS.join(', ')}`, 'enum');
+  if (level && !isMcpLogLevel(level)) throw InputError.at(['relay_log_level'], `must be one of ${MCP_LOG_LEVELS.join(', ')}`, 'enum');
   return {
     progress: req.relay_progress,
-    ...(level ? { logLevel: level as LogLevel } : {}),
+    ...(level ? { logLevel: level as McpLogLevel } : {}),
     send: (n: CallNotification) =>
       send(
         n.kind === 'progress'

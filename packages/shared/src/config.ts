@@ -135,6 +135,17 @@ export function peerUrlSetting(service: GrpcService, doc: string) {
   return setting(`${service.toUpperCase()}_GRPC_URL`, z.string().default(`127.0.0.1:${SERVICE_PORTS[service].grpc}`), doc);
 }
 
+/**
+ * A peer the service calls: `<service>GrpcUrl` (`<SERVICE>_GRPC_URL`, peerUrlSetting) and `<service>DeadlineMs`
+ * (`<SERVICE>_DEADLINE_MS`, the deadline of one call), with what each is for.
+ */
+export function peerSettings<P extends GrpcService>(service: P, doc: { address: string; deadlineMs: number; deadline: string }) {
+  return {
+    [`${service}GrpcUrl`]: peerUrlSetting(service, doc.address),
+    [`${service}DeadlineMs`]: setting(`${service.toUpperCase()}_DEADLINE_MS`, envInt(doc.deadlineMs), doc.deadline),
+  } as { [K in `${P}GrpcUrl`]: ReturnType<typeof peerUrlSetting> } & { [K in `${P}DeadlineMs`]: Setting<ReturnType<typeof envInt>> };
+}
+
 /** How long a statement waits for a Postgres connection by default (docs/reliability.md, "Bounded waits for Postgres and Redis"). */
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
 /** How long a Redis command waits for its answer by default (same section). */

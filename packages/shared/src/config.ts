@@ -82,6 +82,14 @@ export const envCidrList = z
   .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
 
 /**
+ * A list of internal address ranges an outbound client may reach besides public ones (`what`: whose
+ * addresses), read by internalCidrsAllowed with the profile.
+ */
+export function internalCidrsSetting(env: string, what: string) {
+  return setting(env, envCidrList, `${what} allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile`);
+}
+
+/**
  * The internal addresses an outbound client may reach (webhook targets, bundle servers): the configured
  * list when it is set (then it is the whole list, so a test can allow one loopback address and prove the
  * others refused); unset, loopback in the local profile and nothing otherwise.
@@ -169,3 +177,8 @@ export const storeSettings = {
   natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),
   streamPrefix: setting('AGW_STREAM_PREFIX', z.string().regex(/^[A-Za-z0-9_]*$/).default(''), 'prefix for JetStream stream and subject names (isolates test fleets)'),
 };
+
+/** What every gRPC service of the fleet declares first: the common settings, the stores, where it listens (listenSettings). */
+export function grpcServiceSettings(service: GrpcService, grpcPortDoc?: string) {
+  return { ...commonSettings, ...storeSettings, ...listenSettings(service, grpcPortDoc) };
+}

@@ -1,12 +1,10 @@
 /** Managed-session service settings (env validated once at start). */
 import { hostname } from 'node:os';
-import { commonSettings, envInt, loadConfig, setting, storeSettings, listenSettings, peerSettings } from '@agw/shared';
+import { envInt, grpcServiceSettings, loadConfig, peerSettings, setting } from '@agw/shared';
 import { z } from 'zod';
 
 export const managedSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('managed', 'gRPC port (the gateway maps /api/managed/* to it)'),
+  ...grpcServiceSettings('managed', 'gRPC port (the gateway maps /api/managed/* to it)'),
   ...peerSettings('audit', { address: 'audit service gRPC address (observed and control-plane records, session totals)', deadlineMs: 10_000, deadline: 'deadline of one audit call (records, session totals)' }),
   ...peerSettings('policy', { address: 'policy service gRPC address (config validation, session replay)', deadlineMs: 30_000, deadline: 'deadline of policy calls (bundle status, session replay of many actions)' }),
   ...peerSettings('vault', { address: 'vault service gRPC address (personal data in observed tool input is encrypted per subject)', deadlineMs: 10_000, deadline: 'deadline of one vault call (PII protection of observed tool input)' }),

@@ -1,16 +1,10 @@
 /** Webhook service settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envCidrList, envInt, loadConfig, setting, storeSettings, listenSettings, peerSettings } from '@agw/shared';
+import { envInt, grpcServiceSettings, internalCidrsSetting, loadConfig, peerSettings, setting } from '@agw/shared';
 import { z } from 'zod';
 
 export const webhookSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('webhook'),
-  allowCidrs: setting(
-    'WEBHOOK_ALLOW_CIDRS',
-    envCidrList,
-    'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
-  ),
+  ...grpcServiceSettings('webhook'),
+  allowCidrs: internalCidrsSetting('WEBHOOK_ALLOW_CIDRS', 'target addresses'),
   ...peerSettings('vault', { address: 'vault service gRPC address (opens the sealed webhook signing secrets)', deadlineMs: 5_000, deadline: 'deadline of one vault call (opening a webhook secret)' }),
   caFile: setting('WEBHOOK_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for webhook targets (re-read when it changes)'),
   timeoutMs: setting('WEBHOOK_TIMEOUT_MS', envInt(10_000), 'limit of one attempt, from DNS lookup to the end of the response'),

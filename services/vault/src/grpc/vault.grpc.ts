@@ -1,5 +1,5 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
-import { vault as pb } from '@agw/proto';
+import { vault as pb, unsetAsUndefined } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, isMcpLogLevel, requiredField } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
@@ -162,10 +162,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
             tool_id: req.tool_id,
             name: req.name,
             value: req.value,
-            credential_type: req.credential_type || undefined,
-            upstream_url: req.upstream_url || undefined,
-            upstream_method: req.upstream_method || undefined,
-            header_name: req.header_name || undefined,
+            ...unsetAsUndefined(req, ['credential_type', 'upstream_url', 'upstream_method', 'header_name']),
           }),
         ),
       listCredentials: async (req) => ({ credentials: (await d.credentials.list(tenant(req.tenant_id))).map(toCredential) }),

@@ -82,6 +82,14 @@ export const envCidrList = z
   .refine((list) => (list ?? []).every((c) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c)), 'expected a comma-separated list of CIDRs such as 127.0.0.0/8,::1/128');
 
 /**
+ * A list of internal address ranges an outbound client may reach besides public ones (`what`: whose
+ * addresses), read by internalCidrsAllowed with the profile.
+ */
+export function internalCidrsSetting(env: string, what: string) {
+  return setting(env, envCidrList, `${what} allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile`);
+}
+
+/**
  * The internal addresses an outbound client may reach (webhook targets, bundle servers): the configured
  * list when it is set (then it is the whole list, so a test can allow one loopback address and prove the
  * others refused); unset, loopback in the local profile and nothing otherwise.
@@ -135,6 +143,17 @@ export function peerUrlSetting(service: GrpcService, doc: string) {
   return setting(`${service.toUpperCase()}_GRPC_URL`, z.string().default(`127.0.0.1:${SERVICE_PORTS[service].grpc}`), doc);
 }
 
+/**
+ * A peer the service calls: `<service>GrpcUrl` (`<SERVICE>_GRPC_URL`, peerUrlSetting) and `<service>DeadlineMs`
+ * (`<SERVICE>_DEADLINE_MS`, the deadline of one call), with what each is for.
+ */
+export function peerSettings<P extends GrpcService>(service: P, doc: { address: string; deadlineMs: number; deadline: string }) {
+  return {
+    [`${service}GrpcUrl`]: peerUrlSetting(service, doc.address),
+    [`${service}DeadlineMs`]: setting(`${service.toUpperCase()}_DEADLINE_MS`, envInt(doc.deadlineMs), doc.deadline),
+  } as { [K in `${P}GrpcUrl`]: ReturnType<typeof peerUrlSetting> } & { [K in `${P}DeadlineMs`]: Setting<ReturnType<typeof envInt>> };
+}
+
 /** How long a statement waits for a Postgres connection by default (docs/reliability.md, "Bounded waits for Postgres and Redis"). */
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 15_000;
 /** How long a Redis command waits for its answer by default (same section). */
@@ -158,3 +177,8 @@ export const storeSettings = {
   natsUrl: setting('NATS_URL', z.string().default('nats://127.0.0.1:4222'), 'NATS server URL (JetStream enabled)'),
   streamPrefix: setting('AGW_STREAM_PREFIX', z.string().regex(/^[A-Za-z0-9_]*$/).default(''), 'prefix for JetStream stream and subject names (isolates test fleets)'),
 };
+
+/** What every gRPC service of the fleet declares first: the common settings, the stores, where it listens (listenSettings). */
+export function grpcServiceSettings(service: GrpcService, grpcPortDoc?: string) {
+  return { ...commonSettings, ...storeSettings, ...listenSettings(service, grpcPortDoc) };
+}

@@ -19,6 +19,7 @@ export * from './errors';
 export * from './canonical';
 export * from './glob';
 export * from './mcp-tool';
+export * from './mcp-log-levels';
 export * from './approvals/approval-patterns';
 export * from './approvals/approval.repository';
 export * from './action-record';

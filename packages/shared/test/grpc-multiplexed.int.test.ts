@@ -6,7 +6,7 @@
 import type { common } from '@agw/proto';
 import { type Client, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { AppError, DependencyUnavailableError, InputError, OverloadedError } from '../src/errors';
-import { type PromiseClient, createClient, implement, startGrpcServer } from '../src/grpc';
+import { type PromiseClient, bindService, createClient, startGrpcServer } from '../src/grpc';
 import { MultiplexedClient } from '../src/grpc-multiplexed';
 import { createLogger } from '../src/logger';
 
@@ -58,7 +58,7 @@ async function startEcho(handled: number[]) {
     handled.push(req.n);
     return { n: req.n, trace: String(md.get('traceparent')[0] ?? '') };
   };
-  return startGrpcServer('127.0.0.1', 0, [{ definition: definition as never, implementation: implement(definition as never, { echo: handler, echoStream: handler } as never, logger) }]);
+  return startGrpcServer('127.0.0.1', 0, [bindService(definition as never, { echo: handler, echoStream: handler } as never, logger)]);
 }
 
 describe('multiplexed calls over a bidi stream', () => {
@@ -145,7 +145,7 @@ describe('multiplexed calls over a bidi stream', () => {
     first.server.forceShutdown();
     await expect(inFlight).rejects.toBeInstanceOf(DependencyUnavailableError);
     const handled: number[] = [];
-    const second = await startGrpcServer('127.0.0.1', port, [{ definition: definition as never, implementation: implement(definition as never, { echo: async (r: EchoReq) => ({ n: r.n, trace: '' }), echoStream: async (r: EchoReq) => (handled.push(r.n), { n: r.n, trace: '' }) } as never, logger) }]);
+    const second = await startGrpcServer('127.0.0.1', port, [bindService(definition as never, { echo: async (r: EchoReq) => ({ n: r.n, trace: '' }), echoStream: async (r: EchoReq) => (handled.push(r.n), { n: r.n, trace: '' }) } as never, logger)]);
     try {
       let answered: number | undefined;
       for (let i = 0; i < 50 && answered === undefined; i++) answered = await c.echoStream({ n: 2 }).then((a) => a.n, () => sleep(100).then(() => undefined));

@@ -6,7 +6,7 @@
  */
 import { type Client, Metadata, connectivityState, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { DependencyUnavailableError } from '../src/errors';
-import { READY_GRACE_MS, createClient, implement, startGrpcServer } from '../src/grpc';
+import { READY_GRACE_MS, bindService, createClient, startGrpcServer } from '../src/grpc';
 import { createLogger } from '../src/logger';
 
 const json = {
@@ -27,7 +27,7 @@ type Echo = { echo(r: { n: number }): Promise<{ n: number }>; echoStream(r: { n:
 const logger = createLogger('test', 'silent');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const handler = async (r: { n: number }, _md: Metadata) => ({ n: r.n });
-const start = (port = 0) => startGrpcServer('127.0.0.1', port, [{ definition: definition as never, implementation: implement(definition as never, { echo: handler, echoStream: handler } as never, logger) }]);
+const start = (port = 0) => startGrpcServer('127.0.0.1', port, [bindService(definition as never, { echo: handler, echoStream: handler } as never, logger)]);
 
 /** waits until the channel has noticed the peer is gone (TRANSIENT_FAILURE) */
 async function untilDown(c: Echo): Promise<void> {

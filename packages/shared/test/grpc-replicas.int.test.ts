@@ -3,7 +3,7 @@
  * list becomes one channel that spreads calls over every replica and keeps going when one of them dies.
  */
 import { type ServiceDefinition, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { createClient, createLogger, grpcTarget, implement, startGrpcServer } from '../src';
+import { bindService, createClient, createLogger, grpcTarget, startGrpcServer } from '../src';
 
 const json = {
   requestStream: false,
@@ -18,7 +18,7 @@ const Ctor = makeGenericClientConstructor(definition, 'Replica') as unknown as (
 const logger = createLogger('grpc-replicas-test', 'silent');
 
 async function replica(name: string) {
-  return startGrpcServer('127.0.0.1', 0, [{ definition, implementation: implement(definition, { whoAmI: async () => ({ replica: name }) }, logger) }]);
+  return startGrpcServer('127.0.0.1', 0, [bindService(definition, { whoAmI: async () => ({ replica: name }) }, logger)]);
 }
 
 describe('grpcTarget', () => {

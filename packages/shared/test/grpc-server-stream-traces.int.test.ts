@@ -10,7 +10,7 @@ import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { NotFoundError } from '../src/errors';
-import { createClient, implement, startGrpcServer } from '../src/grpc';
+import { bindService, createClient, startGrpcServer } from '../src/grpc';
 import { createLogger } from '../src/logger';
 import { traceHooks } from '../src/tracing/hooks';
 import { busHooks } from '../src/tracing/sdk';
@@ -49,7 +49,7 @@ beforeAll(async () => {
     if (r.fail) throw new NotFoundError('nothing to count');
     return { n: r.to + 1, last: true };
   };
-  server = await startGrpcServer('127.0.0.1', 0, [{ definition: definition as never, implementation: implement(definition as never, { countStream } as never, createLogger('test', 'silent')) }]);
+  server = await startGrpcServer('127.0.0.1', 0, [bindService(definition as never, { countStream } as never, createLogger('test', 'silent'))]);
   client = createClient(CountClient as never, `127.0.0.1:${server.port}`, 'count service', { deadlineMs: 5000 }) as unknown as Count;
 });
 

@@ -1,12 +1,12 @@
 /**
  * Server-streaming methods (one request, a stream of messages back, the last one the answer: the vault's
- * ExecuteStream) through `implement` and `createClient`, on a real gRPC server and socket: every message
+ * ExecuteStream) through `bindService` and `createClient`, on a real gRPC server and socket: every message
  * reaches `onMessage` in order and the call resolves with the last; a thrown AppError arrives as the same
  * error; the caller's signal cancels the call and the handler's `cancelled` signal fires.
  */
 import { type Client, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { AppError, NotFoundError } from '../src/errors';
-import { createClient, implement, startGrpcServer } from '../src/grpc';
+import { bindService, createClient, startGrpcServer } from '../src/grpc';
 import { createLogger } from '../src/logger';
 
 const json = {
@@ -34,7 +34,7 @@ beforeAll(async () => {
     }
     return { n: r.to + 1, last: true };
   };
-  server = await startGrpcServer('127.0.0.1', 0, [{ definition: definition as never, implementation: implement(definition as never, { count } as never, createLogger('test', 'silent')) }]);
+  server = await startGrpcServer('127.0.0.1', 0, [bindService(definition as never, { count } as never, createLogger('test', 'silent'))]);
   client = createClient(CountClient as never, `127.0.0.1:${server.port}`, 'count service', { deadlineMs: 5000 }) as unknown as Count;
 });
 

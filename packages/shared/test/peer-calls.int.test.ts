@@ -6,7 +6,7 @@
  */
 import { type Client, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { NotFoundError, StoreUnavailableError } from '../src/errors';
-import { createClient, implement, startGrpcServer } from '../src/grpc';
+import { bindService, createClient, startGrpcServer } from '../src/grpc';
 import { createLogger } from '../src/logger';
 import { createMetricsRegistry } from '../src/metrics';
 
@@ -43,7 +43,7 @@ async function samples(name: string): Promise<Record<string, number>> {
 }
 
 test('each call is counted once per peer, method and outcome, with the time its caller waited', async () => {
-  const server = await startGrpcServer('127.0.0.1', 0, [{ definition: definition as never, implementation: implement(definition as never, { lookup: handler } as never, logger) }]);
+  const server = await startGrpcServer('127.0.0.1', 0, [bindService(definition as never, { lookup: handler } as never, logger)]);
   const c = createClient(CountedClient as never, `127.0.0.1:${server.port}`, 'counted service', { deadlineMs: 5000 }) as unknown as Counted;
   try {
     expect(await c.lookup({ n: 1 })).toEqual({ n: 1 });

@@ -1,5 +1,5 @@
 /** Anchor service settings (env validated once at start; defaults run an embedded local chain). */
-import { commonSettings, envBool, envInt, envPort, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
+import { envBool, envInt, envPort, grpcServiceSettings, loadConfig, peerSettings, setting } from '@agw/shared';
 import { z } from 'zod';
 
 const privateKey = z
@@ -8,11 +8,8 @@ const privateKey = z
   .optional();
 
 export const anchorSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('anchor'),
-  auditGrpcUrl: peerUrlSetting('audit', 'audit service gRPC address (tree heads, for verify)'),
-  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit call (tree heads, for verify)'),
+  ...grpcServiceSettings('anchor'),
+  ...peerSettings('audit', { address: 'audit service gRPC address (tree heads, for verify)', deadlineMs: 10_000, deadline: 'deadline of one audit call (tree heads, for verify)' }),
   rpcUrl: setting('ANCHOR_RPC_URL', z.string().url().optional(), 'JSON-RPC URL of the chain to anchor to; unset = start an embedded anvil node'),
   chain: setting('ANCHOR_CHAIN', z.enum(['polygon', 'polygon-amoy', 'local']).default('polygon'), 'chain of ANCHOR_RPC_URL (viem definition: id, explorer links); ignored for the embedded chain'),
   chainId: setting('ANCHOR_CHAIN_ID', z.coerce.number().int().positive().optional(), 'chain id override for ANCHOR_RPC_URL (checked against the node)'),

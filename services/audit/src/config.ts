@@ -1,5 +1,5 @@
 /** Audit service settings (env validated once at start). */
-import { commonSettings, envBool, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
+import { envBool, envInt, grpcServiceSettings, loadConfig, peerUrlSetting, setting } from '@agw/shared';
 import { parseCosignerKey } from '@agw/verifier';
 import { z } from 'zod';
 
@@ -25,9 +25,7 @@ const witnessList = z
   );
 
 export const auditSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('audit'),
+  ...grpcServiceSettings('audit'),
   tamperDemo: setting('AUDIT_TAMPER_DEMO', envBool(true), 'enable the tamper-simulate/restore demo endpoints (set false in production)'),
   merkleScheduleEnabled: setting('MERKLE_SCHEDULE_ENABLED', envBool(true), 'run the hourly Merkle tree build in this replica (an advisory lock lets one replica build)'),
   merkleTickSeconds: setting('MERKLE_TICK_SECONDS', envInt(60), 'how often the scheduler checks whether the hourly tree heads are due'),

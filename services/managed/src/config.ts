@@ -1,18 +1,13 @@
 /** Managed-session service settings (env validated once at start). */
 import { hostname } from 'node:os';
-import { commonSettings, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
+import { envInt, grpcServiceSettings, loadConfig, peerSettings, setting } from '@agw/shared';
 import { z } from 'zod';
 
 export const managedSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('managed', 'gRPC port (the gateway maps /api/managed/* to it)'),
-  auditGrpcUrl: peerUrlSetting('audit', 'audit service gRPC address (observed and control-plane records, session totals)'),
-  policyGrpcUrl: peerUrlSetting('policy', 'policy service gRPC address (config validation, session replay)'),
-  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address (personal data in observed tool input is encrypted per subject)'),
-  auditDeadlineMs: setting('AUDIT_DEADLINE_MS', envInt(10_000), 'deadline of one audit call (records, session totals)'),
-  policyDeadlineMs: setting('POLICY_DEADLINE_MS', envInt(30_000), 'deadline of policy calls (bundle status, session replay of many actions)'),
-  vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(10_000), 'deadline of one vault call (PII protection of observed tool input)'),
+  ...grpcServiceSettings('managed', 'gRPC port (the gateway maps /api/managed/* to it)'),
+  ...peerSettings('audit', { address: 'audit service gRPC address (observed and control-plane records, session totals)', deadlineMs: 10_000, deadline: 'deadline of one audit call (records, session totals)' }),
+  ...peerSettings('policy', { address: 'policy service gRPC address (config validation, session replay)', deadlineMs: 30_000, deadline: 'deadline of policy calls (bundle status, session replay of many actions)' }),
+  ...peerSettings('vault', { address: 'vault service gRPC address (personal data in observed tool input is encrypted per subject)', deadlineMs: 10_000, deadline: 'deadline of one vault call (PII protection of observed tool input)' }),
   anthropicApiKey: setting('ANTHROPIC_API_KEY', z.string().optional(), 'API key of the external agent platform (Claude Managed Agents); npm start runs a local stand-in when unset'),
   anthropicBaseUrl: setting('ANTHROPIC_BASE_URL', z.string().url().optional(), 'base URL of the agent platform API (unset: the SDK default; npm start points it at the local stand-in)'),
   defaultModel: setting('MANAGED_DEFAULT_MODEL', z.string().min(1).default('claude-sonnet-4-5'), 'model of a managed agent config that names none'),

@@ -2,12 +2,12 @@
  * The policy service's definition: templates, tenant policies and their change feed, evaluation, shadows, OPA
  * bundle sources, replay and the gRPC binding. main.ts runs it; integration tests start the same definition in-process.
  */
-import { Counter, Histogram, onTenantChange, publishTenantChange, type ServiceDefinition } from '@agw/shared';
+import { Counter, Histogram, internalCidrsAllowed, onTenantChange, publishTenantChange, type ServiceDefinition } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
 import { auditPolicyChangeRecorder } from './changes/policy-change-recorder';
-import { type PolicyConfig, bundleAllowedCidrs, loadPolicyConfig } from './config';
+import { type PolicyConfig, loadPolicyConfig } from './config';
 import { PolicyEvaluation } from './decisions/policy-evaluation';
 import { policyGrpcService } from './grpc/policy.grpc';
 import { auditDecisionInputs } from './replay/audit-decision-inputs';
@@ -73,7 +73,7 @@ export const policyService = (): ServiceDefinition<PolicyConfig> => ({
     );
     // OPA bundle sources: fetched through the egress rules, polled by every replica (each poll claimed by one)
     const bundleFetch = createPinnedFetch({
-      policy: new AddressPolicy({ allowCidrs: bundleAllowedCidrs(config) }),
+      policy: new AddressPolicy({ allowCidrs: internalCidrsAllowed(config.bundleAllowCidrs, config.profile) }),
       maxResponseBytes: config.bundleMaxBytes,
       connectTimeoutMs: config.bundleTimeoutMs,
       headersTimeoutMs: config.bundleTimeoutMs,

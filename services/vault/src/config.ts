@@ -1,16 +1,14 @@
 /** Vault service settings (env validated once at start; defaults work on a developer machine). */
 import path from 'node:path';
 import { parseTenantCidrs } from '@agw/egress';
-import { ConfigError, commonSettings, envBool, envCidrList, internalCidrsAllowed, envInt, loadConfig, setting, storeSettings, listenSettings } from '@agw/shared';
+import { ConfigError, envBool, envCidrList, envInt, grpcServiceSettings, internalCidrsAllowed, loadConfig, setting } from '@agw/shared';
 import { z } from 'zod';
 
 /** The repository root (services/vault/{src,dist}/ -> ../../..): home of the project-owned `.run/` dir. */
 const repoRoot = path.resolve(__dirname, '..', '..', '..');
 
 export const vaultSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('vault'),
+  ...grpcServiceSettings('vault'),
 
   backend: setting('VAULT_HSM_BACKEND', z.enum(['pkcs11', 'transit']).default('pkcs11'), 'key backend: pkcs11 (any PKCS#11 HSM; SoftHSM2 locally) or transit (HashiCorp Vault Transit)'),
   pkcs11Library: setting('PKCS11_LIBRARY', z.string().default('/usr/lib/softhsm/libsofthsm2.so'), 'path of the PKCS#11 module of the HSM'),

@@ -1,18 +1,11 @@
 /** Webhook service settings (env validated once at start; defaults work on a developer machine). */
-import { commonSettings, envCidrList, internalCidrsAllowed, envInt, loadConfig, setting, storeSettings, listenSettings, peerUrlSetting } from '@agw/shared';
+import { envInt, grpcServiceSettings, internalCidrsSetting, loadConfig, peerSettings, setting } from '@agw/shared';
 import { z } from 'zod';
 
 export const webhookSettings = {
-  ...commonSettings,
-  ...storeSettings,
-  ...listenSettings('webhook'),
-  allowCidrs: setting(
-    'WEBHOOK_ALLOW_CIDRS',
-    envCidrList,
-    'target addresses allowed although private, loopback or link-local (comma-separated CIDRs); unset: none, or loopback in the local profile',
-  ),
-  vaultGrpcUrl: peerUrlSetting('vault', 'vault service gRPC address (opens the sealed webhook signing secrets)'),
-  vaultDeadlineMs: setting('VAULT_DEADLINE_MS', envInt(5_000), 'deadline of one vault call (opening a webhook secret)'),
+  ...grpcServiceSettings('webhook'),
+  allowCidrs: internalCidrsSetting('WEBHOOK_ALLOW_CIDRS', 'target addresses'),
+  ...peerSettings('vault', { address: 'vault service gRPC address (opens the sealed webhook signing secrets)', deadlineMs: 5_000, deadline: 'deadline of one vault call (opening a webhook secret)' }),
   caFile: setting('WEBHOOK_CA_FILE', z.string().optional(), 'PEM file of extra CA certificates trusted for webhook targets (re-read when it changes)'),
   timeoutMs: setting('WEBHOOK_TIMEOUT_MS', envInt(10_000), 'limit of one attempt, from DNS lookup to the end of the response'),
   connectTimeoutMs: setting('WEBHOOK_CONNECT_TIMEOUT_MS', envInt(5_000), 'limit of DNS lookup + TCP/TLS connect of one attempt'),
@@ -27,12 +20,3 @@ export const webhookSettings = {
 
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(webhookSettings, env);
-
-/**
- * The addresses allowed despite being internal: WEBHOOK_ALLOW_CIDRS when it is set (then it is the whole
- * list, so a test can allow one loopback address and prove the others refused); unset, loopback in the
- * local profile and nothing otherwise.
- */
-export function allowedInternalCidrs(config: Pick<WebhookConfig, 'allowCidrs' | 'profile'>): string[] {
-  return internalCidrsAllowed(config.allowCidrs, config.profile);
-}

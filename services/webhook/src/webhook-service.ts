@@ -3,8 +3,8 @@
  * consumers and the gRPC bindings, on the stores and vault client runService hands out. main.ts runs it;
  * integration tests start the same definition in-process against the real stores (`startWebhookService`).
  */
-import { type Logger, type Registry, type ServiceDefinition, TenantSettingsReadModel, startService } from '@agw/shared';
-import { type WebhookConfig, allowedInternalCidrs, loadWebhookConfig } from './config';
+import { type Logger, type Registry, type ServiceDefinition, TenantSettingsReadModel, internalCidrsAllowed, startService } from '@agw/shared';
+import { type WebhookConfig, loadWebhookConfig } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
 import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
@@ -43,7 +43,7 @@ export function webhookService(): ServiceDefinition<WebhookConfig, WebhookDelive
       const db = await postgres();
       const bus = await nats();
       const metrics = createWebhookMetrics(registry);
-      const guard = new TargetGuard(allowedInternalCidrs(config), overrides.lookup);
+      const guard = new TargetGuard(internalCidrsAllowed(config.allowCidrs, config.profile), overrides.lookup);
       const sender = new HttpsSender({
         guard,
         timeoutMs: config.timeoutMs,

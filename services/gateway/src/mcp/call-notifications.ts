@@ -14,10 +14,9 @@
  * so a call whose upstream sends nothing is answered with JSON.
  */
 import type { Response } from 'express';
+import { isMcpLogLevel } from '@agw/shared';
 import type { UpstreamNotification, UpstreamNotifications } from '../pipeline/hooks';
 
-/** MCP's log levels, least severe first. */
-const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 export const LOG_LEVEL_META = 'io.modelcontextprotocol/logLevel';
 
 /** What a tools/call request asks to be relayed: progress with its token, log messages from a level. */
@@ -44,7 +43,7 @@ export function relayWishOf(method: unknown, params: unknown, modern: boolean): 
   const token = meta.progressToken;
   const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
   const asked = meta[LOG_LEVEL_META];
-  const logLevel = modern ? (typeof asked === 'string' && LOG_LEVELS.includes(asked) ? asked : undefined) : progressToken !== undefined ? 'debug' : undefined;
+  const logLevel = modern ? (isMcpLogLevel(asked) ? asked : undefined) : progressToken !== undefined ? 'debug' : undefined;
   if (progressToken === undefined && logLevel === undefined) return undefined;
   return { ...(progressToken !== undefined ? { progressToken } : {}), ...(logLevel ? { logLevel } : {}) };
 }

@@ -1,6 +1,6 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
-import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, implement, requiredField } from '@agw/shared';
+import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, bindService, requiredField } from '@agw/shared';
 import { runTests } from '@agw/rego';
 import type { BehaviorStore } from '../behavior/behavior-store';
 import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
@@ -134,111 +134,108 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
       decision_facts: r.facts,
     };
   };
-  return {
-    definition: pb.PolicyServiceService,
-    implementation: implement(
-      pb.PolicyServiceService,
-      {
-        evaluate,
-        evaluateStream: evaluate,
-        getBundleStatus: async (req) => bundleStatus(await d.policies.active(requiredField(req.tenant_id, 'tenant_id'))),
-        setTenantPolicy: async (req) =>
-          tenantPolicy(
-            await d.policies.set(requiredField(req.tenant_id, 'tenant_id'), policyChange(req), {
-              actor: req.actor || `api_key:${req.tenant_id}`,
-              overrideFailingTests: overrideOf(req.override_failing_tests),
-            }),
-          ),
-        startShadow: async (req) => {
-          const tenantId = requiredField(req.tenant_id, 'tenant_id');
-          if (!req.candidate) throw InputError.at(['candidate'], 'candidate is required', 'missing');
-          return shadowReport(tenantId, await d.shadows.start(tenantId, policyChange(req.candidate), { maxCalls: req.max_calls, durationSeconds: req.duration_seconds }, req.actor || `api_key:${tenantId}`));
-        },
-        getShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.report(requiredField(req.tenant_id, 'tenant_id'))),
-        discardShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.discard(requiredField(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`)),
-        setBundleSource: async (req) => {
-          const tenantId = requiredField(req.tenant_id, 'tenant_id');
-          if (req.activation !== 'direct' && req.activation !== 'shadow') throw InputError.at(['activation'], 'activation is direct or shadow', 'enum');
-          const { source, outcome } = await sources().register(
-            tenantId,
-            { url: req.url, publicKeyPem: req.public_key, scope: req.scope, activation: req.activation, shadowMaxCalls: req.shadow_max_calls || undefined, shadowSeconds: req.shadow_seconds || undefined },
-            req.actor || `api_key:${tenantId}`,
-          );
-          return bundleSourceMessage(source, outcome);
-        },
-        getBundleSource: async (req) => {
-          const s = await sources().get(requiredField(req.tenant_id, 'tenant_id'));
-          if (!s) throw new NotFoundError('No bundle source is registered (PUT /api/policy/bundle-source)');
-          return bundleSourceMessage(s);
-        },
-        deleteBundleSource: async (req) => {
-          const tenantId = requiredField(req.tenant_id, 'tenant_id');
-          const s = await sources().get(tenantId);
-          await sources().remove(tenantId);
-          return bundleSourceMessage(s!);
-        },
-        pollBundleSource: async (req) => {
-          const tenantId = requiredField(req.tenant_id, 'tenant_id');
-          const outcome = await sources().pollNow(tenantId);
-          return bundleSourceMessage((await sources().get(tenantId))!, outcome);
-        },
-        promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(requiredField(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`, overrideOf(req.override_failing_tests))),
-        testPolicy: async (req) => {
-          requiredField(req.tenant_id, 'tenant_id');
-          compileCustom(req.custom_policy); // 422 at custom_policy, as a save would be
-          const run = runTests([{ name: CUSTOM_FILE, source: req.custom_policy }]);
-          const cov = run.coverage!;
-          return {
-            results: run.results.map((r) => ({ name: r.name, file: r.file, row: r.row, outcome: r.outcome, error: r.error ?? '', duration_ms: r.durationMs })),
-            passed: run.passed,
-            failed: run.failed,
-            errored: run.errored,
-            coverage_percent: cov.percent,
-            covered_lines: cov.covered,
-            coverable_lines: cov.coverable,
-            coverage_files: cov.files.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.notCovered })),
-          };
-        },
-        getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(requiredField(req.tenant_id, 'tenant_id'))),
-        listTemplates: async () => ({
-          templates: d.catalog.list().map((t) => ({
-            name: t.name,
-            description: t.description,
-            parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default_json: JSON.stringify(p.default), description: p.description })),
-          })),
-        }),
-        listRules: async (req) => {
-          const b = await d.policies.active(requiredField(req.tenant_id, 'tenant_id'));
-          return { policy_template: b.template, bundle_revision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
-        },
-        // a ReplayResult is the message, field for field
-        replay: async (req) => ({
-          results: await d.replay.replay(
-            requiredField(req.tenant_id, 'tenant_id'),
-            req.action_ids,
-            req.candidate
-              ? {
-                  template: req.candidate.policy_template || undefined,
-                  configJson: req.candidate.has_policy_config ? req.candidate.policy_config_json || '{}' : undefined,
-                  customPolicy: req.candidate.has_custom_policy ? req.candidate.custom_policy : undefined,
-                }
-              : undefined,
-          ),
-        }),
-        getAnomalyScore: async (req) => {
-          const a = await d.behavior.anomaly(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'));
-          return { agent_id: req.agent_id, anomaly_score: a.score, factors: 'burst' in a.factors ? anomalyFactorsMessage(a.factors as AnomalyFactorValues) : undefined, updated_at: a.updatedAt };
-        },
-        clearAgentHistory: async (req) => {
-          const n = await d.behavior.clear(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'), false);
-          return { agent_id: req.agent_id, cleared: true, keys_removed: n };
-        },
-        clearAgentCounters: async (req) => {
-          const n = await d.behavior.clear(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'), true);
-          return { agent_id: req.agent_id, cleared: true, keys_removed: n };
-        },
+  return bindService(
+    pb.PolicyServiceService,
+    {
+      evaluate,
+      evaluateStream: evaluate,
+      getBundleStatus: async (req) => bundleStatus(await d.policies.active(requiredField(req.tenant_id, 'tenant_id'))),
+      setTenantPolicy: async (req) =>
+        tenantPolicy(
+          await d.policies.set(requiredField(req.tenant_id, 'tenant_id'), policyChange(req), {
+            actor: req.actor || `api_key:${req.tenant_id}`,
+            overrideFailingTests: overrideOf(req.override_failing_tests),
+          }),
+        ),
+      startShadow: async (req) => {
+        const tenantId = requiredField(req.tenant_id, 'tenant_id');
+        if (!req.candidate) throw InputError.at(['candidate'], 'candidate is required', 'missing');
+        return shadowReport(tenantId, await d.shadows.start(tenantId, policyChange(req.candidate), { maxCalls: req.max_calls, durationSeconds: req.duration_seconds }, req.actor || `api_key:${tenantId}`));
       },
-      logger,
-    ),
-  };
+      getShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.report(requiredField(req.tenant_id, 'tenant_id'))),
+      discardShadow: async (req) => shadowReport(req.tenant_id, await d.shadows.discard(requiredField(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`)),
+      setBundleSource: async (req) => {
+        const tenantId = requiredField(req.tenant_id, 'tenant_id');
+        if (req.activation !== 'direct' && req.activation !== 'shadow') throw InputError.at(['activation'], 'activation is direct or shadow', 'enum');
+        const { source, outcome } = await sources().register(
+          tenantId,
+          { url: req.url, publicKeyPem: req.public_key, scope: req.scope, activation: req.activation, shadowMaxCalls: req.shadow_max_calls || undefined, shadowSeconds: req.shadow_seconds || undefined },
+          req.actor || `api_key:${tenantId}`,
+        );
+        return bundleSourceMessage(source, outcome);
+      },
+      getBundleSource: async (req) => {
+        const s = await sources().get(requiredField(req.tenant_id, 'tenant_id'));
+        if (!s) throw new NotFoundError('No bundle source is registered (PUT /api/policy/bundle-source)');
+        return bundleSourceMessage(s);
+      },
+      deleteBundleSource: async (req) => {
+        const tenantId = requiredField(req.tenant_id, 'tenant_id');
+        const s = await sources().get(tenantId);
+        await sources().remove(tenantId);
+        return bundleSourceMessage(s!);
+      },
+      pollBundleSource: async (req) => {
+        const tenantId = requiredField(req.tenant_id, 'tenant_id');
+        const outcome = await sources().pollNow(tenantId);
+        return bundleSourceMessage((await sources().get(tenantId))!, outcome);
+      },
+      promoteShadow: async (req) => tenantPolicy(await d.shadows.promote(requiredField(req.tenant_id, 'tenant_id'), req.actor || `api_key:${req.tenant_id}`, overrideOf(req.override_failing_tests))),
+      testPolicy: async (req) => {
+        requiredField(req.tenant_id, 'tenant_id');
+        compileCustom(req.custom_policy); // 422 at custom_policy, as a save would be
+        const run = runTests([{ name: CUSTOM_FILE, source: req.custom_policy }]);
+        const cov = run.coverage!;
+        return {
+          results: run.results.map((r) => ({ name: r.name, file: r.file, row: r.row, outcome: r.outcome, error: r.error ?? '', duration_ms: r.durationMs })),
+          passed: run.passed,
+          failed: run.failed,
+          errored: run.errored,
+          coverage_percent: cov.percent,
+          covered_lines: cov.covered,
+          coverable_lines: cov.coverable,
+          coverage_files: cov.files.map((f) => ({ file: f.file, percent: f.percent, not_covered: f.notCovered })),
+        };
+      },
+      getTenantPolicy: async (req) => tenantPolicy(await d.policies.active(requiredField(req.tenant_id, 'tenant_id'))),
+      listTemplates: async () => ({
+        templates: d.catalog.list().map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default_json: JSON.stringify(p.default), description: p.description })),
+        })),
+      }),
+      listRules: async (req) => {
+        const b = await d.policies.active(requiredField(req.tenant_id, 'tenant_id'));
+        return { policy_template: b.template, bundle_revision: b.revision, rules: b.rules().map((r) => ({ id: r.id, trigger: r.trigger, severity: r.severity, kind: r.kind })) };
+      },
+      // a ReplayResult is the message, field for field
+      replay: async (req) => ({
+        results: await d.replay.replay(
+          requiredField(req.tenant_id, 'tenant_id'),
+          req.action_ids,
+          req.candidate
+            ? {
+                template: req.candidate.policy_template || undefined,
+                configJson: req.candidate.has_policy_config ? req.candidate.policy_config_json || '{}' : undefined,
+                customPolicy: req.candidate.has_custom_policy ? req.candidate.custom_policy : undefined,
+              }
+            : undefined,
+        ),
+      }),
+      getAnomalyScore: async (req) => {
+        const a = await d.behavior.anomaly(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'));
+        return { agent_id: req.agent_id, anomaly_score: a.score, factors: 'burst' in a.factors ? anomalyFactorsMessage(a.factors as AnomalyFactorValues) : undefined, updated_at: a.updatedAt };
+      },
+      clearAgentHistory: async (req) => {
+        const n = await d.behavior.clear(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'), false);
+        return { agent_id: req.agent_id, cleared: true, keys_removed: n };
+      },
+      clearAgentCounters: async (req) => {
+        const n = await d.behavior.clear(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.agent_id, 'agent_id'), true);
+        return { agent_id: req.agent_id, cleared: true, keys_removed: n };
+      },
+    },
+    logger,
+  );
 }

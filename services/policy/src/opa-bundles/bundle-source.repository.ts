@@ -1,6 +1,6 @@
 /** The only queries on policy_bundle_sources. Tenant id first, always. */
 import type { Database, Db } from '@agw/shared';
-import { type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 
 /** A row of policy_bundle_sources, as the table declares it. */
 export type StoredBundleSource = Selectable<Database['policy_bundle_sources']>;
@@ -22,6 +22,10 @@ const COLUMNS = [
   'created_by',
   'created_at',
 ] as const;
+
+/** A source whose last poll is older than `intervalMs` (or that was never polled). */
+const pollDue = (intervalMs: number) => (eb: ExpressionBuilder<Database, 'policy_bundle_sources'>) =>
+  eb.or([eb('last_polled_at', 'is', null), eb('last_polled_at', '<', sql<Date>`now() - ${`${intervalMs} milliseconds`}::interval`)]);
 
 export class BundleSourceRepository {
   constructor(private readonly db: Db) {}
@@ -55,7 +59,7 @@ export class BundleSourceRepository {
       .updateTable('policy_bundle_sources')
       .set({ last_polled_at: new Date() })
       .where('tenant_id', '=', tenantId)
-      .where((eb) => eb.or([eb('last_polled_at', 'is', null), eb('last_polled_at', '<', sql<Date>`now() - ${`${intervalMs} milliseconds`}::interval`)]))
+      .where(pollDue(intervalMs))
       .returning(COLUMNS)
       .executeTakeFirst();
   }
@@ -65,7 +69,7 @@ export class BundleSourceRepository {
     const rows = await this.db
       .selectFrom('policy_bundle_sources')
       .select('tenant_id')
-      .where((eb) => eb.or([eb('last_polled_at', 'is', null), eb('last_polled_at', '<', sql<Date>`now() - ${`${intervalMs} milliseconds`}::interval`)]))
+      .where(pollDue(intervalMs))
       .orderBy('last_polled_at')
       .limit(limit)
       .execute();

@@ -210,15 +210,20 @@ export class PolicyShadows {
     const ended = await this.repo.end(tenantId, shadow.shadow_id, 'ended', reason);
     this.changed(tenantId);
     if (!ended) return;
-    const f = await this.repo.figures(tenantId, shadow.shadow_id, 0);
+    await this.recordEnd(tenantId, ended, { decision: 'shadow_ended', actor: 'policy-service', method: 'shadow.end', revision: ended.revision, reason });
+  }
+
+  /** The audit record of a shadow's end (`ended`: its row as it ended), with the figures it gathered. */
+  private async recordEnd(tenantId: string, ended: StoredShadow, r: { decision: 'shadow_ended' | 'shadow_discarded' | 'shadow_promoted'; actor: string; method: string; revision: string; reason?: string }): Promise<void> {
+    const f = await this.repo.figures(tenantId, ended.shadow_id, 0);
     await this.recorder.record(tenantId, {
-      decision: 'shadow_ended',
-      actor: 'policy-service',
-      method: 'shadow.end',
+      decision: r.decision,
+      actor: r.actor,
+      method: r.method,
       violations: differingRules(f),
       severity: 'none',
-      revision: ended.revision,
-      details: { shadow_id: ended.shadow_id, reason, ...summary(ended, f) },
+      revision: r.revision,
+      details: { shadow_id: ended.shadow_id, ...(r.reason ? { reason: r.reason } : {}), ...summary(ended, f) },
     });
   }
 
@@ -287,16 +292,7 @@ export class PolicyShadows {
     const ended = await postgres(() => this.repo.end(tenantId, running.shadow_id, 'discarded', 'discarded'));
     this.changed(tenantId);
     if (!ended) throw notRunning();
-    const f = await this.repo.figures(tenantId, ended.shadow_id, 0);
-    await this.recorder.record(tenantId, {
-      decision: 'shadow_discarded',
-      actor,
-      method: 'shadow.discard',
-      violations: differingRules(f),
-      severity: 'none',
-      revision: ended.revision,
-      details: { shadow_id: ended.shadow_id, ...summary(ended, f) },
-    });
+    await this.recordEnd(tenantId, ended, { decision: 'shadow_discarded', actor, method: 'shadow.discard', revision: ended.revision });
     return this.report(tenantId);
   }
 
@@ -319,16 +315,7 @@ export class PolicyShadows {
     );
     const ended = await postgres(() => this.repo.end(tenantId, running.shadow_id, 'promoted', 'promoted'));
     this.changed(tenantId);
-    const f = await this.repo.figures(tenantId, running.shadow_id, 0);
-    await this.recorder.record(tenantId, {
-      decision: 'shadow_promoted',
-      actor,
-      method: 'shadow.promote',
-      violations: differingRules(f),
-      severity: 'none',
-      revision: activated.revision,
-      details: { shadow_id: running.shadow_id, ...summary(ended ?? running, f) },
-    });
+    await this.recordEnd(tenantId, ended ?? running, { decision: 'shadow_promoted', actor, method: 'shadow.promote', revision: activated.revision });
     return activated;
   }
 }

@@ -8,6 +8,7 @@
  */
 import { isIP } from 'node:net';
 import { EgressRefusedError, type LookupAll, TenantAddressPolicies, nonPublicReason } from '@agw/egress';
+import { type HttpUrlBreach, httpUrlOf } from '../federation/upstream-url';
 
 export interface TargetGuardOptions {
   /** every address for every tenant (the local profile) */
@@ -24,6 +25,14 @@ export class TargetRejected extends Error {
     this.name = 'TargetRejected';
   }
 }
+
+/** How a registered upstream_url breaks the URL rules (`httpUrlOf`), in the broker's words. */
+const BREACH: Record<HttpUrlBreach, string> = {
+  not_absolute: 'upstream_url must be an absolute URL',
+  not_http: 'upstream_url must use http or https',
+  not_https: 'upstream_url must use https outside the local profile',
+  credentials: 'upstream_url must not embed credentials (register them as the credential value)',
+};
 
 /** True for loopback, private, link-local, reserved and other non-public addresses (and non-addresses). */
 export const isNonPublicAddress = (address: string): boolean => nonPublicReason(address) !== null;
@@ -43,15 +52,8 @@ export class TargetGuard {
 
   /** Syntax and scheme checks, and a literal address or `localhost` against the tenant's rule (at registration and before each call). */
   parse(tenantId: string, text: string): URL {
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      throw new TargetRejected('upstream_url must be an absolute URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TargetRejected('upstream_url must use http or https');
-    if (url.protocol === 'http:' && this.o.requireHttps) throw new TargetRejected('upstream_url must use https outside the local profile');
-    if (url.username || url.password) throw new TargetRejected('upstream_url must not embed credentials (register them as the credential value)');
+    const url = httpUrlOf(text, this.o.requireHttps);
+    if (!(url instanceof URL)) throw new TargetRejected(BREACH[url]);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const policy = this.policies.of(tenantId);
     if (isIP(host) && policy.refusalOf(host)) throw new TargetRejected(`upstream address ${host} is not public${this.hint(tenantId)}`);

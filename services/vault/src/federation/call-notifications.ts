@@ -13,12 +13,8 @@
  * a notification outside any relayed call (a 2025 session's standalone stream) finds none and is dropped.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { MCP_LOG_LEVELS, type McpLogLevel, isMcpLogLevel } from '@agw/shared';
 import type { SecretMasker } from '../secrets/secret-masker';
-
-/** MCP's log levels, least severe first (RFC 5424 as the spec names them). */
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export const isLogLevel = (v: unknown): v is LogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
 
 /** notifications relayed per call at most */
 export const MAX_RELAYED_NOTIFICATIONS = 1000;
@@ -27,14 +23,14 @@ export const MAX_NOTIFICATION_TEXT = 4096;
 
 export type CallNotification =
   | { kind: 'progress'; progress: number; total?: number; message?: string }
-  | { kind: 'log'; level: LogLevel; logger?: string; /** its data as JSON (masked, clipped) */ dataJson: string };
+  | { kind: 'log'; level: McpLogLevel; logger?: string; /** its data as JSON (masked, clipped) */ dataJson: string };
 
 /** What the caller of a tools/call wants relayed, and where to (CallRound.notifications). */
 export interface NotificationWish {
   /** the MCP client asked for progress (a progressToken) */
   progress: boolean;
   /** relay log messages at this level and above; undefined: none */
-  logLevel?: LogLevel;
+  logLevel?: McpLogLevel;
   send(n: CallNotification): void;
 }
 
@@ -74,7 +70,7 @@ export class NotificationRelay {
     return this.wish.progress;
   }
 
-  get logLevel(): LogLevel | undefined {
+  get logLevel(): McpLogLevel | undefined {
     return this.wish.logLevel;
   }
 
@@ -92,7 +88,7 @@ export class NotificationRelay {
   /** An upstream's log message (the params of its notifications/message). */
   log(p: { level?: unknown; logger?: unknown; data?: unknown }): void {
     const min = this.wish.logLevel;
-    if (min === undefined || !isLogLevel(p.level) || LOG_LEVELS.indexOf(p.level) < LOG_LEVELS.indexOf(min) || this.full()) return;
+    if (min === undefined || !isMcpLogLevel(p.level) || MCP_LOG_LEVELS.indexOf(p.level) < MCP_LOG_LEVELS.indexOf(min) || this.full()) return;
     const json = JSON.stringify(this.masker().value(p.data ?? null)) ?? 'null';
     this.emit({
       kind: 'log',

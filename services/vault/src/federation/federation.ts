@@ -594,18 +594,14 @@ export class Federation {
   endpoint(tenantId: string, row: UpstreamRow, userId = ''): UpstreamEndpoint {
     const version = `${row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at)}|${row.url}|${row.transport}`;
     const u = { name: row.name, credential_type: row.credential_type, credential_meta: row.credential_meta, key_id: row.key_id, sealed: row.sealed as unknown as SealedData | null, version };
+    const base = { tenantId, name: row.name, url: row.url, transport: row.transport === 'sse' ? ('sse' as const) : ('streamable_http' as const), version, timeoutMs: row.timeout_ms ?? undefined };
     if (row.credential_type === 'oauth') {
       const o = { name: row.name, url: row.url, credential_meta: row.credential_meta, key_id: row.key_id, sealed: u.sealed };
       // a 401 forces one refresh before the retry; the token is opened from the HSM per request, never cached
       let force = false;
       return {
-        tenantId,
-        name: row.name,
-        url: row.url,
-        transport: row.transport === 'sse' ? 'sse' : 'streamable_http',
-        version,
+        ...base,
         userId: userId || undefined,
-        timeoutMs: row.timeout_ms ?? undefined,
         credentialHeaders: async () => {
           const token = await this.d.oauth.accessToken(tenantId, o, userId, force);
           force = false;
@@ -617,12 +613,7 @@ export class Federation {
       };
     }
     return {
-      tenantId,
-      name: row.name,
-      url: row.url,
-      transport: row.transport === 'sse' ? 'sse' : 'streamable_http',
-      version,
-      timeoutMs: row.timeout_ms ?? undefined,
+      ...base,
       credentialHeaders: () => this.d.credentials.headers(tenantId, u),
       onUnauthorized: row.credential_type === 'oauth_client_credentials' ? () => this.d.credentials.forgetToken(tenantId, u) : undefined,
     };

@@ -171,12 +171,10 @@ export class UpstreamOAuth {
     const state = randomBytes(32).toString('base64url');
     const stateSha = sha256(state);
     const { authorizationUrl, codeVerifier } = await startAuthorization(m.authorization_server, {
-      metadata: JSON.parse(m.as_metadata) as AuthorizationServerMetadata,
-      clientInformation: await this.client(tenantId, u),
+      ...(await this.server(tenantId, u)),
       redirectUrl: m.redirect_uri,
       scope: m.scope || undefined,
       state,
-      resource: new URL(m.resource),
     });
     const keyId = credentialsKeyId(tenantId);
     await this.d.keyring.ensure(tenantId, keyId, 'credentials');
@@ -222,12 +220,10 @@ export class UpstreamOAuth {
     let tokens: OAuthTokens;
     try {
       tokens = await exchangeAuthorization(m.authorization_server, {
-        metadata: JSON.parse(m.as_metadata) as AuthorizationServerMetadata,
-        clientInformation: await this.client(tenantId, u),
+        ...(await this.server(tenantId, u)),
         authorizationCode: p.code,
         codeVerifier,
         redirectUri: pending.redirect_uri,
-        resource: new URL(m.resource),
         fetchFn: this.d.fetchOf(tenantId),
       });
     } catch (e) {
@@ -319,10 +315,8 @@ export class UpstreamOAuth {
     let next: OAuthTokens;
     try {
       next = await refreshAuthorization(m.authorization_server, {
-        metadata: JSON.parse(m.as_metadata) as AuthorizationServerMetadata,
-        clientInformation: await this.client(tenantId, u),
+        ...(await this.server(tenantId, u)),
         refreshToken: tokens.refresh_token as string,
-        resource: new URL(m.resource),
         fetchFn: this.d.fetchOf(tenantId),
       });
     } catch (e) {
@@ -367,6 +361,12 @@ export class UpstreamOAuth {
 
   private async openGrant(tenantId: string, row: GrantRow): Promise<{ access_token: string; refresh_token?: string }> {
     return JSON.parse((await this.d.keyring.open(row.key_id, row.sealed as unknown as SealedData, grantAad(tenantId, row.upstream, row.user_id))).toString('utf8'));
+  }
+
+  /** What every authorization call of the SDK takes of an upstream: its server's metadata, our client there, the resource (RFC 8707). */
+  private async server(tenantId: string, u: OAuthUpstream): Promise<{ metadata: AuthorizationServerMetadata; clientInformation: OAuthClientInformationMixed; resource: URL }> {
+    const m = u.credential_meta;
+    return { metadata: JSON.parse(m.as_metadata) as AuthorizationServerMetadata, clientInformation: await this.client(tenantId, u), resource: new URL(m.resource) };
   }
 
   private async client(tenantId: string, u: OAuthUpstream): Promise<OAuthClientInformationMixed> {

@@ -7,16 +7,37 @@
  */
 import { type AddressPolicy, EgressRefusedError } from '@agw/egress';
 
-export function parseUpstreamUrl(text: string, requireHttps: boolean): string {
+/** The rule of `httpUrlOf` a URL's text breaks. */
+export type HttpUrlBreach = 'not_absolute' | 'not_http' | 'not_https' | 'credentials';
+
+/**
+ * The URL of `text` under the rules every upstream URL keeps (a federated upstream's, its token endpoint's,
+ * a brokered credential's upstream_url), or the one it breaks: absolute, http or https (https only when
+ * `requireHttps`), no user info. Each caller words the breach for its field.
+ */
+export function httpUrlOf(text: string, requireHttps: boolean): URL | HttpUrlBreach {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new Error('must be an absolute URL');
+    return 'not_absolute';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must use http or https');
-  if (url.protocol === 'http:' && requireHttps) throw new Error('must use https (UPSTREAM_REQUIRE_HTTPS)');
-  if (url.username || url.password) throw new Error('must not embed credentials: register them as the credential');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'not_http';
+  if (url.protocol === 'http:' && requireHttps) return 'not_https';
+  if (url.username || url.password) return 'credentials';
+  return url;
+}
+
+const BREACH: Record<HttpUrlBreach, string> = {
+  not_absolute: 'must be an absolute URL',
+  not_http: 'must use http or https',
+  not_https: 'must use https (UPSTREAM_REQUIRE_HTTPS)',
+  credentials: 'must not embed credentials: register them as the credential',
+};
+
+export function parseUpstreamUrl(text: string, requireHttps: boolean): string {
+  const url = httpUrlOf(text, requireHttps);
+  if (!(url instanceof URL)) throw new Error(BREACH[url]);
   if (url.hash) throw new Error('must not have a fragment');
   return url.toString();
 }

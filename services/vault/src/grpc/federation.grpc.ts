@@ -1,6 +1,6 @@
 /** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
 import { federation as pb, unsetAsUndefined } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement, requiredField } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, bindService, requiredField } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
 import { PROMPT_PREFIX, isPromptName } from '../federation/federated-mcp';
@@ -69,68 +69,65 @@ function toUpstream(u: UpstreamView): pb.Upstream {
 
 export function federationGrpcService(federation: Federation, logger: Logger): GrpcServiceBinding {
   const tenant = (t: string) => requiredField(t, 'tenant_id');
-  return {
-    definition: pb.FederationServiceService,
-    implementation: implement(
-      pb.FederationServiceService,
-      {
-        registerUpstream: async (req) => {
-          const c = req.credential;
-          return toUpstream(
-            await federation.register(tenant(req.tenant_id), {
-              name: req.name,
-              url: req.url,
-              include: req.include,
-              exclude: req.exclude,
-              ...unsetAsUndefined(req, ['transport', 'description', 'tool_approval', 'timeout_ms', 'connection', 'oauth_redirect_uri', 'oauth_client_metadata_url']),
-              credential: c ? { type: c.type, ...unsetAsUndefined(c, ['value', 'header_name', 'token_url', 'client_id', 'client_secret', 'scope']) } : undefined,
-            }, gateOf(req.gate)),
-          );
-        },
-        listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenant_id))).map(toUpstream) }),
-        getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenant_id), req.name)),
-        deleteUpstream: async (req) => toDeleted(await federation.delete(tenant(req.tenant_id), req.name, { discardPins: req.discard_pins, gate: gateOf(req.gate) })),
-        refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenant_id), req.name, req.tool_approval || undefined)),
-        listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenant_id), req.name)).map(toTool) }),
-        approveTool: async (req) => toTool(await federation.approve(tenant(req.tenant_id), req.upstream, req.tool, req.approved_by || 'unknown', req.definition_sha256 || undefined)),
-        listFederatedTools: async (req) => ({
-          tools: (await federation.federatedTools(tenant(req.tenant_id))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition_json: JSON.stringify(t.definition) })),
-        }),
-        getToolTarget: async (req) => {
-          const t = await federation.target(tenant(req.tenant_id), req.tool, req.method);
-          return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '', definition_sha256: t.definition_sha256 ?? '' };
-        },
-        listFederatedEntries: async (req) => {
-          const kind = req.kind;
-          if (kind !== 'resources' && kind !== 'resource_templates' && kind !== 'prompts') throw InputError.at(['kind'], 'kind is resources, resource_templates or prompts', 'enum');
-          const r = await federation.mcp.entries(tenant(req.tenant_id), kind);
-          return { entries: r.entries.map((e) => ({ upstream: e.upstream, entry_json: JSON.stringify(e.entry) })), unavailable: r.unavailable };
-        },
-        completeFederated: async (req) => {
-          let params: unknown;
-          try {
-            params = JSON.parse(req.params_json || '{}');
-          } catch {
-            throw InputError.at(['params_json'], 'params_json is not JSON', 'json_invalid');
-          }
-          const result = await federation.mcp.complete(tenant(req.tenant_id), req.upstream, (params ?? {}) as Record<string, unknown>);
-          return { result_json: JSON.stringify(result) };
-        },
-        startUpstreamAuthorization: async (req) => {
-          const r = await federation.startAuthorization(tenant(req.tenant_id), req.name, req.human_id, req.binding_sha256);
-          return { authorization_url: r.authorization_url, expires_at: r.expires_at.toISOString() };
-        },
-        completeUpstreamAuthorization: async (req) => {
-          const r = await federation.completeAuthorization({ state: req.state, code: req.code, bindingSha256: req.binding_sha256, error: req.error || undefined });
-          return { tenant_id: r.tenantId, user_id: r.userId, upstream: toUpstream(r.view) };
-        },
-        disconnectUpstream: async (req) => toUpstream(await federation.disconnect(tenant(req.tenant_id), req.name, req.user_id, req.human_id || 'unknown')),
-        setToolApproval: async (req) => {
-          await federation.setToolApproval(tenant(req.tenant_id), req.mode);
-          return {};
-        },
+  return bindService(
+    pb.FederationServiceService,
+    {
+      registerUpstream: async (req) => {
+        const c = req.credential;
+        return toUpstream(
+          await federation.register(tenant(req.tenant_id), {
+            name: req.name,
+            url: req.url,
+            include: req.include,
+            exclude: req.exclude,
+            ...unsetAsUndefined(req, ['transport', 'description', 'tool_approval', 'timeout_ms', 'connection', 'oauth_redirect_uri', 'oauth_client_metadata_url']),
+            credential: c ? { type: c.type, ...unsetAsUndefined(c, ['value', 'header_name', 'token_url', 'client_id', 'client_secret', 'scope']) } : undefined,
+          }, gateOf(req.gate)),
+        );
       },
-      logger,
-    ),
-  };
+      listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenant_id))).map(toUpstream) }),
+      getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenant_id), req.name)),
+      deleteUpstream: async (req) => toDeleted(await federation.delete(tenant(req.tenant_id), req.name, { discardPins: req.discard_pins, gate: gateOf(req.gate) })),
+      refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenant_id), req.name, req.tool_approval || undefined)),
+      listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenant_id), req.name)).map(toTool) }),
+      approveTool: async (req) => toTool(await federation.approve(tenant(req.tenant_id), req.upstream, req.tool, req.approved_by || 'unknown', req.definition_sha256 || undefined)),
+      listFederatedTools: async (req) => ({
+        tools: (await federation.federatedTools(tenant(req.tenant_id))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition_json: JSON.stringify(t.definition) })),
+      }),
+      getToolTarget: async (req) => {
+        const t = await federation.target(tenant(req.tenant_id), req.tool, req.method);
+        return { upstream: t.upstream, executable: t.executable, violation: t.violation ?? '', message: t.message ?? '', connection: t.connection ?? '', definition_sha256: t.definition_sha256 ?? '' };
+      },
+      listFederatedEntries: async (req) => {
+        const kind = req.kind;
+        if (kind !== 'resources' && kind !== 'resource_templates' && kind !== 'prompts') throw InputError.at(['kind'], 'kind is resources, resource_templates or prompts', 'enum');
+        const r = await federation.mcp.entries(tenant(req.tenant_id), kind);
+        return { entries: r.entries.map((e) => ({ upstream: e.upstream, entry_json: JSON.stringify(e.entry) })), unavailable: r.unavailable };
+      },
+      completeFederated: async (req) => {
+        let params: unknown;
+        try {
+          params = JSON.parse(req.params_json || '{}');
+        } catch {
+          throw InputError.at(['params_json'], 'params_json is not JSON', 'json_invalid');
+        }
+        const result = await federation.mcp.complete(tenant(req.tenant_id), req.upstream, (params ?? {}) as Record<string, unknown>);
+        return { result_json: JSON.stringify(result) };
+      },
+      startUpstreamAuthorization: async (req) => {
+        const r = await federation.startAuthorization(tenant(req.tenant_id), req.name, req.human_id, req.binding_sha256);
+        return { authorization_url: r.authorization_url, expires_at: r.expires_at.toISOString() };
+      },
+      completeUpstreamAuthorization: async (req) => {
+        const r = await federation.completeAuthorization({ state: req.state, code: req.code, bindingSha256: req.binding_sha256, error: req.error || undefined });
+        return { tenant_id: r.tenantId, user_id: r.userId, upstream: toUpstream(r.view) };
+      },
+      disconnectUpstream: async (req) => toUpstream(await federation.disconnect(tenant(req.tenant_id), req.name, req.user_id, req.human_id || 'unknown')),
+      setToolApproval: async (req) => {
+        await federation.setToolApproval(tenant(req.tenant_id), req.mode);
+        return {};
+      },
+    },
+    logger,
+  );
 }

@@ -1,9 +1,9 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
-import { vault as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement, requiredField } from '@agw/shared';
+import { vault as pb, unsetAsUndefined } from '@agw/proto';
+import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, isMcpLogLevel, requiredField } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
-import { type CallNotification, LOG_LEVELS, type LogLevel, type NotificationWish, isLogLevel } from '../federation/call-notifications';
+import { type CallNotification, type NotificationWish } from '../federation/call-notifications';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialMeta } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
@@ -69,10 +69,10 @@ function roundOf(text: string | undefined, cancelled: AbortSignal | undefined, n
 /** What an ExecuteStream call relays (ExecuteRequest.relay_progress, relay_log_level), written as events. */
 function wishOf(req: pb.ExecuteRequest, send: (event: pb.ExecuteEvent) => void): NotificationWish {
   const level = req.relay_log_level;
-  if (level && !isLogLevel(level)) throw InputError.at(['relay_log_level'], `must be one of ${LOG_LEVELS.join(', ')}`, 'enum');
+  if (level && !isMcpLogLevel(level)) throw InputError.at(['relay_log_level'], `must be one of ${MCP_LOG_LEVELS.join(', ')}`, 'enum');
   return {
     progress: req.relay_progress,
-    ...(level ? { logLevel: level as LogLevel } : {}),
+    ...(level ? { logLevel: level as McpLogLevel } : {}),
     send: (n: CallNotification) =>
       send(
         n.kind === 'progress'
@@ -141,130 +141,124 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
       mcp_result: r.mcpResult ?? false,
     };
   };
-  return {
-    definition: pb.VaultServiceService,
-    implementation: implement(
-      pb.VaultServiceService,
-      {
-        protectParams: async (req) => {
-          const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, paramsOf(req.params_json));
-          d.metrics?.protectedCalls.inc({ pii_detected: String(r.piiDetected) });
-          return { pii_detected: r.piiDetected, stored_params_json: JSON.stringify(r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
-        },
-        revealParams: async (req) => {
-          const r = await d.pii.reveal(tenant(req.tenant_id), req.params_json ? parseJson(req.params_json, 'params_json') : {});
-          return { params_json: JSON.stringify(r.params), erased_subjects: r.erasedSubjects };
-        },
-        execute: (req, _metadata, cancelled) => execute(req, cancelled),
-        // a federated call's progress and log messages as the upstream sends them, then its answer
-        executeStream: async (req, _metadata, cancelled, send) => ({ response: await execute(req, cancelled, wishOf(req, send)) }),
-        registerCredential: async (req) =>
-          toCredential(
-            await d.credentials.register(tenant(req.tenant_id), {
-              tool_id: req.tool_id,
-              name: req.name,
-              value: req.value,
-              credential_type: req.credential_type || undefined,
-              upstream_url: req.upstream_url || undefined,
-              upstream_method: req.upstream_method || undefined,
-              header_name: req.header_name || undefined,
-            }),
-          ),
-        listCredentials: async (req) => ({ credentials: (await d.credentials.list(tenant(req.tenant_id))).map(toCredential) }),
-        getCredentialStatus: async (req) => {
-          const c = await d.credentials.status(tenant(req.tenant_id), req.tool_id);
-          return c
-            ? { tool_id: req.tool_id, registered: true, name: c.name, credential_type: c.credential_type, registered_at: iso(c.registered_at) }
-            : { tool_id: req.tool_id, registered: false, name: '', credential_type: '', registered_at: '' };
-        },
-        deleteCredential: async (req) => toCredential(await d.credentials.delete(tenant(req.tenant_id), req.tool_id, req.name)),
-        listAccessLog: async (req) => ({
-          entries: (await d.accessLog.list(tenant(req.tenant_id), { limit: Math.min(Math.max(req.limit || 200, 1), 1000), toolId: req.tool_id || undefined })).map((e) => ({
-            id: e.id,
-            at: iso(e.at),
-            agent_id: e.agent_id,
-            tool_id: e.tool_id,
-            credential_name: e.credential_name,
-            action_id: e.action_id ?? '',
-            origin: e.origin,
-            outcome: e.outcome,
-            status_code: e.status_code ?? 0,
-            hsm_fetch_ms: e.hsm_fetch_ms ?? 0,
-            execution_ms: e.execution_ms ?? 0,
-            error: e.error ?? '',
-          })),
-        }),
-        listSubjects: async (req) => ({ subjects: (await d.subjects.listSubjects(tenant(req.tenant_id))).map(toSubject) }),
-        lookupSubject: async (req) => {
-          const r = await d.subjects.lookup(tenant(req.tenant_id), req.identifier, req.kind || undefined);
-          return r.known
-            ? toSubject(r.known)
-            : { subject_id: r.subject_id, key_id: '', status: 'unknown', created_at: '', erased_at: '', action_count: 0, pii_kinds: [r.kind], source: 'derived' };
-        },
-        eraseSubject: async (req) => {
-          const r = await d.subjects.erase(tenant(req.tenant_id), req.subject_id);
-          if (!r.alreadyErased) d.metrics?.erasures.inc();
-          return { subject_id: req.subject_id, action_ids: r.actionIds, already_erased: r.alreadyErased, erased_at: iso(r.erasedAt) };
-        },
-        getSubjectStatus: async (req) => {
-          const { row, keyExists } = await d.subjects.status(tenant(req.tenant_id), req.subject_id);
-          return {
-            subject_id: row.subject_id,
-            erased: row.erased_at !== null,
-            key_exists: keyExists,
-            key_id: row.key_id,
-            status: row.erased_at ? 'erased' : 'active',
-            created_at: iso(row.created_at),
-            erased_at: iso(row.erased_at),
-          };
-        },
-        filterErasedSubjects: async (req) => ({
-          tenant_id: req.tenant_id,
-          subject_ids: [...(await d.subjects.erasedAmong(tenant(req.tenant_id), req.subject_ids.slice(0, 10_000)))],
-        }),
-        createKey: async (req) => {
-          const { row, created } = await d.subjects.createSubjectKey(tenant(req.tenant_id), { subjectId: req.subject_id || undefined, identifier: req.identifier || undefined });
-          return {
-            key_id: row.key_id,
-            purpose: 'pii_subject',
-            subject_id: row.subject_id,
-            status: 'active',
-            created_at: iso(row.created_at),
-            destroyed_at: '',
-            algorithm: 'AES-256-GCM',
-            backend: d.hsm.name,
-            created,
-          };
-        },
-        listKeys: async (req) => ({
-          keys: (await d.keyring.list(tenant(req.tenant_id))).map((k) => ({
-            key_id: k.key_id,
-            purpose: k.purpose,
-            subject_id: k.subject_id ?? '',
-            status: k.destroyed_at ? 'destroyed' : 'active',
-            created_at: iso(k.created_at),
-            destroyed_at: iso(k.destroyed_at),
-            algorithm: k.purpose === 'subject_hmac' ? 'HMAC-SHA-256' : 'AES-256-GCM',
-            backend: k.backend,
-            created: false,
-          })),
-        }),
-        encrypt: async (req) => {
-          const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, req.plaintext_json ? parseJson(req.plaintext_json, 'plaintext_json') : null);
-          return { subject_id: req.subject_id, envelope_json: JSON.stringify(env) };
-        },
-        decrypt: async (req) => {
-          const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope_json ? parseJson(req.envelope_json, 'envelope_json') : null);
-          return { subject_id: r.subjectId, plaintext_json: JSON.stringify(r.value) };
-        },
-        sealSecret: async (req) => ({ sealed_json: await d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext) }),
-        openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed_json) }),
-        getHsmStatus: async () => {
-          const i = d.hsm.info();
-          return { backend: i.backend, token_label: i.tokenLabel, ready: i.ready, library: i.library };
-        },
+  return bindService(
+    pb.VaultServiceService,
+    {
+      protectParams: async (req) => {
+        const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, paramsOf(req.params_json));
+        d.metrics?.protectedCalls.inc({ pii_detected: String(r.piiDetected) });
+        return { pii_detected: r.piiDetected, stored_params_json: JSON.stringify(r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
       },
-      logger,
-    ),
-  };
+      revealParams: async (req) => {
+        const r = await d.pii.reveal(tenant(req.tenant_id), req.params_json ? parseJson(req.params_json, 'params_json') : {});
+        return { params_json: JSON.stringify(r.params), erased_subjects: r.erasedSubjects };
+      },
+      execute: (req, _metadata, cancelled) => execute(req, cancelled),
+      // a federated call's progress and log messages as the upstream sends them, then its answer
+      executeStream: async (req, _metadata, cancelled, send) => ({ response: await execute(req, cancelled, wishOf(req, send)) }),
+      registerCredential: async (req) =>
+        toCredential(
+          await d.credentials.register(tenant(req.tenant_id), {
+            tool_id: req.tool_id,
+            name: req.name,
+            value: req.value,
+            ...unsetAsUndefined(req, ['credential_type', 'upstream_url', 'upstream_method', 'header_name']),
+          }),
+        ),
+      listCredentials: async (req) => ({ credentials: (await d.credentials.list(tenant(req.tenant_id))).map(toCredential) }),
+      getCredentialStatus: async (req) => {
+        const c = await d.credentials.status(tenant(req.tenant_id), req.tool_id);
+        return c
+          ? { tool_id: req.tool_id, registered: true, name: c.name, credential_type: c.credential_type, registered_at: iso(c.registered_at) }
+          : { tool_id: req.tool_id, registered: false, name: '', credential_type: '', registered_at: '' };
+      },
+      deleteCredential: async (req) => toCredential(await d.credentials.delete(tenant(req.tenant_id), req.tool_id, req.name)),
+      listAccessLog: async (req) => ({
+        entries: (await d.accessLog.list(tenant(req.tenant_id), { limit: Math.min(Math.max(req.limit || 200, 1), 1000), toolId: req.tool_id || undefined })).map((e) => ({
+          id: e.id,
+          at: iso(e.at),
+          agent_id: e.agent_id,
+          tool_id: e.tool_id,
+          credential_name: e.credential_name,
+          action_id: e.action_id ?? '',
+          origin: e.origin,
+          outcome: e.outcome,
+          status_code: e.status_code ?? 0,
+          hsm_fetch_ms: e.hsm_fetch_ms ?? 0,
+          execution_ms: e.execution_ms ?? 0,
+          error: e.error ?? '',
+        })),
+      }),
+      listSubjects: async (req) => ({ subjects: (await d.subjects.listSubjects(tenant(req.tenant_id))).map(toSubject) }),
+      lookupSubject: async (req) => {
+        const r = await d.subjects.lookup(tenant(req.tenant_id), req.identifier, req.kind || undefined);
+        return r.known
+          ? toSubject(r.known)
+          : { subject_id: r.subject_id, key_id: '', status: 'unknown', created_at: '', erased_at: '', action_count: 0, pii_kinds: [r.kind], source: 'derived' };
+      },
+      eraseSubject: async (req) => {
+        const r = await d.subjects.erase(tenant(req.tenant_id), req.subject_id);
+        if (!r.alreadyErased) d.metrics?.erasures.inc();
+        return { subject_id: req.subject_id, action_ids: r.actionIds, already_erased: r.alreadyErased, erased_at: iso(r.erasedAt) };
+      },
+      getSubjectStatus: async (req) => {
+        const { row, keyExists } = await d.subjects.status(tenant(req.tenant_id), req.subject_id);
+        return {
+          subject_id: row.subject_id,
+          erased: row.erased_at !== null,
+          key_exists: keyExists,
+          key_id: row.key_id,
+          status: row.erased_at ? 'erased' : 'active',
+          created_at: iso(row.created_at),
+          erased_at: iso(row.erased_at),
+        };
+      },
+      filterErasedSubjects: async (req) => ({
+        tenant_id: req.tenant_id,
+        subject_ids: [...(await d.subjects.erasedAmong(tenant(req.tenant_id), req.subject_ids.slice(0, 10_000)))],
+      }),
+      createKey: async (req) => {
+        const { row, created } = await d.subjects.createSubjectKey(tenant(req.tenant_id), { subjectId: req.subject_id || undefined, identifier: req.identifier || undefined });
+        return {
+          key_id: row.key_id,
+          purpose: 'pii_subject',
+          subject_id: row.subject_id,
+          status: 'active',
+          created_at: iso(row.created_at),
+          destroyed_at: '',
+          algorithm: 'AES-256-GCM',
+          backend: d.hsm.name,
+          created,
+        };
+      },
+      listKeys: async (req) => ({
+        keys: (await d.keyring.list(tenant(req.tenant_id))).map((k) => ({
+          key_id: k.key_id,
+          purpose: k.purpose,
+          subject_id: k.subject_id ?? '',
+          status: k.destroyed_at ? 'destroyed' : 'active',
+          created_at: iso(k.created_at),
+          destroyed_at: iso(k.destroyed_at),
+          algorithm: k.purpose === 'subject_hmac' ? 'HMAC-SHA-256' : 'AES-256-GCM',
+          backend: k.backend,
+          created: false,
+        })),
+      }),
+      encrypt: async (req) => {
+        const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, req.plaintext_json ? parseJson(req.plaintext_json, 'plaintext_json') : null);
+        return { subject_id: req.subject_id, envelope_json: JSON.stringify(env) };
+      },
+      decrypt: async (req) => {
+        const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope_json ? parseJson(req.envelope_json, 'envelope_json') : null);
+        return { subject_id: r.subjectId, plaintext_json: JSON.stringify(r.value) };
+      },
+      sealSecret: async (req) => ({ sealed_json: await d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext) }),
+      openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed_json) }),
+      getHsmStatus: async () => {
+        const i = d.hsm.info();
+        return { backend: i.backend, token_label: i.tokenLabel, ready: i.ready, library: i.library };
+      },
+    },
+    logger,
+  );
 }

@@ -65,6 +65,9 @@ export interface WebhookPayload<D = ActionData> {
   data: D;
 }
 
+/** A webhook's body: its event, when it happened (as ISO 8601) and its data. */
+const webhookPayload = <D>(event: string, at: string | Date, data: D): WebhookPayload<D> => ({ event, timestamp: new Date(at).toISOString(), data });
+
 const KIND_TO_EVENT: Partial<Record<DecisionEvent['kind'], string>> = {
   allowed: 'action.allowed',
   denied: 'action.denied',
@@ -96,55 +99,43 @@ export function webhookEventForSession(kind: string, subscribed: readonly string
 
 export function payloadFromSession(event: string, e: SessionEvent): WebhookPayload<SessionData> {
   const text = (v: unknown) => (typeof v === 'string' ? v : null);
-  return {
-    event,
-    timestamp: new Date(e.occurred_at).toISOString(),
-    data: {
-      session_id: e.session_id,
-      agent_id: e.agent_id,
-      action_id: text(e.data.audit_action_id),
-      reason: text(e.data.reason),
-      ...(e.kind === 'anomaly_detected'
-        ? { anomaly_score: Number(e.data.anomaly_score), signals: (e.data.signals as string[]) ?? [], threshold: Number(e.data.threshold), tool: text(e.data.tool) ?? undefined }
-        : {}),
-    },
-  };
+  return webhookPayload<SessionData>(event, e.occurred_at, {
+    session_id: e.session_id,
+    agent_id: e.agent_id,
+    action_id: text(e.data.audit_action_id),
+    reason: text(e.data.reason),
+    ...(e.kind === 'anomaly_detected'
+      ? { anomaly_score: Number(e.data.anomaly_score), signals: (e.data.signals as string[]) ?? [], threshold: Number(e.data.threshold), tool: text(e.data.tool) ?? undefined }
+      : {}),
+  });
 }
 
 export function payloadFromDecision(event: string, e: DecisionEvent): WebhookPayload {
-  return {
-    event,
-    timestamp: new Date(e.requested_at).toISOString(),
-    data: {
-      action_id: e.action_id,
-      agent_id: e.agent_id,
-      tool: e.tool,
-      method: e.method,
-      decision: e.decision,
-      violations: e.violations,
-      severity: e.severity,
-      requires_human: e.requires_human,
-      ...(e.kind === 'policy' && e.details ? { details: e.details } : {}),
-    },
-  };
+  return webhookPayload<ActionData>(event, e.requested_at, {
+    action_id: e.action_id,
+    agent_id: e.agent_id,
+    tool: e.tool,
+    method: e.method,
+    decision: e.decision,
+    violations: e.violations,
+    severity: e.severity,
+    requires_human: e.requires_human,
+    ...(e.kind === 'policy' && e.details ? { details: e.details } : {}),
+  });
 }
 
 /** A sample payload for the test-delivery endpoint (recognizable by agent `webhook-test`). */
 export function testPayload(event: TestEvent, now = new Date()): WebhookPayload {
   const denied = event === 'action.denied';
   const pending = event === 'action.pending' || event === 'action.pending_approval';
-  return {
-    event,
-    timestamp: now.toISOString(),
-    data: {
-      action_id: randomUUID(),
-      agent_id: 'webhook-test',
-      tool: 'svc_webhook_test',
-      method: 'ping',
-      decision: denied ? 'deny' : pending ? 'requires_human' : 'allow',
-      violations: denied ? ['webhook_test_violation'] : [],
-      severity: denied ? 'high' : 'none',
-      requires_human: pending,
-    },
-  };
+  return webhookPayload<ActionData>(event, now, {
+    action_id: randomUUID(),
+    agent_id: 'webhook-test',
+    tool: 'svc_webhook_test',
+    method: 'ping',
+    decision: denied ? 'deny' : pending ? 'requires_human' : 'allow',
+    violations: denied ? ['webhook_test_violation'] : [],
+    severity: denied ? 'high' : 'none',
+    requires_human: pending,
+  });
 }

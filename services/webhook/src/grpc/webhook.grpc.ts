@@ -1,6 +1,6 @@
 /** gRPC adapter of the webhook domain: translate messages, call the domain, nothing else. */
 import { webhook as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, implement } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, bindService } from '@agw/shared';
 import type { DeliveryStatus } from '../delivery/delivery.repository';
 import type { DeliveryView, WebhookDeliveries } from '../delivery/webhook-deliveries';
 import { type TargetGuard, refusalOfUrl } from '../target/target-guard';
@@ -32,30 +32,27 @@ export function toMessage(v: DeliveryView): pb.Delivery {
 }
 
 export function webhookGrpcService(deliveries: WebhookDeliveries, guard: TargetGuard, logger: Logger): GrpcServiceBinding {
-  return {
-    definition: pb.WebhookServiceService,
-    implementation: implement(
-      pb.WebhookServiceService,
-      {
-        listDeliveries: async (req) => ({
-          deliveries: (
-            await deliveries.list(req.tenant_id, {
-              limit: req.limit,
-              status: (req.status || undefined) as DeliveryStatus | undefined,
-              actionId: req.action_id || undefined,
-              event: req.event || undefined,
-            })
-          ).map(toMessage),
-        }),
-        getDelivery: async (req) => toMessage(await deliveries.get(req.tenant_id, req.delivery_id)),
-        testDelivery: async (req) => toMessage(await deliveries.test(req.tenant_id, req.event || undefined)),
-        checkTarget: async (req) => {
-          const why = await refusalOfUrl(guard, req.url);
-          if (why) throw InputError.field('webhook_url', why);
-          return {};
-        },
+  return bindService(
+    pb.WebhookServiceService,
+    {
+      listDeliveries: async (req) => ({
+        deliveries: (
+          await deliveries.list(req.tenant_id, {
+            limit: req.limit,
+            status: (req.status || undefined) as DeliveryStatus | undefined,
+            actionId: req.action_id || undefined,
+            event: req.event || undefined,
+          })
+        ).map(toMessage),
+      }),
+      getDelivery: async (req) => toMessage(await deliveries.get(req.tenant_id, req.delivery_id)),
+      testDelivery: async (req) => toMessage(await deliveries.test(req.tenant_id, req.event || undefined)),
+      checkTarget: async (req) => {
+        const why = await refusalOfUrl(guard, req.url);
+        if (why) throw InputError.field('webhook_url', why);
+        return {};
       },
-      logger,
-    ),
-  };
+    },
+    logger,
+  );
 }

@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, sealedSecretOf, sealedSecretText, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -72,8 +72,8 @@ const noSealer: WebhookSecretSealer = {
 /** The vault's SealSecret/OpenSecret for webhook secrets. */
 export function vaultWebhookSecretSealer(vault: Pick<VaultClient, 'sealSecret' | 'openSecret'>): WebhookSecretSealer {
   return {
-    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => (await vault.sealSecret({ tenant_id: tenantId, purpose, plaintext })).sealed_json,
-    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenant_id: tenantId, purpose, sealed_json: sealedJson })).plaintext,
+    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => sealedSecretText(await vault.sealSecret({ tenant_id: tenantId, purpose, plaintext })),
+    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenant_id: tenantId, purpose, sealed: sealedSecretOf(sealedJson) })).plaintext,
   };
 }
 

@@ -251,14 +251,14 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
         }),
         encrypt: async (req) => {
           const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, req.plaintext_json ? parseJson(req.plaintext_json, 'plaintext_json') : null);
-          return { subject_id: req.subject_id, envelope_json: JSON.stringify(env) };
+          return { subject_id: req.subject_id, envelope: env };
         },
         decrypt: async (req) => {
-          const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope_json ? parseJson(req.envelope_json, 'envelope_json') : null);
+          const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope);
           return { subject_id: r.subjectId, plaintext_json: JSON.stringify(r.value) };
         },
-        sealSecret: async (req) => ({ sealed_json: await d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext) }),
-        openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed_json) }),
+        sealSecret: async (req) => d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext),
+        openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed) }),
         getHsmStatus: async () => {
           const i = d.hsm.info();
           return { backend: i.backend, token_label: i.tokenLabel, ready: i.ready, library: i.library };

@@ -9,14 +9,14 @@ import { checkSealedSecret, piiEnvelopeJson, piiEnvelopeOf, requirePiiEnvelope, 
 
 /** Sealed by the vault (webhook secrets of a PKCS#11 vault and of a Vault Transit one), as tenant settings hold them. */
 const STORED_SECRETS = [
-  '{"v":1,"key_id":"agw-creds-3f2b8a0e-6d1c-4a7e-9b55-0c8e4f7d2a19","alg":"AES-256-GCM","iv":"q3Jm0nN1p0c8kTQx","ct":"4XWm8dR2b9vGJ0pZ3aQe1n7HkVtYcL5sM2oPuI6wBfE9rDg=","tag":"Yk2mW8pQ4vN1sT7xR0cZ3A=="}',
-  '{"v":1,"key_id":"agw-creds-0b7c1e55-2f44-4c1b-8a3e-d5f6a7b8c9d0","alg":"transit:aes256-gcm96","iv":"","ct":"vault:v1:Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==","tag":""}',
+  '{"v":1,"key_id":"agw:3f2b8a0e-6d1c-4a7e-9b55-0c8e4f7d2a19:credentials","alg":"AES-256-GCM","iv":"q3Jm0nN1p0c8kTQx","ct":"4XWm8dR2b9vGJ0pZ3aQe1n7HkVtYcL5sM2oPuI6wBfE9rDg=","tag":"Yk2mW8pQ4vN1sT7xR0cZ3A=="}',
+  '{"v":1,"key_id":"agw:0b7c1e55-2f44-4c1b-8a3e-d5f6a7b8c9d0:credentials","alg":"transit:aes256-gcm96","iv":"","ct":"vault:v1:Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==","tag":""}',
 ];
 
 /** Envelopes as the vault stores them in params (and so in audit records): sealed, Transit, erased. */
 const STORED_ENVELOPES = [
-  '{"$pii":{"v":1,"subject":"sub_5d41402abc4b2a76b9719d911017c592","kid":"agw-pii-7c9e6679-7425-40de-944b-e07fc1f90ae7-sub_5d41402abc4b2a76b9719d911017c592","kind":"email","alg":"AES-256-GCM","iv":"3m9Qb2k1Zx8pLw0A","ct":"o8Hq1sV6yTn3Kc2bZ4xR9wU5mJ0eG7dF","tag":"Pq4sT1vN8kW2zX6cR0bY3A=="}}',
-  '{"$pii":{"v":1,"subject":"customer-42","kid":"agw-pii-t-customer-42","kind":"named_field","alg":"transit:aes256-gcm96","iv":"","ct":"vault:v1:QUJDREVGR0hJSktMTU5PUA==","tag":""}}',
+  '{"$pii":{"v":1,"subject":"sub_5d41402abc4b2a76b9719d911017c592","kid":"agw:7c9e6679-7425-40de-944b-e07fc1f90ae7:subject:sub_5d41402abc4b2a76b9719d911017c592","kind":"email","alg":"AES-256-GCM","iv":"3m9Qb2k1Zx8pLw0A","ct":"o8Hq1sV6yTn3Kc2bZ4xR9wU5mJ0eG7dF","tag":"Pq4sT1vN8kW2zX6cR0bY3A=="}}',
+  '{"$pii":{"v":1,"subject":"customer-42","kid":"agw:0b7c1e55-2f44-4c1b-8a3e-d5f6a7b8c9d0:subject:customer-42","kind":"named_field","alg":"transit:aes256-gcm96","iv":"","ct":"vault:v1:QUJDREVGR0hJSktMTU5PUA==","tag":""}}',
   '{"$pii":{"v":1,"subject":"sub_a94a8fe5ccb19ba61c4c0873d391e987","kind":"phone","erased":true}}',
 ];
 

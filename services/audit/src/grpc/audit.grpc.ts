@@ -1,6 +1,6 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, implement, recordIdOf, toAuditEntry } from '@agw/shared';
+import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, decisionInputMessage, decisionInputRow, fromAuditEntry, fromJsonText, implement, recordIdOf, toAuditEntry } from '@agw/shared';
 import type { DecisionCountsReads, SessionTotalsReads, StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import type { ChainEntry } from '../chain/record-hash';
@@ -16,18 +16,10 @@ export interface ReceiptService {
   onAppend: boolean;
 }
 
-function parseJson<T>(text: string, field: string, fallback: T): T {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw InputError.at([field], 'must be JSON', 'json_invalid');
-  }
-}
-
 export function toEntry(e: pb.AuditEntry | undefined): ChainEntry {
   if (!e) throw InputError.at(['entry'], 'entry is required', 'missing');
-  return fromAuditEntry(e, (text, field) => parseJson(text, field, {}));
+  // each JSON value as it was sent ({} when unset): the record is hashed as the client built it
+  return fromAuditEntry(e, (text, field) => fromJsonText(text, field, {}) as Record<string, unknown>);
 }
 
 /**
@@ -90,7 +82,7 @@ export function auditGrpcService(
           const r = await chain.tamperSimulate(req.tenant_id, {
             actionId: req.action_id || undefined,
             field: req.field || undefined,
-            value: req.value_json ? parseJson(req.value_json, 'value_json', undefined) : undefined,
+            value: fromJsonText(req.value_json, 'value_json'),
           });
           return { status: 'tampered', records: 1, action_id: r.action_id };
         },

@@ -3,7 +3,7 @@
  * the HSM section of GET /api/health. Bodies are documented in docs/vault.md.
  */
 import { detectInString } from '@agw/pii';
-import { AppError, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
+import { AppError, fromJsonText, jsonText, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { CredentialsFeature } from '../../features/credentials.feature';
@@ -92,14 +92,14 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
   });
   r.post('/hsm/encrypt', async (req, res) => {
     const b = parseWith(encryptSchema, req.body, 'body');
-    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, plaintext_json: JSON.stringify(b.plaintext) });
+    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, plaintext_json: jsonText(b.plaintext) });
     if (!e.envelope) throw new AppError('internal', 'the vault answered Encrypt without an envelope');
     reply(res, encryptResponse, { subject_id: e.subject_id, envelope: piiEnvelopeJson(e.envelope) });
   });
   r.post('/hsm/decrypt', async (req, res) => {
     const b = parseWith(decryptSchema, req.body, 'body');
     const p = await d.vault.decrypt({ tenant_id: authOf(req).tenantId, envelope: requirePiiEnvelope(b.envelope) });
-    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: JSON.parse(p.plaintext_json) });
+    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: fromJsonText(p.plaintext_json, 'plaintext_json') });
   });
   return r;
 }

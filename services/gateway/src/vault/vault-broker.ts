@@ -62,7 +62,14 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
           user_id: call.userId ?? '',
           relay_progress: false,
           relay_log_level: '',
-          ...(call.upstreamRound?.relay ? { mcp_round_json: jsonText({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
+          mcp_round: call.upstreamRound?.relay
+            ? {
+                relay: true,
+                client_capabilities_json: jsonText(call.upstreamRound.clientCapabilities),
+                input_responses_json: jsonText(call.upstreamRound.inputResponses),
+                request_state: call.upstreamRound.requestState,
+              }
+            : undefined,
         };
         // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
         // client's request closed: the call is cancelled, and the vault cancels the upstream's

@@ -29,24 +29,14 @@ export interface VaultDomain {
   metrics?: VaultMetrics;
 }
 
-/** The relayed multi round-trip of a federated tools/call (ExecuteRequest.mcp_round_json), and the caller's cancellation. */
-function roundOf(text: string | undefined, cancelled: AbortSignal | undefined, notifications?: NotificationWish): CallRound | undefined {
-  if (!text) return cancelled || notifications ? { ...(cancelled ? { signal: cancelled } : {}), ...(notifications ? { notifications } : {}) } : undefined;
-  const v = fromJsonText(text, 'mcp_round_json') as Record<string, unknown> | null;
-  const object = (x: unknown) => !!x && typeof x === 'object' && !Array.isArray(x);
-  if (
-    !object(v) ||
-    (v!.inputResponses !== undefined && !object(v!.inputResponses)) ||
-    (v!.clientCapabilities !== undefined && !object(v!.clientCapabilities)) ||
-    (v!.requestState !== undefined && typeof v!.requestState !== 'string')
-  ) {
-    throw InputError.at(['mcp_round_json'], 'must be {relay, clientCapabilities?: object, inputResponses?: object, requestState?: string}', 'value_error');
-  }
+/** The relayed multi round-trip of a federated tools/call (ExecuteRequest.mcp_round), and the caller's cancellation. */
+function roundOf(round: pb.McpRound | undefined, cancelled: AbortSignal | undefined, notifications?: NotificationWish): CallRound | undefined {
+  if (!round) return cancelled || notifications ? { ...(cancelled ? { signal: cancelled } : {}), ...(notifications ? { notifications } : {}) } : undefined;
   return {
-    relay: v!.relay === true,
-    ...(v!.clientCapabilities !== undefined ? { clientCapabilities: v!.clientCapabilities as Record<string, unknown> } : {}),
-    ...(v!.inputResponses !== undefined ? { inputResponses: v!.inputResponses as Record<string, unknown> } : {}),
-    ...(v!.requestState !== undefined ? { requestState: v!.requestState as string } : {}),
+    relay: round.relay,
+    ...(round.client_capabilities_json ? { clientCapabilities: objectFromJsonText(round.client_capabilities_json, 'mcp_round.client_capabilities_json') } : {}),
+    ...(round.input_responses_json ? { inputResponses: objectFromJsonText(round.input_responses_json, 'mcp_round.input_responses_json') } : {}),
+    ...(round.request_state !== undefined ? { requestState: round.request_state } : {}),
     ...(cancelled ? { signal: cancelled } : {}),
     ...(notifications ? { notifications } : {}),
   };
@@ -100,7 +90,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
   const tenant = (t: string) => requiredField(t, 'tenant_id');
   /** Execute and ExecuteStream: the call, its access-log entry and metrics. */
   const execute = async (req: pb.ExecuteRequest, cancelled: AbortSignal | undefined, notifications?: NotificationWish): Promise<pb.ExecuteResponse> => {
-    const round = roundOf(req.mcp_round_json, cancelled, notifications);
+    const round = roundOf(req.mcp_round, cancelled, notifications);
     const r = await d.broker.execute(tenant(req.tenant_id), {
       actionId: req.action_id,
       agentId: req.agent_id,

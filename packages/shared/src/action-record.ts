@@ -17,6 +17,7 @@
 import type { audit } from '@agw/proto';
 import type { DecisionEvent, DecisionKind } from './bus/events';
 import { canonicalJson, sha256Hex } from './canonical';
+import { jsonText } from './json-text';
 import { traceHooks } from './tracing/hooks';
 
 /**
@@ -196,14 +197,14 @@ const wireFields = Object.entries(recordFieldKinds).map(([wire, kind]) => ({ wir
 
 /**
  * The record as the gRPC message carries it: every field under the message's name, by its kind (JSON objects
- * as text, nulls as empty strings). `paramsJson`: JSON.stringify(r.params), when the caller already made it
- * (the gateway makes it once per call).
+ * as text by the one codec of free-form fields, json-text.ts; nulls as empty strings). `paramsJson`:
+ * jsonText(r.params), when the caller already made it (the gateway makes it once per call).
  */
 export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
   const e: Record<string, unknown> = {};
   for (const { wire, field, kind } of wireFields) {
     const v = r[field];
-    e[wire] = kind === 'object' ? (field === 'params' && paramsJson !== undefined ? paramsJson : JSON.stringify(v)) : kind === 'nullable' ? (v ?? '') : v;
+    e[wire] = kind === 'object' ? (field === 'params' && paramsJson !== undefined ? paramsJson : jsonText(v)) : kind === 'nullable' ? (v ?? '') : v;
   }
   return e as unknown as audit.AuditEntry;
 }

@@ -25,6 +25,7 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { clientWithReusedWriter, common, encodeToBuffer, withReusedWriter } from '@agw/proto';
+import { detailFromWire, detailToWire } from './error-detail';
 import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, overloadedPeer, unreachableStore } from './errors';
 import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
 import { type RetryPolicy, withRetry } from './grpc-retry';
@@ -62,7 +63,7 @@ export function toServiceError(e: unknown): Partial<ServiceError> {
 /** The ErrorInfo of an error (none for an internal one): the unary trailer and a multiplexed answer carry it. */
 function errorInfoOf(e: unknown): common.ErrorInfo | undefined {
   if (!(e instanceof AppError)) return undefined;
-  return { code: e.code, message: e.message, detail_json: JSON.stringify(e.detail ?? null), retry_after_seconds: e.retryAfterSeconds };
+  return { code: e.code, message: e.message, ...detailToWire(e.detail, e.message), retry_after_seconds: e.retryAfterSeconds };
 }
 
 /** The `agw-error-bin` trailer back to ErrorInfo; a peer not yet upgraded sent the same fields as JSON. */
@@ -71,7 +72,7 @@ function decodeErrorInfo(raw: string | Buffer): common.ErrorInfo | undefined {
   try {
     if (bytes[0] === 0x7b /* { */) {
       const { code, message, detail, retryAfterSeconds } = JSON.parse(bytes.toString());
-      return { code, message, detail_json: JSON.stringify(detail ?? null), retry_after_seconds: retryAfterSeconds };
+      return { code, message, ...detailToWire(detail, message), retry_after_seconds: retryAfterSeconds };
     }
     return common.ErrorInfo.decode(bytes);
   } catch {
@@ -93,12 +94,7 @@ export function fromServiceError(e: ServiceError, peer: string, connected = fals
 function fromErrorParts(grpcStatus: status, info: common.ErrorInfo | undefined, peer: string, cause: unknown): AppError {
   if (info?.code) {
     const { code, message, retry_after_seconds: retryAfterSeconds } = info;
-    let detail: unknown = message;
-    try {
-      detail = info.detail_json ? JSON.parse(info.detail_json) : message;
-    } catch {
-      /* a detail that is not JSON: the message stands in */
-    }
+    const detail = detailFromWire(info);
     // a store down behind a peer: name the peer (`Postgres is unreachable (audit service)`)
     const where = code === 'store_unavailable' && !message.includes('(') ? ` (${peer})` : '';
     const err = new AppError(code as ErrorCode, `${message}${where}`, typeof detail === 'string' ? `${detail}${where}` : detail, { cause });

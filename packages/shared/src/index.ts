@@ -16,6 +16,8 @@ export * from './metrics';
 export * from './store-requests';
 export * from './peer-calls';
 export * from './errors';
+export * from './json-text';
+export * from './sealed-values';
 export * from './canonical';
 export * from './glob';
 export * from './mcp-tool';

@@ -50,6 +50,7 @@ const request = (tool: string, method: string, params: Record<string, unknown>, 
   user_id: '',
   relay_progress: relay.progress ?? false,
   relay_log_level: relay.logLevel ?? '',
+  mcp_round: undefined,
 });
 
 /** Every event of one ExecuteStream call, in the order they came, and the answer. */

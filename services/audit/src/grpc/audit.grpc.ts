@@ -1,9 +1,9 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, bindService, decisionInputMessage, decisionInputRow, recordIdOf, requiredField, toAuditEntry } from '@agw/shared';
+import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, bindService, decisionInputMessage, decisionInputRow, fromJsonText, recordIdOf, requiredField, toAuditEntry } from '@agw/shared';
 import type { DecisionCountsReads, SessionTotalsReads, StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
-import { parseJson, toEntry } from '../chain/entry-message';
+import { toEntry } from '../chain/entry-message';
 import { type DecisionInputRepository, MAX_DECISION_INPUTS } from '../chain/decision-input.repository';
 import type { ErasureStatements } from '../checkpoints/erasure-statements';
 import type { ReceiptProofs } from '../receipts/receipt-proofs';
@@ -74,7 +74,7 @@ export function auditGrpcService(
         const r = await chain.tamperSimulate(req.tenant_id, {
           actionId: req.action_id || undefined,
           field: req.field || undefined,
-          value: req.value_json ? parseJson(req.value_json, 'value_json', undefined) : undefined,
+          value: fromJsonText(req.value_json, 'value_json'),
         });
         return { status: 'tampered', records: 1, action_id: r.action_id };
       },

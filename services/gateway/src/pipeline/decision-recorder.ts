@@ -8,20 +8,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { audit, decision } from '@agw/proto';
-import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, jsonText, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 import type { CallEvidence } from './call-receipt';
 
 /**
- * JSON.stringify of a call's params, made once per params object: the policy request and the audit entry
+ * A call's params as their `params_json` text (jsonText), made once per params object: the policy request and the audit entry
  * carry the same text. Params are never mutated after validation (the stored params are a new object).
  */
 const paramsJson = new WeakMap<object, string>();
 export function paramsJsonOf(params: Record<string, unknown>): string {
   let s = paramsJson.get(params);
   if (s === undefined) {
-    s = JSON.stringify(params);
+    s = jsonText(params);
     paramsJson.set(params, s);
   }
   return s;

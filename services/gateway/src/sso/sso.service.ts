@@ -14,7 +14,8 @@
  * default role. One account per e-mail across the deployment, as for every sign-in.
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, type Db, type Logger, NotFoundError, controlPlaneRecord, toAuditEntry } from '@agw/shared';
+import type { vault as pb } from '@agw/proto';
+import { ConflictError, type Db, type Logger, NotFoundError, controlPlaneRecord, sealedSecretOf, sealedSecretText, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import { type SsoConfigInput, type SsoRole, domainOf, parseTenantHint, roleForGroups } from './sso-config';
 import { type SsoPending, SsoStateStore } from './sso-state';
@@ -343,10 +344,10 @@ export function whyRefused(e: unknown): string {
 }
 
 /** The vault's SealSecret/OpenSecret for SSO client secrets. */
-export function vaultSsoSecretSealer(vault: { sealSecret(r: { tenant_id: string; purpose: string; plaintext: string }): Promise<{ sealed_json: string }>; openSecret(r: { tenant_id: string; purpose: string; sealed_json: string }): Promise<{ plaintext: string }> }): SsoSecretSealer {
+export function vaultSsoSecretSealer(vault: { sealSecret(r: pb.SealSecretRequest): Promise<pb.SealedSecret>; openSecret(r: pb.OpenSecretRequest): Promise<pb.OpenedSecret> }): SsoSecretSealer {
   return {
-    seal: async (tenantId, plaintext) => (await vault.sealSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', plaintext })).sealed_json,
-    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', sealed_json: sealedJson })).plaintext,
+    seal: async (tenantId, plaintext) => sealedSecretText(await vault.sealSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', plaintext })),
+    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', sealed: sealedSecretOf(sealedJson) })).plaintext,
   };
 }
 

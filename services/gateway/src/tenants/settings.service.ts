@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonText, objectFromJsonText, sealedSecretOf, sealedSecretText, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -72,8 +72,8 @@ const noSealer: WebhookSecretSealer = {
 /** The vault's SealSecret/OpenSecret for webhook secrets. */
 export function vaultWebhookSecretSealer(vault: Pick<VaultClient, 'sealSecret' | 'openSecret'>): WebhookSecretSealer {
   return {
-    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => (await vault.sealSecret({ tenant_id: tenantId, purpose, plaintext })).sealed_json,
-    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenant_id: tenantId, purpose, sealed_json: sealedJson })).plaintext,
+    seal: async (tenantId, plaintext, purpose = 'webhook_secret') => sealedSecretText(await vault.sealSecret({ tenant_id: tenantId, purpose, plaintext })),
+    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenant_id: tenantId, purpose, sealed: sealedSecretOf(sealedJson) })).plaintext,
   };
 }
 
@@ -155,7 +155,7 @@ export class SettingsService {
       policy = await this.policy.setTenantPolicy({
         tenant_id: tenantId,
         policy_template: policy_template ?? '',
-        policy_config_json: policy_config !== undefined ? JSON.stringify(policy_config) : '',
+        policy_config_json: jsonText(policy_config),
         has_policy_config: policy_config !== undefined,
         custom_policy: custom_policy ?? '',
         has_custom_policy: custom_policy !== undefined,
@@ -213,7 +213,7 @@ export class SettingsService {
   private present(s: StoredSettings, policy: { policy_template: string; policy_config_json: string; custom_policy: string; bundle?: { revision: string } }): SettingsView {
     return {
       policy_template: policy.policy_template || 'general',
-      policy_config: policy.policy_config_json ? JSON.parse(policy.policy_config_json) : {},
+      policy_config: objectFromJsonText(policy.policy_config_json, 'policy_config_json'),
       custom_policy: policy.custom_policy || null,
       bundle_revision: policy.bundle?.revision ?? null,
       webhook_url: s.webhook_url ?? null,

@@ -5,7 +5,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { vault } from '@agw/proto';
-import { AppError, DependencyUnavailableError, type TenantCache, isDependencyDown } from '@agw/shared';
+import { AppError, DependencyUnavailableError, type TenantCache, fromJsonText, isDependencyDown, jsonText } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { FederatedCatalog } from '../federation/federated-catalog';
 import type { BrokeredExecution, ToolBroker, UpstreamNotifications } from '../pipeline/hooks';
@@ -18,9 +18,9 @@ function relayEvent(e: vault.ExecuteEvent, to: UpstreamNotifications): void {
   } else if (e.log) {
     let data: unknown;
     try {
-      data = JSON.parse(e.log.data_json);
+      data = fromJsonText(e.log.data_json, 'data_json');
     } catch {
-      data = e.log.data_json;
+      data = e.log.data_json; // not JSON: relayed as the text it is
     }
     to.send({ kind: 'log', level: e.log.level, ...(e.log.logger !== undefined ? { logger: e.log.logger } : {}), data });
   }
@@ -57,12 +57,19 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
           agent_id: call.agent_id,
           tool: call.tool,
           method: call.method,
-          params_json: JSON.stringify(call.params),
+          params_json: jsonText(call.params),
           origin: fromApproval ? 'approval' : 'tool_call',
           user_id: call.userId ?? '',
           relay_progress: false,
           relay_log_level: '',
-          ...(call.upstreamRound?.relay ? { mcp_round_json: JSON.stringify({ relay: true, clientCapabilities: call.upstreamRound.clientCapabilities, inputResponses: call.upstreamRound.inputResponses, requestState: call.upstreamRound.requestState }) } : {}),
+          mcp_round: call.upstreamRound?.relay
+            ? {
+                relay: true,
+                client_capabilities_json: jsonText(call.upstreamRound.clientCapabilities),
+                input_responses_json: jsonText(call.upstreamRound.inputResponses),
+                request_state: call.upstreamRound.requestState,
+              }
+            : undefined,
         };
         // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
         // client's request closed: the call is cancelled, and the vault cancels the upstream's
@@ -90,7 +97,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       if (!r.brokered) return null;
       return {
         status_code: r.status_code,
-        body: r.body_json ? JSON.parse(r.body_json) : null,
+        body: fromJsonText(r.body_json, 'body_json', null),
         hsm_fetch_ms: r.hsm_fetch_ms,
         execution_ms: r.execution_ms,
         credential_name: r.credential_name,

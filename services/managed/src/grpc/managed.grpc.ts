@@ -1,6 +1,6 @@
 /** gRPC adapter of the managed service: translate messages, call the domain, nothing else. */
 import { managed as pb } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, bindService } from '@agw/shared';
+import { type GrpcServiceBinding, type Logger, bindService, jsonText, objectFromJsonText } from '@agw/shared';
 import type { AgentConfigRow } from '../agents/agent-config.repository';
 import type { AgentConfigs } from '../agents/agent-configs';
 import type { SessionInterrupter } from '../sessions/session-interrupter';
@@ -17,17 +17,6 @@ export interface ManagedDomain {
   repo: SessionRepository;
 }
 
-function json(text: string, field: string): Record<string, unknown> {
-  if (!text) return {};
-  try {
-    const v = JSON.parse(text);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {
-    /* below */
-  }
-  throw InputError.field(field, 'must be a JSON object', 'type_error');
-}
-
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
 
 export function toConfig(c: AgentConfigRow): pb.AgentConfig {
@@ -42,7 +31,7 @@ export function toConfig(c: AgentConfigRow): pb.AgentConfig {
     max_session_hours: c.max_session_hours,
     max_daily_sessions: c.max_daily_sessions ?? 0,
     max_delegation_depth: c.max_delegation_depth,
-    governance_profile_json: JSON.stringify(c.governance_profile),
+    governance_profile_json: jsonText(c.governance_profile),
     parent_agent_id: c.parent_agent_id ?? '',
     created_at: iso(c.created_at),
     depth: c.depth,
@@ -81,7 +70,7 @@ export function managedGrpcService(d: ManagedDomain, logger: Logger): GrpcServic
             max_session_hours: r.max_session_hours,
             max_daily_sessions: r.max_daily_sessions,
             max_delegation_depth: r.max_delegation_depth,
-            governance_profile: json(r.governance_profile_json, 'governance_profile'),
+            governance_profile: objectFromJsonText(r.governance_profile_json, 'governance_profile'),
             parent_agent_id: r.parent_agent_id || null,
           }),
         ),
@@ -94,7 +83,7 @@ export function managedGrpcService(d: ManagedDomain, logger: Logger): GrpcServic
             agentId: r.agent_id,
             userMessage: r.user_message,
             environmentId: r.environment_id,
-            metadata: json(r.metadata_json, 'metadata'),
+            metadata: objectFromJsonText(r.metadata_json, 'metadata'),
             mcpBearer: r.mcp_bearer,
             mcpServerUrl: r.mcp_server_url,
             askTools: r.ask_tools,

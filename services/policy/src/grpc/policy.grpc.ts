@@ -1,6 +1,6 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
-import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, bindService, requiredField } from '@agw/shared';
+import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, bindService, jsonText, objectFromJsonText, requiredField } from '@agw/shared';
 import { runTests } from '@agw/rego';
 import type { BehaviorStore } from '../behavior/behavior-store';
 import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
@@ -83,17 +83,6 @@ export function shadowReport(tenantId: string, r: ShadowReport): pb.ShadowReport
   };
 }
 
-function parseObject(text: string, field: string): Record<string, unknown> {
-  if (!text) return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw InputError.at([field], 'must be JSON', 'json_invalid');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw InputError.at([field], 'must be a JSON object', 'object_type');
-  return v as Record<string, unknown>;
-}
 
 
 export function bundleStatus(b: ActiveBundle): pb.BundleStatus {
@@ -104,7 +93,7 @@ export function tenantPolicy(b: ActiveBundle): pb.TenantPolicy {
   return {
     tenant_id: b.tenantId,
     policy_template: b.template,
-    policy_config_json: JSON.stringify(b.config),
+    policy_config_json: jsonText(b.config),
     custom_policy: b.customPolicy ?? '',
     bundle: bundleStatus(b),
   };
@@ -119,7 +108,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
     const c = req.call;
     if (!c) throw InputError.at(['call'], 'call is required', 'missing');
     // the plaintext params, evaluated and never stored (the record carries the stored params to the audit service)
-    const params = parseObject(c.params_json, 'call.params_json');
+    const params = objectFromJsonText(c.params_json, 'call.params_json');
     const r = await d.evaluation.evaluate(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.action_id, 'action_id'), toolCallFacts(c, params));
     return {
       decision: r.decision,
@@ -202,7 +191,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
         templates: d.catalog.list().map((t) => ({
           name: t.name,
           description: t.description,
-          parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default_json: JSON.stringify(p.default), description: p.description })),
+          parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default_json: jsonText(p.default), description: p.description })),
         })),
       }),
       listRules: async (req) => {

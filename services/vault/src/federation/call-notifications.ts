@@ -13,7 +13,7 @@
  * a notification outside any relayed call (a 2025 session's standalone stream) finds none and is dropped.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { MCP_LOG_LEVELS, type McpLogLevel, isMcpLogLevel } from '@agw/shared';
+import { MCP_LOG_LEVELS, type McpLogLevel, isMcpLogLevel, jsonText } from '@agw/shared';
 import type { SecretMasker } from '../secrets/secret-masker';
 
 /** notifications relayed per call at most */
@@ -89,12 +89,12 @@ export class NotificationRelay {
   log(p: { level?: unknown; logger?: unknown; data?: unknown }): void {
     const min = this.wish.logLevel;
     if (min === undefined || !isMcpLogLevel(p.level) || MCP_LOG_LEVELS.indexOf(p.level) < MCP_LOG_LEVELS.indexOf(min) || this.full()) return;
-    const json = JSON.stringify(this.masker().value(p.data ?? null)) ?? 'null';
+    const json = jsonText(this.masker().value(p.data ?? null)) || 'null';
     this.emit({
       kind: 'log',
       level: p.level,
       ...(typeof p.logger === 'string' ? { logger: this.text(p.logger) } : {}),
-      dataJson: Buffer.byteLength(json) <= MAX_NOTIFICATION_TEXT ? json : JSON.stringify(clipUtf8(json)),
+      dataJson: Buffer.byteLength(json) <= MAX_NOTIFICATION_TEXT ? json : jsonText(clipUtf8(json)),
     });
   }
 

@@ -1,9 +1,9 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
 import { vault as pb, unsetAsUndefined } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, isMcpLogLevel, requiredField } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, fromJsonText, isMcpLogLevel, jsonText, objectFromJsonText, requiredField } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
-import { type CallNotification, type NotificationWish } from '../federation/call-notifications';
+import type { CallNotification, NotificationWish } from '../federation/call-notifications';
 import type { AccessLogRepository } from '../credentials/access-log.repository';
 import type { CredentialMeta } from '../credentials/credential.repository';
 import type { CredentialStore } from '../credentials/credential-store';
@@ -29,38 +29,14 @@ export interface VaultDomain {
   metrics?: VaultMetrics;
 }
 
-function parseJson(text: string, field: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw InputError.at([field], 'must be JSON', 'json_invalid');
-  }
-}
-
-function paramsOf(text: string): Record<string, unknown> {
-  const v = text ? parseJson(text, 'params_json') : {};
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw InputError.at(['params_json'], 'params must be a JSON object', 'dict_type');
-  return v as Record<string, unknown>;
-}
-
-/** The relayed multi round-trip of a federated tools/call (ExecuteRequest.mcp_round_json), and the caller's cancellation. */
-function roundOf(text: string | undefined, cancelled: AbortSignal | undefined, notifications?: NotificationWish): CallRound | undefined {
-  if (!text) return cancelled || notifications ? { ...(cancelled ? { signal: cancelled } : {}), ...(notifications ? { notifications } : {}) } : undefined;
-  const v = parseJson(text, 'mcp_round_json') as Record<string, unknown> | null;
-  const object = (x: unknown) => !!x && typeof x === 'object' && !Array.isArray(x);
-  if (
-    !object(v) ||
-    (v!.inputResponses !== undefined && !object(v!.inputResponses)) ||
-    (v!.clientCapabilities !== undefined && !object(v!.clientCapabilities)) ||
-    (v!.requestState !== undefined && typeof v!.requestState !== 'string')
-  ) {
-    throw InputError.at(['mcp_round_json'], 'must be {relay, clientCapabilities?: object, inputResponses?: object, requestState?: string}', 'value_error');
-  }
+/** The relayed multi round-trip of a federated tools/call (ExecuteRequest.mcp_round), and the caller's cancellation. */
+function roundOf(round: pb.McpRound | undefined, cancelled: AbortSignal | undefined, notifications?: NotificationWish): CallRound | undefined {
+  if (!round) return cancelled || notifications ? { ...(cancelled ? { signal: cancelled } : {}), ...(notifications ? { notifications } : {}) } : undefined;
   return {
-    relay: v!.relay === true,
-    ...(v!.clientCapabilities !== undefined ? { clientCapabilities: v!.clientCapabilities as Record<string, unknown> } : {}),
-    ...(v!.inputResponses !== undefined ? { inputResponses: v!.inputResponses as Record<string, unknown> } : {}),
-    ...(v!.requestState !== undefined ? { requestState: v!.requestState as string } : {}),
+    relay: round.relay,
+    ...(round.client_capabilities_json ? { clientCapabilities: objectFromJsonText(round.client_capabilities_json, 'mcp_round.client_capabilities_json') } : {}),
+    ...(round.input_responses_json ? { inputResponses: objectFromJsonText(round.input_responses_json, 'mcp_round.input_responses_json') } : {}),
+    ...(round.request_state !== undefined ? { requestState: round.request_state } : {}),
     ...(cancelled ? { signal: cancelled } : {}),
     ...(notifications ? { notifications } : {}),
   };
@@ -114,13 +90,13 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
   const tenant = (t: string) => requiredField(t, 'tenant_id');
   /** Execute and ExecuteStream: the call, its access-log entry and metrics. */
   const execute = async (req: pb.ExecuteRequest, cancelled: AbortSignal | undefined, notifications?: NotificationWish): Promise<pb.ExecuteResponse> => {
-    const round = roundOf(req.mcp_round_json, cancelled, notifications);
+    const round = roundOf(req.mcp_round, cancelled, notifications);
     const r = await d.broker.execute(tenant(req.tenant_id), {
       actionId: req.action_id,
       agentId: req.agent_id,
       tool: req.tool,
       method: req.method,
-      params: paramsOf(req.params_json),
+      params: objectFromJsonText(req.params_json, 'params_json'),
       origin: req.origin === 'approval' ? 'approval' : 'tool_call',
       userId: req.user_id || undefined,
       ...(round ? { round } : {}),
@@ -133,7 +109,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
     return {
       brokered: r.brokered,
       status_code: r.statusCode,
-      body_json: r.brokered ? JSON.stringify(r.body ?? null) : '',
+      body_json: r.brokered ? jsonText(r.body ?? null) : '',
       hsm_fetch_ms: r.hsmFetchMs,
       execution_ms: r.executionMs,
       credential_name: r.credentialName,
@@ -145,13 +121,13 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
     pb.VaultServiceService,
     {
       protectParams: async (req) => {
-        const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, paramsOf(req.params_json));
+        const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, objectFromJsonText(req.params_json, 'params_json'));
         d.metrics?.protectedCalls.inc({ pii_detected: String(r.piiDetected) });
-        return { pii_detected: r.piiDetected, stored_params_json: JSON.stringify(r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
+        return { pii_detected: r.piiDetected, stored_params_json: jsonText(r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
       },
       revealParams: async (req) => {
-        const r = await d.pii.reveal(tenant(req.tenant_id), req.params_json ? parseJson(req.params_json, 'params_json') : {});
-        return { params_json: JSON.stringify(r.params), erased_subjects: r.erasedSubjects };
+        const r = await d.pii.reveal(tenant(req.tenant_id), fromJsonText(req.params_json, 'params_json', {}));
+        return { params_json: jsonText(r.params), erased_subjects: r.erasedSubjects };
       },
       execute: (req, _metadata, cancelled) => execute(req, cancelled),
       // a federated call's progress and log messages as the upstream sends them, then its answer
@@ -245,15 +221,15 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
         })),
       }),
       encrypt: async (req) => {
-        const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, req.plaintext_json ? parseJson(req.plaintext_json, 'plaintext_json') : null);
-        return { subject_id: req.subject_id, envelope_json: JSON.stringify(env) };
+        const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, fromJsonText(req.plaintext_json, 'plaintext_json', null));
+        return { subject_id: req.subject_id, envelope: env };
       },
       decrypt: async (req) => {
-        const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope_json ? parseJson(req.envelope_json, 'envelope_json') : null);
-        return { subject_id: r.subjectId, plaintext_json: JSON.stringify(r.value) };
+        const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope);
+        return { subject_id: r.subjectId, plaintext_json: jsonText(r.value) };
       },
-      sealSecret: async (req) => ({ sealed_json: await d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext) }),
-      openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed_json) }),
+      sealSecret: async (req) => d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext),
+      openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed) }),
       getHsmStatus: async () => {
         const i = d.hsm.info();
         return { backend: i.backend, token_label: i.tokenLabel, ready: i.ready, library: i.library };

@@ -20,7 +20,7 @@ import { ConflictError, InputError, NotFoundError } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import { KeyDestroyedError, type Keyring, subjectKeyId } from '../keys/keyring';
 import { type Identifier, IDENTIFIER_PRIORITY, type PiiKind, detectInValue } from '@agw/pii';
-import { ERASED_PLACEHOLDER, type PiiEnvelope, asEnvelope, erasedEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
+import { ERASED_PLACEHOLDER, type PiiEnvelope, asEnvelope, erasedEnvelope, piiAad, sealEnvelope, sealedOf, storedEnvelope } from './pii-envelope';
 import { type DataSubjects, type SubjectRef, isExplicitSubjectId } from './data-subjects';
 
 export { SUBJECT_ID_PATTERN, type SubjectRef, isExplicitSubjectId } from './data-subjects';
@@ -126,7 +126,7 @@ export class PiiProtector {
         const keyId = subjectKeyId(tenantId, id);
         envelope = sealEnvelope(id, keyId, kind, await this.keyring.seal(keyId, Buffer.from(JSON.stringify(s.value), 'utf8'), piiAad(tenantId, id)));
       }
-      (s.container as Record<string | number, unknown>)[s.key] = envelope;
+      (s.container as Record<string | number, unknown>)[s.key] = storedEnvelope(envelope);
     }
     const subjectIds = [...kindsBySubject.keys()];
     await this.subjects.linkAction(tenantId, subjectIds, actionId);

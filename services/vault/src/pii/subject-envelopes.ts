@@ -2,11 +2,11 @@
  * Sealing any JSON value for a data subject with the subject's HSM key, and opening such an envelope
  * (POST /hsm/encrypt, POST /hsm/decrypt): the same envelope format as the PII protection of params.
  */
-import { ConflictError, InputError } from '@agw/shared';
+import { ConflictError, InputError, NOT_A_PII_ENVELOPE } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import type { Keyring } from '../keys/keyring';
 import type { DataSubjects } from './data-subjects';
-import { type PiiEnvelope, asEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
+import { type PiiEnvelope, piiAad, sealEnvelope, sealedOf } from './pii-envelope';
 
 export class SubjectEnvelopes {
   constructor(
@@ -22,9 +22,8 @@ export class SubjectEnvelopes {
   }
 
   /** POST /hsm/decrypt: open one envelope of this tenant. */
-  async decrypt(tenantId: string, envelope: unknown): Promise<{ subjectId: string; value: unknown }> {
-    const body = asEnvelope(envelope);
-    if (!body) throw InputError.field('envelope', 'envelope must be {"$pii": {"v": 1, "subject": ..., "iv", "ct", "tag", ...}}', 'envelope_invalid');
+  async decrypt(tenantId: string, body: PiiEnvelope | undefined): Promise<{ subjectId: string; value: unknown }> {
+    if (!body || body.v !== 1 || !body.subject) throw InputError.field('envelope', NOT_A_PII_ENVELOPE, 'envelope_invalid');
     const row = await this.subjects.subjectOrThrow(tenantId, body.subject);
     if (row.erased_at || body.erased) throw new ConflictError(`Subject ${body.subject} was erased: the data cannot be decrypted`);
     const sealed = sealedOf(body);

@@ -5,17 +5,13 @@
  * `agw:secret:v1|<tenant>|<purpose>`, so a sealed value copied to another tenant or purpose does not open.
  * Transport-free; the plaintext is never logged.
  */
-import { InputError } from '@agw/shared';
-import { DecryptionFailedError, KeyMissingError, type SealedData } from '../hsm/hsm-backend';
+import type { vault } from '@agw/proto';
+import { InputError, checkSealedSecret } from '@agw/shared';
+import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import { type Keyring, credentialsKeyId } from '../keys/keyring';
 
 export const SECRET_PURPOSES = ['webhook_secret', 'siem_token', 'sso_client_secret'] as const;
 export type SecretPurpose = (typeof SECRET_PURPOSES)[number];
-
-interface SealedSecretV1 extends SealedData {
-  v: 1;
-  key_id: string;
-}
 
 const aad = (tenantId: string, purpose: string) => `agw:secret:v1|${tenantId}|${purpose}`;
 
@@ -27,32 +23,25 @@ function purposeOf(p: string): SecretPurpose {
 export class ServiceSecrets {
   constructor(private readonly keyring: Keyring) {}
 
-  async seal(tenantId: string, purpose: string, plaintext: string): Promise<string> {
+  /** The secret sealed (agw.vault.v1.SealedSecret; the caller stores its JSON form, @agw/shared sealed-values.ts). */
+  async seal(tenantId: string, purpose: string, plaintext: string): Promise<vault.SealedSecret> {
     const p = purposeOf(purpose);
     if (!plaintext || plaintext.length > 4096) throw InputError.at(['plaintext'], 'plaintext must be 1-4096 characters', 'string_too_long');
     const keyId = credentialsKeyId(tenantId);
     await this.keyring.ensure(tenantId, keyId, 'credentials');
-    const sealed = await this.keyring.seal(keyId, Buffer.from(plaintext, 'utf8'), aad(tenantId, p));
-    const out: SealedSecretV1 = { v: 1, key_id: keyId, ...sealed };
-    return JSON.stringify(out);
+    const { alg, iv, ct, tag } = await this.keyring.seal(keyId, Buffer.from(plaintext, 'utf8'), aad(tenantId, p));
+    return { v: 1, key_id: keyId, alg, iv, ct, tag };
   }
 
-  async open(tenantId: string, purpose: string, sealedJson: string): Promise<string> {
+  async open(tenantId: string, purpose: string, sealed: vault.SealedSecret | undefined): Promise<string> {
     const p = purposeOf(purpose);
-    let s: SealedSecretV1;
-    try {
-      s = JSON.parse(sealedJson) as SealedSecretV1;
-    } catch {
-      throw InputError.at(['sealed_json'], 'sealed_json must be JSON', 'json_invalid');
-    }
-    if (!s || s.v !== 1 || typeof s.key_id !== 'string' || !s.ct || !s.iv || !s.tag) throw InputError.at(['sealed_json'], 'not a sealed secret (v1)', 'value_error');
+    const s = checkSealedSecret(sealed);
     // the key named inside the sealed value must be this tenant's: a value of another tenant never opens here
-    if (s.key_id !== credentialsKeyId(tenantId)) throw InputError.at(['sealed_json'], 'the sealed secret is not this tenant’s', 'value_error');
+    if (s.key_id !== credentialsKeyId(tenantId)) throw InputError.at(['sealed'], 'the sealed secret is not this tenant’s', 'value_error');
     try {
-      const { v: _v, key_id: _k, ...sealed } = s;
-      return (await this.keyring.open(s.key_id, sealed, aad(tenantId, p))).toString('utf8');
+      return (await this.keyring.open(s.key_id, { alg: s.alg, iv: s.iv, ct: s.ct, tag: s.tag }, aad(tenantId, p))).toString('utf8');
     } catch (e) {
-      if (e instanceof DecryptionFailedError || e instanceof KeyMissingError) throw InputError.at(['sealed_json'], 'the sealed secret does not open for this tenant and purpose', 'value_error');
+      if (e instanceof DecryptionFailedError || e instanceof KeyMissingError) throw InputError.at(['sealed'], 'the sealed secret does not open for this tenant and purpose', 'value_error');
       throw e;
     }
   }

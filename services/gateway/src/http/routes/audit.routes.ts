@@ -2,7 +2,7 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { type ActionRecord, NotFoundError, fromAuditEntry, presentStoredRecord, recordShape } from '@agw/shared';
+import { type ActionRecord, NotFoundError, fromAuditEntry, fromJsonText, jsonText, presentStoredRecord, recordShape } from '@agw/shared';
 import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, optionalJsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../../openapi/schema';
@@ -30,9 +30,8 @@ const sameFields: Same<Omit<PresentedRecord, 'id' | 'prev_hash' | 'record_hash'>
 void sameFields;
 
 export function presentRecord(r: audit.AuditRecord): PresentedRecord {
-  const parse = (text: string) => JSON.parse(text || '{}') as Record<string, unknown>;
   // the id is the tenant's (tenant_seq + 1), derived here too: the global row key is never shown
-  return presentStoredRecord({ ...fromAuditEntry(r.entry!, parse), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash }) as PresentedRecord;
+  return presentStoredRecord({ ...fromAuditEntry(r.entry!, (text, field) => fromJsonText(text, field, {}) as Record<string, unknown>), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash }) as PresentedRecord;
 }
 
 const logResponse = z.object({ records: z.array(auditRecordSchema), count: z.number().int() });
@@ -91,7 +90,7 @@ export function auditRoutes(d: Pick<AuditFeature, 'audit' | 'config'>): Router {
       tenant_id: authOf(req).tenantId,
       action_id: body.action_id ?? '',
       field: body.field ?? '',
-      value_json: body.value === undefined ? '' : JSON.stringify(body.value),
+      value_json: jsonText(body.value),
     });
     reply(res, tamperResponse, { status: 'tampered', action_id: out.action_id, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
   });

@@ -3,6 +3,7 @@
  * the HSM section of GET /api/health. Bodies are documented in docs/vault.md.
  */
 import { detectInString } from '@agw/pii';
+import { AppError, fromJsonText, jsonText, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { CredentialsFeature } from '../../features/credentials.feature';
@@ -41,7 +42,7 @@ const keysResponse = z.object({
   count: z.number().int(),
 });
 const subjectKeyResponse = z.object({ subject_id: z.string(), key_id: z.string(), key_exists: z.boolean(), status: z.string(), erased: z.boolean(), created_at: z.string(), erased_at: timestamp().nullable() });
-const envelopeSchema = z.record(z.string(), z.unknown()).meta({ id: 'PiiEnvelope', description: 'Encrypted personal data: {"$pii": {v, kind, subject_id, key_id, alg, iv, ct, tag, …}}' });
+const envelopeSchema = z.record(z.string(), z.unknown()).meta({ id: 'PiiEnvelope', description: 'Encrypted personal data: {"$pii": {v, subject, kid, kind, alg, iv, ct, tag}} (docs/vault.md, "PII envelopes")' });
 const encryptResponse = z.object({ subject_id: z.string(), envelope: envelopeSchema });
 const decryptResponse = z.object({ subject_id: z.string(), plaintext: z.unknown().optional() });
 
@@ -80,13 +81,14 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
   });
   r.post('/hsm/encrypt', async (req, res) => {
     const b = parseWith(encryptSchema, req.body, 'body');
-    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, plaintext_json: JSON.stringify(b.plaintext) });
-    reply(res, encryptResponse, { subject_id: e.subject_id, envelope: JSON.parse(e.envelope_json) });
+    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, plaintext_json: jsonText(b.plaintext) });
+    if (!e.envelope) throw new AppError('internal', 'the vault answered Encrypt without an envelope');
+    reply(res, encryptResponse, { subject_id: e.subject_id, envelope: piiEnvelopeJson(e.envelope) });
   });
   r.post('/hsm/decrypt', async (req, res) => {
     const b = parseWith(decryptSchema, req.body, 'body');
-    const p = await d.vault.decrypt({ tenant_id: authOf(req).tenantId, envelope_json: JSON.stringify(b.envelope) });
-    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: JSON.parse(p.plaintext_json) });
+    const p = await d.vault.decrypt({ tenant_id: authOf(req).tenantId, envelope: requirePiiEnvelope(b.envelope) });
+    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: fromJsonText(p.plaintext_json, 'plaintext_json') });
   });
   return r;
 }

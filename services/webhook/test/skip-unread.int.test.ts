@@ -7,7 +7,7 @@
  */
 import { type Bus, type Db, Registry, streams, subjects } from '@agw/shared';
 import { DURABLE_NAME, tenantOfDecisionSubject } from '../src/nats/decision.consumer';
-import type { WebhookService } from '../src/webhook-service';
+import type { StartedWebhook } from './support/start-webhook';
 import { capturingLogger, createTenant, decisionEvent, publishDecision, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
 import { type SelfSignedCert } from './support/https-receiver';
@@ -19,7 +19,7 @@ let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
-let service: WebhookService;
+let service: StartedWebhook;
 const registry = new Registry();
 const logger = capturingLogger();
 

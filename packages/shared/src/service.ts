@@ -277,16 +277,20 @@ export interface TestServiceOptions<C, O extends object = object> {
   registry?: Registry;
 }
 
+/** Clients of a started service's gRPC services (closed before it). */
+type TestClients = Record<string, { close(): void }>;
+
 /**
  * Start a definition in this process as an integration test does: its config loaded from the process
  * environment with the local test stores as defaults (DATABASE_URL, NATS_URL, REDIS_URL), the test's stream
  * prefix, silent logs and `env` on top; the gRPC server on a free loopback port; the database migrated first.
- * The service is the one main.ts runs (`startService`), with the test's `overrides` in place.
+ * The service is the one main.ts runs (`startService`), with the test's `overrides` in place; `clients` makes
+ * clients of its gRPC services on their address, returned beside it and closed before it.
  */
-export async function startTestService<C extends ServiceConfig, A = unknown, O extends object = object>(
+export async function startTestService<C extends ServiceConfig, A = unknown, O extends object = object, K extends TestClients = Record<never, never>>(
   def: ServiceDefinition<C, A, O>,
-  o: TestServiceOptions<C, O> = {},
-): Promise<StartedService<C, A>> {
+  o: TestServiceOptions<C, O> & { clients?: (address: string) => K } = {},
+): Promise<StartedService<C, A> & K> {
   const loaded = def.loadConfig({
     ...process.env,
     DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test',
@@ -298,7 +302,16 @@ export async function startTestService<C extends ServiceConfig, A = unknown, O e
   });
   const config: C = { ...loaded, grpcHost: '127.0.0.1', grpcPort: 0, ...o.config };
   if (config.databaseUrl) await migrateToLatest(config.databaseUrl);
-  return startService(def, { config, logger: o.logger ?? createLogger('test', 'silent'), registry: o.registry ?? createMetricsRegistry('test'), overrides: o.overrides });
+  const started = await startService(def, { config, logger: o.logger ?? createLogger('test', 'silent'), registry: o.registry ?? createMetricsRegistry('test'), overrides: o.overrides });
+  const clients = (o.clients?.(`127.0.0.1:${started.grpcPort}`) ?? {}) as K;
+  return {
+    ...started,
+    ...clients,
+    close: async () => {
+      for (const c of Object.values(clients)) c.close();
+      await started.close();
+    },
+  };
 }
 
 /** The process of one service: `startService` with the ops server, SIGTERM/SIGINT as its shutdown, exit codes. */

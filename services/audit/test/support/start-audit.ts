@@ -12,18 +12,10 @@ import type { AuditConfig } from '../../src/config';
 /** The started service and a client of its AuditService. */
 export type StartedAudit = StartedService<AuditConfig, AuditApi> & { client: PromiseClient<typeof pb.AuditServiceService> };
 
-export async function startAudit(o: TestServiceOptions<AuditConfig, AuditOverrides> = {}): Promise<StartedAudit> {
-  const started = await startTestService(auditService(), {
+export function startAudit(o: TestServiceOptions<AuditConfig, AuditOverrides> = {}): Promise<StartedAudit> {
+  return startTestService(auditService(), {
     ...o,
     env: { AUDIT_TAMPER_DEMO: 'false', MERKLE_SCHEDULE_ENABLED: 'false', AUDIT_RECEIPTS: 'false', ...o.env },
+    clients: (address) => ({ client: createClient(pb.AuditServiceClient, address, 'audit service') }),
   });
-  const client = createClient(pb.AuditServiceClient, `127.0.0.1:${started.grpcPort}`, 'audit service');
-  return {
-    ...started,
-    client,
-    close: async () => {
-      client.close();
-      await started.close();
-    },
-  };
 }

@@ -14,15 +14,10 @@ import { type ManagedApi, type ManagedOverrides, managedService } from '../../sr
 /** The started service and a client of its ManagedService. */
 export type StartedManaged = StartedService<ManagedConfig, ManagedApi> & { client: PromiseClient<typeof pb.ManagedServiceService> };
 
-export async function startManaged(o: TestServiceOptions<ManagedConfig, ManagedOverrides> = {}): Promise<StartedManaged> {
-  const started = await startTestService(managedService(), { ...o, env: { MANAGED_CONFIRMATION_SWEEP_MS: '3600000', ...o.env } });
-  const client = createClient(pb.ManagedServiceClient, `127.0.0.1:${started.grpcPort}`, 'managed service');
-  return {
-    ...started,
-    client,
-    close: async () => {
-      client.close();
-      await started.close();
-    },
-  };
+export function startManaged(o: TestServiceOptions<ManagedConfig, ManagedOverrides> = {}): Promise<StartedManaged> {
+  return startTestService(managedService(), {
+    ...o,
+    env: { MANAGED_CONFIRMATION_SWEEP_MS: '3600000', ...o.env },
+    clients: (address) => ({ client: createClient(pb.ManagedServiceClient, address, 'managed service') }),
+  });
 }

@@ -19,20 +19,12 @@ export const SHADOW_WORKER = path.resolve(__dirname, '../../dist/shadow/shadow-w
 /** The started service and a client of its PolicyService. */
 export type StartedPolicy = StartedService<PolicyConfig, PolicyApi> & { client: PromiseClient<typeof pb.PolicyServiceService> };
 
-export async function startPolicy(o: TestServiceOptions<PolicyConfig, PolicyOverrides> = {}): Promise<StartedPolicy> {
-  const started = await startTestService(policyService(), {
+export function startPolicy(o: TestServiceOptions<PolicyConfig, PolicyOverrides> = {}): Promise<StartedPolicy> {
+  return startTestService(policyService(), {
     ...o,
     // no OPA bundle source of the shared test database falls due while a test runs
     env: { POLICY_TEMPLATES_DIR: TEMPLATES, POLICY_BUNDLE_POLL_MS: '3600000', ...o.env },
     overrides: { ...o.overrides, evaluator: o.overrides?.evaluator ?? workerCandidateEvaluator(o.env?.POLICY_TEMPLATES_DIR ?? TEMPLATES, SHADOW_WORKER) },
+    clients: (address) => ({ client: createClient(pb.PolicyServiceClient, address, 'policy engine') }),
   });
-  const client = createClient(pb.PolicyServiceClient, `127.0.0.1:${started.grpcPort}`, 'policy engine');
-  return {
-    ...started,
-    client,
-    close: async () => {
-      client.close();
-      await started.close();
-    },
-  };
 }

@@ -18,8 +18,9 @@ export type StartedVault = StartedService<VaultConfig, VaultApi> & {
   noteSigning: PromiseClient<typeof pb.NoteSigningServiceService>;
 };
 
-export async function startVault(o: TestServiceOptions<VaultConfig, VaultOverrides> & { deadlineMs?: number } = {}): Promise<StartedVault> {
-  const started = await startTestService(vaultService(), {
+export function startVault(o: TestServiceOptions<VaultConfig, VaultOverrides> & { deadlineMs?: number } = {}): Promise<StartedVault> {
+  const deadline = { deadlineMs: o.deadlineMs ?? 30_000 };
+  return startTestService(vaultService(), {
     ...o,
     env: {
       AGW_PROFILE: 'local',
@@ -29,22 +30,10 @@ export async function startVault(o: TestServiceOptions<VaultConfig, VaultOverrid
       FEDERATION_CONNECT_TIMEOUT_MS: '5000',
       ...o.env,
     },
+    clients: (address) => ({
+      vault: createClient(pb.VaultServiceClient, address, 'vault service', deadline),
+      federation: createClient(fpb.FederationServiceClient, address, 'federation service', deadline),
+      noteSigning: createClient(pb.NoteSigningServiceClient, address, 'note signing service', deadline),
+    }),
   });
-  const address = `127.0.0.1:${started.grpcPort}`;
-  const deadline = { deadlineMs: o.deadlineMs ?? 30_000 };
-  const vault = createClient(pb.VaultServiceClient, address, 'vault service', deadline);
-  const federation = createClient(fpb.FederationServiceClient, address, 'federation service', deadline);
-  const noteSigning = createClient(pb.NoteSigningServiceClient, address, 'note signing service', deadline);
-  return {
-    ...started,
-    vault,
-    federation,
-    noteSigning,
-    close: async () => {
-      vault.close();
-      federation.close();
-      noteSigning.close();
-      await started.close();
-    },
-  };
 }

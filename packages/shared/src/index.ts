@@ -49,3 +49,4 @@ export * from './db/functions';
 export * from './stores';
 export * from './tracing/hooks';
 export * from './free-port';
+export * from './test-stores';

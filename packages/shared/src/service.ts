@@ -46,6 +46,7 @@ import { type ReadinessCheck, startOpsServer } from './ops-server';
 import { type PeerClient, type PeerClientOptions, type PeerClients, type PeerConfig, type PeerName, createPeerClients } from './peer-clients';
 import { type Redis, createRedis } from './redis';
 import { pingNats, pingPostgres } from './stores';
+import { TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL } from './test-stores';
 import { traceHooks } from './tracing/hooks';
 
 type Closer = () => Promise<void> | void;
@@ -293,9 +294,9 @@ export async function startTestService<C extends ServiceConfig, A = unknown, O e
 ): Promise<StartedService<C, A> & K> {
   const loaded = def.loadConfig({
     ...process.env,
-    DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test',
-    NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+    DATABASE_URL: TEST_DATABASE_URL,
+    NATS_URL: TEST_NATS_URL,
+    REDIS_URL: TEST_REDIS_URL,
     AGW_STREAM_PREFIX: o.prefix ?? process.env.AGW_STREAM_PREFIX ?? '',
     LOG_LEVEL: 'silent',
     ...o.env,

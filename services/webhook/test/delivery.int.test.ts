@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import { webhook as pb } from '@agw/proto';
-import { type Bus, type Db, Registry, createClient, publishEvent, subjects } from '@agw/shared';
+import { type Bus, type Db, Registry, type SelfSignedCert, createClient, publishEvent, subjects } from '@agw/shared';
 import { DeliveryRepository } from '../src/delivery/delivery.repository';
 import { DeliveryRetention } from '../src/delivery/delivery-retention';
 import { verifySignature } from '../src/delivery/webhook.signer';
@@ -14,7 +14,7 @@ import { HttpsSender } from '../src/target/https-sender';
 import type { StartedWebhook } from './support/start-webhook';
 import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, uniquePrefix, writeCaFile } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 

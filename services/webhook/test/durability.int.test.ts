@@ -5,10 +5,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { type Bus, type Db, createDb, createLogger, migrateToLatest, freeLoopbackPort } from '@agw/shared';
+import { type Bus, type Db, type SelfSignedCert, createDb, createLogger, freeLoopbackPort, migrateToLatest } from '@agw/shared';
 import { type StartedWebhook, startWebhook } from './support/start-webhook';
 import { DATABASE_URL, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testEnv, uniquePrefix, writeCaFile } from './support/harness';
-import { type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
+import { receiverCert, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(90_000);
 
@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   await migrateToLatest(DATABASE_URL);
   db = createDb(DATABASE_URL);
-  cert = selfSignedCert();
+  cert = receiverCert();
   caFile = writeCaFile(cert.cert);
 });
 

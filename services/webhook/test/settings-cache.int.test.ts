@@ -4,11 +4,11 @@
  * (`changes.settings.<tenant>` on core NATS) applies to the next events; delivery attempts always read
  * the stored settings.
  */
-import { type Bus, type Db, publishTenantChange } from '@agw/shared';
+import { type Bus, type Db, type SelfSignedCert, publishTenantChange } from '@agw/shared';
 import type { StartedWebhook } from './support/start-webhook';
 import { createTenant, decisionEvent, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { OCSF_PROFILES, OcsfSchema } from '@agw/ocsf';
-import { type Bus, Counter, type Db, type DecisionEvent, Registry, publishEvent, subjects } from '@agw/shared';
+import { type Bus, Counter, type Db, type DecisionEvent, Registry, type SelfSignedCert, publishEvent, subjects } from '@agw/shared';
 import Ajv from 'ajv';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { tenantOfAnyDecisionSubject } from '../src/nats/siem.consumer';
@@ -18,7 +18,7 @@ import { TargetGuard } from '../src/target/target-guard';
 import type { StartedWebhook } from './support/start-webhook';
 import { capturingLogger, decisionEvent, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 

@@ -7,16 +7,12 @@
  * new revision is picked up; a bad signature and failing tests are refused with the live policy staying;
  * activation into shadow; the egress rules refuse a loopback server when it is not allowed.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { AddressPolicy, createPinnedFetch } from '@agw/egress';
-import { type Db, createLogger } from '@agw/shared';
+import { type Db, type SelfSignedCert, createLogger, selfSignedCert } from '@agw/shared';
 import { exportSPKI, generateKeyPair } from 'jose';
 import type { TenantPolicies } from '../bundles/tenant-policies';
 import type { PolicyChangeFact, PolicyChangeRecorder } from '../changes/policy-change-recorder';
@@ -67,7 +63,7 @@ function bundleServer(cert: { cert: string; key: string }) {
 
 let started: StartedPolicy;
 let db: Db;
-let cert: { cert: string; key: string };
+let cert: SelfSignedCert;
 let srv: ReturnType<typeof bundleServer>;
 let base: string;
 let keys: Awaited<ReturnType<typeof generateKeyPair>>;
@@ -90,10 +86,7 @@ beforeAll(async () => {
   // the service's policies, shadows and evaluation (each test polls with bundle sources of its own egress rules)
   started = await startPolicy({ env: { POLICY_CACHE_MS: '60000', POLICY_SHADOW_QUEUE_MAX: '100' }, overrides: { recorder } });
   ({ db, policies, shadows, evaluation } = started.api);
-  const dir = mkdtempSync(path.join(tmpdir(), 'agw-bundle-server-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=bundles', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'pipe' });
-  cert = { cert: readFileSync(path.join(dir, 'c.pem'), 'utf8'), key: readFileSync(path.join(dir, 'k.pem'), 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
+  cert = selfSignedCert({ commonName: 'bundles', altNames: ['IP:127.0.0.1'], days: 1 });
   srv = bundleServer(cert);
   await new Promise<void>((r) => srv.server.listen(0, '127.0.0.1', r));
   base = `https://127.0.0.1:${(srv.server.address() as AddressInfo).port}`;

@@ -5,10 +5,10 @@
  * streams and the CA file.
  */
 import { rmSync } from 'node:fs';
-import { type Bus, type Db, type Logger, Registry, createDb } from '@agw/shared';
+import { type Bus, type Db, type Logger, Registry, type SelfSignedCert, createDb } from '@agw/shared';
 import type { LookupAll } from '../../src/target/target-guard';
 import { DATABASE_URL, capturingLogger, deleteStreams, publisherBus, writeCaFile } from './harness';
-import { type SelfSignedCert, selfSignedCert } from './https-receiver';
+import { receiverCert } from './https-receiver';
 import { type StartedWebhook, startWebhook } from './start-webhook';
 
 export interface WebhookBed {
@@ -22,7 +22,7 @@ export interface WebhookBed {
 
 export async function startWebhookBed(prefix: string, o: { env?: Record<string, string>; logger?: Logger; registry?: Registry; lookup?: LookupAll } = {}): Promise<WebhookBed> {
   const db = createDb(DATABASE_URL);
-  const cert = selfSignedCert();
+  const cert = receiverCert();
   const caFile = writeCaFile(cert.cert);
   const bus = await publisherBus(prefix);
   const service = await startWebhook(prefix, caFile, { env: o.env, logger: o.logger ?? capturingLogger(), registry: o.registry ?? new Registry(), overrides: o.lookup ? { lookup: o.lookup } : {} });

@@ -14,13 +14,12 @@ import { startFixtures } from '@agw/mcp-fixtures';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type Tenant, api, humanSession, newTenant, recordRaw } from './support/api';
+import { type Tenant, api, humanSession, newTenant } from './support/api';
 import { E2E_BASE_URL } from './support/e2e-env';
+import { MCP_2026 as V, MCP_URL as URL_, mcp2026 } from './support/mcp-2026';
 
 jest.setTimeout(90_000);
 
-const URL_ = `${E2E_BASE_URL}/mcp/server`;
-const V = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const policy = ['package agw.custom', '', 'import rego.v1', '', 'approval contains "large sums need a human" if {', '  input.method == "add"', '  input.params.a > 1000', '}', ''].join('\n');
 
@@ -29,28 +28,9 @@ let other: Tenant;
 let human: string;
 let fixtures: Awaited<ReturnType<typeof startFixtures>>;
 
-const meta = (caps: Record<string, unknown> = {}) => ({ 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'e2e-approvals', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': caps });
-
 /** One 2026-07-28 request over raw HTTP, as a client without an SDK sends it. */
-async function modern(method: string, params: Record<string, unknown>, o: { key?: string; caps?: Record<string, unknown>; name?: string } = {}) {
-  const name = o.name ?? (params.name as string | undefined) ?? (params.taskId as string | undefined);
-  const res = await fetch(URL_, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${o.key ?? t.apiKey}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': method,
-      ...(name ? { 'mcp-name': name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method, params: { ...params, _meta: meta(o.caps) } }),
-  });
-  await recordRaw('POST', URL_, res);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const body: any = await res.json();
-  return { status: res.status, body };
-}
+const modern = (method: string, params: Record<string, unknown>, o: { key?: string; caps?: Record<string, unknown>; name?: string } = {}) =>
+  mcp2026(method, params, { ...o, key: o.key ?? t.apiKey, clientName: 'e2e-approvals' });
 
 const decide = (actionId: string, verdict: 'approve' | 'reject', note?: string) => api('POST', `/${verdict}/${actionId}`, { token: human, body: note ? { note } : {} });
 

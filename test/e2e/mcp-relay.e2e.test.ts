@@ -17,40 +17,20 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { type Tenant, api, newTenant, recordRaw } from './support/api';
-import { E2E_BASE_URL } from './support/e2e-env';
+import { type Tenant, api, newTenant } from './support/api';
+import { MCP_2026 as V, MCP_URL as URL_, mcp2026, meta2026 } from './support/mcp-2026';
 
 jest.setTimeout(90_000);
-
-const URL_ = `${E2E_BASE_URL}/mcp/server`;
-const V = '2026-07-28';
 
 let t: Tenant;
 let other: Tenant;
 let up: ModernUpstream;
 
-const meta = (caps: Record<string, unknown> = {}) => ({ 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'e2e-relay', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': caps });
+const meta = (caps: Record<string, unknown> = {}) => meta2026('e2e-relay', caps);
 
 /** One 2026-07-28 tools/call over raw HTTP. */
-async function modern(params: Record<string, unknown>, o: { key?: string; caps?: Record<string, unknown>; signal?: AbortSignal } = {}) {
-  const res = await fetch(URL_, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${o.key ?? t.apiKey}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'tools/call',
-      'mcp-name': String(params.name),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { ...params, _meta: meta(o.caps) } }),
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
-  await recordRaw('POST', URL_, res);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const body: any = await res.json();
-  return { status: res.status, body };
-}
+const modern = (params: Record<string, unknown>, o: { key?: string; caps?: Record<string, unknown>; signal?: AbortSignal } = {}) =>
+  mcp2026('tools/call', params, { ...o, key: o.key ?? t.apiKey, clientName: 'e2e-relay' });
 
 beforeAll(async () => {
   t = await newTenant('MCP relay');

@@ -53,3 +53,5 @@ export * from './db/functions';
 export * from './stores';
 export * from './tracing/hooks';
 export * from './free-port';
+export * from './self-signed-cert';
+export * from './test-stores';

@@ -20,6 +20,8 @@
  * handlers, no ops server unless asked, and `close()` instead of an exit. `overrides` puts a test's part in
  * place of one the definition would build: a peer client (`peers: { vault: stub }`, never dialled) or a part
  * the definition names in its overrides type (a signer, a clock, a DNS look-up), read from `ctx.overrides`.
+ * `startTestService(def, { env, overrides })` is that start as a test makes it: the config loaded from the
+ * local test stores' environment (`env` on top), the database migrated, a free loopback gRPC port, silent logs.
  *
  * @example
  * ```ts
@@ -36,6 +38,7 @@
 import type { Registry } from 'prom-client';
 import { type Bus, connectBus } from './bus/bus';
 import { type Db, createDb } from './db/database';
+import { migrateToLatest } from './db/migrate';
 import { type GrpcServiceBinding, startGrpcServer } from './grpc';
 import { type Logger, createLogger } from './logger';
 import { createMetricsRegistry } from './metrics';
@@ -43,6 +46,7 @@ import { type ReadinessCheck, startOpsServer } from './ops-server';
 import { type PeerClient, type PeerClientOptions, type PeerClients, type PeerConfig, type PeerName, createPeerClients } from './peer-clients';
 import { type Redis, createRedis } from './redis';
 import { pingNats, pingPostgres } from './stores';
+import { TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL } from './test-stores';
 import { traceHooks } from './tracing/hooks';
 
 type Closer = () => Promise<void> | void;
@@ -114,7 +118,8 @@ export interface StartedParts<A = unknown> {
 /** A service: its name, its config loader, and how it starts (`O`: the parts a test may override). */
 export interface ServiceDefinition<C extends ServiceConfig, A = unknown, O extends object = object> {
   name: string;
-  loadConfig: () => C;
+  /** the config from `env` (default: the process environment) */
+  loadConfig: (env?: Record<string, string | undefined>) => C;
   start: (ctx: ServiceContext<C, O>) => Promise<StartedParts<A>>;
 }
 
@@ -258,6 +263,56 @@ export async function startService<C extends ServiceConfig, A = unknown, O exten
     if (options.closeOnFailure !== false) await close();
     throw e;
   }
+}
+
+/** How a test starts a definition: settings on top of the local test environment, and the parts it replaces. */
+export interface TestServiceOptions<C, O extends object = object> {
+  /** environment variables on top of the process's and the local test stores' */
+  env?: Record<string, string | undefined>;
+  /** the stream prefix of the test's own JetStream streams (default AGW_STREAM_PREFIX, else none) */
+  prefix?: string;
+  /** config values no env spelling gives (applied after loading) */
+  config?: Partial<C>;
+  overrides?: ServiceOverrides<O>;
+  logger?: Logger;
+  registry?: Registry;
+}
+
+/** Clients of a started service's gRPC services (closed before it). */
+type TestClients = Record<string, { close(): void }>;
+
+/**
+ * Start a definition in this process as an integration test does: its config loaded from the process
+ * environment with the local test stores as defaults (DATABASE_URL, NATS_URL, REDIS_URL), the test's stream
+ * prefix, silent logs and `env` on top; the gRPC server on a free loopback port; the database migrated first.
+ * The service is the one main.ts runs (`startService`), with the test's `overrides` in place; `clients` makes
+ * clients of its gRPC services on their address, returned beside it and closed before it.
+ */
+export async function startTestService<C extends ServiceConfig, A = unknown, O extends object = object, K extends TestClients = Record<never, never>>(
+  def: ServiceDefinition<C, A, O>,
+  o: TestServiceOptions<C, O> & { clients?: (address: string) => K } = {},
+): Promise<StartedService<C, A> & K> {
+  const loaded = def.loadConfig({
+    ...process.env,
+    DATABASE_URL: TEST_DATABASE_URL,
+    NATS_URL: TEST_NATS_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    AGW_STREAM_PREFIX: o.prefix ?? process.env.AGW_STREAM_PREFIX ?? '',
+    LOG_LEVEL: 'silent',
+    ...o.env,
+  });
+  const config: C = { ...loaded, grpcHost: '127.0.0.1', grpcPort: 0, ...o.config };
+  if (config.databaseUrl) await migrateToLatest(config.databaseUrl);
+  const started = await startService(def, { config, logger: o.logger ?? createLogger('test', 'silent'), registry: o.registry ?? createMetricsRegistry('test'), overrides: o.overrides });
+  const clients = (o.clients?.(`127.0.0.1:${started.grpcPort}`) ?? {}) as K;
+  return {
+    ...started,
+    ...clients,
+    close: async () => {
+      for (const c of Object.values(clients)) c.close();
+      await started.close();
+    },
+  };
 }
 
 /** The process of one service: `startService` with the ops server, SIGTERM/SIGINT as its shutdown, exit codes. */

@@ -57,8 +57,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function restoredConfigs(url: string): Promise<Array<{ id: string; parent_agent_id: string | null }>> {
-  const r = createDb(url, { max: 1 });
+/** The tenant's agent configs restored from `file` into a fresh database, parents first. */
+async function restoredConfigs(file: string): Promise<Array<{ id: string; parent_agent_id: string | null }>> {
+  const target = scratchUrl();
+  await ensureDatabase(target);
+  await restoreBackup({ file, databaseUrl: target });
+  const r = createDb(target, { max: 1 });
   try {
     return (await sql<{ id: string; parent_agent_id: string | null }>`SELECT id, parent_agent_id FROM managed_agent_configs WHERE tenant_id = ${tenant} ORDER BY depth`.execute(r)).rows;
   } finally {
@@ -79,10 +83,7 @@ describe('backups of a self-referencing table', () => {
   it("a tenant's backup restores with psql ON_ERROR_STOP, constraints checked after the rows", async () => {
     const b = await createBackup({ databaseUrl: source, dir, tenantId: tenant });
     expect(b.rows).toMatchObject({ managed_agent_configs: 2 });
-    const target = scratchUrl();
-    await ensureDatabase(target);
-    await restoreBackup({ file: b.path, databaseUrl: target });
-    expect(await restoredConfigs(target)).toEqual([
+    expect(await restoredConfigs(b.path)).toEqual([
       { id: parent, parent_agent_id: null },
       { id: child, parent_agent_id: parent },
     ]);
@@ -96,10 +97,7 @@ describe('backups of a self-referencing table', () => {
     const at = (pattern: RegExp) => list.findIndex((l) => pattern.test(l));
     expect(at(/TABLE DATA public managed_agent_configs /)).toBeGreaterThan(0);
     expect(at(/FK CONSTRAINT public managed_agent_configs managed_agent_configs_parent_agent_id_fkey/)).toBeGreaterThan(at(/TABLE DATA public managed_agent_configs /));
-    const target = scratchUrl();
-    await ensureDatabase(target);
-    await restoreBackup({ file: b.path, databaseUrl: target });
-    expect(await restoredConfigs(target)).toEqual([
+    expect(await restoredConfigs(b.path)).toEqual([
       { id: parent, parent_agent_id: null },
       { id: child, parent_agent_id: parent },
     ]);

@@ -8,24 +8,21 @@
 import { randomUUID } from 'node:crypto';
 import { type NatsConnection, connect } from 'nats';
 import { publishTenantChange } from '../src/bus/tenant-changes';
-import { type Db, createDb } from '../src/db/database';
-import { migrateToLatest } from '../src/db/migrate';
+import type { Db } from '../src/db/database';
+import { TEST_NATS_URL, openTestDb } from '../src/test-stores';
 import { TenantSettingsReadModel, tenantSettingsView } from '../src/tenants/tenant-settings.read-model';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = `TS${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 let db: Db;
 const conns: NatsConnection[] = [];
 const bus = async () => {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({ servers: TEST_NATS_URL });
   conns.push(nc);
   return { nc, prefix };
 };
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
 });
 
 afterAll(async () => {

@@ -1,31 +1,51 @@
 /**
  * The anchor service's definition: the chain connection, the tree-head consumer, the batcher, the scheduler and the
- * gRPC binding. main.ts runs it; integration tests start the same definition in-process (`startService(anchorService(), …)`).
+ * gRPC binding. main.ts runs it; integration tests start the same definition in-process
+ * (`startService(anchorService(), { config, overrides })`, test/support/start-anchor.ts).
  */
 import type { ServiceDefinition } from '@agw/shared';
-import { AnchorBatcher } from './anchoring/anchor-batcher';
-import { AnchorService } from './anchoring/anchor-service';
+import { AnchorBatcher, type CheckpointDigests } from './anchoring/anchor-batcher';
+import { AnchorService, type LocalTreeHeads } from './anchoring/anchor-service';
 import { AnchorRepository } from './anchoring/anchor.repository';
 import { createAnchorMetrics } from './anchoring/anchor.metrics';
 import { registerAnchorLagGauges } from './anchoring/anchor-lag.metrics';
 import { AnchorScheduler } from './anchoring/anchor.scheduler';
-import { connectAnchorChain } from './chain/anchor-chain';
+import { type AnchorChain, connectAnchorChain } from './chain/anchor-chain';
 import { type AnchorConfig, loadAnchorConfig } from './config';
 import { anchorGrpcService } from './grpc/anchor.grpc';
 import { GrpcLocalTreeHeads } from './grpc/local-tree-heads.client';
 import { consumeTreeHeads } from './nats/tree-built.consumer';
 
-export const anchorService = (): ServiceDefinition<AnchorConfig> => ({
+/** What an in-process test reaches into. */
+export interface AnchorApi {
+  /** the domain behind the gRPC service (list, verify, status, trigger) */
+  service: AnchorService;
+  /** the one anchoring transaction of the pending heads (a test runs it instead of waiting for the schedule) */
+  batcher: AnchorBatcher;
+  repo: AnchorRepository;
+  /** the chain connected from the config, and its contract */
+  chain: AnchorChain;
+}
+
+/**
+ * What a test may put in place: the audit service's tree heads and checkpoint digests (default: asked of it
+ * over gRPC), so a test names the local roots that verify.
+ */
+export interface AnchorOverrides {
+  localHeads: LocalTreeHeads & { checkpointDigest: CheckpointDigests };
+}
+
+export const anchorService = (): ServiceDefinition<AnchorConfig, AnchorApi, AnchorOverrides> => ({
   name: 'anchor',
   loadConfig: loadAnchorConfig,
-  start: async ({ config, logger, registry, postgres, nats, peers }) => {
+  start: async ({ config, logger, registry, postgres, nats, peers, overrides }) => {
     const db = await postgres();
     const repo = new AnchorRepository(db);
     registerAnchorLagGauges(registry, db);
     const chain = await connectAnchorChain(config, repo, logger);
     // tree heads of the audit service, under this service's one audit deadline (AUDIT_DEADLINE_MS)
     const { merkle: merkleClient } = peers(['merkle'], { deadlines: { merkle: config.auditDeadlineMs } });
-    const localHeads = new GrpcLocalTreeHeads(merkleClient);
+    const localHeads = overrides.localHeads ?? new GrpcLocalTreeHeads(merkleClient);
     // each head's aggregate leaf covers its signed checkpoint (docs/evidence.md, "The anchor as a witness")
     const batcher = new AnchorBatcher(db, repo, () => chain.contract(), logger, config.maxLeavesPerTx, createAnchorMetrics(registry), localHeads.checkpointDigest);
     const triggerMinIntervalMs = (config.triggerMinIntervalSeconds ?? (chain.state.embedded ? 0 : 300)) * 1000;
@@ -36,6 +56,7 @@ export const anchorService = (): ServiceDefinition<AnchorConfig> => ({
     return {
       grpc: [anchorGrpcService(service, logger)],
       closers: [() => chain.close(), () => consumer.stop(), () => scheduler.stop()],
+      api: { service, batcher, repo, chain },
     };
   },
 });

@@ -1,31 +1,28 @@
 /**
- * Anchoring end to end inside the service: a real anvil node (the embedded chain), the real Postgres,
- * real NATS JetStream (own stream prefix). Tree heads arrive as events, one transaction anchors them
+ * Anchoring end to end inside the service (its definition started in-process, test/support/start-anchor.ts):
+ * a real anvil node (the embedded chain), the real Postgres, real NATS JetStream (own stream prefix). Tree heads arrive as events, one transaction anchors them
  * all, each tenant's proof leads to the root the chain holds, and a restart reuses the contract.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type Db, type RunningConsumer, connectBus, createDb, createLogger, createMetricsRegistry, migrateToLatest, publishEvent, subjects, freeLoopbackPort } from '@agw/shared';
+import { type Bus, type Db, connectBus, createDb, createLogger, createMetricsRegistry, publishEvent, subjects, freeLoopbackPort } from '@agw/shared';
 import { sql } from 'kysely';
 import { AnchorContract, type ContractAddressStore } from '../src/chain/anchor-contract';
-import { type EmbeddedAnvil, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
+import { startEmbeddedAnvil } from '../src/chain/embedded-anvil';
 import { ANVIL_DEV_KEY } from '../src/config';
-import { consumeTreeHeads } from '../src/nats/tree-built.consumer';
 import { aggregateLeafBytes, hashLeaf, rootFromProof } from '../src/anchoring/aggregate-tree';
 import { ANCHOR_LOCK, AnchorBatcher } from '../src/anchoring/anchor-batcher';
 import { AnchorService } from '../src/anchoring/anchor-service';
-import { createAnchorMetrics } from '../src/anchoring/anchor.metrics';
-import { AnchorRepository } from '../src/anchoring/anchor.repository';
+import type { AnchorRepository } from '../src/anchoring/anchor.repository';
 import { AnchorScheduler } from '../src/anchoring/anchor.scheduler';
+import { type StartedAnchor, startAnchor } from './support/start-anchor';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
 const prefix = `ANCHORTEST${Date.now()}`;
+let anchor: StartedAnchor;
 let db: Db;
 let repo: AnchorRepository;
-let anvil: EmbeddedAnvil;
 let contract: AnchorContract;
 let bus: Bus;
-let consumer: RunningConsumer;
 let batcher: AnchorBatcher;
 const localRoots = new Map<string, string>();
 const registry = createMetricsRegistry('anchor-test');
@@ -42,33 +39,20 @@ const eventually = async <T>(fn: () => Promise<T | undefined>, ms = 15_000): Pro
 };
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  repo = new AnchorRepository(db);
-  // a chain id of its own, so the contract address stored for it belongs to this test's chain
-  const chainId = 31337;
-  // a port the OS just handed out (a random one could be a running fleet's)
-  anvil = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId, logger });
-  await db.deleteFrom('anchor_contracts').where('chain_id', '=', chainId).execute();
-  contract = await AnchorContract.connect({ rpcUrl: anvil.rpcUrl, chainId, privateKey: ANVIL_DEV_KEY, store: repo, logger });
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'anchor-test');
-  consumer = await consumeTreeHeads(bus, repo, logger);
-  batcher = new AnchorBatcher(db, repo, () => contract, logger, 10_000, createAnchorMetrics(registry));
-  service = new AnchorService({
-    repo,
-    batcher,
-    chain: () => ({ contract, network: 'local', chainId, embedded: true }),
-    local: { rootAt: async (t, i) => localRoots.get(`${t}:${i}`) },
-    logger,
-  });
+  // the audit service's tree heads are the roots this test names; no signed checkpoints
+  anchor = await startAnchor({ prefix, registry, overrides: { localHeads: { rootAt: async (t, i) => localRoots.get(`${t}:${i}`), checkpointDigest: async () => undefined } } });
+  ({ service, batcher, repo } = anchor.api);
+  contract = anchor.api.chain.contract();
+  // a pool of the test's own for what it does beside the service (the advisory lock of another replica)
+  db = createDb(anchor.config.databaseUrl!);
+  bus = await connectBus(anchor.config.natsUrl!, prefix, 'anchor-test');
 }, 60_000);
 
 afterAll(async () => {
-  await consumer?.stop();
+  await anchor?.close();
   const jsm = await bus.nc.jetstreamManager();
   for (const s of ['DECISIONS', 'AUDIT', 'SESSIONS']) await jsm.streams.delete(`${prefix}_${s}`).catch(() => undefined);
   await bus?.close();
-  await anvil?.stop();
   await db?.destroy();
 });
 
@@ -130,7 +114,7 @@ describe('anchoring', () => {
     const throttled = new AnchorService({
       repo,
       batcher,
-      chain: () => ({ contract, network: 'local', chainId: 31337, embedded: true }),
+      chain: () => anchor.api.chain.state,
       local: { rootAt: async (t, i) => localRoots.get(`${t}:${i}`) },
       logger,
       triggerMinIntervalMs: 3_600_000,
@@ -242,7 +226,7 @@ describe('anchoring', () => {
   });
 
   it('reuses the deployed contract after a restart while the chain has its code', async () => {
-    const again = await AnchorContract.connect({ rpcUrl: anvil.rpcUrl, chainId: 31337, privateKey: ANVIL_DEV_KEY, store: repo, logger });
+    const again = await AnchorContract.connect({ rpcUrl: anchor.rpcUrl, chainId: 31337, privateKey: ANVIL_DEV_KEY, store: repo, logger });
     expect(again.address).toBe(contract.address);
   });
 });

@@ -5,20 +5,18 @@
  * inputs and outbox events, and answers the others `replayed` with the record their key wrote.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, TEST_DATABASE_URL, createDb, openTestDb } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { type BatchAppend, AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { GENESIS, canonicalContent, recordHash } from '../src/chain/record-hash';
 import { decisionInputOf, governedEntry } from './support/entries';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let repo: AuditRecordRepository;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   repo = new AuditRecordRepository(db);
 });
 afterAll(() => db.destroy());
@@ -146,7 +144,7 @@ describe('a batch of one (audit_append_one, migration 0029)', () => {
   it('keeps one tenant’s chain whole when two audit replicas append one record at a time, concurrently', async () => {
     const t = randomUUID();
     await repo.appendBatch([item(t)]);
-    const other = createDb(url);
+    const other = createDb(TEST_DATABASE_URL);
     try {
       const replicas = [repo, new AuditRecordRepository(other)];
       const out = await Promise.all(Array.from({ length: 80 }, (_, i) => replicas[i % 2].appendBatch([item(t, `c${i}`)])));

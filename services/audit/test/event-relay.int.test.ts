@@ -9,7 +9,7 @@
  * - the sweep takes the decisions of tenants without a webhook (`nohook.decisions.`) as well.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchPublisher, type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest, streams, subjects } from '@agw/shared';
+import { BatchPublisher, type Bus, type Db, closeTestBus, createLogger, openTestBus, openTestDb, streams, subjects } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
@@ -18,21 +18,16 @@ import { governedEntry } from './support/entries';
 
 jest.setTimeout(60_000);
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = `ER${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 let db: Db;
 let bus: Bus;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  bus = await connectBus(natsUrl, prefix, 'event-relay-test');
+  db = await openTestDb();
+  bus = await openTestBus(prefix, 'event-relay-test');
 });
 afterAll(async () => {
-  const jsm = await bus.nc.jetstreamManager();
-  for (const s of Object.values(streams(prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
-  await bus.close();
+  await closeTestBus(bus);
   await db.destroy();
 });
 
@@ -82,7 +77,7 @@ it('publishes a batch together: every event acked and stored once, a second publ
 });
 
 it('the relay\'s connection cut mid-batch: no row of an unacked event is deleted; the sweep publishes the rest, each event once', async () => {
-  const relayBus = await connectBus(natsUrl, prefix, 'event-relay-cut');
+  const relayBus = await openTestBus(prefix, 'event-relay-cut');
   const relay = new EventRelay(relayBus, db, createLogger('test', 'silent'), { deleteEveryMs: 20 });
   relay.start();
   let batches = 0;

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { type Bus, type Db, connectBus, createDb, createLogger, migrateToLatest, streams } from '@agw/shared';
+import { type Bus, type Db, TEST_DATABASE_URL, closeTestBus, createDb, createLogger, openTestBus, openTestDb, streams } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
@@ -15,7 +15,7 @@ import { EventRelay } from '../src/chain/event-relay';
 import type { ChainEntry } from '../src/chain/record-hash';
 import { decisionInputOf, governedEntry } from './support/entries';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+const url = TEST_DATABASE_URL;
 const prefix = `GC${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 let db: Db;
 let bus: Bus;
@@ -24,14 +24,11 @@ const entry = (over: Partial<ChainEntry> = {}): ChainEntry => governedEntry({ pa
 
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'group-commit-test');
+  db = await openTestDb();
+  bus = await openTestBus(prefix, 'group-commit-test');
 });
 afterAll(async () => {
-  const jsm = await bus.nc.jetstreamManager();
-  for (const s of Object.values(streams(prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
-  await bus.close();
+  await closeTestBus(bus);
   await db.destroy();
 });
 

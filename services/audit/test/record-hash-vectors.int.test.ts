@@ -11,13 +11,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Db, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, openTestDb } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository, appendPayload } from '../src/chain/audit-record.repository';
 import { type ChainEntry, GENESIS, canonicalContent, recordHash } from '../src/chain/record-hash';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const MIGRATIONS = path.join(__dirname, '../../../packages/shared/src/db/migrations');
 const { vectors } = JSON.parse(readFileSync(path.join(__dirname, 'fixtures/record-hash-vectors.json'), 'utf8')) as {
   vectors: Array<{ name: string; entry: ChainEntry; canonical: string; prev_hash: string; record_hash: string }>;
@@ -26,8 +25,7 @@ let db: Db;
 let repo: AuditRecordRepository;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   repo = new AuditRecordRepository(db);
 });
 afterAll(() => db.destroy());

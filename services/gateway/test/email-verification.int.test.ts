@@ -3,17 +3,15 @@
  * `requireVerifiedEmail` (the production profile's rule) a password login waits for the verification.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AppError, type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { AppError, type Db, createLogger, openTestDb } from '@agw/shared';
 import { Accounts } from '../src/tenants/accounts';
 import { SessionTokens } from '../src/tenants/session-tokens';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
 });
 afterAll(() => db.destroy());
 

@@ -16,7 +16,7 @@ type Floor = 'composition' | `adapter:${string}` | 'domain';
 
 /** The floor of a module of a service (its path below the service's src/, with its extension). */
 function floorOf(file: string): Floor {
-  if (/^(main|[a-z-]+\.service|webhook-service|app|deps|gateway)\.ts$/.test(file)) return 'composition';
+  if (/^(main|[a-z-]+\.service|app|deps|gateway)\.ts$/.test(file)) return 'composition';
   const adapter = /^(grpc|nats|http|openapi|features)\//.exec(file)?.[1] ?? (/\.routes\.ts$/.test(file) ? 'http' : undefined);
   if (adapter) return `adapter:${adapter === 'grpc' || adapter === 'nats' ? adapter : 'http'}`;
   return 'domain';

@@ -6,7 +6,7 @@
  * settings route and service over real HTTP against the real Postgres, with the caller set as the
  * authentication middleware sets it.
  */
-import { type Db, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, openTestDb } from '@agw/shared';
 import type { GatewayDeps } from '../src/deps';
 import { settingsRoutes } from '../src/http/routes/settings.routes';
 import { SettingsRepository } from '../src/tenants/settings.repository';
@@ -14,13 +14,11 @@ import { SettingsService } from '../src/tenants/settings.service';
 import { type ServedRoutes, asTestCaller, serveRoutes, stubPolicy, testSettings } from './support/served-routes';
 import { createTestTenant } from './support/tenants';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let served: ServedRoutes;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   const settings = testSettings(db);
   served = await serveRoutes((app) => {
     app.use(asTestCaller);

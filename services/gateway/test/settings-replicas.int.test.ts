@@ -3,7 +3,7 @@
  * replica reaches the other's settings cache as soon as the change message arrives, not after the cache's age.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, migrateToLatest, onTenantChange, publishTenantChange } from '@agw/shared';
+import { type Db, TEST_NATS_URL, onTenantChange, openTestDb, publishTenantChange } from '@agw/shared';
 import { type NatsConnection, connect } from 'nats';
 import type { PolicyClient } from '../src/clients/grpc-clients';
 import { newApiKey } from '../src/tenants/api-keys';
@@ -11,7 +11,6 @@ import { SettingsRepository } from '../src/tenants/settings.repository';
 import { SettingsService } from '../src/tenants/settings.service';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const prefix = `SRP${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 const conns: NatsConnection[] = [];
 let db: Db;
@@ -23,7 +22,7 @@ const sealer = { seal: async (_t: string, secret: string) => `sealed:${secret}`,
 
 /** one gateway replica's settings service, wired as gateway.ts wires it */
 async function replica(): Promise<SettingsService> {
-  const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  const nc = await connect({ servers: TEST_NATS_URL });
   conns.push(nc);
   const bus = { nc, prefix };
   const settings = new SettingsService(new SettingsRepository(db), policy, { rps: 50, burst: 100 }, async () => undefined, (t) => publishTenantChange(bus, 'settings', t), sealer);
@@ -33,8 +32,7 @@ async function replica(): Promise<SettingsService> {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
 });
 afterAll(async () => {
   for (const nc of conns) await nc.close();

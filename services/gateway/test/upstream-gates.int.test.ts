@@ -8,13 +8,12 @@
  * The vault's FederationService stands in as a recorder (its own tests run it against Postgres and the HSM).
  */
 import type { federation as pb } from '@agw/proto';
-import { type Db, ForbiddenError, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, ForbiddenError, openTestDb } from '@agw/shared';
 import type { GatewayDeps } from '../src/deps';
 import { upstreamRoutes } from '../src/http/routes/upstreams.routes';
 import { type ServedRoutes, asTestCaller, serveRoutes, testSettings } from './support/served-routes';
 import { createTestTenant } from './support/tenants';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let served: ServedRoutes;
 
@@ -65,8 +64,7 @@ const client = {
 };
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   const settings = testSettings(db);
   served = await serveRoutes((app) => {
     app.use(asTestCaller);

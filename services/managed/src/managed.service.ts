@@ -1,6 +1,7 @@
 /**
  * The managed-session service's definition: the agent platform client, the session domain, the consumer supervisor,
- * tool confirmations and the gRPC binding. main.ts runs it; integration tests start the same definition in-process.
+ * tool confirmations and the gRPC binding. main.ts runs it; integration tests start the same definition in-process
+ * (`startService(managedService(), { config, overrides })`, test/support/start-managed.ts).
  */
 import { ApprovalRepository, DecisionPublisher, EventOutboxRepository, type ServiceDefinition, TenantSettingsReadModel } from '@agw/shared';
 import { AgentConfigRepository } from './agents/agent-config.repository';
@@ -13,6 +14,7 @@ import { ConsumerSupervisor } from './consumer/consumer-supervisor';
 import { managedGrpcService } from './grpc/managed.grpc';
 import { createManagedMetrics } from './metrics';
 import { subscribeSessionActivity } from './nats/session-activity.subscriber';
+import type { AgentPlatform } from './platform/agent-platform';
 import { createAnthropicPlatform, unconfiguredPlatform } from './platform/anthropic-platform';
 import { SessionInterrupter } from './sessions/session-interrupter';
 import { SessionLauncher } from './sessions/session-launcher';
@@ -21,10 +23,27 @@ import { SessionRepository } from './sessions/session.repository';
 import { SessionViews } from './sessions/session-views';
 import { TenantThresholds } from './sessions/tenant-thresholds';
 
-export const managedService = (): ServiceDefinition<ManagedConfig> => ({
+/** What an in-process test reaches into. */
+export interface ManagedApi {
+  /** the sessions and their leases */
+  sessions: SessionRepository;
+  configs: AgentConfigs;
+  /** the platform's confirmation requests and their delivery (a test sweeps instead of waiting for the timer) */
+  confirmations: ToolConfirmations;
+}
+
+/**
+ * What a test may put in place: the agent platform (default: Claude Managed Agents at ANTHROPIC_BASE_URL with
+ * ANTHROPIC_API_KEY, or one that refuses every call when no key is set).
+ */
+export interface ManagedOverrides {
+  platform: AgentPlatform;
+}
+
+export const managedService = (): ServiceDefinition<ManagedConfig, ManagedApi, ManagedOverrides> => ({
   name: 'managed',
   loadConfig: loadManagedConfig,
-  start: async ({ config, logger, registry, postgres, nats, peers }) => {
+  start: async ({ config, logger, registry, postgres, nats, peers, overrides }) => {
     const db = await postgres();
     const bus = await nats();
     const clients = peers(['audit', 'policy', 'vault']);
@@ -34,13 +53,15 @@ export const managedService = (): ServiceDefinition<ManagedConfig> => ({
     const repo = new SessionRepository(db, (status) => metrics.sessionsEnded.inc({ status }));
     const configRepo = new AgentConfigRepository(db);
     const configs = new AgentConfigs(configRepo, config.defaultModel);
-    const platform = config.anthropicApiKey
-      ? createAnthropicPlatform({
-          apiKey: config.anthropicApiKey,
-          baseURL: config.anthropicBaseUrl,
-          environments: { get: (k) => configRepo.resource(k), put: (k, id) => configRepo.putResource(k, id) },
-        })
-      : unconfiguredPlatform();
+    const platform =
+      overrides.platform ??
+      (config.anthropicApiKey
+        ? createAnthropicPlatform({
+            apiKey: config.anthropicApiKey,
+            baseURL: config.anthropicBaseUrl,
+            environments: { get: (k) => configRepo.resource(k), put: (k, id) => configRepo.putResource(k, id) },
+          })
+        : unconfiguredPlatform());
     if (!config.anthropicApiKey) logger.warn('ANTHROPIC_API_KEY is not set: managed sessions cannot be created (configs still work)');
     const recorder = new SessionRecorder(clients.audit, clients.vault);
     const interrupter = new SessionInterrupter(repo, platform, recorder, publisher, logger, (id, auto) => {
@@ -118,6 +139,7 @@ export const managedService = (): ServiceDefinition<ManagedConfig> => ({
         () => supervisor.close(),
       ],
       info: { platform: config.anthropicApiKey ? (config.anthropicBaseUrl ?? 'anthropic') : 'unconfigured' },
+      api: { sessions: repo, configs, confirmations },
     };
   },
 });

@@ -6,7 +6,7 @@
  * The agent platform is the one external part: a recording stand-in of `confirmToolUse` here.
  */
 import { randomUUID } from 'node:crypto';
-import { ApprovalRepository, type Db, DependencyUnavailableError, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { ApprovalRepository, type Db, DependencyUnavailableError, createLogger, openTestDb } from '@agw/shared';
 import { AgentConfigRepository } from '../src/agents/agent-config.repository';
 import { AgentConfigs } from '../src/agents/agent-configs';
 import { ConfirmationRepository } from '../src/confirmations/confirmation.repository';
@@ -15,12 +15,10 @@ import type { AgentPlatform } from '../src/platform/agent-platform';
 import type { SessionRecorder } from '../src/sessions/session-recorder';
 import { SessionRepository } from '../src/sessions/session.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
 });
 afterAll(() => db.destroy());
 

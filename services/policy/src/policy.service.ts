@@ -1,30 +1,53 @@
 /**
  * The policy service's definition: templates, tenant policies and their change feed, evaluation, shadows, OPA
- * bundle sources, replay and the gRPC binding. main.ts runs it; integration tests start the same definition in-process.
+ * bundle sources, replay and the gRPC binding. main.ts runs it; integration tests start the same definition
+ * in-process (`startService(policyService(), { config, overrides })`, test/support/start-policy.ts).
  */
-import { Counter, Histogram, internalCidrsAllowed, onTenantChange, publishTenantChange, type ServiceDefinition } from '@agw/shared';
+import { Counter, type Db, Histogram, internalCidrsAllowed, onTenantChange, publishTenantChange, type ServiceDefinition } from '@agw/shared';
 import { BehaviorStore } from './behavior/behavior-store';
 import { sharedTenantPolicies } from './bundles/policy-changes';
 import { TenantPolicyRepository } from './bundles/tenant-policy.repository';
-import { auditPolicyChangeRecorder } from './changes/policy-change-recorder';
+import { type PolicyChangeRecorder, auditPolicyChangeRecorder } from './changes/policy-change-recorder';
 import { type PolicyConfig, loadPolicyConfig } from './config';
 import { PolicyEvaluation } from './decisions/policy-evaluation';
 import { policyGrpcService } from './grpc/policy.grpc';
 import { auditDecisionInputs } from './replay/audit-decision-inputs';
 import { ReplayService } from './replay/replay.service';
 import { PolicyShadows } from './shadow/policy-shadows';
-import { workerCandidateEvaluator } from './shadow/shadow-evaluator';
+import { type CandidateEvaluator, workerCandidateEvaluator } from './shadow/shadow-evaluator';
 import { ShadowRepository } from './shadow/shadow.repository';
 import { AddressPolicy, caFileContext, createPinnedFetch } from '@agw/egress';
 import { BundleSourceRepository } from './opa-bundles/bundle-source.repository';
 import { BundleSources } from './opa-bundles/bundle-sources';
 import { vaultRevealer } from './replay/vault-revealer';
 import { TemplateCatalog } from './templates/template-catalog';
+import type { TenantPolicies } from './bundles/tenant-policies';
 
-export const policyService = (): ServiceDefinition<PolicyConfig> => ({
+/** What an in-process test reaches into. */
+export interface PolicyApi {
+  /** the service's pool (a test reads what was kept) */
+  db: Db;
+  /** the tenants' policies (shared with every replica over NATS) */
+  policies: TenantPolicies;
+  /** the decision of one governed call (both passes, the behavioral record, the shadows' queue) */
+  evaluation: PolicyEvaluation;
+  shadows: PolicyShadows;
+}
+
+/**
+ * What a test may put in place: where policy changes are recorded (default: the audit service, over gRPC),
+ * and the shadows' candidate evaluator (default: the evaluation thread of the compiled shadow worker next to
+ * this module; a test running the sources names the built one). The service closes the evaluator it uses.
+ */
+export interface PolicyOverrides {
+  recorder: PolicyChangeRecorder;
+  evaluator: CandidateEvaluator;
+}
+
+export const policyService = (): ServiceDefinition<PolicyConfig, PolicyApi, PolicyOverrides> => ({
   name: 'policy',
   loadConfig: loadPolicyConfig,
-  start: async ({ config, logger, registry, postgres, redis, nats, peers }) => {
+  start: async ({ config, logger, registry, postgres, redis, nats, peers, overrides }) => {
     const catalog = await TemplateCatalog.load(config.templatesDir);
     const db = await postgres();
     const { vault: vaultClient, audit: auditClient } = peers(['vault', 'audit']);
@@ -37,7 +60,7 @@ export const policyService = (): ServiceDefinition<PolicyConfig> => ({
     });
     // policy changes reach every replica's cache over NATS; a NATS outage does not make this service unready
     const bus = await nats({ readiness: false });
-    const recorder = auditPolicyChangeRecorder(auditClient, logger);
+    const recorder = overrides.recorder ?? auditPolicyChangeRecorder(auditClient, logger);
     const policies = sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, config.policyCacheMs, recorder);
     const behavior = new BehaviorStore(redis());
     const recordFailures = new Counter({
@@ -47,7 +70,7 @@ export const policyService = (): ServiceDefinition<PolicyConfig> => ({
     });
     const shadowDropped = new Counter({ name: 'agw_policy_shadow_dropped_total', help: 'governed calls not shadowed because the shadow queue was full', registers: [registry] });
     const shadowFailures = new Counter({ name: 'agw_policy_shadow_failures_total', help: 'shadow batches that failed after the answer (evaluation or storing)', registers: [registry] });
-    const evaluator = workerCandidateEvaluator(config.templatesDir);
+    const evaluator = overrides.evaluator ?? workerCandidateEvaluator(config.templatesDir);
     const shadows = new PolicyShadows(new ShadowRepository(db), policies, recorder, evaluator, logger, {
       queueMax: config.shadowQueueMax,
       batch: config.shadowBatch,
@@ -88,6 +111,7 @@ export const policyService = (): ServiceDefinition<PolicyConfig> => ({
       // reverse order: the queued calls are decided and kept, then the evaluation thread ends
       closers: [() => evaluator.close(), () => shadows.idle(), () => bundleFetch.close(), () => clearInterval(pollTimer)],
       info: { templates: catalog.list().map((t) => t.name) },
+      api: { db, policies, evaluation, shadows },
     };
   },
 });

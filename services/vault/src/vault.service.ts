@@ -17,6 +17,7 @@ import type { ConnectionRecorder, Federation, QuarantineRecorder } from './feder
 import { auditConnectionRecorder, auditQuarantineRecorder } from './federation/quarantine-recorder';
 import { ServiceSecrets } from './secrets/service-secrets';
 import { createHsm } from './hsm/create-hsm';
+import type { HsmBackend } from './hsm/hsm-backend';
 import { instrumentHsm } from './hsm/hsm.metrics';
 import { KeyRepository } from './keys/key.repository';
 import { createVaultMetrics } from './metrics';
@@ -35,11 +36,16 @@ const GLOBAL_KEY_SCOPE = '00000000-0000-0000-0000-000000000000';
 export interface VaultApi {
   /** the federation of upstream MCP servers (a test registers upstreams and reads their pins directly) */
   federation: Federation;
-  /** the brokered executor behind Execute (with the federation), and the credential store it reads */
+  /** the brokered executor behind Execute (with the federation), the credential store it reads and its access log */
   broker: BrokeredExecutor;
   credentials: CredentialStore;
-  /** the vault's pool and keyring (a test builds a second federation with other limits over the same stores) */
+  accessLog: AccessLogRepository;
+  /** personal data: the envelopes of each data subject and the subjects' keys */
+  pii: PiiProtector;
+  subjects: DataSubjects;
+  /** the vault's pool, HSM and keyring (a test builds a second federation with other limits over the same stores) */
   db: Db;
+  hsm: HsmBackend;
   keyring: Keyring;
 }
 
@@ -94,7 +100,7 @@ export const vaultService = (): ServiceDefinition<VaultConfig, VaultApi, VaultOv
       closers: [() => hsm.close(), closeFederation],
       checks: { hsm: async () => void (await hsm.keyExists('agw:readiness-probe')) },
       info: { backend: hsm.name, tokenLabel: hsm.info().tokenLabel },
-      api: { federation, broker, credentials, db, keyring },
+      api: { federation, broker, credentials, accessLog, pii, subjects, db, hsm, keyring },
     };
   },
 });

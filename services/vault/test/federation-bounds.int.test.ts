@@ -1,6 +1,7 @@
 /**
  * What one tenant's upstream can make the vault do is bounded (docs/federation.md, "Connections and
- * limits"), against the real Postgres, the SoftHSM2 token and the project's MCP fixtures over real HTTP:
+ * limits"), in federations with their own limits over the stores of a vault started in-process
+ * (test/support/start-vault.ts), against the real Postgres, the SoftHSM2 token and the project's MCP fixtures over real HTTP:
  * reads of an upstream's tools in a budget per upstream (a list_changed flood is a few reads, a refresh
  * beyond it is 429), a definition over the byte cap is refused and named, a tenant's upstream count is
  * capped, and an upstream that flaps between two definitions is recorded once per tool and window.
@@ -10,30 +11,31 @@ import { type Fixtures, startFixtures, startHostileUpstream } from '@agw/mcp-fix
 import { freeLoopbackPort } from '@agw/shared';
 import type { FederationWiring } from '../src/federation/create-federation';
 import type { Quarantine } from '../src/federation/tool-pinning';
-import { type TestVault, openTestVault, testConfig, testFederation } from './helpers';
+import { testConfig, testFederation } from './helpers';
+import { type StartedVault, startVault } from './support/start-vault';
 
 jest.setTimeout(60_000);
 
-let v: TestVault;
+let vault: StartedVault;
 let fx: Fixtures;
 const open: FederationWiring[] = [];
 
 beforeAll(async () => {
-  v = await openTestVault();
+  vault = await startVault();
   fx = await startFixtures({ port: await freeLoopbackPort() });
 });
 
 afterAll(async () => {
   await Promise.all(open.map((w) => w.close()));
   await fx?.close();
-  await v?.close();
+  await vault?.close();
 });
 
-/** A federation of its own, with these limits, that counts the reads (syncs) and records the quarantines. */
+/** A federation of its own over the started vault's stores, with these limits, that counts the reads (syncs) and records the quarantines. */
 function federationWith(limits: Partial<ReturnType<typeof testConfig>>) {
   const syncs: string[] = [];
   const quarantines: Array<{ upstream: string; q: Quarantine; suppressed?: number }> = [];
-  const wiring = testFederation(v, { config: limits, quarantines: async (_t, upstream, q, suppressed) => void quarantines.push({ upstream, q, suppressed }), changed: (tenantId) => syncs.push(tenantId) });
+  const wiring = testFederation(vault.api, { config: limits, quarantines: async (_t, upstream, q, suppressed) => void quarantines.push({ upstream, q, suppressed }), changed: (tenantId) => syncs.push(tenantId) });
   open.push(wiring);
   return { federation: wiring.federation, syncs, quarantines };
 }

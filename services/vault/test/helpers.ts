@@ -1,66 +1,18 @@
-/** Test wiring: the real Postgres (migrated) and the real SoftHSM2 token `agw-test`, built like vault.service.ts. */
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+/**
+ * Test support beside the started vault (support/start-vault.ts): the test config on the SoftHSM2 token
+ * `agw-test`, a second PKCS#11 session on that token, and federations of their own over a started vault's stores.
+ */
+import { createLogger } from '@agw/shared';
 import * as pkcs11js from 'pkcs11js';
-import { BrokeredExecutor } from '../src/broker/brokered-executor';
-import { TargetGuard } from '../src/broker/target-guard';
 import { type VaultConfig, loadVaultConfig } from '../src/config';
 import { type FederationWiring, createFederation } from '../src/federation/create-federation';
 import type { QuarantineRecorder } from '../src/federation/federation';
-import { AccessLogRepository } from '../src/credentials/access-log.repository';
-import { CredentialRepository } from '../src/credentials/credential.repository';
-import { CredentialStore } from '../src/credentials/credential-store';
-import { createHsm } from '../src/hsm/create-hsm';
-import type { HsmBackend } from '../src/hsm/hsm-backend';
-import { KeyRepository } from '../src/keys/key.repository';
-import { Keyring } from '../src/keys/keyring';
-import { DataSubjects } from '../src/pii/data-subjects';
-import { PiiProtector } from '../src/pii/pii-protector';
-import { SubjectRepository } from '../src/pii/subject.repository';
+import type { VaultApi } from '../src/vault.service';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 
-export interface TestVault {
-  db: Db;
-  hsm: HsmBackend;
-  keyring: Keyring;
-  pii: PiiProtector;
-  subjects: DataSubjects;
-  credentials: CredentialStore;
-  accessLog: AccessLogRepository;
-  broker: BrokeredExecutor;
-  close(): Promise<void>;
-}
-
 export function testConfig() {
   return loadVaultConfig({ ...process.env, PKCS11_TOKEN_LABEL: 'agw-test', VAULT_HSM_BACKEND: 'pkcs11', AGW_PROFILE: 'local', LOG_LEVEL: 'silent' });
-}
-
-export async function openTestVault(o: { allowPrivate?: boolean; timeoutMs?: number; maxBytes?: number } = {}): Promise<TestVault> {
-  await migrateToLatest(DATABASE_URL);
-  const db = createDb(DATABASE_URL, { max: 5 });
-  const config = testConfig();
-  const hsm = createHsm(config);
-  const keyring = new Keyring(hsm, new KeyRepository(db));
-  const subjects = new DataSubjects(keyring, new SubjectRepository(db));
-  const pii = new PiiProtector(keyring, subjects);
-  const guard = new TargetGuard({ allowPrivate: o.allowPrivate ?? true, requireHttps: false });
-  const credentials = new CredentialStore(keyring, new CredentialRepository(db), guard);
-  const accessLog = new AccessLogRepository(db);
-  const broker = new BrokeredExecutor({ credentials, accessLog, pii, guard, timeoutMs: o.timeoutMs ?? 5000, maxBytes: o.maxBytes ?? 1024 * 1024, logger: createLogger('vault-test', 'silent') });
-  return {
-    db,
-    hsm,
-    keyring,
-    pii,
-    subjects,
-    credentials,
-    accessLog,
-    broker,
-    close: async () => {
-      await hsm.close();
-      await db.destroy();
-    },
-  };
 }
 
 /**
@@ -87,11 +39,11 @@ export function withTestToken<T>(fn: (p11: pkcs11js.PKCS11, session: Buffer, slo
 }
 
 /**
- * The vault's federation over a test vault's (or a started vault's `api`) database and keyring, as vault.service.ts
+ * The vault's federation over a started vault's (`api`) database and keyring, as vault.service.ts
  * wires it: the test config with 5 s call and connect timeouts, `config` on top; quarantines and changes are dropped
  * unless given. For tests that need several federations with different limits in one file.
  */
-export function testFederation(v: Pick<TestVault, 'db' | 'keyring'>, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
+export function testFederation(v: Pick<VaultApi, 'db' | 'keyring'>, o: { config?: Partial<VaultConfig>; quarantines?: QuarantineRecorder['record']; changed?: (tenantId: string) => void } = {}): FederationWiring {
   return createFederation({
     config: { ...testConfig(), federationCallTimeoutMs: 5000, federationConnectTimeoutMs: 5000, ...o.config },
     db: v.db,

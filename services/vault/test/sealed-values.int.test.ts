@@ -7,14 +7,16 @@ import { randomUUID } from 'node:crypto';
 import { vault } from '@agw/proto';
 import { piiEnvelopeJson, piiEnvelopeOf, requirePiiEnvelope } from '@agw/shared';
 import { SubjectEnvelopes } from '../src/pii/subject-envelopes';
-import { type TestVault, openTestVault } from './helpers';
+import { type StartedVault, startVault } from './support/start-vault';
 
-let v: TestVault;
+let started: StartedVault;
+let v: StartedVault['api'];
 
 beforeAll(async () => {
-  v = await openTestVault();
+  started = await startVault();
+  v = started.api;
 });
-afterAll(() => v.close());
+afterAll(() => started?.close());
 
 /** The envelopes of stored params (each as its JSON text). */
 function envelopesIn(node: unknown, out: string[] = []): string[] {

@@ -1,21 +1,22 @@
 /**
- * Sealed service secrets (webhook signing secrets) against the real Postgres and SoftHSM2 token, through the
- * stored form the callers keep (@agw/shared sealed-values.ts), as the gateway and the webhook service do.
+ * Sealed service secrets (webhook signing secrets) with the keyring of a vault started in-process
+ * (test/support/start-vault.ts), against the real Postgres and SoftHSM2 token, through the stored form the
+ * callers keep (@agw/shared sealed-values.ts), as the gateway and the webhook service do.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InputError, sealedSecretOf, sealedSecretText } from '@agw/shared';
 import { credentialsKeyId } from '../src/keys/keyring';
 import { ServiceSecrets } from '../src/secrets/service-secrets';
-import { type TestVault, openTestVault } from './helpers';
+import { type StartedVault, startVault } from './support/start-vault';
 
-let v: TestVault;
+let vault: StartedVault;
 let secrets: ServiceSecrets;
 
 beforeAll(async () => {
-  v = await openTestVault();
-  secrets = new ServiceSecrets(v.keyring);
+  vault = await startVault();
+  secrets = new ServiceSecrets(vault.api.keyring);
 });
-afterAll(() => v.close());
+afterAll(() => vault?.close());
 
 const input = (e: unknown) => (e instanceof InputError ? e.issues[0] : e);
 /** sealed and kept as the callers keep it */

@@ -1,19 +1,29 @@
-/** Credentials, brokered execution and PII protection against the real Postgres and SoftHSM2 token. */
+/**
+ * Credentials, brokered execution and PII protection of the vault (its definition started in-process,
+ * test/support/start-vault.ts) against the real Postgres and SoftHSM2 token.
+ */
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createLogger } from '@agw/shared';
 import { sql } from 'kysely';
+import { BrokeredExecutor } from '../src/broker/brokered-executor';
+import { TargetGuard } from '../src/broker/target-guard';
 import { credentialsKeyId, subjectKeyId } from '../src/keys/keyring';
 import { ERASED_PLACEHOLDER } from '../src/pii/pii-envelope';
-import { type TestVault, openTestVault } from './helpers';
+import type { VaultApi } from '../src/vault.service';
+import { type StartedVault, startVault } from './support/start-vault';
 
-let v: TestVault;
+let vault: StartedVault;
+let v: VaultApi;
 let server: http.Server;
 let upstream: string;
 const hits: Array<{ headers: http.IncomingHttpHeaders; body: string; url: string }> = [];
 
 beforeAll(async () => {
-  v = await openTestVault({ maxBytes: 64 * 1024, timeoutMs: 1500 });
+  // the local profile allows private upstreams over plain HTTP (this test's upstream is a loopback server)
+  vault = await startVault({ env: { VAULT_UPSTREAM_MAX_BYTES: String(64 * 1024), VAULT_UPSTREAM_TIMEOUT_MS: '1500' } });
+  v = vault.api;
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -31,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise<void>((r) => server.close(() => r()));
-  await v.close();
+  await vault?.close();
 });
 
 /** Every row of every vault table as text: the plaintext must appear nowhere. */
@@ -120,16 +130,13 @@ describe('brokered execution', () => {
     expect(await run('big')).toMatchObject({ statusCode: 502, outcome: 'too_large' });
     expect(await run('nowhere')).toMatchObject({ statusCode: 502, outcome: 'no_upstream' });
 
-    // the same credential under a production-like guard: loopback is refused at call time
-    const strict = await openTestVault({ allowPrivate: false });
-    try {
-      expect(await strict.broker.execute(tenant, { actionId: randomUUID(), agentId: 'a', tool: 'slow', method: 'm', params: {}, origin: 'tool_call' })).toMatchObject({
-        statusCode: 502,
-        outcome: 'blocked',
-      });
-    } finally {
-      await strict.db.destroy();
-    }
+    // the same credential through a broker whose guard refuses private upstreams (as in production): loopback is
+    // refused at call time (a second vault in this process would end the PKCS#11 library's session when closed)
+    const strict = new BrokeredExecutor({ credentials: v.credentials, accessLog: v.accessLog, pii: v.pii, guard: new TargetGuard({ allowPrivate: false, requireHttps: false }), timeoutMs: 1500, maxBytes: 64 * 1024, logger: createLogger('test', 'silent') });
+    expect(await strict.execute(tenant, { actionId: randomUUID(), agentId: 'a', tool: 'slow', method: 'm', params: {}, origin: 'tool_call' })).toMatchObject({
+      statusCode: 502,
+      outcome: 'blocked',
+    });
     expect((await v.accessLog.list(tenant, { limit: 10 })).map((e) => e.outcome).sort()).toEqual(['blocked', 'no_upstream', 'timeout', 'too_large']);
   });
 });

@@ -5,16 +5,16 @@
 import { randomUUID } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import { webhook as pb } from '@agw/proto';
-import { type Bus, type Db, Registry, createClient, publishEvent, subjects } from '@agw/shared';
+import { type Bus, type Db, Registry, type SelfSignedCert, createClient, publishEvent, subjects } from '@agw/shared';
 import { DeliveryRepository } from '../src/delivery/delivery.repository';
 import { DeliveryRetention } from '../src/delivery/delivery-retention';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { TargetGuard } from '../src/target/target-guard';
 import { HttpsSender } from '../src/target/https-sender';
-import type { WebhookService } from '../src/webhook-service';
-import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testConfig, uniquePrefix, writeCaFile } from './support/harness';
+import type { StartedWebhook } from './support/start-webhook';
+import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, uniquePrefix, writeCaFile } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
@@ -25,7 +25,7 @@ let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
 let caFile: string;
-let service: WebhookService;
+let service: StartedWebhook;
 const registry = new Registry();
 const receivers: Receiver[] = [];
 
@@ -61,7 +61,7 @@ afterAll(async () => {
 async function finalDelivery(tenantId: string, actionId: string, timeoutMs = 30_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const [d] = await service.deliveries.list(tenantId, { limit: 10, actionId });
+    const [d] = await service.api.deliveries.list(tenantId, { limit: 10, actionId });
     if (d && d.status !== 'pending') return d;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -111,7 +111,7 @@ describe('signed delivery of decision events', () => {
     expect(req.json).toMatchObject({ event: 'action.pending_approval', data: { action_id: pending.action_id, requires_human: true } });
     await new Promise((r) => setTimeout(r, 500));
     expect(rx.requests).toHaveLength(1);
-    expect(await service.deliveries.list(t.id, { limit: 10 })).toHaveLength(1);
+    expect(await service.api.deliveries.list(t.id, { limit: 10 })).toHaveLength(1);
   });
 
   it('an interrupted managed session reaches tenants subscribed to session.interrupted', async () => {
@@ -147,8 +147,8 @@ describe('signed delivery of decision events', () => {
     const rx = await receiver();
     const t = await createTenant(db, { url: rx.url() });
     const e = decisionEvent(t.id);
-    expect(await service.deliveries.enqueueDecision(e)).toBe('enqueued');
-    expect(await service.deliveries.enqueueDecision(e)).toBe('duplicate');
+    expect(await service.api.deliveries.enqueueDecision(e)).toBe('enqueued');
+    expect(await service.api.deliveries.enqueueDecision(e)).toBe('duplicate');
     await rx.waitFor(1);
     await new Promise((r) => setTimeout(r, 500));
     expect(rx.requests).toHaveLength(1);
@@ -161,9 +161,9 @@ describe('signed delivery of decision events', () => {
     const e = decisionEvent(a.id);
     await publishDecision(bus, e);
     const d = await finalDelivery(a.id, e.action_id);
-    expect(await service.deliveries.list(b.id, { limit: 100 })).toEqual([]);
-    await expect(service.deliveries.get(b.id, d.delivery_id)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(service.deliveries.get(a.id, d.delivery_id)).resolves.toMatchObject({ delivery_id: d.delivery_id });
+    expect(await service.api.deliveries.list(b.id, { limit: 100 })).toEqual([]);
+    await expect(service.api.deliveries.get(b.id, d.delivery_id)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.api.deliveries.get(a.id, d.delivery_id)).resolves.toMatchObject({ delivery_id: d.delivery_id });
   });
 });
 
@@ -215,7 +215,7 @@ describe('retries at the spec delays (0, 2, 4, 8 s)', () => {
 describe('target guard', () => {
   it('refuses a private address without connecting, and logs the refusal as an attempt', async () => {
     const t = await createTenant(db, { url: 'https://10.1.2.3/hook' });
-    const d = await service.deliveries.test(t.id);
+    const d = await service.api.deliveries.test(t.id);
     expect(d.attempt_log[0]).toMatchObject({ attempt: 1, outcome: 'refused', status_code: null });
     expect(d.attempt_log[0].error).toMatch(/10\.1\.2\.3 is private/);
     expect(d.attempt_log[0].duration_ms).toBeLessThan(500);
@@ -223,20 +223,20 @@ describe('target guard', () => {
 
   it('refuses a host name that resolves to a private address, and pins the checked address for a good one', async () => {
     const bad = await createTenant(db, { url: 'https://internal.test/hook' });
-    const refused = await service.deliveries.test(bad.id);
+    const refused = await service.api.deliveries.test(bad.id);
     expect(refused.attempt_log[0]).toMatchObject({ outcome: 'refused' });
     expect(refused.attempt_log[0].error).toMatch(/internal\.test refused: address 10\.9\.8\.7 is private/);
 
     const rx = await receiver();
     const good = await createTenant(db, { url: `https://hook.test:${rx.port}/named` });
-    const ok = await service.deliveries.test(good.id);
+    const ok = await service.api.deliveries.test(good.id);
     expect(ok.attempt_log[0].error).toBeNull();
     expect(ok).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(rx.requests[0].headers.host).toBe(`hook.test:${rx.port}`);
     expect(rx.requests[0].path).toBe('/named');
     // resolved once, by the guard; the connection never asked DNS again (a second answer would be private)
     expect(lookups.filter((h) => h === 'hook.test')).toHaveLength(1);
-    const rebound = await service.deliveries.test(good.id);
+    const rebound = await service.api.deliveries.test(good.id);
     expect(rebound.attempt_log[0]).toMatchObject({ outcome: 'refused', error: expect.stringMatching(/10\.66\.0\.1 is private/) });
     expect(rx.requests).toHaveLength(1);
   });
@@ -282,22 +282,22 @@ describe('test delivery', () => {
   it('sends a signed sample event at once and records it in the log', async () => {
     const rx = await receiver();
     const t = await createTenant(db, { url: rx.url(), events: ['action.denied'] });
-    const d = await service.deliveries.test(t.id);
+    const d = await service.api.deliveries.test(t.id);
     expect(d).toMatchObject({ status: 'delivered', event: 'webhook.test', test: true, attempts: 1 });
     expect(rx.requests).toHaveLength(1);
     expect(rx.requests[0].json).toMatchObject({ event: 'webhook.test', data: { agent_id: 'webhook-test' } });
     expect(verifySignature(t.secret, rx.requests[0].rawBody, rx.requests[0].headers['x-service-signature'] as string)).toBe(true);
-    expect((await service.deliveries.list(t.id, { limit: 5 })).map((x) => x.delivery_id)).toEqual([d.delivery_id]);
+    expect((await service.api.deliveries.list(t.id, { limit: 5 })).map((x) => x.delivery_id)).toEqual([d.delivery_id]);
   });
 
   it('without a webhook URL is a conflict, and an unknown event is invalid input', async () => {
     const t = await createTenant(db, { url: null });
-    await expect(service.deliveries.test(t.id)).rejects.toMatchObject({ code: 'conflict' });
+    await expect(service.api.deliveries.test(t.id)).rejects.toMatchObject({ code: 'conflict' });
     const u = await createTenant(db, { url: 'https://example.invalid/' });
-    await expect(service.deliveries.test(u.id, 'action.exploded')).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(service.deliveries.list(u.id, { limit: 5, status: 'weird' as never })).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(service.deliveries.get(u.id, 'not-a-uuid')).rejects.toMatchObject({ code: 'not_found' });
-    await expect(service.deliveries.get(u.id, randomUUID())).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.api.deliveries.test(u.id, 'action.exploded')).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.api.deliveries.list(u.id, { limit: 5, status: 'weird' as never })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.api.deliveries.get(u.id, 'not-a-uuid')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.api.deliveries.get(u.id, randomUUID())).rejects.toMatchObject({ code: 'not_found' });
   });
 });
 
@@ -344,7 +344,7 @@ describe('fleets sharing a database', () => {
     await foreign.insert(t.id, { id, eventId: `foreign:${id}`, event: 'action.allowed', actionId: null, url: rx.url(), body: '{}', isTest: false, dueInMs: 0 });
     await new Promise((r) => setTimeout(r, 1000));
     expect(rx.requests).toHaveLength(0);
-    expect(await service.deliveries.get(t.id, id)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await service.api.deliveries.get(t.id, id)).toMatchObject({ status: 'pending', attempts: 0 });
     await db.deleteFrom('webhook_deliveries').where('id', '=', id).execute();
   });
 });

@@ -5,10 +5,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { type Bus, type Db, Registry, createDb, createLogger, migrateToLatest, freeLoopbackPort } from '@agw/shared';
-import { type WebhookService, startWebhookService } from '../src/webhook-service';
-import { DATABASE_URL, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testConfig, testEnv, uniquePrefix, writeCaFile } from './support/harness';
-import { type SelfSignedCert, selfSignedCert, startReceiver } from './support/https-receiver';
+import { type Bus, type Db, type SelfSignedCert, createDb, createLogger, freeLoopbackPort, migrateToLatest } from '@agw/shared';
+import { type StartedWebhook, startWebhook } from './support/start-webhook';
+import { DATABASE_URL, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testEnv, uniquePrefix, writeCaFile } from './support/harness';
+import { receiverCert, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(90_000);
 
@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   await migrateToLatest(DATABASE_URL);
   db = createDb(DATABASE_URL);
-  cert = selfSignedCert();
+  cert = receiverCert();
   caFile = writeCaFile(cert.cert);
 });
 
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 /** The service as its own process, run from the sources, so SIGKILL is a real crash. */
-function spawnService(env: Record<string, string>): ChildProcess {
+function spawnService(env: Record<string, string | undefined>): ChildProcess {
   const child = spawn(process.execPath, [path.join(__dirname, 'support/run-service.js')], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -102,9 +102,9 @@ describe('durability', () => {
     const bus = await publisherBus(prefix);
     const rx = await startReceiver(cert);
     const logger = createLogger('webhook', 'silent');
-    const replicas: WebhookService[] = [];
+    const replicas: StartedWebhook[] = [];
     try {
-      for (let i = 0; i < 2; i++) replicas.push(await startWebhookService(testConfig(prefix, caFile), logger, new Registry()));
+      for (let i = 0; i < 2; i++) replicas.push(await startWebhook(prefix, caFile, { logger }));
       const t = await createTenant(db, { url: rx.url() });
       const events = Array.from({ length: 80 }, () => decisionEvent(t.id));
       await Promise.all(events.map((e) => publishDecision(bus, e)));

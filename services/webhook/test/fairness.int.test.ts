@@ -3,7 +3,7 @@
  * most its share of a replica's attempt slots, so another tenant's event is still delivered at once.
  */
 import { type Bus, type Db, createLogger } from '@agw/shared';
-import type { WebhookService } from '../src/webhook-service';
+import type { StartedWebhook } from './support/start-webhook';
 import { createTenant, decisionEvent, publishDecision, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
 import { type Receiver, startReceiver } from './support/https-receiver';
@@ -14,7 +14,7 @@ const prefix = uniquePrefix('fair');
 let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
-let service: WebhookService;
+let service: StartedWebhook;
 let slow: Receiver;
 let fast: Receiver;
 

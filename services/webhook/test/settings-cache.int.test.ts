@@ -4,11 +4,11 @@
  * (`changes.settings.<tenant>` on core NATS) applies to the next events; delivery attempts always read
  * the stored settings.
  */
-import { type Bus, type Db, publishTenantChange } from '@agw/shared';
-import type { WebhookService } from '../src/webhook-service';
+import { type Bus, type Db, type SelfSignedCert, publishTenantChange } from '@agw/shared';
+import type { StartedWebhook } from './support/start-webhook';
 import { createTenant, decisionEvent, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
@@ -17,7 +17,7 @@ let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
-let service: WebhookService;
+let service: StartedWebhook;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
@@ -37,12 +37,12 @@ it('a webhook set through the gateway applies to the next events once the change
   const rx = await startReceiver(cert);
   receivers.push(rx);
   const t = await createTenant(db, { url: null, secret: null });
-  expect(await service.deliveries.enqueueDecision(decisionEvent(t.id))).toBe('skipped');
+  expect(await service.api.deliveries.enqueueDecision(decisionEvent(t.id))).toBe('skipped');
 
   // written as the gateway's settings service writes it; until the change is published the cached
   // settings (no webhook) still answer: the store is not read per event
   await setSettings(t.id, { webhook_url: rx.url(), webhook_secret: t.secret || 'whsec_settings_cache_test' });
-  expect(await service.deliveries.enqueueDecision(decisionEvent(t.id))).toBe('skipped');
+  expect(await service.api.deliveries.enqueueDecision(decisionEvent(t.id))).toBe('skipped');
 
   publishTenantChange(bus, 'settings', t.id);
   await bus.nc.flush();
@@ -51,7 +51,7 @@ it('a webhook set through the gateway applies to the next events once the change
   let e = decisionEvent(t.id);
   while (result === 'skipped' && Date.now() < until) {
     e = decisionEvent(t.id);
-    result = await service.deliveries.enqueueDecision(e);
+    result = await service.api.deliveries.enqueueDecision(e);
     if (result === 'skipped') await new Promise((r) => setTimeout(r, 5));
   }
   expect(result).toBe('enqueued');
@@ -64,7 +64,7 @@ it('a webhook set through the gateway applies to the next events once the change
   await bus.nc.flush();
   const until2 = Date.now() + 2000;
   do {
-    result = await service.deliveries.enqueueDecision(decisionEvent(t.id));
+    result = await service.api.deliveries.enqueueDecision(decisionEvent(t.id));
     if (result !== 'skipped') await new Promise((r) => setTimeout(r, 5));
   } while (result !== 'skipped' && Date.now() < until2);
   expect(result).toBe('skipped');

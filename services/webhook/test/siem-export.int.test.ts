@@ -8,17 +8,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { OCSF_PROFILES, OcsfSchema } from '@agw/ocsf';
-import { type Bus, Counter, type Db, type DecisionEvent, Registry, publishEvent, subjects } from '@agw/shared';
+import { type Bus, Counter, type Db, type DecisionEvent, Registry, type SelfSignedCert, publishEvent, subjects } from '@agw/shared';
 import Ajv from 'ajv';
 import { verifySignature } from '../src/delivery/webhook.signer';
 import { tenantOfAnyDecisionSubject } from '../src/nats/siem.consumer';
 import { SiemExport, siemBody } from '../src/siem/siem-export';
 import { HttpsSender } from '../src/target/https-sender';
 import { TargetGuard } from '../src/target/target-guard';
-import type { WebhookService } from '../src/webhook-service';
+import type { StartedWebhook } from './support/start-webhook';
 import { capturingLogger, decisionEvent, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type Receiver, type SelfSignedCert, startReceiver } from './support/https-receiver';
+import { type Receiver, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
@@ -29,7 +29,7 @@ let bus: Bus;
 let cert: SelfSignedCert;
 let caFile: string;
 let receiver: Receiver;
-let service: WebhookService;
+let service: StartedWebhook;
 const registry = new Registry();
 const logger = capturingLogger();
 const validate = new Ajv({ allErrors: true, strict: false }).compile(new OcsfSchema().eventSchema('events/application/api_activity.json', [...OCSF_PROFILES]));

@@ -5,12 +5,11 @@
  * The decisions the gateway put under `nohook.decisions.` (a tenant without a webhook URL) are on the stream
  * but never handed to the webhook service's consumer at all.
  */
-import { type Bus, type Db, Registry, streams, subjects } from '@agw/shared';
+import { type Bus, type Db, Registry, type SelfSignedCert, streams, subjects } from '@agw/shared';
 import { DURABLE_NAME, tenantOfDecisionSubject } from '../src/nats/decision.consumer';
-import type { WebhookService } from '../src/webhook-service';
+import type { StartedWebhook } from './support/start-webhook';
 import { capturingLogger, createTenant, decisionEvent, publishDecision, uniquePrefix } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
-import { type SelfSignedCert } from './support/https-receiver';
 
 jest.setTimeout(60_000);
 
@@ -19,7 +18,7 @@ let bed: WebhookBed;
 let db: Db;
 let bus: Bus;
 let cert: SelfSignedCert;
-let service: WebhookService;
+let service: StartedWebhook;
 const registry = new Registry();
 const logger = capturingLogger();
 

@@ -6,13 +6,12 @@
  * Under `/siem` it is a SIEM collector instead (the SIEM export's JSON Lines of OCSF events, docs/evidence.md):
  * it keeps each event's action id (`metadata.correlation_uid`) and whether its request was signed.
  */
-import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type SelfSignedCert, selfSignedCert } from '@agw/shared';
 import { WEBHOOK_CA_FILE } from './env';
 
 export interface Received {
@@ -26,21 +25,11 @@ export interface Received {
   signed: boolean;
 }
 
-let cert: { cert: string; key: string } | undefined;
+let cert: SelfSignedCert | undefined;
 
 /** Make the run's certificate and write it where the fleet's webhook service reads its extra CA (before the fleet starts). */
 export function writeReceiverCa(): void {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agw-faults-webhook-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-      '-subj', '/CN=agw-faults-webhook-receiver', '-addext', 'subjectAltName=DNS:localhost,DNS:*.faults.test,IP:127.0.0.1,IP:127.0.0.2,IP:::1',
-      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
-    ], { stdio: 'pipe' });
-    cert = { cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: readFileSync(path.join(dir, 'key.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  cert = selfSignedCert({ commonName: 'agw-faults-webhook-receiver', altNames: ['DNS:localhost', 'DNS:*.faults.test', 'IP:127.0.0.1', 'IP:127.0.0.2', 'IP:::1'] });
   mkdirSync(path.dirname(WEBHOOK_CA_FILE), { recursive: true });
   writeFileSync(WEBHOOK_CA_FILE, cert.cert);
 }

@@ -1,63 +1,28 @@
-/** Integration: the gRPC adapter over a real socket; errors travel back as the same taxonomy. */
+/** Integration: the gRPC adapter of the service (its definition started in-process) over a real socket; errors travel back as the same taxonomy. */
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { policy as pb } from '@agw/proto';
-import { AppError, createClient, createDb, createLogger, createRedis, migrateToLatest, startGrpcServer } from '@agw/shared';
-import { BehaviorStore } from '../behavior/behavior-store';
-import { TenantPolicies } from '../bundles/tenant-policies';
-import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
+import { AppError } from '@agw/shared';
 import type { PolicyChangeFact } from '../changes/policy-change-recorder';
-import { PolicyEvaluation } from '../decisions/policy-evaluation';
-import { identityRevealer } from '../replay/params-revealer';
-import { ReplayService } from '../replay/replay.service';
-import type { PolicyShadows } from '../shadow/policy-shadows';
-import { TemplateCatalog } from '../templates/template-catalog';
-import { policyGrpcService } from './policy.grpc';
+import { type StartedPolicy, startPolicy } from '../../test/support/start-policy';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const logger = createLogger('test', 'silent');
-let close: () => Promise<void>;
 const recorded: PolicyChangeFact[] = [];
-let client: ReturnType<typeof createClient<typeof pb.PolicyServiceService>>;
+let policy: StartedPolicy;
+let client: StartedPolicy['client'];
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  const db = createDb(url);
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-  const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
-  const policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, {
-    cacheMs: 1000,
-    recorder: {
-      record: async (_tenantId, fact) => {
-        recorded.push(fact);
-        return randomUUID();
+  policy = await startPolicy({
+    env: { POLICY_CACHE_MS: '1000' },
+    overrides: {
+      recorder: {
+        record: async (_tenantId, fact) => {
+          recorded.push(fact);
+          return randomUUID();
+        },
       },
     },
   });
-  const behavior = new BehaviorStore(redis);
-  const server = await startGrpcServer('127.0.0.1', 0, [
-    policyGrpcService(
-      {
-        catalog,
-        policies,
-        behavior,
-        evaluation: new PolicyEvaluation(policies, behavior),
-        replay: new ReplayService(policies, { byActions: async () => [] }, identityRevealer),
-        // no shadow runs in these tests (policy-shadows.test.ts has them)
-        shadows: {} as PolicyShadows,
-      },
-      logger,
-    ),
-  ]);
-  client = createClient(pb.PolicyServiceClient, `127.0.0.1:${server.port}`, 'policy engine');
-  close = async () => {
-    client.close();
-    await server.close();
-    redis.disconnect();
-    await db.destroy();
-  };
+  ({ client } = policy);
 });
-afterAll(() => close());
+afterAll(() => policy?.close());
 
 test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 detail', async () => {
   const err = await client.setTenantPolicy({ tenant_id: randomUUID(), policy_template: 'custom', policy_config_json: '', has_policy_config: false, custom_policy: 'package agw.custom\n\np if {\n', has_custom_policy: true, actor: '', override_failing_tests: undefined }).catch((e) => e);

@@ -7,33 +7,23 @@
  * new revision is picked up; a bad signature and failing tests are refused with the live policy staying;
  * activation into shadow; the egress rules refuse a loopback server when it is not allowed.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { AddressPolicy, createPinnedFetch } from '@agw/egress';
-import { createDb, createLogger, createRedis, migrateToLatest } from '@agw/shared';
+import { type Db, type SelfSignedCert, createLogger, selfSignedCert } from '@agw/shared';
 import { exportSPKI, generateKeyPair } from 'jose';
-import { BehaviorStore } from '../behavior/behavior-store';
-import { TenantPolicies } from '../bundles/tenant-policies';
-import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
+import type { TenantPolicies } from '../bundles/tenant-policies';
 import type { PolicyChangeFact, PolicyChangeRecorder } from '../changes/policy-change-recorder';
-import { PolicyEvaluation } from '../decisions/policy-evaluation';
-import { PolicyShadows } from '../shadow/policy-shadows';
-import { workerCandidateEvaluator } from '../shadow/shadow-evaluator';
-import { ShadowRepository } from '../shadow/shadow.repository';
-import { TemplateCatalog } from '../templates/template-catalog';
+import type { PolicyEvaluation } from '../decisions/policy-evaluation';
+import type { PolicyShadows } from '../shadow/policy-shadows';
+import { type StartedPolicy, startPolicy } from '../../test/support/start-policy';
 import { signed, tarGz } from './__tests__/signed-bundle';
 import { BundleSourceRepository } from './bundle-source.repository';
 import { BundleSources } from './bundle-sources';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
-const TEMPLATES = path.resolve(__dirname, '../../templates');
 
 const policy = (denied: string) => `package agw.custom
 
@@ -71,9 +61,9 @@ function bundleServer(cert: { cert: string; key: string }) {
   return { server, state };
 }
 
-let db: ReturnType<typeof createDb>;
-let redis: ReturnType<typeof createRedis>;
-let cert: { cert: string; key: string };
+let started: StartedPolicy;
+let db: Db;
+let cert: SelfSignedCert;
 let srv: ReturnType<typeof bundleServer>;
 let base: string;
 let keys: Awaited<ReturnType<typeof generateKeyPair>>;
@@ -85,7 +75,6 @@ const recorder: PolicyChangeRecorder = {
     return randomUUID();
   },
 };
-const evaluator = workerCandidateEvaluator(TEMPLATES, path.resolve(__dirname, '../../dist/shadow/shadow-worker.js'));
 let policies: TenantPolicies;
 let shadows: PolicyShadows;
 let evaluation: PolicyEvaluation;
@@ -94,29 +83,20 @@ const fetchFor = (allowCidrs: string[]) =>
 const sourcesWith = (fetch: ReturnType<typeof fetchFor>) => new BundleSources(new BundleSourceRepository(db), policies, shadows, recorder, fetch, logger, { maxBytes: 1 << 20, pollMs: 60_000 });
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-  const dir = mkdtempSync(path.join(tmpdir(), 'agw-bundle-server-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=bundles', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'pipe' });
-  cert = { cert: readFileSync(path.join(dir, 'c.pem'), 'utf8'), key: readFileSync(path.join(dir, 'k.pem'), 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
+  // the service's policies, shadows and evaluation (each test polls with bundle sources of its own egress rules)
+  started = await startPolicy({ env: { POLICY_CACHE_MS: '60000', POLICY_SHADOW_QUEUE_MAX: '100' }, overrides: { recorder } });
+  ({ db, policies, shadows, evaluation } = started.api);
+  cert = selfSignedCert({ commonName: 'bundles', altNames: ['IP:127.0.0.1'], days: 1 });
   srv = bundleServer(cert);
   await new Promise<void>((r) => srv.server.listen(0, '127.0.0.1', r));
   base = `https://127.0.0.1:${(srv.server.address() as AddressInfo).port}`;
   keys = await generateKeyPair('RS256');
   pem = await exportSPKI(keys.publicKey);
-  const catalog = await TemplateCatalog.load(TEMPLATES);
-  policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: 60_000, recorder });
-  shadows = new PolicyShadows(new ShadowRepository(db), policies, recorder, evaluator, logger, { queueMax: 100, cacheMs: 60_000 });
-  evaluation = new PolicyEvaluation(policies, new BehaviorStore(redis), undefined, undefined, shadows);
 });
 afterAll(async () => {
-  await evaluator.close();
   srv.server.closeAllConnections();
   await new Promise((r) => srv.server.close(r));
-  redis.disconnect();
-  await db.destroy();
+  await started?.close();
 });
 
 const decide = (tenantId: string, tool: string) =>

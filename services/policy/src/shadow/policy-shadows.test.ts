@@ -1,26 +1,16 @@
 /**
- * Integration (real Postgres, Redis and the shadow's evaluation thread): a candidate in shadow decides every
+ * Integration (the service's definition started in-process: real Postgres, Redis, NATS and the shadow's evaluation thread): a candidate in shadow decides every
  * governed call beside the live policy, off the answer's path; the report's counts, rules and samples are
  * exact; the shadow ends by itself at max_calls and at its expiry; promotion goes through the tests gate
  * (and its override); start, end, discard and promotion are recorded as policy changes.
  */
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { AppError, createDb, createLogger, createRedis, migrateToLatest } from '@agw/shared';
-import { BehaviorStore } from '../behavior/behavior-store';
-import { TenantPolicies } from '../bundles/tenant-policies';
-import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
-import type { PolicyChangeFact, PolicyChangeRecorder } from '../changes/policy-change-recorder';
-import { PolicyEvaluation, type ToolCallFacts } from '../decisions/policy-evaluation';
-import { TemplateCatalog } from '../templates/template-catalog';
-import { PolicyShadows } from './policy-shadows';
-import { type CandidateEvaluator, workerCandidateEvaluator } from './shadow-evaluator';
-import { ShadowRepository } from './shadow.repository';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const logger = createLogger('test', 'silent');
-// the worker runs compiled code: the service's build (dist) next to these sources
-const WORKER = path.resolve(__dirname, '../../dist/shadow/shadow-worker.js');
+import { AppError, type Db, createMetricsRegistry } from '@agw/shared';
+import type { TenantPolicies } from '../bundles/tenant-policies';
+import type { PolicyChangeFact } from '../changes/policy-change-recorder';
+import type { PolicyEvaluation, ToolCallFacts } from '../decisions/policy-evaluation';
+import { type StartedPolicy, startPolicy } from '../../test/support/start-policy';
+import type { PolicyShadows } from './policy-shadows';
 
 const LIVE = `package agw.custom
 
@@ -47,41 +37,32 @@ deny contains "slow_rule" if {
 }
 `;
 
-let db: ReturnType<typeof createDb>;
-let redis: ReturnType<typeof createRedis>;
-let evaluator: CandidateEvaluator;
+let policy: StartedPolicy;
+let db: Db;
 let policies: TenantPolicies;
 let shadows: PolicyShadows;
 let evaluation: PolicyEvaluation;
+const registry = createMetricsRegistry('test');
 const recorded: Array<{ tenantId: string; fact: PolicyChangeFact }> = [];
-const recorder: PolicyChangeRecorder = {
-  record: async (tenantId, fact) => {
-    recorded.push({ tenantId, fact });
-    return randomUUID();
-  },
-};
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-  const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
-  policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, logger, { cacheMs: 60_000, recorder });
-  evaluator = workerCandidateEvaluator(path.resolve(__dirname, '../../templates'), WORKER);
-  shadows = new PolicyShadows(new ShadowRepository(db), policies, recorder, evaluator, logger, {
-    queueMax: 1000,
-    cacheMs: 60_000,
-    onFailed: (e) => {
-      throw e;
+  policy = await startPolicy({
+    env: { POLICY_CACHE_MS: '60000', POLICY_SHADOW_QUEUE_MAX: '1000' },
+    registry,
+    overrides: {
+      recorder: {
+        record: async (tenantId, fact) => {
+          recorded.push({ tenantId, fact });
+          return randomUUID();
+        },
+      },
     },
   });
-  evaluation = new PolicyEvaluation(policies, new BehaviorStore(redis), undefined, undefined, shadows);
+  ({ db, policies, shadows, evaluation } = policy.api);
 });
-afterAll(async () => {
-  await evaluator.close();
-  redis.disconnect();
-  await db.destroy();
-});
+afterAll(() => policy?.close());
+// no shadow batch failed after the answer (the service counts and logs such a failure)
+afterEach(async () => expect(await registry.getSingleMetricAsString('agw_policy_shadow_failures_total')).toMatch(/^agw_policy_shadow_failures_total({[^}]*})? 0$/m));
 
 const call = (tool: string, method = 'send'): ToolCallFacts => ({ agentId: 'agent-1', agentType: 't', agentVersion: '1.0.0', tool, method, params: {}, piiDetected: false, sessionId: '' });
 const decide = async (tenantId: string, tool: string, method?: string) => {

@@ -4,7 +4,6 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Bus, type DecisionEvent, type Db, type Logger, connectBus, publishEvent, sampleDecisionEvent, streams, subjects } from '@agw/shared';
-import { type WebhookConfig, loadWebhookConfig } from '../../src/config';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -13,7 +12,7 @@ export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 export const uniquePrefix = (name: string) => `WHT_${name}_${randomBytes(3).toString('hex')}`;
 
 /** The environment of a webhook service for tests: loopback allowed explicitly (production profile). */
-export function testEnv(prefix: string, caFile: string, over: Record<string, string> = {}): Record<string, string> {
+export function testEnv(prefix: string, caFile: string, over: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
     DATABASE_URL,
     NATS_URL,
@@ -26,10 +25,6 @@ export function testEnv(prefix: string, caFile: string, over: Record<string, str
     WEBHOOK_POLL_MS: '200',
     ...over,
   };
-}
-
-export function testConfig(prefix: string, caFile: string, over: Record<string, string> = {}): WebhookConfig {
-  return loadWebhookConfig(testEnv(prefix, caFile, over));
 }
 
 export function writeCaFile(pem: string): string {

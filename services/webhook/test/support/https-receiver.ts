@@ -1,38 +1,15 @@
 /**
- * Test support: a real HTTPS webhook receiver on 127.0.0.1 with a self-signed certificate made by
- * `openssl req -x509` for this run. Each request is recorded with its arrival time, headers and raw body;
+ * Test support: a real HTTPS webhook receiver on 127.0.0.1 with a self-signed certificate made for
+ * this run (@agw/shared `selfSignedCert`). Each request is recorded with its arrival time, headers and raw body;
  * `respond(n)` chooses the status of the n-th request (1-based).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { type SelfSignedCert, selfSignedCert } from '@agw/shared';
 
-export interface SelfSignedCert {
-  cert: string;
-  key: string;
-}
-
-/** A certificate for localhost, hook.test, 127.0.0.1 and ::1 (self-signed, so it is its own CA). */
-export function selfSignedCert(names: string[] = ['DNS:localhost', 'DNS:hook.test', 'IP:127.0.0.1', 'IP:::1']): SelfSignedCert {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agw-webhook-cert-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-        '-subj', '/CN=agw-webhook-test-receiver',
-        '-addext', `subjectAltName=${names.join(',')}`,
-        '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
-      ],
-      { stdio: 'pipe' },
-    );
-    return { cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: readFileSync(path.join(dir, 'key.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** The receiver's certificate for localhost, hook.test, 127.0.0.1 and ::1 (self-signed, so it is its own CA). */
+export function receiverCert(names: string[] = ['DNS:localhost', 'DNS:hook.test', 'IP:127.0.0.1', 'IP:::1']): SelfSignedCert {
+  return selfSignedCert({ commonName: 'agw-webhook-test-receiver', altNames: names });
 }
 
 export interface ReceivedRequest {

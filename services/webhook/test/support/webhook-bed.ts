@@ -1,32 +1,31 @@
 /**
- * The webhook tests' bed: the real Postgres (migrated), a certificate of this run in a CA file the service
+ * The webhook tests' bed: the real Postgres, a certificate of this run in a CA file the service
  * trusts, a publisher bus on the test's stream prefix and the webhook service started in-process
- * (startWebhookService) on testConfig with `env` on top. `close()` stops the service, removes the prefix's
+ * (support/start-webhook.ts) with `env` on top. `close()` stops the service, removes the prefix's
  * streams and the CA file.
  */
 import { rmSync } from 'node:fs';
-import { type Bus, type Db, type Logger, Registry, createDb, migrateToLatest } from '@agw/shared';
+import { type Bus, type Db, type Logger, Registry, type SelfSignedCert, createDb } from '@agw/shared';
 import type { LookupAll } from '../../src/target/target-guard';
-import { type WebhookService, startWebhookService } from '../../src/webhook-service';
-import { DATABASE_URL, capturingLogger, deleteStreams, publisherBus, testConfig, writeCaFile } from './harness';
-import { type SelfSignedCert, selfSignedCert } from './https-receiver';
+import { DATABASE_URL, capturingLogger, deleteStreams, publisherBus, writeCaFile } from './harness';
+import { receiverCert } from './https-receiver';
+import { type StartedWebhook, startWebhook } from './start-webhook';
 
 export interface WebhookBed {
   db: Db;
   bus: Bus;
   cert: SelfSignedCert;
   caFile: string;
-  service: WebhookService;
+  service: StartedWebhook;
   close(): Promise<void>;
 }
 
 export async function startWebhookBed(prefix: string, o: { env?: Record<string, string>; logger?: Logger; registry?: Registry; lookup?: LookupAll } = {}): Promise<WebhookBed> {
-  await migrateToLatest(DATABASE_URL);
   const db = createDb(DATABASE_URL);
-  const cert = selfSignedCert();
+  const cert = receiverCert();
   const caFile = writeCaFile(cert.cert);
   const bus = await publisherBus(prefix);
-  const service = await startWebhookService(testConfig(prefix, caFile, o.env), o.logger ?? capturingLogger(), o.registry ?? new Registry(), o.lookup ? { lookup: o.lookup } : {});
+  const service = await startWebhook(prefix, caFile, { env: o.env, logger: o.logger ?? capturingLogger(), registry: o.registry ?? new Registry(), overrides: o.lookup ? { lookup: o.lookup } : {} });
   return {
     db,
     bus,

@@ -1,9 +1,9 @@
 /**
  * The webhook service's definition: the target guard and HTTPS sender, the delivery worker, the JetStream
  * consumers and the gRPC bindings, on the stores and vault client runService hands out. main.ts runs it;
- * integration tests start the same definition in-process against the real stores (`startWebhookService`).
+ * integration tests start the same definition in-process against the real stores (test/support/start-webhook.ts).
  */
-import { type Logger, type Registry, type ServiceDefinition, TenantSettingsReadModel, internalCidrsAllowed, sealedSecretOf, startService } from '@agw/shared';
+import { type ServiceDefinition, TenantSettingsReadModel, internalCidrsAllowed, sealedSecretOf } from '@agw/shared';
 import { type WebhookConfig, loadWebhookConfig } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -20,10 +20,9 @@ import { SiemExport } from './siem/siem-export';
 import { HttpsSender } from './target/https-sender';
 import { type LookupAll, TargetGuard } from './target/target-guard';
 
-export interface WebhookService {
+/** What an in-process test reaches into: the deliveries (enqueue, list, the worker's state). */
+export interface WebhookApi {
   deliveries: WebhookDeliveries;
-  grpcPort: number;
-  close(): Promise<void>;
 }
 
 /** What a test may put in place: the DNS look-up of the target guard (a test's names resolve to its own addresses). */
@@ -31,11 +30,7 @@ export interface WebhookOverrides {
   lookup: LookupAll;
 }
 
-/**
- * The webhook service's definition: main.ts runs it (`runService`), tests start the same definition
- * in-process (`startWebhookService`, its look-up as an override); the stores, the vault client, readiness and shutdown come from runService.
- */
-export function webhookService(): ServiceDefinition<WebhookConfig, WebhookDeliveries, WebhookOverrides> {
+export function webhookService(): ServiceDefinition<WebhookConfig, WebhookApi, WebhookOverrides> {
   return {
     name: 'webhook',
     loadConfig: loadWebhookConfig,
@@ -79,15 +74,9 @@ export function webhookService(): ServiceDefinition<WebhookConfig, WebhookDelive
         grpc: [webhookGrpcService(deliveries, guard, logger)],
         // closed in reverse (after the gRPC server): stop taking events, finish attempts in flight, then the client and stores
         closers: [() => retention.stop(), () => worker.stop(), () => decisions.stop(), () => sessionEvents.stop(), () => siemExport.stop()],
-        api: deliveries,
+        api: { deliveries },
         info: { consuming: 'decision and session events, the SIEM export' },
       };
     },
   };
-}
-
-/** The service in this process, as main.ts starts it (integration tests). */
-export async function startWebhookService(config: WebhookConfig, logger: Logger, registry: Registry, o: { lookup?: LookupAll } = {}): Promise<WebhookService> {
-  const started = await startService(webhookService(), { config, logger, registry, overrides: o });
-  return { deliveries: started.api, grpcPort: started.grpcPort ?? 0, close: started.close };
 }

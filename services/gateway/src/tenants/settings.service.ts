@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonText, objectFromJsonText, sealedSecretOf, sealedSecretText, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonText, objectFromAnswerJsonText, sealedSecretOf, sealedSecretText, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -213,7 +213,7 @@ export class SettingsService {
   private present(s: StoredSettings, policy: { policy_template: string; policy_config_json: string; custom_policy: string; bundle?: { revision: string } }): SettingsView {
     return {
       policy_template: policy.policy_template || 'general',
-      policy_config: objectFromJsonText(policy.policy_config_json, 'policy_config_json'),
+      policy_config: objectFromAnswerJsonText(policy.policy_config_json, 'policy_config_json'),
       custom_policy: policy.custom_policy || null,
       bundle_revision: policy.bundle?.revision ?? null,
       webhook_url: s.webhook_url ?? null,

@@ -6,7 +6,7 @@
  * cannot answer, records are shown unmarked rather than failing the read.
  */
 import type { audit as pb } from '@agw/proto';
-import { type Logger, fromJsonText, jsonText } from '@agw/shared';
+import { type Logger, fromAnswerJsonText, jsonText } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients/grpc-clients';
 
 /** The `$pii` body when `node` is an envelope (key order is not fixed: Postgres jsonb reorders keys). */
@@ -28,7 +28,7 @@ function parsed(r: pb.AuditRecord): unknown {
   const text = r.entry?.params_json ?? '';
   if (!text.includes('"$pii"')) return null;
   try {
-    return fromJsonText(text, 'params_json');
+    return fromAnswerJsonText(text, 'params_json');
   } catch {
     return null;
   }

@@ -5,7 +5,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { vault } from '@agw/proto';
-import { AppError, DependencyUnavailableError, type TenantCache, fromJsonText, isDependencyDown, jsonText } from '@agw/shared';
+import { AppError, DependencyUnavailableError, type TenantCache, fromAnswerJsonText, isDependencyDown, jsonText } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { FederatedCatalog } from '../federation/federated-catalog';
 import type { BrokeredExecution, ToolBroker, UpstreamNotifications } from '../pipeline/hooks';
@@ -18,7 +18,7 @@ function relayEvent(e: vault.ExecuteEvent, to: UpstreamNotifications): void {
   } else if (e.log) {
     let data: unknown;
     try {
-      data = fromJsonText(e.log.data_json, 'data_json');
+      data = fromAnswerJsonText(e.log.data_json, 'data_json');
     } catch {
       data = e.log.data_json; // not JSON: relayed as the text it is
     }
@@ -97,7 +97,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       if (!r.brokered) return null;
       return {
         status_code: r.status_code,
-        body: fromJsonText(r.body_json, 'body_json', null),
+        body: fromAnswerJsonText(r.body_json, 'body_json', null),
         hsm_fetch_ms: r.hsm_fetch_ms,
         execution_ms: r.execution_ms,
         credential_name: r.credential_name,

@@ -5,7 +5,7 @@
  * vault's own detector (`@agw/pii`) finds nothing skip the round trip: the vault would return them as they are.
  */
 import { mayContainPii } from '@agw/pii';
-import { DependencyUnavailableError, isDependencyDown, jsonText, objectFromJsonText } from '@agw/shared';
+import { DependencyUnavailableError, isDependencyDown, jsonText, objectFromAnswerJsonText } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { PiiGuard, ProtectedParams } from '../pipeline/hooks';
 
@@ -22,7 +22,7 @@ export function createVaultPiiGuard(vault: VaultClient): PiiGuard {
         }
         throw e;
       }
-      return { piiDetected: r.pii_detected, storedParams: objectFromJsonText(r.stored_params_json, 'stored_params_json'), subjectIds: r.subject_ids };
+      return { piiDetected: r.pii_detected, storedParams: objectFromAnswerJsonText(r.stored_params_json, 'stored_params_json'), subjectIds: r.subject_ids };
     },
   };
 }

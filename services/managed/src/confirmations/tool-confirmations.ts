@@ -21,7 +21,7 @@
  * missed: nothing is lost when a replica or the platform is down for a while.
  */
 import { mayContainPii } from '@agw/pii';
-import { type ApprovalRepository, DEFAULT_APPROVAL_EXPIRY_SECONDS, type Logger, PLATFORM_CONFIRMATION, SESSION_APPROVAL_VIOLATION, approvalPatternFor, jsonText, objectFromJsonText, paramsSha256 } from '@agw/shared';
+import { type ApprovalRepository, DEFAULT_APPROVAL_EXPIRY_SECONDS, type Logger, PLATFORM_CONFIRMATION, SESSION_APPROVAL_VIOLATION, approvalPatternFor, jsonText, objectFromAnswerJsonText, paramsSha256 } from '@agw/shared';
 import type { AgentConfigs } from '../agents/agent-configs';
 import type { PolicyClient, VaultClient } from '../clients';
 import type { AgentPlatform, PlatformEvent } from '../platform/agent-platform';
@@ -86,7 +86,7 @@ export class ToolConfirmations {
     let piiDetected = false;
     if (mayContainPii(call.params)) {
       const p = await this.d.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, params_json: jsonText(call.params) });
-      stored = objectFromJsonText(p.stored_params_json, 'stored_params_json');
+      stored = objectFromAnswerJsonText(p.stored_params_json, 'stored_params_json');
       piiDetected = p.pii_detected;
     }
     const ev = await this.d.policy.evaluate({

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { decision } from '@agw/proto';
 import { mayContainPii } from '@agw/pii';
-import { type ActionFacts, type ActionRecord, controlPlaneRecord, governedRecord, jsonText, objectFromJsonText, observedRecord, toAuditEntry } from '@agw/shared';
+import { type ActionFacts, type ActionRecord, controlPlaneRecord, governedRecord, jsonText, objectFromAnswerJsonText, observedRecord, toAuditEntry } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients';
 import type { AnomalyAssessment } from '../anomaly/anomaly-scorer';
 import { toolFamily } from '../anomaly/anomaly-scorer';
@@ -75,7 +75,7 @@ export class SessionRecorder {
     let params: Record<string, unknown> = event.input;
     if (mayContainPii(params)) {
       const r = await this.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, params_json: jsonText(params) });
-      params = objectFromJsonText(r.stored_params_json, 'stored_params_json');
+      params = objectFromAnswerJsonText(r.stored_params_json, 'stored_params_json');
     }
     const severity = anomaly.score >= 0.8 ? 'high' : anomaly.score >= 0.5 ? 'medium' : anomaly.score > 0 ? 'low' : 'none';
     const record = observedRecord(sessionFacts(s, actionId, event.name, toolFamily(event.name)), {

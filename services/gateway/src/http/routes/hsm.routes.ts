@@ -3,7 +3,7 @@
  * the HSM section of GET /api/health. Bodies are documented in docs/vault.md.
  */
 import { detectInString } from '@agw/pii';
-import { AppError, fromJsonText, jsonText, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
+import { AppError, fromAnswerJsonText, jsonText, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { CredentialsFeature } from '../../features/credentials.feature';
@@ -88,7 +88,7 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
   r.post('/hsm/decrypt', async (req, res) => {
     const b = parseWith(decryptSchema, req.body, 'body');
     const p = await d.vault.decrypt({ tenant_id: authOf(req).tenantId, envelope: requirePiiEnvelope(b.envelope) });
-    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: fromJsonText(p.plaintext_json, 'plaintext_json') });
+    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: fromAnswerJsonText(p.plaintext_json, 'plaintext_json') });
   });
   return r;
 }

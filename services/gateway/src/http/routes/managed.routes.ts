@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { managed } from '@agw/proto';
-import { NotFoundError, jsonText, objectFromJsonText } from '@agw/shared';
+import { NotFoundError, jsonText, objectFromAnswerJsonText } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { ManagedFeature } from '../../features/managed.feature';
@@ -152,7 +152,7 @@ export function presentConfig(c: managed.AgentConfig): z.infer<typeof configSche
     max_session_hours: c.max_session_hours,
     max_daily_sessions: c.max_daily_sessions || null,
     max_delegation_depth: c.max_delegation_depth,
-    governance_profile: objectFromJsonText(c.governance_profile_json, 'governance_profile_json'),
+    governance_profile: objectFromAnswerJsonText(c.governance_profile_json, 'governance_profile_json'),
     parent_agent_id: orNull(c.parent_agent_id),
     created_at: c.created_at,
   };

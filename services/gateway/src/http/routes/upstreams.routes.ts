@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { federation as pb } from '@agw/proto';
-import { ForbiddenError, InputError, fromJsonText, objectFromJsonText } from '@agw/shared';
+import { ForbiddenError, InputError, fromAnswerJsonText, objectFromAnswerJsonText } from '@agw/shared';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { UpstreamsFeature } from '../../features/upstreams.feature';
@@ -140,7 +140,7 @@ const deletedResponse = z
 const deleteQuery = z.object({ discard_pins: z.enum(['true', 'false']).optional() });
 const approveBody = z.object({ definition_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict().optional().nullable();
 
-const parsed = (text: string, field: string) => (text ? objectFromJsonText(text, field) : null);
+const parsed = (text: string, field: string) => (text ? objectFromAnswerJsonText(text, field) : null);
 
 function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
   return {
@@ -153,7 +153,7 @@ function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
     candidate: parsed(t.candidate_json, 'candidate_json'),
     candidate_sha256: orNull(t.candidate_sha256),
     markers: t.markers.map((m) => ({ rule: m.rule, path: m.path, excerpt: m.excerpt })),
-    diff: t.diff.map((c) => ({ path: c.path, ...(c.before_json ? { before: fromJsonText(c.before_json, 'before_json') } : {}), ...(c.after_json ? { after: fromJsonText(c.after_json, 'after_json') } : {}) })),
+    diff: t.diff.map((c) => ({ path: c.path, ...(c.before_json ? { before: fromAnswerJsonText(c.before_json, 'before_json') } : {}), ...(c.after_json ? { after: fromAnswerJsonText(c.after_json, 'after_json') } : {}) })),
     first_seen_at: t.first_seen_at,
     updated_at: t.updated_at,
     approved_at: orNull(t.approved_at),

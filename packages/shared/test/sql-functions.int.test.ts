@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { type Db, createDb } from '../src/db/database';
 import { addRecordColumns, applyFunctions, functionDrift, recordColumnTypes, registerFunction, sqlFunctions } from '../src/db/functions';
 import { migrateToLatest } from '../src/db/migrate';
+import { dropOwnTestDatabase, ownTestDatabase } from '../src/test-stores';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
@@ -70,11 +71,7 @@ it('every field of the record is a column of audit_records, of its kind\'s SQL t
 
 it('a field\'s migration adds its column, NULL in older records, and re-applies the functions', async () => {
   // a database of its own: the field's column is dropped there and added back as a migration would add it
-  const name = `${new URL(url).pathname.slice(1)}_addcol`;
-  const admin = createDb(url, { max: 1 });
-  await sql.raw(`DROP DATABASE IF EXISTS ${name}`).execute(admin);
-  await sql.raw(`CREATE DATABASE ${name}`).execute(admin);
-  const scratchUrl = Object.assign(new URL(url), { pathname: `/${name}` }).toString();
+  const scratchUrl = await ownTestDatabase('addcol', { fresh: true });
   await migrateToLatest(scratchUrl);
   const scratch = createDb(scratchUrl, { max: 1 });
   try {
@@ -86,7 +83,6 @@ it('a field\'s migration adds its column, NULL in older records, and re-applies 
     await expect(addRecordColumns(scratch as never, ['no_such_field' as never])).rejects.toThrow(/not a field of the record/);
   } finally {
     await scratch.destroy();
-    await sql.raw(`DROP DATABASE IF EXISTS ${name}`).execute(admin);
-    await admin.destroy();
+    await dropOwnTestDatabase(scratchUrl);
   }
 }, 60_000);

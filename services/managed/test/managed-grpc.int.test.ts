@@ -5,23 +5,14 @@
  * the JSON object it holds is the caller's invalid input naming the field.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, TEST_DATABASE_URL, createDb } from '@agw/shared';
-import { sql } from 'kysely';
+import { type Db, createDb, ownTestDatabase } from '@agw/shared';
 import { type StartedManaged, startManaged } from './support/start-managed';
 
-const dbName = `${new URL(TEST_DATABASE_URL).pathname.slice(1)}_managed_grpc`;
-const ownDatabaseUrl = Object.assign(new URL(TEST_DATABASE_URL), { pathname: `/${dbName}` }).toString();
 let managed: StartedManaged;
 let db: Db;
 
 beforeAll(async () => {
-  const admin = createDb(TEST_DATABASE_URL, { max: 1 });
-  try {
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_database WHERE datname = ${dbName}`.execute(admin);
-    if (!rows[0].n) await sql.raw(`CREATE DATABASE ${dbName}`).execute(admin);
-  } finally {
-    await admin.destroy();
-  }
+  const ownDatabaseUrl = await ownTestDatabase('managed_grpc');
   // no agent platform configured: configs work, sessions cannot be created (not exercised here)
   managed = await startManaged({ env: { DATABASE_URL: ownDatabaseUrl, ANTHROPIC_API_KEY: undefined } });
   db = createDb(ownDatabaseUrl, { max: 1 });

@@ -30,5 +30,18 @@ test('a number that is no int32 list index crosses as a key; a detail of another
 });
 
 test('an ErrorInfo without a detail (unset oneof) gives the message', () => {
-  expect(detailFromWire(common.ErrorInfo.decode(common.ErrorInfo.encode({ code: 'not_found', message: 'Not found' }).finish()))).toBe('Not found');
+  expect(detailFromWire(common.ErrorInfo.decode(common.ErrorInfo.encode(common.ErrorInfo.fromPartial({ code: 'not_found', message: 'Not found' })).finish()))).toBe('Not found');
+});
+
+test('a rolling update: the previous release reads detail_json, and its detail_json alone is read', () => {
+  const issues = [{ loc: ['body', 'x', 0], msg: 'Field required', type: 'missing' }];
+  // what this release writes carries the previous release's form beside the message
+  expect(JSON.parse(detailToWire(issues, 'invalid').detail_json)).toEqual(issues);
+  expect(JSON.parse(detailToWire('Not found', 'Not found').detail_json)).toBe('Not found');
+  // what the previous release wrote: only detail_json
+  const old = (detail_json: string, message = 'the message') => detailFromWire(common.ErrorInfo.decode(common.ErrorInfo.encode(common.ErrorInfo.fromPartial({ code: 'x', message, detail_json })).finish()));
+  expect(old(JSON.stringify(issues))).toEqual(issues);
+  expect(old(JSON.stringify('Action a-1 is already approved'))).toBe('Action a-1 is already approved');
+  expect(old('{"error":"rate_limit_exceeded"}')).toBe('the message');
+  expect(old('not json')).toBe('the message');
 });

@@ -7,8 +7,8 @@
 import type { common } from '@agw/proto';
 import type { ValidationIssue } from './errors';
 
-/** The detail fields of ErrorInfo. */
-export type WireDetail = Pick<common.ErrorInfo, 'text' | 'issues'>;
+/** The detail fields of ErrorInfo (`detail_json`: the previous release's form, docs/architecture.md "Changing a contract"). */
+export type WireDetail = Pick<common.ErrorInfo, 'text' | 'issues' | 'detail_json'>;
 
 const isIssue = (i: unknown): i is ValidationIssue => {
   const x = i as ValidationIssue | null;
@@ -24,15 +24,29 @@ const partOf = (p: string | number): common.LocationPart => (typeof p === 'numbe
  * a hop: its `message` stands in, as text.
  */
 export function detailToWire(detail: unknown, message: string): WireDetail {
-  if (typeof detail === 'string') return { text: detail };
+  // the previous release reads its JSON text (a rolling update); removed in the next release
+  const detail_json = JSON.stringify(detail ?? null);
+  if (typeof detail === 'string') return { text: detail, detail_json };
   if (Array.isArray(detail) && detail.every(isIssue)) {
-    return { issues: { issues: detail.map((i) => ({ loc: i.loc.map(partOf), msg: i.msg, type: i.type })) } };
+    return { issues: { issues: detail.map((i) => ({ loc: i.loc.map(partOf), msg: i.msg, type: i.type })) }, detail_json };
   }
-  return { text: message };
+  return { text: message, detail_json: JSON.stringify(message) };
 }
 
-/** The client's `detail` from ErrorInfo: its text, its validation issues, or (unset) the message. */
+/**
+ * The client's `detail` from ErrorInfo: its text, its validation issues, the previous release's JSON text when
+ * only that is set (a peer not yet updated: a string or a list of issues), or the message.
+ */
 export function detailFromWire(info: WireDetail & Pick<common.ErrorInfo, 'message'>): string | ValidationIssue[] {
   if (info.issues) return info.issues.issues.map((i) => ({ loc: i.loc.map((p) => (p.index !== undefined ? p.index : (p.key ?? ''))), msg: i.msg, type: i.type }));
-  return info.text ?? info.message;
+  if (info.text !== undefined) return info.text;
+  if (info.detail_json) {
+    try {
+      const d = JSON.parse(info.detail_json) as unknown;
+      if (typeof d === 'string' || (Array.isArray(d) && d.every(isIssue))) return d as string | ValidationIssue[];
+    } catch {
+      /* not JSON: the message stands in */
+    }
+  }
+  return info.message;
 }

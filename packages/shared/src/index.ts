@@ -22,6 +22,7 @@ export * from './canonical';
 export * from './glob';
 export * from './mcp-tool';
 export * from './mcp-log-levels';
+export * from './mcp-round';
 export * from './approvals/approval-patterns';
 export * from './approvals/approval.repository';
 export * from './action-record';

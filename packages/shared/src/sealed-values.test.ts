@@ -5,7 +5,20 @@
  */
 import { vault } from '@agw/proto';
 import { InputError } from './errors';
-import { checkSealedSecret, piiEnvelopeJson, piiEnvelopeOf, requirePiiEnvelope, sealedSecretOf, sealedSecretText } from './sealed-values';
+import {
+  checkSealedSecret,
+  decryptRequest,
+  encryptResponse,
+  envelopeOfDecryptRequest,
+  envelopeOfEncryptResponse,
+  openSecretRequest,
+  piiEnvelopeJson,
+  piiEnvelopeOf,
+  requirePiiEnvelope,
+  sealedSecretOf,
+  sealedSecretOfRequest,
+  sealedSecretText,
+} from './sealed-values';
 
 /** Sealed by the vault (webhook secrets of a PKCS#11 vault and of a Vault Transit one), as tenant settings hold them. */
 const STORED_SECRETS = [
@@ -72,4 +85,42 @@ test('what is no envelope is null, or a precise 422 where one is required', () =
   } catch (e) {
     expect((e as InputError).issues).toEqual([{ loc: ['envelope'], msg: expect.stringContaining('{"$pii"'), type: 'envelope_invalid' }]);
   }
+});
+
+/**
+ * A rolling update (docs/architecture.md, "Changing a contract"): for one release every message carries the
+ * previous release's text beside it, and a message of the previous release (its text only) is read.
+ */
+describe('the previous release', () => {
+  // the wire as a peer of the previous release sees it: only the fields it knows (decoded from the new bytes)
+  const wire = <T>(codec: { encode(m: T): { finish(): Uint8Array }; decode(b: Uint8Array): T }, m: T) => codec.decode(codec.encode(m).finish());
+
+  test('a sealed secret: SealSecret answers and OpenSecret requests carry the stored text; the text alone is read', () => {
+    for (const text of STORED_SECRETS) {
+      const answer = wire(vault.SealedSecret, sealedSecretOf(text));
+      expect(answer.sealed_json).toBe(text); // what an old gateway stores
+      // an old vault's answer: sealed_json only
+      expect(sealedSecretText(vault.SealedSecret.fromPartial({ sealed_json: text }))).toBe(text);
+      const req = wire(vault.OpenSecretRequest, openSecretRequest('t', 'webhook_secret', text));
+      expect(req.sealed_json).toBe(text); // what an old vault opens
+      expect(sealedSecretText(sealedSecretOfRequest(req))).toBe(text);
+      // an old gateway's request: sealed_json only
+      expect(sealedSecretText(sealedSecretOfRequest(vault.OpenSecretRequest.fromPartial({ tenant_id: 't', purpose: 'p', sealed_json: text })))).toBe(text);
+    }
+    expect(() => sealedSecretOfRequest(vault.OpenSecretRequest.fromPartial({ sealed_json: '{"v":2}' }))).toThrow(InputError);
+  });
+
+  test('a PII envelope: Encrypt answers and Decrypt requests carry its JSON text; the text alone is read', () => {
+    for (const text of STORED_ENVELOPES) {
+      const envelope = piiEnvelopeOf(JSON.parse(text))!;
+      const answer = wire(vault.EncryptResponse, encryptResponse('s', envelope));
+      expect(answer.envelope_json).toBe(text);
+      expect(envelopeOfEncryptResponse(vault.EncryptResponse.fromPartial({ subject_id: 's', envelope_json: text }))).toEqual(envelope);
+      const req = wire(vault.DecryptRequest, decryptRequest('t', envelope));
+      expect(req.envelope_json).toBe(text);
+      expect(envelopeOfDecryptRequest(vault.DecryptRequest.fromPartial({ tenant_id: 't', envelope_json: text }))).toEqual(envelope);
+    }
+    expect(() => envelopeOfDecryptRequest(vault.DecryptRequest.fromPartial({ tenant_id: 't', envelope_json: '{"x":1}' }))).toThrow(InputError);
+    expect(() => envelopeOfEncryptResponse(vault.EncryptResponse.fromPartial({ subject_id: 's' }))).toThrow(/without an envelope/);
+  });
 });

@@ -39,15 +39,32 @@ const stringOr = (v: unknown): string | undefined => (typeof v === 'string' ? v 
  * The sealed secret when `s` is one of format 1 (a key, an algorithm and a ciphertext; `iv` and `tag` may be
  * empty, as a Vault Transit ciphertext has them inside), else an InputError naming `field`.
  */
-export function checkSealedSecret(s: vault.SealedSecret | undefined, field = 'sealed'): vault.SealedSecret {
+export function checkSealedSecret<S extends SealedSecretFields>(s: S | undefined, field = 'sealed'): S {
   if (!s || s.v !== 1 || !s.key_id || !s.alg || !s.ct) throw InputError.at([field], 'not a sealed secret (v1)', 'value_error');
   return s;
 }
 
-/** A sealed secret's stored form (the vault's SealSecret answer as the caller keeps it). */
+/** The fields of a sealed secret of format 1, as the vault seals it. */
+export type SealedSecretFields = Omit<vault.SealedSecret, 'sealed_json'>;
+
+const storedForm = (s: SealedSecretFields) => JSON.stringify({ v: s.v, key_id: s.key_id, alg: s.alg, iv: s.iv, ct: s.ct, tag: s.tag });
+
+/**
+ * The SealSecret answer of a secret the vault sealed: its fields and, for one release, the previous release's
+ * form (`sealed_json`: the stored text; docs/architecture.md, "Changing a contract").
+ */
+export function sealedSecret(fields: SealedSecretFields): vault.SealedSecret {
+  return { ...fields, sealed_json: storedForm(fields) };
+}
+
+/**
+ * A sealed secret's stored form (the vault's SealSecret answer as the caller keeps it). A vault of the previous
+ * release answers only `sealed_json`: that text, checked, is the stored form.
+ */
 export function sealedSecretText(s: vault.SealedSecret | undefined): string {
+  if (s && !s.key_id && s.sealed_json) return storedForm(sealedSecretOf(s.sealed_json, 'sealed_json'));
   if (!s || s.v !== 1 || !s.key_id || !s.ct) throw new AppError('internal', 'the vault answered without a sealed secret');
-  return JSON.stringify({ v: s.v, key_id: s.key_id, alg: s.alg, iv: s.iv, ct: s.ct, tag: s.tag });
+  return storedForm(s);
 }
 
 /** A stored sealed secret as the message OpenSecret takes; an InputError naming `field` when it is not one. */
@@ -59,10 +76,25 @@ export function sealedSecretOf(text: string, field = 'sealed'): vault.SealedSecr
     throw InputError.at([field], `${field} must be JSON`, 'json_invalid');
   }
   if (!isObject(v)) throw InputError.at([field], 'not a sealed secret (v1)', 'value_error');
-  return checkSealedSecret(
-    { v: typeof v.v === 'number' ? v.v : 0, key_id: stringOr(v.key_id) ?? '', alg: stringOr(v.alg) ?? '', iv: stringOr(v.iv) ?? '', ct: stringOr(v.ct) ?? '', tag: stringOr(v.tag) ?? '' },
-    field,
+  return sealedSecret(
+    checkSealedSecret(
+      { v: typeof v.v === 'number' ? v.v : 0, key_id: stringOr(v.key_id) ?? '', alg: stringOr(v.alg) ?? '', iv: stringOr(v.iv) ?? '', ct: stringOr(v.ct) ?? '', tag: stringOr(v.tag) ?? '', sealed_json: '' },
+      field,
+    ),
   );
+}
+
+/**
+ * The OpenSecret request of a stored sealed secret: the message and, for one release, the stored text as the
+ * previous release's vault reads it (`sealed_json`).
+ */
+export function openSecretRequest(tenantId: string, purpose: string, stored: string): vault.OpenSecretRequest {
+  return { tenant_id: tenantId, purpose, sealed: sealedSecretOf(stored), sealed_json: stored };
+}
+
+/** The sealed secret an OpenSecret request names: its message, or the previous release's text (`sealed_json`). */
+export function sealedSecretOfRequest(req: vault.OpenSecretRequest): vault.SealedSecret | undefined {
+  return req.sealed ?? (req.sealed_json ? sealedSecretOf(req.sealed_json, 'sealed_json') : undefined);
 }
 
 /** A PII envelope's JSON form, with only the fields it holds. */
@@ -110,4 +142,39 @@ export function requirePiiEnvelope(value: unknown, field = 'envelope'): vault.Pi
   const e = piiEnvelopeOf(value);
   if (!e) throw InputError.field(field, NOT_A_PII_ENVELOPE, 'envelope_invalid');
   return e;
+}
+
+/** The JSON text of an envelope, as the previous release sent it in `envelope_json` (EncryptResponse, DecryptRequest). */
+const previousEnvelopeJson = (e: vault.PiiEnvelope) => JSON.stringify(piiEnvelopeJson(e));
+
+/** The vault's Encrypt answer: the envelope and, for one release, its JSON text (`envelope_json`). */
+export function encryptResponse(subjectId: string, envelope: vault.PiiEnvelope): vault.EncryptResponse {
+  return { subject_id: subjectId, envelope, envelope_json: previousEnvelopeJson(envelope) };
+}
+
+/** The envelope of an Encrypt answer: its message, or the previous release's JSON text (`envelope_json`). */
+export function envelopeOfEncryptResponse(r: vault.EncryptResponse): vault.PiiEnvelope {
+  if (r.envelope) return r.envelope;
+  const e = r.envelope_json ? piiEnvelopeOf(safeParse(r.envelope_json)) : null;
+  if (!e) throw new AppError('internal', 'the vault answered without an envelope');
+  return e;
+}
+
+/** A Decrypt request: the envelope and, for one release, its JSON text (`envelope_json`). */
+export function decryptRequest(tenantId: string, envelope: vault.PiiEnvelope): vault.DecryptRequest {
+  return { tenant_id: tenantId, envelope, envelope_json: previousEnvelopeJson(envelope) };
+}
+
+/** The envelope a Decrypt request names: its message, or the previous release's JSON text; else an InputError. */
+export function envelopeOfDecryptRequest(req: vault.DecryptRequest): vault.PiiEnvelope {
+  if (req.envelope) return req.envelope;
+  return requirePiiEnvelope(req.envelope_json ? safeParse(req.envelope_json) : undefined, 'envelope_json');
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

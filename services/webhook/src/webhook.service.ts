@@ -3,7 +3,7 @@
  * consumers and the gRPC bindings, on the stores and vault client runService hands out. main.ts runs it;
  * integration tests start the same definition in-process against the real stores (test/support/start-webhook.ts).
  */
-import { type ServiceDefinition, TenantSettingsReadModel, internalCidrsAllowed, sealedSecretOf } from '@agw/shared';
+import { type ServiceDefinition, TenantSettingsReadModel, internalCidrsAllowed, openSecretRequest } from '@agw/shared';
 import { type WebhookConfig, loadWebhookConfig } from './config';
 import { DeliveryRepository } from './delivery/delivery.repository';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -49,7 +49,7 @@ export function webhookService(): ServiceDefinition<WebhookConfig, WebhookApi, W
       const tenants = new TenantWebhookRepository(new TenantSettingsReadModel(db, WEBHOOK_SETTINGS_CACHE_MS));
       tenants.followChanges(bus);
       const { vault } = peers(['vault']);
-      const secrets = new WebhookSecrets(async (tenantId, sealedJson) => (await vault.openSecret({ tenant_id: tenantId, purpose: 'webhook_secret', sealed: sealedSecretOf(sealedJson) })).plaintext);
+      const secrets = new WebhookSecrets(async (tenantId, sealedJson) => (await vault.openSecret(openSecretRequest(tenantId, 'webhook_secret', sealedJson))).plaintext);
       const leaseMs = config.timeoutMs + config.connectTimeoutMs + 5_000;
       const worker = new DeliveryWorker({ repo, tenants, sender, secrets, metrics, logger }, { concurrency: config.concurrency, perTenant: config.perTenantConcurrency, pollMs: config.pollMs, leaseMs });
       const deliveries = new WebhookDeliveries({ repo, tenants, worker, metrics, leaseMs });
@@ -58,7 +58,7 @@ export function webhookService(): ServiceDefinition<WebhookConfig, WebhookApi, W
       const decisions = await consumeDecisions(bus, deliveries, logger);
       const sessionEvents = await consumeSessionEvents(bus, deliveries, logger);
       // decisions as OCSF events to each tenant's SIEM collector (siem/siem-export.ts)
-      const siemTokens = new WebhookSecrets(async (tenantId, sealedJson) => (await vault.openSecret({ tenant_id: tenantId, purpose: 'siem_token', sealed: sealedSecretOf(sealedJson) })).plaintext);
+      const siemTokens = new WebhookSecrets(async (tenantId, sealedJson) => (await vault.openSecret(openSecretRequest(tenantId, 'siem_token', sealedJson))).plaintext);
       const siem = new SiemExport({
         tenants,
         sender,

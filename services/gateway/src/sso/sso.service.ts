@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { vault as pb } from '@agw/proto';
-import { ConflictError, type Db, type Logger, NotFoundError, controlPlaneRecord, sealedSecretOf, sealedSecretText, toAuditEntry } from '@agw/shared';
+import { ConflictError, type Db, type Logger, NotFoundError, controlPlaneRecord, openSecretRequest, sealedSecretText, toAuditEntry } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import { type SsoConfigInput, type SsoRole, domainOf, parseTenantHint, roleForGroups } from './sso-config';
 import { type SsoPending, SsoStateStore } from './sso-state';
@@ -347,7 +347,7 @@ export function whyRefused(e: unknown): string {
 export function vaultSsoSecretSealer(vault: { sealSecret(r: pb.SealSecretRequest): Promise<pb.SealedSecret>; openSecret(r: pb.OpenSecretRequest): Promise<pb.OpenedSecret> }): SsoSecretSealer {
   return {
     seal: async (tenantId, plaintext) => sealedSecretText(await vault.sealSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', plaintext })),
-    open: async (tenantId, sealedJson) => (await vault.openSecret({ tenant_id: tenantId, purpose: 'sso_client_secret', sealed: sealedSecretOf(sealedJson) })).plaintext,
+    open: async (tenantId, sealedJson) => (await vault.openSecret(openSecretRequest(tenantId, 'sso_client_secret', sealedJson))).plaintext,
   };
 }
 

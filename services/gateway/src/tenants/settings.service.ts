@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonText, objectFromAnswerJsonText, sealedSecretOf, sealedSecretText, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonText, objectFromAnswerJsonText, openSecretRequest, sealedSecretText, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -73,7 +73,7 @@ const noSealer: WebhookSecretSealer = {
 export function vaultWebhookSecretSealer(vault: Pick<VaultClient, 'sealSecret' | 'openSecret'>): WebhookSecretSealer {
   return {
     seal: async (tenantId, plaintext, purpose = 'webhook_secret') => sealedSecretText(await vault.sealSecret({ tenant_id: tenantId, purpose, plaintext })),
-    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret({ tenant_id: tenantId, purpose, sealed: sealedSecretOf(sealedJson) })).plaintext,
+    open: async (tenantId, sealedJson, purpose = 'webhook_secret') => (await vault.openSecret(openSecretRequest(tenantId, purpose, sealedJson))).plaintext,
   };
 }
 

@@ -1,6 +1,6 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
 import { vault as pb, unsetAsUndefined } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, fromJsonText, isMcpLogLevel, jsonText, objectFromJsonText, requiredField } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, encryptResponse, envelopeOfDecryptRequest, fromJsonText, isMcpLogLevel, jsonText, mcpRoundOfRequest, objectFromJsonText, requiredField, sealedSecretOfRequest } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
 import type { CallNotification, NotificationWish } from '../federation/call-notifications';
@@ -90,7 +90,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
   const tenant = (t: string) => requiredField(t, 'tenant_id');
   /** Execute and ExecuteStream: the call, its access-log entry and metrics. */
   const execute = async (req: pb.ExecuteRequest, cancelled: AbortSignal | undefined, notifications?: NotificationWish): Promise<pb.ExecuteResponse> => {
-    const round = roundOf(req.mcp_round, cancelled, notifications);
+    const round = roundOf(mcpRoundOfRequest(req), cancelled, notifications);
     const r = await d.broker.execute(tenant(req.tenant_id), {
       actionId: req.action_id,
       agentId: req.agent_id,
@@ -222,14 +222,14 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
       }),
       encrypt: async (req) => {
         const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, fromJsonText(req.plaintext_json, 'plaintext_json', null));
-        return { subject_id: req.subject_id, envelope: env };
+        return encryptResponse(req.subject_id, env);
       },
       decrypt: async (req) => {
-        const r = await d.envelopes.decrypt(tenant(req.tenant_id), req.envelope);
+        const r = await d.envelopes.decrypt(tenant(req.tenant_id), envelopeOfDecryptRequest(req));
         return { subject_id: r.subjectId, plaintext_json: jsonText(r.value) };
       },
       sealSecret: async (req) => d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext),
-      openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, req.sealed) }),
+      openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, sealedSecretOfRequest(req)) }),
       getHsmStatus: async () => {
         const i = d.hsm.info();
         return { backend: i.backend, token_label: i.tokenLabel, ready: i.ready, library: i.library };

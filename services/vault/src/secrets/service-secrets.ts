@@ -6,7 +6,7 @@
  * Transport-free; the plaintext is never logged.
  */
 import type { vault } from '@agw/proto';
-import { InputError, checkSealedSecret } from '@agw/shared';
+import { InputError, checkSealedSecret, sealedSecret } from '@agw/shared';
 import { DecryptionFailedError, KeyMissingError } from '../hsm/hsm-backend';
 import { type Keyring, credentialsKeyId } from '../keys/keyring';
 
@@ -30,7 +30,7 @@ export class ServiceSecrets {
     const keyId = credentialsKeyId(tenantId);
     await this.keyring.ensure(tenantId, keyId, 'credentials');
     const { alg, iv, ct, tag } = await this.keyring.seal(keyId, Buffer.from(plaintext, 'utf8'), aad(tenantId, p));
-    return { v: 1, key_id: keyId, alg, iv, ct, tag };
+    return sealedSecret({ v: 1, key_id: keyId, alg, iv, ct, tag });
   }
 
   async open(tenantId: string, purpose: string, sealed: vault.SealedSecret | undefined): Promise<string> {

@@ -17,8 +17,9 @@ import { sql } from 'kysely';
 import { createBackup, restoreBackup } from '../src/db/backup';
 import { type Db, createDb } from '../src/db/database';
 import { ensureDatabase, migrateToLatest } from '../src/db/migrate';
+import { TEST_DATABASE_URL } from '../src/test-stores';
 
-const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
+const base = new URL(TEST_DATABASE_URL);
 const dir = mkdtempSync(path.join(tmpdir(), 'agw-backup-order-'));
 const databases: string[] = [];
 

@@ -7,12 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { AckPolicy, connect } from 'nats';
 import { connectBus } from '../src/bus/bus';
 import { decisionSubjectRoots, streams, subjects } from '../src/bus/events';
-
-const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+import { TEST_NATS_URL } from '../src/test-stores';
 const prefix = `ST${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 
 afterAll(async () => {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({ servers: TEST_NATS_URL });
   const jsm = await nc.jetstreamManager();
   for (const s of Object.values(streams(prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
   await nc.close();
@@ -30,14 +29,14 @@ test('decision subjects: two roots, the webhook reads one, the managed service t
 });
 
 test("an older version's DECISIONS stream gets nohook.decisions.> and keeps its messages and consumers", async () => {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({ servers: TEST_NATS_URL });
   const jsm = await nc.jetstreamManager();
   const def = streams(prefix).decisions;
   await jsm.streams.add({ name: def.name, subjects: [`${prefix}.decisions.>`] });
   await nc.jetstream().publish(subjects.decision(prefix, 't1', 'allowed'), new TextEncoder().encode('{}'));
   await jsm.consumers.add(def.name, { durable_name: 'old', ack_policy: AckPolicy.Explicit, filter_subject: `${prefix}.decisions.>` });
 
-  const bus = await connectBus(natsUrl, prefix, 'bus-streams-test');
+  const bus = await connectBus(TEST_NATS_URL, prefix, 'bus-streams-test');
   const info = await jsm.streams.info(def.name);
   expect(info.config.subjects).toEqual([`${prefix}.decisions.>`, `${prefix}.nohook.decisions.>`]);
   expect(info.state.messages).toBe(1);
@@ -46,7 +45,7 @@ test("an older version's DECISIONS stream gets nohook.decisions.> and keeps its 
   await bus.js.publish(subjects.decision(prefix, 't1', 'allowed', null, false), new TextEncoder().encode('{}'));
   expect((await jsm.streams.info(def.name)).state.messages).toBe(2);
   // a second connect changes nothing
-  const again = await connectBus(natsUrl, prefix, 'bus-streams-test-2');
+  const again = await connectBus(TEST_NATS_URL, prefix, 'bus-streams-test-2');
   expect((await jsm.streams.info(def.name)).config.subjects).toEqual([`${prefix}.decisions.>`, `${prefix}.nohook.decisions.>`]);
   await again.close();
   await bus.close();

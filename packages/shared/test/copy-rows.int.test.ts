@@ -6,12 +6,11 @@
 import { sql } from 'kysely';
 import { copyField, copyLiteral, copyRows } from '../src/db/copy-rows';
 import { type Db, createDb, poolOf } from '../src/db/database';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+import { TEST_DATABASE_URL } from '../src/test-stores';
 let db: Db;
 
 beforeAll(() => {
-  db = createDb(url, { max: 2 });
+  db = createDb(TEST_DATABASE_URL, { max: 2 });
 });
 afterAll(async () => {
   await db.destroy();

@@ -9,8 +9,9 @@ import { DEFAULT_ACQUIRE_TIMEOUT_MS } from '../src/config';
 import { createDb, poolOf, preparedQuery } from '../src/db/database';
 import { unreachableStore } from '../src/errors';
 import { postgresProxy } from './support/postgres-proxy';
+import { TEST_DATABASE_URL } from '../src/test-stores';
 
-const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
+const target = new URL(TEST_DATABASE_URL);
 
 test('a connection reset during a query fails the query and the next query works', async () => {
   const proxy = await postgresProxy(target);

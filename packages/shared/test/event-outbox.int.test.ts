@@ -6,15 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventOutboxRepository, type OutboxRow } from '../src/bus/event-outbox.repository';
-import { type Db, createDb } from '../src/db/database';
-import { migrateToLatest } from '../src/db/migrate';
+import { type Db } from '../src/db/database';
+import { openTestDb } from '../src/test-stores';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url, { max: 4 });
+  db = await openTestDb({ max: 4 });
 });
 afterAll(() => db.destroy());
 

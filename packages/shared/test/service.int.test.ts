@@ -7,14 +7,15 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { type ServiceDefinition, createLogger, createPeerClients, startService } from '../src';
+import { TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL } from '../src/test-stores';
 
 const config = {
   logLevel: 'silent',
   opsHost: '127.0.0.1',
   opsPort: 0,
-  databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test',
-  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+  databaseUrl: TEST_DATABASE_URL,
+  redisUrl: TEST_REDIS_URL,
+  natsUrl: TEST_NATS_URL,
   streamPrefix: `SVC${randomUUID().replace(/-/g, '').slice(0, 8)}`,
   vaultGrpcUrl: '127.0.0.1:1',
   vaultDeadlineMs: 1234,

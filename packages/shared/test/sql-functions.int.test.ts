@@ -10,14 +10,12 @@ import { sql } from 'kysely';
 import { type Db, createDb } from '../src/db/database';
 import { addRecordColumns, applyFunctions, functionDrift, recordColumnTypes, registerFunction, sqlFunctions } from '../src/db/functions';
 import { migrateToLatest } from '../src/db/migrate';
-import { dropOwnTestDatabase, ownTestDatabase } from '../src/test-stores';
+import { dropOwnTestDatabase, openTestDb, ownTestDatabase } from '../src/test-stores';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url, { max: 2 });
+  db = await openTestDb({ max: 2 });
 });
 afterAll(() => db.destroy());
 

@@ -11,8 +11,9 @@ import { AppError, StoreUnavailableError, isDependencyDown, unreachableStore } f
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../src/config';
 import { createRedis, waitForRedis } from '../src/redis';
 import { postgresProxy } from './support/postgres-proxy';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../src/test-stores';
 
-const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test');
+const target = new URL(TEST_DATABASE_URL);
 
 /** A port nothing listens on (bound, then closed). */
 async function deadPort(): Promise<number> {
@@ -76,7 +77,7 @@ test('Redis refusing connections is named Redis', async () => {
 });
 
 test('a Redis that is connected but silent fails a command as Redis unavailable after commandTimeoutMs, and answers again when it speaks', async () => {
-  const upstream = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  const upstream = new URL(TEST_REDIS_URL);
   let silent = false;
   const held: Array<() => void> = [];
   // a TCP proxy to the real Redis that can stop forwarding commands without closing anything (a partition)

@@ -4,13 +4,11 @@
  * published and received; every service's registry shows them.
  */
 import { sql } from 'kysely';
-import { connectBus } from '../src/bus/bus';
 import { createDb } from '../src/db/database';
 import { createMetricsRegistry } from '../src/metrics';
 import { createRedis, waitForRedis } from '../src/redis';
 import { storeRequests } from '../src/store-requests';
-
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, openTestBus } from '../src/test-stores';
 
 /** The metric's value for one store, as /metrics shows it. */
 async function scraped(registry: ReturnType<typeof createMetricsRegistry>, name: string, store?: string): Promise<number> {
@@ -19,7 +17,7 @@ async function scraped(registry: ReturnType<typeof createMetricsRegistry>, name:
 }
 
 test('Postgres: one request per statement, BEGIN and COMMIT included', async () => {
-  const db = createDb(DATABASE_URL, { max: 1 });
+  const db = createDb(TEST_DATABASE_URL, { max: 1 });
   try {
     await sql`SELECT 1`.execute(db); // connects
     const before = storeRequests().postgres;
@@ -38,7 +36,7 @@ test('Postgres: one request per statement, BEGIN and COMMIT included', async () 
 });
 
 test('Redis: one request per command, a script call is one, auto-pipelined commands each', async () => {
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  const redis = createRedis(TEST_REDIS_URL);
   try {
     await waitForRedis(redis);
     const before = storeRequests().redis;
@@ -54,7 +52,7 @@ test('Redis: one request per command, a script call is one, auto-pipelined comma
 });
 
 test('NATS: messages published and received, kept after the connection closes', async () => {
-  const bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'TEST', 'store-requests-test');
+  const bus = await openTestBus('TEST', 'store-requests-test');
   const before = storeRequests();
   const sub = bus.nc.subscribe('agw.test.store-requests', { max: 3 });
   for (let i = 0; i < 3; i++) bus.nc.publish('agw.test.store-requests');

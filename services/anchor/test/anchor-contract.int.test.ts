@@ -3,20 +3,17 @@
  * remote chain. Network names and explorer links come from viem's chain definitions; a node serving
  * another chain than the configured one is refused.
  */
-import { type Db, createDb, createLogger, migrateToLatest, freeLoopbackPort } from '@agw/shared';
+import { type Db, TEST_DATABASE_URL, createDb, createLogger, freeLoopbackPort, openTestDb } from '@agw/shared';
 import { ANVIL_DEV_KEY } from '../src/config';
 import { AnchorRepository } from '../src/anchoring/anchor.repository';
 import { AnchorContract, explorerAddressUrl, explorerTxUrl, networkOfChainId } from '../src/chain/anchor-contract';
 import { type EmbeddedAnvil, startEmbeddedAnvil } from '../src/chain/embedded-anvil';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
 let db: Db;
 let node: EmbeddedAnvil;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   node = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId: 80002, logger });
   await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
 }, 30_000);
@@ -70,7 +67,7 @@ describe('anchoring through an RPC URL', () => {
     // connection: with DB_POOL_MAX=1 the anchor service could not connect its chain. A pool of one is the
     // same wait, every time.
     await db.deleteFrom('anchor_contracts').where('chain_id', '=', 80002).execute();
-    const one = createDb(url, { max: 1 });
+    const one = createDb(TEST_DATABASE_URL, { max: 1 });
     const fresh = await startEmbeddedAnvil({ host: '127.0.0.1', port: await freeLoopbackPort(), chainId: 80002, logger });
     const within = <T>(p: Promise<T>) =>
       Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('connect waited for a second pooled connection')), 10_000).unref())]);

@@ -4,7 +4,7 @@
  * all, each tenant's proof leads to the root the chain holds, and a restart reuses the contract.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type Db, connectBus, createDb, createLogger, createMetricsRegistry, publishEvent, subjects, freeLoopbackPort } from '@agw/shared';
+import { type Bus, type Db, closeTestBus, connectBus, createDb, createLogger, createMetricsRegistry, publishEvent, subjects, freeLoopbackPort } from '@agw/shared';
 import { sql } from 'kysely';
 import { AnchorContract, type ContractAddressStore } from '../src/chain/anchor-contract';
 import { startEmbeddedAnvil } from '../src/chain/embedded-anvil';
@@ -50,9 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await anchor?.close();
-  const jsm = await bus.nc.jetstreamManager();
-  for (const s of ['DECISIONS', 'AUDIT', 'SESSIONS']) await jsm.streams.delete(`${prefix}_${s}`).catch(() => undefined);
-  await bus?.close();
+  await closeTestBus(bus);
   await db?.destroy();
 });
 

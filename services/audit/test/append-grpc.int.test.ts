@@ -7,22 +7,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { decision, audit as pb } from '@agw/proto';
-import { type Db, createDb, migrateToLatest, toAuditEntry } from '@agw/shared';
+import { type Db, TEST_DATABASE_URL, openTestDb, toAuditEntry } from '@agw/shared';
 import { sql } from 'kysely';
 import type { ChainEntry } from '../src/chain/record-hash';
 import { governedEntry } from './support/entries';
 import { startAudit } from './support/start-audit';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let audit: Awaited<ReturnType<typeof startAudit>>;
 let client: Awaited<ReturnType<typeof startAudit>>['client'];
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   // the service's own definition, as main.ts runs it (no receipts on append: the vault is not there)
-  audit = await startAudit({ env: { DATABASE_URL: url } });
+  audit = await startAudit({ env: { DATABASE_URL: TEST_DATABASE_URL } });
   client = audit.client;
 });
 afterAll(async () => {

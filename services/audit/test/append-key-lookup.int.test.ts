@@ -7,7 +7,7 @@
  * records are in the chain, against the first appends on the empty table (without the fix: 17 → 435).
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, ensureDatabase, migrateToLatest } from '@agw/shared';
+import { type Db, createDb, dropOwnTestDatabase, migrateToLatest, ownTestDatabase } from '@agw/shared';
 import { Client } from 'pg';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { canonicalContent } from '../src/chain/record-hash';
@@ -15,14 +15,12 @@ import { governedEntry } from './support/entries';
 
 // a database of its own: the trap showed where one tenant's records fill the table (a generic plan is
 // costed from the table's statistics), as in a new deployment or a benchmark
-const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const name = `agw_akl_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-const url = base.replace(/\/[^/]*$/, `/${name}`);
+let url: string;
 let db: Db;
 let pg: Client;
 
 beforeAll(async () => {
-  await ensureDatabase(url);
+  url = await ownTestDatabase('akl', { fresh: true });
   await migrateToLatest(url);
   db = createDb(url);
   pg = new Client({ connectionString: url });
@@ -31,10 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pg.end();
   await db.destroy();
-  const admin = new Client({ connectionString: base.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.end();
+  await dropOwnTestDatabase(url);
 });
 
 /** One append with an append key, as AuditRecordRepository sends it, explained on the test's one connection: its shared buffer hits. */

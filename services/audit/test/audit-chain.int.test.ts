@@ -1,20 +1,18 @@
 /** The hash chain against the real local Postgres. */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, openTestDb } from '@agw/shared';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { type ChainEntry, GENESIS, recordHash } from '../src/chain/record-hash';
 import { governedEntry } from './support/entries';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let chain: AuditChain;
 
 const entry = (over: Partial<ChainEntry> = {}): ChainEntry => governedEntry({ params: { q: 'x', big: 12345678901234, nested: { list: [1, 'two', null, true] } }, ...over });
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: true });
 });
 afterAll(async () => {

@@ -7,14 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Db, createBackup, createDb, ensureDatabase, migrateToLatest, restoreBackup } from '@agw/shared';
+import { type Db, TEST_DATABASE_URL, createBackup, createDb, ensureDatabase, migrateToLatest, openTestDb, restoreBackup } from '@agw/shared';
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { governedEntry } from './support/entries';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const dir = mkdtempSync(path.join(tmpdir(), 'agw-backup-'));
 const restoredUrls: string[] = [];
 let db: Db;
@@ -22,7 +20,7 @@ let chain: AuditChain;
 
 /** a fresh, empty database beside the test database */
 async function emptyDatabase(): Promise<string> {
-  const u = new URL(url);
+  const u = new URL(TEST_DATABASE_URL);
   u.pathname = `/agw_restore_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   await ensureDatabase(u.toString());
   restoredUrls.push(u.toString());
@@ -37,13 +35,12 @@ async function tenantWithChain(records: number): Promise<string> {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
 });
 afterAll(async () => {
   await db.destroy();
-  const admin = createDb(url.replace(/\/[^/]*$/, '/postgres'));
+  const admin = createDb(TEST_DATABASE_URL.replace(/\/[^/]*$/, '/postgres'));
   for (const u of restoredUrls) await sql.raw(`DROP DATABASE IF EXISTS "${new URL(u).pathname.slice(1)}" WITH (FORCE)`).execute(admin);
   await admin.destroy();
   rmSync(dir, { recursive: true, force: true });
@@ -55,7 +52,7 @@ describe('backups', () => {
   it("a tenant's backup holds its rows only and restores into an empty database where its chain verifies", async () => {
     const mine = await tenantWithChain(7);
     const other = await tenantWithChain(3);
-    const b = await createBackup({ databaseUrl: url, dir, tenantId: mine });
+    const b = await createBackup({ databaseUrl: TEST_DATABASE_URL, dir, tenantId: mine });
     expect(b).toMatchObject({ scope: 'tenant', tenant_id: mine, format: 'sql' });
     expect(b.rows).toMatchObject({ audit_records: 7, audit_chain_heads: 1, tenants: 1 });
     const bytes = readFileSync(b.path);
@@ -83,7 +80,7 @@ describe('backups', () => {
   it('a whole-database backup restores every tenant, and each chain verifies', async () => {
     const a = await tenantWithChain(4);
     const c = await tenantWithChain(5);
-    const b = await createBackup({ databaseUrl: url, dir });
+    const b = await createBackup({ databaseUrl: TEST_DATABASE_URL, dir });
     expect(b).toMatchObject({ scope: 'database', tenant_id: null, format: 'custom' });
     const target = await emptyDatabase();
     await restoreBackup({ file: b.path, databaseUrl: target });
@@ -98,6 +95,6 @@ describe('backups', () => {
   });
 
   it('refuses a tenant id that is not a UUID (never reaches a command line)', async () => {
-    await expect(createBackup({ databaseUrl: url, dir, tenantId: "x'; DROP TABLE tenants; --" })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(createBackup({ databaseUrl: TEST_DATABASE_URL, dir, tenantId: "x'; DROP TABLE tenants; --" })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });

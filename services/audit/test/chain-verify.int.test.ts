@@ -5,15 +5,13 @@
  * first). Timing lives in `npm run bench:chain`, never here.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, canonicalJson, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, TEST_DATABASE_URL, canonicalJson, openTestDb } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { AuditChain } from '../src/chain/audit-chain';
 import { joinRanges, verifyChain } from '../src/chain/chain-verify';
 import { type ChainEntry, canonicalContent, hashedContent, recordHash } from '../src/chain/record-hash';
 import { governedEntry } from './support/entries';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let repo: AuditRecordRepository;
 const N = 240;
@@ -32,7 +30,7 @@ async function chainOf(n = N): Promise<{ t: string; chain: AuditChain }> {
 /** one walk in this thread, and 4 ranges (this thread + 3 worker threads; 3 ranges where a test needs them) */
 const allModes = async (t: string, modes = [1, 4]) => {
   const out = [];
-  for (const threads of modes) out.push(await verifyChain(repo, t, N, { databaseUrl: url, threads, minRecords: 0 }));
+  for (const threads of modes) out.push(await verifyChain(repo, t, N, { databaseUrl: TEST_DATABASE_URL, threads, minRecords: 0 }));
   return out;
 };
 const rowAt = async (t: string, seq: number) =>
@@ -43,8 +41,7 @@ const recordIdAt = (seq: number) => seq + 1;
 jest.setTimeout(300_000); // a slow shared machine; worker threads start with their own module loading
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   repo = new AuditRecordRepository(db);
 });
 afterAll(async () => {
@@ -72,8 +69,8 @@ describe('chain verification', () => {
     const { t } = await chainOf();
     for (const v of await allModes(t, [1, 2, 3, 4])) expect(v).toEqual({ valid: true, record_count: N });
     // ranges larger than the chain head says (records appended meanwhile) are still walked to the end
-    expect(await verifyChain(repo, t, N / 2, { databaseUrl: url, threads: 3, minRecords: 0 })).toEqual({ valid: true, record_count: N });
-    expect(await verifyChain(repo, randomUUID(), 0, { databaseUrl: url, threads: 2, minRecords: 0 })).toEqual({ valid: true, record_count: 0 });
+    expect(await verifyChain(repo, t, N / 2, { databaseUrl: TEST_DATABASE_URL, threads: 3, minRecords: 0 })).toEqual({ valid: true, record_count: N });
+    expect(await verifyChain(repo, randomUUID(), 0, { databaseUrl: TEST_DATABASE_URL, threads: 2, minRecords: 0 })).toEqual({ valid: true, record_count: 0 });
   });
 
   // first record, range boundaries of 4 ranges (60, 120, 180: a range's first record and the record before it), last record
@@ -176,7 +173,7 @@ describe('chain verification', () => {
 
   it('the service verifies with worker threads when configured (AuditChain.verify)', async () => {
     const { t } = await chainOf();
-    const parallel = new AuditChain(repo, { tamperDemo: false, verify: { databaseUrl: url, threads: 2, minRecords: 0 } });
+    const parallel = new AuditChain(repo, { tamperDemo: false, verify: { databaseUrl: TEST_DATABASE_URL, threads: 2, minRecords: 0 } });
     expect(await parallel.verify(t)).toEqual({ valid: true, record_count: N });
     await sql`UPDATE audit_records SET tool = 'x' WHERE tenant_id = ${t} AND tenant_seq = 150`.execute(db);
     expect(await parallel.verify(t)).toMatchObject({ valid: false, record_count: 150 });

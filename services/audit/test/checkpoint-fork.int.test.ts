@@ -7,7 +7,7 @@
  * process speaking the vault's NoteSignerPort (the HSM signing itself is tested in services/vault).
  */
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, TEST_DATABASE_URL, createDb, createLogger, openTestDb } from '@agw/shared';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { CheckpointRepository } from '../src/checkpoints/checkpoint.repository';
@@ -18,8 +18,6 @@ import { MerkleProofs } from '../src/merkle/merkle-proofs';
 import { MerkleRepository, type TreeHead } from '../src/merkle/merkle.repository';
 import { TreeBuilder } from '../src/merkle/tree-builder';
 import { governedEntry } from './support/entries';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
 let db: Db;
 let chain: AuditChain;
@@ -46,8 +44,7 @@ async function append(tenantId: string, n: number) {
 const build = async (tenantId: string) => (await builder.buildPending({ tenantId, builtBy: 'trigger', wait: true })).built;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
   const heads = new MerkleRepository(db);
   checkpoints = new Checkpoints({ repo: new CheckpointRepository(db), heads, proofs: new MerkleProofs(heads), signer, logger });
@@ -113,7 +110,7 @@ it('signs with a pool of one connection: the fork check reads through the signin
   // ten concurrent signers once held all ten pooled connections of an audit replica (the tenant lock, or
   // waiting for it) while the lock's holder waited for an eleventh to read the consistency proof's nodes:
   // the replica answered nothing until it was restarted. A pool of one is the same wait, every time.
-  const one = createDb(url, { max: 1 });
+  const one = createDb(TEST_DATABASE_URL, { max: 1 });
   const heads = new MerkleRepository(db);
   const plainBuilder = new TreeBuilder(db, heads, { treeBuilt: async () => undefined }, logger);
   const onePool = new MerkleRepository(one);

@@ -6,7 +6,7 @@
  * provenance, evidence, ocsf-export).
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, type DecisionInputRow, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, type DecisionInputRow, createLogger, openTestDb } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
@@ -20,7 +20,6 @@ import { DecisionInputRepository } from '../src/chain/decision-input.repository'
 import { decisionInputOf, governedEntry } from './support/entries';
 import { evidenceSampleCall } from './support/evidence-sample';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let chain: AuditChain;
 let builder: TreeBuilder;
@@ -40,8 +39,7 @@ function evidence(maxBytes = 12 * 1024 * 1024) {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
   const repo = new MerkleRepository(db);
   builder = new TreeBuilder(db, repo, { treeBuilt: async () => undefined }, createLogger('test', 'silent'));

@@ -1,11 +1,10 @@
 /** Decision counts for the public dashboard, against the real local Postgres. */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, openTestDb } from '@agw/shared';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository, DecisionCountsReads } from '../src/chain/audit-record.repository';
 import { governedEntry } from './support/entries';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let chain: AuditChain;
 let counts: DecisionCountsReads;
@@ -14,8 +13,7 @@ const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toI
 const at = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString();
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
   counts = new DecisionCountsReads(db);
 });

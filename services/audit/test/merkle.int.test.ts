@@ -1,6 +1,6 @@
 /** Tree heads, stored nodes and proofs against the real local Postgres. */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, createLogger, openTestDb } from '@agw/shared';
 import { sql } from 'kysely';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
@@ -12,7 +12,6 @@ import { MERKLE_BUILD_LOCK, TreeBuilder } from '../src/merkle/tree-builder';
 import { UpperNodeCache } from '../src/merkle/upper-node-cache';
 import { governedEntry } from './support/entries';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let chain: AuditChain;
 let repo: MerkleRepository;
@@ -29,8 +28,7 @@ async function append(tenantId: string, n: number): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
   repo = new MerkleRepository(db);
   builder = new TreeBuilder(db, repo, { treeBuilt: async (h) => void published.push(h) }, createLogger('test', 'silent'));

@@ -8,7 +8,7 @@
  * services/vault).
  */
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
-import { createLogger, migrateToLatest, toAuditEntry } from '@agw/shared';
+import { TEST_DATABASE_URL, createLogger, migrateToLatest, toAuditEntry } from '@agw/shared';
 import { parseVerifierKey, verifyReceipt } from '@agw/verifier';
 import type { AuditOverrides } from '../src/audit.service';
 import type { NoteSignerPort } from '../src/checkpoints/checkpoints';
@@ -16,8 +16,6 @@ import type { TreeBuilder } from '../src/merkle/tree-builder';
 import { Receipts } from '../src/receipts/receipts';
 import { governedEntry } from './support/entries';
 import { startAudit } from './support/start-audit';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(12);
@@ -46,9 +44,9 @@ let client: Awaited<ReturnType<typeof startAudit>>['client'];
 let builder: TreeBuilder;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
+  await migrateToLatest(TEST_DATABASE_URL);
   // the service's own definition, as main.ts runs it, with this process's key in place of the vault's signer
-  audit = await startAudit({ env: { DATABASE_URL: url, AUDIT_RECEIPTS: 'true', RECEIPT_MAX_MERGE_DELAY_SECONDS: '7200', RECEIPT_KEY_LIFETIME_HOURS: '1' }, overrides: { noteSigner: signer } });
+  audit = await startAudit({ env: { DATABASE_URL: TEST_DATABASE_URL, AUDIT_RECEIPTS: 'true', RECEIPT_MAX_MERGE_DELAY_SECONDS: '7200', RECEIPT_KEY_LIFETIME_HOURS: '1' }, overrides: { noteSigner: signer } });
   client = audit.client;
   builder = audit.api.builder;
 });

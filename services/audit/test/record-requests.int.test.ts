@@ -7,11 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { audit as pb } from '@agw/proto';
-import { type Bus, type RecordRequestEvent, connectBus, migrateToLatest, publishEvent, recordRequestSubject, streamedRecordAppender, toAuditEntry } from '@agw/shared';
+import { type Bus, type RecordRequestEvent, TEST_DATABASE_URL, migrateToLatest, openTestBus, publishEvent, recordRequestSubject, streamedRecordAppender, toAuditEntry } from '@agw/shared';
 import { governedEntry } from './support/entries';
 import { type StartedAudit, startAudit } from './support/start-audit';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const PREFIX = `${process.env.AGW_STREAM_PREFIX ?? 'TEST'}_RR`;
 let bus: Bus;
 let audit: StartedAudit;
@@ -33,9 +31,9 @@ async function recordsOf(tenantId: string, actionId: string, n = 1) {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', PREFIX, 'record-requests-test');
-  audit = await startAudit({ prefix: PREFIX, env: { DATABASE_URL: url } });
+  await migrateToLatest(TEST_DATABASE_URL);
+  bus = await openTestBus(PREFIX, 'record-requests-test');
+  audit = await startAudit({ prefix: PREFIX, env: { DATABASE_URL: TEST_DATABASE_URL } });
 });
 afterAll(async () => {
   await audit.close();
@@ -61,7 +59,7 @@ it('loses nothing while the audit service is down: the request waits in the stre
   await audit.close();
   const req = request(tenantId);
   await streamedRecordAppender(bus).append(req); // stored by the stream: nobody is reading
-  audit = await startAudit({ prefix: PREFIX, env: { DATABASE_URL: url } });
+  audit = await startAudit({ prefix: PREFIX, env: { DATABASE_URL: TEST_DATABASE_URL } });
   expect(await recordsOf(tenantId, req.entry.action_id)).toHaveLength(1);
 });
 

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { checkWitnessPolicy, keyIdOf, parseCosignerKey } from '@agw/verifier';
 import { FileWitnessStore, type RunningWitness, Witness, serveWitness, witnessKeyFromSeed } from '@agw/witness';
-import { Counter, type Db, Registry, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { Counter, type Db, Registry, createLogger, openTestDb } from '@agw/shared';
 import { AuditChain } from '../src/chain/audit-chain';
 import { AuditRecordRepository } from '../src/chain/audit-record.repository';
 import { CheckpointRepository } from '../src/checkpoints/checkpoint.repository';
@@ -31,7 +31,6 @@ import { governedEntry } from './support/entries';
 
 jest.setTimeout(60_000);
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const logger = createLogger('test', 'silent');
 const dir = mkdtempSync(path.join(tmpdir(), 'agw-witnessing-'));
 let db: Db;
@@ -78,8 +77,7 @@ const cosignedLatest = async (t: string) => {
 const cosignerKeys = keys.map((k) => parseCosignerKey(k.vkey));
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   await Promise.all([start(0), start(1)]);
   chain = new AuditChain(new AuditRecordRepository(db), { tamperDemo: false });
   const heads = new MerkleRepository(db);

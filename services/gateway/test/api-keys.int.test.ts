@@ -1,18 +1,16 @@
 /** API keys against the real Postgres and Redis: hashes only, rotation invalidates the cached old key. */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
+import { type Db, TEST_REDIS_URL, createRedis, openTestDb, waitForRedis } from '@agw/shared';
 import { ApiKeyRepository } from '../src/tenants/api-key.repository';
 import { ApiKeyService, hashApiKey, newApiKey } from '../src/tenants/api-keys';
 import { createTestTenantWithKey } from './support/tenants';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-const redis2 = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const redis = createRedis(TEST_REDIS_URL);
+const redis2 = createRedis(TEST_REDIS_URL);
 let db: Db;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   await waitForRedis(redis);
   await waitForRedis(redis2);
 });

@@ -2,11 +2,11 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { createLogger, createRedis, waitForRedis } from '@agw/shared';
+import { TEST_REDIS_URL, createLogger, createRedis, waitForRedis } from '@agw/shared';
 import { errorHandler } from '../src/http/error-handler';
 import { ipRateLimit } from '../src/http/rate-limit.middleware';
 
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const redis = createRedis(TEST_REDIS_URL);
 let server: http.Server;
 let url: string;
 

@@ -5,13 +5,11 @@
  * latest after the TTL; steady traffic asks the vault once per (tenant, tool) and TTL.
  */
 import { randomUUID } from 'node:crypto';
-import { TenantCache, changeSubject, onTenantChange } from '@agw/shared';
+import { TEST_NATS_URL, TenantCache, changeSubject, onTenantChange } from '@agw/shared';
 import { type NatsConnection, connect } from 'nats';
 import type { VaultClient } from '../src/clients/grpc-clients';
 import { credentialChanges } from '../src/vault/credential-changes';
 import { createVaultBroker } from '../src/vault/vault-broker';
-
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = `CRC${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 const conns: NatsConnection[] = [];
 
@@ -47,7 +45,7 @@ function memoryVault() {
 }
 
 async function replica(vault: VaultClient) {
-  const nc = await connect({ servers: NATS_URL });
+  const nc = await connect({ servers: TEST_NATS_URL });
   conns.push(nc);
   const changes = credentialChanges(vault, { nc, prefix });
   await nc.flush(); // the subscription is registered with the server
@@ -121,7 +119,7 @@ test('a lookup in flight when the credential is registered is not kept', async (
 });
 
 test('a change published by any process drops the entries; without a message, the TTL does', async () => {
-  const nc = await connect({ servers: NATS_URL });
+  const nc = await connect({ servers: TEST_NATS_URL });
   conns.push(nc);
   const seen: Array<string | undefined> = [];
   onTenantChange({ nc, prefix }, 'credentials', (t) => seen.push(t));

@@ -3,27 +3,23 @@
  * it once the stream exists again. Real NATS JetStream and real Postgres.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type Db, createDb, createLogger, migrateToLatest, sampleDecisionEvent, streams } from '@agw/shared';
+import { type Bus, type Db, TEST_NATS_URL, closeTestBus, createLogger, openTestDb, sampleDecisionEvent, streams } from '@agw/shared';
 import { connect } from 'nats';
 import { DecisionPublisher } from '../src/events/decision-publisher';
 import { EventOutboxRepository } from '../src/events/event-outbox.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let bus: Bus;
 const prefix = `OBX${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
-  const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  db = await openTestDb();
+  const nc = await connect({ servers: TEST_NATS_URL });
   // a bus whose streams do not exist yet: every JetStream publish fails (no stream answers)
   bus = { nc, js: nc.jetstream(), prefix, close: () => nc.drain() };
 });
 afterAll(async () => {
-  const jsm = await bus.nc.jetstreamManager();
-  await jsm.streams.delete(streams(prefix).decisions.name).catch(() => undefined);
-  await bus.close();
+  await closeTestBus(bus);
   await db.destroy();
 });
 

@@ -6,13 +6,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { type StartedService, createLogger, createMetricsRegistry, migrateToLatest, startService } from '@agw/shared';
+import { type StartedService, TEST_DATABASE_URL, createLogger, createMetricsRegistry, migrateToLatest, startService } from '@agw/shared';
 import { type GatewayConfig, loadGatewayConfig } from '../src/config';
 import { type Gateway, gatewayService } from '../src/gateway';
 import { errorHandler } from '../src/http/error-handler';
 import { githubRoutes } from '../src/http/routes/github.routes';
-
-const dbUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const githubId = Math.floor(Math.random() * 1e9);
 const login = `octo-${randomUUID().slice(0, 8)}`;
 const email = `${login}@users.example.com`;
@@ -67,14 +65,14 @@ let gateway: StartedService<GatewayConfig, Gateway>;
 let base: string;
 
 beforeAll(async () => {
-  await migrateToLatest(dbUrl);
+  await migrateToLatest(TEST_DATABASE_URL);
   const gh = `http://127.0.0.1:${await listen(github)}`;
   const probe = http.createServer();
   const port = await listen(probe);
   await new Promise((r) => probe.close(r));
   base = `http://127.0.0.1:${port}/api`;
   const config = loadGatewayConfig({
-    DATABASE_URL: dbUrl,
+    DATABASE_URL: TEST_DATABASE_URL,
     AGW_STREAM_PREFIX: 'TEST',
     GATEWAY_PORT: String(port),
     PUBLIC_BASE_URL: base,

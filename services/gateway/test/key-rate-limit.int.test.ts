@@ -4,20 +4,18 @@
  * counting as the look-up followed by RateLimiter.allow, rotation still refuses the old key at once.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, createRedis, migrateToLatest, waitForRedis } from '@agw/shared';
+import { type Db, TEST_REDIS_URL, createRedis, openTestDb, waitForRedis } from '@agw/shared';
 import { RateLimiter, type RateLimit } from '../src/pipeline/rate-limiter';
 import { ApiKeyRepository } from '../src/tenants/api-key.repository';
 import { ApiKeyService, hashApiKey } from '../src/tenants/api-keys';
 import { createTestTenantWithKey } from './support/tenants';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const redis = createRedis(TEST_REDIS_URL);
 const limiter = new RateLimiter(redis);
 let db: Db;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   await waitForRedis(redis);
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@
  * the members routes, and a removal that ends the member's sessions, refresh tokens and OAuth grants.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, createLogger, openTestDb } from '@agw/shared';
 import type { GatewayDeps } from '../src/deps';
 import { authenticate } from '../src/http/auth.middleware';
 import { keyScopeGuard } from '../src/http/key-scope.middleware';
@@ -19,7 +19,6 @@ import { TenantRepository } from '../src/tenants/tenant.repository';
 import { newApiKey } from '../src/tenants/api-keys';
 import { type ServedRoutes, serveRoutes } from './support/served-routes';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let served: ServedRoutes;
 let clock = new Date();
@@ -27,8 +26,7 @@ const sessions = new SessionTokens('secret-for-members-tests', 600);
 let refresh: ConsoleRefresh;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   const tenants = new TenantRepository(db);
   refresh = new ConsoleRefresh(db);
   const members = new Members(db, { publicBaseUrl: 'http://gw.example:8080/api', logger: createLogger('test', 'silent'), ttlSeconds: 3600, now: () => clock });

@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { type Db, createDb, migrateToLatest } from '@agw/shared';
+import { type Db, openTestDb } from '@agw/shared';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
 import { OauthRepository } from '../src/oauth/oauth.repository';
 import { purgeOauth } from '../src/oauth/oauth-purge';
@@ -19,7 +19,6 @@ import { newApiKey } from '../src/tenants/api-keys';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 import { type ServedRoutes, asTestCaller, serveRoutes, testSettings } from './support/served-routes';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const RESOURCE = 'http://gw.test/api/mcp/server';
 const CB = 'http://127.0.0.1:4999/cb';
 let db: Db;
@@ -32,8 +31,7 @@ function makeProvider(resource = RESOURCE, grantMaxAgeSeconds = 90 * 86400) {
 }
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   provider = makeProvider();
   const settings = testSettings(db);
   served = await serveRoutes((app) => {

@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomUUID } from 'node:crypto';
 import express, { Router } from 'express';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, createLogger, openTestDb } from '@agw/shared';
 import { authenticate } from '../src/http/auth.middleware';
 import { errorHandler } from '../src/http/error-handler';
 import { McpOauthProvider } from '../src/oauth/mcp-oauth-provider';
@@ -20,7 +20,6 @@ import { type McpOauthUrls, mcpOauthUrls } from '../src/oauth/public-origins';
 import { newApiKey } from '../src/tenants/api-keys';
 import { TenantRepository } from '../src/tenants/tenant.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 const CB = 'http://127.0.0.1:4999/cb';
 let db: Db;
 let server: Server;
@@ -34,8 +33,7 @@ let LOOPBACK: string;
 let LOCALHOST: string;
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   const app = express();
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));

@@ -1,9 +1,9 @@
 /** The sliding window against the real local Redis. */
 import { randomUUID } from 'node:crypto';
-import { createRedis, waitForRedis } from '@agw/shared';
+import { TEST_REDIS_URL, createRedis, waitForRedis } from '@agw/shared';
 import { RateLimiter } from '../src/pipeline/rate-limiter';
 
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const redis = createRedis(TEST_REDIS_URL);
 const limiter = new RateLimiter(redis);
 
 beforeAll(() => waitForRedis(redis));
@@ -30,7 +30,7 @@ describe('per-tenant sliding window', () => {
   });
 
   it('is shared by every client (replicas): a second connection sees the same window', async () => {
-    const otherRedis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+    const otherRedis = createRedis(TEST_REDIS_URL);
     await waitForRedis(otherRedis);
     const other = new RateLimiter(otherRedis);
     const t = randomUUID();

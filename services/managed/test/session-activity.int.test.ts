@@ -4,20 +4,16 @@
  * decision without a session is not.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, type DecisionEvent, connectBus, createLogger, sampleDecisionEvent, streams, subjects } from '@agw/shared';
+import { type Bus, type DecisionEvent, closeTestBus, createLogger, openTestBus, sampleDecisionEvent, subjects } from '@agw/shared';
 import { subscribeSessionActivity } from '../src/nats/session-activity.subscriber';
 
 const prefix = `SA${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 let bus: Bus;
 
 beforeAll(async () => {
-  bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'session-activity-test');
+  bus = await openTestBus(prefix, 'session-activity-test');
 });
-afterAll(async () => {
-  const jsm = await bus.nc.jetstreamManager();
-  for (const s of Object.values(streams(prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 const event = (sessionId: string | null) => sampleDecisionEvent('t1', { session_id: sessionId });
 

@@ -5,7 +5,7 @@
  * only part replaced here (an in-memory recorder): its own guarantees are tested in services/audit.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Db, createLogger, openTestDb } from '@agw/shared';
 import { type RunningStandIn, startPlatformStandIn } from '@agw/platform-stand-in';
 import { AgentConfigRepository } from '../src/agents/agent-config.repository';
 import { AgentConfigs } from '../src/agents/agent-configs';
@@ -14,15 +14,13 @@ import { createAnthropicPlatform } from '../src/platform/anthropic-platform';
 import type { SessionRecorder } from '../src/sessions/session-recorder';
 import { SessionRepository, type SessionRow } from '../src/sessions/session.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let standIn: RunningStandIn;
 let repo: SessionRepository;
 const logger = createLogger('managed-test', 'silent');
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   repo = new SessionRepository(db);
   standIn = await startPlatformStandIn({ apiKey: 'k', heartbeatMs: 100 });
 });

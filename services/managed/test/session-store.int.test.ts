@@ -5,12 +5,11 @@
  * enforced along the whole parent chain.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, type Db, createDb, migrateToLatest } from '@agw/shared';
+import { AppError, type Db, openTestDb } from '@agw/shared';
 import { AgentConfigRepository } from '../src/agents/agent-config.repository';
 import { AgentConfigs } from '../src/agents/agent-configs';
 import { SessionRepository } from '../src/sessions/session.repository';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
 let db: Db;
 let configs: AgentConfigs;
 let repo: SessionRepository;
@@ -32,8 +31,7 @@ const newSession = (agentId: string) => ({
 });
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   configs = new AgentConfigs(new AgentConfigRepository(db), 'model-x');
   repo = new SessionRepository(db);
 });

@@ -9,8 +9,6 @@ import { type FederationWiring, createFederation } from '../src/federation/creat
 import type { QuarantineRecorder } from '../src/federation/federation';
 import type { VaultApi } from '../src/vault.service';
 
-export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-
 export function testConfig() {
   return loadVaultConfig({ ...process.env, PKCS11_TOKEN_LABEL: 'agw-test', VAULT_HSM_BACKEND: 'pkcs11', AGW_PROFILE: 'local', LOG_LEVEL: 'silent' });
 }

@@ -11,10 +11,11 @@ import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { TEST_DATABASE_URL } from '@agw/shared';
 import * as pkcs11js from 'pkcs11js';
 import { createHsm } from '../src/hsm/create-hsm';
 import type { HsmBackend } from '../src/hsm/hsm-backend';
-import { DATABASE_URL, testConfig, withTestToken } from './helpers';
+import { testConfig, withTestToken } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -76,7 +77,7 @@ it('three replicas signing their first checkpoint at once create one key pair an
     [0, 1, 2].map(
       () =>
         new Promise<string>((resolve, reject) =>
-          execFile(process.execPath, [script, String(start)], { env: { ...process.env, DATABASE_URL }, timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+          execFile(process.execPath, [script, String(start)], { env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
         ),
     ),
   );

@@ -12,7 +12,7 @@ import { verifySignature } from '../src/delivery/webhook.signer';
 import { TargetGuard } from '../src/target/target-guard';
 import { HttpsSender } from '../src/target/https-sender';
 import type { StartedWebhook } from './support/start-webhook';
-import { DATABASE_URL, capturingLogger, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, uniquePrefix, writeCaFile } from './support/harness';
+import { capturingLogger, createTenant, decisionEvent, publishDecision, uniquePrefix, writeCaFile } from './support/harness';
 import { type WebhookBed, startWebhookBed } from './support/webhook-bed';
 import { type Receiver, startReceiver } from './support/https-receiver';
 

@@ -5,9 +5,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { type Bus, type Db, type SelfSignedCert, createDb, createLogger, freeLoopbackPort, migrateToLatest } from '@agw/shared';
+import { type Bus, type Db, type SelfSignedCert, closeTestBus, createLogger, freeLoopbackPort, openTestDb } from '@agw/shared';
 import { type StartedWebhook, startWebhook } from './support/start-webhook';
-import { DATABASE_URL, createTenant, decisionEvent, deleteStreams, publishDecision, publisherBus, testEnv, uniquePrefix, writeCaFile } from './support/harness';
+import { createTenant, decisionEvent, publishDecision, publisherBus, testEnv, uniquePrefix, writeCaFile } from './support/harness';
 import { receiverCert, startReceiver } from './support/https-receiver';
 
 jest.setTimeout(90_000);
@@ -18,8 +18,7 @@ let caFile: string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  await migrateToLatest(DATABASE_URL);
-  db = createDb(DATABASE_URL);
+  db = await openTestDb();
   cert = receiverCert();
   caFile = writeCaFile(cert.cert);
 });
@@ -92,8 +91,7 @@ describe('durability', () => {
       }
     } finally {
       await rx.close();
-      await deleteStreams(bus);
-      await bus.close();
+      await closeTestBus(bus);
     }
   });
 
@@ -116,8 +114,7 @@ describe('durability', () => {
     } finally {
       for (const r of replicas) await r.close();
       await rx.close();
-      await deleteStreams(bus);
-      await bus.close();
+      await closeTestBus(bus);
     }
   });
 });

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { freeLoopbackPort, streams } from '@agw/shared';
+import { TEST_NATS_URL, freeLoopbackPort, streams } from '@agw/shared';
 import { connect } from 'nats';
 import { E2E_ENV, E2E_OFFSET, E2E_REDIS_URL, E2E_STREAM_PREFIX } from './e2e-env';
 
@@ -106,12 +106,11 @@ export async function startRestoredServices(databaseUrl: string, o: { timeoutMs?
     absent: await port(),
   };
   const prefix = `${E2E_STREAM_PREFIX}RESTORE`;
-  const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const base: Record<string, string> = {
     ...E2E_ENV,
     DATABASE_URL: databaseUrl,
     REDIS_URL: otherRedisUrl(),
-    NATS_URL: natsUrl,
+    NATS_URL: TEST_NATS_URL,
     AGW_STREAM_PREFIX: prefix,
     AGW_PROFILE: 'local',
     LOG_LEVEL: 'info',
@@ -152,7 +151,7 @@ export async function startRestoredServices(databaseUrl: string, o: { timeoutMs?
   const stop = async () => {
     // the gateway first (it calls the others), then the services behind it
     for (const p of [...procs].reverse()) await stopProc(p);
-    const nc = await connect({ servers: natsUrl, name: 'restore-drill-cleanup' });
+    const nc = await connect({ servers: TEST_NATS_URL, name: 'restore-drill-cleanup' });
     try {
       const jsm = await nc.jetstreamManager();
       for (const def of Object.values(streams(prefix))) await jsm.streams.delete(def.name).catch(() => false);

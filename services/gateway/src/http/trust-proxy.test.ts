@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { ConfigError, createLogger, createRedis, waitForRedis } from '@agw/shared';
+import { ConfigError, TEST_REDIS_URL, createLogger, createRedis, waitForRedis } from '@agw/shared';
 import { loadGatewayConfig } from '../config';
 import { mcpSourceCheck } from '../mcp/mcp.routes';
 import { errorHandler } from './error-handler';
@@ -37,7 +37,7 @@ describe('the TRUST_PROXY setting', () => {
 });
 
 describe('behind one ingress that appends (TRUST_PROXY=1)', () => {
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  const redis = createRedis(TEST_REDIS_URL);
   let server: Server;
   let base: string;
 

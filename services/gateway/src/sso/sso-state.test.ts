@@ -1,15 +1,13 @@
-import { type Redis, createRedis, waitForRedis } from '@agw/shared';
+import { type Redis, TEST_REDIS_URL, createRedis, waitForRedis } from '@agw/shared';
 import { randomUUID } from 'node:crypto';
 import { type SsoPending, SsoStateStore } from './sso-state';
-
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 
 describe('the SSO state store (real Redis)', () => {
   let redis: Redis;
   let store: SsoStateStore;
   const prefix = `agw:test:${process.env.AGW_STREAM_PREFIX ?? 'T'}:${randomUUID()}:`;
   beforeAll(async () => {
-    redis = createRedis(REDIS_URL);
+    redis = createRedis(TEST_REDIS_URL);
     await waitForRedis(redis);
     store = new SsoStateStore(redis, prefix, 60);
   });

@@ -4,7 +4,7 @@
  * DecisionRecorder and ApprovalRepository over them as the gateway wires them.
  */
 import { randomUUID } from 'node:crypto';
-import { ApprovalRepository, type Bus, type Db, type Logger, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { ApprovalRepository, type Bus, type Db, type Logger, TEST_DATABASE_URL, closeTestBus, createLogger, openTestBus, openTestDb } from '@agw/shared';
 import { type StartedAudit, startAudit } from '../../../audit/test/support/start-audit';
 import { DecisionPublisher } from '../../src/events/decision-publisher';
 import { EventOutboxRepository } from '../../src/events/event-outbox.repository';
@@ -25,16 +25,14 @@ export interface ApprovalsBed {
 
 /** Start the bed; `tag` begins the stream prefix (a few capitals), `name` names the NATS connection. */
 export async function startApprovalsBed(tag: string, name: string): Promise<ApprovalsBed> {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
   const prefix = `${tag}${randomUUID().replace(/-/g, '').slice(0, 8)}`;
   const logger = createLogger('test', 'silent');
-  await migrateToLatest(url);
-  const db = createDb(url);
-  const bus = await connectBus(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, name);
-  const audit = await startAudit({ prefix, env: { DATABASE_URL: url } });
+  const db = await openTestDb();
+  const bus = await openTestBus(prefix, name);
+  const audit = await startAudit({ prefix, env: { DATABASE_URL: TEST_DATABASE_URL } });
   const recorder = new DecisionRecorder(audit.client as never, new DecisionPublisher(bus, new EventOutboxRepository(db, 'gateway'), logger));
   return {
-    url,
+    url: TEST_DATABASE_URL,
     prefix,
     db,
     bus,
@@ -44,7 +42,7 @@ export async function startApprovalsBed(tag: string, name: string): Promise<Appr
     logger,
     close: async () => {
       await audit.close();
-      await bus.close();
+      await closeTestBus(bus);
       await db.destroy();
     },
   };

@@ -3,11 +3,11 @@
  * works under its own random tenant, so it sees only its own keys).
  */
 import { randomUUID } from 'node:crypto';
-import { DependencyUnavailableError, createRedis, waitForRedis } from '@agw/shared';
+import { DependencyUnavailableError, TEST_REDIS_URL, createRedis, waitForRedis } from '@agw/shared';
 import { anomalyScore } from './anomaly-score';
 import { ANOMALY_CHECK_SCRIPT, ANOMALY_MODEL_ARGS, BehaviorStore, KEY_PREFIX } from './behavior-store';
 
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const redis = createRedis(TEST_REDIS_URL);
 const store = new BehaviorStore(redis);
 beforeAll(() => waitForRedis(redis));
 afterAll(() => redis.disconnect());

@@ -4,20 +4,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { type Bus, connectBus, createDb, createLogger, migrateToLatest } from '@agw/shared';
+import { type Bus, connectBus, createDb, createLogger, openTestBus, openTestDb } from '@agw/shared';
 import { TemplateCatalog } from '../templates/template-catalog';
 import { sharedTenantPolicies } from './policy-changes';
 import { TenantPolicyRepository } from './tenant-policy.repository';
-
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const nats = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = process.env.AGW_STREAM_PREFIX ?? 'TEST'; // the suite's streams (connectBus makes sure they exist)
 let db: ReturnType<typeof createDb>;
 const buses: Bus[] = [];
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
 });
 afterAll(async () => {
   for (const b of buses) await b.close();
@@ -28,7 +24,7 @@ it('an activation on one replica is in force on another that had the tenant cach
   const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
   const logger = createLogger('test', 'silent');
   const replica = async (name: string) => {
-    const bus = await connectBus(nats, prefix, name);
+    const bus = await openTestBus(prefix, name);
     buses.push(bus);
     return sharedTenantPolicies(new TenantPolicyRepository(db), catalog, logger, bus, 60_000);
   };

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { decision } from '@agw/proto';
-import { type ActionRecord, InputError, createDb, createLogger, createRedis, decisionInputMessage, decisionInputRow, migrateToLatest, waitForRedis } from '@agw/shared';
+import { type ActionRecord, InputError, TEST_REDIS_URL, createDb, createLogger, createRedis, decisionInputMessage, decisionInputRow, openTestDb, waitForRedis } from '@agw/shared';
 import { BehaviorStore } from '../behavior/behavior-store';
 import { TenantPolicies } from '../bundles/tenant-policies';
 import { TenantPolicyRepository } from '../bundles/tenant-policy.repository';
@@ -15,8 +15,7 @@ import { ReplayService } from '../replay/replay.service';
 import { TemplateCatalog } from '../templates/template-catalog';
 import { type EvaluationResult, PolicyEvaluation, type ToolCallFacts } from './policy-evaluation';
 
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const redis = createRedis(TEST_REDIS_URL);
 let db: ReturnType<typeof createDb>;
 let policies: TenantPolicies;
 let evaluation: PolicyEvaluation;
@@ -55,8 +54,7 @@ const commit = (tenant: string, actionId: string, c: ToolCallFacts, r: Evaluatio
 };
 
 beforeAll(async () => {
-  await migrateToLatest(url);
-  db = createDb(url);
+  db = await openTestDb();
   await waitForRedis(redis);
   const catalog = await TemplateCatalog.load(path.resolve(__dirname, '../../templates'));
   policies = new TenantPolicies(new TenantPolicyRepository(db), catalog, createLogger('test', 'silent'), { cacheMs: 1000 });

@@ -3,10 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Bus, type DecisionEvent, type Db, type Logger, connectBus, publishEvent, sampleDecisionEvent, streams, subjects } from '@agw/shared';
-
-export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agw_test';
-export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+import { type Bus, type Db, type DecisionEvent, type Logger, TEST_DATABASE_URL, TEST_NATS_URL, openTestBus, publishEvent, sampleDecisionEvent, subjects } from '@agw/shared';
 
 /** A stream prefix no other test file uses. */
 export const uniquePrefix = (name: string) => `WHT_${name}_${randomBytes(3).toString('hex')}`;
@@ -14,8 +11,8 @@ export const uniquePrefix = (name: string) => `WHT_${name}_${randomBytes(3).toSt
 /** The environment of a webhook service for tests: loopback allowed explicitly (production profile). */
 export function testEnv(prefix: string, caFile: string, over: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
-    DATABASE_URL,
-    NATS_URL,
+    DATABASE_URL: TEST_DATABASE_URL,
+    NATS_URL: TEST_NATS_URL,
     AGW_STREAM_PREFIX: prefix,
     AGW_PROFILE: 'production',
     LOG_LEVEL: 'silent',
@@ -58,13 +55,7 @@ export async function publishDecision(bus: Bus, e: DecisionEvent): Promise<void>
 }
 
 export async function publisherBus(prefix: string): Promise<Bus> {
-  return connectBus(NATS_URL, prefix, 'webhook-test-publisher');
-}
-
-/** Remove the test's streams (and with them its durable consumers). */
-export async function deleteStreams(bus: Bus): Promise<void> {
-  const jsm = await bus.nc.jetstreamManager();
-  for (const s of Object.values(streams(bus.prefix))) await jsm.streams.delete(s.name).catch(() => undefined);
+  return openTestBus(prefix, 'webhook-test-publisher');
 }
 
 /** A logger that keeps every line (as JSON text), to check what reaches the logs. */

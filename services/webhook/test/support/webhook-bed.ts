@@ -5,9 +5,9 @@
  * streams and the CA file.
  */
 import { rmSync } from 'node:fs';
-import { type Bus, type Db, type Logger, Registry, type SelfSignedCert, createDb } from '@agw/shared';
+import { type Bus, type Db, type Logger, Registry, type SelfSignedCert, TEST_DATABASE_URL, closeTestBus, createDb } from '@agw/shared';
 import type { LookupAll } from '../../src/target/target-guard';
-import { DATABASE_URL, capturingLogger, deleteStreams, publisherBus, writeCaFile } from './harness';
+import { capturingLogger, publisherBus, writeCaFile } from './harness';
 import { receiverCert } from './https-receiver';
 import { type StartedWebhook, startWebhook } from './start-webhook';
 
@@ -21,7 +21,7 @@ export interface WebhookBed {
 }
 
 export async function startWebhookBed(prefix: string, o: { env?: Record<string, string>; logger?: Logger; registry?: Registry; lookup?: LookupAll } = {}): Promise<WebhookBed> {
-  const db = createDb(DATABASE_URL);
+  const db = createDb(TEST_DATABASE_URL);
   const cert = receiverCert();
   const caFile = writeCaFile(cert.cert);
   const bus = await publisherBus(prefix);
@@ -34,8 +34,7 @@ export async function startWebhookBed(prefix: string, o: { env?: Record<string, 
     service,
     close: async () => {
       await service.close();
-      await deleteStreams(bus);
-      await bus.close();
+      await closeTestBus(bus);
       await db.destroy();
       rmSync(caFile, { force: true });
     },

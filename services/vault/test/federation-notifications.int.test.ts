@@ -60,7 +60,7 @@ async function stream(req: pb.ExecuteRequest, signal?: AbortSignal) {
   return { events, last };
 }
 
-const described = (e: pb.ExecuteEvent) => (e.progress ? `progress ${e.progress.progress}/${e.progress.total} ${e.progress.message ?? ''}`.trim() : e.log ? `${e.log.level} ${e.log.logger} ${e.log.data}` : `answer ${e.response?.outcome}`);
+const described = (e: pb.ExecuteEvent) => (e.progress ? `progress ${e.progress.progress}/${e.progress.total} ${e.progress.message ?? ''}`.trim() : e.log ? `${e.log.level} ${e.log.logger} ${e.log.data?.text}` : `answer ${e.response?.outcome}`);
 
 describe('ExecuteStream', () => {
   test('a 2026-07-28 upstream: progress and info log messages in its order, the answer last', async () => {

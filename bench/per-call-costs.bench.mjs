@@ -94,7 +94,7 @@ async function compare(name, n, before, after, { redis = false } = {}) {
 }
 
 // 3. the params' JSON: stringified three times (policy params, stored params, audit entry) and parsed twice
-//    in the policy service, or stringified once and parsed once (no stored_params_json without PII)
+//    in the policy service, or stringified once and parsed once (no stored_params without PII)
 {
   const params = { q: 'benchmark', page: 1 };
   await compare(
@@ -205,7 +205,7 @@ if (typeof shared.BatchPublisher === 'function') {
   const evaluate = async () => answer;
   const server = await shared.startGrpcServer('127.0.0.1', 0, [{ definition: policy.PolicyServiceService, implementation: shared.implement(policy.PolicyServiceService, { evaluate, evaluateStream: evaluate }, logger) }]);
   const client = shared.createClient(policy.PolicyServiceClient, `127.0.0.1:${server.port}`, 'policy engine', { deadlineMs: 5000 });
-  const request = { tenant_id: '0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10', action_id: '9a0f1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b', call: { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"benchmark","page":1}', pii_detected: false, session_id: '' } };
+  const request = { tenant_id: '0b7d3e3a-1c1f-4b8e-8d55-5c1f0f4f7a10', action_id: '9a0f1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b', call: { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { text: '{"q":"benchmark","page":1}' }, params_json: '{"q":"benchmark","page":1}', pii_detected: false, session_id: '' } };
   const concurrently = (fn) => async (n) => {
     for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: Math.min(32, n - i) }, fn));
   };

@@ -21,14 +21,14 @@ const opt = (n, d) => Number(args.includes(`--${n}`) ? args[args.indexOf(`--${n}
 const N = opt('n', 20000);
 const ROUNDS = opt('rounds', 3);
 
-const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"benchmark","page":1}', pii_detected: false, session_id: '' };
+const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { text: '{"q":"benchmark","page":1}' }, params_json: '{"q":"benchmark","page":1}', pii_detected: false, session_id: '' };
 /** one call's four messages, as the services build them */
 function messages() {
   const actionId = randomUUID();
   const request = policy.EvaluateRequest.fromPartial({ tenant_id: randomUUID(), action_id: actionId, call });
   const decisionFacts = { decision: 'allow', severity: 'none', pii_detected: false, behavioral: { action_count_1h: 5, action_count_24h: 5, tool_count_24h: 5, last_action_seconds_ago: 0 }, passes: 1, evaluated_at: new Date().toISOString() };
   const response = policy.EvaluateResponse.fromPartial({ decision: 'allow', severity: 'none', bundle_revision: 'floor-1', passes: 1, decision_facts: decisionFacts });
-  const entry = audit.AuditEntry.fromPartial({ action_id: actionId, ...call, decision: 'allow', severity: 'none', source: 'api', bundle_revision: 'floor-1', details_json: '{}', requested_at: new Date().toISOString() });
+  const entry = audit.AuditEntry.fromPartial({ action_id: actionId, ...call, decision: 'allow', severity: 'none', source: 'api', bundle_revision: 'floor-1', details: { text: '{}' }, details_json: '{}', requested_at: new Date().toISOString() });
   const append = audit.AppendRequest.fromPartial({ tenant_id: request.tenant_id, entry, event_kind: 'allowed', decision_facts: response.decision_facts, omit_entry: true, append_key: randomUUID(), tenant_has_webhook: false });
   const record = audit.AuditRecord.fromPartial({ id: 5, tenant_seq: 4, prev_hash: 'f'.repeat(64), record_hash: 'f'.repeat(64), event_queued: true, commit_ms: 1.2 });
   // [generated serializer, deserializer, message, the fleet's serializer]

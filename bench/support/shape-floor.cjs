@@ -157,7 +157,7 @@ function gateway(httpPort, policyPort, auditPort) {
     // the messages as the gateway fills them (tool-call.pipeline.ts, decision-recorder.ts)
     const actionId = randomUUID();
     const paramsJson = JSON.stringify(call.params ?? {});
-    const toolCall = { agent_id: call.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: call.tool, method: call.method, params_json: paramsJson, pii_detected: false, session_id: '' };
+    const toolCall = { agent_id: call.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: call.tool, method: call.method, params: { text: paramsJson }, params_json: paramsJson, pii_detected: false, session_id: '' };
     const decision = await evaluate(policyProto.EvaluateRequest.fromPartial({ tenant_id: tenantId, action_id: actionId, call: toolCall }));
     const t2 = performance.now();
     const entry = auditProto.AuditEntry.fromPartial({
@@ -167,7 +167,7 @@ function gateway(httpPort, policyPort, auditPort) {
       severity: decision.severity,
       source: 'api',
       bundle_revision: decision.bundle_revision,
-      details_json: '{}',
+      details: { text: '{}' }, details_json: '{}',
       requested_at: new Date().toISOString(),
     });
     const record = await append(

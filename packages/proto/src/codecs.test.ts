@@ -12,20 +12,20 @@ const grpcServices: [string, ServiceDefinition][] = Object.values(proto as unkno
   ][],
 );
 
-const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params_json: '{"q":"bénchmark ✓","page":1}', pii_detected: false, session_id: '' };
+const call = { agent_id: 'load-agent', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_web_search', method: 'search', params: { text: '{"q":"bénchmark ✓","page":1}' }, params_json: '{"q":"bénchmark ✓","page":1}', pii_detected: false, session_id: '' };
 const evaluateCall = { call_id: 7, request: proto.policy.EvaluateRequest.fromPartial({ tenant_id: 't-1', action_id: 'a-1', call }), metadata: { traceparent: '00-abc' } };
 const appendCall = {
   call_id: 8,
   request: proto.audit.AppendRequest.fromPartial({
     tenant_id: 't-1',
-    entry: proto.audit.AuditEntry.fromPartial({ action_id: 'a-1', agent_id: call.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: call.tool, method: call.method, params_json: call.params_json, decision: 'allow', severity: 'none', source: 'api', details_json: '{}', requested_at: '2026-11-28T00:00:00.000Z' }),
+    entry: proto.audit.AuditEntry.fromPartial({ action_id: 'a-1', agent_id: call.agent_id, agent_type: call.agent_type, agent_version: call.agent_version, tool: call.tool, method: call.method, params: call.params, params_json: call.params_json, decision: 'allow', severity: 'none', source: 'api', details: { text: '{}' }, details_json: '{}', requested_at: '2026-11-28T00:00:00.000Z' }),
     event_kind: 'allowed',
     omit_entry: true,
     append_key: 'k-1',
   }),
   metadata: {},
 };
-const big = { ...appendCall, request: { ...appendCall.request, entry: { ...appendCall.request.entry!, paramsJson: JSON.stringify({ blob: 'x'.repeat(MAX_KEPT_WRITER_BYTES * 2) }) } } };
+const big = { ...appendCall, request: { ...appendCall.request, entry: { ...appendCall.request.entry!, params: { text: JSON.stringify({ blob: 'x'.repeat(MAX_KEPT_WRITER_BYTES * 2) }) } } } };
 
 describe('withReusedWriter', () => {
   it('covers every method of every contract', () => {

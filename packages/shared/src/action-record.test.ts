@@ -8,13 +8,22 @@ const record = governedRecord(
   { action_id: '00000000-0000-4000-8000-000000000001', agent_id: 'a', agent_type: 'assistant', agent_version: '1.0', tool: 't', method: 'm', session_id: null, requested_at: '2026-11-21T23:59:59.123Z' },
   { params: { q: 'é', n: [1, null] }, decision: 'allow', execution_mode: 'agent_direct', violations: ['v'], severity: 'low', bundle_revision: 'rev', details: { stage: 'policy' } },
 );
-const parse = (text: string) => JSON.parse(text || '{}') as Record<string, unknown>;
+const parse = (json: { text: string } | undefined) => JSON.parse(json?.text || '{}') as Record<string, unknown>;
 
-test('the message carries every field under its own name: objects as JSON text, nulls as empty strings', () => {
+test('the message carries every field under its own name: objects as Json messages, nulls as empty strings', () => {
   const e = toAuditEntry(record);
   expect(Object.keys(e)).toEqual(Object.keys(audit.AuditEntry.fromPartial({})));
-  expect(e).toMatchObject({ params_json: JSON.stringify(record.params), details_json: '{"stage":"policy"}', alert_tier: '', session_id: '', execution_mode: 'agent_direct', requires_human: false, violations: ['v'] });
-  expect(toAuditEntry(record, '{"made":"once"}').params_json).toBe('{"made":"once"}');
+  expect(e).toMatchObject({ params: { text: JSON.stringify(record.params) }, details: { text: '{"stage":"policy"}' }, alert_tier: '', session_id: '', execution_mode: 'agent_direct', requires_human: false, violations: ['v'] });
+  expect(toAuditEntry(record, { text: '{"made":"once"}' })).toMatchObject({ params: { text: '{"made":"once"}' }, params_json: '{"made":"once"}' });
+  // the previous release's form beside the Json fields, for one release
+  expect(e).toMatchObject({ params_json: JSON.stringify(record.params), details_json: '{"stage":"policy"}' });
+});
+
+test("the record comes back from a message of the previous release (the objects' text only)", () => {
+  const { params: _p, details: _d, ...previous } = toAuditEntry(record);
+  const wire = audit.AuditEntry.decode(audit.AuditEntry.encode(audit.AuditEntry.fromPartial(previous)).finish());
+  expect(wire.params).toBeUndefined();
+  expect(fromAuditEntry(wire, parse)).toEqual(record);
 });
 
 test('the record comes back from its message as it was, through the wire bytes too', () => {

@@ -17,7 +17,7 @@
 import type { audit } from '@agw/proto';
 import type { DecisionEvent, DecisionKind } from './bus/events';
 import { canonicalJson, sha256Hex } from './canonical';
-import { jsonText } from './json-text';
+import { type Json, type JsonField, jsonOf, toJson } from './json-text';
 import { traceHooks } from './tracing/hooks';
 
 /**
@@ -30,7 +30,7 @@ import { traceHooks } from './tracing/hooks';
  * decision event's choice (`recordFieldsInEvent`). The append functions' insert is made from this list too
  * (db/functions/record-columns.ts), so the column's migration only re-applies them (`applyFunctions`).
  * - `text`: a string; `nullable`: a string or null (empty on the wire); `list`: strings;
- * - `object`: a JSON object (`<name>_json` text on the wire, `<name>` in the record, the column and the API);
+ * - `object`: a JSON object (an agw.common.v1.Json message on the wire, by the one codec json-text.ts);
  * - `bool`; `time`: ISO 8601 UTC with milliseconds, e.g. 2026-11-21T23:59:59.123Z (a timestamptz column).
  */
 export const recordFieldKinds = {
@@ -40,7 +40,7 @@ export const recordFieldKinds = {
   agent_version: 'text',
   tool: 'text',
   method: 'text',
-  params_json: 'object',
+  params: 'object',
   decision: 'text',
   violations: 'list',
   severity: 'text',
@@ -50,17 +50,24 @@ export const recordFieldKinds = {
   source: 'text',
   session_id: 'nullable',
   bundle_revision: 'text',
-  details_json: 'object',
+  details: 'object',
   requested_at: 'time',
-} as const satisfies Record<keyof audit.AuditEntry, RecordFieldKind>;
+} as const satisfies Record<EntryField, RecordFieldKind>;
 
 export type RecordFieldKind = 'text' | 'nullable' | 'list' | 'object' | 'bool' | 'time';
+/**
+ * The previous release's form of the record's object fields (`params_json`, `details_json`: JSON text), in the
+ * message for one release beside them (docs/architecture.md, "Changing a contract"): written and read by the
+ * mappers below, never a field of the record.
+ */
+type PreviousReleaseField = `${ObjectField}_json`;
+type ObjectField = 'params' | 'details';
+/** The message's fields that are the record's. */
+type EntryField = Exclude<keyof audit.AuditEntry, PreviousReleaseField>;
 export type RecordFieldKinds = typeof recordFieldKinds;
 type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** A message field's name in the record: `params_json` is `params`. */
-export type RecordFieldName<K extends string> = K extends `${infer Base}_json` ? Base : K;
-/** The name of a field of the record (the message's field, `_json` dropped). */
-export type ActionRecordField = RecordFieldName<keyof RecordFieldKinds>;
+/** The name of a field of the record: the message's field, the column and the API use the same names. */
+export type ActionRecordField = keyof RecordFieldKinds;
 /** The value of a field of each kind in the record. */
 export interface RecordFieldValues {
   text: string;
@@ -72,18 +79,13 @@ export interface RecordFieldValues {
 }
 
 /** The record: every field of its message, by its kind (`recordFieldKinds`). */
-export type ActionRecord = { [K in keyof RecordFieldKinds as RecordFieldName<K>]: RecordFieldValues[RecordFieldKinds[K]] };
-
-/** The name of a message field in the record (`params_json` is `params`). */
-export const recordFieldName = <K extends string>(messageField: K): RecordFieldName<K> => messageField.replace(/_json$/, '') as RecordFieldName<K>;
+export type ActionRecord = { [K in ActionRecordField]: RecordFieldValues[RecordFieldKinds[K]] };
 
 /** The names of the record's fields, in the message's order: what is hashed (every one of them). */
-export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds).map(recordFieldName) as ActionRecordField[];
+export const actionRecordFields: readonly ActionRecordField[] = Object.keys(recordFieldKinds) as ActionRecordField[];
 
 /** Each field of the record (its name in the record, the column and the API) with its kind, in the message's order. */
-export const actionRecordFieldKinds: ReadonlyArray<readonly [ActionRecordField, RecordFieldKind]> = Object.entries(recordFieldKinds).map(
-  ([k, kind]) => [recordFieldName(k) as ActionRecordField, kind] as const,
-);
+export const actionRecordFieldKinds: ReadonlyArray<readonly [ActionRecordField, RecordFieldKind]> = Object.entries(recordFieldKinds) as [ActionRecordField, RecordFieldKind][];
 
 /**
  * What a field means, where its name and kind do not say it all: the API's description of the field (the
@@ -103,7 +105,7 @@ export function recordFieldsOf(r: ActionRecord): ActionRecord {
 }
 
 /** The fields of kind `nullable` (a string or null): the only kind a field added to a written chain may have. */
-type NullableField = { [K in keyof RecordFieldKinds]: RecordFieldKinds[K] extends 'nullable' ? RecordFieldName<K> : never }[keyof RecordFieldKinds];
+type NullableField = { [K in ActionRecordField]: RecordFieldKinds[K] extends 'nullable' ? K : never }[ActionRecordField];
 
 /**
  * The fields added to the record after chains were written with it (none yet; docs/audit.md, "Adding a hashed
@@ -179,49 +181,54 @@ export function presentStoredRecord(r: ActionRecord & { tenant_seq: number; prev
   return { id: recordIdOf(r.tenant_seq), ...extra, ...recordFieldsOf(r), prev_hash: r.prev_hash, record_hash: r.record_hash };
 }
 
-/** A field's value of each kind in the gRPC message: an object as JSON text, null as the empty string. */
+/** A field's value of each kind in the gRPC message: an object as a Json message, null as the empty string. */
 interface RecordFieldWireValues {
   text: string;
   nullable: string;
   list: string[];
-  object: string;
+  object: Json | undefined;
   bool: boolean;
   time: string;
 }
 // each kind's wire value is the message's type of its fields (a field given the wrong kind fails the build here)
-const kindsMatchTheMessage: SameType<{ [K in keyof RecordFieldKinds]: RecordFieldWireValues[RecordFieldKinds[K]] }, audit.AuditEntry> = true;
+const kindsMatchTheMessage: SameType<{ [K in keyof RecordFieldKinds]: RecordFieldWireValues[RecordFieldKinds[K]] }, Omit<audit.AuditEntry, PreviousReleaseField>> = true;
+const objectFieldsAreTheRecords: SameType<ObjectField, { [K in ActionRecordField]: RecordFieldKinds[K] extends 'object' ? K : never }[ActionRecordField]> = true;
+void objectFieldsAreTheRecords;
 void kindsMatchTheMessage;
 
-/** The message's name of each field of the record (`params` is `params_json`), with its kind. */
-const wireFields = Object.entries(recordFieldKinds).map(([wire, kind]) => ({ wire, field: recordFieldName(wire) as ActionRecordField, kind }));
+/** The record's object fields, in the message's order. */
+const objectFields = actionRecordFieldKinds.filter(([, kind]) => kind === 'object').map(([field]) => field);
 
 /**
- * The record as the gRPC message carries it: every field under the message's name, by its kind (JSON objects
- * as text by the one codec of free-form fields, json-text.ts; nulls as empty strings). `paramsJson`:
- * jsonText(r.params), when the caller already made it (the gateway makes it once per call).
+ * The record as the gRPC message carries it: every field under its own name, by its kind (JSON objects as
+ * Json messages by the one codec of free-form content, json-text.ts; nulls as empty strings). `params`:
+ * toJson(r.params), when the caller already made it (the gateway makes it once per call). Each object field has
+ * the previous release's `<name>_json` text beside it, for one release (docs/architecture.md, "Changing a contract").
  */
-export function toAuditEntry(r: ActionRecord, paramsJson?: string): audit.AuditEntry {
+export function toAuditEntry(r: ActionRecord, params?: Json): audit.AuditEntry {
   const e: Record<string, unknown> = {};
-  for (const { wire, field, kind } of wireFields) {
+  for (const [field, kind] of actionRecordFieldKinds) {
     const v = r[field];
-    e[wire] = kind === 'object' ? (field === 'params' && paramsJson !== undefined ? paramsJson : jsonText(v)) : kind === 'nullable' ? (v ?? '') : v;
+    e[field] = kind === 'object' ? (field === 'params' && params !== undefined ? params : toJson(v)) : kind === 'nullable' ? (v ?? '') : v;
   }
+  // the previous release's form, after the record's fields as in the message
+  for (const field of objectFields) e[`${field}_json`] = (e[field] as Json | undefined)?.text ?? '';
   return e as unknown as audit.AuditEntry;
 }
 
 /**
- * The record from its gRPC message, by each field's kind. `parseObject` turns a `*_json` field into an object
+ * The record from its gRPC message, by each field's kind. `parseObject` turns a Json field into an object
  * (the caller decides what a malformed one is: a 422 for a request, a fallback for a stored record); a time
  * is normalised to ISO 8601 UTC with milliseconds (now when empty).
  */
-export function fromAuditEntry(e: audit.AuditEntry, parseObject: (text: string, field: keyof audit.AuditEntry) => Record<string, unknown>): ActionRecord {
+export function fromAuditEntry(e: audit.AuditEntry, parseObject: (json: Json | undefined, field: ActionRecordField) => Record<string, unknown>): ActionRecord {
   const m = e as unknown as Record<string, unknown>;
   const r: Record<string, unknown> = {};
-  for (const { wire, field, kind } of wireFields) {
-    const v = m[wire];
+  for (const [field, kind] of actionRecordFieldKinds) {
+    const v = m[field];
     r[field] =
       kind === 'object'
-        ? parseObject(v as string, wire as keyof audit.AuditEntry)
+        ? parseObject(jsonOf(m as Partial<JsonField<typeof field>>, field), field)
         : kind === 'nullable'
           ? (v as string) || null
           : kind === 'time'

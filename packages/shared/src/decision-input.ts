@@ -12,7 +12,7 @@ import type { Selectable } from 'kysely';
 import type { ActionRecord } from './action-record';
 import type { Database } from './db/schema';
 import { InputError } from './errors';
-import { jsonText } from './json-text';
+import { jsonField } from './json-text';
 
 /** input.behavioral of the policy (spec "Policy input and output"). */
 export interface BehavioralInput {
@@ -64,7 +64,7 @@ export function decisionInputMessage(r: DecisionInputRow): decision.DecisionInpu
       agent_version: r.agent_version,
       tool: r.tool,
       method: r.method,
-      params_json: jsonText(r.stored_params),
+      ...jsonField('params', r.stored_params),
       pii_detected: r.pii_detected,
       session_id: r.session_id ?? '',
     },

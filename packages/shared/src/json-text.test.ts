@@ -1,6 +1,7 @@
-/** The one codec of free-form `*_json` fields: written one way, read with a precise error (the caller's in a request, internal in an answer). */
+/** The one codec of free-form content (the Json message): written one way, read with a precise error (the caller's in a request, internal in an answer). */
+import { common, decision } from '@agw/proto';
 import { AppError, InputError } from './errors';
-import { fromAnswerJsonText, fromJsonText, jsonText, objectFromAnswerJsonText, objectFromJsonText } from './json-text';
+import { fromAnswerJson, fromJson, jsonField, jsonOf, objectFromAnswerJson, objectFromJson, toJson, withPreviousJson } from './json-text';
 
 const issueOf = (f: () => unknown) => {
   try {
@@ -10,26 +11,33 @@ const issueOf = (f: () => unknown) => {
   }
   return undefined;
 };
+const text = (t: string) => ({ text: t });
 
-test('a value is its JSON text; no value (undefined) is the empty string; null is JSON', () => {
-  expect(jsonText({ b: 1, a: [1, 'x', null], big: '12345678901234567890' })).toBe('{"b":1,"a":[1,"x",null],"big":"12345678901234567890"}');
-  expect(jsonText(null)).toBe('null');
-  expect(jsonText('s')).toBe('"s"');
-  expect(jsonText(undefined)).toBe('');
+test('a value is a Json message of its JSON text; no value (undefined) leaves the field unset; null is JSON', () => {
+  expect(toJson({ b: 1, a: [1, 'x', null], big: '12345678901234567890' })).toEqual({ text: '{"b":1,"a":[1,"x",null],"big":"12345678901234567890"}' });
+  expect(toJson(null)).toEqual({ text: 'null' });
+  expect(toJson('s')).toEqual({ text: '"s"' });
+  expect(toJson(undefined)).toBeUndefined();
 });
 
-test('read back: any JSON value; the empty field is the caller’s default', () => {
-  for (const v of [{ a: { b: [1, 2] } }, [1], 'text', 0, false, null]) expect(fromJsonText(jsonText(v), 'params_json')).toEqual(v);
-  expect(fromJsonText('', 'params_json')).toBeUndefined();
-  expect(fromJsonText('', 'params_json', null)).toBeNull();
-  expect(objectFromJsonText('', 'params_json')).toEqual({});
-  expect(objectFromJsonText('{"k":"v"}', 'params_json')).toEqual({ k: 'v' });
+test('the text crosses the wire exactly: big integers and any key', () => {
+  const t = '{"n":123456789012345678901234567890,"":1,"__proto__":{"x":1}}';
+  expect(common.Json.decode(common.Json.encode(text(t)).finish())).toEqual(text(t));
+});
+
+test('read back: any JSON value; the unset field (or one with no text) is the caller’s default', () => {
+  for (const v of [{ a: { b: [1, 2] } }, [1], 'text', 0, false, null]) expect(fromJson(toJson(v), 'params')).toEqual(v);
+  expect(fromJson(undefined, 'params')).toBeUndefined();
+  expect(fromJson(text(''), 'params')).toBeUndefined();
+  expect(fromJson(undefined, 'params', null)).toBeNull();
+  expect(objectFromJson(undefined, 'params')).toEqual({});
+  expect(objectFromJson(text('{"k":"v"}'), 'params')).toEqual({ k: 'v' });
 });
 
 test('text that is not JSON, or not the object the field holds, is a 422 naming the field', () => {
-  expect(issueOf(() => fromJsonText('{"a":', 'call.params_json'))).toEqual({ loc: ['call.params_json'], msg: expect.stringMatching(/^call\.params_json must be JSON \(.+\)$/), type: 'json_invalid' });
-  expect(issueOf(() => objectFromJsonText('[1]', 'metadata'))).toEqual({ loc: ['metadata'], msg: 'metadata must be a JSON object', type: 'object_type' });
-  expect(issueOf(() => objectFromJsonText('null', 'metadata'))).toMatchObject({ type: 'object_type' });
+  expect(issueOf(() => fromJson(text('{"a":'), 'call.params'))).toEqual({ loc: ['call.params'], msg: expect.stringMatching(/^call\.params must be JSON \(.+\)$/), type: 'json_invalid' });
+  expect(issueOf(() => objectFromJson(text('[1]'), 'metadata'))).toEqual({ loc: ['metadata'], msg: 'metadata must be a JSON object', type: 'object_type' });
+  expect(issueOf(() => objectFromJson(text('null'), 'metadata'))).toMatchObject({ type: 'object_type' });
 });
 
 test('in a peer answer, malformed text is an internal error naming the field to the log, never the client\'s invalid input', () => {
@@ -41,11 +49,29 @@ test('in a peer answer, malformed text is an internal error naming the field to 
     }
     return undefined;
   };
-  for (const e of [errorOf(() => fromAnswerJsonText('{"a":', 'definition_json')), errorOf(() => objectFromAnswerJsonText('[1]', 'definition_json'))]) {
+  for (const e of [errorOf(() => fromAnswerJson(text('{"a":'), 'definition')), errorOf(() => objectFromAnswerJson(text('[1]'), 'definition'))]) {
     expect(e).toBeInstanceOf(AppError);
     expect(e).not.toBeInstanceOf(InputError);
-    expect(e).toMatchObject({ code: 'internal', detail: 'internal error', message: expect.stringContaining('definition_json') });
+    expect(e).toMatchObject({ code: 'internal', detail: 'internal error', message: expect.stringContaining('definition') });
   }
-  expect(fromAnswerJsonText('', 'body_json', null)).toBeNull();
-  expect(objectFromAnswerJsonText('{"k":1}', 'result_json')).toEqual({ k: 1 });
+  expect(fromAnswerJson(undefined, 'body', null)).toBeNull();
+  expect(objectFromAnswerJson(text('{"k":1}'), 'result')).toEqual({ k: 1 });
+});
+
+test('for one release, a writer sends the previous release\'s <name>_json text beside the Json field', () => {
+  expect(jsonField('params', { q: 1 })).toEqual({ params: { text: '{"q":1}' }, params_json: '{"q":1}' });
+  expect(jsonField('body', undefined)).toEqual({ body: undefined, body_json: '' });
+  expect(withPreviousJson('params', { text: '{}' })).toEqual({ params: { text: '{}' }, params_json: '{}' });
+  // across the wire, as a previous release's peer receives it
+  const call = decision.ToolCall.decode(decision.ToolCall.encode(decision.ToolCall.fromPartial(jsonField('params', { q: 1 }))).finish());
+  expect(call.params_json).toBe('{"q":1}');
+});
+
+test('a reader takes the Json field, or the previous release\'s text when only that is set', () => {
+  expect(jsonOf({ params: { text: '{"new":1}' }, params_json: '{"old":1}' }, 'params')).toEqual({ text: '{"new":1}' });
+  // a message of the previous release: the text only
+  const previous = decision.ToolCall.decode(decision.ToolCall.encode(decision.ToolCall.fromPartial({ params_json: '{"old":1}' })).finish());
+  expect(objectFromJson(jsonOf(previous, 'params'), 'params')).toEqual({ old: 1 });
+  expect(jsonOf({ params: undefined, params_json: '' }, 'params')).toBeUndefined();
+  expect(jsonOf(undefined, 'params')).toBeUndefined();
 });

@@ -5,8 +5,8 @@ import { mcpRoundOfRequest, previousMcpRoundJson } from './mcp-round';
 
 const round: vault.McpRound = {
   relay: true,
-  client_capabilities_json: '{"elicitation":{}}',
-  input_responses_json: '{"confirm":{"action":"accept","content":{"ok":true}}}',
+  client_capabilities: { text: '{"elicitation":{}}' },
+  input_responses: { text: '{"confirm":{"action":"accept","content":{"ok":true}}}' },
   request_state: 'opaque-state-é',
 };
 
@@ -18,7 +18,7 @@ test('the message is read as it is; the previous release text alone is read into
   // across the wire, as a previous release's vault receives what this gateway sends
   const req = vault.ExecuteRequest.decode(vault.ExecuteRequest.encode(vault.ExecuteRequest.fromPartial({ mcp_round: round, mcp_round_json: text })).finish());
   expect(req.mcp_round_json).toBe(text);
-  expect(mcpRoundOfRequest({ mcp_round: undefined, mcp_round_json: '{"relay":true}' })).toEqual({ relay: true, client_capabilities_json: '', input_responses_json: '' });
+  expect(mcpRoundOfRequest({ mcp_round: undefined, mcp_round_json: '{"relay":true}' })).toEqual({ relay: true, client_capabilities: undefined, input_responses: undefined });
   expect(mcpRoundOfRequest({ mcp_round: undefined, mcp_round_json: undefined })).toBeUndefined();
 });
 

@@ -6,14 +6,14 @@
  */
 import type { vault } from '@agw/proto';
 import { InputError } from './errors';
-import { fromJsonText, jsonText } from './json-text';
+import { fromJson, objectFromJson, toJson } from './json-text';
 
 /** The previous release's JSON text of a round. */
 export function previousMcpRoundJson(r: vault.McpRound): string {
   return JSON.stringify({
     relay: r.relay,
-    ...(r.client_capabilities_json ? { clientCapabilities: JSON.parse(r.client_capabilities_json) } : {}),
-    ...(r.input_responses_json ? { inputResponses: JSON.parse(r.input_responses_json) } : {}),
+    ...(r.client_capabilities ? { clientCapabilities: objectFromJson(r.client_capabilities, 'mcp_round.client_capabilities') } : {}),
+    ...(r.input_responses ? { inputResponses: objectFromJson(r.input_responses, 'mcp_round.input_responses') } : {}),
     ...(r.request_state !== undefined ? { requestState: r.request_state } : {}),
   });
 }
@@ -23,7 +23,7 @@ const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x =
 /** The round of an ExecuteRequest: its message, else the previous release's text (checked as that release did), else none. */
 export function mcpRoundOfRequest(req: Pick<vault.ExecuteRequest, 'mcp_round' | 'mcp_round_json'>): vault.McpRound | undefined {
   if (req.mcp_round || !req.mcp_round_json) return req.mcp_round;
-  const v = fromJsonText(req.mcp_round_json, 'mcp_round_json');
+  const v = fromJson({ text: req.mcp_round_json }, 'mcp_round_json');
   if (
     !isObject(v) ||
     (v.inputResponses !== undefined && !isObject(v.inputResponses)) ||
@@ -34,8 +34,8 @@ export function mcpRoundOfRequest(req: Pick<vault.ExecuteRequest, 'mcp_round' | 
   }
   return {
     relay: v.relay === true,
-    client_capabilities_json: v.clientCapabilities === undefined ? '' : jsonText(v.clientCapabilities),
-    input_responses_json: v.inputResponses === undefined ? '' : jsonText(v.inputResponses),
+    client_capabilities: toJson(v.clientCapabilities),
+    input_responses: toJson(v.inputResponses),
     ...(v.requestState !== undefined ? { request_state: v.requestState as string } : {}),
   };
 }

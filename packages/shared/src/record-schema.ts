@@ -5,7 +5,7 @@
  * message is in both with no edit (the event: when `recordFieldsInEvent` says it carries it).
  */
 import { z } from 'zod';
-import { type ActionRecordField, type RecordFieldKind, type RecordFieldKinds, type RecordFieldName, actionRecordFieldKinds, recordFieldNotes } from './action-record';
+import { type ActionRecordField, type RecordFieldKind, type RecordFieldKinds, actionRecordFieldKinds, recordFieldNotes } from './action-record';
 
 /** The schema of a record field of each kind (a time as the API writes it: ISO 8601). */
 const schemaOfKind = {
@@ -19,7 +19,7 @@ const schemaOfKind = {
 type SchemaOfKind = { [K in RecordFieldKind]: ReturnType<(typeof schemaOfKind)[K]> };
 
 /** The schema of each field of the record, by the field's name in the record. */
-export type RecordShape = { [F in keyof RecordFieldKinds as RecordFieldName<F>]: SchemaOfKind[RecordFieldKinds[F]] };
+export type RecordShape = { [F in ActionRecordField]: SchemaOfKind[RecordFieldKinds[F]] };
 
 /**
  * The schemas of the record's fields `fields` (every field when left out), in the message's order, each

@@ -151,13 +151,14 @@ describe('decision inputs: made from the record and its facts, committed with it
     expect(got.inputs).toHaveLength(1);
     // the params come back as the same JSON value (jsonb may reorder keys, so compare parsed)
     const { call, ...rest } = got.inputs[0];
-    expect({ ...call, params_json: JSON.parse(call!.params_json) }).toEqual({
+    expect({ ...call, params: JSON.parse(call!.params!.text), params_json: JSON.parse(call!.params_json) }).toEqual({
       agent_id: e.agent_id,
       agent_type: e.agent_type,
       agent_version: e.agent_version,
       tool: e.tool,
       method: e.method,
-      params_json: stored,
+      params: stored,
+      params_json: stored, // the previous release's form beside it, for one release
       pii_detected: true,
       session_id: 'sess-1',
     });

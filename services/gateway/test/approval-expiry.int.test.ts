@@ -111,7 +111,7 @@ describe('expiry with an explicit clock', () => {
 
     const [rec] = await records(t, a);
     expect(rec).toMatchObject({ source: 'control_plane', decision: 'deny', tool: 'svc_db', method: 'delete' });
-    expect(JSON.parse(rec.details_json)).toMatchObject({
+    expect(JSON.parse(rec.details!.text)).toMatchObject({
       approval: 'expired',
       expires_at: '2026-11-23T11:00:00.000Z',
       approval_binding: { params_sha256: jcsSha256({ table: 'orders' }), evaluated_bundle_revision: 'rev-at-queue' },
@@ -138,7 +138,7 @@ describe('expiry with an explicit clock', () => {
     now = new Date('2026-11-23T10:01:00.000Z');
     await expect(queueSvc.decide(t, a, 'approved', 'h@example.com', null)).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('expired') });
     expect((await repo.get(t, a))?.status).toBe('expired');
-    expect((await records(t, a)).map((r) => JSON.parse(r.details_json).approval)).toEqual(['expired']);
+    expect((await records(t, a)).map((r) => JSON.parse(r.details!.text).approval)).toEqual(['expired']);
   });
 
   it('a decision just before the time wins, and the sweep leaves the decided action alone', async () => {
@@ -173,7 +173,7 @@ describe('expiry with an explicit clock', () => {
     const a = await queue(t, { id: 3 }, 60);
     now = new Date('2026-11-23T10:01:00.000Z');
     expect((await within(expiry.sweep({ tenantId: t, actionId: a }))).map((r) => [r.action_id, r.status])).toEqual([[a, 'expired']]);
-    expect((await records(t, a)).map((r) => JSON.parse(r.details_json).approval)).toEqual(['expired']);
+    expect((await records(t, a)).map((r) => JSON.parse(r.details!.text).approval)).toEqual(['expired']);
     // the settings were read (no webhook URL: the event goes under nohook.); a read that found no connection
     // would have counted as "has a webhook" and sent it under decisions.
     const events = await queuedOrPublished([`${bed.prefix}.decisions.${t}.expired`, `${bed.prefix}.nohook.decisions.${t}.expired`]);
@@ -195,7 +195,7 @@ describe('an approval is bound to the exact call', () => {
     expect(decided).toMatchObject({ status: 'approved', execution_mode: 'agent_direct', approval_binding: binding });
     const [rec] = await records(t, a);
     expect(rec).toMatchObject({ source: 'control_plane', decision: 'allow' });
-    expect(JSON.parse(rec.details_json)).toMatchObject({ approval: 'approved', decided_by: 'h@example.com', approval_binding: binding });
+    expect(JSON.parse(rec.details!.text)).toMatchObject({ approval: 'approved', decided_by: 'h@example.com', approval_binding: binding });
 
     const call = (p: Record<string, unknown>, over: Record<string, string> = {}) => ({ agent_id: 'agent-x', agent_type: 'assistant', agent_version: '1.0.0', tool: 'svc_db', method: 'delete', params: p, ...over });
     // different params, another method, another agent: not the approved call
@@ -212,7 +212,7 @@ describe('an approval is bound to the exact call', () => {
       ['mcp_governed', 'allow'],
     ]);
     expect(recs[1]).toMatchObject({ execution_mode: 'agent_direct', bundle_revision: 'rev-at-queue' });
-    expect(JSON.parse(recs[1].details_json)).toMatchObject({ stage: 'approved_retry', approved_action_id: a, approval_binding: binding });
+    expect(JSON.parse(recs[1].details!.text)).toMatchObject({ stage: 'approved_retry', approved_action_id: a, approval_binding: binding });
     expect(await bed.audit.client.verify({ tenant_id: t })).toMatchObject({ valid: true, record_count: 2 });
   });
 

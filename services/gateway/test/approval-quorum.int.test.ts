@@ -113,16 +113,16 @@ describe('votes', () => {
 
     // every vote is its own record naming the member (e-mail pseudonymised); the final one names both approvers
     const recs = await records(t.id, id);
-    const votes = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.details_json).approval === 'vote');
-    expect(votes.map((r) => JSON.parse(r.details_json).member)).toEqual([
+    const votes = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.details!.text).approval === 'vote');
+    expect(votes.map((r) => JSON.parse(r.details!.text).member)).toEqual([
       { id: t.a.id, email: sealed(t.a.email) },
       { id: t.b.id, email: sealed(t.b.email) },
     ]);
     expect(votes.map((r) => r.decision)).toEqual(['requires_human', 'requires_human']);
-    const final = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.details_json).approval === 'approved');
+    const final = recs.filter((r) => r.source === 'control_plane' && JSON.parse(r.details!.text).approval === 'approved');
     expect(final).toHaveLength(1);
     expect(final[0].decision).toBe('allow');
-    expect(JSON.parse(final[0].details_json)).toMatchObject({
+    expect(JSON.parse(final[0].details!.text)).toMatchObject({
       approvers: [
         { id: t.a.id, email: sealed(t.a.email) },
         { id: t.b.id, email: sealed(t.b.email) },
@@ -193,7 +193,7 @@ describe('two replicas at once', () => {
       expect(answers.map((a) => a.status).sort()).toEqual(['approved', 'pending']);
       expect(broker.calls).toBe(1);
       expect((await repo.votes(t.id, [id])).get(id)?.map((v) => v.member_id).sort()).toEqual([t.a.id, t.b.id].sort());
-      const finals = (await records(t.id, id)).filter((r) => r.source === 'control_plane' && JSON.parse(r.details_json).approval === 'approved');
+      const finals = (await records(t.id, id)).filter((r) => r.source === 'control_plane' && JSON.parse(r.details!.text).approval === 'approved');
       expect(finals).toHaveLength(1);
     }
   });

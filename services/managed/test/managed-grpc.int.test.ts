@@ -40,7 +40,7 @@ const agent = (tenant: string, extra: Record<string, unknown> = {}) =>
     max_session_hours: 0,
     max_daily_sessions: 0,
     max_delegation_depth: 0,
-    governance_profile_json: '{"risk":"low"}',
+    governance_profile: { text: '{"risk":"low"}' }, governance_profile_json: '{"risk":"low"}',
     parent_agent_id: '',
     ...extra,
   });
@@ -48,7 +48,7 @@ const agent = (tenant: string, extra: Record<string, unknown> = {}) =>
 test("a tenant's agent configs are created, listed and read by that tenant only", async () => {
   const [a, b] = [await tenant(), await tenant()];
   const created = await agent(a);
-  expect(created).toMatchObject({ tenant_id: a, allowed_tools: ['svc_web_search'], governance_profile_json: '{"risk":"low"}', parent_agent_id: '', depth: 0 });
+  expect(created).toMatchObject({ tenant_id: a, allowed_tools: ['svc_web_search'], governance_profile: { text: '{"risk":"low"}' }, governance_profile_json: '{"risk":"low"}', parent_agent_id: '', depth: 0 });
   expect((await managed.client.listAgents({ tenant_id: a })).configs.map((c) => c.id)).toEqual([created.id]);
   expect(await managed.client.getAgent({ tenant_id: a, config_id: created.id })).toEqual(created);
   // another tenant neither lists nor reads it
@@ -63,7 +63,7 @@ test('a governance profile that is not a JSON object is invalid input naming the
     ['{"risk":', 'json_invalid'],
   ]) {
     // the client rebuilds the service's error by its code, with its detail (the issues)
-    await expect(agent(t, { governance_profile_json: text })).rejects.toMatchObject({ code: 'invalid_input', detail: [expect.objectContaining({ loc: ['governance_profile'], type })] });
+    await expect(agent(t, { governance_profile: { text }, governance_profile_json: text })).rejects.toMatchObject({ code: 'invalid_input', detail: [expect.objectContaining({ loc: ['governance_profile'], type })] });
   }
   expect((await managed.client.listAgents({ tenant_id: t })).configs).toEqual([]);
 });

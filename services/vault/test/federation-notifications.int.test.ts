@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ModernUpstream, type ReferenceServer, startModernUpstream, startServerEverything } from '@agw/mcp-fixtures';
 import { federation as fpb, vault as pb } from '@agw/proto';
-import type { PromiseClient } from '@agw/shared';
+import { type PromiseClient, jsonField } from '@agw/shared';
 import { type StartedVault, startVault } from './support/start-vault';
 
 jest.setTimeout(60_000);
@@ -45,7 +45,7 @@ const request = (tool: string, method: string, params: Record<string, unknown>, 
   agent_id: 'agent-1',
   tool,
   method,
-  params_json: JSON.stringify(params),
+  ...jsonField('params', params),
   origin: 'tool_call',
   user_id: '',
   relay_progress: relay.progress ?? false,
@@ -60,7 +60,7 @@ async function stream(req: pb.ExecuteRequest, signal?: AbortSignal) {
   return { events, last };
 }
 
-const described = (e: pb.ExecuteEvent) => (e.progress ? `progress ${e.progress.progress}/${e.progress.total} ${e.progress.message ?? ''}`.trim() : e.log ? `${e.log.level} ${e.log.logger} ${e.log.data_json}` : `answer ${e.response?.outcome}`);
+const described = (e: pb.ExecuteEvent) => (e.progress ? `progress ${e.progress.progress}/${e.progress.total} ${e.progress.message ?? ''}`.trim() : e.log ? `${e.log.level} ${e.log.logger} ${e.log.data?.text}` : `answer ${e.response?.outcome}`);
 
 describe('ExecuteStream', () => {
   test('a 2026-07-28 upstream: progress and info log messages in its order, the answer last', async () => {
@@ -75,7 +75,7 @@ describe('ExecuteStream', () => {
       'answer executed',
     ]);
     expect(last.response).toMatchObject({ brokered: true, mcp_result: true, status_code: 200, outcome: 'executed' });
-    expect(JSON.parse(last.response!.body_json)).toMatchObject({ content: [{ type: 'text', text: 'waited 300 ms' }] });
+    expect(JSON.parse(last.response!.body!.text)).toMatchObject({ content: [{ type: 'text', text: 'waited 300 ms' }] });
     // the level went to the upstream in the request's _meta (a 2026-07-28 server logs only when asked)
     expect(modern.stats().lastMeta).toMatchObject({ 'io.modelcontextprotocol/logLevel': 'info' });
   });
@@ -88,7 +88,7 @@ describe('ExecuteStream', () => {
   test('a 2025-11-25 upstream (server-everything): its long-running operation’s progress', async () => {
     const { events, last } = await stream(request('everything', 'trigger-long-running-operation', { duration: 0.3, steps: 3 }, { progress: true }));
     expect(events.map(described)).toEqual(['progress 1/3', 'progress 2/3', 'progress 3/3', 'answer executed']);
-    expect(JSON.parse(last.response!.body_json).content[0].text).toMatch(/Long running operation completed/);
+    expect(JSON.parse(last.response!.body!.text).content[0].text).toMatch(/Long running operation completed/);
   });
 
   test('a call that relays nothing: the answer alone; the unary Execute answers the same call', async () => {

@@ -1,6 +1,6 @@
 /** gRPC adapter of the audit chain: translate messages, call the domain, nothing else. */
 import { audit as pb } from '@agw/proto';
-import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, bindService, decisionInputMessage, decisionInputRow, fromJsonText, recordIdOf, requiredField, toAuditEntry } from '@agw/shared';
+import { DependencyUnavailableError, type GrpcServiceBinding, InputError, type Logger, bindService, decisionInputMessage, decisionInputRow, fromJson, jsonOf, recordIdOf, requiredField, toAuditEntry } from '@agw/shared';
 import type { DecisionCountsReads, SessionTotalsReads, StoredRecord } from '../chain/audit-record.repository';
 import type { AuditChain } from '../chain/audit-chain';
 import { toEntry } from '../chain/entry-message';
@@ -74,7 +74,7 @@ export function auditGrpcService(
         const r = await chain.tamperSimulate(req.tenant_id, {
           actionId: req.action_id || undefined,
           field: req.field || undefined,
-          value: fromJsonText(req.value_json, 'value_json'),
+          value: fromJson(jsonOf(req, 'value'), 'value'),
         });
         return { status: 'tampered', records: 1, action_id: r.action_id };
       },

@@ -3,7 +3,7 @@
  * references (anchor service) and the policy snapshot (policy service).
  */
 import type { anchor } from '@agw/proto';
-import { type DecisionInputRow, fromAnswerJsonText, objectFromAnswerJsonText } from '@agw/shared';
+import { type DecisionInputRow, fromAnswerJson, jsonOf, objectFromAnswerJson } from '@agw/shared';
 import type { AnchorReference, AuditEvidence } from '@agw/verifier';
 import type { AnchorClient, ComplianceClient, PolicyClient } from '../clients/grpc-clients';
 import type { AnchorReferenceSource, AuditEvidenceSource, ExportFormat, PolicySnapshotSource } from './compliance-export';
@@ -13,8 +13,8 @@ export class GrpcAuditEvidence implements AuditEvidenceSource {
 
   async evidence(tenantId: string, q: { from: string; to: string; format: ExportFormat }): Promise<{ pkg: AuditEvidence; inputs: DecisionInputRow[] }> {
     const r = await this.client.getEvidence({ tenant_id: tenantId, from: q.from, to: q.to, format: q.format });
-    const inputs = fromAnswerJsonText(Buffer.from(r.decision_inputs_json).toString(), 'decision_inputs_json', []) as DecisionInputRow[];
-    return { pkg: objectFromAnswerJsonText(Buffer.from(r.package_json).toString(), 'package_json') as unknown as AuditEvidence, inputs };
+    const inputs = fromAnswerJson({ text: Buffer.from(r.decision_inputs_json).toString() }, 'decision_inputs_json', []) as DecisionInputRow[];
+    return { pkg: objectFromAnswerJson({ text: Buffer.from(r.package_json).toString() }, 'package_json') as unknown as AuditEvidence, inputs };
   }
 }
 
@@ -43,7 +43,7 @@ export class GrpcPolicySnapshot implements PolicySnapshotSource {
     return {
       status: 'ok',
       policy_template: p.policy_template || 'general',
-      policy_config: objectFromAnswerJsonText(p.policy_config_json, 'policy_config_json'),
+      policy_config: objectFromAnswerJson(jsonOf(p, 'policy_config'), 'policy_config'),
       custom_policy: p.custom_policy || null,
       bundle_revision: p.bundle?.revision ?? null,
       captured_at: new Date().toISOString(),

@@ -8,7 +8,7 @@
  * drops them itself after a change it made), at the latest after TENANT_CACHE_MS. A stale "active" is
  * harmless: the vault checks the target again before it executes.
  */
-import { type Bus, type McpToolDefinition, TENANT_CACHE_MS, TenantCache, objectFromAnswerJsonText, onTenantChange } from '@agw/shared';
+import { type Bus, type McpToolDefinition, TENANT_CACHE_MS, TenantCache, jsonOf, objectFromAnswerJson, onTenantChange } from '@agw/shared';
 import type { FederationClient } from '../clients/grpc-clients';
 
 /**
@@ -48,7 +48,7 @@ export class FederatedCatalog {
   tools(tenantId: string): Promise<FederatedTool[]> {
     return this.lists.get(tenantId, 'tools', async () => {
       const { tools } = await this.client.listFederatedTools({ tenant_id: tenantId });
-      return tools.map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition: objectFromAnswerJsonText(t.definition_json, 'definition_json') as FederatedTool['definition'] }));
+      return tools.map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition: objectFromAnswerJson(jsonOf(t, 'definition'), 'definition') as FederatedTool['definition'] }));
     });
   }
 

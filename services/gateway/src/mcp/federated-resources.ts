@@ -23,7 +23,7 @@
  * - resources/subscribe is not offered (the capability says `subscribe` is not supported: -32601).
  */
 import { ProtocolErrorCode as ErrorCode, type Server, UriTemplate } from '@modelcontextprotocol/server';
-import { jsonText, matchesAnyGlob, objectFromAnswerJsonText } from '@agw/shared';
+import { jsonField, jsonOf, matchesAnyGlob, objectFromAnswerJson } from '@agw/shared';
 import type { McpDeps } from './mcp-deps';
 import { UPSTREAM_NAME } from '../federation/upstream-names';
 import type { ToolCallOutcome } from '../pipeline/tool-call.pipeline';
@@ -97,7 +97,7 @@ export class FederatedMethods {
         const selected = (upstream: string) => !this.s.allowed || matchesAnyGlob(this.s.allowed, `${upstream}${SEPARATOR}*`) || this.s.allowed.some((g) => g.startsWith(`${upstream}${SEPARATOR}`));
         if (r.unavailable.length) this.unavailable.set(kind, r.unavailable.filter((u) => selected(u.slice(0, u.indexOf(':'))) && (!this.s.upstream || u.startsWith(`${this.s.upstream}:`))));
         return r.entries
-          .map((e) => ({ upstream: e.upstream, entry: objectFromAnswerJsonText(e.entry_json, 'entry_json') }))
+          .map((e) => ({ upstream: e.upstream, entry: objectFromAnswerJson(jsonOf(e, 'entry'), 'entry') }))
           .filter((e) => typeof e.entry.name === 'string' && (!this.s.upstream || e.upstream === this.s.upstream) && (!this.s.allowed || matchesAnyGlob(this.s.allowed, `${e.upstream}${SEPARATOR}${e.entry.name}`)));
       });
       this.lists.set(kind, list);
@@ -205,8 +205,8 @@ export class FederatedMethods {
     } else {
       throw invalid('completion/complete needs params.ref of type ref/prompt or ref/resource');
     }
-    const r = await this.s.d.federation.client.completeFederated({ tenant_id: this.s.tenantId, upstream, params_json: jsonText({ ...params, ref: own }) });
-    return objectFromAnswerJsonText(r.result_json, 'result_json');
+    const r = await this.s.d.federation.client.completeFederated({ tenant_id: this.s.tenantId, upstream, ...jsonField('params', { ...params, ref: own }) });
+    return objectFromAnswerJson(jsonOf(r, 'result'), 'result');
   }
 
   /**

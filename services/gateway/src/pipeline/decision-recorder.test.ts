@@ -1,11 +1,11 @@
 import { paramsJsonOf } from './decision-recorder';
 
 describe('paramsJsonOf', () => {
-  it('is JSON.stringify of the params, made once per params object', () => {
+  it('is the Json message of the params (JSON.stringify), made once per params object', () => {
     const p = { q: 'weather', n: 3, nested: { a: [1, 'b'] } };
     const s = paramsJsonOf(p);
-    expect(s).toBe(JSON.stringify(p));
+    expect(s).toEqual({ text: JSON.stringify(p) });
     expect(paramsJsonOf(p)).toBe(s);
-    expect(paramsJsonOf({ ...p, n: 4 })).toBe(JSON.stringify({ ...p, n: 4 }));
+    expect(paramsJsonOf({ ...p, n: 4 })).toEqual({ text: JSON.stringify({ ...p, n: 4 }) });
   });
 });

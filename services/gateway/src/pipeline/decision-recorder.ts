@@ -8,20 +8,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { audit, decision } from '@agw/proto';
-import { type ActionRecord, type Conn, type DecisionKind, decisionEventOf, jsonText, toAuditEntry } from '@agw/shared';
+import { type ActionRecord, type Conn, type DecisionKind, type Json, decisionEventOf, toAuditEntry, toJson } from '@agw/shared';
 import type { AuditClient } from '../clients/grpc-clients';
 import type { DecisionPublisher } from '../events/decision-publisher';
 import type { CallEvidence } from './call-receipt';
 
 /**
- * A call's params as their `params_json` text (jsonText), made once per params object: the policy request and the audit entry
+ * A call's params as their Json message (toJson), made once per params object: the policy request and the audit entry
  * carry the same text. Params are never mutated after validation (the stored params are a new object).
  */
-const paramsJson = new WeakMap<object, string>();
-export function paramsJsonOf(params: Record<string, unknown>): string {
+const paramsJson = new WeakMap<object, Json>();
+export function paramsJsonOf(params: Record<string, unknown>): Json {
   let s = paramsJson.get(params);
   if (s === undefined) {
-    s = jsonText(params);
+    s = toJson(params)!;
     paramsJson.set(params, s);
   }
   return s;

@@ -24,6 +24,7 @@ import {
   isDependencyDown,
   mayRequireApproval,
   paramsSha256,
+  withPreviousJson,
 } from '@agw/shared';
 import type { ApprovedRetries } from '../approvals/approved-retry';
 import type { PolicyClient } from '../clients/grpc-clients';
@@ -318,7 +319,7 @@ export class ToolCallPipeline {
           agent_version: call.agent_version,
           tool: call.tool,
           method: call.method,
-          params_json: paramsJsonOf(call.params),
+          ...withPreviousJson('params', paramsJsonOf(call.params)),
           pii_detected: p.piiDetected,
           session_id: ctx.sessionId ?? '',
           upstream_connection: connection?.mode ?? '',

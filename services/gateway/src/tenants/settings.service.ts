@@ -6,7 +6,7 @@
  * sealed by the vault (`webhook_secret_sealed`, docs/webhooks.md "Secret at rest"), never in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, type Conn, ForbiddenError, InputError, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonText, objectFromAnswerJsonText, openSecretRequest, sealedSecretText, webhookUrlOf } from '@agw/shared';
+import { ConflictError, type Conn, ForbiddenError, InputError, type Json, TENANT_CACHE_MS, TenantCache, isDependencyDown, jsonField, jsonOf, objectFromAnswerJson, openSecretRequest, sealedSecretText, webhookUrlOf } from '@agw/shared';
 import type { PolicyClient, VaultClient } from '../clients/grpc-clients';
 import type { RateLimit } from '../pipeline/rate-limiter';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_FAILURE_CONFIG, DEFAULT_WEBHOOK_EVENTS, type SettingsPatch, type SettingsView, type StoredSettings } from './settings.schema';
@@ -155,7 +155,7 @@ export class SettingsService {
       policy = await this.policy.setTenantPolicy({
         tenant_id: tenantId,
         policy_template: policy_template ?? '',
-        policy_config_json: jsonText(policy_config),
+        ...jsonField('policy_config', policy_config),
         has_policy_config: policy_config !== undefined,
         custom_policy: custom_policy ?? '',
         has_custom_policy: custom_policy !== undefined,
@@ -210,10 +210,10 @@ export class SettingsService {
     return view;
   }
 
-  private present(s: StoredSettings, policy: { policy_template: string; policy_config_json: string; custom_policy: string; bundle?: { revision: string } }): SettingsView {
+  private present(s: StoredSettings, policy: { policy_template: string; policy_config: Json | undefined; policy_config_json: string; custom_policy: string; bundle?: { revision: string } }): SettingsView {
     return {
       policy_template: policy.policy_template || 'general',
-      policy_config: objectFromAnswerJsonText(policy.policy_config_json, 'policy_config_json'),
+      policy_config: objectFromAnswerJson(jsonOf(policy, 'policy_config'), 'policy_config'),
       custom_policy: policy.custom_policy || null,
       bundle_revision: policy.bundle?.revision ?? null,
       webhook_url: s.webhook_url ?? null,

@@ -5,7 +5,7 @@ import { markErasedRecords } from './erased-pii-marker';
 
 const logger = createLogger('test', 'silent');
 const env = (subject: string, extra: Record<string, unknown> = {}) => ({ $pii: { ct: 'Y3Q=', iv: 'aXY=', v: 1, tag: 'dGFn', kind: 'email', subject, ...extra } });
-const rec = (params: unknown): pb.AuditRecord => ({ id: 1, tenant_seq: 0, prev_hash: 'GENESIS', record_hash: 'h', event_queued: false, commit_ms: 0, receipt: undefined, entry: { params_json: JSON.stringify(params) } as pb.AuditEntry });
+const rec = (params: unknown): pb.AuditRecord => ({ id: 1, tenant_seq: 0, prev_hash: 'GENESIS', record_hash: 'h', event_queued: false, commit_ms: 0, receipt: undefined, entry: { params: { text: JSON.stringify(params) } } as pb.AuditEntry });
 
 /** A vault that knows which subjects are erased (the one RPC the marker uses). */
 function vaultWith(erased: string[], calls: string[][] = []): VaultClient {
@@ -21,13 +21,13 @@ describe('markErasedRecords', () => {
   test('adds erased: true to the envelopes of erased subjects only, whatever the key order, at any depth', async () => {
     const records = [rec({ a: env('sub_1'), list: [env('sub_2'), { deep: env('sub_1') }], plain: 'x' })];
     const [out] = await markErasedRecords(vaultWith(['sub_1']), 't', records, logger);
-    const p = JSON.parse(out.entry!.params_json);
+    const p = JSON.parse(out.entry!.params!.text);
     expect(p.a.$pii).toEqual({ ...env('sub_1').$pii, erased: true });
     expect(p.list[0]).toEqual(env('sub_2'));
     expect(p.list[1].deep.$pii.erased).toBe(true);
     expect(p.plain).toBe('x');
     // the stored record is not changed
-    expect(JSON.parse(records[0].entry!.params_json).a.$pii.erased).toBeUndefined();
+    expect(JSON.parse(records[0].entry!.params!.text).a.$pii.erased).toBeUndefined();
   });
 
   test('no envelopes: no vault call; objects that merely contain a $pii key among others are not envelopes', async () => {

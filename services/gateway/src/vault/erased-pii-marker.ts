@@ -6,7 +6,7 @@
  * cannot answer, records are shown unmarked rather than failing the read.
  */
 import type { audit as pb } from '@agw/proto';
-import { type Logger, fromAnswerJsonText, jsonText } from '@agw/shared';
+import { type Logger, fromAnswerJson, jsonField, jsonOf } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients/grpc-clients';
 
 /** The `$pii` body when `node` is an envelope (key order is not fixed: Postgres jsonb reorders keys). */
@@ -25,10 +25,10 @@ function collectSubjects(node: unknown, out: Set<string>): void {
 }
 
 function parsed(r: pb.AuditRecord): unknown {
-  const text = r.entry?.params_json ?? '';
-  if (!text.includes('"$pii"')) return null;
+  const params = jsonOf(r.entry, 'params');
+  if (!params?.text.includes('"$pii"')) return null;
   try {
-    return fromAnswerJsonText(text, 'params_json');
+    return fromAnswerJson(params, 'params');
   } catch {
     return null;
   }
@@ -62,7 +62,7 @@ export async function markErasedRecords(vault: VaultClient, tenantId: string, re
   return records.map((r) => {
     const params = parsed(r);
     if (!r.entry || params === null || !subjectsIn([r]).some((s) => erased.has(s))) return r;
-    return { ...r, entry: { ...r.entry, params_json: jsonText(mark(params, erased)) } };
+    return { ...r, entry: { ...r.entry, ...jsonField('params', mark(params, erased)) } };
   });
 }
 

@@ -5,6 +5,7 @@
  * records when it went through the approval queue). The erasure is then recorded on the chain as a
  * control_plane record and returned as a signed statement (audit service RecordErasure).
  */
+import { jsonOf } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients/grpc-clients';
 
 export interface ErasureResult {
@@ -30,7 +31,7 @@ export async function eraseSubject(vault: VaultClient, audit: AuditClient, tenan
     const batch = ids.splice(0, 16);
     const found = await Promise.all(batch.map((actionId) => audit.getByAction({ tenant_id: tenantId, action_id: actionId })));
     for (const f of found) {
-      records += f.records.filter((rec) => (rec.entry?.params_json ?? '').includes(`"subject":${marker}`)).length;
+      records += f.records.filter((rec) => (jsonOf(rec.entry, 'params')?.text ?? '').includes(`"subject":${marker}`)).length;
     }
   }
   // the erasure as evidence: a control_plane record (ids and counts only) and its signed statement

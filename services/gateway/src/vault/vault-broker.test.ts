@@ -5,7 +5,7 @@ import type { VaultClient } from '../clients/grpc-clients';
 import type { UpstreamNotification } from '../pipeline/hooks';
 import { createVaultBroker } from './vault-broker';
 
-const answer: vault.ExecuteResponse = { brokered: true, status_code: 200, body_json: '{"content":[]}', hsm_fetch_ms: 0, execution_ms: 5, credential_name: 'upstream:up', outcome: 'executed', mcp_result: true };
+const answer: vault.ExecuteResponse = { brokered: true, status_code: 200, body: { text: '{"content":[]}' }, body_json: '{"content":[]}', hsm_fetch_ms: 0, execution_ms: 5, credential_name: 'upstream:up', outcome: 'executed', mcp_result: true };
 const call = (notifications?: { progress: boolean; logLevel?: string; send(n: UpstreamNotification): void }) => ({
   tool: 'up',
   method: 'slow',
@@ -25,7 +25,7 @@ describe('the vault broker: a call that wants its upstream’s notifications', (
       execute: async () => (used.push('execute'), answer),
       executeStream: async (req: vault.ExecuteRequest, o: { onMessage(e: vault.ExecuteEvent): void }) => {
         used.push(`stream ${req.relay_progress} ${req.relay_log_level}`);
-        const events: vault.ExecuteEvent[] = [{ progress: { progress: 1, total: 2 } }, { log: { level: 'info', logger: 'slow', data_json: '{"a":1}' } }, { response: answer }];
+        const events: vault.ExecuteEvent[] = [{ progress: { progress: 1, total: 2 } }, { log: { level: 'info', logger: 'slow', data: { text: '{"a":1}' }, data_json: '{"a":1}' } }, { response: answer }];
         for (const e of events) o.onMessage(e);
         return events[events.length - 1];
       },

@@ -5,7 +5,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { vault } from '@agw/proto';
-import { AppError, DependencyUnavailableError, type TenantCache, fromAnswerJsonText, isDependencyDown, jsonText, previousMcpRoundJson } from '@agw/shared';
+import { AppError, DependencyUnavailableError, type TenantCache, fromAnswerJson, isDependencyDown, jsonField, jsonOf, previousMcpRoundJson, toJson } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { FederatedCatalog } from '../federation/federated-catalog';
 import type { BrokeredExecution, ToolBroker, UpstreamNotifications } from '../pipeline/hooks';
@@ -18,9 +18,9 @@ function relayEvent(e: vault.ExecuteEvent, to: UpstreamNotifications): void {
   } else if (e.log) {
     let data: unknown;
     try {
-      data = fromAnswerJsonText(e.log.data_json, 'data_json');
+      data = fromAnswerJson(jsonOf(e.log, 'data'), 'data');
     } catch {
-      data = e.log.data_json; // not JSON: relayed as the text it is
+      data = jsonOf(e.log, 'data')?.text; // not JSON: relayed as the text it is
     }
     to.send({ kind: 'log', level: e.log.level, ...(e.log.logger !== undefined ? { logger: e.log.logger } : {}), data });
   }
@@ -54,8 +54,8 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
         const round: vault.McpRound | undefined = call.upstreamRound?.relay
           ? {
               relay: true,
-              client_capabilities_json: jsonText(call.upstreamRound.clientCapabilities),
-              input_responses_json: jsonText(call.upstreamRound.inputResponses),
+              client_capabilities: toJson(call.upstreamRound.clientCapabilities),
+              input_responses: toJson(call.upstreamRound.inputResponses),
               request_state: call.upstreamRound.requestState,
             }
           : undefined;
@@ -65,7 +65,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
           agent_id: call.agent_id,
           tool: call.tool,
           method: call.method,
-          params_json: jsonText(call.params),
+          ...jsonField('params', call.params),
           origin: fromApproval ? 'approval' : 'tool_call',
           user_id: call.userId ?? '',
           relay_progress: false,
@@ -100,7 +100,7 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       if (!r.brokered) return null;
       return {
         status_code: r.status_code,
-        body: fromAnswerJsonText(r.body_json, 'body_json', null),
+        body: fromAnswerJson(jsonOf(r, 'body'), 'body', null),
         hsm_fetch_ms: r.hsm_fetch_ms,
         execution_ms: r.execution_ms,
         credential_name: r.credential_name,

@@ -5,7 +5,7 @@
  * vault's own detector (`@agw/pii`) finds nothing skip the round trip: the vault would return them as they are.
  */
 import { mayContainPii } from '@agw/pii';
-import { DependencyUnavailableError, isDependencyDown, jsonText, objectFromAnswerJsonText } from '@agw/shared';
+import { DependencyUnavailableError, isDependencyDown, jsonField, jsonOf, objectFromAnswerJson } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { PiiGuard, ProtectedParams } from '../pipeline/hooks';
 
@@ -15,14 +15,14 @@ export function createVaultPiiGuard(vault: VaultClient): PiiGuard {
       if (!mayContainPii(params)) return { piiDetected: false, storedParams: params, subjectIds: [] };
       let r;
       try {
-        r = await vault.protectParams({ tenant_id: tenantId, action_id: actionId, params_json: jsonText(params) });
+        r = await vault.protectParams({ tenant_id: tenantId, action_id: actionId, ...jsonField('params', params) });
       } catch (e) {
         if (isDependencyDown(e)) {
           throw new DependencyUnavailableError('Vault service unreachable: personal data in params cannot be protected, so the call was refused', { cause: e });
         }
         throw e;
       }
-      return { piiDetected: r.pii_detected, storedParams: objectFromAnswerJsonText(r.stored_params_json, 'stored_params_json'), subjectIds: r.subject_ids };
+      return { piiDetected: r.pii_detected, storedParams: objectFromAnswerJson(jsonOf(r, 'stored_params'), 'stored_params'), subjectIds: r.subject_ids };
     },
   };
 }

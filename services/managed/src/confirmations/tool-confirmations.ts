@@ -21,7 +21,7 @@
  * missed: nothing is lost when a replica or the platform is down for a while.
  */
 import { mayContainPii } from '@agw/pii';
-import { type ApprovalRepository, DEFAULT_APPROVAL_EXPIRY_SECONDS, type Logger, PLATFORM_CONFIRMATION, SESSION_APPROVAL_VIOLATION, approvalPatternFor, jsonText, objectFromAnswerJsonText, paramsSha256 } from '@agw/shared';
+import { type ApprovalRepository, DEFAULT_APPROVAL_EXPIRY_SECONDS, type Logger, PLATFORM_CONFIRMATION, SESSION_APPROVAL_VIOLATION, approvalPatternFor, jsonField, jsonOf, objectFromAnswerJson, paramsSha256 } from '@agw/shared';
 import type { AgentConfigs } from '../agents/agent-configs';
 import type { PolicyClient, VaultClient } from '../clients';
 import type { AgentPlatform, PlatformEvent } from '../platform/agent-platform';
@@ -85,14 +85,14 @@ export class ToolConfirmations {
     let stored = call.params;
     let piiDetected = false;
     if (mayContainPii(call.params)) {
-      const p = await this.d.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, params_json: jsonText(call.params) });
-      stored = objectFromAnswerJsonText(p.stored_params_json, 'stored_params_json');
+      const p = await this.d.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, ...jsonField('params', call.params) });
+      stored = objectFromAnswerJson(jsonOf(p, 'stored_params'), 'stored_params');
       piiDetected = p.pii_detected;
     }
     const ev = await this.d.policy.evaluate({
       tenant_id: s.tenant_id,
       action_id: actionId,
-      call: { agent_id: s.agent_id, agent_type: 'managed', agent_version: '1.0.0', tool: call.tool, method: call.method, params_json: jsonText(call.params), pii_detected: piiDetected, session_id: s.id },
+      call: { agent_id: s.agent_id, agent_type: 'managed', agent_version: '1.0.0', tool: call.tool, method: call.method, ...jsonField('params', call.params), pii_detected: piiDetected, session_id: s.id },
     });
     const pattern = approvalPatternFor(config.require_human_approval, call.tool, call.method, call.federatedName);
     const fact = {

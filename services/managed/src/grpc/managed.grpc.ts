@@ -1,6 +1,6 @@
 /** gRPC adapter of the managed service: translate messages, call the domain, nothing else. */
 import { managed as pb } from '@agw/proto';
-import { type GrpcServiceBinding, type Logger, bindService, jsonText, objectFromJsonText } from '@agw/shared';
+import { type GrpcServiceBinding, type Logger, bindService, jsonField, jsonOf, objectFromJson } from '@agw/shared';
 import type { AgentConfigRow } from '../agents/agent-config.repository';
 import type { AgentConfigs } from '../agents/agent-configs';
 import type { SessionInterrupter } from '../sessions/session-interrupter';
@@ -31,7 +31,7 @@ export function toConfig(c: AgentConfigRow): pb.AgentConfig {
     max_session_hours: c.max_session_hours,
     max_daily_sessions: c.max_daily_sessions ?? 0,
     max_delegation_depth: c.max_delegation_depth,
-    governance_profile_json: jsonText(c.governance_profile),
+    ...jsonField('governance_profile', c.governance_profile),
     parent_agent_id: c.parent_agent_id ?? '',
     created_at: iso(c.created_at),
     depth: c.depth,
@@ -70,7 +70,7 @@ export function managedGrpcService(d: ManagedDomain, logger: Logger): GrpcServic
             max_session_hours: r.max_session_hours,
             max_daily_sessions: r.max_daily_sessions,
             max_delegation_depth: r.max_delegation_depth,
-            governance_profile: objectFromJsonText(r.governance_profile_json, 'governance_profile'),
+            governance_profile: objectFromJson(jsonOf(r, 'governance_profile'), 'governance_profile'),
             parent_agent_id: r.parent_agent_id || null,
           }),
         ),
@@ -83,7 +83,7 @@ export function managedGrpcService(d: ManagedDomain, logger: Logger): GrpcServic
             agentId: r.agent_id,
             userMessage: r.user_message,
             environmentId: r.environment_id,
-            metadata: objectFromJsonText(r.metadata_json, 'metadata'),
+            metadata: objectFromJson(jsonOf(r, 'metadata'), 'metadata'),
             mcpBearer: r.mcp_bearer,
             mcpServerUrl: r.mcp_server_url,
             askTools: r.ask_tools,

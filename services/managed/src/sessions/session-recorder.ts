@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { decision } from '@agw/proto';
 import { mayContainPii } from '@agw/pii';
-import { type ActionFacts, type ActionRecord, controlPlaneRecord, governedRecord, jsonText, objectFromAnswerJsonText, observedRecord, toAuditEntry } from '@agw/shared';
+import { type ActionFacts, type ActionRecord, controlPlaneRecord, governedRecord, jsonField, jsonOf, objectFromAnswerJson, observedRecord, toAuditEntry } from '@agw/shared';
 import type { AuditClient, VaultClient } from '../clients';
 import type { AnomalyAssessment } from '../anomaly/anomaly-scorer';
 import { toolFamily } from '../anomaly/anomaly-scorer';
@@ -74,8 +74,8 @@ export class SessionRecorder {
     // personal data in the tool input is encrypted per data subject before anything is stored
     let params: Record<string, unknown> = event.input;
     if (mayContainPii(params)) {
-      const r = await this.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, params_json: jsonText(params) });
-      params = objectFromAnswerJsonText(r.stored_params_json, 'stored_params_json');
+      const r = await this.vault.protectParams({ tenant_id: s.tenant_id, action_id: actionId, ...jsonField('params', params) });
+      params = objectFromAnswerJson(jsonOf(r, 'stored_params'), 'stored_params');
     }
     const severity = anomaly.score >= 0.8 ? 'high' : anomaly.score >= 0.5 ? 'medium' : anomaly.score > 0 ? 'low' : 'none';
     const record = observedRecord(sessionFacts(s, actionId, event.name, toolFamily(event.name)), {

@@ -4,7 +4,7 @@
  * the AGCS control map, a replay of its governed calls under the current policy, the event consumers, and
  * the governance view the gateway's per-session MCP server needs.
  */
-import { NotFoundError } from '@agw/shared';
+import { type Json, NotFoundError, jsonOf, objectFromAnswerJson } from '@agw/shared';
 import type { audit } from '@agw/proto';
 import type { AgentConfigs } from '../agents/agent-configs';
 import type { AuditClient, PolicyClient } from '../clients';
@@ -70,7 +70,7 @@ export class SessionViews {
       this.totals(tenantId, [id]).then((m) => m.get(id) ?? { governed: 0, observed: 0, denied: 0, pending: 0 }),
       this.audit.verify({ tenant_id: tenantId }),
     ]);
-    const entries = records.map((r) => ({ ...r.entry!, details: safeJson(r.entry!.details_json) }));
+    const entries = records.map((r) => ({ ...r.entry!, details: safeJson(jsonOf(r.entry, 'details')) }));
     const governed = entries.filter((e) => e.source === 'mcp_governed');
     const anomalies = entries.filter((e) => e.source === 'mcp_observed' && ((e.details.anomaly as { signals?: unknown[] } | undefined)?.signals?.length ?? 0) > 0).length;
     const approvals = entries.filter((e) => e.source === 'control_plane' && typeof e.details.approval === 'string').length;
@@ -137,9 +137,10 @@ export class SessionViews {
   }
 }
 
-function safeJson(text: string): Record<string, unknown> {
+/** A record's details for the report: {} when unset or malformed (the report is made of what reads). */
+function safeJson(json: Json | undefined): Record<string, unknown> {
   try {
-    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    return objectFromAnswerJson(json, 'details');
   } catch {
     return {};
   }

@@ -143,7 +143,7 @@ test('a decision answers its replay input (stored params, never plaintext) and r
   commit(tenant, id, c, first, stored);
   const input = committed.get(tenant)!.get(id)!;
   expect(input).toMatchObject({ action_id: id, decision: 'allow', bundle_revision: first.bundleRevision, passes: first.passes });
-  expect(JSON.parse(input.call!.params_json)).toEqual(stored);
+  expect(JSON.parse(input.call!.params!.text)).toEqual(stored);
   expect(input.call).toMatchObject({ agent_id: 'agent-1', tool: 'svc_x', method: 'search', pii_detected: true, session_id: '' });
 
   const [same] = await replay.replay(tenant, [id]);

@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => policy?.close());
 
 test('SetTenantPolicy with broken Rego is INVALID_ARGUMENT carrying the 422 detail', async () => {
-  const err = await client.setTenantPolicy({ tenant_id: randomUUID(), policy_template: 'custom', policy_config_json: '', has_policy_config: false, custom_policy: 'package agw.custom\n\np if {\n', has_custom_policy: true, actor: '', override_failing_tests: undefined }).catch((e) => e);
+  const err = await client.setTenantPolicy({ tenant_id: randomUUID(), policy_template: 'custom', policy_config: undefined, policy_config_json: '', has_policy_config: false, custom_policy: 'package agw.custom\n\np if {\n', has_custom_policy: true, actor: '', override_failing_tests: undefined }).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
   expect(err.detail[0]).toMatchObject({ loc: ['custom_policy'], type: 'rego_parse_error', msg: expect.stringMatching(/^policy\.rego:\d+:\d+: /) });
@@ -53,7 +53,7 @@ test_error if {
 }
 `;
   const set = (customPolicy: string, note?: string) =>
-    client.setTenantPolicy({ tenant_id: tenantId, policy_template: 'custom', policy_config_json: '', has_policy_config: false, custom_policy: customPolicy, has_custom_policy: true, actor: 'ann@example.com', override_failing_tests: note === undefined ? undefined : { note } });
+    client.setTenantPolicy({ tenant_id: tenantId, policy_template: 'custom', policy_config: undefined, policy_config_json: '', has_policy_config: false, custom_policy: customPolicy, has_custom_policy: true, actor: 'ann@example.com', override_failing_tests: note === undefined ? undefined : { note } });
   const err = await set(source(1000)).catch((e) => e);
   expect(err).toBeInstanceOf(AppError);
   expect(err.code).toBe('invalid_input');
@@ -88,7 +88,7 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   const r = await client.evaluate({
     tenant_id: tenantId,
     action_id: randomUUID(),
-    call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'svc_x', method: 'delete', params_json: '{}', pii_detected: false, session_id: '' },
+    call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'svc_x', method: 'delete', params: { text: '{}' }, params_json: '{}', pii_detected: false, session_id: '' },
   });
   expect(r).toMatchObject({ decision: 'requires_human', requires_human: true, violations: ['destructive_action_requires_approval'], alert_tier: 'P3', passes: 2 });
   expect(r.eval_ms).toBeGreaterThan(0);
@@ -104,7 +104,7 @@ test('Evaluate, ListTemplates, ListRules, GetBundleStatus', async () => {
   expect((await client.listRules({ tenant_id: tenantId })).rules.length).toBe(4);
   const bad = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: undefined }).catch((e) => e);
   expect(bad.code).toBe('invalid_input');
-  const notJson = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params_json: '{', pii_detected: false, session_id: '' } }).catch((e) => e);
+  const notJson = await client.evaluate({ tenant_id: tenantId, action_id: randomUUID(), call: { agent_id: 'a', agent_type: 't', agent_version: '1.0.0', tool: 'x', method: 'm', params: { text: '{' }, params_json: '{', pii_detected: false, session_id: '' } }).catch((e) => e);
   expect(notJson.code).toBe('invalid_input');
-  expect(notJson.detail[0].loc).toEqual(['call.params_json']);
+  expect(notJson.detail[0].loc).toEqual(['call.params']);
 });

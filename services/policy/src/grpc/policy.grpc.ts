@@ -1,6 +1,6 @@
 /** gRPC adapter of the policy service: translate messages, call the domain, nothing else. */
 import { policy as pb } from '@agw/proto';
-import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, bindService, jsonText, objectFromJsonText, requiredField } from '@agw/shared';
+import { type AnomalyFactorValues, type GrpcServiceBinding, InputError, type Logger, NotFoundError, anomalyFactorsMessage, bindService, jsonField, jsonOf, objectFromJson, requiredField } from '@agw/shared';
 import { runTests } from '@agw/rego';
 import type { BehaviorStore } from '../behavior/behavior-store';
 import { CUSTOM_FILE, compileCustom } from '../bundles/policy-bundle';
@@ -46,7 +46,7 @@ function bundleSourceMessage(s: StoredBundleSource, pollOutcome = ''): pb.Bundle
 function policyChange(req: pb.SetTenantPolicyRequest) {
   return {
     template: req.policy_template || undefined,
-    configJson: req.has_policy_config ? req.policy_config_json || '{}' : undefined,
+    configJson: req.has_policy_config ? jsonOf(req, 'policy_config')?.text || '{}' : undefined,
     customPolicy: req.has_custom_policy ? req.custom_policy : undefined,
   };
 }
@@ -93,7 +93,7 @@ export function tenantPolicy(b: ActiveBundle): pb.TenantPolicy {
   return {
     tenant_id: b.tenantId,
     policy_template: b.template,
-    policy_config_json: jsonText(b.config),
+    ...jsonField('policy_config', b.config),
     custom_policy: b.customPolicy ?? '',
     bundle: bundleStatus(b),
   };
@@ -108,7 +108,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
     const c = req.call;
     if (!c) throw InputError.at(['call'], 'call is required', 'missing');
     // the plaintext params, evaluated and never stored (the record carries the stored params to the audit service)
-    const params = objectFromJsonText(c.params_json, 'call.params_json');
+    const params = objectFromJson(jsonOf(c, 'params'), 'call.params');
     const r = await d.evaluation.evaluate(requiredField(req.tenant_id, 'tenant_id'), requiredField(req.action_id, 'action_id'), toolCallFacts(c, params));
     return {
       decision: r.decision,
@@ -191,7 +191,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
         templates: d.catalog.list().map((t) => ({
           name: t.name,
           description: t.description,
-          parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default_json: jsonText(p.default), description: p.description })),
+          parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, ...jsonField('default', p.default), description: p.description })),
         })),
       }),
       listRules: async (req) => {
@@ -206,7 +206,7 @@ export function policyGrpcService(d: PolicyDomain, logger: Logger): GrpcServiceB
           req.candidate
             ? {
                 template: req.candidate.policy_template || undefined,
-                configJson: req.candidate.has_policy_config ? req.candidate.policy_config_json || '{}' : undefined,
+                configJson: req.candidate.has_policy_config ? jsonOf(req.candidate, 'policy_config')?.text || '{}' : undefined,
                 customPolicy: req.candidate.has_custom_policy ? req.candidate.custom_policy : undefined,
               }
             : undefined,

@@ -4,7 +4,7 @@
  * the policy differs. Reports original and replay decisions and whether they agree.
  */
 import type { decision } from '@agw/proto';
-import { InputError, behavioralInput, objectFromJsonText } from '@agw/shared';
+import { InputError, behavioralInput, jsonOf, objectFromJson } from '@agw/shared';
 import type { PolicyChange, TenantPolicies } from '../bundles/tenant-policies';
 import { toolCallFacts, twoPass } from '../decisions/policy-evaluation';
 import type { ParamsRevealer } from './params-revealer';
@@ -59,7 +59,7 @@ export class ReplayService {
 
   private async one(tenantId: string, d: decision.DecisionInput, bundle: Awaited<ReturnType<TenantPolicies['active']>>): Promise<ReplayResult> {
     const c = d.call!;
-    const storedParams = objectFromJsonText(c.params_json, 'call.params_json');
+    const storedParams = objectFromJson(jsonOf(c, 'params'), 'call.params');
     const revealed = c.pii_detected ? await this.revealer.reveal(tenantId, storedParams) : { params: storedParams, erasedSubjects: [] };
     const nowNs = BigInt(Date.parse(d.evaluated_at)) * 1_000_000n;
     const { outcome } = await twoPass(bundle, toolCallFacts(c, revealed.params), nowNs, async () => (d.behavioral ? behavioralInput(d.behavioral) : null));

@@ -33,7 +33,7 @@ describe('NotificationRelay: what an upstream sends during a call, bounded', () 
     r.log({ level: 'info', data: 'quiet' });
     r.log({ level: 'error', logger: 'db', data: { code: 7 } });
     r.log({ level: 'loud', data: 'x' });
-    expect(sent).toEqual([{ kind: 'log', level: 'error', logger: 'db', dataJson: '{"code":7}' }]);
+    expect(sent).toEqual([{ kind: 'log', level: 'error', logger: 'db', data: { text: '{"code":7}' } }]);
     const none = relay({ progress: true });
     none.r.log({ level: 'emergency', data: 'x' });
     expect(none.sent).toEqual([]);
@@ -57,7 +57,7 @@ describe('NotificationRelay: what an upstream sends during a call, bounded', () 
     const [p, l] = sent as [Extract<CallNotification, { kind: 'progress' }>, Extract<CallNotification, { kind: 'log' }>];
     expect(Buffer.byteLength(p.message!)).toBeLessThanOrEqual(MAX_NOTIFICATION_TEXT);
     expect(p.message!.endsWith('é')).toBe(true);
-    const data = JSON.parse(l.dataJson);
+    const data = JSON.parse(l.data.text);
     expect(typeof data).toBe('string');
     expect(Buffer.byteLength(data)).toBeLessThanOrEqual(MAX_NOTIFICATION_TEXT);
     expect(data.startsWith('{"big":"xxx')).toBe(true);

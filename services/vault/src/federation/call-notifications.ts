@@ -13,7 +13,7 @@
  * a notification outside any relayed call (a 2025 session's standalone stream) finds none and is dropped.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { MCP_LOG_LEVELS, type McpLogLevel, isMcpLogLevel, jsonText } from '@agw/shared';
+import { type Json, MCP_LOG_LEVELS, type McpLogLevel, isMcpLogLevel, toJson } from '@agw/shared';
 import type { SecretMasker } from '../secrets/secret-masker';
 
 /** notifications relayed per call at most */
@@ -23,7 +23,7 @@ export const MAX_NOTIFICATION_TEXT = 4096;
 
 export type CallNotification =
   | { kind: 'progress'; progress: number; total?: number; message?: string }
-  | { kind: 'log'; level: McpLogLevel; logger?: string; /** its data as JSON (masked, clipped) */ dataJson: string };
+  | { kind: 'log'; level: McpLogLevel; logger?: string; /** its data (masked, clipped) */ data: Json };
 
 /** What the caller of a tools/call wants relayed, and where to (CallRound.notifications). */
 export interface NotificationWish {
@@ -89,12 +89,12 @@ export class NotificationRelay {
   log(p: { level?: unknown; logger?: unknown; data?: unknown }): void {
     const min = this.wish.logLevel;
     if (min === undefined || !isMcpLogLevel(p.level) || MCP_LOG_LEVELS.indexOf(p.level) < MCP_LOG_LEVELS.indexOf(min) || this.full()) return;
-    const json = jsonText(this.masker().value(p.data ?? null)) || 'null';
+    const json = toJson(this.masker().value(p.data ?? null)) ?? { text: 'null' };
     this.emit({
       kind: 'log',
       level: p.level,
       ...(typeof p.logger === 'string' ? { logger: this.text(p.logger) } : {}),
-      dataJson: Buffer.byteLength(json) <= MAX_NOTIFICATION_TEXT ? json : jsonText(clipUtf8(json)),
+      data: Buffer.byteLength(json.text) <= MAX_NOTIFICATION_TEXT ? json : toJson(clipUtf8(json.text))!,
     });
   }
 

@@ -1,13 +1,11 @@
 /** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
 import { federation as pb, unsetAsUndefined } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, bindService, jsonText, objectFromJsonText, requiredField } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, bindService, jsonField, jsonOf, objectFromJson, requiredField } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
 import { PROMPT_PREFIX, isPromptName } from '../federation/federated-mcp';
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '');
-/** a definition that may be missing (null): '' then */
-const json = (v: unknown) => jsonText(v ?? undefined);
 
 function toTool(t: ToolRow): pb.UpstreamTool {
   return {
@@ -17,12 +15,12 @@ function toTool(t: ToolRow): pb.UpstreamTool {
     federated_name: federatedName(t.upstream, isPromptName(t.name) ? t.name.slice(PROMPT_PREFIX.length) : t.name),
     state: t.state,
     reason: t.reason ?? '',
-    pinned_json: json(t.pinned),
+    ...jsonField('pinned', t.pinned ?? undefined),
     pinned_sha256: t.pinned_sha256 ?? '',
-    candidate_json: json(t.candidate),
+    ...jsonField('candidate', t.candidate ?? undefined),
     candidate_sha256: t.candidate_sha256 ?? '',
     markers: (t.markers ?? []).map((m) => ({ rule: m.rule, path: m.path, excerpt: m.excerpt })),
-    diff: diffOf(t).map((c) => ({ path: c.path, before_json: jsonText(c.before), after_json: jsonText(c.after) })),
+    diff: diffOf(t).map((c) => ({ path: c.path, ...jsonField('before', c.before), ...jsonField('after', c.after) })),
     first_seen_at: iso(t.first_seen_at),
     updated_at: iso(t.updated_at),
     approved_at: iso(t.approved_at),
@@ -93,7 +91,7 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
       listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenant_id), req.name)).map(toTool) }),
       approveTool: async (req) => toTool(await federation.approve(tenant(req.tenant_id), req.upstream, req.tool, req.approved_by || 'unknown', req.definition_sha256 || undefined)),
       listFederatedTools: async (req) => ({
-        tools: (await federation.federatedTools(tenant(req.tenant_id))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, definition_json: jsonText(t.definition) })),
+        tools: (await federation.federatedTools(tenant(req.tenant_id))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, ...jsonField('definition', t.definition) })),
       }),
       getToolTarget: async (req) => {
         const t = await federation.target(tenant(req.tenant_id), req.tool, req.method);
@@ -103,11 +101,11 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
         const kind = req.kind;
         if (kind !== 'resources' && kind !== 'resource_templates' && kind !== 'prompts') throw InputError.at(['kind'], 'kind is resources, resource_templates or prompts', 'enum');
         const r = await federation.mcp.entries(tenant(req.tenant_id), kind);
-        return { entries: r.entries.map((e) => ({ upstream: e.upstream, entry_json: jsonText(e.entry) })), unavailable: r.unavailable };
+        return { entries: r.entries.map((e) => ({ upstream: e.upstream, ...jsonField('entry', e.entry) })), unavailable: r.unavailable };
       },
       completeFederated: async (req) => {
-        const result = await federation.mcp.complete(tenant(req.tenant_id), req.upstream, objectFromJsonText(req.params_json, 'params_json'));
-        return { result_json: jsonText(result) };
+        const result = await federation.mcp.complete(tenant(req.tenant_id), req.upstream, objectFromJson(jsonOf(req, 'params'), 'params'));
+        return { ...jsonField('result', result) };
       },
       startUpstreamAuthorization: async (req) => {
         const r = await federation.startAuthorization(tenant(req.tenant_id), req.name, req.human_id, req.binding_sha256);

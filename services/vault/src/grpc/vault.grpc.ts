@@ -1,6 +1,6 @@
 /** gRPC adapter of the vault: translate messages, call the domain modules, nothing else. */
 import { vault as pb, unsetAsUndefined } from '@agw/proto';
-import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, encryptResponse, envelopeOfDecryptRequest, fromJsonText, isMcpLogLevel, jsonText, mcpRoundOfRequest, objectFromJsonText, requiredField, sealedSecretOfRequest } from '@agw/shared';
+import { type GrpcServiceBinding, InputError, type Logger, MCP_LOG_LEVELS, type McpLogLevel, bindService, encryptResponse, envelopeOfDecryptRequest, fromJson, isMcpLogLevel, jsonField, jsonOf, mcpRoundOfRequest, objectFromJson, requiredField, sealedSecretOfRequest, withPreviousJson } from '@agw/shared';
 import type { BrokeredExecutor } from '../broker/brokered-executor';
 import type { CallRound } from '../federation/upstream-connections';
 import type { CallNotification, NotificationWish } from '../federation/call-notifications';
@@ -34,8 +34,8 @@ function roundOf(round: pb.McpRound | undefined, cancelled: AbortSignal | undefi
   if (!round) return cancelled || notifications ? { ...(cancelled ? { signal: cancelled } : {}), ...(notifications ? { notifications } : {}) } : undefined;
   return {
     relay: round.relay,
-    ...(round.client_capabilities_json ? { clientCapabilities: objectFromJsonText(round.client_capabilities_json, 'mcp_round.client_capabilities_json') } : {}),
-    ...(round.input_responses_json ? { inputResponses: objectFromJsonText(round.input_responses_json, 'mcp_round.input_responses_json') } : {}),
+    ...(round.client_capabilities ? { clientCapabilities: objectFromJson(round.client_capabilities, 'mcp_round.client_capabilities') } : {}),
+    ...(round.input_responses ? { inputResponses: objectFromJson(round.input_responses, 'mcp_round.input_responses') } : {}),
     ...(round.request_state !== undefined ? { requestState: round.request_state } : {}),
     ...(cancelled ? { signal: cancelled } : {}),
     ...(notifications ? { notifications } : {}),
@@ -53,7 +53,7 @@ function wishOf(req: pb.ExecuteRequest, send: (event: pb.ExecuteEvent) => void):
       send(
         n.kind === 'progress'
           ? { progress: { progress: n.progress, ...(n.total !== undefined ? { total: n.total } : {}), ...(n.message !== undefined ? { message: n.message } : {}) } }
-          : { log: { level: n.level, ...(n.logger !== undefined ? { logger: n.logger } : {}), data_json: n.dataJson } },
+          : { log: { level: n.level, ...(n.logger !== undefined ? { logger: n.logger } : {}), ...withPreviousJson('data', n.data) } },
       ),
   };
 }
@@ -96,7 +96,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
       agentId: req.agent_id,
       tool: req.tool,
       method: req.method,
-      params: objectFromJsonText(req.params_json, 'params_json'),
+      params: objectFromJson(jsonOf(req, 'params'), 'params'),
       origin: req.origin === 'approval' ? 'approval' : 'tool_call',
       userId: req.user_id || undefined,
       ...(round ? { round } : {}),
@@ -109,7 +109,7 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
     return {
       brokered: r.brokered,
       status_code: r.statusCode,
-      body_json: r.brokered ? jsonText(r.body ?? null) : '',
+      ...jsonField('body', r.brokered ? (r.body ?? null) : undefined),
       hsm_fetch_ms: r.hsmFetchMs,
       execution_ms: r.executionMs,
       credential_name: r.credentialName,
@@ -121,13 +121,13 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
     pb.VaultServiceService,
     {
       protectParams: async (req) => {
-        const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, objectFromJsonText(req.params_json, 'params_json'));
+        const r = await d.pii.protect(tenant(req.tenant_id), req.action_id, objectFromJson(jsonOf(req, 'params'), 'params'));
         d.metrics?.protectedCalls.inc({ pii_detected: String(r.piiDetected) });
-        return { pii_detected: r.piiDetected, stored_params_json: jsonText(r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
+        return { pii_detected: r.piiDetected, ...jsonField('stored_params', r.storedParams), subject_ids: r.subjectIds, pii_kinds: r.kinds };
       },
       revealParams: async (req) => {
-        const r = await d.pii.reveal(tenant(req.tenant_id), fromJsonText(req.params_json, 'params_json', {}));
-        return { params_json: jsonText(r.params), erased_subjects: r.erasedSubjects };
+        const r = await d.pii.reveal(tenant(req.tenant_id), fromJson(jsonOf(req, 'params'), 'params', {}));
+        return { ...jsonField('params', r.params), erased_subjects: r.erasedSubjects };
       },
       execute: (req, _metadata, cancelled) => execute(req, cancelled),
       // a federated call's progress and log messages as the upstream sends them, then its answer
@@ -221,12 +221,12 @@ export function vaultGrpcService(d: VaultDomain, logger: Logger): GrpcServiceBin
         })),
       }),
       encrypt: async (req) => {
-        const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, fromJsonText(req.plaintext_json, 'plaintext_json', null));
+        const env = await d.envelopes.encrypt(tenant(req.tenant_id), req.subject_id, fromJson(jsonOf(req, 'plaintext'), 'plaintext', null));
         return encryptResponse(req.subject_id, env);
       },
       decrypt: async (req) => {
         const r = await d.envelopes.decrypt(tenant(req.tenant_id), envelopeOfDecryptRequest(req));
-        return { subject_id: r.subjectId, plaintext_json: jsonText(r.value) };
+        return { subject_id: r.subjectId, ...jsonField('plaintext', r.value) };
       },
       sealSecret: async (req) => d.secrets.seal(tenant(req.tenant_id), req.purpose, req.plaintext),
       openSecret: async (req) => ({ plaintext: await d.secrets.open(tenant(req.tenant_id), req.purpose, sealedSecretOfRequest(req)) }),

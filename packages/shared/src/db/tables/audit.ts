@@ -1,6 +1,6 @@
 /** Tables owned by the audit service: the per-tenant hash chain. */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
-import type { RecordFieldKinds, RecordFieldName } from '../../action-record';
+import type { ActionRecordField, RecordFieldKinds } from '../../action-record';
 import type { ActionCallColumns } from './columns';
 
 /** The column type of a record field of each kind (action-record.ts), as kysely reads and writes it. */
@@ -19,7 +19,7 @@ interface RecordColumnOfKind {
  * (`addRecordColumns`, db/functions/record-columns.ts), and packages/shared/test/sql-functions.int.test.ts
  * fails until the migrated table has it with its kind's SQL type.
  */
-export type RecordColumns = { [K in keyof RecordFieldKinds as RecordFieldName<K>]: RecordColumnOfKind[RecordFieldKinds[K]] };
+export type RecordColumns = { [K in ActionRecordField]: RecordColumnOfKind[RecordFieldKinds[K]] };
 
 export interface AuditRecordsTable extends RecordColumns {
   id: Generated<number>;

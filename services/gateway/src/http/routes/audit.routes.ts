@@ -2,7 +2,7 @@
 import type { audit } from '@agw/proto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { type ActionRecord, NotFoundError, fromAuditEntry, fromAnswerJsonText, jsonText, presentStoredRecord, recordShape } from '@agw/shared';
+import { type ActionRecord, NotFoundError, fromAnswerJson, fromAuditEntry, jsonField, presentStoredRecord, recordShape } from '@agw/shared';
 import type { AuditFeature } from '../../features/audit.feature';
 import { addPaths, optionalJsonBody, pathParam, queryParam } from '../../openapi/openapi';
 import { errorSchema, errors, reply, response } from '../../openapi/schema';
@@ -31,7 +31,7 @@ void sameFields;
 
 export function presentRecord(r: audit.AuditRecord): PresentedRecord {
   // the id is the tenant's (tenant_seq + 1), derived here too: the global row key is never shown
-  return presentStoredRecord({ ...fromAuditEntry(r.entry!, (text, field) => fromAnswerJsonText(text, field, {}) as Record<string, unknown>), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash }) as PresentedRecord;
+  return presentStoredRecord({ ...fromAuditEntry(r.entry!, (json, field) => fromAnswerJson(json, field, {}) as Record<string, unknown>), tenant_seq: r.tenant_seq, prev_hash: r.prev_hash, record_hash: r.record_hash }) as PresentedRecord;
 }
 
 const logResponse = z.object({ records: z.array(auditRecordSchema), count: z.number().int() });
@@ -90,7 +90,7 @@ export function auditRoutes(d: Pick<AuditFeature, 'audit' | 'config'>): Router {
       tenant_id: authOf(req).tenantId,
       action_id: body.action_id ?? '',
       field: body.field ?? '',
-      value_json: jsonText(body.value),
+      ...jsonField('value', body.value),
     });
     reply(res, tamperResponse, { status: 'tampered', action_id: out.action_id, field: body.field ?? 'decision', message: 'GET /api/audit/verify now reports the chain as broken; POST /api/audit/tamper-restore undoes it.' });
   });

@@ -3,7 +3,7 @@
  * the HSM section of GET /api/health. Bodies are documented in docs/vault.md.
  */
 import { detectInString } from '@agw/pii';
-import { AppError, decryptRequest, envelopeOfEncryptResponse, fromAnswerJsonText, jsonText, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
+import { AppError, decryptRequest, envelopeOfEncryptResponse, fromAnswerJson, jsonField, jsonOf, piiEnvelopeJson, requirePiiEnvelope } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { CredentialsFeature } from '../../features/credentials.feature';
@@ -81,13 +81,13 @@ export function hsmRoutes(d: Pick<CredentialsFeature, 'vault' | 'health'>): Rout
   });
   r.post('/hsm/encrypt', async (req, res) => {
     const b = parseWith(encryptSchema, req.body, 'body');
-    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, plaintext_json: jsonText(b.plaintext) });
+    const e = await d.vault.encrypt({ tenant_id: authOf(req).tenantId, subject_id: b.subject_id, ...jsonField('plaintext', b.plaintext) });
     reply(res, encryptResponse, { subject_id: e.subject_id, envelope: piiEnvelopeJson(envelopeOfEncryptResponse(e)) });
   });
   r.post('/hsm/decrypt', async (req, res) => {
     const b = parseWith(decryptSchema, req.body, 'body');
     const p = await d.vault.decrypt(decryptRequest(authOf(req).tenantId, requirePiiEnvelope(b.envelope)));
-    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: fromAnswerJsonText(p.plaintext_json, 'plaintext_json') });
+    reply(res, decryptResponse, { subject_id: p.subject_id, plaintext: fromAnswerJson(jsonOf(p, 'plaintext'), 'plaintext') });
   });
   return r;
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { managed } from '@agw/proto';
-import { NotFoundError, jsonText, objectFromAnswerJsonText } from '@agw/shared';
+import { NotFoundError, jsonField, jsonOf, objectFromAnswerJson } from '@agw/shared';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { ManagedFeature } from '../../features/managed.feature';
@@ -152,7 +152,7 @@ export function presentConfig(c: managed.AgentConfig): z.infer<typeof configSche
     max_session_hours: c.max_session_hours,
     max_daily_sessions: c.max_daily_sessions || null,
     max_delegation_depth: c.max_delegation_depth,
-    governance_profile: objectFromAnswerJsonText(c.governance_profile_json, 'governance_profile_json'),
+    governance_profile: objectFromAnswerJson(jsonOf(c, 'governance_profile'), 'governance_profile'),
     parent_agent_id: orNull(c.parent_agent_id),
     created_at: c.created_at,
   };
@@ -205,7 +205,7 @@ export function managedRoutes(d: ManagedFeature): Router {
       max_session_hours: b.max_session_hours ?? 0,
       max_daily_sessions: b.max_daily_sessions ?? 0,
       max_delegation_depth: b.max_delegation_depth ?? 0,
-      governance_profile_json: jsonText(b.governance_profile ?? {}),
+      ...jsonField('governance_profile', b.governance_profile ?? {}),
       parent_agent_id: b.parent_agent_id ?? '',
     });
     reply(res, configSchema, presentConfig(c));
@@ -238,7 +238,7 @@ export function managedRoutes(d: ManagedFeature): Router {
       agent_id: b.agent_id,
       user_message: b.user_message ?? '',
       environment_id: b.environment_id ?? '',
-      metadata_json: jsonText(b.metadata ?? {}),
+      ...jsonField('metadata', b.metadata ?? {}),
       mcp_bearer: mcpBearer,
       mcp_server_url: sessionMcpUrl(d.config.publicBaseUrl, sessionId),
       ask_tools: askTools,

@@ -3,7 +3,7 @@
  * (anomaly score, clearing history/counters). Everything is answered by the policy service.
  */
 import { type policy, unsetAsNull } from '@agw/proto';
-import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFactorValues, fromAnswerJsonText, jsonText } from '@agw/shared';
+import { AppError, InputError, NotFoundError, type ValidationIssue, anomalyFactorValues, fromAnswerJson, jsonField, jsonOf } from '@agw/shared';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { PolicyFeature } from '../../features/policy.feature';
@@ -30,7 +30,7 @@ function candidateOf(c: z.infer<typeof candidateSchema> | undefined): policy.Set
   return {
     tenant_id: '',
     policy_template: c.policy_template ?? '',
-    policy_config_json: jsonText(c.policy_config),
+    ...jsonField('policy_config', c.policy_config),
     has_policy_config: c.policy_config !== undefined,
     custom_policy: c.custom_policy ?? '',
     has_custom_policy: c.custom_policy !== undefined,
@@ -239,7 +239,7 @@ export function policyRoutes(d: PolicyFeature): Router {
       templates: templates.map((t) => ({
         name: t.name,
         description: t.description,
-        parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default: fromAnswerJsonText(p.default_json, 'default_json'), description: p.description })),
+        parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, default: fromAnswerJson(jsonOf(p, 'default'), 'default'), description: p.description })),
       })),
     });
   });

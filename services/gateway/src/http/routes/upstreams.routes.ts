@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { federation as pb } from '@agw/proto';
-import { ForbiddenError, InputError, fromAnswerJsonText, objectFromAnswerJsonText } from '@agw/shared';
+import { ForbiddenError, InputError, type Json, fromAnswerJson, jsonOf, objectFromAnswerJson } from '@agw/shared';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { UpstreamsFeature } from '../../features/upstreams.feature';
@@ -140,7 +140,7 @@ const deletedResponse = z
 const deleteQuery = z.object({ discard_pins: z.enum(['true', 'false']).optional() });
 const approveBody = z.object({ definition_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict().optional().nullable();
 
-const parsed = (text: string, field: string) => (text ? objectFromAnswerJsonText(text, field) : null);
+const parsed = (json: Json | undefined, field: string) => (json ? objectFromAnswerJson(json, field) : null);
 
 function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
   return {
@@ -148,12 +148,15 @@ function presentTool(t: pb.UpstreamTool): z.infer<typeof upstreamToolSchema> {
     federated_name: t.federated_name,
     state: t.state as 'active' | 'quarantined' | 'absent',
     reason: orNull(t.reason),
-    definition: parsed(t.pinned_json, 'pinned_json'),
+    definition: parsed(jsonOf(t, 'pinned'), 'pinned'),
     definition_sha256: orNull(t.pinned_sha256),
-    candidate: parsed(t.candidate_json, 'candidate_json'),
+    candidate: parsed(jsonOf(t, 'candidate'), 'candidate'),
     candidate_sha256: orNull(t.candidate_sha256),
     markers: t.markers.map((m) => ({ rule: m.rule, path: m.path, excerpt: m.excerpt })),
-    diff: t.diff.map((c) => ({ path: c.path, ...(c.before_json ? { before: fromAnswerJsonText(c.before_json, 'before_json') } : {}), ...(c.after_json ? { after: fromAnswerJsonText(c.after_json, 'after_json') } : {}) })),
+    diff: t.diff.map((c) => {
+      const [before, after] = [jsonOf(c, 'before'), jsonOf(c, 'after')];
+      return { path: c.path, ...(before ? { before: fromAnswerJson(before, 'before') } : {}), ...(after ? { after: fromAnswerJson(after, 'after') } : {}) };
+    }),
     first_seen_at: t.first_seen_at,
     updated_at: t.updated_at,
     approved_at: orNull(t.approved_at),

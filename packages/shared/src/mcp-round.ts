@@ -6,16 +6,26 @@
  */
 import type { vault } from '@agw/proto';
 import { InputError } from './errors';
-import { fromJson, objectFromJson, toJson } from './json-text';
+import { fromJson, toJson } from './json-text';
 
-/** The previous release's JSON text of a round. */
-export function previousMcpRoundJson(r: vault.McpRound): string {
-  return JSON.stringify({
-    relay: r.relay,
-    ...(r.client_capabilities ? { clientCapabilities: objectFromJson(r.client_capabilities, 'mcp_round.client_capabilities') } : {}),
-    ...(r.input_responses ? { inputResponses: objectFromJson(r.input_responses, 'mcp_round.input_responses') } : {}),
-    ...(r.request_state !== undefined ? { requestState: r.request_state } : {}),
-  });
+/** What a relayed round carries, as the caller holds it (the MCP client's declarations and answers, the upstream's state). */
+export interface McpRoundInput {
+  clientCapabilities?: Record<string, unknown>;
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
+
+/**
+ * The round fields of an ExecuteRequest for a relayed round (none for a plain call): the message and, for one
+ * release, the previous release's text, made from the same values (the text the previous release's gateway
+ * wrote, byte for byte), as `{ ...mcpRoundField(round) }`.
+ */
+export function mcpRoundField(r: McpRoundInput | undefined): Pick<vault.ExecuteRequest, 'mcp_round'> & { mcp_round_json?: string } {
+  if (!r) return { mcp_round: undefined };
+  return {
+    mcp_round: { relay: true, client_capabilities: toJson(r.clientCapabilities), input_responses: toJson(r.inputResponses), request_state: r.requestState },
+    mcp_round_json: JSON.stringify({ relay: true, clientCapabilities: r.clientCapabilities, inputResponses: r.inputResponses, requestState: r.requestState }),
+  };
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);

@@ -15,6 +15,7 @@ import {
   piiEnvelopeJson,
   piiEnvelopeOf,
   requirePiiEnvelope,
+  sealedSecret,
   sealedSecretOf,
   sealedSecretOfRequest,
   sealedSecretText,
@@ -97,12 +98,13 @@ describe('the previous release', () => {
 
   test('a sealed secret: SealSecret answers and OpenSecret requests carry the stored text; the text alone is read', () => {
     for (const text of STORED_SECRETS) {
-      const answer = wire(vault.SealedSecret, sealedSecretOf(text));
+      const answer = wire(vault.SealedSecret, sealedSecret(sealedSecretOf(text)));
       expect(answer.sealed_json).toBe(text); // what an old gateway stores
       // an old vault's answer: sealed_json only
       expect(sealedSecretText(vault.SealedSecret.fromPartial({ sealed_json: text }))).toBe(text);
       const req = wire(vault.OpenSecretRequest, openSecretRequest('t', 'webhook_secret', text));
       expect(req.sealed_json).toBe(text); // what an old vault opens
+      expect(req.sealed?.sealed_json).toBe(''); // once per request, not again inside the message
       expect(sealedSecretText(sealedSecretOfRequest(req))).toBe(text);
       // an old gateway's request: sealed_json only
       expect(sealedSecretText(sealedSecretOfRequest(vault.OpenSecretRequest.fromPartial({ tenant_id: 't', purpose: 'p', sealed_json: text })))).toBe(text);

@@ -76,11 +76,10 @@ export function sealedSecretOf(text: string, field = 'sealed'): vault.SealedSecr
     throw InputError.at([field], `${field} must be JSON`, 'json_invalid');
   }
   if (!isObject(v)) throw InputError.at([field], 'not a sealed secret (v1)', 'value_error');
-  return sealedSecret(
-    checkSealedSecret(
-      { v: typeof v.v === 'number' ? v.v : 0, key_id: stringOr(v.key_id) ?? '', alg: stringOr(v.alg) ?? '', iv: stringOr(v.iv) ?? '', ct: stringOr(v.ct) ?? '', tag: stringOr(v.tag) ?? '', sealed_json: '' },
-      field,
-    ),
+  // the text itself goes beside the message only where the previous release reads it (OpenSecretRequest.sealed_json)
+  return checkSealedSecret(
+    { v: typeof v.v === 'number' ? v.v : 0, key_id: stringOr(v.key_id) ?? '', alg: stringOr(v.alg) ?? '', iv: stringOr(v.iv) ?? '', ct: stringOr(v.ct) ?? '', tag: stringOr(v.tag) ?? '', sealed_json: '' },
+    field,
   );
 }
 

@@ -5,7 +5,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { vault } from '@agw/proto';
-import { AppError, DependencyUnavailableError, type TenantCache, fromAnswerJson, isDependencyDown, jsonField, jsonOf, previousMcpRoundJson, toJson } from '@agw/shared';
+import { AppError, DependencyUnavailableError, type TenantCache, fromAnswerJson, isDependencyDown, jsonField, jsonOf, mcpRoundField } from '@agw/shared';
 import type { VaultClient } from '../clients/grpc-clients';
 import type { FederatedCatalog } from '../federation/federated-catalog';
 import type { BrokeredExecution, ToolBroker, UpstreamNotifications } from '../pipeline/hooks';
@@ -51,14 +51,6 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
       let r;
       const notifications = call.upstreamRound?.notifications;
       try {
-        const round: vault.McpRound | undefined = call.upstreamRound?.relay
-          ? {
-              relay: true,
-              client_capabilities: toJson(call.upstreamRound.clientCapabilities),
-              input_responses: toJson(call.upstreamRound.inputResponses),
-              request_state: call.upstreamRound.requestState,
-            }
-          : undefined;
         const request = {
           tenant_id: tenantId,
           action_id: actionId,
@@ -70,9 +62,8 @@ export function createVaultBroker(vault: VaultClient, credentials?: TenantCache<
           user_id: call.userId ?? '',
           relay_progress: false,
           relay_log_level: '',
-          mcp_round: round,
-          // the previous release's vault reads the round as text (a rolling update)
-          ...(round ? { mcp_round_json: previousMcpRoundJson(round) } : {}),
+          // the message and the previous release's text of it (a rolling update)
+          ...mcpRoundField(call.upstreamRound?.relay ? call.upstreamRound : undefined),
         };
         // (its deadline: the vault client's for `execute`, packages/shared/src/peer-clients.ts); the MCP
         // client's request closed: the call is cancelled, and the vault cancels the upstream's

@@ -104,6 +104,13 @@ describe('platform-native approvals of managed sessions', () => {
     expect(item.opa_result).toMatchObject({ requires_human: true, violations: expect.arrayContaining(['session_requires_human_approval']) });
     expect(JSON.stringify(item.params)).not.toContain('jane@example.com'); // personal data as an encrypted envelope
     expect(JSON.stringify(item.params)).toContain('Your order');
+    // the queue filtered by reason: a reviewer finds a session's held calls ahead of a long policy queue
+    const byReason = async (reason: string) => api('GET', `/approvals?queue_reason=${reason}`, { token: a.human });
+    expect((await byReason('platform_confirmation')).body.pending.map((p: any) => p.action_id)).toEqual([item.action_id]);
+    expect((await byReason('policy')).body.pending).toEqual([]);
+    const unknown = await byReason('whim');
+    expect(unknown.status).toBe(422);
+    expect(JSON.stringify(unknown.body)).toContain('queue_reason');
     expect(await eventually(async () => (await api('GET', `/webhooks/deliveries?action_id=${item.action_id}`, { key: a.t.apiKey })).body.deliveries?.[0])).toMatchObject({ event: 'action.pending' });
     // the platform waits: idle, requires_action naming the tool use
     const waiting = await platformSession(s.anthropic_session_id);

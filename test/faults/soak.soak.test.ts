@@ -138,7 +138,7 @@ test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, asyn
   const start = Date.now();
   const until = start + MINUTES * 60_000;
   const errors: string[] = [];
-  const counts = { approvals: 0, sessions: 0, policy_switches: 0, key_rotations: 0 };
+  const counts = { approvals: 0, sessions: 0, policy_switches: 0, key_rotations: 0, longest_queue: 0 };
 
   const load = new Load(tenants, RUN, 6).start();
   load.phase = 'soak';
@@ -148,10 +148,14 @@ test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, asyn
       for (const t of tenants) {
         const token = humans.get(t.tenantId);
         if (!token) continue;
-        const { pending } = (await api('GET', '/approvals', { token })).body as { pending: Array<{ action_id: string; queue_reason: string }> };
-        // a session's held call first: its platform waits (the load's escalations pile up behind)
-        const ordered = [...pending.filter((p) => p.queue_reason === 'platform_confirmation'), ...pending.filter((p) => p.queue_reason !== 'platform_confirmation')];
-        for (const [i, p] of ordered.slice(0, 20).entries()) {
+        const list = async (query: string) => ((await api('GET', `/approvals${query}`, { token })).body as { pending: Array<{ action_id: string }> }).pending;
+        // a session's held calls first, all of them (its platform waits): the load's escalations pile up past
+        // the 500 oldest a list answers, so they are asked for by their queue reason
+        const held = await list('?queue_reason=platform_confirmation');
+        const queued = await list('');
+        counts.longest_queue = Math.max(counts.longest_queue, queued.length);
+        const ordered = [...held, ...queued.filter((p) => !held.some((h) => h.action_id === p.action_id)).slice(0, 20)];
+        for (const [i, p] of ordered.entries()) {
           if ((await api('POST', `/${i % 2 ? 'reject' : 'approve'}/${p.action_id}`, { token, body: { note: 'soak' } })).status === 200) counts.approvals++;
         }
       }

@@ -12,6 +12,10 @@ import type { Database, Db } from '../db/database';
  * a human"): the platform runs the call once it hears `allow`, so approving it executes nothing here.
  */
 export const PLATFORM_CONFIRMATION = 'platform_confirmation';
+/** Why an action waits in the queue (approvals.queue_reason). */
+export const QUEUE_REASONS = ['policy', 'fail_to_queue', 'session_config', PLATFORM_CONFIRMATION] as const;
+/** The most pending actions one list answers (the oldest first). */
+export const PENDING_LIST_LIMIT = 500;
 
 /** How long a queued action waits for a human when the tenant set no `approval_expiry_seconds`. */
 export const DEFAULT_APPROVAL_EXPIRY_SECONDS = 24 * 3600;
@@ -199,16 +203,16 @@ export class ApprovalRepository {
   }
 
   /** Pending actions not expired at `now` (one the sweep has not reached yet is not shown). */
-  listPending(tenantId: string, now: Date, limit = 500): Promise<ApprovalRow[]> {
-    return this.db
+  /** The oldest `limit` pending, unexpired actions of a tenant; `queueReason` keeps one kind of queued action. */
+  listPending(tenantId: string, now: Date, filter: { queueReason?: string } = {}, limit = PENDING_LIST_LIMIT): Promise<ApprovalRow[]> {
+    let q = this.db
       .selectFrom('approvals')
       .select(cols)
       .where('tenant_id', '=', tenantId)
       .where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .orderBy('queued_at', 'asc')
-      .limit(limit)
-      .execute() as Promise<ApprovalRow[]>;
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    if (filter.queueReason) q = q.where('queue_reason', '=', filter.queueReason);
+    return q.orderBy('queued_at', 'asc').limit(limit).execute() as Promise<ApprovalRow[]>;
   }
 
   listDecided(tenantId: string, limit = 500): Promise<ApprovalRow[]> {

@@ -95,8 +95,8 @@ export class ApprovalQueue {
     this.clock = o.clock ?? systemClock;
   }
 
-  pending(tenantId: string) {
-    return this.approvals.listPending(tenantId, this.clock());
+  pending(tenantId: string, filter: { queueReason?: string } = {}) {
+    return this.approvals.listPending(tenantId, this.clock(), filter);
   }
 
   history(tenantId: string) {

@@ -4,7 +4,7 @@
  * `approvals_require_human` is on, approving and rejecting need a signed-in user's session token: an API
  * key, or a session token made from one, is refused with a 403 (docs/auth.md, "Approvals").
  */
-import { type ApprovalRow, type ApprovalVote, ForbiddenError, NotFoundError, PLATFORM_CONFIRMATION } from '@agw/shared';
+import { type ApprovalRow, type ApprovalVote, ForbiddenError, NotFoundError, PENDING_LIST_LIMIT, PLATFORM_CONFIRMATION, QUEUE_REASONS } from '@agw/shared';
 import { type Decider, approverOf } from '../../approvals/approval-queue';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -69,6 +69,7 @@ const historyItemSchema = approvalItemSchema.extend({
 });
 
 const pendingResponse = z.object({ pending: z.array(approvalItemSchema) });
+const pendingQuery = z.object({ queue_reason: z.enum(QUEUE_REASONS).optional() });
 const historyResponse = z.object({ history: z.array(historyItemSchema), count: z.number().int() });
 const decisionResponse = z.object({
   status: z.enum(['approved', 'rejected']),
@@ -169,7 +170,8 @@ export function approvalRoutes(d: ApprovalsFeature): Router {
   const r = Router();
   r.get('/approvals', async (req, res) => {
     const { tenantId } = authOf(req);
-    const rows = await d.approvals.pending(tenantId);
+    const q = parseWith(pendingQuery, req.query, 'query');
+    const rows = await d.approvals.pending(tenantId, { queueReason: q.queue_reason });
     const votes = await withVotes(d, tenantId, rows, true);
     reply(res, pendingResponse, { pending: rows.map((a) => item(a, votes)) });
   });
@@ -257,7 +259,20 @@ const decide = (what: string) => ({
   },
 });
 addPaths({
-  '/approvals': { get: { summary: 'Pending actions of the tenant, oldest first', responses: { 200: response('the queue', pendingResponse) } } },
+  '/approvals': {
+    get: {
+      summary: `Pending actions of the tenant, oldest first (at most ${PENDING_LIST_LIMIT}: decide or filter to see newer ones)`,
+      parameters: [
+        {
+          name: 'queue_reason',
+          in: 'query',
+          description: 'only the actions queued for this reason: a managed session’s platform confirmations (platform_confirmation) ahead of a long policy queue, for instance',
+          schema: { type: 'string', enum: [...QUEUE_REASONS] },
+        },
+      ],
+      responses: { 200: response('the queue', pendingResponse), 422: errors[422]('an unknown queue_reason') },
+    },
+  },
   '/approvals/history': { get: { summary: 'Decided actions with who decided, when and the note', responses: { 200: response('past decisions', historyResponse) } } },
   '/approve/{action_id}': decide('Approve'),
   '/reject/{action_id}': decide('Reject'),

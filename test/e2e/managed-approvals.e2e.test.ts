@@ -107,7 +107,11 @@ describe('platform-native approvals of managed sessions', () => {
     // the queue filtered by reason: a reviewer finds a session's held calls ahead of a long policy queue
     const byReason = async (reason: string) => api('GET', `/approvals?queue_reason=${reason}`, { token: a.human });
     expect((await byReason('platform_confirmation')).body.pending.map((p: any) => p.action_id)).toEqual([item.action_id]);
-    expect((await byReason('policy')).body.pending).toEqual([]);
+    expect((await byReason('policy')).body).toEqual({ pending: [], total: 0 });
+    expect((await api('GET', `/approvals?action_id=${item.action_id.toUpperCase()}`, { token: a.human })).body).toMatchObject({ pending: [{ action_id: item.action_id }], total: 1 });
+    const notAnId = await api('GET', '/approvals?action_id=42', { token: a.human });
+    expect(notAnId.status).toBe(422);
+    expect(JSON.stringify(notAnId.body)).toContain('action_id must be a UUID');
     const unknown = await byReason('whim');
     expect(unknown.status).toBe(422);
     expect(JSON.stringify(unknown.body)).toContain('queue_reason');

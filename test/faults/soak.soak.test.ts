@@ -148,12 +148,12 @@ test(`soak: ${MINUTES} min of mixed traffic, nothing grows past its limit`, asyn
       for (const t of tenants) {
         const token = humans.get(t.tenantId);
         if (!token) continue;
-        const list = async (query: string) => ((await api('GET', `/approvals${query}`, { token })).body as { pending: Array<{ action_id: string }> }).pending;
+        const list = async (query: string) => (await api('GET', `/approvals${query}`, { token })).body as { pending: Array<{ action_id: string }>; total: number };
         // a session's held calls first, all of them (its platform waits): the load's escalations pile up past
         // the 500 oldest a list answers, so they are asked for by their queue reason
-        const held = await list('?queue_reason=platform_confirmation');
-        const queued = await list('');
-        counts.longest_queue = Math.max(counts.longest_queue, queued.length);
+        const held = (await list('?queue_reason=platform_confirmation')).pending;
+        const { pending: queued, total } = await list('');
+        counts.longest_queue = Math.max(counts.longest_queue, total);
         const ordered = [...held, ...queued.filter((p) => !held.some((h) => h.action_id === p.action_id)).slice(0, 20)];
         for (const [i, p] of ordered.entries()) {
           if ((await api('POST', `/${i % 2 ? 'reject' : 'approve'}/${p.action_id}`, { token, body: { note: 'soak' } })).status === 200) counts.approvals++;

@@ -138,6 +138,25 @@ export function Field({ id, label, error, hint, children }: { id: string; label:
   );
 }
 
+/** A filter select: any (the empty value) or one of `options` (a value, or a value and its label). */
+export function AnyOf({ id, label, value, options, onChange }: { id: string; label: string; value: string; options: (string | [string, string])[]; onChange: (value: string) => void }) {
+  return (
+    <Field id={id} label={label}>
+      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">any</option>
+        {options.map((o) => {
+          const [v, text] = typeof o === 'string' ? [o, o] : o;
+          return (
+            <option key={v} value={v}>
+              {text}
+            </option>
+          );
+        })}
+      </select>
+    </Field>
+  );
+}
+
 export function Tabs({ tabs, value, onChange }: { tabs: { id: string; label: string }[]; value: string; onChange: (id: string) => void }) {
   return (
     <div role="tablist" class="tabs">

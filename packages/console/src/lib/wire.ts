@@ -21,6 +21,9 @@ export type SignupResult = CreatedOf<'/auth/signup', 'post'>;
 /** A pending action of the approval queue (components/schemas/ApprovalQueueItem). */
 export type ApprovalItem = components['schemas']['ApprovalQueueItem'];
 
+/** Why an action waits in the queue (GET /approvals?queue_reason=). */
+export type ApprovalReason = NonNullable<NonNullable<paths['/approvals']['get']['parameters']['query']>['queue_reason']>;
+
 /** A decided action (GET /approvals/history). */
 export type HistoryItem = JsonOf<'/approvals/history', 'get'>['history'][number];
 

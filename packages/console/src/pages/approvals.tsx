@@ -1,5 +1,6 @@
 /**
- * Approvals inbox: the tenant's pending actions, newest first (`/approvals/<action_id>`, where an MCP
+ * Approvals inbox: the tenant's pending actions, newest first of the oldest 500 the gateway lists, with how many
+ * wait in all and a filter by why they wait (`/approvals/<action_id>`, where an MCP
  * client sends its user to decide one call: that action alone, or how it was decided), refreshed by a short poll every 3 s
  * (docs/console.md: why not SSE), approve / reject with a note; history tab with who decided and why.
  * Parameters are shown as stored: personal data stays the vault's encrypted envelope, never decrypted.
@@ -11,10 +12,32 @@
  */
 import { useState } from 'preact/hooks';
 import { api, messageOf, ok } from '../lib/api';
-import { Alert, Badge, DataTable, Json, Tabs, Time, useData } from '../lib/ui';
-import type { ApprovalItem, HistoryItem, Me } from '../lib/wire';
+import { Alert, AnyOf, Badge, DataTable, Json, Tabs, Time, useData } from '../lib/ui';
+import type { ApprovalItem, ApprovalReason, HistoryItem, Me } from '../lib/wire';
 
 export const INBOX_POLL_MS = 3000;
+
+/** Why an action waits (`queue_reason`), as the inbox says it. */
+export const QUEUE_REASON_LABELS: Record<string, string> = {
+  platform_confirmation: 'the agent platform holds this call until you decide',
+  policy: 'the policy asks a human',
+  session_config: 'the managed session’s approval patterns',
+  fail_to_queue: 'the policy could not be evaluated (fail_to_queue)',
+};
+
+/** The inbox's filter: each kind of queued action in a few words. */
+const QUEUE_REASON_FILTER: [ApprovalReason, string][] = [
+  ['platform_confirmation', 'held by the agent platform'],
+  ['policy', 'the policy'],
+  ['session_config', 'session approval patterns'],
+  ['fail_to_queue', 'policy unavailable'],
+];
+
+/** The line above the inbox: how many wait, and when the list holds only the oldest of them. */
+export function pendingSummary(shown: number, total: number, pollMs = INBOX_POLL_MS): string {
+  const count = total > shown ? `${total} pending, the oldest ${shown} shown (decide them, or show one kind, to reach newer ones)` : `${total} pending`;
+  return `${count} · updated automatically every ${pollMs / 1000} s`;
+}
 
 async function anomalyScores(agents: string[]): Promise<Record<string, number | null>> {
   const out: Record<string, number | null> = {};
@@ -74,14 +97,17 @@ function Decided({ actionId }: { actionId: string }) {
 function Pending({ focus, me }: { focus: string | null; me: Me | null }) {
   const [notes, setNotes] = useState<Record<string, string>>({});
   const [flash, setFlash] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [reason, setReason] = useState('');
   const { data, error, reload } = useData(
     async () => {
-      const { pending } = ok(await api.GET('/approvals')) as { pending: ApprovalItem[] };
-      // an MCP client's link names one action: that card alone (the others stay a click away)
-      const items = [...pending].filter((i) => !focus || i.action_id === focus).sort((a, b) => b.queued_at.localeCompare(a.queued_at));
-      return { items, scores: await anomalyScores([...new Set(items.map((i) => i.agent_id))]), at: Date.now() };
+      // an MCP client's link names one action: that card alone, asked for by its id (however long the queue
+      // is); otherwise the queue, or one kind of it
+      const query = focus ? { action_id: focus } : reason ? { queue_reason: reason as ApprovalReason } : {};
+      const { pending, total } = ok(await api.GET('/approvals', { params: { query } })) as { pending: ApprovalItem[]; total: number };
+      const items = [...pending].sort((a, b) => b.queued_at.localeCompare(a.queued_at));
+      return { items, total, scores: await anomalyScores([...new Set(items.map((i) => i.agent_id))]), at: Date.now() };
     },
-    [focus],
+    [focus, reason],
     INBOX_POLL_MS,
   );
   const decide = async (item: ApprovalItem, verdict: 'approve' | 'reject') => {
@@ -108,9 +134,14 @@ function Pending({ focus, me }: { focus: string | null; me: Me | null }) {
           An MCP client waits for this decision: its call runs, with exactly these parameters, once you approve it. <a href="/approvals">All pending actions</a>
         </p>
       ) : (
-        <p class="muted" aria-live="polite">
-          {data ? `${data.items.length} pending · updated automatically every ${INBOX_POLL_MS / 1000} s` : 'Loading…'}
-        </p>
+        <>
+          <div class="filters wide">
+            <AnyOf id="f-queue-reason" label="Why queued" value={reason} options={QUEUE_REASON_FILTER} onChange={setReason} />
+          </div>
+          <p class="muted" aria-live="polite">
+            {data ? pendingSummary(data.items.length, data.total) : 'Loading…'}
+          </p>
+        </>
       )}
       {flash && <Alert kind={flash.kind}>{flash.text}</Alert>}
       {error && <Alert>{error}</Alert>}
@@ -140,7 +171,7 @@ function Pending({ focus, me }: { focus: string | null; me: Me | null }) {
               {i.queue_reason && (
                 <>
                   <dt>Why queued</dt>
-                  <dd>{i.queue_reason === 'platform_confirmation' ? 'the agent platform holds this call until you decide' : i.queue_reason}</dd>
+                  <dd>{QUEUE_REASON_LABELS[i.queue_reason] ?? i.queue_reason}</dd>
                 </>
               )}
               {i.session_id && (

@@ -8,7 +8,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ApiError, api, messageOf, ok } from '../lib/api';
 import { type Step, verifyEvidence } from '../lib/merkle';
-import { Alert, Badge, DataTable, Field, Json, Time, useData } from '../lib/ui';
+import { Alert, AnyOf, Badge, DataTable, Field, Json, Time, useData } from '../lib/ui';
 import type { AnchorStatus, AuditRecord, ChainVerify, InclusionProof, Me, TreeHead } from '../lib/wire';
 
 interface Filters {
@@ -21,25 +21,6 @@ interface Filters {
 }
 const EMPTY: Filters = { agent: '', tool: '', decision: '', source: '', from: '', to: '' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A filter select: any (the empty value) or one of `options` (a value, or a value and its label). */
-function AnyOf({ id, label, value, options, onChange }: { id: string; label: string; value: string; options: (string | [string, string])[]; onChange: (value: string) => void }) {
-  return (
-    <Field id={id} label={label}>
-      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
-        <option value="">any</option>
-        {options.map((o) => {
-          const [v, text] = typeof o === 'string' ? [o, o] : o;
-          return (
-            <option key={v} value={v}>
-              {text}
-            </option>
-          );
-        })}
-      </select>
-    </Field>
-  );
-}
 
 /** The member filter: a select of the tenant's members, or an id field when they cannot be listed. */
 function MemberFilter({ value, onChange }: { value: string; onChange: (id: string) => void }) {

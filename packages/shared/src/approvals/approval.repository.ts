@@ -16,6 +16,11 @@ export const PLATFORM_CONFIRMATION = 'platform_confirmation';
 export const QUEUE_REASONS = ['policy', 'fail_to_queue', 'session_config', PLATFORM_CONFIRMATION] as const;
 /** The most pending actions one list answers (the oldest first). */
 export const PENDING_LIST_LIMIT = 500;
+/** What a list of pending actions keeps: one kind of queued action, or one action. */
+export interface PendingFilter {
+  queueReason?: string;
+  actionId?: string;
+}
 
 /** How long a queued action waits for a human when the tenant set no `approval_expiry_seconds`. */
 export const DEFAULT_APPROVAL_EXPIRY_SECONDS = 24 * 3600;
@@ -202,17 +207,29 @@ export class ApprovalRepository {
     await this.db.deleteFrom('approvals').where('tenant_id', '=', tenantId).where('action_id', '=', actionId).where('status', '=', 'pending').execute();
   }
 
-  /** Pending actions not expired at `now` (one the sweep has not reached yet is not shown). */
-  /** The oldest `limit` pending, unexpired actions of a tenant; `queueReason` keeps one kind of queued action. */
-  listPending(tenantId: string, now: Date, filter: { queueReason?: string } = {}, limit = PENDING_LIST_LIMIT): Promise<ApprovalRow[]> {
+  /**
+   * The oldest `limit` pending actions not expired at `now` (one the sweep has not reached yet is not shown),
+   * narrowed by `filter`.
+   */
+  listPending(tenantId: string, now: Date, filter: PendingFilter = {}, limit = PENDING_LIST_LIMIT): Promise<ApprovalRow[]> {
+    return this.pending(tenantId, now, filter).select(cols).orderBy('queued_at', 'asc').limit(limit).execute() as Promise<ApprovalRow[]>;
+  }
+
+  /** How many actions `listPending` would answer without its limit. */
+  async countPending(tenantId: string, now: Date, filter: PendingFilter = {}): Promise<number> {
+    const { n } = await this.pending(tenantId, now, filter).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  private pending(tenantId: string, now: Date, filter: PendingFilter) {
     let q = this.db
       .selectFrom('approvals')
-      .select(cols)
       .where('tenant_id', '=', tenantId)
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
     if (filter.queueReason) q = q.where('queue_reason', '=', filter.queueReason);
-    return q.orderBy('queued_at', 'asc').limit(limit).execute() as Promise<ApprovalRow[]>;
+    if (filter.actionId) q = q.where('action_id', '=', filter.actionId);
+    return q;
   }
 
   listDecided(tenantId: string, limit = 500): Promise<ApprovalRow[]> {

@@ -23,6 +23,7 @@ import {
   ForbiddenError,
   NotFoundError,
   PLATFORM_CONFIRMATION,
+  type PendingFilter,
   humanDecisionRecord,
 } from '@agw/shared';
 import type { DecisionRecorder } from '../pipeline/decision-recorder';
@@ -95,8 +96,12 @@ export class ApprovalQueue {
     this.clock = o.clock ?? systemClock;
   }
 
-  pending(tenantId: string, filter: { queueReason?: string } = {}) {
+  pending(tenantId: string, filter: PendingFilter = {}) {
     return this.approvals.listPending(tenantId, this.clock(), filter);
+  }
+
+  countPending(tenantId: string, filter: PendingFilter = {}) {
+    return this.approvals.countPending(tenantId, this.clock(), filter);
   }
 
   history(tenantId: string) {

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { ApprovalsFeature } from '../../features/approvals.feature';
 import { addPaths, optionalJsonBody, pathParam } from '../../openapi/openapi';
 import { errors, reply, response, timestamp } from '../../openapi/schema';
-import { uuidParam } from '../params';
+import { isUuid, uuidParam } from '../params';
 import { isHumanSession } from '../../tenants/auth-context';
 import { type AuthContext, authOf } from '../request-context';
 import { parseWith } from '../validation';
@@ -68,8 +68,14 @@ const historyItemSchema = approvalItemSchema.extend({
   retried_at: timestamp().nullable(),
 });
 
-const pendingResponse = z.object({ pending: z.array(approvalItemSchema) });
-const pendingQuery = z.object({ queue_reason: z.enum(QUEUE_REASONS).optional() });
+const pendingResponse = z.object({
+  pending: z.array(approvalItemSchema),
+  total: z.number().int().meta({ description: `how many pending actions match: more than the list holds when over ${PENDING_LIST_LIMIT}` }),
+});
+const pendingQuery = z.object({
+  queue_reason: z.enum(QUEUE_REASONS).optional(),
+  action_id: z.string().refine(isUuid, 'action_id must be a UUID (an action_id of this tenant’s queue)').optional(),
+});
 const historyResponse = z.object({ history: z.array(historyItemSchema), count: z.number().int() });
 const decisionResponse = z.object({
   status: z.enum(['approved', 'rejected']),
@@ -171,9 +177,11 @@ export function approvalRoutes(d: ApprovalsFeature): Router {
   r.get('/approvals', async (req, res) => {
     const { tenantId } = authOf(req);
     const q = parseWith(pendingQuery, req.query, 'query');
-    const rows = await d.approvals.pending(tenantId, { queueReason: q.queue_reason });
+    const filter = { queueReason: q.queue_reason, actionId: q.action_id?.toLowerCase() };
+    const rows = await d.approvals.pending(tenantId, filter);
+    const total = rows.length < PENDING_LIST_LIMIT ? rows.length : await d.approvals.countPending(tenantId, filter);
     const votes = await withVotes(d, tenantId, rows, true);
-    reply(res, pendingResponse, { pending: rows.map((a) => item(a, votes)) });
+    reply(res, pendingResponse, { pending: rows.map((a) => item(a, votes)), total });
   });
   r.get('/approvals/history', async (req, res) => {
     const { tenantId } = authOf(req);
@@ -269,8 +277,9 @@ addPaths({
           description: 'only the actions queued for this reason: a managed session’s platform confirmations (platform_confirmation) ahead of a long policy queue, for instance',
           schema: { type: 'string', enum: [...QUEUE_REASONS] },
         },
+        { name: 'action_id', in: 'query', description: 'only this action, while it waits (where an approval link points)', schema: { type: 'string', format: 'uuid' } },
       ],
-      responses: { 200: response('the queue', pendingResponse), 422: errors[422]('an unknown queue_reason') },
+      responses: { 200: response('the queue', pendingResponse), 422: errors[422]('an unknown queue_reason, or an action_id that is not a UUID') },
     },
   },
   '/approvals/history': { get: { summary: 'Decided actions with who decided, when and the note', responses: { 200: response('past decisions', historyResponse) } } },

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { api, eventually, newTenant, toolCall } from '../e2e/support/api';
 import { script } from '../e2e/support/stand-in';
-import { ORIGIN, SHOTS, launchChromium, signIn } from './support/browser';
+import { ORIGIN, SHOTS, launchChromium, signIn, watchedPage } from './support/browser';
 
 let browser: Browser;
 
@@ -43,11 +43,7 @@ it('the inbox says how many wait beyond the 500 it lists; a session’s held cal
   expect(all.total).toBe(queued + 1);
   expect(all.pending.map((p: { action_id: string }) => p.action_id)).not.toContain(held.action_id);
 
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  const pageErrors: string[] = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const { context, page, pageErrors } = await watchedPage(browser);
   await page.goto(`${ORIGIN}/approvals`);
   await signIn(page, t);
   await page.getByText(`${queued + 1} pending, the oldest 500 shown`).waitFor();

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { api, eventually, newTenant } from '../e2e/support/api';
 import { script, standIn } from '../e2e/support/stand-in';
-import { ORIGIN, SHOTS, launchChromium, signIn } from './support/browser';
+import { ORIGIN, SHOTS, launchChromium, signIn, watchedPage } from './support/browser';
 
 let browser: Browser;
 
@@ -29,11 +29,7 @@ it('a session waits in the Approvals inbox; a human approves in Chromium; the se
     { idle: 'end_turn' },
   ]);
 
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  const pageErrors: string[] = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const { context, page, pageErrors } = await watchedPage(browser);
   await page.goto(`${ORIGIN}/approvals`);
   await signIn(page, t);
   await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();

@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { Browser } from 'playwright-core';
 import { api, newTenant } from '../e2e/support/api';
 import { E2E_BASE_URL } from '../e2e/support/e2e-env';
-import { ORIGIN, SHOTS, launchChromium, signIn } from './support/browser';
+import { ORIGIN, SHOTS, launchChromium, signIn, watchedPage } from './support/browser';
 
 let browser: Browser;
 let fixtures: Awaited<ReturnType<typeof startFixtures>>;
@@ -31,11 +31,7 @@ it('the v2 client’s URL elicitation opens the action’s page; a human approve
   const policy = ['package agw.custom', '', 'import rego.v1', '', 'approval contains "large sums need a human" if {', '  input.method == "add"', '  input.params.a > 1000', '}', ''].join('\n');
   expect((await api('PATCH', '/dashboard/settings', { key: t.apiKey, body: { policy_template: 'custom', custom_policy: policy } })).status).toBe(200);
 
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  const pageErrors: string[] = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const { context, page, pageErrors } = await watchedPage(browser);
   let opened = '';
 
   const client = new Client({ name: 'e2e-v2-console-approval', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });

@@ -3,7 +3,7 @@
  * Chromium (TOOLCHAIN-NOTES), and signing in on the console's sign-in page.
  */
 import path from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { E2E_BASE_URL } from '../../e2e/support/e2e-env';
 
 /** The console's origin (the gateway of the browser tests' fleet). */
@@ -22,4 +22,14 @@ export async function signIn(page: Page, who: { email: string; password: string 
   await page.getByLabel('E-mail').fill(who.email);
   await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+/** A page in a context of its own (1100 x 900, 20 s timeouts) that keeps the script errors it meets. */
+export async function watchedPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  return { context, page, pageErrors };
 }

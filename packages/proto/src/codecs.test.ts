@@ -1,5 +1,5 @@
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
-import { MAX_KEPT_WRITER_BYTES, encodeToBuffer, withReusedWriter } from './codecs';
+import { EncodedMessage, MAX_KEPT_WRITER_BYTES, encodeInTurns, encodeToBuffer, withReusedWriter } from './codecs';
 import * as proto from './index';
 
 type Method = MethodDefinition<unknown, unknown>;
@@ -79,5 +79,38 @@ describe('withReusedWriter', () => {
     const broken = { ...appendCall, request: { ...appendCall.request, decision_facts: proto.decision.DecisionFacts.fromPartial({ decision: 'allow', passes: 1.5 }) } };
     expect(() => encodeToBuffer(type, broken as never)).toThrow(/int32/);
     expect(encodeToBuffer(type, appendCall as never)).toEqual(Buffer.from(type.encode(appendCall as never).finish()));
+  });
+});
+
+describe('encodeInTurns', () => {
+  const tool = (i: number) => proto.federation.UpstreamTool.fromPartial({ upstream: 'docs', name: `t${i}`, state: 'quarantined', pinned: { text: JSON.stringify({ description: `é ${'x'.repeat(i * 100)}` }) }, markers: [{ rule: 'r', path: '/description', excerpt: 'x' }] });
+  const upstream = proto.federation.Upstream.fromPartial({ name: 'docs', url: 'https://docs.example/mcp', tool_count: 3, timeout_ms: 5000, connection: 'shared', tools: [tool(1), tool(2), tool(3)] });
+
+  it('decodes to the message a single encode gives, tools in their order', async () => {
+    const encoded = await encodeInTurns(proto.federation.Upstream, { ...upstream, tools: [] }, 'tools', [1, 2, 3], tool);
+    expect(encoded).toBeInstanceOf(EncodedMessage);
+    expect(proto.federation.Upstream.decode(encoded.bytes)).toEqual(proto.federation.Upstream.decode(proto.federation.Upstream.encode(upstream).finish()));
+    const none = await encodeInTurns(proto.federation.ListUpstreamToolsResponse, { tools: [] }, 'tools', [] as number[], tool);
+    expect(proto.federation.ListUpstreamToolsResponse.decode(none.bytes)).toEqual({ tools: [] });
+  });
+
+  it('lets the event loop run between items', async () => {
+    const order: string[] = [];
+    const pending = encodeInTurns(proto.federation.ListUpstreamToolsResponse, { tools: [] }, 'tools', [1, 2, 3], (i) => {
+      order.push(`item ${i}`);
+      setImmediate(() => order.push(`other work after ${i}`));
+      return tool(i);
+    });
+    await pending;
+    expect(order.indexOf('other work after 1')).toBeLessThan(order.indexOf('item 2'));
+    expect(order.indexOf('other work after 2')).toBeLessThan(order.indexOf('item 3'));
+    expect(order.slice(0, 5)).toEqual(['item 1', 'other work after 1', 'item 2', 'other work after 2', 'item 3']);
+  });
+
+  it('is sent as it is by the response serializers', async () => {
+    const method = withReusedWriter(proto.federation.FederationServiceService).refreshUpstream;
+    const encoded = await encodeInTurns(proto.federation.Upstream, { ...upstream, tools: [] }, 'tools', [1, 2, 3], tool);
+    expect(method.responseSerialize(encoded as never)).toBe(encoded.bytes);
+    expect(method.responseDeserialize(method.responseSerialize(encoded as never))).toEqual(method.responseDeserialize(method.responseSerialize(upstream as never)));
   });
 });

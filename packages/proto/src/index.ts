@@ -5,5 +5,5 @@
  * `XServiceService` definition / `XServiceClient` constructor from here.
  */
 export * from './contracts';
-export { clientWithReusedWriter, encodeToBuffer, withReusedWriter } from './codecs';
+export { EncodedMessage, clientWithReusedWriter, encodeInTurns, encodeToBuffer, withReusedWriter } from './codecs';
 export { unsetAsNull, unsetAsUndefined } from './unset';

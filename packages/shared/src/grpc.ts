@@ -24,7 +24,7 @@ import {
   credentials,
   status,
 } from '@grpc/grpc-js';
-import { clientWithReusedWriter, common, encodeToBuffer, withReusedWriter } from '@agw/proto';
+import { type EncodedMessage, clientWithReusedWriter, common, encodeToBuffer, withReusedWriter } from '@agw/proto';
 import { detailFromWire, detailToWire } from './error-detail';
 import { AppError, DependencyUnavailableError, type ErrorCode, StoreUnavailableError, overloadedPeer, unreachableStore } from './errors';
 import { type MuxAnswer, type MuxCall, MultiplexedClient, drainMultiplexedStreams, serveMultiplexed } from './grpc-multiplexed';
@@ -134,7 +134,10 @@ export type PromiseHandlers<S extends ServiceDefinition> = {
    */
   [K in keyof S]: S[K] extends ServerStreaming
     ? (request: Req<S[K]>, metadata: Metadata, cancelled: AbortSignal, send: (message: Res<S[K]>) => void) => Promise<Res<S[K]>>
-    : (request: Req<S[K]>, metadata: Metadata, cancelled?: AbortSignal) => Promise<Res<S[K]>>;
+    : S[K] extends { requestStream: true; responseStream: true }
+      ? (request: Req<S[K]>, metadata: Metadata, cancelled?: AbortSignal) => Promise<Res<S[K]>>
+      : // a unary answer may come encoded ahead, in turns of the event loop (@agw/proto encodeInTurns)
+        (request: Req<S[K]>, metadata: Metadata, cancelled?: AbortSignal) => Promise<Res<S[K]> | EncodedMessage<Res<S[K]>>>;
 };
 
 /**

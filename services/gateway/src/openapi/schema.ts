@@ -7,6 +7,7 @@
  * and the operation describes the same schema with `json(schema)`; so the document, the handler and the
  * generated client cannot drift (the e2e contract test checks every response the suite sees).
  */
+import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { z } from 'zod';
 
@@ -39,6 +40,45 @@ export const response = (description: string, schema: z.ZodType) => ({ descripti
 /** Send `body` (typed by the response schema the document describes) with `status`. */
 export function reply<S extends z.ZodType>(res: Response, schema: S, body: z.infer<S>, status = 200): void {
   res.status(status).json(body);
+}
+
+type ItemOf<S extends z.ZodType, K extends keyof z.infer<S>> = NonNullable<z.infer<S>[K]> extends readonly (infer E)[] ? E : never;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * `reply` for a body with one long list (`field`, made from `items` by `present`): the JSON is written one item
+ * per turn of the event loop. An upstream's tools may add up to megabytes of definitions, and one
+ * `JSON.stringify` of them holds the gateway's loop, and every other tenant's call, for a few hundred
+ * milliseconds (the fault suite's R9). The bytes parse to what `reply` sends, keys in the same order.
+ */
+export async function replyInTurns<S extends z.ZodType, K extends keyof z.infer<S> & string, I>(
+  res: Response,
+  schema: S,
+  /** the body with `field` in its place (any value: the items replace it), so the keys keep their order */
+  head: z.infer<S>,
+  field: K,
+  items: readonly I[],
+  present: (item: I) => ItemOf<S, K>,
+  status = 200,
+): Promise<void> {
+  // every item presented before a byte is written: an item that cannot be (a peer's malformed answer) is still
+  // the whole answer's error status
+  const presented: string[] = [];
+  for (const [i, item] of items.entries()) {
+    if (i > 0) await nextTurn();
+    presented.push(JSON.stringify(present(item)));
+  }
+  // the list's place in the head's JSON: a marker no value of the head can spell (a random UUID)
+  const marker = randomUUID();
+  const text = JSON.stringify({ ...(head as Record<string, unknown>), [field]: marker });
+  const at = text.indexOf(`"${marker}"`);
+  res.status(status).type('application/json');
+  res.write(`${text.slice(0, at)}[`);
+  for (const [i, item] of presented.entries()) {
+    if (i > 0) await nextTurn();
+    res.write(i ? `,${item}` : item);
+  }
+  res.end(`]${text.slice(at + marker.length + 2)}`);
 }
 
 // ---- shared shapes ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /** gRPC adapter of federation (federation.proto): translate messages, call `Federation`, nothing else. */
-import { federation as pb, unsetAsUndefined } from '@agw/proto';
+import { encodeInTurns, federation as pb, unsetAsUndefined } from '@agw/proto';
 import { type GrpcServiceBinding, InputError, type Logger, bindService, jsonField, jsonOf, objectFromJson, requiredField } from '@agw/shared';
 import { type DeletedUpstream, type Federation, type HumanGate, UNKNOWN_CALLER, type UpstreamView, diffOf, federatedName } from '../federation/federation';
 import type { ToolRow } from '../federation/upstream.repository';
@@ -35,6 +35,14 @@ const gateOf = (g: pb.HumanGate | undefined): HumanGate => (g ? { human: g.human
 function toDeleted(d: DeletedUpstream): pb.Upstream {
   return pb.Upstream.fromPartial({ ...(d.view ? toUpstream(d.view) : { name: d.name }), retained_tools: d.retained_tools, discarded_tools: d.discarded_tools });
 }
+
+/**
+ * An upstream with its tools, encoded a tool per turn of the event loop: an upstream's definitions may add up
+ * to megabytes (FEDERATION_MAX_SYNC_BYTES per read, each one pinned, its candidate and their diff), and
+ * encoded at once they would hold the vault's loop, and every other tenant's call, for a few hundred
+ * milliseconds (the fault suite's R9).
+ */
+const upstreamInTurns = (u: UpstreamView) => encodeInTurns(pb.Upstream, toUpstream({ ...u, tools: [] }), 'tools', u.tools ?? [], toTool);
 
 function toUpstream(u: UpstreamView): pb.Upstream {
   return {
@@ -73,7 +81,7 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
     {
       registerUpstream: async (req) => {
         const c = req.credential;
-        return toUpstream(
+        return upstreamInTurns(
           await federation.register(tenant(req.tenant_id), {
             name: req.name,
             url: req.url,
@@ -85,10 +93,10 @@ export function federationGrpcService(federation: Federation, logger: Logger): G
         );
       },
       listUpstreams: async (req) => ({ upstreams: (await federation.list(tenant(req.tenant_id))).map(toUpstream) }),
-      getUpstream: async (req) => toUpstream(await federation.get(tenant(req.tenant_id), req.name)),
+      getUpstream: async (req) => upstreamInTurns(await federation.get(tenant(req.tenant_id), req.name)),
       deleteUpstream: async (req) => toDeleted(await federation.delete(tenant(req.tenant_id), req.name, { discardPins: req.discard_pins, gate: gateOf(req.gate) })),
-      refreshUpstream: async (req) => toUpstream(await federation.refresh(tenant(req.tenant_id), req.name, req.tool_approval || undefined)),
-      listUpstreamTools: async (req) => ({ tools: (await federation.tools(tenant(req.tenant_id), req.name)).map(toTool) }),
+      refreshUpstream: async (req) => upstreamInTurns(await federation.refresh(tenant(req.tenant_id), req.name, req.tool_approval || undefined)),
+      listUpstreamTools: async (req) => encodeInTurns(pb.ListUpstreamToolsResponse, { tools: [] }, 'tools', await federation.tools(tenant(req.tenant_id), req.name), toTool),
       approveTool: async (req) => toTool(await federation.approve(tenant(req.tenant_id), req.upstream, req.tool, req.approved_by || 'unknown', req.definition_sha256 || undefined)),
       listFederatedTools: async (req) => ({
         tools: (await federation.federatedTools(tenant(req.tenant_id))).map((t) => ({ name: t.name, upstream: t.upstream, tool: t.tool, ...jsonField('definition', t.definition) })),

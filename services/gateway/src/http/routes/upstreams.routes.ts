@@ -14,7 +14,7 @@ import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { UpstreamsFeature } from '../../features/upstreams.feature';
 import { addPaths, jsonBody, optionalJsonBody, pathParam, queryParam } from '../../openapi/openapi';
-import { errors, reply, response, timestamp } from '../../openapi/schema';
+import { errors, reply, replyInTurns, response, timestamp } from '../../openapi/schema';
 import { UPSTREAM_NAME, UPSTREAM_NAME_PATTERN } from '../../federation/upstream-names';
 import { nameParam, orNull } from '../params';
 import { type AuthContext, authOf } from '../request-context';
@@ -203,6 +203,10 @@ function presentUpstream(u: pb.Upstream, withTools: boolean, viewer?: AuthContex
   };
 }
 
+/** An upstream with its tools, written a tool per turn of the event loop (its definitions may add up to megabytes). */
+const replyUpstream = (res: Response, u: pb.Upstream, viewer: AuthContext, status = 200) =>
+  replyInTurns(res, upstreamSchema, presentUpstream({ ...u, tools: [] }, true, viewer), 'tools', u.tools, presentTool, status);
+
 const upstreamParam = (v: string | undefined) => nameParam(v, 'Upstream', UPSTREAM_NAME);
 const toolParam = (v: string | undefined) => nameParam(v, 'Tool', /^[A-Za-z0-9_.-]{1,128}$/);
 
@@ -253,7 +257,7 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
       timeout_ms: b.timeout_ms ?? 0,
       gate: await gateOf(auth),
     });
-    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true, auth)), 201);
+    await replyUpstream(res, changed(tenantId, u), auth, 201);
   });
   r.get('/upstreams', async (req, res) => {
     const auth = authOf(req);
@@ -262,7 +266,7 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
   });
   r.get('/upstreams/:name', async (req, res) => {
     const auth = authOf(req);
-    reply(res, upstreamSchema, presentUpstream(await f.getUpstream({ tenant_id: auth.tenantId, name: upstreamParam(req.params.name), tool_approval: '' }), true, auth));
+    await replyUpstream(res, await f.getUpstream({ tenant_id: auth.tenantId, name: upstreamParam(req.params.name), tool_approval: '' }), auth);
   });
   /**
    * A signed-in human starts connecting an oauth upstream: the authorization URL, and an HttpOnly cookie
@@ -309,11 +313,11 @@ export function upstreamRoutes(d: UpstreamsFeature): Router {
     const auth = authOf(req);
     const { tenantId } = auth;
     const u = await f.refreshUpstream({ tenant_id: tenantId, name: upstreamParam(req.params.name), tool_approval: await toolApproval(tenantId) });
-    reply(res, upstreamSchema, changed(tenantId, presentUpstream(u, true, auth)));
+    await replyUpstream(res, changed(tenantId, u), auth);
   });
   r.get('/upstreams/:name/tools', async (req, res) => {
     const { tools } = await f.listUpstreamTools({ tenant_id: authOf(req).tenantId, name: upstreamParam(req.params.name), tool_approval: '' });
-    reply(res, toolsResponse, { tools: tools.map(presentTool), count: tools.length });
+    await replyInTurns(res, toolsResponse, { tools: [], count: tools.length }, 'tools', tools, presentTool);
   });
   r.post('/upstreams/:name/tools/:tool/approve', async (req, res) => {
     const auth = authOf(req);

@@ -15,6 +15,7 @@
  * method's path), so every method of every contract is covered. `codecs.test.ts` compares the bytes with the
  * generated serializers, method by method.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ChannelCredentials, type Client, type MethodDefinition, type ServiceDefinition, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import * as contracts from './contracts';
@@ -55,8 +56,6 @@ export class EncodedMessage<T = unknown> {
 export interface PartialMessageType<T> extends MessageType<T> {
   fromPartial(object: never): T;
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * `head` with the items of its repeated message field `field` (made by `toItem`), encoded one item per turn of

@@ -17,21 +17,14 @@ import type { ApprovalItem, ApprovalReason, HistoryItem, Me } from '../lib/wire'
 
 export const INBOX_POLL_MS = 3000;
 
-/** Why an action waits (`queue_reason`), as the inbox says it. */
-export const QUEUE_REASON_LABELS: Record<string, string> = {
-  platform_confirmation: 'the agent platform holds this call until you decide',
-  policy: 'the policy asks a human',
-  session_config: 'the managed session’s approval patterns',
-  fail_to_queue: 'the policy could not be evaluated (fail_to_queue)',
+/** Why an action waits (`queue_reason`): as its card says it, and in a few words in the inbox's filter. */
+const QUEUE_REASONS: Record<ApprovalReason, { card: string; filter: string }> = {
+  platform_confirmation: { card: 'the agent platform holds this call until you decide', filter: 'held by the agent platform' },
+  policy: { card: 'the policy asks a human', filter: 'the policy' },
+  session_config: { card: 'the managed session’s approval patterns', filter: 'session approval patterns' },
+  fail_to_queue: { card: 'the policy could not be evaluated (fail_to_queue)', filter: 'policy unavailable' },
 };
-
-/** The inbox's filter: each kind of queued action in a few words. */
-const QUEUE_REASON_FILTER: [ApprovalReason, string][] = [
-  ['platform_confirmation', 'held by the agent platform'],
-  ['policy', 'the policy'],
-  ['session_config', 'session approval patterns'],
-  ['fail_to_queue', 'policy unavailable'],
-];
+const REASON_FILTER = Object.entries(QUEUE_REASONS).map(([reason, text]): [string, string] => [reason, text.filter]);
 
 /** The line above the inbox: how many wait, and when the list holds only the oldest of them. */
 export function pendingSummary(shown: number, total: number, pollMs = INBOX_POLL_MS): string {
@@ -136,7 +129,7 @@ function Pending({ focus, me }: { focus: string | null; me: Me | null }) {
       ) : (
         <>
           <div class="filters wide">
-            <AnyOf id="f-queue-reason" label="Why queued" value={reason} options={QUEUE_REASON_FILTER} onChange={setReason} />
+            <AnyOf id="f-queue-reason" label="Why queued" value={reason} options={REASON_FILTER} onChange={setReason} />
           </div>
           <p class="muted" aria-live="polite">
             {data ? pendingSummary(data.items.length, data.total) : 'Loading…'}
@@ -171,7 +164,7 @@ function Pending({ focus, me }: { focus: string | null; me: Me | null }) {
               {i.queue_reason && (
                 <>
                   <dt>Why queued</dt>
-                  <dd>{QUEUE_REASON_LABELS[i.queue_reason] ?? i.queue_reason}</dd>
+                  <dd>{QUEUE_REASONS[i.queue_reason as ApprovalReason]?.card ?? i.queue_reason}</dd>
                 </>
               )}
               {i.session_id && (

@@ -14,6 +14,7 @@ import type { Database, Db } from '../db/database';
 export const PLATFORM_CONFIRMATION = 'platform_confirmation';
 /** Why an action waits in the queue (approvals.queue_reason). */
 export const QUEUE_REASONS = ['policy', 'fail_to_queue', 'session_config', PLATFORM_CONFIRMATION] as const;
+export type QueueReason = (typeof QUEUE_REASONS)[number];
 /** The most pending actions one list answers (the oldest first). */
 export const PENDING_LIST_LIMIT = 500;
 /** What a list of pending actions keeps: one kind of queued action, or one action. */

@@ -7,6 +7,7 @@
  * and the operation describes the same schema with `json(schema)`; so the document, the handler and the
  * generated client cannot drift (the e2e contract test checks every response the suite sees).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -43,7 +44,6 @@ export function reply<S extends z.ZodType>(res: Response, schema: S, body: z.inf
 }
 
 type ItemOf<S extends z.ZodType, K extends keyof z.infer<S>> = NonNullable<z.infer<S>[K]> extends readonly (infer E)[] ? E : never;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * `reply` for a body with one long list (`field`, made from `items` by `present`): the JSON is written one item

@@ -18,6 +18,8 @@ import {
   DependencyUnavailableError,
   type GovernedDecision,
   type Logger,
+  type PLATFORM_CONFIRMATION,
+  type QueueReason,
   SESSION_APPROVAL_VIOLATION,
   approvalPatternFor,
   governedRecord,
@@ -344,7 +346,8 @@ export class ToolCallPipeline {
     facts: CallFacts,
     outcome: QueuedOutcome,
     details: Record<string, unknown>,
-    reason: 'policy' | 'fail_to_queue' | 'session_config',
+    /** every reason but platform_confirmation, which the managed service's confirmations queue */
+    reason: Exclude<QueueReason, typeof PLATFORM_CONFIRMATION>,
     alertTier: string | null,
     decisionFacts?: decision.DecisionFacts,
     /** the policy's number of distinct approvers (four eyes); the tenant's setting applies when stricter */

@@ -6,6 +6,7 @@
  * time) for the caller to commit with the record, which holds the call and its stored params; this service
  * writes no decision table (the audit service owns it).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { decision } from '@agw/proto';
 import { InputError, behavioralMessage } from '@agw/shared';
 import { type Behavioral, type BehaviorStore, countsAsViolation } from '../behavior/behavior-store';
@@ -118,7 +119,7 @@ export class PolicyEvaluation {
     // next call's script, so that script reads it.
     const recording = this.behavior.recordForPass2(tenantId, call.agentId, facts, nowMs);
     recording.catch(() => undefined); // awaited below; a pass 1 that throws first must not leave it unhandled
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     const t0 = performance.now();
     const { outcome, passes } = await twoPass(bundle, call, nowNs, async () => (await recording).behavioral);
     const evalMs = performance.now() - t0;

@@ -24,6 +24,7 @@
  * The plan yields to the event loop between tools (setImmediate): a read of many tools never holds the
  * vault's loop for longer than the scan of one definition, which poisoning-scanner.ts bounds.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type PoisoningMarker, scanToolDefinition } from './poisoning-scanner';
 import { type ToolDefinition, definitionDiff, definitionSha256, isLegacyForm, legacyDefinitionSha256 } from './tool-definition';
 import type { ToolRow, ToolWrite } from './upstream.repository';
@@ -51,7 +52,6 @@ export interface PinningOptions {
 }
 
 /** Lets every callback that is due run before the next step. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function planPinning(stored: ToolRow[], offered: ToolDefinition[], mode: 'auto' | 'manual', options: PinningOptions): Promise<PinningPlan> {
   const byName = new Map(stored.map((r) => [r.name, r]));

@@ -66,7 +66,7 @@ export interface ApprovalsTable extends ActionCallColumns {
   /** params as stored (PII already encrypted per subject) */
   params: JSONColumnType<Record<string, unknown>>;
   opa_result: JSONColumnType<{ requires_human: boolean; violations: string[]; severity: string }>;
-  /** why it was queued: 'policy' or 'fail_to_queue' */
+  /** why it was queued: one of QUEUE_REASONS (approvals/approval.repository.ts) */
   queue_reason: string;
   status: 'pending' | 'approved' | 'rejected' | 'expired';
   queued_at: Timestamp;
